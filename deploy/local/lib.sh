@@ -1,0 +1,135 @@
+# Shared by start.sh, stop.sh and test.sh: install what is missing, and run PostgreSQL and
+# Redis from Debian's packages on 127.0.0.1 with all their state in one folder.
+# Every server is found again only through its own pid file.
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+export PATH="$ROOT/node_modules/.bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+log() { printf '[flotilla %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+pg_bin() {
+  local d
+  for d in /usr/lib/postgresql/15/bin /usr/lib/postgresql/*/bin; do
+    [ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ] && { echo "$d"; return 0; }
+  done
+  return 1
+}
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+ensure_system_packages() {
+  local need=()
+  pg_bin >/dev/null || need+=(postgresql)
+  command -v psql >/dev/null || need+=(postgresql-client)
+  command -v redis-server >/dev/null || need+=(redis-server)
+  [ ${#need[@]} -eq 0 ] && return 0
+  log "installing ${need[*]} from Debian's packages"
+  # Debian's packages would start their own servers on the default ports; ours run elsewhere.
+  if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}" >/dev/null; then
+    as_root apt-get update -qq >/dev/null
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}" >/dev/null
+  fi
+}
+
+ensure_node_modules() {
+  if [ ! -f "$ROOT/node_modules/.package-lock.json" ] || [ "$ROOT/package-lock.json" -nt "$ROOT/node_modules/.package-lock.json" ]; then
+    log "installing npm packages (npm ci)"
+    (cd "$ROOT" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  fi
+}
+
+free_port() {
+  node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
+
+pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
+
+# pg_up DIR PORT [fast]: a PostgreSQL cluster in DIR owned by the postgres OS user, with a
+# login role and database "flotilla" (password "flotilla"). "fast" turns off durability,
+# for throwaway test clusters only.
+pg_up() {
+  local dir="$1" port="$2" mode="${3:-}" bin
+  bin="$(pg_bin)" || die "PostgreSQL is not installed"
+  id postgres >/dev/null 2>&1 || die "the postgres OS user is missing (is the postgresql package installed?)"
+  mkdir -p "$dir"
+  chown postgres:postgres "$dir"; chmod 700 "$dir"
+  # the postgres user must be able to reach the folder
+  local p="$dir"; while [ "$p" != / ]; do p="$(dirname "$p")"; chmod o+x "$p" 2>/dev/null || true; done
+  if [ ! -f "$dir/PG_VERSION" ]; then
+    runuser -u postgres -- "$bin/initdb" -D "$dir" -U postgres -E UTF8 --locale=C.UTF-8 \
+      --auth-local=trust --auth-host=scram-sha-256 >/dev/null
+    cat >>"$dir/postgresql.conf" <<CONF
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$dir'
+timezone = 'UTC'
+log_timezone = 'UTC'
+max_connections = 200
+shared_buffers = 256MB
+CONF
+    if [ "$mode" = fast ]; then
+      printf 'fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n' >>"$dir/postgresql.conf"
+    fi
+  fi
+  if ! runuser -u postgres -- "$bin/pg_ctl" -D "$dir" status >/dev/null 2>&1; then
+    runuser -u postgres -- "$bin/pg_ctl" -D "$dir" -o "-p $port" -l "$dir/postgres.log" -w -t 60 start >/dev/null ||
+      { tail -20 "$dir/postgres.log" >&2; die "PostgreSQL did not start"; }
+  fi
+  local q="runuser -u postgres -- psql -h $dir -p $port -U postgres -d postgres -qAt -v ON_ERROR_STOP=1"
+  [ "$($q -c "select 1 from pg_roles where rolname='flotilla'")" = 1 ] ||
+    $q -c "create role flotilla login createdb password 'flotilla'" >/dev/null
+  [ "$($q -c "select 1 from pg_database where datname='flotilla'")" = 1 ] ||
+    $q -c "create database flotilla owner flotilla" >/dev/null
+}
+
+pg_down() {
+  local dir="$1" bin
+  [ -f "$dir/postmaster.pid" ] || return 0
+  bin="$(pg_bin)" && runuser -u postgres -- "$bin/pg_ctl" -D "$dir" -m fast -w -t 60 stop >/dev/null 2>&1 && return 0
+  stop_pid postgres "$(head -n1 "$dir/postmaster.pid" 2>/dev/null)"
+}
+
+# redis_up DIR PORT [fast]: Redis on 127.0.0.1 with its pid file, log and data in DIR.
+redis_up() {
+  local dir="$1" port="$2" mode="${3:-}"
+  mkdir -p "$dir"
+  pid_alive "$(cat "$dir/redis.pid" 2>/dev/null)" && return 0
+  local persist=(--appendonly yes --save "60 1000")
+  [ "$mode" = fast ] && persist=(--appendonly no --save "")
+  redis-server --port "$port" --bind 127.0.0.1 --protected-mode yes --daemonize yes \
+    --dir "$dir" --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" "${persist[@]}" >/dev/null
+  for _ in $(seq 1 50); do
+    redis-cli -p "$port" ping >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  tail -20 "$dir/redis.log" >&2; die "Redis did not start"
+}
+
+redis_down() {
+  local dir="$1"
+  [ -f "$dir/redis.pid" ] || return 0
+  stop_pid redis "$(cat "$dir/redis.pid")"
+  rm -f "$dir/redis.pid"
+}
+
+# stop_pid NAME PID: SIGTERM, up to 30 s, then SIGKILL of the same pid.
+stop_pid() {
+  local name="$1" pid="${2:-}"
+  pid_alive "$pid" || return 0
+  kill -TERM "$pid" 2>/dev/null
+  for _ in $(seq 1 300); do pid_alive "$pid" || return 0; sleep 0.1; done
+  log "$name ($pid) ignored SIGTERM; SIGKILL"
+  kill -KILL "$pid" 2>/dev/null || true
+}
+
+# wait_http URL [SECONDS] [PID]: until URL answers 2xx; gives up at once if PID dies.
+# (node's fetch: curl is not on every machine)
+wait_http() {
+  node -e '
+    const [url, s, pid] = process.argv.slice(1); const end = Date.now() + 1000 * Number(s);
+    const alive = () => { if (!pid) return true; try { process.kill(Number(pid), 0); return true; } catch { return false; } };
+    (async () => { for (;;) {
+      try { const r = await fetch(url); if (r.ok) process.exit(0); } catch {}
+      if (Date.now() > end || !alive()) process.exit(1); await new Promise((f) => setTimeout(f, 100));
+    } })();' "$1" "${2:-30}" "${3:-}"
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# npm start: the whole stack on this machine, with the example configuration.
+# Installs what is missing (Debian's postgresql and redis-server, npm packages), starts
+# PostgreSQL and Redis on 127.0.0.1 with their state in .data/local, migrates, then starts
+# one API, one master and one worker in the background and prints the URL.
+# Idempotent: what already runs is left alone. `npm stop` stops everything by pid.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+DATA="$ROOT/.data/local"
+PG_PORT="${FLOTILLA_PG_PORT:-15432}"
+REDIS_PORT="${FLOTILLA_REDIS_PORT:-16379}"
+API_PORT="${PORT:-8080}"
+MASTER_PROBE_PORT="${MASTER_PROBE_PORT:-8081}"
+WORKER_PROBE_PORT="${WORKER_PROBE_PORT:-8082}"
+WORKER_PORT="${WORKER_PORT:-9990}"
+
+[ "$(id -u)" = 0 ] || command -v sudo >/dev/null || die "run as root (or with sudo available): it installs and starts servers"
+ensure_system_packages
+ensure_node_modules
+mkdir -p "$DATA/run" "$DATA/logs"
+
+pg_up "$DATA/pg" "$PG_PORT"
+redis_up "$DATA/redis" "$REDIS_PORT"
+cat >"$DATA/ports" <<PORTS
+PG_PORT=$PG_PORT
+REDIS_PORT=$REDIS_PORT
+API_PORT=$API_PORT
+PORTS
+
+export DATABASE_URL="postgresql://flotilla:flotilla@127.0.0.1:$PG_PORT/flotilla"
+export REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
+export LOG_LEVEL="${LOG_LEVEL:-info}"
+[ -s "$DATA/worker-password" ] || node -e 'console.log(require("crypto").randomBytes(18).toString("base64url"))' >"$DATA/worker-password"
+export LOCAL_WORKER_PASSWORD="$(cat "$DATA/worker-password")"
+
+log "migrating $DATABASE_URL"
+(cd "$ROOT" && node --import tsx services/core/db/migrate-cli.ts >>"$DATA/logs/migrate.log" 2>&1) ||
+  { tail -5 "$DATA/logs/migrate.log" >&2; die "migration failed (see $DATA/logs/migrate.log)"; }
+
+# start_service NAME ENV...: node itself is the process whose pid we keep, so that
+# `npm stop` signals the service and not a wrapper.
+start_service() {
+  local name="$1"; shift
+  if pid_alive "$(cat "$DATA/run/$name.pid" 2>/dev/null)"; then
+    log "$name already running (pid $(cat "$DATA/run/$name.pid"))"
+    return 0
+  fi
+  (cd "$ROOT" && exec env "$@" node --import tsx "services/$name/main.ts" >>"$DATA/logs/$name.log" 2>&1) &
+  echo $! >"$DATA/run/$name.pid"
+  log "$name started (pid $!, log .data/local/logs/$name.log)"
+}
+
+start_service api PORT="$API_PORT" PUBLIC_URL="http://127.0.0.1:$API_PORT/"
+start_service master MASTER_CONFIG="$ROOT/deploy/example/master.yaml" MASTER_NAME="local:$ROOT" \
+  PROBE_PORT="$MASTER_PROBE_PORT" WORKER_PORT="$WORKER_PORT"
+start_service worker WORKER_NAME=local-worker WORKER_PASSWORD="$LOCAL_WORKER_PASSWORD" \
+  MASTER_URL="ws://127.0.0.1:$WORKER_PORT/worker" PROBE_PORT="$WORKER_PROBE_PORT" WORKER_DIR="$DATA/worker"
+
+for probe in "api http://127.0.0.1:$API_PORT/readyz" "master http://127.0.0.1:$MASTER_PROBE_PORT/readyz" \
+             "worker http://127.0.0.1:$WORKER_PROBE_PORT/readyz"; do
+  set -- $probe
+  wait_http "$2" 40 "$(cat "$DATA/run/$1.pid")" ||
+    { tail -5 "$DATA/logs/$1.log" >&2; die "$1 did not become ready (see .data/local/logs/$1.log)"; }
+done
+log "ready"
+echo "Flotilla is up: http://127.0.0.1:$API_PORT/api/v2"

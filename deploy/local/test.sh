@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# npm test: typecheck, lint and every vitest suite against a real PostgreSQL and Redis that
+# this script starts on free loopback ports (the same functions as npm start, a separate
+# data folder), then stops by pid, whatever the outcome.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" = 0 ] || command -v sudo >/dev/null || die "run as root (or with sudo available)"
+ensure_system_packages
+ensure_node_modules
+
+DATA="$ROOT/.data/test"
+pg_down "$DATA/pg" 2>/dev/null || true
+redis_down "$DATA/redis" 2>/dev/null || true
+rm -rf "$DATA"
+mkdir -p "$DATA"
+PG_PORT="$(free_port)"
+REDIS_PORT="$(free_port)"
+
+cleanup() {
+  local rc=$?
+  redis_down "$DATA/redis"
+  pg_down "$DATA/pg"
+  exit $rc
+}
+trap cleanup EXIT INT TERM
+
+log "starting PostgreSQL on 127.0.0.1:$PG_PORT and Redis on 127.0.0.1:$REDIS_PORT (state in .data/test)"
+pg_up "$DATA/pg" "$PG_PORT" fast
+redis_up "$DATA/redis" "$REDIS_PORT" fast
+
+export TEST_DATABASE_URL="postgresql://flotilla:flotilla@127.0.0.1:$PG_PORT/flotilla"
+export TEST_REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
+export LOG_LEVEL="${LOG_LEVEL:-silent}"
+cd "$ROOT"
+
+log "typecheck"
+npx tsc -p tsconfig.json --noEmit
+log "lint"
+npx biome check --error-on-warnings .
+log "vitest"
+npx vitest run "$@"

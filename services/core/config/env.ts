@@ -1,0 +1,147 @@
+// The typed environment of every process. Each service reads only the part it needs;
+// defaults suit the local stack (deploy/local) and every value can be overridden.
+import { hostname } from 'node:os';
+import { ConfigError } from './errors.js';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export interface CommonEnv {
+  databaseUrl: string;
+  redisUrl: string;
+  logLevel: LogLevel;
+  /** Port of the small /healthz, /readyz, /metrics server (master and worker). */
+  probePort: number;
+  /** Bind address for every listener; loopback by default, 0.0.0.0 in containers. */
+  host: string;
+}
+
+export interface ApiEnv extends CommonEnv {
+  port: number;
+  /** Public URL of the service, used in links (Buildbot's buildbotURL). */
+  publicUrl: string;
+}
+
+export interface MasterEnv extends CommonEnv {
+  configPath: string;
+  masterName: string;
+  /** Port the master listens on for worker connections. */
+  workerPort: number;
+}
+
+export interface WorkerEnv {
+  logLevel: LogLevel;
+  probePort: number;
+  host: string;
+  masterUrl: string;
+  workerName: string;
+  workerPassword: string;
+  workdir: string;
+}
+
+type Source = Record<string, string | undefined>;
+
+class Reader {
+  readonly problems: string[] = [];
+  constructor(private readonly src: Source) {}
+
+  string(name: string, fallback?: string): string {
+    const v = this.src[name];
+    if (v !== undefined && v !== '') return v;
+    if (fallback !== undefined) return fallback;
+    this.problems.push(`${name}: required, not set`);
+    return '';
+  }
+
+  url(name: string, protocols: readonly string[], fallback?: string): string {
+    const v = this.string(name, fallback);
+    if (!v) return v;
+    try {
+      const u = new URL(v);
+      if (!protocols.includes(u.protocol)) {
+        this.problems.push(`${name}: expected a ${protocols.join(' or ')} URL, got ${u.protocol}//...`);
+      }
+    } catch {
+      this.problems.push(`${name}: expected a URL, got ${JSON.stringify(redact(v))}`);
+    }
+    return v;
+  }
+
+  port(name: string, fallback: number): number {
+    const raw = this.src[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 0 || n > 65535) {
+      this.problems.push(`${name}: expected a port number 0-65535, got ${JSON.stringify(raw)}`);
+      return fallback;
+    }
+    return n;
+  }
+
+  logLevel(): LogLevel {
+    const raw = (this.src.LOG_LEVEL ?? 'info').toLowerCase();
+    if (!LOG_LEVELS.includes(raw as LogLevel)) {
+      this.problems.push(`LOG_LEVEL: expected one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(raw)}`);
+      return 'info';
+    }
+    return raw as LogLevel;
+  }
+
+  done<T>(value: T): T {
+    if (this.problems.length)
+      throw new ConfigError('CONFIG_ENV_INVALID', 'invalid environment', this.problems);
+    return value;
+  }
+}
+
+/** Hide a password in a connection string before it reaches a message. */
+export function redact(url: string): string {
+  return url.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@');
+}
+
+const DEFAULT_DB = 'postgresql://flotilla:flotilla@127.0.0.1:5432/flotilla';
+const DEFAULT_REDIS = 'redis://127.0.0.1:6379';
+
+function common(r: Reader, probeDefault: number): CommonEnv {
+  return {
+    databaseUrl: r.url('DATABASE_URL', ['postgres:', 'postgresql:'], DEFAULT_DB),
+    redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:'], DEFAULT_REDIS),
+    logLevel: r.logLevel(),
+    probePort: r.port('PROBE_PORT', probeDefault),
+    host: r.string('HOST', '127.0.0.1'),
+  };
+}
+
+export function loadApiEnv(src: Source = process.env): ApiEnv {
+  const r = new Reader(src);
+  const c = common(r, 0);
+  const port = r.port('PORT', 8010);
+  const publicUrl = r.url('PUBLIC_URL', ['http:', 'https:'], `http://127.0.0.1:${port}/`);
+  return r.done({ ...c, port, publicUrl: publicUrl.endsWith('/') ? publicUrl : `${publicUrl}/` });
+}
+
+export function loadMasterEnv(src: Source = process.env): MasterEnv {
+  const r = new Reader(src);
+  const c = common(r, 8011);
+  const configPath = r.string('MASTER_CONFIG');
+  return r.done({
+    ...c,
+    configPath,
+    // Buildbot names a master host:basedir; in Kubernetes MASTER_NAME is the StatefulSet pod name.
+    masterName: r.string('MASTER_NAME', `${hostname()}:${process.cwd()}`),
+    workerPort: r.port('WORKER_PORT', 9989),
+  });
+}
+
+export function loadWorkerEnv(src: Source = process.env): WorkerEnv {
+  const r = new Reader(src);
+  return r.done({
+    logLevel: r.logLevel(),
+    probePort: r.port('PROBE_PORT', 8012),
+    host: r.string('HOST', '127.0.0.1'),
+    masterUrl: r.url('MASTER_URL', ['ws:', 'wss:'], 'ws://127.0.0.1:9989/worker'),
+    workerName: r.string('WORKER_NAME'),
+    workerPassword: r.string('WORKER_PASSWORD'),
+    workdir: r.string('WORKER_DIR', `${process.cwd()}/.data/worker`),
+  });
+}

@@ -1,0 +1,20 @@
+// Configuration errors: one catalogue, each with a stable code.
+
+export type ConfigErrorCode =
+  | 'CONFIG_ENV_INVALID'
+  | 'CONFIG_FILE_UNREADABLE'
+  | 'CONFIG_YAML_SYNTAX'
+  | 'CONFIG_SCHEMA'
+  | 'CONFIG_REFERENCE';
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+  constructor(
+    readonly code: ConfigErrorCode,
+    message: string,
+    /** One line per problem, each naming the key and what was expected. */
+    readonly problems: readonly string[] = [],
+  ) {
+    super(problems.length ? `${message}:\n  ${problems.join('\n  ')}` : message);
+  }
+}

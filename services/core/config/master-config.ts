@@ -1,0 +1,407 @@
+// The master's YAML configuration: builders, workers, schedulers, force schedulers and
+// auth. The schema is the documentation of every key; a mistake is reported with the
+// path of the bad key and what was expected there.
+import { readFileSync } from 'node:fs';
+import { parseDocument } from 'yaml';
+import { z } from 'zod';
+import { ConfigError } from './errors.js';
+
+// Buildbot identifiers: builder, worker, scheduler and step names appear in URLs.
+const identifier = z
+  .string()
+  .regex(
+    /^[a-zA-Z_-][.a-zA-Z0-9_-]*$/,
+    'expected an identifier (letters, digits, "_", "-", "."; not starting with a digit or ".")',
+  )
+  .max(50, 'expected at most 50 characters');
+
+const worker = z
+  .object({
+    name: identifier,
+    // Exactly one of these says where the password is; a literal only for local examples.
+    password: z.string().min(1).optional(),
+    password_env: z.string().min(1).optional(),
+    password_file: z.string().min(1).optional(),
+    max_builds: z.number().int().positive().default(1),
+    properties: z.record(z.unknown()).default({}),
+  })
+  .strict()
+  .refine((s) => [s.password, s.password_env, s.password_file].filter((v) => v !== undefined).length === 1, {
+    message: 'expected exactly one of password, password_env, password_file',
+  });
+
+const command = z.union([z.string().min(1), z.array(z.string()).min(1)], {
+  errorMap: () => ({ message: 'expected a shell string or a list of arguments' }),
+});
+
+const stepCommon = {
+  name: identifier.optional(),
+  description: z.string().optional(),
+  descriptionDone: z.string().optional(),
+  haltOnFailure: z.boolean().default(false),
+  flunkOnFailure: z.boolean().default(true),
+  warnOnFailure: z.boolean().default(false),
+  alwaysRun: z.boolean().default(false),
+  // Conditions on build properties: run (or hide) the step only when the property is truthy,
+  // or equals the given value.
+  doStepIf: z
+    .union([z.boolean(), z.object({ property: z.string(), equals: z.unknown().optional() }).strict()])
+    .optional(),
+  hideStepIf: z
+    .union([z.boolean(), z.object({ results: z.array(z.number().int().min(0).max(6)) }).strict()])
+    .optional(),
+  timeout: z.number().positive().default(1200),
+};
+
+const shellStep = z
+  .object({
+    type: z.literal('shell'),
+    command,
+    workdir: z.string().optional(),
+    env: z.record(z.string()).default({}),
+    logfiles: z.record(z.string()).default({}),
+    ...stepCommon,
+  })
+  .strict();
+
+const setPropertyStep = z
+  .object({
+    type: z.literal('set_property'),
+    command,
+    property: z.string().min(1),
+    strip: z.boolean().default(true),
+    workdir: z.string().optional(),
+    env: z.record(z.string()).default({}),
+    ...stepCommon,
+  })
+  .strict();
+
+const triggerStep = z
+  .object({
+    type: z.literal('trigger'),
+    schedulers: z.array(identifier).min(1),
+    waitForFinish: z.boolean().default(false),
+    set_properties: z.record(z.unknown()).default({}),
+    ...stepCommon,
+  })
+  .strict();
+
+const step = z.discriminatedUnion('type', [shellStep, setPropertyStep, triggerStep], {
+  errorMap: (issue, ctx) =>
+    issue.code === 'invalid_union_discriminator'
+      ? { message: 'expected type to be one of shell, set_property, trigger' }
+      : { message: ctx.defaultError },
+});
+
+const builder = z
+  .object({
+    name: identifier,
+    description: z.string().optional(),
+    tags: z.array(z.string()).default([]),
+    workers: z.array(identifier).min(1),
+    collapse_requests: z.boolean().default(false),
+    properties: z.record(z.unknown()).default({}),
+    steps: z.array(step).default([]),
+  })
+  .strict();
+
+const schedulerCommon = {
+  name: identifier,
+  builders: z.array(identifier).min(1),
+  properties: z.record(z.unknown()).default({}),
+  priority: z.number().int().default(0),
+  codebases: z
+    .record(z.object({ repository: z.string().default(''), branch: z.string().nullable().default(null) }))
+    .optional(),
+};
+
+const scheduler = z.discriminatedUnion('type', [
+  z
+    .object({
+      type: z.literal('single-branch'),
+      branch: z.string().nullable().default(null),
+      tree_stable_timer: z.number().min(0).default(0),
+      file_pattern: z.string().optional(),
+      ...schedulerCommon,
+    })
+    .strict(),
+  z.object({ type: z.literal('periodic'), period: z.number().positive(), ...schedulerCommon }).strict(),
+  z
+    .object({
+      type: z.literal('nightly'),
+      cron: z.string().regex(/^(\S+\s+){4}\S+$/, 'expected a five-field cron expression'),
+      branch: z.string().nullable().default(null),
+      only_if_changed: z.boolean().default(false),
+      ...schedulerCommon,
+    })
+    .strict(),
+  z.object({ type: z.literal('triggerable'), ...schedulerCommon }).strict(),
+]);
+
+const fieldBase = {
+  name: z.string().min(1),
+  label: z.string().optional(),
+  required: z.boolean().default(false),
+  hide: z.boolean().default(false),
+};
+const forceField = z.discriminatedUnion('type', [
+  z
+    .object({
+      type: z.literal('string'),
+      default: z.string().default(''),
+      regex: z.string().optional(),
+      ...fieldBase,
+    })
+    .strict(),
+  z.object({ type: z.literal('text'), default: z.string().default(''), ...fieldBase }).strict(),
+  z.object({ type: z.literal('int'), default: z.number().int().default(0), ...fieldBase }).strict(),
+  z.object({ type: z.literal('boolean'), default: z.boolean().default(false), ...fieldBase }).strict(),
+  z.object({ type: z.literal('fixed'), default: z.string().default(''), ...fieldBase }).strict(),
+  z
+    .object({
+      type: z.literal('choice'),
+      choices: z.array(z.string()).min(1),
+      default: z.union([z.string(), z.array(z.string())]).optional(),
+      multiple: z.boolean().default(false),
+      strict: z.boolean().default(true),
+      ...fieldBase,
+    })
+    .strict(),
+]);
+
+const codebaseField = z
+  .object({
+    codebase: z.string().default(''),
+    branch: z.string().default(''),
+    revision: z.string().default(''),
+    repository: z.string().default(''),
+    project: z.string().default(''),
+  })
+  .strict();
+
+const forceScheduler = z
+  .object({
+    name: identifier,
+    builders: z.array(identifier).min(1),
+    label: z.string().optional(),
+    button_name: z.string().optional(),
+    reason: z.string().default('force build'),
+    codebases: z
+      .array(codebaseField)
+      .default([{ codebase: '', branch: '', revision: '', repository: '', project: '' }]),
+    properties: z.array(forceField).default([]),
+  })
+  .strict();
+
+const user = z
+  .object({
+    username: z.string().min(1),
+    // A hash in the PHC-like format `scrypt$N$r$p$salt$hash` (see core/auth); never a plain password.
+    password_hash: z
+      .string()
+      .regex(/^scrypt\$/, 'expected an scrypt hash (scrypt$...), never a plain password'),
+    email: z.string().optional(),
+    full_name: z.string().optional(),
+    groups: z.array(z.string()).default([]),
+  })
+  .strict();
+
+const roleMatcher = z
+  .object({
+    role: z.string().min(1),
+    groups: z.array(z.string()).optional(),
+    emails: z.array(z.string()).optional(),
+    domains: z.array(z.string()).optional(),
+    usernames: z.array(z.string()).optional(),
+    owner: z.boolean().optional(),
+  })
+  .strict();
+
+const allowRule = z
+  .object({
+    match: z.string().min(1),
+    // The matcher's arguments, e.g. builder names for `force` or `stop`.
+    builders: z.array(z.string()).optional(),
+    roles: z.array(z.string()).default([]),
+    default_deny: z.boolean().default(true),
+  })
+  .strict();
+
+const auth = z
+  .object({
+    users: z.array(user).default([]),
+    oidc: z
+      .object({
+        issuer: z.string().url(),
+        audience: z.string().optional(),
+        jwks_file: z.string().optional(),
+        jwks_url: z.string().url().optional(),
+      })
+      .strict()
+      .optional(),
+    role_matchers: z.array(roleMatcher).default([]),
+    allow_rules: z.array(allowRule).optional(),
+    session_expiry_seconds: z
+      .number()
+      .int()
+      .positive()
+      .default(7 * 24 * 3600),
+  })
+  .strict();
+
+export const masterConfigSchema = z
+  .object({
+    title: z.string().default('Flotilla'),
+    workers: z.array(worker).default([]),
+    builders: z.array(builder).default([]),
+    schedulers: z.array(scheduler).default([]),
+    force_schedulers: z.array(forceScheduler).default([]),
+    change_sources: z.array(z.object({ name: z.string().min(1) }).strict()).default([]),
+    auth: auth.default({}),
+    log_compression: z.enum(['none', 'gzip', 'zstd']).default('gzip'),
+    // Seconds without a heartbeat after which a master is expired (Buildbot: ten minutes).
+    master_expiry_seconds: z.number().int().positive().default(600),
+  })
+  .strict();
+
+export type MasterConfig = z.infer<typeof masterConfigSchema>;
+export type BuilderConfig = MasterConfig['builders'][number];
+export type WorkerConfig = MasterConfig['workers'][number];
+export type SchedulerConfig = MasterConfig['schedulers'][number];
+export type ForceSchedulerConfig = MasterConfig['force_schedulers'][number];
+export type StepConfig = BuilderConfig['steps'][number];
+
+function pathOf(path: (string | number)[]): string {
+  return (
+    path.reduce<string>((s, p) => (typeof p === 'number' ? `${s}[${p}]` : s ? `${s}.${p}` : p), '') ||
+    '(top level)'
+  );
+}
+
+function describe(issue: z.ZodIssue): string {
+  const at = pathOf(issue.path);
+  switch (issue.code) {
+    case 'invalid_type':
+      return issue.received === 'undefined'
+        ? `${at}: required, expected ${issue.expected}`
+        : `${at}: expected ${issue.expected}, got ${issue.received}`;
+    case 'unrecognized_keys':
+      return `${at}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
+    case 'invalid_enum_value':
+      return `${at}: expected one of ${issue.options.join(', ')}, got ${JSON.stringify(issue.received)}`;
+    default:
+      return `${at}: ${issue.message}`;
+  }
+}
+
+/** Cross-references the schema alone cannot check: names that must exist and be unique. */
+function checkReferences(cfg: MasterConfig): string[] {
+  const problems: string[] = [];
+  const unique = (what: string, names: string[]) => {
+    const seen = new Set<string>();
+    names.forEach((n, i) => {
+      if (seen.has(n)) problems.push(`${what}[${i}].name: duplicate name ${JSON.stringify(n)}`);
+      seen.add(n);
+    });
+  };
+  unique(
+    'workers',
+    cfg.workers.map((w) => w.name),
+  );
+  unique(
+    'builders',
+    cfg.builders.map((b) => b.name),
+  );
+  unique(
+    'schedulers',
+    cfg.schedulers.map((s) => s.name),
+  );
+  unique(
+    'force_schedulers',
+    cfg.force_schedulers.map((s) => s.name),
+  );
+  const workers = new Set(cfg.workers.map((w) => w.name));
+  const builders = new Set(cfg.builders.map((b) => b.name));
+  const triggerables = new Set(cfg.schedulers.filter((s) => s.type === 'triggerable').map((s) => s.name));
+  cfg.builders.forEach((b, i) => {
+    b.workers.forEach((w, j) => {
+      if (!workers.has(w))
+        problems.push(`builders[${i}].workers[${j}]: no worker named ${JSON.stringify(w)}`);
+    });
+    b.steps.forEach((s, j) => {
+      if (s.type !== 'trigger') return;
+      s.schedulers.forEach((t, k) => {
+        if (!triggerables.has(t)) {
+          problems.push(
+            `builders[${i}].steps[${j}].schedulers[${k}]: no triggerable scheduler named ${JSON.stringify(t)}`,
+          );
+        }
+      });
+    });
+  });
+  for (const [what, list] of [
+    ['schedulers', cfg.schedulers],
+    ['force_schedulers', cfg.force_schedulers],
+  ] as const) {
+    list.forEach((s, i) => {
+      s.builders.forEach((b, j) => {
+        if (!builders.has(b))
+          problems.push(`${what}[${i}].builders[${j}]: no builder named ${JSON.stringify(b)}`);
+      });
+    });
+  }
+  return problems;
+}
+
+export function parseMasterConfig(text: string, source = 'master configuration'): MasterConfig {
+  const doc = parseDocument(text, { prettyErrors: true });
+  if (doc.errors.length) {
+    throw new ConfigError(
+      'CONFIG_YAML_SYNTAX',
+      `${source} is not valid YAML`,
+      doc.errors.map((e) => e.message.split('\n')[0] ?? e.message),
+    );
+  }
+  const parsed = masterConfigSchema.safeParse(doc.toJS() ?? {});
+  if (!parsed.success) {
+    throw new ConfigError('CONFIG_SCHEMA', `${source} is invalid`, parsed.error.issues.map(describe));
+  }
+  const refs = checkReferences(parsed.data);
+  if (refs.length) throw new ConfigError('CONFIG_REFERENCE', `${source} is invalid`, refs);
+  return parsed.data;
+}
+
+export function loadMasterConfig(path: string): MasterConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError('CONFIG_FILE_UNREADABLE', `cannot read ${path}: ${(err as Error).message}`);
+  }
+  return parseMasterConfig(text, path);
+}
+
+/** A worker's password, wherever the configuration says it lives. */
+export function workerPassword(
+  w: WorkerConfig,
+  env: Record<string, string | undefined> = process.env,
+): string {
+  if (w.password !== undefined) return w.password;
+  if (w.password_env !== undefined) {
+    const v = env[w.password_env];
+    if (!v)
+      throw new ConfigError(
+        'CONFIG_REFERENCE',
+        `worker ${w.name}: environment variable ${w.password_env} is not set`,
+      );
+    return v;
+  }
+  try {
+    return readFileSync(w.password_file!, 'utf8').trim();
+  } catch (err) {
+    throw new ConfigError(
+      'CONFIG_FILE_UNREADABLE',
+      `worker ${w.name}: cannot read ${w.password_file}: ${(err as Error).message}`,
+    );
+  }
+}

@@ -1,0 +1,194 @@
+// Schema migrations: numbered .sql files in ./migrations, applied in order under an
+// advisory lock, so that several pods starting at once apply each migration exactly once.
+//
+// The public schema is Buildbot 3.7's, byte for byte (0001). A database that a real
+// Buildbot 3.7 created is adopted: 0001 is recorded as applied without running, and only
+// our additive migrations run. Our bookkeeping lives in the separate `flotilla` schema so
+// that `public` stays exactly what Buildbot expects.
+//
+// A file whose first line is `-- flotilla:concurrent` runs outside a transaction, one
+// statement at a time, so that CREATE INDEX CONCURRENTLY does not block writers on a
+// large existing database. Such statements must be idempotent (IF NOT EXISTS).
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type ConnectionPool, type Queryable, sql } from './pool.js';
+
+export const BUILDBOT_ALEMBIC_REVISION = '059';
+const BASE_SCHEMA = '0001_buildbot_3_7_schema';
+// An arbitrary constant: every Flotilla process that migrates takes the same lock.
+const LOCK_KEY = 0x666c6f74; // "flot"
+
+export interface Migration {
+  id: string;
+  text: string;
+  checksum: string;
+  concurrent: boolean;
+}
+
+export class MigrationError extends Error {
+  override name = 'MigrationError';
+  constructor(
+    readonly code: 'MIGRATION_FOREIGN_SCHEMA' | 'MIGRATION_CHANGED' | 'MIGRATION_FAILED',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface MigrateResult {
+  applied: string[];
+  adopted: boolean;
+}
+
+export function loadMigrations(
+  dir = join(dirname(fileURLToPath(import.meta.url)), 'migrations'),
+): Migration[] {
+  return readdirSync(dir)
+    .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
+    .sort()
+    .map((f) => {
+      const text = readFileSync(join(dir, f), 'utf8');
+      return {
+        id: f.replace(/\.sql$/, ''),
+        text,
+        checksum: createHash('sha256').update(text).digest('hex'),
+        concurrent: text.startsWith('-- flotilla:concurrent'),
+      };
+    });
+}
+
+/** The statements of a concurrent migration: split on semicolons that end a line. */
+function statements(text: string): string[] {
+  return text
+    .split(/;\s*$/m)
+    .map((s) =>
+      s
+        .split('\n')
+        .filter((l) => !l.trim().startsWith('--'))
+        .join('\n')
+        .trim(),
+    )
+    .filter(Boolean);
+}
+
+async function publicTables(db: Queryable): Promise<Set<string>> {
+  const rows = await db.query(
+    sql`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`,
+  );
+  return new Set(rows.map((r) => r.table_name as string));
+}
+
+export async function migrate(
+  pool: ConnectionPool,
+  log: (msg: string, fields?: object) => void = () => {},
+  migrations: Migration[] = loadMigrations(),
+): Promise<MigrateResult> {
+  return pool.task(async (conn) => {
+    await takeLock(conn);
+    try {
+      await conn.query(sql`CREATE SCHEMA IF NOT EXISTS flotilla`);
+      await conn.query(sql`
+        CREATE TABLE IF NOT EXISTS flotilla.migrations (
+          id text PRIMARY KEY,
+          checksum text NOT NULL,
+          applied_at timestamptz NOT NULL DEFAULT now(),
+          adopted boolean NOT NULL DEFAULT false
+        )`);
+      const done = new Map<string, string>(
+        (await conn.query(sql`SELECT id, checksum FROM flotilla.migrations`)).map((r) => [r.id, r.checksum]),
+      );
+
+      let adopted = false;
+      if (!done.has(BASE_SCHEMA)) {
+        const tables = await publicTables(conn);
+        if (tables.size > 0) {
+          if (!tables.has('alembic_version')) {
+            throw new MigrationError(
+              'MIGRATION_FOREIGN_SCHEMA',
+              `the public schema holds ${tables.size} tables but no alembic_version: not a Buildbot database; refusing to touch it`,
+            );
+          }
+          const rev = (await conn.query(sql`SELECT version_num FROM public.alembic_version`)).map(
+            (r) => r.version_num as string,
+          );
+          if (rev.length !== 1 || rev[0] !== BUILDBOT_ALEMBIC_REVISION) {
+            throw new MigrationError(
+              'MIGRATION_FOREIGN_SCHEMA',
+              `this is a Buildbot database at revision ${rev.join(',') || '(none)'}; Flotilla needs revision ${BUILDBOT_ALEMBIC_REVISION} (Buildbot 3.7); upgrade it with Buildbot first`,
+            );
+          }
+          const base = migrations.find((m) => m.id === BASE_SCHEMA)!;
+          await conn.query(
+            sql`INSERT INTO flotilla.migrations (id, checksum, adopted) VALUES (${BASE_SCHEMA}, ${base.checksum}, true)`,
+          );
+          done.set(BASE_SCHEMA, base.checksum);
+          adopted = true;
+          log('adopted an existing Buildbot 3.7 database; only Flotilla migrations will run');
+        }
+      }
+
+      const applied: string[] = [];
+      for (const m of migrations) {
+        const seen = done.get(m.id);
+        if (seen !== undefined) {
+          if (seen !== m.checksum) {
+            throw new MigrationError(
+              'MIGRATION_CHANGED',
+              `migration ${m.id} was applied with different contents; never edit an applied migration, add a new one`,
+            );
+          }
+          continue;
+        }
+        log('applying migration', { migration: m.id });
+        try {
+          if (m.concurrent) {
+            await dropInvalidIndexes(conn);
+            for (const s of statements(m.text)) await conn.query(sql.__dangerous__rawValue(s));
+            await conn.query(
+              sql`INSERT INTO flotilla.migrations (id, checksum) VALUES (${m.id}, ${m.checksum})`,
+            );
+          } else {
+            await conn.tx(async (tx) => {
+              // Migration files are static text shipped with the code, never built from input.
+              await tx.query(sql.__dangerous__rawValue(m.text));
+              await tx.query(
+                sql`INSERT INTO flotilla.migrations (id, checksum) VALUES (${m.id}, ${m.checksum})`,
+              );
+            });
+          }
+        } catch (err) {
+          throw new MigrationError('MIGRATION_FAILED', `migration ${m.id} failed: ${(err as Error).message}`);
+        }
+        applied.push(m.id);
+      }
+      return { applied, adopted };
+    } finally {
+      await conn.query(sql`SELECT pg_advisory_unlock(${LOCK_KEY})`);
+    }
+  });
+}
+
+/**
+ * Wait for the migration lock by polling. A session blocked inside pg_advisory_lock() holds
+ * an open transaction, and CREATE INDEX CONCURRENTLY in the session holding the lock waits
+ * for every open transaction to end: a deadlock. Between polls we hold none.
+ */
+async function takeLock(conn: Queryable): Promise<void> {
+  for (;;) {
+    const [row] = await conn.query(sql`SELECT pg_try_advisory_lock(${LOCK_KEY}) AS ok`);
+    if (row.ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 200));
+  }
+}
+
+/** An interrupted CREATE INDEX CONCURRENTLY leaves an invalid index that IF NOT EXISTS would keep. */
+async function dropInvalidIndexes(conn: Queryable): Promise<void> {
+  const rows = await conn.query(sql`
+    SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+    JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE NOT i.indisvalid AND n.nspname = 'public' AND c.relname LIKE 'flotilla\\_%'`);
+  for (const r of rows)
+    await conn.query(sql`DROP INDEX CONCURRENTLY IF EXISTS ${sql.ident('public', r.relname)}`);
+}

@@ -1,0 +1,53 @@
+// Readiness: a process is ready only while the stores it needs answer, each within a
+// short deadline, so that a hung PostgreSQL or Redis takes the pod out of rotation.
+import type { Redis } from 'ioredis';
+import { type Queryable, sql } from './db/pool.js';
+
+export interface Check {
+  name: string;
+  run(): Promise<void>;
+}
+
+export interface Readiness {
+  ready: boolean;
+  checks: Record<string, 'ok' | string>;
+}
+
+const DEADLINE_MS = 2000;
+
+function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+export function postgresCheck(db: Queryable): Check {
+  return { name: 'postgres', run: async () => void (await db.query(sql`SELECT 1`)) };
+}
+
+export function redisCheck(redis: Redis): Check {
+  return {
+    name: 'redis',
+    run: async () => {
+      // Do not queue the ping while disconnected: a queued command answers late, not never.
+      if (redis.status !== 'ready') throw new Error(`connection is ${redis.status}`);
+      await redis.ping();
+    },
+  };
+}
+
+export async function readiness(checks: readonly Check[]): Promise<Readiness> {
+  const results = await Promise.all(
+    checks.map(async (c) => {
+      try {
+        await withDeadline(c.run(), DEADLINE_MS);
+        return [c.name, 'ok'] as const;
+      } catch (err) {
+        return [c.name, (err as Error).message || 'failed'] as const;
+      }
+    }),
+  );
+  return { ready: results.every(([, r]) => r === 'ok'), checks: Object.fromEntries(results) };
+}

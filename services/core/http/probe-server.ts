@@ -1,0 +1,48 @@
+// The small HTTP server of processes that serve no API (master, worker): /healthz says the
+// process is alive, /readyz whether it can do its work, /metrics what it is doing.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type Check, readiness } from '../health.js';
+
+export interface ProbeServer {
+  server: Server;
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface ProbeOptions {
+  host: string;
+  port: number;
+  checks: readonly Check[];
+  metrics?: () => Promise<{ contentType: string; body: string }>;
+}
+
+export async function startProbeServer(opts: ProbeOptions): Promise<ProbeServer> {
+  const server = createServer(async (req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    try {
+      if (path === '/healthz') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+      } else if (path === '/readyz') {
+        const r = await readiness(opts.checks);
+        res.writeHead(r.ready ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(r));
+      } else if (path === '/metrics' && opts.metrics) {
+        const m = await opts.metrics();
+        res.writeHead(200, { 'content-type': m.contentType }).end(m.body);
+      } else {
+        res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found');
+      }
+    } catch {
+      res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8' }).end('unavailable');
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => resolve());
+  });
+  return {
+    server,
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}

@@ -1,0 +1,24 @@
+// Structured logs (pino) that carry the active trace and span ids, so a log line can be
+// found from a trace and the other way round.
+import { trace } from '@opentelemetry/api';
+import { type Logger, pino } from 'pino';
+import type { LogLevel } from '../config/env.js';
+
+export type { Logger };
+
+export function createLogger(service: string, level: LogLevel): Logger {
+  return pino({
+    name: service,
+    level,
+    base: { service, pid: process.pid },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: {
+      paths: ['password', '*.password', 'req.headers.authorization', 'req.headers.cookie'],
+      censor: '***',
+    },
+    mixin() {
+      const ctx = trace.getActiveSpan()?.spanContext();
+      return ctx ? { trace_id: ctx.traceId, span_id: ctx.spanId } : {};
+    },
+  });
+}

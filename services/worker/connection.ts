@@ -1,0 +1,94 @@
+// The worker's link to a master: connect, say hello, and come back with exponential
+// backoff (capped, with jitter) whenever the link drops, to whichever master answers
+// behind the service address.
+import { hostname } from 'node:os';
+import WebSocket from 'ws';
+import {
+  CloseCode,
+  PROTOCOL_VERSION,
+  parseMasterMessage,
+  type WorkerInfo,
+  type WorkerToMaster,
+} from '../core/protocol/messages.js';
+import type { Logger } from '../core/telemetry/logger.js';
+
+export interface MasterLink {
+  /** The master we are attached to, or null while (re)connecting. */
+  master(): string | null;
+  close(): Promise<void>;
+}
+
+const MIN_BACKOFF_MS = 250;
+const MAX_BACKOFF_MS = 30_000;
+
+export function connectToMaster(opts: {
+  url: string;
+  name: string;
+  password: string;
+  log: Logger;
+  info?: Partial<WorkerInfo>;
+}): MasterLink {
+  const { log } = opts;
+  let socket: WebSocket | null = null;
+  let master: string | null = null;
+  let closing = false;
+  let attempt = 0;
+  let retry: NodeJS.Timeout | undefined;
+
+  const info: WorkerInfo = {
+    admin: opts.info?.admin ?? process.env.WORKER_ADMIN ?? '',
+    host: opts.info?.host ?? hostname(),
+    access_uri: opts.info?.access_uri ?? '',
+    version: opts.info?.version ?? 'flotilla-worker 0.1.0',
+  };
+
+  const open = () => {
+    const ws = new WebSocket(opts.url, { handshakeTimeout: 10_000 });
+    socket = ws;
+    ws.on('open', () => {
+      const hello: WorkerToMaster = {
+        type: 'hello',
+        protocol: PROTOCOL_VERSION,
+        name: opts.name,
+        password: opts.password,
+        info,
+      };
+      ws.send(JSON.stringify(hello));
+    });
+    ws.on('message', (data) => {
+      const msg = parseMasterMessage(data.toString());
+      if (msg?.type === 'welcome') {
+        master = msg.master;
+        attempt = 0;
+        log.info({ master }, 'connected to master');
+      }
+    });
+    ws.on('close', (code, reason) => {
+      const was = master;
+      master = null;
+      if (closing) return;
+      if (code === CloseCode.badCredentials) log.error({ url: opts.url }, 'master refused our credentials');
+      else if (was) log.warn({ master: was, code, reason: reason.toString() }, 'lost the master');
+      const delay = Math.min(MAX_BACKOFF_MS, MIN_BACKOFF_MS * 2 ** attempt) * (0.5 + Math.random() / 2);
+      attempt++;
+      retry = setTimeout(open, delay);
+    });
+    ws.on('error', (err) => log.debug({ err: err.message }, 'master connection error'));
+  };
+  open();
+
+  return {
+    master: () => master,
+    close: async () => {
+      closing = true;
+      clearTimeout(retry);
+      if (socket && socket.readyState !== WebSocket.CLOSED) {
+        await new Promise<void>((resolve) => {
+          socket!.once('close', () => resolve());
+          socket!.close(CloseCode.normal, 'worker stopping');
+          setTimeout(resolve, 2000).unref();
+        });
+      }
+    },
+  };
+}

@@ -1,0 +1,33 @@
+// The worker agent: `npm run worker`, or the container's `worker` command. It needs no
+// database and no Redis: a worker runs untrusted build commands, so it holds nothing but
+// its own name and password, and talks only to a master.
+import { loadWorkerEnv } from '../core/config/env.js';
+import { startProbeServer } from '../core/http/probe-server.js';
+import { onShutdown } from '../core/lifecycle.js';
+import { createLogger } from '../core/telemetry/logger.js';
+import { startTelemetry } from '../core/telemetry/tracing.js';
+import { connectToMaster } from './connection.js';
+
+const env = loadWorkerEnv();
+const telemetry = startTelemetry('flotilla-worker');
+const log = createLogger('worker', env.logLevel).child({ worker: env.workerName });
+const link = connectToMaster({ url: env.masterUrl, name: env.workerName, password: env.workerPassword, log });
+const probes = await startProbeServer({
+  host: env.host,
+  port: env.probePort,
+  checks: [
+    {
+      name: 'master',
+      run: async () => {
+        if (!link.master()) throw new Error('not connected to a master');
+      },
+    },
+  ],
+});
+log.info({ master: env.masterUrl, probePort: probes.port }, 'worker started');
+
+onShutdown(log, () => [
+  { name: 'master link', run: () => link.close() },
+  { name: 'probes', run: () => probes.close() },
+  { name: 'telemetry', run: () => telemetry.shutdown() },
+]);

@@ -1,0 +1,126 @@
+// Migrations are safe to run many times, from several processes at once, and on a database
+// that a real Buildbot 3.7 created (which is adopted, never rewritten).
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadMigrations, MigrationError, migrate } from '../../services/core/db/migrate.js';
+import { createPool, sql } from '../../services/core/db/pool.js';
+import { readCatalog, withoutOurIndexes } from '../helpers/catalog.js';
+import { createDatabase, type TestDatabase } from '../helpers/databases.js';
+import { ORACLE, psqlCommand, psqlFile } from '../helpers/psql.js';
+
+const dbs: TestDatabase[] = [];
+async function fresh(template: 'empty' | 'migrated' | 'fixture' = 'empty') {
+  const db = await createDatabase(template);
+  dbs.push(db);
+  return db;
+}
+afterEach(async () => {
+  await Promise.all(dbs.splice(0).map((d) => d.drop()));
+});
+
+const all = loadMigrations().map((m) => m.id);
+
+describe('migrate', () => {
+  it('applies every migration once, then nothing', async () => {
+    const db = await fresh();
+    const first = await migrate(db.pool);
+    expect(first.applied).toEqual(all);
+    expect(first.adopted).toBe(false);
+    const second = await migrate(db.pool);
+    expect(second.applied).toEqual([]);
+  });
+
+  it('is safe when several processes migrate at once', async () => {
+    const db = await fresh();
+    const pools = Array.from({ length: 5 }, () => createPool(db.url, { poolSize: 1 }));
+    try {
+      const results = await Promise.all(pools.map((p) => migrate(p)));
+      const applied = results.flatMap((r) => r.applied).sort();
+      expect(applied).toEqual([...all].sort());
+      const rows = await db.pool.query(sql`SELECT id FROM flotilla.migrations ORDER BY id`);
+      expect(rows.map((r) => r.id)).toEqual(all);
+    } finally {
+      await Promise.all(pools.map((p) => p.dispose()));
+    }
+  });
+
+  it('adopts an existing Buildbot 3.7 database: adds only our indexes, keeps every row', async () => {
+    const db = await fresh();
+    psqlFile(db.url, `${ORACLE}/schema.sql`);
+    psqlFile(db.url, `${ORACLE}/fixture.sql`);
+    const before = await readCatalog(db.pool);
+    const counts = async () =>
+      (
+        await db.pool.query(sql`
+          SELECT (SELECT count(*) FROM builds) AS builds, (SELECT count(*) FROM logchunks) AS chunks,
+                 (SELECT count(*) FROM changes) AS changes, (SELECT count(*) FROM buildrequests) AS requests`)
+      )[0];
+    const rowsBefore = await counts();
+    const res = await migrate(db.pool);
+    expect(res.adopted).toBe(true);
+    expect(res.applied).toEqual(all.filter((id) => id !== '0001_buildbot_3_7_schema'));
+    const after = await readCatalog(db.pool);
+    expect(withoutOurIndexes(after)).toEqual(before);
+    expect(after.indexes.length).toBeGreaterThan(before.indexes.length);
+    expect(await counts()).toEqual(rowsBefore);
+    expect(rowsBefore.builds).toBe(102);
+  });
+
+  it('refuses a Buildbot database at another revision', async () => {
+    const db = await fresh();
+    psqlFile(db.url, `${ORACLE}/schema.sql`);
+    psqlCommand(db.url, "INSERT INTO alembic_version VALUES ('058')");
+    await expect(migrate(db.pool)).rejects.toThrow(/revision 058.*needs revision 059/);
+  });
+
+  it('refuses a database that is not Buildbot', async () => {
+    const db = await fresh();
+    psqlCommand(db.url, 'CREATE TABLE public.something_else (id int)');
+    await expect(migrate(db.pool)).rejects.toMatchObject({ code: 'MIGRATION_FOREIGN_SCHEMA' });
+  });
+
+  it('refuses an applied migration whose file changed', async () => {
+    const db = await fresh('migrated');
+    const edited = loadMigrations().map((m, i) => (i === 1 ? { ...m, checksum: 'edited' } : m));
+    const err = await migrate(db.pool, () => {}, edited).catch((e) => e);
+    expect(err).toBeInstanceOf(MigrationError);
+    expect(err.code).toBe('MIGRATION_CHANGED');
+  });
+
+  it('rolls back a failing migration completely', async () => {
+    const db = await fresh('migrated');
+    const bad = [
+      ...loadMigrations(),
+      {
+        id: '9999_bad',
+        text: 'CREATE TABLE flotilla.half (id int); SELECT 1/0;',
+        checksum: 'x',
+        concurrent: false,
+      },
+    ];
+    await expect(migrate(db.pool, () => {}, bad)).rejects.toMatchObject({ code: 'MIGRATION_FAILED' });
+    const left = await db.pool.query(sql`SELECT to_regclass('flotilla.half') AS t`);
+    expect(left[0].t).toBeNull();
+    expect(await db.pool.query(sql`SELECT id FROM flotilla.migrations WHERE id = '9999_bad'`)).toEqual([]);
+  });
+});
+
+describe('the fixture', () => {
+  it('loads into a freshly migrated database', async () => {
+    const db = await fresh('fixture');
+    const [row] = await db.pool.query(sql`
+      SELECT (SELECT count(*) FROM builders) AS builders, (SELECT count(*) FROM workers) AS workers,
+             (SELECT count(*) FROM changes) AS changes, (SELECT count(*) FROM buildsets) AS buildsets,
+             (SELECT count(*) FROM buildrequests) AS buildrequests, (SELECT count(*) FROM builds) AS builds,
+             (SELECT count(*) FROM steps) AS steps, (SELECT count(*) FROM logs) AS logs`);
+    expect(row).toEqual({
+      builders: 5,
+      workers: 3,
+      changes: 51,
+      buildsets: 79,
+      buildrequests: 104,
+      builds: 102,
+      steps: 605,
+      logs: 506,
+    });
+  });
+});
