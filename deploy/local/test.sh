@@ -34,9 +34,12 @@ export TEST_REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
 export LOG_LEVEL="${LOG_LEVEL:-silent}"
 cd "$ROOT"
 
-log "typecheck"
-npx tsc -p tsconfig.json --noEmit
-log "lint"
-npx biome check --error-on-warnings .
+# FOCUS=1 npm test -- test/x: only the named vitest files (a quick loop while working).
+if [ -z "${FOCUS:-}" ]; then
+  log "typecheck"
+  npx tsc -p tsconfig.json --noEmit
+  log "lint"
+  npx biome check --error-on-warnings .
+fi
 log "vitest"
 npx vitest run "$@"

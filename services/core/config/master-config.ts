@@ -230,6 +230,8 @@ const allowRule = z
 const auth = z
   .object({
     users: z.array(user).default([]),
+    // A YAML file holding more `users` (a mounted Secret, so hashes stay out of ConfigMaps).
+    users_file: z.string().optional(),
     oidc: z
       .object({
         issuer: z.string().url(),
