@@ -1,0 +1,246 @@
+{{/* Names, labels and the small pieces every workload shares. */}}
+
+{{- define "flotilla.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The release's full name; every object's name starts with it. */}}
+{{- define "flotilla.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "flotilla.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Selector labels of one component: (dict "root" $ "component" "api"). */}}
+{{- define "flotilla.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "flotilla.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/* All labels of one component's objects: (dict "root" $ "component" "api"). */}}
+{{- define "flotilla.labels" -}}
+helm.sh/chart: {{ include "flotilla.chart" .root }}
+{{ include "flotilla.selectorLabels" . }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+app.kubernetes.io/part-of: flotilla
+{{- with .root.Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{- define "flotilla.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{- define "flotilla.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "flotilla.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/*
+The URL users reach Flotilla at: publicUrl, else the ingress host. Empty when neither is
+known (the api then falls back to its own default).
+*/}}
+{{- define "flotilla.publicUrl" -}}
+{{- if .Values.publicUrl }}
+{{- .Values.publicUrl }}
+{{- else if and .Values.ingress.enabled .Values.ingress.host }}
+{{- printf "%s://%s/" (ternary "https" "http" .Values.ingress.tls.enabled) .Values.ingress.host }}
+{{- end }}
+{{- end }}
+
+{{/* Where each Secret lives: the chart's own, or the one named by existingSecret. */}}
+{{- define "flotilla.databaseSecretName" -}}
+{{- default (printf "%s-database" (include "flotilla.fullname" .)) .Values.database.existingSecret }}
+{{- end }}
+{{- define "flotilla.redisSecretName" -}}
+{{- default (printf "%s-redis" (include "flotilla.fullname" .)) .Values.redis.existingSecret }}
+{{- end }}
+{{- define "flotilla.sessionSecretName" -}}
+{{- default (printf "%s-session" (include "flotilla.fullname" .)) .Values.session.existingSecret }}
+{{- end }}
+{{- define "flotilla.workerSecretName" -}}
+{{- default (printf "%s-worker-passwords" (include "flotilla.fullname" .)) .Values.worker.existingSecret }}
+{{- end }}
+{{- define "flotilla.usersSecretName" -}}
+{{- default (printf "%s-users" (include "flotilla.fullname" .)) .Values.auth.existingSecret }}
+{{- end }}
+{{/* Users are mounted only when some exist (in values or in an existing Secret). */}}
+{{- define "flotilla.hasUsers" -}}
+{{- if or .Values.auth.users .Values.auth.existingSecret }}true{{ end }}
+{{- end }}
+
+{{/*
+The worker names, as a JSON list: the worker StatefulSet's pod names, so each pod knows
+its own name (metadata.name) and the masters know all of them.
+*/}}
+{{- define "flotilla.workerNames" -}}
+{{- $names := list }}
+{{- range $i := until (int .Values.worker.replicas) }}
+{{- $name := printf "%s-worker-%d" (include "flotilla.fullname" $) $i }}
+{{- if gt (len $name) 50 }}
+{{- fail (printf "worker name %q is longer than the 50 characters Buildbot allows: shorten the release name or set fullnameOverride" $name) }}
+{{- end }}
+{{- $names = append $names $name }}
+{{- end }}
+{{- toJson $names }}
+{{- end }}
+
+{{/* Paths inside the containers. */}}
+{{- define "flotilla.configPath" -}}/etc/flotilla/config/master.yaml{{- end }}
+{{- define "flotilla.usersDir" -}}/etc/flotilla/users{{- end }}
+{{- define "flotilla.workerPasswordsDir" -}}/etc/flotilla/worker-passwords{{- end }}
+
+{{/*
+The master configuration: config from values, plus the generated worker list (each
+password read from the mounted worker Secret) and the users file (a mounted Secret).
+Secrets reach it only as file paths, never as values.
+*/}}
+{{- define "flotilla.masterConfig" -}}
+{{- $cfg := deepCopy .Values.config }}
+{{- $names := include "flotilla.workerNames" . | fromJsonArray }}
+{{- $workers := list }}
+{{- range $name := $names }}
+{{- $workers = append $workers (dict "name" $name "password_file" (printf "%s/%s" (include "flotilla.workerPasswordsDir" $) $name) "max_builds" (int $.Values.worker.maxBuilds)) }}
+{{- end }}
+{{- $_ := set $cfg "workers" $workers }}
+{{- $builders := list }}
+{{- range $b := $cfg.builders }}
+{{- if not (hasKey $b "workers") }}
+{{- $b = merge (dict "workers" $names) $b }}
+{{- end }}
+{{- $builders = append $builders $b }}
+{{- end }}
+{{- $_ := set $cfg "builders" $builders }}
+{{- if include "flotilla.hasUsers" . }}
+{{- $auth := default (dict) $cfg.auth }}
+{{- $_ := set $auth "users_file" (printf "%s/%s" (include "flotilla.usersDir" .) .Values.auth.existingSecretKey) }}
+{{- $_ := set $cfg "auth" $auth }}
+{{- end }}
+{{- toYaml $cfg }}
+{{- end }}
+
+{{/* Pod-level security: never root; files in volumes belong to the pod's group. */}}
+{{- define "flotilla.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: {{ .Values.securityContext.runAsUser }}
+runAsGroup: {{ .Values.securityContext.runAsGroup }}
+fsGroup: {{ .Values.securityContext.fsGroup }}
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{/* Container-level security: no root, no new privileges, no capabilities, no writes to the image. */}}
+{{- define "flotilla.containerSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: {{ .Values.securityContext.runAsUser }}
+runAsGroup: {{ .Values.securityContext.runAsGroup }}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+privileged: false
+capabilities:
+  drop: ["ALL"]
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{/* An env var read from a Secret: (dict "name" "DATABASE_URL" "secret" "x" "key" "y"). */}}
+{{- define "flotilla.secretEnv" -}}
+- name: {{ .name }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secret }}
+      key: {{ .key }}
+{{- end }}
+
+{{/* Environment every Flotilla container shares. */}}
+{{- define "flotilla.commonEnv" -}}
+- name: LOG_LEVEL
+  value: {{ .Values.logLevel | quote }}
+- name: HOST
+  value: "0.0.0.0"
+{{- with .Values.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* The database and Redis URLs, for api and master. */}}
+{{- define "flotilla.storeEnv" -}}
+{{ include "flotilla.secretEnv" (dict "name" "DATABASE_URL" "secret" (include "flotilla.databaseSecretName" .) "key" .Values.database.existingSecretKey) }}
+{{ include "flotilla.secretEnv" (dict "name" "REDIS_URL" "secret" (include "flotilla.redisSecretName" .) "key" .Values.redis.existingSecretKey) }}
+{{- end }}
+
+{{/* The configuration (and users) volumes of api and master. */}}
+{{- define "flotilla.configVolumes" -}}
+- name: config
+  configMap:
+    name: {{ include "flotilla.fullname" . }}-config
+{{- if include "flotilla.hasUsers" . }}
+- name: users
+  secret:
+    secretName: {{ include "flotilla.usersSecretName" . }}
+    defaultMode: 0440
+    items:
+      - key: {{ .Values.auth.existingSecretKey }}
+        path: {{ .Values.auth.existingSecretKey }}
+{{- end }}
+- name: tmp
+  emptyDir:
+    sizeLimit: 256Mi
+{{- end }}
+
+{{- define "flotilla.configMounts" -}}
+- name: config
+  mountPath: /etc/flotilla/config
+  readOnly: true
+{{- if include "flotilla.hasUsers" . }}
+- name: users
+  mountPath: {{ include "flotilla.usersDir" . }}
+  readOnly: true
+{{- end }}
+- name: tmp
+  mountPath: /tmp
+{{- end }}
+
+{{/* Spread a component's pods across nodes when the scheduler can: (dict "root" $ "component" "api"). */}}
+{{- define "flotilla.spread" -}}
+topologySpreadConstraints:
+  - maxSkew: 1
+    topologyKey: kubernetes.io/hostname
+    whenUnsatisfiable: ScheduleAnyway
+    labelSelector:
+      matchLabels:
+        {{- include "flotilla.selectorLabels" . | nindent 8 }}
+{{- end }}
+
+{{/* The checks that stop a release with missing essentials before anything is applied. */}}
+{{- define "flotilla.validate" -}}
+{{- if not (or .Values.database.url .Values.database.existingSecret) }}
+{{- fail "database.url or database.existingSecret is required: PostgreSQL is external" }}
+{{- end }}
+{{- if not (or .Values.redis.url .Values.redis.existingSecret) }}
+{{- fail "redis.url or redis.existingSecret is required: Redis is external" }}
+{{- end }}
+{{- if and .Values.ingress.enabled .Values.ingress.tls.enabled (not .Values.ingress.tls.secretName) }}
+{{- fail "ingress.tls.secretName is required when ingress.tls.enabled is true" }}
+{{- end }}
+{{- if and .Values.ingress.enabled .Values.ingress.tls.enabled (not .Values.ingress.host) }}
+{{- fail "ingress.host is required when ingress.tls.enabled is true (a certificate names a host)" }}
+{{- end }}
+{{- end }}
