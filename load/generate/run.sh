@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Fill a freshly migrated database with the load data of generate.sql, then VACUUM ANALYZE.
+#
+#   DATABASE_URL=postgresql://... SCALE=1 load/generate/run.sh
+#   load/generate/run.sh postgresql://... 0.01          (the same, as arguments)
+#
+# SCALE 1 is the issue's data set (1M changes, 500k builds, ...); SCALE 0.01 the 10k-row
+# variant (10k changes, 5k builds) for the "1M rows vs 10k rows" comparison. HUGE_LINES
+# (default 1,000,000, whatever the scale) is the length of the one huge stdio log.
+# The database must be empty (use load/bench/cluster.sh db NAME for a fresh one).
+# Prints each statement's time, the rows made, the ids the benchmarks use, the total time.
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+URL="${1:-${DATABASE_URL:?set DATABASE_URL or pass it as the first argument}}"
+SCALE="${2:-${SCALE:-1}}"
+HUGE_LINES="${HUGE_LINES:-1000000}"
+[[ "$SCALE" =~ ^[0-9]*\.?[0-9]+$ ]] || { echo "SCALE must be a positive number" >&2; exit 2; }
+[[ "$HUGE_LINES" =~ ^[0-9]+$ ]] && [ "$HUGE_LINES" -ge 1 ] || { echo "HUGE_LINES must be a positive integer" >&2; exit 2; }
+command -v psql >/dev/null || { echo "psql is missing (apt-get install postgresql-client)" >&2; exit 1; }
+
+q() { psql "$URL" -X -q -v ON_ERROR_STOP=1 "$@"; }
+t0=$(date +%s.%N)
+echo "generating scale $SCALE (huge log: $HUGE_LINES lines) into ${URL%%\?*}" | sed -E 's#//([^:]+):[^@]*@#//\1:***@#'
+q -v scale="$SCALE" -v huge_lines="$HUGE_LINES" -f "$HERE/generate.sql"
+t1=$(date +%s.%N)
+echo "VACUUM ANALYZE"
+# every table of ours (public: Buildbot's, flotilla: our bookkeeping); not the catalogs,
+# which only a superuser may vacuum
+q -At -c "SELECT format('VACUUM ANALYZE %I.%I;', schemaname, tablename) FROM pg_tables
+          WHERE schemaname IN ('public', 'flotilla') ORDER BY 1" | q -At
+t2=$(date +%s.%N)
+
+echo
+echo "rows made:"
+q -P footer=off -c "
+  SELECT t AS table, n AS rows FROM (VALUES
+    ('changes', (SELECT count(*) FROM changes)), ('change_files', (SELECT count(*) FROM change_files)),
+    ('sourcestamps', (SELECT count(*) FROM sourcestamps)), ('buildsets', (SELECT count(*) FROM buildsets)),
+    ('buildset_sourcestamps', (SELECT count(*) FROM buildset_sourcestamps)),
+    ('buildrequests', (SELECT count(*) FROM buildrequests)),
+    ('  pending (complete=0)', (SELECT count(*) FROM buildrequests WHERE complete = 0)),
+    ('buildrequest_claims', (SELECT count(*) FROM buildrequest_claims)), ('builds', (SELECT count(*) FROM builds)),
+    ('steps', (SELECT count(*) FROM steps)), ('logs', (SELECT count(*) FROM logs)),
+    ('logchunks', (SELECT count(*) FROM logchunks)), ('build_properties', (SELECT count(*) FROM build_properties))
+  ) v(t, n)"
+echo "ids for the benchmarks:"
+q -At -c "SELECT 'newest build (has steps and properties): ' || max(id) FROM builds
+          UNION ALL SELECT 'huge log id: ' || id || ' (' || num_lines || ' lines)' FROM logs WHERE slug = 'huge'"
+printf 'generation %.1f s, VACUUM ANALYZE %.1f s, total %.1f s\n' \
+  "$(echo "$t1 - $t0" | bc)" "$(echo "$t2 - $t1" | bc)" "$(echo "$t2 - $t0" | bc)"
