@@ -1,0 +1,71 @@
+// The master configuration the chart renders is one the master accepts, names every worker
+// pod, and the chart's schema for `config` says what the master's own schema says.
+import { basename } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { masterConfigSchema, parseMasterConfig } from '../../services/core/config/master-config.js';
+import { CI_VALUES, ensureHelm, FETCH_TIMEOUT_MS, type K8sObject, render } from './lib/helm.js';
+import { ofKind } from './lib/objects.js';
+import { chartSchema, schemaPaths } from './lib/schema.js';
+import { zodPaths } from './lib/zod-paths.js';
+
+beforeAll(() => {
+  ensureHelm();
+}, FETCH_TIMEOUT_MS);
+
+function masterYaml(objects: K8sObject[]): string {
+  const [config] = ofKind(objects, 'ConfigMap');
+  return config!.data['master.yaml'];
+}
+
+describe.each(CI_VALUES.map((f) => [basename(f), f]))('%s', (_name, file) => {
+  const objects = () => render([file]);
+
+  it('renders a master configuration the master accepts', () => {
+    expect(() => parseMasterConfig(masterYaml(objects()), 'rendered master.yaml')).not.toThrow();
+  });
+
+  it('lists every worker pod, each with its password in the worker Secret', () => {
+    const all = objects();
+    const workers = ofKind(all, 'StatefulSet').find((s) => s.metadata.name.endsWith('-worker'))!;
+    const podNames = Array.from({ length: workers.spec.replicas }, (_, i) => `${workers.metadata.name}-${i}`);
+    const config = parse(masterYaml(all));
+    expect(config.workers.map((w: { name: string }) => w.name)).toEqual(podNames);
+    const secretName = workers.spec.template.spec.volumes.find((v: any) => v.name === 'worker-passwords')
+      .secret.secretName;
+    for (const w of config.workers) {
+      expect(w.password_file).toBe(`/etc/flotilla/worker-passwords/${w.name}`);
+      expect(w.password).toBeUndefined();
+    }
+    // The chart's own Secret has a key per worker; an existing one is the operator's to fill.
+    const secret = ofKind(all, 'Secret').find((s) => s.metadata.name === secretName);
+    if (secret) expect(Object.keys(secret.data).sort()).toEqual([...podNames].sort());
+  });
+});
+
+it('the master would reject a worker the chart forgot (the check above can fail)', () => {
+  const yaml = masterYaml(render([CI_VALUES[1]!])).replace(
+    /- max_builds: 2\n {2}name: flotilla-prod-worker-0\n.*\n/,
+    '',
+  );
+  expect(() => parseMasterConfig(yaml)).toThrow(/invalid/);
+});
+
+describe("the chart's schema for config", () => {
+  // What the chart fills in itself, and so refuses from values.
+  const CHART_MADE = /^(workers|auth\.users|auth\.users_file)(\b|$)/;
+
+  it('names the same keys as the master configuration schema', () => {
+    const root = chartSchema();
+    const chart = [...schemaPaths(root, root.properties!.config!)].sort();
+    const master = [...zodPaths(masterConfigSchema)].filter((p) => !CHART_MADE.test(p)).sort();
+    expect(chart).toEqual(master);
+  });
+
+  it('would notice a key the master schema has and the chart lacks', () => {
+    const root = chartSchema();
+    const chart = schemaPaths(root, root.properties!.config!);
+    const master = zodPaths(masterConfigSchema.extend({ new_key: masterConfigSchema.shape.title }));
+    expect([...master].filter((p) => !CHART_MADE.test(p) && !chart.has(p))).toEqual(['new_key']);
+  });
+});
