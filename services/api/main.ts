@@ -14,7 +14,7 @@ const db = createPool(env.databaseUrl, { applicationName: 'flotilla-api' });
 const redis = createRedis(env.redisUrl, 'flotilla-api');
 redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
 
-const app = await buildApp({ db, redis, log });
+const app = await buildApp({ db, redis, log, publicUrl: env.publicUrl });
 await app.listen({ port: env.port, host: env.host });
 log.info({ url: env.publicUrl, database: redact(env.databaseUrl) }, 'api listening');
 

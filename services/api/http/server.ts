@@ -1,16 +1,37 @@
 // The API pod's Fastify application. It holds no state of its own: everything comes from
 // PostgreSQL and Redis, so any number of replicas can serve behind one ingress.
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { Redis } from 'ioredis';
 import type { ConnectionPool } from '../../core/db/pool.js';
 import { postgresCheck, readiness, redisCheck } from '../../core/health.js';
 import type { Logger } from '../../core/telemetry/logger.js';
+import { controlHandlers } from '../control/index.js';
+import { pyErrorBody } from '../query/pyjson.js';
+import { buildRegistry } from '../registry/index.js';
+import { corsPolicy } from './cors.js';
+import { jsonRpcHandler } from './jsonrpc.js';
+import { LogReader } from './logs.js';
+import { restHandler } from './rest.js';
+import { loadSessionSecret, Sessions } from './session.js';
+import { SessionCookies } from './session-cookies.js';
 
 export interface AppDeps {
   db: ConnectionPool;
   redis: Redis;
   log: Logger;
+  publicUrl: string;
+  /** Force schedulers in Buildbot's REST shape (from the master configuration). */
+  forceSchedulers?: readonly object[];
+  allowedOrigins?: readonly string[];
+  bodyLimit?: number;
 }
+
+const API_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS', 'PUT', 'DELETE', 'PATCH'] as const;
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -18,15 +39,58 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     disableRequestLogging: true,
     // Buildbot matches paths exactly: /api/v2/builds/ is not /api/v2/builds.
     ignoreTrailingSlash: false,
-    bodyLimit: 1024 * 1024,
-    maxParamLength: 1024,
+    bodyLimit: deps.bodyLimit ?? 1024 * 1024,
+    maxParamLength: 4096,
+    return503OnClosing: true,
   });
   const checks = [postgresCheck(deps.db), redisCheck(deps.redis)];
+  const registry = buildRegistry(deps.forceSchedulers ?? []);
+
+  // The session secret lives in the database, which may come up after us: read it on first use.
+  let sessions: Sessions | null = null;
+  app.addHook('onRequest', async () => {
+    sessions ??= new Sessions(await loadSessionSecret(deps.db));
+  });
+  const secure = new URL(deps.publicUrl).protocol === 'https:';
+  const cookies = new SessionCookies(() => sessions!, secure);
+
+  // JSON-RPC bodies are decoded by the API itself, with Buildbot's error messages.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  app.setErrorHandler((err: Error & { statusCode?: number }, req: FastifyRequest, reply: FastifyReply) => {
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    if (status === 500) req.log.error({ err, url: req.raw.url }, 'request failed');
+    const message = status === 500 ? 'internal error' : err.message;
+    return reply.code(status).type('text/plain; charset=utf-8').send(pyErrorBody(message));
+  });
+  app.setNotFoundHandler((_req, reply) =>
+    reply.code(404).type('text/plain; charset=utf-8').send('not found'),
+  );
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
     const r = await readiness(checks);
     return reply.code(r.ready ? 200 : 503).send(r);
   });
+
+  const base = new URL(deps.publicUrl);
+  app.get('/api', async (_req, reply) =>
+    reply
+      .type('application/json')
+      .send(JSON.stringify({ api_versions: { v2: new URL('api/v2', base).toString() } })),
+  );
+
+  const rest = restHandler({
+    db: deps.db,
+    registry: () => registry,
+    cors: corsPolicy(deps.publicUrl, deps.allowedOrigins),
+    sessions: cookies,
+    logs: new LogReader(deps.db),
+    jsonRpc: jsonRpcHandler(controlHandlers({ db: deps.db, redis: deps.redis })),
+    log: deps.log,
+  });
+  app.route({ method: [...API_METHODS], url: '/api/v2', handler: rest });
+  app.route({ method: [...API_METHODS], url: '/api/v2/*', handler: rest });
   return app;
 }

@@ -1,0 +1,49 @@
+// Which control actions each resource accepts, and what they do. An action on a resource
+// that does not exist is a 404, an action a resource does not have is Buildbot's 501.
+import type { Redis } from 'ioredis';
+import { type ConnectionPool, sql } from '../../core/db/pool.js';
+import { badQuery, notFound } from '../http/errors.js';
+import { type ActionCall, type ControlHandler, unsupportedAction } from '../http/jsonrpc.js';
+import { existsSql } from '../query/compile.js';
+import type { Match } from '../registry/paths.js';
+import { stopBuild } from './stop.js';
+import { workerAction } from './workers.js';
+
+export interface ControlDeps {
+  db: ConnectionPool;
+  redis: Redis;
+}
+
+async function mustExist(deps: ControlDeps, match: Match): Promise<void> {
+  const [row] = await deps.db.query(sql`SELECT ${existsSql(match.endpoint, match.args)} AS ok`);
+  if (!row.ok) throw notFound();
+}
+
+export function controlHandlers(deps: ControlDeps) {
+  return (match: Match): ControlHandler | null => {
+    const { endpoint } = match;
+    if (endpoint.collection || !endpoint.actions) return null;
+    const resource = endpoint.resource.name;
+    return async (call: ActionCall) => {
+      await mustExist(deps, match);
+      if (resource === 'forcescheduler' && call.method !== 'force') return null; // Buildbot ignores them
+      if (!endpoint.actions!.includes(call.method)) {
+        // Buildbot fails with a 500 for any build request action but cancel.
+        if (resource === 'buildrequest')
+          throw badQuery(`build requests support only: ${endpoint.actions!.join(', ')}`);
+        throw unsupportedAction(call.method);
+      }
+      switch (`${resource}:${call.method}`) {
+        case 'build:stop':
+          return stopBuild(deps, call);
+        case 'worker:stop':
+        case 'worker:pause':
+        case 'worker:unpause':
+        case 'worker:kill':
+          return workerAction(deps, call);
+        default:
+          throw unsupportedAction(call.method);
+      }
+    };
+  };
+}

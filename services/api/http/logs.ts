@@ -1,0 +1,102 @@
+// Log contents by line range, raw log downloads and build data downloads. A range read
+// fetches only the chunks that overlap the range; a raw download streams chunk by chunk,
+// so a log of any size is served in constant memory.
+import { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type ConnectionPool, sql } from '../../core/db/pool.js';
+import { contentsRange, RawLogStream, readLogLines } from '../../core/logs/lines.js';
+import type { LogChunkRow, LogType } from '../../core/logs/types.js';
+import type { Envelope } from '../query/envelope.js';
+import type { ResultSpec } from '../query/spec.js';
+import type { Endpoint, PathArgs } from '../registry/model.js';
+import { notFound } from './errors.js';
+import { notModified } from './reply.js';
+
+interface LogRow {
+  id: number;
+  num_lines: number;
+  type: LogType;
+  slug: string;
+  complete: number;
+}
+
+// Rows per round trip of a streamed download: a few MiB at most in memory.
+const STREAM_BATCH = 32;
+
+export class LogReader {
+  constructor(private readonly db: ConnectionPool) {}
+
+  private async findLog(endpoint: Endpoint, args: PathArgs): Promise<LogRow> {
+    const conds = endpoint.scope(args);
+    const rows = await this.db.query(
+      sql`SELECT a.id, a.num_lines, a.type, a.slug, a.complete FROM logs a WHERE ${sql.join(conds, sql` AND `)}`,
+    );
+    if (rows.length === 0) throw notFound();
+    return rows[0] as LogRow;
+  }
+
+  async contents(endpoint: Endpoint, args: PathArgs, spec: ResultSpec): Promise<Envelope> {
+    const log = await this.findLog(endpoint, args);
+    const range = contentsRange(log.num_lines, spec.offset, spec.limit);
+    if (!range) throw notFound();
+    const chunks = (await this.db.query(sql`
+      SELECT first_line, last_line, content, compressed FROM logchunks
+      WHERE logid = ${log.id} AND last_line >= ${range.first_line} AND first_line <= ${range.last_line}
+      ORDER BY first_line`)) as LogChunkRow[];
+    const entity: Record<string, unknown> = {
+      logid: log.id,
+      firstline: range.first_line,
+      content: readLogLines(chunks, range),
+    };
+    if (spec.fields) for (const k of Object.keys(entity)) if (!spec.fields.includes(k)) delete entity[k];
+    return { plural: 'logchunks', rows: [entity], total: null };
+  }
+
+  async raw(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    endpoint: Endpoint,
+    args: PathArgs,
+  ): Promise<FastifyReply> {
+    const log = await this.findLog(endpoint, args);
+    // A log only grows, and a finished one never changes: id, length and state identify the body.
+    const etag = `W/"log-${log.id}-${log.num_lines}-${log.complete}"`;
+    reply
+      .header('etag', etag)
+      .header('content-type', `${log.type === 'h' ? 'text/html' : 'text/plain'}; charset=utf-8`)
+      .header('content-disposition', `attachment; filename=${log.slug}`);
+    if (notModified(req, etag)) return reply.code(304).send();
+    if (req.method === 'HEAD') return reply.send();
+    const rows = this.db.queryStream(
+      sql`SELECT first_line, last_line, content, compressed FROM logchunks WHERE logid = ${log.id} ORDER BY first_line`,
+      { batchSize: STREAM_BATCH },
+    ) as AsyncIterable<LogChunkRow>;
+    const stream = new RawLogStream(log.type, log.num_lines);
+    async function* body() {
+      for await (const row of rows) {
+        const piece = stream.push(row);
+        if (piece.length > 0) yield Buffer.from(piece.buffer, piece.byteOffset, piece.length);
+      }
+    }
+    return reply.send(Readable.from(body(), { objectMode: false }));
+  }
+
+  async buildDataValue(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    endpoint: Endpoint,
+    args: PathArgs,
+  ): Promise<FastifyReply> {
+    const conds = endpoint.scope(args);
+    const rows = await this.db.query(
+      sql`SELECT a.name, a.value FROM build_data a WHERE ${sql.join(conds, sql` AND `)}`,
+    );
+    if (rows.length === 0) throw notFound();
+    const { name, value } = rows[0] as { name: string; value: Buffer };
+    reply
+      .header('content-type', 'application/octet-stream; charset=utf-8')
+      .header('content-disposition', `attachment; filename=${name}`);
+    if (req.method === 'HEAD') return reply.header('content-length', value.length).send();
+    return reply.send(value);
+  }
+}

@@ -1,0 +1,103 @@
+// /api/v2: Buildbot's REST API. GET and HEAD read (one path through the registry, the query
+// engine and the envelope), POST is JSON-RPC control, OPTIONS a CORS preflight, anything
+// else a 400, as Buildbot answers.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ConnectionPool } from '../../core/db/pool.js';
+import type { Logger } from '../../core/telemetry/logger.js';
+import { renderEnvelope } from '../query/envelope.js';
+import { groupArgs, parseResultSpec } from '../query/parse.js';
+import { pyErrorBody } from '../query/pyjson.js';
+import { readProperties, readRows } from '../query/run.js';
+import type { Registry } from '../registry/index.js';
+import type { Match } from '../registry/paths.js';
+import { type CorsPolicy, checkCors } from './cors.js';
+import { ApiError, badMethod, notFound } from './errors.js';
+import type { LogReader } from './logs.js';
+import { sendError, sendRendered } from './reply.js';
+import type { SessionCookies } from './session-cookies.js';
+
+export interface RestDeps {
+  db: ConnectionPool;
+  registry: () => Registry;
+  cors: CorsPolicy;
+  sessions: SessionCookies;
+  logs: LogReader;
+  jsonRpc: (req: FastifyRequest, reply: FastifyReply, match: Match | null) => Promise<void>;
+  log: Logger;
+}
+
+/** The path below /api/v2 as decoded segments; null when it cannot name anything. */
+export function pathSegments(rawPath: string): string[] | null {
+  if (rawPath === '' || rawPath === '/') return rawPath === '' ? [] : null;
+  if (!rawPath.startsWith('/')) return null;
+  try {
+    return rawPath
+      .slice(1)
+      .split('/')
+      .map((s) => decodeURIComponent(s));
+  } catch {
+    return null;
+  }
+}
+
+function nextLink(req: FastifyRequest, offset: number, limit: number): string {
+  const url = new URL(req.raw.url ?? '/', 'http://x');
+  url.searchParams.set('offset', String(offset + limit));
+  return `<${url.pathname}${url.search}>; rel="next"`;
+}
+
+export function restHandler(deps: RestDeps) {
+  return async (req: FastifyRequest, reply: FastifyReply) => {
+    try {
+      if (!checkCors(deps.cors, req, reply)) return reply;
+      if (req.method === 'OPTIONS') return reply.code(200).send('');
+      const url = req.raw.url ?? '';
+      const qAt = url.indexOf('?');
+      const rawPath = (qAt < 0 ? url : url.slice(0, qAt)).slice('/api/v2'.length);
+      const query = qAt < 0 ? '' : url.slice(qAt + 1);
+      const segments = pathSegments(rawPath);
+      const match = segments ? deps.registry().matcher.match(segments) : null;
+
+      if (req.method === 'POST') {
+        deps.sessions.attach(req, reply);
+        return await deps.jsonRpc(req, reply, match);
+      }
+      if (req.method !== 'GET' && req.method !== 'HEAD') throw badMethod();
+      if (!match || match.endpoint.noGet) throw notFound();
+      deps.sessions.attach(req, reply);
+
+      const { endpoint, args } = match;
+      const spec = parseResultSpec(groupArgs(query), endpoint.resource.fields, endpoint.collection);
+      switch (endpoint.kind) {
+        case 'rows': {
+          const env = await readRows(deps.db, deps.registry(), endpoint, args, segments!, spec);
+          if (endpoint.collection && spec.limit !== null && env.total !== null) {
+            const offset = spec.offset ?? 0;
+            if (offset + spec.limit < env.total) reply.header('link', nextLink(req, offset, spec.limit));
+          }
+          return sendRendered(req, reply, renderEnvelope(env, req.headers.accept));
+        }
+        case 'properties':
+          return sendRendered(
+            req,
+            reply,
+            renderEnvelope(await readProperties(deps.db, endpoint, args), req.headers.accept),
+          );
+        case 'logchunk':
+          return sendRendered(
+            req,
+            reply,
+            renderEnvelope(await deps.logs.contents(endpoint, args, spec), req.headers.accept),
+          );
+        case 'raw-log':
+          return await deps.logs.raw(req, reply, endpoint, args);
+        case 'build-data-value':
+          return await deps.logs.buildDataValue(req, reply, endpoint, args);
+      }
+    } catch (err) {
+      if (err instanceof ApiError) return sendError(reply, err);
+      deps.log.error({ err, url: req.raw.url }, 'request failed');
+      return reply.code(500).type('text/plain; charset=utf-8').send(pyErrorBody('internal error'));
+    }
+  };
+}

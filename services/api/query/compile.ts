@@ -1,0 +1,207 @@
+// ResultSpec + endpoint -> one SQL statement that answers the whole request in one round
+// trip: the page (filtered, ordered, limited by PostgreSQL), the exact total, and whether
+// the parent in the path exists. Field expressions are evaluated twice by design: in WHERE
+// and ORDER BY over every candidate row (where indexes can serve them), and in the JSON
+// projection only for the rows of the page.
+import { type SQLQuery, sql } from '../../core/db/pool.js';
+import { badQuery } from '../http/errors.js';
+import type { Endpoint, Field, PathArgs } from '../registry/model.js';
+import { type FieldType, type FilterValue, isScalar } from '../registry/types.js';
+import type { Filter, OrderTerm, ResultSpec } from './spec.js';
+
+export interface RowsQuery {
+  endpoint: Endpoint;
+  args: PathArgs;
+  spec: ResultSpec;
+  /** SQL that is true when the parent named by the path exists; null for root collections. */
+  parentExists: SQLQuery | null;
+  /** How to count the total; null counts with the same WHERE. */
+  total?: SQLQuery | null;
+}
+
+export interface RowsResult {
+  rows: Record<string, unknown>[];
+  total: number | null;
+  parentExists: boolean | null;
+}
+
+function param(type: FieldType, v: FilterValue): SQLQuery {
+  const base = type.kind === 'list' ? type.of : type;
+  switch (base.kind) {
+    case 'integer':
+    case 'datetime':
+      return sql`${String(v)}::bigint`;
+    case 'boolean':
+      return sql`${v}::boolean`;
+    default:
+      return sql`${String(v)}::text`;
+  }
+}
+
+function arrayParam(type: FieldType, vs: FilterValue[]): SQLQuery {
+  const base = type.kind === 'list' ? type.of : type;
+  switch (base.kind) {
+    case 'integer':
+    case 'datetime':
+      return sql`${vs.map(String)}::bigint[]`;
+    case 'boolean':
+      return sql`${vs}::boolean[]`;
+    default:
+      return sql`${vs.map(String)}::text[]`;
+  }
+}
+
+const isText = (type: FieldType) => type.kind === 'string' || type.kind === 'identifier';
+/** Python compares strings by code point; so does the C collation, whatever the database's. */
+const collated = (e: SQLQuery, type: FieldType) => (isText(type) ? sql`(${e} COLLATE "C")` : e);
+
+function scalarFilter(f: Filter, e: SQLQuery, args: PathArgs): SQLQuery {
+  const type = f.field.type;
+  const v = f.values;
+  const pythonNulls = !f.field.sqlNullSemantics;
+  const one = v.length === 1 ? param(type, v[0]!) : null;
+  const notIn = () => {
+    const arr = arrayParam(type, v);
+    return pythonNulls ? sql`(${e} IS NULL OR NOT (${e} = ANY(${arr})))` : sql`NOT (${e} = ANY(${arr}))`;
+  };
+  const eq = f.field.equals;
+  if (eq && type.kind === 'boolean' && v.length === 1 && (f.op === 'eq' || f.op === 'ne')) {
+    return eq(args, f.op === 'eq' ? (v[0] as boolean) : !(v[0] as boolean));
+  }
+  switch (f.op) {
+    case 'eq':
+      return one ? sql`${e} = ${one}` : sql`${e} = ANY(${arrayParam(type, v)})`;
+    case 'in':
+      return sql`${e} = ANY(${arrayParam(type, v)})`;
+    case 'ne':
+      if (!one) return notIn();
+      return pythonNulls ? sql`${e} IS DISTINCT FROM ${one}` : sql`${e} <> ${one}`;
+    case 'notin':
+      return notIn();
+    case 'lt':
+      return sql`${collated(e, type)} < ${one!}`;
+    case 'le':
+      return sql`${collated(e, type)} <= ${one!}`;
+    case 'gt':
+      return sql`${collated(e, type)} > ${one!}`;
+    case 'ge':
+      return sql`${collated(e, type)} >= ${one!}`;
+    case 'contains':
+      if (!isText(type))
+        throw badQuery(`'contains' needs a text or list field; '${f.field.name}' is ${type.kind}`);
+      // A substring test, as Python's `in`: % and _ in the value are plain characters.
+      return sql`(${sql.join(
+        v.map((x) => sql`strpos(${e}, ${String(x)}::text) > 0`),
+        sql` OR `,
+      )})`;
+  }
+}
+
+/** Python semantics of a list field against scalar values: only `contains` can match. */
+function listFilter(f: Filter, e: SQLQuery): SQLQuery {
+  switch (f.op) {
+    case 'contains':
+      return f.values.length === 1
+        ? sql`${param(f.field.type, f.values[0]!)} = ANY(${e})`
+        : sql`${e} && ${arrayParam(f.field.type, f.values)}`;
+    case 'eq':
+    case 'in':
+      return sql`false`;
+    case 'ne':
+    case 'notin':
+      return sql`true`;
+    default:
+      throw badQuery(`'${f.op}' cannot compare the list field '${f.field.name}' with a value`);
+  }
+}
+
+export function filterSql(f: Filter, args: PathArgs): SQLQuery {
+  const e = f.field.sql(args);
+  if (f.field.type.kind === 'list' && isScalar(f.field.type.of)) return listFilter(f, e);
+  if (isScalar(f.field.type)) return scalarFilter(f, e, args);
+  throw badQuery(`invalid filter value for ${f.field.name}`);
+}
+
+function sortable(field: Field): boolean {
+  const t = field.type;
+  return isScalar(t) || (t.kind === 'list' && isScalar(t.of));
+}
+
+/** ORDER BY terms: as asked, nulls lowest, then the key so that pages never overlap. */
+export function orderSql(
+  terms: readonly OrderTerm[],
+  key: Field,
+  args: PathArgs,
+  natural?: SQLQuery,
+): SQLQuery {
+  const parts: SQLQuery[] = [];
+  for (const o of terms) {
+    if (!sortable(o.field)) throw badQuery(`cannot order on field '${o.field.name}'`);
+    const e = collated(o.field.sql(args), o.field.type.kind === 'list' ? o.field.type.of : o.field.type);
+    // For a NOT NULL column the NULLS clause is left out, so that a plain index can serve it.
+    if (!o.field.nullable && !o.field.nullableSql) parts.push(o.desc ? sql`${e} DESC` : sql`${e} ASC`);
+    else parts.push(o.desc ? sql`${e} DESC NULLS LAST` : sql`${e} ASC NULLS FIRST`);
+  }
+  if (natural) parts.push(sql`${natural} ASC`);
+  else if (!terms.some((o) => o.field === key)) parts.push(sql`${key.sql(args)} ASC`);
+  return sql.join(parts, sql`, `);
+}
+
+function defaultOrder(endpoint: Endpoint, key: Field): OrderTerm[] {
+  if (endpoint.resource.naturalOrder) return [];
+  const names = endpoint.resource.defaultOrder ?? [endpoint.resource.key];
+  return names.map((n) => {
+    const desc = n.startsWith('-');
+    const f = endpoint.resource.fields.find((x) => x.name === (desc ? n.slice(1) : n)) ?? key;
+    return { field: f, desc };
+  });
+}
+
+function projection(spec: ResultSpec, fields: readonly Field[], args: PathArgs): SQLQuery {
+  const selected = spec.fields ? new Set(spec.fields) : null;
+  const parts: SQLQuery[] = [];
+  for (const f of fields) {
+    if (selected && !selected.has(f.name)) continue;
+    const value = spec.properties && f.withProperties ? f.withProperties(args, spec.properties) : f.sql(args);
+    parts.push(sql`${f.name}::text, ${value}`);
+  }
+  if (parts.length > 50) throw new Error('json_build_object takes at most 50 fields');
+  return sql`json_build_object(${sql.join(parts, sql`, `)})`;
+}
+
+export function keyField(endpoint: Endpoint): Field {
+  const key = endpoint.resource.fields.find((f) => f.name === endpoint.resource.key);
+  if (!key) throw new Error(`resource ${endpoint.resource.name} has no key field ${endpoint.resource.key}`);
+  return key;
+}
+
+export function compileRows(q: RowsQuery, fields: readonly Field[]): SQLQuery {
+  const { endpoint, args, spec } = q;
+  const key = keyField(endpoint);
+  const conds = [...endpoint.scope(args), ...spec.filters.map((f) => filterSql(f, args))];
+  const where = conds.length ? sql`WHERE ${sql.join(conds, sql` AND `)}` : sql``;
+  const natural = endpoint.resource.naturalOrder;
+  const order = endpoint.collection
+    ? orderSql(spec.order ?? defaultOrder(endpoint, key), key, args, natural)
+    : (natural ?? key.sql(args));
+  const limit = endpoint.collection && spec.limit !== null ? sql`LIMIT ${spec.limit}` : sql``;
+  const offset = endpoint.collection && spec.offset ? sql`OFFSET ${spec.offset}` : sql``;
+  const from = endpoint.resource.from;
+  const total = !endpoint.collection
+    ? sql`NULL::bigint`
+    : (q.total ?? sql`(SELECT count(*) FROM ${from} ${where})`);
+  const parent = q.parentExists ?? sql`NULL::boolean`;
+  // MATERIALIZED: the page is computed once; the projection then reads only its rows.
+  return sql`
+    WITH page AS MATERIALIZED (SELECT a.* FROM ${from} ${where} ORDER BY ${order} ${limit} ${offset})
+    SELECT
+      (SELECT coalesce(json_agg(${projection(spec, fields, args)} ORDER BY ${order}), '[]'::json) FROM page a) AS rows,
+      ${total} AS total,
+      ${parent} AS parent_exists`;
+}
+
+export function existsSql(endpoint: Endpoint, args: PathArgs): SQLQuery {
+  const conds = endpoint.scope(args);
+  const where = conds.length ? sql`WHERE ${sql.join(conds, sql` AND `)}` : sql``;
+  return sql`EXISTS (SELECT 1 FROM ${endpoint.resource.from} ${where})`;
+}

@@ -1,0 +1,79 @@
+// What a resource type and an endpoint are. Every resource is read from one base table under
+// the alias `a`; each field is a SQL expression over that row (correlated subqueries for
+// related tables), so filtering, ordering and paging all happen in PostgreSQL.
+import type { SQLQuery } from '../../core/db/pool.js';
+import type { EntityField, FieldType } from './types.js';
+
+/** Path parameters, already converted: numbers for `n:` elements, strings otherwise. */
+export type PathArgs = Readonly<Record<string, number | string>>;
+
+export interface Field extends EntityField {
+  name: string;
+  type: FieldType;
+  nullable?: boolean;
+  /** The value, as a SQL expression over alias `a` that yields JSON-compatible SQL types. */
+  sql: (args: PathArgs) => SQLQuery;
+  /**
+   * Buildbot pushes this field's filters into SQL, where `ne` and `notin` drop NULLs; every
+   * other field is filtered in Python, where None != x is true. We keep both behaviours.
+   */
+  sqlNullSemantics?: boolean;
+  /** The SQL value can be NULL even though the type says otherwise (sorting puts NULL lowest). */
+  nullableSql?: boolean;
+  /** The value when the request names properties (`property=*` or names); `sql` otherwise. */
+  withProperties?: (args: PathArgs, names: readonly string[]) => SQLQuery;
+  /** An index-friendly test for `field = value` (e.g. `complete = 0` for a smallint flag). */
+  equals?: (args: PathArgs, value: boolean) => SQLQuery;
+}
+
+export interface Resource {
+  /** Entity type name (`build`), plural (`builds`, the envelope key). */
+  name: string;
+  plural: string;
+  /** The key field, the default order (ascending) and the pagination tie-breaker. */
+  key: string;
+  /** FROM item whose alias is `a`, e.g. sql`builds a`. */
+  from: SQLQuery;
+  fields: readonly Field[];
+  /** Default order when the request has none; Buildbot's /changes is newest first. */
+  defaultOrder?: readonly string[];
+  /** For lists without an id (root links, the spec): their own order, as SQL over `a`. */
+  naturalOrder?: SQLQuery;
+  /** How /application.spec names the type, when it is not an entity of `fields`. */
+  specType?: { type: string; type_spec: Record<string, unknown> };
+}
+
+export type EndpointKind =
+  | 'rows' // a collection or one entity of the resource's rows
+  | 'properties' // a sourcedproperties object (one dict)
+  | 'logchunk' // a range of log lines
+  | 'raw-log' // a log download
+  | 'build-data-value'; // a build_data value download
+
+export interface Endpoint {
+  pattern: string;
+  resource: Resource;
+  collection: boolean;
+  kind: EndpointKind;
+  /** WHERE conditions over alias `a` that bind the path parameters. */
+  scope: (args: PathArgs) => SQLQuery[];
+  /** Buildbot answers a `builders` root link for the first collection of a type. */
+  rootLink?: string;
+  /** POST actions this endpoint accepts (JSON-RPC methods). */
+  actions?: readonly string[];
+  /** Registered (it names a parent, and /application.spec lists it) but not readable itself. */
+  noGet?: boolean;
+  /** For `properties` endpoints: the one JSON value, as SQL over the owner row `a`. */
+  value?: (args: PathArgs) => SQLQuery;
+}
+
+export function field(
+  name: string,
+  type: FieldType,
+  sqlExpr: SQLQuery | ((args: PathArgs) => SQLQuery),
+  opts: Partial<
+    Pick<Field, 'nullable' | 'nullableSql' | 'sqlNullSemantics' | 'withProperties' | 'equals'>
+  > = {},
+): Field {
+  return { name, type, sql: typeof sqlExpr === 'function' ? sqlExpr : () => sqlExpr, ...opts };
+}

@@ -1,0 +1,70 @@
+// Path patterns in Buildbot's own syntax (`builders/n:builderid/builds`): `n:` is a number,
+// `i:` an identifier, a bare `:` any segment. Patterns of the same length are tried in
+// registration order, which is Buildbot's, so the same path picks the same endpoint.
+// Unlike Buildbot (Python's int()), `n:` accepts only plain digits: /builds/+1 and
+// /builds/1_0 name no build, and neither does a number beyond 32 bits.
+import type { Endpoint, PathArgs } from './model.js';
+
+const IDENT = /^[a-zA-Z_-][.a-zA-Z0-9_-]*$/;
+const DIGITS = /^\d{1,10}$/;
+// Every id column is a 32-bit integer: a larger number names nothing.
+const INT4_MAX = 2 ** 31 - 1;
+
+type Element = { literal: string } | { param: string; kind: 'n' | 'i' | 'any' };
+
+interface Compiled {
+  endpoint: Endpoint;
+  elements: Element[];
+}
+
+export interface Match {
+  endpoint: Endpoint;
+  args: PathArgs;
+}
+
+function compile(pattern: string): Element[] {
+  if (pattern === '') return [];
+  return pattern.split('/').map((part) => {
+    const m = /^(n|i)?:([a-z0-9_.]+)$/.exec(part);
+    if (!m) return { literal: part };
+    return { param: m[2]!, kind: (m[1] as 'n' | 'i' | undefined) ?? 'any' };
+  });
+}
+
+export class PathMatcher {
+  private readonly byLength = new Map<number, Compiled[]>();
+
+  constructor(endpoints: readonly Endpoint[]) {
+    for (const endpoint of endpoints) {
+      const elements = compile(endpoint.pattern);
+      const list = this.byLength.get(elements.length) ?? [];
+      list.push({ endpoint, elements });
+      this.byLength.set(elements.length, list);
+    }
+  }
+
+  /** Segments are already percent-decoded. */
+  match(segments: readonly string[]): Match | null {
+    for (const c of this.byLength.get(segments.length) ?? []) {
+      const args: Record<string, number | string> = {};
+      let ok = true;
+      for (let i = 0; i < c.elements.length && ok; i++) {
+        const el = c.elements[i]!;
+        const seg = segments[i]!;
+        if ('literal' in el) ok = el.literal === seg;
+        else if (el.kind === 'n') {
+          ok = DIGITS.test(seg) && Number(seg) <= INT4_MAX;
+          if (ok) args[el.param] = Number(seg);
+        } else if (el.kind === 'i') {
+          ok = IDENT.test(seg);
+          if (ok) args[el.param] = seg;
+        } else {
+          ok = seg !== '';
+          if (ok) args[el.param] = seg;
+        }
+      }
+      if (ok) return { endpoint: c.endpoint, args };
+    }
+    return null;
+  }
+}

@@ -1,0 +1,67 @@
+import { sql } from '../../../core/db/pool.js';
+import { type Endpoint, field, type Resource } from '../model.js';
+import { t } from '../types.js';
+import { propertyNames } from './common.js';
+
+const s = { sqlNullSemantics: true };
+const claim = (col: string) =>
+  sql`(SELECT ${sql.ident('c', col)} FROM buildrequest_claims c WHERE c.brid = a.id)`;
+
+export const buildrequest: Resource = {
+  name: 'buildrequest',
+  plural: 'buildrequests',
+  key: 'buildrequestid',
+  from: sql`buildrequests a`,
+  fields: [
+    field('buildrequestid', t.integer, sql`a.id`, s),
+    field('buildsetid', t.integer, sql`a.buildsetid`, s),
+    field('builderid', t.integer, sql`a.builderid`, s),
+    field('priority', t.integer, sql`a.priority`, s),
+    field('claimed', t.boolean, sql`EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = a.id)`),
+    field('claimed_at', t.datetime, claim('claimed_at'), { ...s, nullable: true }),
+    field('claimed_by_masterid', t.integer, claim('masterid'), { ...s, nullable: true }),
+    field('complete', t.boolean, sql`(coalesce(a.complete, 0) <> 0)`, {
+      // Matches the partial index on pending requests.
+      equals: (_a, v) => (v ? sql`a.complete <> 0` : sql`a.complete = 0`),
+    }),
+    field('results', t.integer, sql`a.results`, { ...s, nullable: true }),
+    field('submitted_at', t.datetime, sql`a.submitted_at`, s),
+    field('complete_at', t.datetime, sql`a.complete_at`, { ...s, nullable: true }),
+    field('waited_for', t.boolean, sql`(coalesce(a.waited_for, 0) <> 0)`),
+    field('properties', t.sourcedproperties, sql`NULL::json`, {
+      nullable: true,
+      withProperties: (_args, names) => {
+        const sel = propertyNames(names);
+        return sql`(SELECT json_object_agg(bp.property_name, flotilla.try_json(bp.property_value))
+          FROM buildset_properties bp WHERE bp.buildsetid = a.buildsetid
+          AND (${sel.all}::boolean OR bp.property_name = ANY(${sel.names}::text[])))`;
+      },
+    }),
+  ],
+};
+
+export const buildrequestEndpoints: Endpoint[] = [
+  {
+    pattern: 'buildrequests/n:buildrequestid',
+    resource: buildrequest,
+    collection: false,
+    kind: 'rows',
+    scope: (a) => [sql`a.id = ${a.buildrequestid}`],
+    actions: ['cancel', 'set_priority'],
+  },
+  {
+    pattern: 'buildrequests',
+    resource: buildrequest,
+    collection: true,
+    kind: 'rows',
+    scope: () => [],
+    rootLink: 'buildrequests',
+  },
+  {
+    pattern: 'builders/n:builderid/buildrequests',
+    resource: buildrequest,
+    collection: true,
+    kind: 'rows',
+    scope: (a) => [sql`a.builderid = ${a.builderid}`],
+  },
+];

@@ -1,0 +1,51 @@
+// Log contents (a range of lines) and raw log downloads. They read a log row under alias `a`
+// for the scope; the lines themselves are read by the log-reading code, chunk by chunk.
+import { sql } from '../../../core/db/pool.js';
+import type { Endpoint, Resource } from '../model.js';
+import { field } from '../model.js';
+import { t } from '../types.js';
+import { LOG_PREFIXES, logScope } from './logs.js';
+
+export const logchunk: Resource = {
+  name: 'logchunk',
+  plural: 'logchunks',
+  key: 'logid',
+  from: sql`logs a`,
+  fields: [
+    field('logid', t.integer, sql`a.id`),
+    field('firstline', t.integer, sql`0`),
+    field('content', t.string, sql`''`),
+  ],
+};
+
+const contents = (pattern: string): Endpoint => ({
+  pattern,
+  resource: logchunk,
+  collection: false,
+  kind: 'logchunk',
+  scope: logScope,
+});
+const raw = (pattern: string): Endpoint => ({
+  pattern,
+  resource: logchunk,
+  collection: false,
+  kind: 'raw-log',
+  scope: logScope,
+});
+
+// Buildbot registers contents under builders/n: only (not builders/i:), and so do we.
+const prefixes = ['logs/n:logid', ...LOG_PREFIXES.filter((p) => !p.startsWith('builders/i:'))];
+
+export const logchunkEndpoints: Endpoint[] = [
+  // A root link in Buildbot (where it fails); it names no log.
+  {
+    pattern: 'logchunks',
+    resource: logchunk,
+    collection: false,
+    kind: 'logchunk',
+    scope: () => [sql`false`],
+    rootLink: 'logchunks',
+  },
+  ...prefixes.map((p) => contents(`${p}/contents`)),
+  ...prefixes.map((p) => raw(`${p}/raw`)),
+];

@@ -1,0 +1,59 @@
+import { sql } from '../../../core/db/pool.js';
+import { type Endpoint, field, type PathArgs, type Resource } from '../model.js';
+import { t } from '../types.js';
+import { stepIdOf } from './steps.js';
+
+export const log: Resource = {
+  name: 'log',
+  plural: 'logs',
+  key: 'logid',
+  from: sql`logs a`,
+  fields: [
+    field('logid', t.integer, sql`a.id`),
+    field('name', t.string, sql`a.name`),
+    field('slug', t.identifier(50), sql`a.slug`),
+    field('stepid', t.integer, sql`a.stepid`),
+    field('complete', t.boolean, sql`(a.complete <> 0)`),
+    field('num_lines', t.integer, sql`a.num_lines`),
+    field('type', t.identifier(1), sql`a.type`),
+  ],
+};
+
+/** Conditions over alias `a` (a logs row) for the log a path names. */
+export function logScope(a: PathArgs) {
+  return a.logid !== undefined
+    ? [sql`a.id = ${a.logid}`]
+    : [sql`a.stepid = ${stepIdOf(a)}`, sql`a.slug = ${a.log_slug}`];
+}
+
+// Where a log is named: by id, or by slug within a step named by id, by build or by builder.
+export const LOG_PREFIXES = [
+  'steps/n:stepid/logs/i:log_slug',
+  'builds/n:buildid/steps/i:step_name/logs/i:log_slug',
+  'builds/n:buildid/steps/n:step_number/logs/i:log_slug',
+  'builders/n:builderid/builds/n:build_number/steps/i:step_name/logs/i:log_slug',
+  'builders/n:builderid/builds/n:build_number/steps/n:step_number/logs/i:log_slug',
+  'builders/i:buildername/builds/n:build_number/steps/i:step_name/logs/i:log_slug',
+  'builders/i:buildername/builds/n:build_number/steps/n:step_number/logs/i:log_slug',
+];
+
+const one = (pattern: string): Endpoint => ({
+  pattern,
+  resource: log,
+  collection: false,
+  kind: 'rows',
+  scope: logScope,
+});
+const many = (pattern: string): Endpoint => ({
+  pattern,
+  resource: log,
+  collection: true,
+  kind: 'rows',
+  scope: (a) => [sql`a.stepid = ${stepIdOf(a)}`],
+});
+
+export const logEndpoints: Endpoint[] = [
+  one('logs/n:logid'),
+  ...LOG_PREFIXES.map(one),
+  ...LOG_PREFIXES.map((p) => many(p.replace(/\/logs\/i:log_slug$/, '/logs'))),
+];

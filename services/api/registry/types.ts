@@ -1,0 +1,117 @@
+// The field types of Buildbot's data API: how a query-string value is read for each type,
+// and how each type describes itself in /application.spec.
+
+export type FieldType =
+  | { kind: 'integer' }
+  | { kind: 'datetime' }
+  | { kind: 'string' }
+  | { kind: 'identifier'; len: number }
+  | { kind: 'boolean' }
+  | { kind: 'binary' }
+  | { kind: 'jsonobject' }
+  | { kind: 'sourcedproperties' }
+  | { kind: 'list'; of: FieldType }
+  | { kind: 'entity'; name: string; fields: readonly EntityField[] };
+
+export interface EntityField {
+  name: string;
+  type: FieldType;
+  nullable?: boolean;
+}
+
+export const t = {
+  integer: { kind: 'integer' } as FieldType,
+  datetime: { kind: 'datetime' } as FieldType,
+  string: { kind: 'string' } as FieldType,
+  identifier: (len = 50): FieldType => ({ kind: 'identifier', len }),
+  boolean: { kind: 'boolean' } as FieldType,
+  binary: { kind: 'binary' } as FieldType,
+  jsonobject: { kind: 'jsonobject' } as FieldType,
+  sourcedproperties: { kind: 'sourcedproperties' } as FieldType,
+  list: (of: FieldType): FieldType => ({ kind: 'list', of }),
+  entity: (name: string, fields: readonly EntityField[]): FieldType => ({ kind: 'entity', name, fields }),
+};
+
+/** Scalar types can be compared, sorted and filtered with every operator. */
+export function isScalar(type: FieldType): boolean {
+  return ['integer', 'datetime', 'string', 'identifier', 'boolean'].includes(type.kind);
+}
+
+/** Values a filter compares against: what Buildbot's valueFromString yields. */
+export type FilterValue = number | string | boolean;
+
+export class BadValue extends Error {}
+
+const PY_INT = /^\s*[+-]?\d+(_\d+)*\s*$/;
+const IDENT = /^[a-zA-Z_-][a-zA-Z0-9._-]*$/;
+const BOOLEANS: Record<string, boolean> = {
+  on: true,
+  true: true,
+  yes: true,
+  '1': true,
+  off: false,
+  false: false,
+  no: false,
+  '0': false,
+};
+// Every integer column is 32-bit; clamping to the 64-bit range keeps comparisons exact.
+const INT8_MAX = 2n ** 63n - 1n;
+
+/** Python's int(): surrounding spaces, a sign and digit-separating underscores are allowed. */
+export function parsePyInt(s: string): bigint | null {
+  if (!PY_INT.test(s)) return null;
+  return BigInt(s.trim().replace(/_/g, ''));
+}
+
+/** Read a query-string value as the field's type, as Buildbot does; throws BadValue. */
+export function valueFromString(type: FieldType, raw: string): FilterValue {
+  switch (type.kind) {
+    case 'integer':
+    case 'datetime': {
+      const n = parsePyInt(raw);
+      if (n === null) throw new BadValue();
+      const clamped = n > INT8_MAX ? INT8_MAX : n < -INT8_MAX ? -INT8_MAX : n;
+      return Number(clamped) === Number(n) && Number.isSafeInteger(Number(n))
+        ? Number(n)
+        : clamped.toString();
+    }
+    case 'string':
+      return raw;
+    case 'identifier':
+      if (!IDENT.test(raw) || raw.length > type.len) throw new BadValue();
+      return raw;
+    case 'boolean': {
+      const b = BOOLEANS[raw.toLowerCase()];
+      if (b === undefined) throw new BadValue();
+      return b;
+    }
+    case 'list':
+      return valueFromString(type.of, raw);
+    default:
+      throw new BadValue();
+  }
+}
+
+// ---------------------------------------------------------------- /application.spec
+
+type Spec = Record<string, unknown>;
+
+function typeName(type: FieldType): string {
+  return type.kind === 'entity' ? type.name : type.kind;
+}
+
+export function typeSpec(type: FieldType, nullable = false): Spec {
+  let spec: Spec;
+  if (type.kind === 'list') spec = { of: typeSpec(type.of), type: 'list' };
+  else if (type.kind === 'entity') spec = { fields: type.fields.map(fieldSpec), type: type.name };
+  else spec = { name: type.kind };
+  return nullable ? { can_be_null: true, ...spec } : spec;
+}
+
+export function fieldSpec(f: EntityField): Spec {
+  return {
+    name: f.name,
+    type: f.nullable ? `${typeName(f.type)} or None` : typeName(f.type),
+    type_spec: typeSpec(f.type, f.nullable),
+  };
+}
