@@ -35,7 +35,7 @@ describe('the validator itself', () => {
     const objects = minimal();
     const service = named(objects, 'Service', 'flotilla-ci-api');
     service.specs = {};
-    (service.metadata as Record<string, unknown>).label = { a: 'b' };
+    service.metadata.label = { a: 'b' };
     expect(validateStrict(service)).toEqual([
       'Service/flotilla-ci-api: unknown key metadata.label',
       'Service/flotilla-ci-api: unknown key specs',
@@ -45,7 +45,7 @@ describe('the validator itself', () => {
   it('accepts any key inside a map (labels, ConfigMap data)', () => {
     const objects = minimal();
     const config = named(objects, 'ConfigMap', 'flotilla-ci-config');
-    config.metadata.labels!['example.com/anything'] = 'x';
+    config.metadata.labels['example.com/anything'] = 'x';
     config.data['another.yaml'] = 'x';
     expect(validateStrict(config)).toEqual([]);
   });

@@ -75,7 +75,7 @@ export function template(values: Values[]): HelmResult {
 export interface K8sObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: { name: string; [key: string]: any };
   [key: string]: any;
 }
 
