@@ -1,6 +1,9 @@
 // The API process: `npm run api`, or the container's `api` command.
 import { loadApiEnv, redact } from '../core/config/env.js';
+import { ConfigError } from '../core/config/errors.js';
+import { loadMasterConfig, type MasterConfig } from '../core/config/master-config.js';
 import { createPool } from '../core/db/pool.js';
+import { forceScheduler, forceSchedulerSpec } from '../core/force/parameters.js';
 import { onShutdown } from '../core/lifecycle.js';
 import { createRedis } from '../core/redis.js';
 import { createLogger } from '../core/telemetry/logger.js';
@@ -8,13 +11,27 @@ import { startTelemetry } from '../core/telemetry/tracing.js';
 import { buildApp } from './http/server.js';
 
 const env = loadApiEnv();
-const telemetry = startTelemetry('flotilla-api');
 const log = createLogger('api', env.logLevel);
+let config: MasterConfig | null = null;
+try {
+  config = env.masterConfigPath ? loadMasterConfig(env.masterConfigPath) : null;
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  log.fatal({ code: err.code, problems: err.problems }, err.message);
+  process.exit(2);
+}
+const telemetry = startTelemetry('flotilla-api');
 const db = createPool(env.databaseUrl, { applicationName: 'flotilla-api' });
 const redis = createRedis(env.redisUrl, 'flotilla-api');
 redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
 
-const app = await buildApp({ db, redis, log, publicUrl: env.publicUrl });
+const app = await buildApp({
+  db,
+  redis,
+  log,
+  publicUrl: env.publicUrl,
+  forceSchedulers: (config?.force_schedulers ?? []).map((f) => forceSchedulerSpec(forceScheduler(f))),
+});
 await app.listen({ port: env.port, host: env.host });
 log.info({ url: env.publicUrl, database: redact(env.databaseUrl) }, 'api listening');
 

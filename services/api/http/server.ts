@@ -5,6 +5,7 @@ import Fastify, {
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
+  LogController,
 } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { ConnectionPool } from '../../core/db/pool.js';
@@ -36,11 +37,10 @@ const API_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS', 'PUT', 'DELETE', 'PATCH']
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     // Buildbot matches paths exactly: /api/v2/builds/ is not /api/v2/builds.
-    ignoreTrailingSlash: false,
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 4096 },
     bodyLimit: deps.bodyLimit ?? 1024 * 1024,
-    maxParamLength: 4096,
     return503OnClosing: true,
   });
   const checks = [postgresCheck(deps.db), redisCheck(deps.redis)];

@@ -20,6 +20,8 @@ export interface ApiEnv extends CommonEnv {
   port: number;
   /** Public URL of the service, used in links (Buildbot's buildbotURL). */
   publicUrl: string;
+  /** The masters' YAML configuration, for what API pods serve from it (force forms, auth). */
+  masterConfigPath: string | null;
 }
 
 export interface MasterEnv extends CommonEnv {
@@ -117,7 +119,13 @@ export function loadApiEnv(src: Source = process.env): ApiEnv {
   const c = common(r, 0);
   const port = r.port('PORT', 8010);
   const publicUrl = r.url('PUBLIC_URL', ['http:', 'https:'], `http://127.0.0.1:${port}/`);
-  return r.done({ ...c, port, publicUrl: publicUrl.endsWith('/') ? publicUrl : `${publicUrl}/` });
+  const masterConfigPath = src.MASTER_CONFIG ? src.MASTER_CONFIG : null;
+  return r.done({
+    ...c,
+    port,
+    publicUrl: publicUrl.endsWith('/') ? publicUrl : `${publicUrl}/`,
+    masterConfigPath,
+  });
 }
 
 export function loadMasterEnv(src: Source = process.env): MasterEnv {
