@@ -9,7 +9,8 @@ beforeAll(() => {
   ensureHelm();
 }, FETCH_TIMEOUT_MS);
 
-const hooks = (o: K8sObject): string[] => (o.metadata.annotations?.['helm.sh/hook'] ?? '').split(',').filter(Boolean);
+const hooks = (o: K8sObject): string[] =>
+  (o.metadata.annotations?.['helm.sh/hook'] ?? '').split(',').filter(Boolean);
 const weight = (o: K8sObject) => Number(o.metadata.annotations?.['helm.sh/hook-weight'] ?? 0);
 
 /** What keeps a release's migration from running before its pods. */

@@ -87,22 +87,31 @@ export function openObjects(root: JsonSchema, node: JsonSchema = root, path = '#
 
 /**
  * Every key path a schema names: `a.b` for a property, `a[]` into list items, `a{}` into
- * map values. Alternatives contribute all their keys.
+ * map values. Alternatives contribute all their keys. A recursive definition stops where
+ * it first contains itself, as zodPaths() stops at a recursive z.lazy.
  */
-export function schemaPaths(root: JsonSchema, schema: JsonSchema, path = ''): Set<string> {
-  const node = resolve(root, schema);
+export function schemaPaths(
+  root: JsonSchema,
+  schema: JsonSchema,
+  path = '',
+  inside: ReadonlySet<string> = new Set(),
+): Set<string> {
   const paths = new Set<string>();
+  // A definition that contains itself (nested force parameters) is walked once per branch.
+  if (schema.$ref && inside.has(schema.$ref)) return paths;
+  const within = schema.$ref ? new Set([...inside, schema.$ref]) : inside;
+  const node = resolve(root, schema);
   const add = (more: Set<string>) => {
     for (const p of more) paths.add(p);
   };
-  for (const o of alternatives(node) ?? []) add(schemaPaths(root, o, path));
-  if (node.items) add(schemaPaths(root, node.items, `${path}[]`));
+  for (const o of alternatives(node) ?? []) add(schemaPaths(root, o, path, within));
+  if (node.items) add(schemaPaths(root, node.items, `${path}[]`, within));
   if (node.additionalProperties && typeof node.additionalProperties === 'object') {
-    add(schemaPaths(root, node.additionalProperties, `${path}{}`));
+    add(schemaPaths(root, node.additionalProperties, `${path}{}`, within));
   }
   for (const [k, v] of Object.entries(node.properties ?? {})) {
     paths.add(at(path, k));
-    add(schemaPaths(root, v, at(path, k)));
+    add(schemaPaths(root, v, at(path, k), within));
   }
   return paths;
 }
