@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The issue's benchmark, one target at a time, on a database of the bench cluster:
+#
+#   load/bench/run.sh pgbench  [DB]   best SQL, by pgbench (load/bench/pgbench.ts)
+#   load/bench/run.sh buildbot [DB]   a real Buildbot 3.7 serving DB (load/bench/buildbot.sh)
+#   load/bench/run.sh flotilla [DB]   Flotilla's API (services/api/main.ts) serving DB
+#
+# DB defaults to "bench" (SCALE=1); "bench_small" is the 10k-row variant. Make them with
+#   load/bench/cluster.sh db bench && load/generate/run.sh "$(load/bench/cluster.sh url bench)" 1
+# Env: DURATION (s per run, default 10), CONNECTIONS (default 1,8), ONLY (endpoint names,
+# comma-separated), TIMEOUT (s, default 60), PORT (Flotilla's, default 8040).
+# Writes load/results/<target>-<DB>.json and .md (the markdown table, also printed).
+# Every server it starts (API, Redis, Buildbot) it stops by pid, whatever the outcome; the
+# bench PostgreSQL cluster stays up (load/bench/cluster.sh down).
+set -euo pipefail
+source "$(cd "$(dirname "$0")/../.." && pwd)/deploy/local/lib.sh"
+cd "$ROOT"
+
+target="${1:-}"
+db="${2:-bench}"
+DURATION="${DURATION:-10}"
+CONNECTIONS="${CONNECTIONS:-1,8}"
+TIMEOUT="${TIMEOUT:-60}"
+OUT="$ROOT/load/results"
+mkdir -p "$OUT"
+url="$(load/bench/cluster.sh url "$db")"
+load/bench/cluster.sh up >/dev/null
+[ "$(psql -X -At -c "SELECT count(*) > 0 FROM builds" "$url" 2>/dev/null)" = t ] ||
+  die "database $db has no data: load/bench/cluster.sh db $db && load/generate/run.sh \"$url\" SCALE"
+only=(); [ -n "${ONLY:-}" ] && only=(--only "$ONLY")
+
+http_bench() { # LABEL BASE PID
+  node --import tsx load/bench/http.ts --base "$2" --label "$1" --pid "$3" --duration "$DURATION" \
+    --connections "$CONNECTIONS" --timeout "$TIMEOUT" --out "$OUT/$1.json" "${only[@]}" | tee "$OUT/$1.md"
+}
+
+case "$target" in
+  pgbench)
+    psql -X -q -v ON_ERROR_STOP=1 -f load/bench/sql/counts.sql "$url" 2>/dev/null
+    node --import tsx load/bench/pgbench.ts --db "$url" --label "pgbench-$db" --duration "$DURATION" \
+      --connections "$CONNECTIONS" --out "$OUT/pgbench-$db.json" "${only[@]}" | tee "$OUT/pgbench-$db.md"
+    ;;
+  buildbot)
+    trap 'load/bench/buildbot.sh stop' EXIT
+    load/bench/buildbot.sh start "$db"
+    http_bench "buildbot-$db" "http://127.0.0.1:${BENCH_BB_PORT:-8030}/api/v2" "$(load/bench/buildbot.sh pid)"
+    ;;
+  flotilla)
+    port="${PORT:-8040}"
+    redis_dir="$ROOT/.data/bench/redis"
+    api_pid=""
+    cleanup() { stop_pid api "$api_pid"; redis_down "$redis_dir"; }
+    trap cleanup EXIT
+    redis_up "$redis_dir" "${BENCH_REDIS_PORT:-56379}" fast
+    mkdir -p "$ROOT/.data/bench"
+    DATABASE_URL="$url" REDIS_URL="redis://127.0.0.1:${BENCH_REDIS_PORT:-56379}" PORT="$port" \
+      PUBLIC_URL="http://127.0.0.1:$port/" LOG_LEVEL="${LOG_LEVEL:-warn}" OTEL_TRACES_EXPORTER=none \
+      OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none \
+      node --import tsx services/api/main.ts >"$ROOT/.data/bench/api.log" 2>&1 &
+    api_pid=$!
+    wait_http "http://127.0.0.1:$port/api/v2/builders" 60 "$api_pid" ||
+      { tail -20 "$ROOT/.data/bench/api.log" >&2; die "the API did not answer on 127.0.0.1:$port"; }
+    log "Flotilla API on $db: pid $api_pid, http://127.0.0.1:$port/api/v2"
+    http_bench "flotilla-$db" "http://127.0.0.1:$port/api/v2" "$api_pid"
+    ;;
+  *) echo "usage: $0 pgbench|buildbot|flotilla [DB]" >&2; exit 2 ;;
+esac

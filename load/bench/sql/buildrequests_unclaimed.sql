@@ -1,0 +1,17 @@
+-- GET /buildrequests?claimed=false&order=-priority&order=submitted_at&limit=50
+-- "Unclaimed" is the absence of a buildrequest_claims row, which no index of the schema
+-- can find without an anti-join over every claim: the exact answer, on any data.
+-- pgbench -D total=0: the page alone; 1: page + counter row; 2: page + exact count(*).
+SELECT br.id, br.buildsetid, br.builderid, br.priority, br.complete, br.results, br.submitted_at,
+       br.complete_at, br.waited_for, false AS claimed, NULL::int AS claimed_at,
+       NULL::int AS claimed_by_masterid
+FROM buildrequests br
+WHERE NOT EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = br.id)
+ORDER BY br.priority DESC, br.submitted_at, br.id
+LIMIT 50;
+\if :total = 1
+SELECT n FROM load_bench.counts WHERE collection = 'buildrequests' AND scope = 'claimed=false';
+\elif :total = 2
+SELECT count(*) FROM buildrequests br
+WHERE NOT EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = br.id);
+\endif

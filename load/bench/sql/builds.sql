@@ -1,0 +1,12 @@
+-- GET /builds?order=-buildid&limit=50
+-- pgbench -D total=0: the page alone; 1: page + counter row; 2: page + exact count(*).
+SELECT b.id, b.number, b.builderid, b.buildrequestid, b.workerid, b.masterid, b.started_at,
+       b.complete_at, b.complete_at IS NOT NULL AS complete, b.state_string, b.results
+FROM builds b
+ORDER BY b.id DESC
+LIMIT 50;
+\if :total = 1
+SELECT n FROM load_bench.counts WHERE collection = 'builds' AND scope = '';
+\elif :total = 2
+SELECT count(*) FROM builds;
+\endif

@@ -1,0 +1,212 @@
+// The local runner: the scenarios of load/scenarios.json, as the k6 scripts of load/k6 run
+// them, with autocannon (collections), fetch (log tailing) and ws (event fan-out), and the
+// same thresholds. Exits 1 when a threshold fails, 2 on a usage or setup error.
+//
+//   BASE_URL=http://127.0.0.1:8080/api/v2 node --import tsx load/run.ts [scenario ...]
+//        [--duration 30s] [--vus N] [--out FILE]
+//
+// Scenarios: collections, log_tail, ws_fanout (default: all three, one after the other).
+// --duration and --vus override every scenario's (like k6's -e DURATION / -e VUS).
+// BUILD_ID / LOG_ID name the ids the endpoints use instead of finding them through the API.
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import WebSocket from 'ws';
+import { hammer } from './measure.js';
+import {
+  fill,
+  type Ids,
+  judge,
+  loadScenarios,
+  type Metric,
+  resolveIds,
+  type ScenarioSpec,
+  type Scenarios,
+  seconds,
+  type Verdict,
+} from './scenario.js';
+
+const { values: args, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    base: { type: 'string' },
+    duration: { type: 'string' },
+    vus: { type: 'string' },
+    out: { type: 'string' },
+  },
+});
+
+type Runner = (spec: Scenarios, sc: ScenarioSpec, base: string, ids: Ids) => Promise<Record<string, Metric>>;
+
+/** Each VU requests every endpoint but the heavy ones in turn: autocannon's request cycle per connection. */
+const collections: Runner = async (spec, sc, base, ids) => {
+  const run = await hammer({
+    base,
+    paths: spec.endpoints.filter((e) => !e.heavy).map((e) => fill(e.path, ids)),
+    connections: sc.vus,
+    durationSeconds: seconds(sc.duration),
+    timeoutSeconds: 60,
+    headers: spec.headers,
+  });
+  const total = run.responses + run.timeouts;
+  return {
+    http_req_duration: { kind: 'trend', samples: run.latencies },
+    http_req_failed: { kind: 'rate', passes: run.failed, total },
+    http_reqs: { kind: 'counter', count: total, seconds: run.seconds },
+  };
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs vus virtual users (numbered from 1, as k6's __VU) to completion; the seconds it took. */
+async function runVus(vus: number, vu: (n: number) => Promise<void>): Promise<number> {
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: vus }, (_, i) => vu(i + 1)));
+  return (performance.now() - t0) / 1000;
+}
+
+/** Each VU follows the log from its own offset, pageLines at a time, pollMs apart; 404 past the end. */
+const logTail: Runner = async (spec, sc, base, ids) => {
+  const info: any = await (await fetch(`${base}/logs/${ids.log}`, { headers: spec.headers })).json();
+  const numLines: number = info.logs?.[0]?.num_lines ?? 0;
+  const durations: number[] = [];
+  let failed = 0;
+  let requests = 0;
+  let lines = 0;
+  const end = Date.now() + seconds(sc.duration) * 1000;
+  const vu = async (n: number) => {
+    let offset = numLines > 0 ? ((n - 1) * 50000) % numLines : 0;
+    while (Date.now() < end) {
+      const t0 = performance.now();
+      let status = 0;
+      let content = '';
+      try {
+        const res = await fetch(`${base}/logs/${ids.log}/contents?offset=${offset}&limit=${sc.pageLines}`, {
+          headers: spec.headers,
+          signal: AbortSignal.timeout(60_000),
+        });
+        status = res.status;
+        const body = await res.text();
+        if (status === 200) content = JSON.parse(body).logchunks?.[0]?.content ?? '';
+      } catch {
+        status = 0;
+      }
+      durations.push(performance.now() - t0);
+      requests++;
+      if (status === 200) {
+        const got = content.split('\n').length - 1;
+        lines += got;
+        offset += got;
+      } else {
+        if (status !== 404) failed++;
+        offset = 0;
+      }
+      await sleep(sc.pollMs ?? 0);
+    }
+  };
+  const took = await runVus(sc.vus, vu);
+  return {
+    http_req_duration: { kind: 'trend', samples: durations },
+    http_req_failed: { kind: 'rate', passes: failed, total: requests },
+    http_reqs: { kind: 'counter', count: requests, seconds: took },
+    log_lines_read: { kind: 'counter', count: lines, seconds: took },
+  };
+};
+
+/** Each VU opens /ws, subscribes, counts events for holdSeconds, closes, and starts over. */
+const wsFanout: Runner = async (_spec, sc, base) => {
+  const url = base.replace(/^http/, 'ws').replace(/\/api\/v2$/, '') + '/ws';
+  const acks: number[] = [];
+  let sessions = 0;
+  let failedSessions = 0;
+  let events = 0;
+  const end = Date.now() + seconds(sc.duration) * 1000;
+  const session = () =>
+    new Promise<void>((resolve) => {
+      let sentAt = 0;
+      let acked = false;
+      const socket = new WebSocket(url);
+      const finish = () => {
+        clearTimeout(timer);
+        sessions++;
+        if (!acked) failedSessions++;
+        resolve();
+      };
+      // a k6 iteration is never cut short: the socket is held for holdSeconds in full
+      const timer = setTimeout(() => socket.close(), (sc.holdSeconds ?? 10) * 1000);
+      socket.on('open', () => {
+        sentAt = performance.now();
+        socket.send(JSON.stringify({ cmd: 'startConsuming', path: sc.path, _id: 1 }));
+      });
+      socket.on('message', (data) => {
+        const msg = JSON.parse(String(data));
+        if (msg._id === 1) {
+          acks.push(performance.now() - sentAt);
+          acked = msg.code === 200;
+        } else if (msg.k) {
+          events++;
+        }
+      });
+      socket.on('error', () => socket.terminate());
+      socket.on('close', finish);
+    });
+  const took = await runVus(sc.vus, async () => {
+    while (Date.now() < end) await session();
+  });
+  return {
+    ws_subscribe_ack: { kind: 'trend', samples: acks },
+    ws_failed: { kind: 'rate', passes: failedSessions, total: sessions },
+    ws_sessions: { kind: 'counter', count: sessions, seconds: took },
+    ws_events: { kind: 'counter', count: events, seconds: took },
+  };
+};
+
+const RUNNERS: Record<string, Runner> = { collections, log_tail: logTail, ws_fanout: wsFanout };
+
+function describe(name: string, m: Metric): string {
+  if (m.kind === 'trend') {
+    const s = [...m.samples].sort((a, b) => a - b);
+    const at = (p: number) => s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]?.toFixed(1);
+    return `${name}: n=${s.length} p50=${at(50)} p95=${at(95)} p99=${at(99)} max=${s[s.length - 1]?.toFixed(1)} ms`;
+  }
+  if (m.kind === 'rate') return `${name}: ${m.passes}/${m.total}`;
+  return `${name}: ${m.count} (${(m.count / m.seconds).toFixed(1)}/s)`;
+}
+
+async function main(): Promise<number> {
+  const spec = loadScenarios();
+  const base = (args.base ?? process.env.BASE_URL ?? 'http://127.0.0.1:8080/api/v2').replace(/\/$/, '');
+  const names = positionals.length > 0 ? positionals : Object.keys(spec.scenarios);
+  for (const n of names) if (!RUNNERS[n] || !spec.scenarios[n]) throw new Error(`no scenario "${n}"`);
+  const ids = await resolveIds(base, spec.headers);
+  console.log(`BASE_URL ${base}; build ${ids.build}, log ${ids.log}`);
+  const report: Record<string, { metrics: Record<string, string>; verdicts: Verdict[] }> = {};
+  let failed = 0;
+  for (const name of names) {
+    const sc = { ...spec.scenarios[name]! };
+    if (args.duration) sc.duration = args.duration;
+    if (args.vus) sc.vus = Number(args.vus);
+    console.log(`\n== ${name}: ${sc.vus} VUs for ${sc.duration}`);
+    const metrics = await RUNNERS[name]!(spec, sc, base, ids);
+    const verdicts = judge(sc.thresholds, metrics);
+    for (const [metric, m] of Object.entries(metrics)) console.log('   ' + describe(metric, m));
+    for (const v of verdicts) {
+      console.log(`   ${v.ok ? 'ok  ' : 'FAIL'} ${v.metric} ${v.expression} (${+v.value.toFixed(4)})`);
+      if (!v.ok) failed++;
+    }
+    report[name] = {
+      metrics: Object.fromEntries(Object.entries(metrics).map(([k, m]) => [k, describe(k, m)])),
+      verdicts,
+    };
+  }
+  if (args.out) writeFileSync(args.out, JSON.stringify({ base, ids, report }, null, 2) + '\n');
+  console.log(failed ? `\n${failed} threshold(s) failed` : '\nall thresholds passed');
+  return failed ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(`load: ${(err as Error).message}`);
+    process.exit(2);
+  },
+);
