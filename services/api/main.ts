@@ -3,7 +3,7 @@ import { loadApiEnv, redact } from '../core/config/env.js';
 import { ConfigError } from '../core/config/errors.js';
 import { loadMasterConfig, type MasterConfig } from '../core/config/master-config.js';
 import { createPool } from '../core/db/pool.js';
-import { forceScheduler, forceSchedulerSpec } from '../core/force/parameters.js';
+import { forceScheduler } from '../core/force/parameters.js';
 import { onShutdown } from '../core/lifecycle.js';
 import { createRedis } from '../core/redis.js';
 import { createLogger } from '../core/telemetry/logger.js';
@@ -30,7 +30,7 @@ const app = await buildApp({
   redis,
   log,
   publicUrl: env.publicUrl,
-  forceSchedulers: (config?.force_schedulers ?? []).map((f) => forceSchedulerSpec(forceScheduler(f))),
+  forceSchedulers: (config?.force_schedulers ?? []).map(forceScheduler),
 });
 await app.listen({ port: env.port, host: env.host });
 log.info({ url: env.publicUrl, database: redact(env.databaseUrl) }, 'api listening');

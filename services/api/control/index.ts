@@ -2,16 +2,22 @@
 // that does not exist is a 404, an action a resource does not have is Buildbot's 501.
 import type { Redis } from 'ioredis';
 import { type ConnectionPool, sql } from '../../core/db/pool.js';
+import type { ForceScheduler } from '../../core/force/parameters.js';
 import { badQuery, notFound } from '../http/errors.js';
 import { type ActionCall, type ControlHandler, unsupportedAction } from '../http/jsonrpc.js';
 import { existsSql } from '../query/compile.js';
 import type { Match } from '../registry/paths.js';
+import { cancel } from './cancel.js';
+import { force } from './force.js';
+import { rebuild } from './rebuild.js';
 import { stopBuild } from './stop.js';
 import { workerAction } from './workers.js';
 
 export interface ControlDeps {
   db: ConnectionPool;
   redis: Redis;
+  forceSchedulers: ReadonlyMap<string, ForceScheduler>;
+  onPublishError?: (err: Error) => void;
 }
 
 async function mustExist(deps: ControlDeps, match: Match): Promise<void> {
@@ -36,6 +42,12 @@ export function controlHandlers(deps: ControlDeps) {
       switch (`${resource}:${call.method}`) {
         case 'build:stop':
           return stopBuild(deps, call);
+        case 'build:rebuild':
+          return rebuild(deps, call);
+        case 'buildrequest:cancel':
+          return cancel(deps, call);
+        case 'forcescheduler:force':
+          return force(deps, deps.forceSchedulers, call);
         case 'worker:stop':
         case 'worker:pause':
         case 'worker:unpause':

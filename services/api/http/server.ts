@@ -9,6 +9,7 @@ import Fastify, {
 } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { ConnectionPool } from '../../core/db/pool.js';
+import { type ForceScheduler, forceSchedulerSpec } from '../../core/force/parameters.js';
 import { postgresCheck, readiness, redisCheck } from '../../core/health.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { controlHandlers } from '../control/index.js';
@@ -26,8 +27,8 @@ export interface AppDeps {
   redis: Redis;
   log: Logger;
   publicUrl: string;
-  /** Force schedulers in Buildbot's REST shape (from the master configuration). */
-  forceSchedulers?: readonly object[];
+  /** Force schedulers of the master configuration. */
+  forceSchedulers?: readonly ForceScheduler[];
   allowedOrigins?: readonly string[];
   bodyLimit?: number;
 }
@@ -44,7 +45,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
   });
   const checks = [postgresCheck(deps.db), redisCheck(deps.redis)];
-  const registry = buildRegistry(deps.forceSchedulers ?? []);
+  const forceSchedulers = deps.forceSchedulers ?? [];
+  const registry = buildRegistry(forceSchedulers.map(forceSchedulerSpec));
 
   // The session secret lives in the database, which may come up after us: read it on first use.
   let sessions: Sessions | null = null;
@@ -87,7 +89,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     cors: corsPolicy(deps.publicUrl, deps.allowedOrigins),
     sessions: cookies,
     logs: new LogReader(deps.db),
-    jsonRpc: jsonRpcHandler(controlHandlers({ db: deps.db, redis: deps.redis })),
+    jsonRpc: jsonRpcHandler(
+      controlHandlers({
+        db: deps.db,
+        redis: deps.redis,
+        forceSchedulers: new Map(forceSchedulers.map((f) => [f.name, f])),
+        onPublishError: (err) => deps.log.warn({ err: err.message }, 'events not published'),
+      }),
+    ),
     log: deps.log,
   });
   app.route({ method: [...API_METHODS], url: '/api/v2', handler: rest });

@@ -47,7 +47,7 @@ export const buildrequestEndpoints: Endpoint[] = [
     collection: false,
     kind: 'rows',
     scope: (a) => [sql`a.id = ${a.buildrequestid}`],
-    actions: ['cancel', 'set_priority'],
+    actions: ['cancel'],
   },
   {
     pattern: 'buildrequests',

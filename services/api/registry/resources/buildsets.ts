@@ -1,7 +1,8 @@
+import { buildsetSourcestampsJson } from '../../../core/data/entities.js';
 import { sql } from '../../../core/db/pool.js';
 import { type Endpoint, field, type Resource } from '../model.js';
 import { t } from '../types.js';
-import { sourcestampJson, sourcestampType } from './common.js';
+import { sourcestampType } from './common.js';
 
 const s = { sqlNullSemantics: true };
 
@@ -20,13 +21,7 @@ export const buildset: Resource = {
     }),
     field('complete_at', t.integer, sql`a.complete_at`, { ...s, nullable: true }),
     field('results', t.integer, sql`a.results`, { ...s, nullable: true }),
-    field(
-      'sourcestamps',
-      t.list(sourcestampType),
-      sql`(SELECT coalesce(json_agg(${sourcestampJson('ss')} ORDER BY bss.id), '[]'::json)
-            FROM buildset_sourcestamps bss JOIN sourcestamps ss ON ss.id = bss.sourcestampid
-            WHERE bss.buildsetid = a.id)`,
-    ),
+    field('sourcestamps', t.list(sourcestampType), buildsetSourcestampsJson(sql`a.id`)),
     field('parent_buildid', t.integer, sql`a.parent_buildid`, { ...s, nullable: true }),
     field('parent_relationship', t.string, sql`a.parent_relationship`, { ...s, nullable: true }),
   ],

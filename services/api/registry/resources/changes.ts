@@ -1,8 +1,9 @@
+import { sourcestampJson } from '../../../core/data/entities.js';
 import { sql } from '../../../core/db/pool.js';
 import { type Endpoint, field, type Resource } from '../model.js';
 import { t } from '../types.js';
 import { buildIdOf } from './builds.js';
-import { sourcestampJson, sourcestampType } from './common.js';
+import { sourcestampType } from './common.js';
 
 // Buildbot stores change properties as [value, "Change"]; a value stored any other way is
 // taken whole, with "Change" as its source.

@@ -1,7 +1,8 @@
+import { masterJson } from '../../../core/data/entities.js';
 import { sql } from '../../../core/db/pool.js';
 import { type Endpoint, field, type PathArgs, type Resource } from '../model.js';
 import { t } from '../types.js';
-import { masterJson, masterType } from './common.js';
+import { masterType } from './common.js';
 
 const ownerOf = sql`(SELECT sm.masterid FROM scheduler_masters sm WHERE sm.schedulerid = a.id)`;
 

@@ -1,7 +1,8 @@
+import { patchJson } from '../../../core/data/entities.js';
 import { sql } from '../../../core/db/pool.js';
 import { type Endpoint, field, type Resource } from '../model.js';
 import { t } from '../types.js';
-import { patchJson, patchType } from './common.js';
+import { patchType } from './common.js';
 
 export const sourcestamp: Resource = {
   name: 'sourcestamp',

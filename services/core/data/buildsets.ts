@@ -1,0 +1,119 @@
+// Build sets: addBuildset creates one with a build request per builder; maybeBuildsetComplete
+// completes it when its last request completes, with the worst of their results.
+import { sql } from '../db/pool.js';
+import { Results, worst } from '../results.js';
+import { buildrequestJson, buildsetSourcestampsJson } from './entities.js';
+import { findOrCreateSourceStamp, type SourceStampSpec } from './sourcestamps.js';
+import { now, type Tx } from './transaction.js';
+
+export interface NewBuildset {
+  /** Scheduler name, carried in the `new` event. */
+  scheduler: string;
+  /** Existing source stamp ids, or stamps to find or create. */
+  sourcestamps: readonly (number | SourceStampSpec)[];
+  reason: string;
+  /** name -> [value, source] */
+  properties?: Record<string, readonly [unknown, string]>;
+  builderids: readonly number[];
+  waited_for?: boolean;
+  external_idstring?: string | null;
+  parent_buildid?: number | null;
+  parent_relationship?: string | null;
+  priority?: number;
+}
+
+export interface AddedBuildset {
+  bsid: number;
+  /** builderid -> build request id */
+  brids: Record<number, number>;
+}
+
+export async function addBuildset(tx: Tx, b: NewBuildset): Promise<AddedBuildset> {
+  const submitted = now();
+  const ssids: number[] = [];
+  for (const ss of b.sourcestamps)
+    ssids.push(typeof ss === 'number' ? ss : await findOrCreateSourceStamp(tx, ss));
+  const [bs] = await tx.q.query(sql`
+    INSERT INTO buildsets (external_idstring, reason, submitted_at, complete, complete_at, results,
+                           parent_buildid, parent_relationship)
+    VALUES (${b.external_idstring ?? null}, ${b.reason}, ${submitted}, 0, NULL, -1,
+            ${b.parent_buildid ?? null}, ${b.parent_relationship ?? null})
+    RETURNING id`);
+  const bsid = bs.id as number;
+  const props = Object.entries(b.properties ?? {});
+  if (props.length) {
+    await tx.q.query(sql`
+      INSERT INTO buildset_properties (buildsetid, property_name, property_value)
+      SELECT ${bsid}, n, v FROM unnest(${props.map(([n]) => n)}::text[], ${props.map(([, v]) => JSON.stringify(v))}::text[]) AS x(n, v)`);
+  }
+  if (ssids.length) {
+    await tx.q.query(sql`
+      INSERT INTO buildset_sourcestamps (buildsetid, sourcestampid)
+      SELECT ${bsid}, s FROM unnest(${ssids}::int[]) WITH ORDINALITY AS x(s, o) ORDER BY o`);
+  }
+  const brids: Record<number, number> = {};
+  for (const builderid of b.builderids) {
+    const [br] = await tx.q.query(sql`
+      INSERT INTO buildrequests (buildsetid, builderid, priority, complete, results, submitted_at, complete_at, waited_for)
+      VALUES (${bsid}, ${builderid}, ${b.priority ?? 0}, 0, -1, ${submitted}, NULL, ${b.waited_for ? 1 : 0})
+      RETURNING id`);
+    brids[builderid] = br.id;
+  }
+
+  // Events: each request's `new`, then the build set's (with its full source stamps).
+  for (const [builderid, brid] of Object.entries(brids)) {
+    const [row] = await tx.q.query(
+      sql`SELECT ${buildrequestJson('br')} AS e FROM buildrequests br WHERE br.id = ${brid}`,
+    );
+    for (const key of buildrequestKeys(bsid, Number(builderid), brid)) tx.out.add([...key, 'new'], row.e);
+  }
+  const [ss] = await tx.q.query(sql`SELECT ${buildsetSourcestampsJson(sql`${bsid}::int`)} AS s`);
+  tx.out.add(['buildsets', bsid, 'new'], {
+    bsid,
+    external_idstring: b.external_idstring ?? null,
+    reason: b.reason,
+    submitted_at: submitted,
+    complete: false,
+    complete_at: null,
+    results: null,
+    scheduler: b.scheduler,
+    sourcestamps: ss.s,
+  });
+  if (b.builderids.length === 0) await maybeBuildsetComplete(tx, bsid);
+  return { bsid, brids };
+}
+
+/** Buildbot's routing keys of a build request event (the event name is appended). */
+export function buildrequestKeys(bsid: number, builderid: number, brid: number): (string | number)[][] {
+  return [
+    ['buildsets', bsid, 'builders', builderid, 'buildrequests', brid],
+    ['buildrequests', brid],
+    ['builders', builderid, 'buildrequests', brid],
+  ];
+}
+
+export async function maybeBuildsetComplete(tx: Tx, bsid: number): Promise<boolean> {
+  // Lock the build set so that two masters finishing its last requests complete it once.
+  const [bs] = await tx.q.query(sql`SELECT id, complete, reason, external_idstring, submitted_at
+                                    FROM buildsets WHERE id = ${bsid} FOR UPDATE`);
+  if (!bs || bs.complete) return false;
+  const reqs = await tx.q.query(sql`SELECT complete, results FROM buildrequests WHERE buildsetid = ${bsid}`);
+  if (reqs.some((r) => !r.complete)) return false;
+  const results = reqs.reduce<number>((acc, r) => worst(acc, r.results as number), Results.SUCCESS);
+  const completeAt = now();
+  await tx.q.query(
+    sql`UPDATE buildsets SET complete = 1, complete_at = ${completeAt}, results = ${results} WHERE id = ${bsid}`,
+  );
+  const [ss] = await tx.q.query(sql`SELECT ${buildsetSourcestampsJson(sql`${bsid}::int`)} AS s`);
+  tx.out.add(['buildsets', bsid, 'complete'], {
+    bsid,
+    external_idstring: bs.external_idstring,
+    reason: bs.reason,
+    sourcestamps: ss.s,
+    submitted_at: bs.submitted_at,
+    complete: true,
+    complete_at: completeAt,
+    results,
+  });
+  return true;
+}

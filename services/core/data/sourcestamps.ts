@@ -1,0 +1,57 @@
+// Source stamps are shared: the same branch, revision, repository, project, codebase and
+// patch always map to one row, identified by Buildbot's ss_hash, so Buildbot and Flotilla
+// find each other's stamps.
+import { createHash } from 'node:crypto';
+import { sql } from '../db/pool.js';
+import { now, type Tx } from './transaction.js';
+
+export interface SourceStampSpec {
+  branch?: string | null;
+  revision?: string | null;
+  repository?: string;
+  project?: string;
+  codebase?: string;
+  patch_body?: string | null;
+  patch_level?: number | null;
+  patch_author?: string | null;
+  patch_comment?: string | null;
+  patch_subdir?: string | null;
+}
+
+/** Buildbot's hashColumns: sha1 of the UTF-8 values joined by NUL, None written as 0xf5. */
+export function hashColumns(values: readonly (string | number | null | undefined)[]): string {
+  const parts = values.map((v) =>
+    v === null || v === undefined ? Buffer.from([0xf5]) : Buffer.from(String(v), 'utf8'),
+  );
+  const joined: Buffer[] = [];
+  parts.forEach((p, i) => {
+    if (i > 0) joined.push(Buffer.from([0]));
+    joined.push(p);
+  });
+  return createHash('sha1').update(Buffer.concat(joined)).digest('hex');
+}
+
+export async function findOrCreateSourceStamp(tx: Tx, ss: SourceStampSpec): Promise<number> {
+  const repository = ss.repository ?? '';
+  const project = ss.project ?? '';
+  const codebase = ss.codebase ?? '';
+  let patchid: number | null = null;
+  if (ss.patch_body) {
+    const [p] = await tx.q.query(sql`
+      INSERT INTO patches (patchlevel, patch_base64, patch_author, patch_comment, subdir)
+      VALUES (${ss.patch_level ?? 1}, ${Buffer.from(ss.patch_body, 'utf8').toString('base64')},
+              ${ss.patch_author ?? ''}, ${ss.patch_comment ?? ''}, ${ss.patch_subdir ?? null})
+      RETURNING id`);
+    patchid = p.id;
+  }
+  const hash = hashColumns([ss.branch ?? null, ss.revision ?? null, repository, project, codebase, patchid]);
+  // Insert-or-find in one statement: a concurrent insert of the same stamp is not an error.
+  const rows = await tx.q.query(sql`
+    WITH ins AS (
+      INSERT INTO sourcestamps (ss_hash, branch, revision, patchid, repository, codebase, project, created_at)
+      VALUES (${hash}, ${ss.branch ?? null}, ${ss.revision ?? null}, ${patchid}, ${repository}, ${codebase},
+              ${project}, ${now()})
+      ON CONFLICT (ss_hash) DO NOTHING RETURNING id)
+    SELECT id FROM ins UNION ALL SELECT id FROM sourcestamps WHERE ss_hash = ${hash} LIMIT 1`);
+  return rows[0].id as number;
+}

@@ -1,0 +1,38 @@
+// Every data operation runs inside a transaction and queues its events; the events are
+// published only once the transaction has committed, so nobody hears of what did not happen.
+import type { Redis } from 'ioredis';
+import type { ConnectionPool, Queryable } from '../db/pool.js';
+import { publish, type RoutingKey } from '../events/bus.js';
+
+export class Outbox {
+  readonly events: { key: RoutingKey; message: unknown }[] = [];
+  add(key: RoutingKey, message: unknown): void {
+    this.events.push({ key, message });
+  }
+}
+
+export interface DataContext {
+  db: ConnectionPool;
+  redis: Redis;
+  /** Called when events could not be published (the data is committed regardless). */
+  onPublishError?: (err: Error) => void;
+}
+
+/** The transaction handle and the outbox every operation takes. */
+export interface Tx {
+  q: Queryable;
+  out: Outbox;
+}
+
+export async function transact<T>(ctx: DataContext, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const out = new Outbox();
+  const result = await ctx.db.tx((q) => fn({ q, out }));
+  try {
+    for (const e of out.events) await publish(ctx.redis, e.key, e.message);
+  } catch (err) {
+    ctx.onPublishError?.(err as Error);
+  }
+  return result;
+}
+
+export const now = (): number => Math.floor(Date.now() / 1000);
