@@ -2,6 +2,7 @@
 import { loadApiEnv, redact } from '../core/config/env.js';
 import { ConfigError } from '../core/config/errors.js';
 import { loadMasterConfig, type MasterConfig } from '../core/config/master-config.js';
+import { startCountCompaction } from '../core/db/counts.js';
 import { createPool } from '../core/db/pool.js';
 import { forceScheduler } from '../core/force/parameters.js';
 import { onShutdown } from '../core/lifecycle.js';
@@ -35,7 +36,10 @@ const app = await buildApp({
 await app.listen({ port: env.port, host: env.host });
 log.info({ url: env.publicUrl, database: redact(env.databaseUrl) }, 'api listening');
 
+const stopCompaction = startCountCompaction(db, log);
+
 onShutdown(log, () => [
+  { name: 'count compaction', run: async () => stopCompaction() },
   { name: 'http', run: () => app.close() },
   { name: 'postgres', run: () => db.dispose() },
   { name: 'redis', run: () => redis.quit() },

@@ -15,8 +15,6 @@ export interface RowsQuery {
   spec: ResultSpec;
   /** SQL that is true when the parent named by the path exists; null for root collections. */
   parentExists: SQLQuery | null;
-  /** How to count the total; null counts with the same WHERE. */
-  total?: SQLQuery | null;
 }
 
 export interface RowsResult {
@@ -175,6 +173,31 @@ export function keyField(endpoint: Endpoint): Field {
   return key;
 }
 
+/**
+ * The exact total of a request from the totals the database keeps (migration 0004), when
+ * the path and the filters fix only counted dimensions, each to one value; null otherwise,
+ * and the caller counts the matching rows instead.
+ */
+export function countedTotal(endpoint: Endpoint, args: PathArgs, spec: ResultSpec): SQLQuery | null {
+  const counted = endpoint.resource.counted;
+  if (!counted || !endpoint.countScope) return null;
+  const fixed = new Map<string, SQLQuery>(Object.entries(endpoint.countScope(args)));
+  for (const f of spec.filters) {
+    const name = f.field.name;
+    if (!counted.dims.includes(name) || fixed.has(name) || f.values.length !== 1) return null;
+    const v = f.values[0]!;
+    if (f.op === 'eq' || f.op === 'in') fixed.set(name, sql`${String(v)}::text`);
+    else if (f.op === 'ne' && typeof v === 'boolean') fixed.set(name, sql`${String(!v)}::text`);
+    else return null;
+  }
+  const dims = counted.dims.filter((d) => fixed.has(d));
+  if (!counted.scopes.some((s) => s.length === dims.length && s.every((d) => dims.includes(d)))) return null;
+  const parts = dims.map((d) => sql`${`${d}=`}::text || ${fixed.get(d)!}`);
+  const key = parts.length ? sql.join(parts, sql` || '&' || `) : sql`''`;
+  return sql`(SELECT coalesce(sum(cd.n), 0) FROM flotilla.count_deltas cd
+              WHERE cd.tbl = ${counted.table}::text AND cd.scope = ${key})`;
+}
+
 export function compileRows(q: RowsQuery, fields: readonly Field[]): SQLQuery {
   const { endpoint, args, spec } = q;
   const key = keyField(endpoint);
@@ -189,7 +212,7 @@ export function compileRows(q: RowsQuery, fields: readonly Field[]): SQLQuery {
   const from = endpoint.resource.from;
   const total = !endpoint.collection
     ? sql`NULL::bigint`
-    : (q.total ?? sql`(SELECT count(*) FROM ${from} ${where})`);
+    : (countedTotal(endpoint, args, spec) ?? sql`(SELECT count(*) FROM ${from} ${where})`);
   const parent = q.parentExists ?? sql`NULL::boolean`;
   // MATERIALIZED: the page is computed once; the projection then reads only its rows.
   return sql`

@@ -41,6 +41,18 @@ export interface Resource {
   naturalOrder?: SQLQuery;
   /** How /application.spec names the type, when it is not an entity of `fields`. */
   specType?: { type: string; type_spec: Record<string, unknown> };
+  /** Totals the database keeps for this table (migration 0004), by scope. */
+  counted?: Counted;
+}
+
+/**
+ * Trigger-maintained totals: `dims` in the order scope keys list them, and which
+ * combinations of them are kept (e.g. [] for all rows, ['builderid', 'complete']).
+ */
+export interface Counted {
+  table: string;
+  dims: readonly string[];
+  scopes: readonly (readonly string[])[];
 }
 
 export type EndpointKind =
@@ -65,6 +77,8 @@ export interface Endpoint {
   noGet?: boolean;
   /** For `properties` endpoints: the one JSON value, as SQL over the owner row `a`. */
   value?: (args: PathArgs) => SQLQuery;
+  /** The dimensions of the resource's counted totals that this path fixes (text SQL values). */
+  countScope?: (args: PathArgs) => Record<string, SQLQuery>;
 }
 
 export function field(

@@ -12,12 +12,32 @@ export const buildrequest: Resource = {
   plural: 'buildrequests',
   key: 'buildrequestid',
   from: sql`buildrequests a`,
+  counted: {
+    table: 'buildrequests',
+    dims: ['builderid', 'complete', 'claimed'],
+    scopes: [
+      [],
+      ['builderid'],
+      ['complete'],
+      ['claimed'],
+      ['builderid', 'complete'],
+      ['builderid', 'claimed'],
+      ['complete', 'claimed'],
+      ['builderid', 'complete', 'claimed'],
+    ],
+  },
   fields: [
     field('buildrequestid', t.integer, sql`a.id`, s),
     field('buildsetid', t.integer, sql`a.buildsetid`, s),
     field('builderid', t.integer, sql`a.builderid`, s),
     field('priority', t.integer, sql`a.priority`, s),
-    field('claimed', t.boolean, sql`EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = a.id)`),
+    field('claimed', t.boolean, sql`EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = a.id)`, {
+      // The few unclaimed requests are kept in a set (migration 0004); an anti-join would read them all.
+      equals: (_a, v) =>
+        v
+          ? sql`EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = a.id)`
+          : sql`a.id IN (SELECT u.brid FROM flotilla.unclaimed_buildrequests u)`,
+    }),
     field('claimed_at', t.datetime, claim('claimed_at'), { ...s, nullable: true }),
     field('claimed_by_masterid', t.integer, claim('masterid'), { ...s, nullable: true }),
     field('complete', t.boolean, sql`(coalesce(a.complete, 0) <> 0)`, {
@@ -56,6 +76,7 @@ export const buildrequestEndpoints: Endpoint[] = [
     kind: 'rows',
     scope: () => [],
     rootLink: 'buildrequests',
+    countScope: () => ({}),
   },
   {
     pattern: 'builders/n:builderid/buildrequests',
@@ -63,5 +84,6 @@ export const buildrequestEndpoints: Endpoint[] = [
     collection: true,
     kind: 'rows',
     scope: (a) => [sql`a.builderid = ${a.builderid}`],
+    countScope: (a) => ({ builderid: sql`${String(a.builderid)}::text` }),
   },
 ];

@@ -19,6 +19,11 @@ export const build: Resource = {
   plural: 'builds',
   key: 'buildid',
   from: sql`builds a`,
+  counted: {
+    table: 'builds',
+    dims: ['builderid', 'workerid', 'complete'],
+    scopes: [[], ['builderid'], ['complete'], ['builderid', 'complete'], ['workerid']],
+  },
   fields: [
     field('buildid', t.integer, sql`a.id`, s),
     field('number', t.integer, sql`a.number`, s),
@@ -53,14 +58,11 @@ const one = (pattern: string, scope: Endpoint['scope']): Endpoint => ({
   scope,
   actions: ['stop', 'rebuild'],
 });
-const many = (pattern: string, scope: Endpoint['scope'], rootLink?: string): Endpoint => ({
-  pattern,
-  resource: build,
-  collection: true,
-  kind: 'rows',
-  scope,
-  ...(rootLink ? { rootLink } : {}),
-});
+const many = (
+  pattern: string,
+  scope: Endpoint['scope'],
+  extra: Pick<Endpoint, 'rootLink' | 'countScope'> = {},
+): Endpoint => ({ pattern, resource: build, collection: true, kind: 'rows', scope, ...extra });
 
 export const buildEndpoints: Endpoint[] = [
   one('builds/n:buildid', (a) => [sql`a.id = ${a.buildid}`]),
@@ -72,9 +74,13 @@ export const buildEndpoints: Endpoint[] = [
     sql`a.builderid = ${builderIdOf(a)}`,
     sql`a.number = ${a.number}`,
   ]),
-  many('builds', () => [], 'builds'),
-  many('builders/n:builderid/builds', (a) => [sql`a.builderid = ${a.builderid}`]),
-  many('builders/i:buildername/builds', (a) => [sql`a.builderid = ${builderIdOf(a)}`]),
+  many('builds', () => [], { rootLink: 'builds', countScope: () => ({}) }),
+  many('builders/n:builderid/builds', (a) => [sql`a.builderid = ${a.builderid}`], {
+    countScope: (a) => ({ builderid: sql`${String(a.builderid)}::text` }),
+  }),
+  many('builders/i:buildername/builds', (a) => [sql`a.builderid = ${builderIdOf(a)}`], {
+    countScope: (a) => ({ builderid: sql`(${builderIdOf(a)})::text` }),
+  }),
   many('buildrequests/n:buildrequestid/builds', (a) => [sql`a.buildrequestid = ${a.buildrequestid}`]),
   many('changes/n:changeid/builds', (a) => [
     sql`a.buildrequestid IN (SELECT br.id FROM changes c
@@ -82,5 +88,7 @@ export const buildEndpoints: Endpoint[] = [
           JOIN buildrequests br ON br.buildsetid = bss.buildsetid
           WHERE c.changeid = ${a.changeid})`,
   ]),
-  many('workers/n:workerid/builds', (a) => [sql`a.workerid = ${a.workerid}`]),
+  many('workers/n:workerid/builds', (a) => [sql`a.workerid = ${a.workerid}`], {
+    countScope: (a) => ({ workerid: sql`${String(a.workerid)}::text` }),
+  }),
 ];

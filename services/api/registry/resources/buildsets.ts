@@ -11,6 +11,7 @@ export const buildset: Resource = {
   plural: 'buildsets',
   key: 'bsid',
   from: sql`buildsets a`,
+  counted: { table: 'buildsets', dims: ['complete'], scopes: [[], ['complete']] },
   fields: [
     field('bsid', t.integer, sql`a.id`, s),
     field('external_idstring', t.string, sql`a.external_idstring`, { ...s, nullable: true }),
@@ -42,5 +43,6 @@ export const buildsetEndpoints: Endpoint[] = [
     kind: 'rows',
     scope: () => [],
     rootLink: 'buildsets',
+    countScope: () => ({}),
   },
 ];

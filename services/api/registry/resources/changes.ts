@@ -20,6 +20,7 @@ export const change: Resource = {
   plural: 'changes',
   key: 'changeid',
   from: sql`changes a`,
+  counted: { table: 'changes', dims: [], scopes: [[]] },
   // Buildbot answers /changes newest first.
   defaultOrder: ['-changeid'],
   fields: [
@@ -118,6 +119,7 @@ export const changeEndpoints: Endpoint[] = [
     kind: 'rows',
     scope: () => [],
     rootLink: 'changes',
+    countScope: () => ({}),
   },
   {
     pattern: 'builders/n:builderid/builds/n:build_number/changes',

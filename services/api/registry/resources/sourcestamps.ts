@@ -9,6 +9,7 @@ export const sourcestamp: Resource = {
   plural: 'sourcestamps',
   key: 'ssid',
   from: sql`sourcestamps a`,
+  counted: { table: 'sourcestamps', dims: [], scopes: [[]] },
   fields: [
     field('ssid', t.integer, sql`a.id`),
     field('revision', t.string, sql`a.revision`, { nullable: true }),
@@ -36,5 +37,6 @@ export const sourcestampEndpoints: Endpoint[] = [
     kind: 'rows',
     scope: () => [],
     rootLink: 'sourcestamps',
+    countScope: () => ({}),
   },
 ];
