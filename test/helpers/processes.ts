@@ -1,0 +1,99 @@
+// Real processes for tests: started with their own environment, waited for, and always
+// stopped by the pid the test holds.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Running {
+  child: ChildProcess;
+  pid: number;
+  output: () => string;
+  /** Resolves with the exit code (or the signal's name). */
+  exited: Promise<number | string>;
+  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<number | string>;
+}
+
+export function start(command: string, args: string[], env: Record<string, string>): Running {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => {
+    out += d;
+  });
+  child.stderr!.on('data', (d) => {
+    out += d;
+  });
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, sig) => resolve(code ?? sig ?? -1)),
+  );
+  return {
+    child,
+    pid: child.pid!,
+    output: () => out,
+    exited,
+    async stop(signal = 'SIGTERM', graceMs = 15_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return exited;
+      process.kill(child.pid!, signal);
+      const timer = setTimeout(() => {
+        if (child.exitCode === null) process.kill(child.pid!, 'SIGKILL');
+      }, graceMs);
+      const res = await exited;
+      clearTimeout(timer);
+      return res;
+    },
+  };
+}
+
+/** A Flotilla service, run the way `npm run <name>` runs it. */
+export function startService(name: 'api' | 'master' | 'worker', env: Record<string, string>): Running {
+  return start(process.execPath, ['--import', 'tsx', `services/${name}/main.ts`], {
+    LOG_LEVEL: 'info',
+    ...env,
+  });
+}
+
+export async function waitFor(
+  what: string,
+  fn: () => Promise<boolean>,
+  timeoutMs = 20_000,
+  proc?: Running,
+): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if (await fn()) return;
+    } catch {
+      // not yet
+    }
+    if (proc && proc.child.exitCode !== null) throw new Error(`${what}: process exited\n${proc.output()}`);
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${proc ? `\n${proc.output()}` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export async function status(url: string): Promise<number> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(5000) });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+/** A private Redis on a free port, without persistence. */
+export async function startRedis(port?: number): Promise<{ port: number; url: string; proc: Running }> {
+  const p = port ?? (await freePort());
+  const proc = start(
+    'redis-server',
+    ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {},
+  );
+  await waitFor('redis', async () => proc.output().includes('Ready to accept connections'), 10_000, proc);
+  return { port: p, url: `redis://127.0.0.1:${p}`, proc };
+}

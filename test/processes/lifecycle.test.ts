@@ -1,0 +1,137 @@
+// Each process starts on its own the way its container does, serves /healthz and /readyz,
+// is ready only while what it depends on answers, and stops cleanly on SIGTERM.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDatabase, type TestDatabase } from '../helpers/databases.js';
+import { freePort, type Running, startRedis, startService, status, waitFor } from '../helpers/processes.js';
+
+let db: TestDatabase;
+let redis: Awaited<ReturnType<typeof startRedis>>;
+const running: Running[] = [];
+
+beforeAll(async () => {
+  db = await createDatabase('migrated');
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await Promise.all(running.map((p) => p.stop('SIGKILL')));
+  await redis?.proc.stop('SIGKILL');
+  await db?.drop();
+});
+
+describe('api', () => {
+  it('is live, ready only while PostgreSQL and Redis answer, and stops on SIGTERM', async () => {
+    const port = await freePort();
+    const api = startService('api', { DATABASE_URL: db.url, REDIS_URL: redis.url, PORT: String(port) });
+    running.push(api);
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor('api ready', async () => (await status(`${base}/readyz`)) === 200, 20_000, api);
+    expect(await status(`${base}/healthz`)).toBe(200);
+    const ready = await (await fetch(`${base}/readyz`)).json();
+    expect(ready).toEqual({ ready: true, checks: { postgres: 'ok', redis: 'ok' } });
+
+    // Redis goes away: not ready (but still alive); it comes back: ready again.
+    await redis.proc.stop('SIGKILL');
+    await waitFor('api not ready', async () => (await status(`${base}/readyz`)) === 503, 15_000, api);
+    expect(await status(`${base}/healthz`)).toBe(200);
+    redis = await startRedis(redis.port);
+    await waitFor('api ready again', async () => (await status(`${base}/readyz`)) === 200, 20_000, api);
+
+    // Logs are JSON lines from pino.
+    const first = api
+      .output()
+      .split('\n')
+      .find((l) => l.includes('api listening'));
+    expect(JSON.parse(first!)).toMatchObject({ level: 30, service: 'api', msg: 'api listening' });
+
+    expect(await api.stop('SIGTERM')).toBe(0);
+    expect(api.output()).toMatch(/"msg":"stopped"/);
+  });
+});
+
+describe('master and worker', () => {
+  it('the worker connects with its password, both are ready, both stop on SIGTERM', async () => {
+    const [probe, workerPort, workerProbe] = [await freePort(), await freePort(), await freePort()];
+    const master = startService('master', {
+      DATABASE_URL: db.url,
+      REDIS_URL: redis.url,
+      MASTER_CONFIG: 'deploy/example/master.yaml',
+      MASTER_NAME: 'test-master',
+      PROBE_PORT: String(probe),
+      WORKER_PORT: String(workerPort),
+      LOCAL_WORKER_PASSWORD: 'right',
+    });
+    running.push(master);
+    await waitFor(
+      'master ready',
+      async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200,
+      20_000,
+      master,
+    );
+
+    const worker = startService('worker', {
+      MASTER_URL: `ws://127.0.0.1:${workerPort}/worker`,
+      WORKER_NAME: 'local-worker',
+      WORKER_PASSWORD: 'right',
+      PROBE_PORT: String(workerProbe),
+    });
+    running.push(worker);
+    await waitFor(
+      'worker ready',
+      async () => (await status(`http://127.0.0.1:${workerProbe}/readyz`)) === 200,
+      20_000,
+      worker,
+    );
+    expect(master.output()).toMatch(/"worker":"local-worker".*"msg":"worker connected"/);
+
+    expect(await worker.stop('SIGTERM')).toBe(0);
+    expect(await master.stop('SIGTERM')).toBe(0);
+  });
+
+  it('a worker with the wrong password is refused and never ready', async () => {
+    const [probe, workerPort, workerProbe] = [await freePort(), await freePort(), await freePort()];
+    const master = startService('master', {
+      DATABASE_URL: db.url,
+      REDIS_URL: redis.url,
+      MASTER_CONFIG: 'deploy/example/master.yaml',
+      PROBE_PORT: String(probe),
+      WORKER_PORT: String(workerPort),
+      LOCAL_WORKER_PASSWORD: 'right',
+    });
+    running.push(master);
+    await waitFor(
+      'master ready',
+      async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200,
+      20_000,
+      master,
+    );
+    const worker = startService('worker', {
+      MASTER_URL: `ws://127.0.0.1:${workerPort}/worker`,
+      WORKER_NAME: 'local-worker',
+      WORKER_PASSWORD: 'wrong',
+      PROBE_PORT: String(workerProbe),
+    });
+    running.push(worker);
+    await waitFor(
+      'refusal',
+      async () => worker.output().includes('master refused our credentials'),
+      15_000,
+      worker,
+    );
+    expect(await status(`http://127.0.0.1:${workerProbe}/readyz`)).toBe(503);
+    expect(master.output()).toMatch(/worker refused: bad credentials/);
+    expect(await worker.stop()).toBe(0);
+    expect(await master.stop()).toBe(0);
+  });
+
+  it('a master with a bad configuration says what is wrong and exits 2', async () => {
+    const master = startService('master', {
+      DATABASE_URL: db.url,
+      REDIS_URL: redis.url,
+      MASTER_CONFIG: 'package.json',
+      PROBE_PORT: String(await freePort()),
+    });
+    running.push(master);
+    expect(await master.exited).toBe(2);
+    expect(master.output()).toMatch(/package.json is invalid/);
+  });
+});
