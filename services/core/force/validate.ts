@@ -60,7 +60,7 @@ function parseOne(p: Parameter, s: unknown): unknown {
 }
 
 /** BaseParameter.getFromKwargs: the value of one field. */
-function valueOf(p: Parameter, kwargs: Kwargs): unknown {
+function fieldValue(p: Parameter, kwargs: Kwargs): unknown {
   const key = fullName(p) ?? '';
   if (p.kind === 'bool') {
     const v = kwargs.get(key);
@@ -110,10 +110,10 @@ export function checkForce(
     }
   };
 
-  const reason = collect(sched.reason, () => valueOf(sched.reason, kwargs));
+  const reason = collect(sched.reason, () => fieldValue(sched.reason, kwargs));
   let who = owner;
   if (who === null || who === 'anonymous')
-    who = collect(sched.username, () => valueOf(sched.username, kwargs)) as string;
+    who = collect(sched.username, () => fieldValue(sched.username, kwargs)) as string;
 
   const properties: Record<string, [unknown, string]> = {};
   const stamps = new Map<string, Record<string, unknown>>();
@@ -126,7 +126,7 @@ export function checkForce(
       else Object.assign(into, child);
       return;
     }
-    const v = collect(p, () => valueOf(p, kwargs));
+    const v = collect(p, () => fieldValue(p, kwargs));
     if (v !== undefined) into[p.name] = v;
   };
   const props: Record<string, unknown> = {};
