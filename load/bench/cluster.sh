@@ -6,7 +6,13 @@
 #   load/bench/cluster.sh up            start it (initdb on first use), print its URL
 #   load/bench/cluster.sh db NAME       drop and recreate database NAME, migrate it, print its URL
 #   load/bench/cluster.sh url NAME      print the URL of database NAME
+#   load/bench/cluster.sh src [REV]     print the folder of a snapshot of services/ at commit REV
 #   load/bench/cluster.sh down          stop it (pg_ctl, through its postmaster.pid)
+#
+# `db` migrates with the migrations committed at FLOTILLA_REV (default HEAD), not with the
+# working tree, which others may be editing; `run.sh flotilla` serves the same commit. A
+# snapshot is `git archive` of services/, package.json and tsconfig.json in
+# .data/bench/src/<commit> (node_modules is found by walking up to the repository's).
 #
 # Settings (ALTER SYSTEM, postgresql.auto.conf): durability off (fsync, synchronous_commit,
 # full_page_writes: the data is regenerated, never precious), shared_buffers 2GB so that
@@ -35,18 +41,32 @@ up() {
   fi
 }
 
+src() {
+  local rev dir
+  rev="$(git -C "$ROOT" rev-parse --verify "${1:-${FLOTILLA_REV:-HEAD}}^{commit}")"
+  dir="$ROOT/.data/bench/src/$rev"
+  if [ ! -f "$dir/services/api/main.ts" ]; then
+    mkdir -p "$dir"
+    git -C "$ROOT" archive "$rev" services package.json tsconfig.json | tar -x -C "$dir"
+  fi
+  echo "$dir"
+}
+
 case "${1:-}" in
   up) up; url flotilla ;;
+  src) src "${2:-}" ;;
   db)
     name="${2:?usage: cluster.sh db NAME}"
     [[ "$name" =~ ^[a-z_][a-z0-9_]*$ ]] || die "database names here are lowercase identifiers"
     up
     psql_admin -c "DROP DATABASE IF EXISTS $name WITH (FORCE)" >/dev/null
     psql_admin -c "CREATE DATABASE $name OWNER flotilla" >/dev/null
-    (cd "$ROOT" && DATABASE_URL="$(url "$name")" LOG_LEVEL=warn node --import tsx services/core/db/migrate-cli.ts >&2)
+    dir="$(src)"
+    log "migrating $name with the migrations of $(basename "$dir")"
+    (cd "$ROOT" && DATABASE_URL="$(url "$name")" LOG_LEVEL=warn node --import tsx "$dir/services/core/db/migrate-cli.ts" >&2)
     url "$name"
     ;;
   url) url "${2:?usage: cluster.sh url NAME}" ;;
   down) pg_down "$DIR" ;;
-  *) echo "usage: $0 up | db NAME | url NAME | down" >&2; exit 2 ;;
+  *) echo "usage: $0 up | db NAME | url NAME | src [REV] | down" >&2; exit 2 ;;
 esac

@@ -163,13 +163,17 @@ const table = [
         } |`,
   ),
 ].join('\n');
+const note = process.env.BENCH_NOTE ?? '';
 console.log(
-  `### ${args.label} (${base}; build ${ids.build}, log ${ids.log}; ${duration} s per run)\n\n${table}\n`,
+  `### ${args.label} (${base}; build ${ids.build}, log ${ids.log}; ${duration} s per run)\n\n${note}\n\n${table}\n`,
 );
 if (args.out) {
   writeFileSync(
     args.out,
-    JSON.stringify({ label: args.label, base, ids, duration, at: new Date().toISOString(), rows }, null, 2) +
-      '\n',
+    JSON.stringify(
+      { label: args.label, note, base, ids, duration, at: new Date().toISOString(), rows },
+      null,
+      2,
+    ) + '\n',
   );
 }

@@ -8,7 +8,9 @@
 # DB defaults to "bench" (SCALE=1); "bench_small" is the 10k-row variant. Make them with
 #   load/bench/cluster.sh db bench && load/generate/run.sh "$(load/bench/cluster.sh url bench)" 1
 # Env: DURATION (s per run, default 10), CONNECTIONS (default 1,8), ONLY (endpoint names,
-# comma-separated), TIMEOUT (s, default 60), PORT (Flotilla's, default 8040).
+# comma-separated), TIMEOUT (s, default 60), PORT (Flotilla's, default 8040), FLOTILLA_REV
+# (the commit whose API is measured, default HEAD; the database must carry exactly its
+# migrations).
 # Writes load/results/<target>-<DB>.json and .md (the markdown table, also printed).
 # Every server it starts (API, Redis, Buildbot) it stops by pid, whatever the outcome; the
 # bench PostgreSQL cluster stays up (load/bench/cluster.sh down).
@@ -52,16 +54,23 @@ case "$target" in
     cleanup() { stop_pid api "$api_pid"; redis_down "$redis_dir"; }
     trap cleanup EXIT
     redis_up "$redis_dir" "${BENCH_REDIS_PORT:-56379}" fast
-    mkdir -p "$ROOT/.data/bench"
+    # The API as committed at FLOTILLA_REV (default HEAD), not the working tree, which others
+    # may be editing (cluster.sh src makes the snapshot).
+    src="$(load/bench/cluster.sh src)"
+    rev="$(basename "$src")"
+    need="$(git ls-tree --name-only "$rev" services/core/db/migrations/ | sed -n 's#.*/\([0-9]\{4\}_[a-z0-9_]*\)\.sql$#\1#p' | sort)"
+    have="$(psql -X -At -c "SELECT id FROM flotilla.migrations ORDER BY 1" "$url")"
+    [ "$need" = "$have" ] || die "database $db has migrations [$(echo $have)] but $rev has [$(echo $need)]: recreate it (cluster.sh db $db) and regenerate"
+    log "Flotilla API at $(git log -1 --format='%h %s' "$rev" | cut -c1-80)"
     DATABASE_URL="$url" REDIS_URL="redis://127.0.0.1:${BENCH_REDIS_PORT:-56379}" PORT="$port" \
       PUBLIC_URL="http://127.0.0.1:$port/" LOG_LEVEL="${LOG_LEVEL:-warn}" OTEL_TRACES_EXPORTER=none \
       OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none \
-      node --import tsx services/api/main.ts >"$ROOT/.data/bench/api.log" 2>&1 &
+      node --import tsx "$src/services/api/main.ts" >"$ROOT/.data/bench/api.log" 2>&1 &
     api_pid=$!
     wait_http "http://127.0.0.1:$port/api/v2/builders" 60 "$api_pid" ||
       { tail -20 "$ROOT/.data/bench/api.log" >&2; die "the API did not answer on 127.0.0.1:$port"; }
     log "Flotilla API on $db: pid $api_pid, http://127.0.0.1:$port/api/v2"
-    http_bench "flotilla-$db" "http://127.0.0.1:$port/api/v2" "$api_pid"
+    BENCH_NOTE="Flotilla API at commit $rev" http_bench "flotilla-$db" "http://127.0.0.1:$port/api/v2" "$api_pid"
     ;;
   *) echo "usage: $0 pgbench|buildbot|flotilla [DB]" >&2; exit 2 ;;
 esac

@@ -1,0 +1,117 @@
+// The issue's three targets, from the result files of load/bench/run.sh:
+//
+//   node --import tsx load/bench/report.ts [--dir load/results] [--big bench] [--small bench_small]
+//
+// Reads pgbench-<db>.json, flotilla-<db>.json and buildbot-<db>.json (whichever exist) and
+// prints markdown:
+//   1. Flotilla against the best SQL on the big database: the factor best-SQL tps / Flotilla
+//      req/s, against the page + count(*) script and against the page + counter-row script
+//      (target 1: at most 2 against the one that matches how the API gets its total);
+//   2. each server's cost on the big database against the small one: req/s small / req/s big
+//      at concurrency 1, where a request's cost is the inverse of the rate (target 2: <= 1.5);
+//   3. Flotilla against Buildbot 3.7 on the big database (target 3: > 20).
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+
+const { values: args } = parseArgs({
+  options: {
+    dir: { type: 'string', default: 'load/results' },
+    big: { type: 'string', default: 'bench' },
+    small: { type: 'string', default: 'bench_small' },
+  },
+});
+
+interface HttpRow {
+  endpoint: string;
+  path: string;
+  connections: number;
+  rps?: number;
+  p50?: number;
+  p99?: number;
+  skipped?: string;
+  failed?: number;
+}
+interface SqlRow {
+  endpoint: string;
+  sql: string;
+  total: string;
+  clients: number;
+  tps: number;
+}
+
+function read<T>(name: string): T[] | undefined {
+  const file = join(args.dir!, `${name}.json`);
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')).rows as T[]) : undefined;
+}
+
+const fx = (n: number | undefined, d = 1) => (n === undefined || !Number.isFinite(n) ? '–' : n.toFixed(d));
+const rate = (r?: HttpRow) => (r?.skipped ? r.skipped : fx(r?.rps));
+const find = (rows: HttpRow[] | undefined, e: string, c: number) =>
+  rows?.find((r) => r.endpoint === e && r.connections === c);
+// the exact SQL (the first file of an endpoint) for a given total variant
+const sqlOf = (rows: SqlRow[] | undefined, e: string, c: number, total: string) =>
+  rows?.find(
+    (r) => r.endpoint === e && r.clients === c && (r.total === total || r.total === 'single entity'),
+  );
+
+const flotilla = read<HttpRow>(`flotilla-${args.big}`);
+const flotillaSmall = read<HttpRow>(`flotilla-${args.small}`);
+const buildbot = read<HttpRow>(`buildbot-${args.big}`);
+const buildbotSmall = read<HttpRow>(`buildbot-${args.small}`);
+const pg = read<SqlRow>(`pgbench-${args.big}`);
+const base = flotilla ?? buildbot ?? [];
+const keys = base.map((r) => [r.endpoint, r.connections, r.path] as const);
+const out: string[] = [];
+
+out.push(`#### Target 1: Flotilla against the best SQL (${args.big})`, '');
+out.push(
+  '| endpoint | c | Flotilla req/s | SQL tps, page + count(*) | factor | SQL tps, page + counter row | factor |',
+);
+out.push('|---|---|---|---|---|---|---|');
+for (const [e, c, path] of keys) {
+  const f = find(flotilla, e, c);
+  const count = sqlOf(pg, e, c, 'page + count(*)');
+  const counter = sqlOf(pg, e, c, 'page + counter row');
+  const factor = (s?: SqlRow) => (s && f?.rps ? fx(s.tps / f.rps, 2) : '–');
+  const single = count?.total === 'single entity';
+  out.push(
+    `| \`${path}\` | ${c} | ${rate(f)} | ${fx(count?.tps)} | ${factor(count)} | ${single ? '(single entity)' : fx(counter?.tps)} | ${single ? '' : factor(counter)} |`,
+  );
+}
+
+out.push(
+  '',
+  `#### Target 2: cost on ${args.big} against ${args.small} (req/s ${args.small} / req/s ${args.big})`,
+  '',
+);
+out.push(
+  `| endpoint | c | Flotilla ${args.small} | Flotilla ${args.big} | factor | Buildbot ${args.small} | Buildbot ${args.big} | factor |`,
+);
+out.push('|---|---|---|---|---|---|---|---|');
+for (const [e, c, path] of keys) {
+  const fs = find(flotillaSmall, e, c);
+  const fb = find(flotilla, e, c);
+  const bs = find(buildbotSmall, e, c);
+  const bb = find(buildbot, e, c);
+  const factor = (s?: HttpRow, b?: HttpRow) => (s?.rps && b?.rps ? fx(s.rps / b.rps, 2) : '–');
+  out.push(
+    `| \`${path}\` | ${c} | ${rate(fs)} | ${rate(fb)} | ${factor(fs, fb)} | ${rate(bs)} | ${rate(bb)} | ${factor(bs, bb)} |`,
+  );
+}
+
+out.push('', `#### Target 3: Flotilla against Buildbot 3.7 (${args.big})`, '');
+out.push(
+  '| endpoint | c | Flotilla req/s | p50 ms | p99 ms | Buildbot req/s | p50 ms | p99 ms | Flotilla / Buildbot |',
+);
+out.push('|---|---|---|---|---|---|---|---|---|');
+for (const [e, c, path] of keys) {
+  const f = find(flotilla, e, c);
+  const b = find(buildbot, e, c);
+  out.push(
+    `| \`${path}\` | ${c} | ${rate(f)} | ${fx(f?.p50)} | ${fx(f?.p99)} | ${rate(b)} | ${fx(b?.p50)} | ${fx(b?.p99)} | ${
+      f?.rps && b?.rps ? fx(f.rps / b.rps, 1) : '–'
+    } |`,
+  );
+}
+console.log(out.join('\n'));
