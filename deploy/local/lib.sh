@@ -34,8 +34,11 @@ ensure_system_packages() {
 
 ensure_node_modules() {
   if [ ! -f "$ROOT/node_modules/.package-lock.json" ] || [ "$ROOT/package-lock.json" -nt "$ROOT/node_modules/.package-lock.json" ]; then
-    log "installing npm packages (npm ci)"
-    (cd "$ROOT" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    log "installing npm packages"
+    # npm ci refuses a lock file that lacks other platforms' optional binaries (npm/cli#4828),
+    # which npm itself writes; npm install then installs the same locked versions.
+    (cd "$ROOT" && { npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>&1 ||
+                     npm install --no-audit --no-fund --loglevel=error >/dev/null; })
   fi
 }
 
