@@ -1,0 +1,179 @@
+// Running one step command on the worker: a shell string or an argv list, in a work
+// directory, with an environment and a timeout, its output streamed as it appears (o for
+// stdout, e for stderr, h for the header lines Buildbot's worker writes around a command).
+// The command runs in its own process group, so an interrupt or a timeout kills everything
+// it started, not just the shell.
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+
+export type Stream = 'o' | 'e' | 'h';
+
+export interface CommandSpec {
+  command: string | readonly string[];
+  workdir: string;
+  /** Added to (or, with a null value, removed from) the worker's environment. */
+  env?: Record<string, string | null>;
+  /** Seconds without output before the command is killed (Buildbot's `timeout`). */
+  timeout?: number;
+  /** Seconds the command may run at all (Buildbot's `maxTime`). */
+  maxTime?: number;
+}
+
+export interface CommandResult {
+  /** Exit code, or null when a signal ended it. */
+  rc: number | null;
+  signal: string | null;
+  interrupted: boolean;
+  timedOut: boolean;
+  elapsedSeconds: number;
+}
+
+export interface RunningCommand {
+  result: Promise<CommandResult>;
+  interrupt(reason: string): void;
+  /** Stop reading output until resumed (the master has not acknowledged enough yet). */
+  pause(): void;
+  resume(): void;
+}
+
+// Never hand the worker's own secret to a build.
+const PRIVATE_ENV = ['WORKER_PASSWORD', 'WORKER_PASSWORD_FILE'];
+const KILL_GRACE_MS = 5000;
+
+function environment(extra: CommandSpec['env'], cwd: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !PRIVATE_ENV.includes(k)) env[k] = v;
+  for (const [k, v] of Object.entries(extra ?? {})) {
+    if (v === null) delete env[k];
+    else env[k] = v;
+  }
+  env.PWD = cwd;
+  return env;
+}
+
+/** Python's repr of a str or bytes value, as Buildbot's header shows argv. */
+function pyRepr(s: string): string {
+  return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n')}'`;
+}
+
+export function headerLines(spec: CommandSpec, env: Record<string, string>): string[] {
+  const argv = typeof spec.command === 'string' ? null : spec.command;
+  const display = argv ? argv.join(' ') : (spec.command as string);
+  const lines = [
+    display,
+    ` in dir ${spec.workdir} (timeout ${spec.timeout ?? 1200} secs)`,
+    ' watching logfiles {}',
+  ];
+  lines.push(argv ? ` argv: [${argv.map(pyRepr).join(', ')}]` : ` argv: b${pyRepr(spec.command as string)}`);
+  lines.push(' environment:');
+  for (const k of Object.keys(env).sort()) lines.push(`  ${k}=${env[k]}`);
+  lines.push(' using PTY: False');
+  return lines;
+}
+
+export function runCommand(
+  spec: CommandSpec,
+  onOutput: (stream: Stream, text: string) => void,
+): RunningCommand {
+  mkdirSync(spec.workdir, { recursive: true });
+  const env = environment(spec.env, spec.workdir);
+  onOutput('h', `${headerLines(spec, env).join('\n')}\n`);
+  const [file, args] =
+    typeof spec.command === 'string'
+      ? ['/bin/sh', ['-c', spec.command]]
+      : [spec.command[0]!, spec.command.slice(1)];
+  const started = process.hrtime.bigint();
+  const child = spawn(file, args, {
+    cwd: spec.workdir,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+
+  let interrupted = false;
+  let timedOut = false;
+  let ended = false;
+  const killGroup = (signal: NodeJS.Signals) => {
+    if (ended || child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // already gone
+    }
+  };
+  const stop = (why: 'interrupt' | 'timeout', message: string) => {
+    if (ended) return;
+    if (why === 'interrupt') interrupted = true;
+    else timedOut = true;
+    onOutput('h', `${message}\n`);
+    killGroup('SIGTERM');
+    setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS).unref();
+  };
+
+  let silence: NodeJS.Timeout | undefined;
+  const armSilence = () => {
+    if (!spec.timeout) return;
+    clearTimeout(silence);
+    silence = setTimeout(
+      () =>
+        stop(
+          'timeout',
+          `command timed out: ${spec.timeout} seconds without output running ${JSON.stringify(args)}, attempting to kill`,
+        ),
+      spec.timeout * 1000,
+    );
+  };
+  armSilence();
+  const maxTimer = spec.maxTime
+    ? setTimeout(
+        () => stop('timeout', `command timed out: ${spec.maxTime} seconds elapsed, attempting to kill`),
+        spec.maxTime * 1000,
+      )
+    : undefined;
+
+  child.stdout!.setEncoding('utf8');
+  child.stderr!.setEncoding('utf8');
+  child.stdout!.on('data', (d: string) => {
+    armSilence();
+    onOutput('o', d);
+  });
+  child.stderr!.on('data', (d: string) => {
+    armSilence();
+    onOutput('e', d);
+  });
+
+  const result = new Promise<CommandResult>((resolve) => {
+    let spawnError: Error | null = null;
+    child.once('error', (err) => {
+      spawnError = err;
+    });
+    child.once('close', (code, signal) => {
+      ended = true;
+      clearTimeout(silence);
+      clearTimeout(maxTimer);
+      const elapsedSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+      if (spawnError) onOutput('h', `error starting command: ${spawnError.message}\n`);
+      const rc = spawnError ? -1 : code;
+      onOutput(
+        'h',
+        `${rc === null ? `program finished with signal ${signal}` : `program finished with exit code ${rc}`}\n`,
+      );
+      onOutput('h', `elapsedTime=${elapsedSeconds.toFixed(6)}\n`);
+      resolve({ rc, signal, interrupted, timedOut, elapsedSeconds });
+    });
+  });
+
+  return {
+    result,
+    interrupt: (reason) => stop('interrupt', `killing command: ${reason}`),
+    pause: () => {
+      child.stdout!.pause();
+      child.stderr!.pause();
+    },
+    resume: () => {
+      child.stdout!.resume();
+      child.stderr!.resume();
+    },
+  };
+}

@@ -1,0 +1,111 @@
+// The worker runs real commands: shell strings and argv lists, in a work directory, with an
+// environment, streaming output; timeouts and interrupts kill the whole process group.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCommand, type Stream } from '../../services/worker/command.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'flotilla-cmd-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function collect() {
+  const parts: [Stream, string][] = [];
+  return {
+    on: (s: Stream, t: string) => parts.push([s, t]),
+    text: (s: Stream) =>
+      parts
+        .filter(([x]) => x === s)
+        .map(([, t]) => t)
+        .join(''),
+  };
+}
+
+// A killed process whose parent died may linger as a zombie until reaped: that is dead too.
+const alive = (pid: number) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+};
+
+describe('runCommand', () => {
+  it('runs a shell string in its work directory, with its environment', async () => {
+    const out = collect();
+    const r = await runCommand(
+      {
+        command: 'echo "$GREETING from $(basename "$PWD")"; echo oops >&2; exit 3',
+        workdir: join(dir, 'w1'),
+        env: { GREETING: 'héllo' },
+      },
+      out.on,
+    ).result;
+    expect(r).toMatchObject({ rc: 3, signal: null, interrupted: false, timedOut: false });
+    expect(out.text('o')).toBe('héllo from w1\n');
+    expect(out.text('e')).toBe('oops\n');
+    const header = out.text('h');
+    expect(header).toMatch(
+      /^echo "\$GREETING[^\n]*\n in dir .*w1 \(timeout 1200 secs\)\n watching logfiles \{\}\n argv: b'/,
+    );
+    expect(header).toMatch(/\n {2}GREETING=héllo\n/);
+    expect(header).toMatch(/program finished with exit code 3\nelapsedTime=\d+\.\d{6}\n$/);
+  });
+
+  it('runs an argv list without a shell', async () => {
+    const out = collect();
+    const r = await runCommand({ command: ['printf', '%s|', 'a b', '$HOME'], workdir: dir }, out.on).result;
+    expect(r.rc).toBe(0);
+    expect(out.text('o')).toBe('a b|$HOME|');
+    expect(out.text('h')).toMatch(/ argv: \['printf', '%s\|', 'a b', '\$HOME'\]/);
+  });
+
+  it('never passes the worker password to a build', async () => {
+    process.env.WORKER_PASSWORD = 'secret-value';
+    const out = collect();
+    await runCommand({ command: 'env', workdir: dir }, out.on).result;
+    delete process.env.WORKER_PASSWORD;
+    expect(out.text('o') + out.text('h')).not.toContain('secret-value');
+  });
+
+  it('kills the whole process group on interrupt', async () => {
+    const out = collect();
+    const running = runCommand({ command: 'sleep 30 & echo "child $!"; wait', workdir: dir }, out.on);
+    await new Promise((r) => setTimeout(r, 300));
+    const childPid = Number(/child (\d+)/.exec(out.text('o'))![1]);
+    expect(alive(childPid)).toBe(true);
+    running.interrupt('stopped by a test');
+    const r = await running.result;
+    expect(r.interrupted).toBe(true);
+    expect(r.signal).toBe('SIGTERM');
+    expect(out.text('h')).toMatch(/killing command: stopped by a test/);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(alive(childPid)).toBe(false);
+  });
+
+  it('times out a silent command', async () => {
+    const out = collect();
+    const r = await runCommand({ command: 'echo start; sleep 20', workdir: dir, timeout: 0.5 }, out.on)
+      .result;
+    expect(r.timedOut).toBe(true);
+    expect(r.elapsedSeconds).toBeLessThan(5);
+    expect(out.text('h')).toMatch(/command timed out: 0.5 seconds without output/);
+  });
+
+  it('streams large output completely', async () => {
+    const out = collect();
+    const r = await runCommand({ command: 'seq 1 200000', workdir: dir }, out.on).result;
+    expect(r.rc).toBe(0);
+    const lines = out.text('o').split('\n');
+    expect(lines).toHaveLength(200001);
+    expect(lines[199999]).toBe('200000');
+  });
+
+  it('reports a program that cannot start', async () => {
+    const out = collect();
+    const r = await runCommand({ command: ['/nonexistent/program'], workdir: dir }, out.on).result;
+    expect(r.rc).toBe(-1);
+    expect(out.text('h')).toMatch(/error starting command: spawn \/nonexistent\/program ENOENT/);
+  });
+});
