@@ -9,10 +9,8 @@ source "$(dirname "$0")/lib.sh"
 ensure_system_packages
 ensure_node_modules
 
-DATA="$ROOT/.data/test"
-pg_down "$DATA/pg" 2>/dev/null || true
-redis_down "$DATA/redis" 2>/dev/null || true
-rm -rf "$DATA"
+# Each run has its own folder, so that runs side by side never touch each other's servers.
+DATA="$ROOT/.data/test-$$"
 mkdir -p "$DATA"
 PG_PORT="$(free_port)"
 REDIS_PORT="$(free_port)"
@@ -21,11 +19,12 @@ cleanup() {
   local rc=$?
   redis_down "$DATA/redis"
   pg_down "$DATA/pg"
+  rm -rf "$DATA"
   exit $rc
 }
 trap cleanup EXIT INT TERM
 
-log "starting PostgreSQL on 127.0.0.1:$PG_PORT and Redis on 127.0.0.1:$REDIS_PORT (state in .data/test)"
+log "starting PostgreSQL on 127.0.0.1:$PG_PORT and Redis on 127.0.0.1:$REDIS_PORT (state in ${DATA#$ROOT/})"
 pg_up "$DATA/pg" "$PG_PORT" fast
 redis_up "$DATA/redis" "$REDIS_PORT" fast
 
