@@ -1,10 +1,11 @@
-// The worker's link to a master: connect, say hello, and come back with exponential
-// backoff (capped, with jitter) whenever the link drops, to whichever master answers
-// behind the service address.
+// The worker's link to a master: connect, say hello, hand the master's messages to the
+// agent, and come back with exponential backoff (capped, with jitter) whenever the link
+// drops, to whichever master answers behind the service address.
 import { hostname } from 'node:os';
 import WebSocket from 'ws';
 import {
   CloseCode,
+  type MasterToWorker,
   PROTOCOL_VERSION,
   parseMasterMessage,
   type WorkerInfo,
@@ -15,7 +16,13 @@ import type { Logger } from '../core/telemetry/logger.js';
 export interface MasterLink {
   /** The master we are attached to, or null while (re)connecting. */
   master(): string | null;
+  send(m: WorkerToMaster): void;
   close(): Promise<void>;
+}
+
+export interface LinkHandlers {
+  message: (m: MasterToWorker) => void;
+  lost: () => void;
 }
 
 const MIN_BACKOFF_MS = 250;
@@ -26,7 +33,9 @@ export function connectToMaster(opts: {
   name: string;
   password: string;
   log: Logger;
+  handlers: LinkHandlers;
   info?: Partial<WorkerInfo>;
+  maxBuilds?: number;
 }): MasterLink {
   const { log } = opts;
   let socket: WebSocket | null = null;
@@ -52,20 +61,25 @@ export function connectToMaster(opts: {
         name: opts.name,
         password: opts.password,
         info,
+        ...(opts.maxBuilds ? { maxBuilds: opts.maxBuilds } : {}),
       };
       ws.send(JSON.stringify(hello));
     });
     ws.on('message', (data) => {
       const msg = parseMasterMessage(data.toString());
-      if (msg?.type === 'welcome') {
+      if (!msg) return;
+      if (msg.type === 'welcome') {
         master = msg.master;
         attempt = 0;
         log.info({ master }, 'connected to master');
+      } else if (master !== null) {
+        opts.handlers.message(msg);
       }
     });
     ws.on('close', (code, reason) => {
       const was = master;
       master = null;
+      if (was) opts.handlers.lost();
       if (closing) return;
       if (code === CloseCode.badCredentials) log.error({ url: opts.url }, 'master refused our credentials');
       else if (was) log.warn({ master: was, code, reason: reason.toString() }, 'lost the master');
@@ -79,6 +93,9 @@ export function connectToMaster(opts: {
 
   return {
     master: () => master,
+    send: (m) => {
+      if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(m));
+    },
     close: async () => {
       closing = true;
       clearTimeout(retry);

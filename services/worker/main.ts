@@ -6,12 +6,21 @@ import { startProbeServer } from '../core/http/probe-server.js';
 import { onShutdown } from '../core/lifecycle.js';
 import { createLogger } from '../core/telemetry/logger.js';
 import { startTelemetry } from '../core/telemetry/tracing.js';
-import { connectToMaster } from './connection.js';
+import { Agent } from './agent.js';
+import { connectToMaster, type MasterLink } from './connection.js';
 
 const env = loadWorkerEnv();
 const telemetry = startTelemetry('flotilla-worker');
 const log = createLogger('worker', env.logLevel).child({ worker: env.workerName });
-const link = connectToMaster({ url: env.masterUrl, name: env.workerName, password: env.workerPassword, log });
+let link: MasterLink | null = null;
+const agent = new Agent(env.workdir, (m) => link?.send(m), log);
+link = connectToMaster({
+  url: env.masterUrl,
+  name: env.workerName,
+  password: env.workerPassword,
+  log,
+  handlers: { message: (m) => agent.handle(m), lost: () => agent.lost() },
+});
 const probes = await startProbeServer({
   host: env.host,
   port: env.probePort,
@@ -19,7 +28,7 @@ const probes = await startProbeServer({
     {
       name: 'master',
       run: async () => {
-        if (!link.master()) throw new Error('not connected to a master');
+        if (!link?.master()) throw new Error('not connected to a master');
       },
     },
   ],
@@ -27,7 +36,8 @@ const probes = await startProbeServer({
 log.info({ master: env.masterUrl, probePort: probes.port }, 'worker started');
 
 onShutdown(log, () => [
-  { name: 'master link', run: () => link.close() },
+  { name: 'commands', run: async () => agent.lost() },
+  { name: 'master link', run: () => link!.close() },
   { name: 'probes', run: () => probes.close() },
   { name: 'telemetry', run: () => telemetry.shutdown() },
 ]);

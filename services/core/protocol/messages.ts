@@ -1,6 +1,9 @@
 // The master-worker protocol: JSON text frames over one WebSocket, typed once for both sides.
-// The worker speaks first (hello); the master answers welcome or closes the socket with
-// one of the close codes below.
+// The worker speaks first (hello); the master answers welcome or closes the socket with one
+// of the close codes below. Then the master starts commands; the worker streams their output
+// in numbered batches, each acknowledged only once the master has stored it, and the worker
+// holds back output while too much is unacknowledged; at the end it reports how the
+// command finished.
 
 export const PROTOCOL_VERSION = 1;
 export const WORKER_PATH = '/worker';
@@ -12,6 +15,7 @@ export const CloseCode = {
   badCredentials: 4001,
   alreadyConnected: 4002,
   protocolVersion: 4003,
+  badMessage: 4004,
 } as const;
 
 export interface WorkerInfo {
@@ -21,55 +25,116 @@ export interface WorkerInfo {
   version: string;
 }
 
-export type WorkerToMaster = {
-  type: 'hello';
-  protocol: number;
-  name: string;
-  password: string;
-  info: WorkerInfo;
-};
+export type OutputStream = 'o' | 'e' | 'h';
 
-export type MasterToWorker = { type: 'welcome'; master: string; protocol: number };
+export interface CommandRequest {
+  command: string | string[];
+  /** Relative to the worker's base directory. */
+  workdir: string;
+  env?: Record<string, string | null>;
+  timeout?: number;
+  maxTime?: number;
+}
 
-export function parseWorkerMessage(text: string): WorkerToMaster | null {
-  let m: unknown;
+export interface CommandOutcome {
+  rc: number | null;
+  signal: string | null;
+  interrupted: boolean;
+  timedOut: boolean;
+  elapsedSeconds: number;
+}
+
+export type WorkerToMaster =
+  | { type: 'hello'; protocol: number; name: string; password: string; info: WorkerInfo; maxBuilds?: number }
+  | { type: 'output'; cmd: string; seq: number; stream: OutputStream; text: string }
+  | { type: 'done'; cmd: string; outcome: CommandOutcome };
+
+export type MasterToWorker =
+  | { type: 'welcome'; master: string; protocol: number }
+  | { type: 'start'; cmd: string; request: CommandRequest }
+  | { type: 'interrupt'; cmd: string; reason: string }
+  | { type: 'ack'; cmd: string; seq: number };
+
+const isObj = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (v: unknown) => typeof v === 'string';
+const num = (v: unknown) => typeof v === 'number' && Number.isFinite(v);
+
+function parse(text: string): Record<string, unknown> | null {
   try {
-    m = JSON.parse(text);
+    const v = JSON.parse(text);
+    return isObj(v) ? v : null;
   } catch {
     return null;
   }
-  if (typeof m !== 'object' || m === null) return null;
-  const o = m as Record<string, unknown>;
-  if (
-    o.type === 'hello' &&
-    typeof o.name === 'string' &&
-    typeof o.password === 'string' &&
-    typeof o.protocol === 'number'
-  ) {
-    const info = (typeof o.info === 'object' && o.info !== null ? o.info : {}) as Record<string, unknown>;
-    const str = (k: string) => (typeof info[k] === 'string' ? (info[k] as string) : '');
-    return {
-      type: 'hello',
-      protocol: o.protocol,
-      name: o.name,
-      password: o.password,
-      info: {
-        admin: str('admin'),
-        host: str('host'),
-        access_uri: str('access_uri'),
-        version: str('version'),
-      },
-    };
+}
+
+/** A worker's frame, checked field by field; null for anything malformed. */
+export function parseWorkerMessage(text: string): WorkerToMaster | null {
+  const o = parse(text);
+  if (!o) return null;
+  switch (o.type) {
+    case 'hello': {
+      if (!str(o.name) || !str(o.password) || !num(o.protocol)) return null;
+      const info = isObj(o.info) ? o.info : {};
+      const s = (k: string) => (str(info[k]) ? (info[k] as string) : '');
+      return {
+        type: 'hello',
+        protocol: o.protocol as number,
+        name: o.name as string,
+        password: o.password as string,
+        info: { admin: s('admin'), host: s('host'), access_uri: s('access_uri'), version: s('version') },
+        ...(num(o.maxBuilds) ? { maxBuilds: o.maxBuilds as number } : {}),
+      };
+    }
+    case 'output':
+      if (!str(o.cmd) || !num(o.seq) || !['o', 'e', 'h'].includes(o.stream as string) || !str(o.text))
+        return null;
+      return {
+        type: 'output',
+        cmd: o.cmd as string,
+        seq: o.seq as number,
+        stream: o.stream as OutputStream,
+        text: o.text as string,
+      };
+    case 'done': {
+      const r = o.outcome;
+      if (!str(o.cmd) || !isObj(r)) return null;
+      return {
+        type: 'done',
+        cmd: o.cmd as string,
+        outcome: {
+          rc: num(r.rc) ? (r.rc as number) : null,
+          signal: str(r.signal) ? (r.signal as string) : null,
+          interrupted: r.interrupted === true,
+          timedOut: r.timedOut === true,
+          elapsedSeconds: num(r.elapsedSeconds) ? (r.elapsedSeconds as number) : 0,
+        },
+      };
+    }
+    default:
+      return null;
   }
-  return null;
 }
 
 export function parseMasterMessage(text: string): MasterToWorker | null {
-  try {
-    const o = JSON.parse(text) as Record<string, unknown>;
-    if (o?.type === 'welcome' && typeof o.master === 'string') return o as unknown as MasterToWorker;
-  } catch {
-    // fall through
+  const o = parse(text);
+  if (!o) return null;
+  switch (o.type) {
+    case 'welcome':
+      return str(o.master) ? (o as unknown as MasterToWorker) : null;
+    case 'start': {
+      const r = o.request;
+      if (!str(o.cmd) || !isObj(r) || !str(r.workdir)) return null;
+      if (!str(r.command) && !(Array.isArray(r.command) && r.command.length > 0 && r.command.every(str)))
+        return null;
+      return o as unknown as MasterToWorker;
+    }
+    case 'interrupt':
+      return str(o.cmd) && str(o.reason) ? (o as unknown as MasterToWorker) : null;
+    case 'ack':
+      return str(o.cmd) && num(o.seq) ? (o as unknown as MasterToWorker) : null;
+    default:
+      return null;
   }
-  return null;
 }

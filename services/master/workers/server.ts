@@ -11,20 +11,20 @@ import {
   PROTOCOL_VERSION,
   parseWorkerMessage,
   WORKER_PATH,
-  type WorkerInfo,
 } from '../../core/protocol/messages.js';
 import type { Logger } from '../../core/telemetry/logger.js';
-
-export interface ConnectedWorker {
-  name: string;
-  info: WorkerInfo;
-  socket: WebSocket;
-}
+import { WorkerConnection } from './connection.js';
 
 export interface WorkerServer {
   port: number;
-  connected(): ConnectedWorker[];
+  connected(): WorkerConnection[];
+  get(name: string): WorkerConnection | undefined;
   close(): Promise<void>;
+}
+
+export interface WorkerEvents {
+  connected?: (w: WorkerConnection) => void;
+  disconnected?: (w: WorkerConnection) => void;
 }
 
 const HELLO_TIMEOUT_MS = 10_000;
@@ -42,16 +42,17 @@ export async function startWorkerServer(opts: {
   config: MasterConfig;
   masterName: string;
   log: Logger;
+  events?: WorkerEvents;
 }): Promise<WorkerServer> {
   const { log } = opts;
   const passwords = new Map(opts.config.workers.map((w) => [w.name, workerPassword(w)]));
-  const workers = new Map<string, ConnectedWorker>();
+  const workers = new Map<string, WorkerConnection>();
   const http: Server = createServer((_req, res) => res.writeHead(426).end('websocket only'));
   const wss = new WebSocketServer({ server: http, path: WORKER_PATH, maxPayload: 16 * 1024 * 1024 });
 
   wss.on('connection', (socket, req) => {
     const peer = `${req.socket.remoteAddress}:${req.socket.remotePort}`;
-    let name: string | null = null;
+    let conn = null as WorkerConnection | null;
     let alive = true;
     const helloTimer = setTimeout(() => socket.close(CloseCode.badHello, 'no hello'), HELLO_TIMEOUT_MS);
     const keepalive = setInterval(() => {
@@ -64,9 +65,12 @@ export async function startWorkerServer(opts: {
     });
 
     socket.on('message', (data, isBinary) => {
-      if (name !== null) return; // later messages belong to the build protocol
       const msg = isBinary ? null : parseWorkerMessage(data.toString());
-      if (!msg) return socket.close(CloseCode.badHello, 'expected hello');
+      if (conn !== null) {
+        if (!msg) return socket.close(CloseCode.badMessage, 'malformed message');
+        return conn.receive(msg);
+      }
+      if (!msg || msg.type !== 'hello') return socket.close(CloseCode.badHello, 'expected hello');
       clearTimeout(helloTimer);
       if (msg.protocol !== PROTOCOL_VERSION)
         return socket.close(CloseCode.protocolVersion, `protocol ${PROTOCOL_VERSION} only`);
@@ -76,23 +80,28 @@ export async function startWorkerServer(opts: {
         return socket.close(CloseCode.badCredentials, 'bad credentials');
       }
       if (workers.has(msg.name)) return socket.close(CloseCode.alreadyConnected, 'already connected');
-      name = msg.name;
-      workers.set(name, { name, info: msg.info, socket });
+      const c = new WorkerConnection(msg.name, msg.info, socket);
+      conn = c;
+      workers.set(c.name, c);
       const welcome: MasterToWorker = {
         type: 'welcome',
         master: opts.masterName,
         protocol: PROTOCOL_VERSION,
       };
       socket.send(JSON.stringify(welcome));
-      log.info({ worker: name, peer }, 'worker connected');
+      log.info({ worker: c.name, peer }, 'worker connected');
+      opts.events?.connected?.(c);
     });
 
     socket.on('close', () => {
       clearTimeout(helloTimer);
       clearInterval(keepalive);
-      if (name !== null && workers.get(name)?.socket === socket) {
-        workers.delete(name);
-        log.info({ worker: name }, 'worker disconnected');
+      const c = conn;
+      if (c !== null && workers.get(c.name) === c) {
+        workers.delete(c.name);
+        c.closed('worker disconnected');
+        log.info({ worker: c.name }, 'worker disconnected');
+        opts.events?.disconnected?.(c);
       }
     });
     socket.on('error', (err) => log.debug({ err: err.message, peer }, 'worker socket error'));
@@ -105,8 +114,9 @@ export async function startWorkerServer(opts: {
   return {
     port: (http.address() as AddressInfo).port,
     connected: () => [...workers.values()],
+    get: (name) => workers.get(name),
     close: async () => {
-      for (const w of workers.values()) w.socket.close(CloseCode.goingAway, 'master stopping');
+      for (const client of wss.clients) client.close(CloseCode.goingAway, 'master stopping');
       await new Promise<void>((resolve) => wss.close(() => resolve()));
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },

@@ -1,0 +1,133 @@
+// The worker's side of running commands for a master: start them in the worker's directory,
+// send their output in numbered batches (one stream per batch, so order is kept), hold the
+// command's pipes while more than WINDOW bytes await acknowledgement, and report the end.
+import { resolve, sep } from 'node:path';
+import type {
+  CommandRequest,
+  MasterToWorker,
+  OutputStream,
+  WorkerToMaster,
+} from '../core/protocol/messages.js';
+import type { Logger } from '../core/telemetry/logger.js';
+import { type RunningCommand, runCommand } from './command.js';
+
+const BATCH_BYTES = 32 * 1024;
+const BATCH_DELAY_MS = 10;
+export const WINDOW_BYTES = 1024 * 1024;
+
+interface Active {
+  running: RunningCommand;
+  seq: number;
+  inFlight: Map<number, number>;
+  inFlightBytes: number;
+  paused: boolean;
+  stream: OutputStream | null;
+  text: string;
+  timer: NodeJS.Timeout | undefined;
+}
+
+export class Agent {
+  private readonly active = new Map<string, Active>();
+
+  constructor(
+    private readonly baseDir: string,
+    private readonly send: (m: WorkerToMaster) => void,
+    private readonly log: Logger,
+  ) {}
+
+  get running(): number {
+    return this.active.size;
+  }
+
+  handle(m: MasterToWorker): void {
+    if (m.type === 'start') this.start(m.cmd, m.request);
+    else if (m.type === 'interrupt') this.active.get(m.cmd)?.running.interrupt(m.reason);
+    else if (m.type === 'ack') this.ack(m.cmd, m.seq);
+  }
+
+  /** The master is gone: nobody will read the output, so stop every command. */
+  lost(): void {
+    for (const a of this.active.values()) a.running.interrupt('lost the master');
+  }
+
+  private workdir(rel: string): string | null {
+    const base = resolve(this.baseDir);
+    const dir = resolve(base, rel);
+    return dir === base || dir.startsWith(base + sep) ? dir : null;
+  }
+
+  private start(cmd: string, request: CommandRequest): void {
+    if (this.active.has(cmd)) return;
+    const dir = this.workdir(request.workdir);
+    if (!dir) {
+      this.send({
+        type: 'output',
+        cmd,
+        seq: 1,
+        stream: 'h',
+        text: `refused: workdir ${request.workdir} is outside the worker's directory\n`,
+      });
+      this.send({
+        type: 'done',
+        cmd,
+        outcome: { rc: -1, signal: null, interrupted: false, timedOut: false, elapsedSeconds: 0 },
+      });
+      return;
+    }
+    const a = {
+      seq: 0,
+      inFlight: new Map(),
+      inFlightBytes: 0,
+      paused: false,
+      stream: null,
+      text: '',
+      timer: undefined,
+    } as unknown as Active;
+    this.active.set(cmd, a);
+    this.log.debug({ cmd, workdir: dir }, 'command started');
+    a.running = runCommand({ ...request, workdir: dir }, (stream, text) => this.output(cmd, a, stream, text));
+    a.running.result.then((outcome) => {
+      this.flush(cmd, a);
+      this.active.delete(cmd);
+      this.send({ type: 'done', cmd, outcome });
+    });
+  }
+
+  private output(cmd: string, a: Active, stream: OutputStream, text: string): void {
+    if (a.stream !== null && a.stream !== stream) this.flush(cmd, a);
+    a.stream = stream;
+    a.text += text;
+    if (a.text.length >= BATCH_BYTES) this.flush(cmd, a);
+    else a.timer ??= setTimeout(() => this.flush(cmd, a), BATCH_DELAY_MS);
+  }
+
+  private flush(cmd: string, a: Active): void {
+    clearTimeout(a.timer);
+    a.timer = undefined;
+    if (a.stream === null || a.text === '') return;
+    const seq = ++a.seq;
+    const bytes = Buffer.byteLength(a.text);
+    a.inFlight.set(seq, bytes);
+    a.inFlightBytes += bytes;
+    this.send({ type: 'output', cmd, seq, stream: a.stream, text: a.text });
+    a.text = '';
+    a.stream = null;
+    if (!a.paused && a.inFlightBytes > WINDOW_BYTES) {
+      a.paused = true;
+      a.running.pause();
+    }
+  }
+
+  private ack(cmd: string, seq: number): void {
+    const a = this.active.get(cmd);
+    if (!a) return;
+    const bytes = a.inFlight.get(seq);
+    if (bytes === undefined) return;
+    a.inFlight.delete(seq);
+    a.inFlightBytes -= bytes;
+    if (a.paused && a.inFlightBytes <= WINDOW_BYTES / 2) {
+      a.paused = false;
+      a.running.resume();
+    }
+  }
+}
