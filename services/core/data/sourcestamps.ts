@@ -1,8 +1,8 @@
 // Source stamps are shared: the same branch, revision, repository, project, codebase and
 // patch always map to one row, identified by Buildbot's ss_hash, so Buildbot and Flotilla
 // find each other's stamps.
-import { createHash } from 'node:crypto';
 import { sql } from '../db/pool.js';
+import { hashColumns } from './identifiers.js';
 import { now, type Tx } from './transaction.js';
 
 export interface SourceStampSpec {
@@ -18,18 +18,7 @@ export interface SourceStampSpec {
   patch_subdir?: string | null;
 }
 
-/** Buildbot's hashColumns: sha1 of the UTF-8 values joined by NUL, None written as 0xf5. */
-export function hashColumns(values: readonly (string | number | null | undefined)[]): string {
-  const parts = values.map((v) =>
-    v === null || v === undefined ? Buffer.from([0xf5]) : Buffer.from(String(v), 'utf8'),
-  );
-  const joined: Buffer[] = [];
-  parts.forEach((p, i) => {
-    if (i > 0) joined.push(Buffer.from([0]));
-    joined.push(p);
-  });
-  return createHash('sha1').update(Buffer.concat(joined)).digest('hex');
-}
+export { hashColumns };
 
 export async function findOrCreateSourceStamp(tx: Tx, ss: SourceStampSpec): Promise<number> {
   const repository = ss.repository ?? '';
@@ -45,7 +34,9 @@ export async function findOrCreateSourceStamp(tx: Tx, ss: SourceStampSpec): Prom
     patchid = p.id;
   }
   const hash = hashColumns([ss.branch ?? null, ss.revision ?? null, repository, project, codebase, patchid]);
-  // Insert-or-find in one statement: a concurrent insert of the same stamp is not an error.
+  // Insert-or-find: a concurrent insert of the same stamp is not an error. When the insert
+  // waited for another transaction's stamp and found it committed, only a later statement
+  // (a new snapshot) can see that row: the SELECT inside the insert's own statement cannot.
   const rows = await tx.q.query(sql`
     WITH ins AS (
       INSERT INTO sourcestamps (ss_hash, branch, revision, patchid, repository, codebase, project, created_at)
@@ -53,5 +44,7 @@ export async function findOrCreateSourceStamp(tx: Tx, ss: SourceStampSpec): Prom
               ${project}, ${now()})
       ON CONFLICT (ss_hash) DO NOTHING RETURNING id)
     SELECT id FROM ins UNION ALL SELECT id FROM sourcestamps WHERE ss_hash = ${hash} LIMIT 1`);
-  return rows[0].id as number;
+  if (rows[0]) return rows[0].id as number;
+  const [found] = await tx.q.query(sql`SELECT id FROM sourcestamps WHERE ss_hash = ${hash}`);
+  return found.id as number;
 }
