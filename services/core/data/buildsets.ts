@@ -1,6 +1,7 @@
 // Build sets: addBuildset creates one with a build request per builder; maybeBuildsetComplete
 // completes it when its last request completes, with the worst of their results.
 import { sql } from '../db/pool.js';
+import { buildrequestKeys, buildsetKeys } from '../events/keys.js';
 import { Results, worst } from '../results.js';
 import { buildrequestJson, buildsetSourcestampsJson } from './entities.js';
 import { findOrCreateSourceStamp, type SourceStampSpec } from './sourcestamps.js';
@@ -65,10 +66,10 @@ export async function addBuildset(tx: Tx, b: NewBuildset): Promise<AddedBuildset
     const [row] = await tx.q.query(
       sql`SELECT ${buildrequestJson('br')} AS e FROM buildrequests br WHERE br.id = ${brid}`,
     );
-    for (const key of buildrequestKeys(bsid, Number(builderid), brid)) tx.out.add([...key, 'new'], row.e);
+    tx.out.addAll(buildrequestKeys(bsid, Number(builderid), brid), 'new', row.e);
   }
   const [ss] = await tx.q.query(sql`SELECT ${buildsetSourcestampsJson(sql`${bsid}::int`)} AS s`);
-  tx.out.add(['buildsets', bsid, 'new'], {
+  tx.out.addAll(buildsetKeys(bsid), 'new', {
     bsid,
     external_idstring: b.external_idstring ?? null,
     reason: b.reason,
@@ -83,19 +84,12 @@ export async function addBuildset(tx: Tx, b: NewBuildset): Promise<AddedBuildset
   return { bsid, brids };
 }
 
-/** Buildbot's routing keys of a build request event (the event name is appended). */
-export function buildrequestKeys(bsid: number, builderid: number, brid: number): (string | number)[][] {
-  return [
-    ['buildsets', bsid, 'builders', builderid, 'buildrequests', brid],
-    ['buildrequests', brid],
-    ['builders', builderid, 'buildrequests', brid],
-  ];
-}
+export { buildrequestKeys };
 
 export async function maybeBuildsetComplete(tx: Tx, bsid: number): Promise<boolean> {
   // Lock the build set so that two masters finishing its last requests complete it once.
   const [bs] = await tx.q.query(sql`SELECT id, complete, reason, external_idstring, submitted_at
-                                    FROM buildsets WHERE id = ${bsid} FOR UPDATE`);
+                                    FROM buildsets WHERE id = ${bsid} FOR NO KEY UPDATE`);
   if (!bs || bs.complete) return false;
   const reqs = await tx.q.query(sql`SELECT complete, results FROM buildrequests WHERE buildsetid = ${bsid}`);
   if (reqs.some((r) => !r.complete)) return false;
@@ -105,7 +99,7 @@ export async function maybeBuildsetComplete(tx: Tx, bsid: number): Promise<boole
     sql`UPDATE buildsets SET complete = 1, complete_at = ${completeAt}, results = ${results} WHERE id = ${bsid}`,
   );
   const [ss] = await tx.q.query(sql`SELECT ${buildsetSourcestampsJson(sql`${bsid}::int`)} AS s`);
-  tx.out.add(['buildsets', bsid, 'complete'], {
+  tx.out.addAll(buildsetKeys(bsid), 'complete', {
     bsid,
     external_idstring: bs.external_idstring,
     reason: bs.reason,

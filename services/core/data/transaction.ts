@@ -9,6 +9,10 @@ export class Outbox {
   add(key: RoutingKey, message: unknown): void {
     this.events.push({ key, message });
   }
+  /** One event under each of a resource's routing keys (events/keys.ts), `event` appended. */
+  addAll(keys: readonly RoutingKey[], event: string, message: unknown): void {
+    for (const key of keys) this.add([...key, event], message);
+  }
 }
 
 export interface DataContext {
