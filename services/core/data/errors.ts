@@ -8,6 +8,7 @@ export type DataErrorCode =
   | 'DUPLICATE_LOG'
   | 'BAD_LOG_TEXT'
   | 'LOG_FINISHED'
+  | 'LOG_NOT_FINISHED'
   | 'INVALID';
 
 export class DataError extends Error {

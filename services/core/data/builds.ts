@@ -1,0 +1,78 @@
+// Builds: newBuild, setBuildStateString, finishBuild.
+//
+// Buildbot facts (buildbot/db/builds.py addBuild, buildbot/data/builds.py):
+// - a builder's build numbers start at 1 and are max(number) + 1; the unique index
+//   builds_number (builderid, number) is what makes a number taken. Buildbot retries the
+//   insert on a clash; we first lock the builder's row, so our own masters number one after
+//   another without clashing, and still retry (ON CONFLICT) in case a Buildbot master that
+//   takes no lock shares the database;
+// - started_at and complete_at are whole seconds; `complete` is complete_at IS NOT NULL;
+// - events carry the build entity (with `properties: {}`) under builders/<id>/builds/<n>,
+//   builds/<id> and workers/<id>/builds/<id>: `new`, `update` (state string), `finished`.
+// The contract's initial state string is `starting` (Buildbot's addBuild writes `created`).
+// finishBuild finishes a build once: a finished build keeps its results (a master that was
+// expired and finished with RETRY cannot turn that into SUCCESS later).
+import { sql } from '../db/pool.js';
+import { buildKeys } from '../events/keys.js';
+import { buildJson, entity } from './entities.js';
+import { DataError } from './errors.js';
+import { now, type Tx } from './transaction.js';
+
+export interface NewBuild {
+  builderid: number;
+  buildrequestid: number;
+  workerid: number | null;
+  /** The master that runs the build. */
+  masterid: number;
+  state_string?: string;
+}
+
+type BuildEntity = { buildid: number; builderid: number; number: number; workerid: number | null };
+
+async function emit(tx: Tx, buildid: number, event: string): Promise<void> {
+  const b = (await entity(tx.q, 'builds', 'b', buildJson('b'), buildid)) as BuildEntity | undefined;
+  if (!b) throw new DataError('NOT_FOUND', `no build ${buildid}`);
+  tx.out.addAll(buildKeys(b), event, b);
+}
+
+export async function newBuild(tx: Tx, b: NewBuild): Promise<{ buildid: number; number: number }> {
+  const locked = await tx.q.query(sql`SELECT id FROM builders WHERE id = ${b.builderid} FOR NO KEY UPDATE`);
+  if (locked.length === 0) throw new DataError('NOT_FOUND', `no builder ${b.builderid}`);
+  const startedAt = now();
+  for (;;) {
+    const [row] = await tx.q.query(sql`
+      INSERT INTO builds (number, builderid, buildrequestid, workerid, masterid, started_at, complete_at,
+                          state_string, results)
+      SELECT coalesce(max(number), 0) + 1, ${b.builderid}, ${b.buildrequestid}, ${b.workerid}, ${b.masterid},
+             ${startedAt}, NULL, ${b.state_string ?? 'starting'}, NULL
+      FROM builds WHERE builderid = ${b.builderid}
+      ON CONFLICT (builderid, number) DO NOTHING
+      RETURNING id, number`);
+    if (row) {
+      await emit(tx, row.id, 'new');
+      return { buildid: row.id, number: row.number };
+    }
+  }
+}
+
+export async function setBuildStateString(tx: Tx, buildid: number, stateString: string): Promise<void> {
+  const rows = await tx.q.query(
+    sql`UPDATE builds SET state_string = ${stateString} WHERE id = ${buildid} RETURNING id`,
+  );
+  if (rows.length === 0) throw new DataError('NOT_FOUND', `no build ${buildid}`);
+  await emit(tx, buildid, 'update');
+}
+
+/** Finish a running build now with `results`; false (and no event) if it was finished already. */
+export async function finishBuild(tx: Tx, buildid: number, results: number): Promise<boolean> {
+  const rows = await tx.q.query(sql`
+    UPDATE builds SET complete_at = ${now()}, results = ${results}
+    WHERE id = ${buildid} AND complete_at IS NULL RETURNING id`);
+  if (rows.length === 0) {
+    const [exists] = await tx.q.query(sql`SELECT 1 AS x FROM builds WHERE id = ${buildid}`);
+    if (!exists) throw new DataError('NOT_FOUND', `no build ${buildid}`);
+    return false;
+  }
+  await emit(tx, buildid, 'finished');
+  return true;
+}

@@ -1,0 +1,101 @@
+// Steps: newStep, startStep, setStepStateString, addStepURL, finishStep.
+//
+// Buildbot facts (buildbot/db/steps.py, buildbot/data/steps.py):
+// - a build's steps are numbered from 0 (max(number) + 1), state string `pending`;
+// - a name already used in the build becomes name[:50 - len('_N')] + '_N' for the first free
+//   N from 1 (so `compile`, `compile_1`, `compile_2`); steps.name is varchar(50), so a longer
+//   name is refused here rather than failing in PostgreSQL;
+// - addURL appends {name, url} to urls_json unless that exact pair is there already
+//   (read-modify-write; we hold the step's row lock for it);
+// - events carry the step entity under builds/<buildid>/steps/<stepid> and steps/<stepid>:
+//   `new`, `started`, `updated` (state string and URLs), `finished`.
+// newStep locks the build's row, so two callers adding steps to one build number and name
+// them one after the other (Buildbot relies on a single master per build instead).
+// finishStep finishes a step once, like finishBuild.
+import { sql } from '../db/pool.js';
+import { stepKeys } from '../events/keys.js';
+import { entity, stepJson } from './entities.js';
+import { DataError } from './errors.js';
+import { codePoints, headCodePoints } from './identifiers.js';
+import { now, type Tx } from './transaction.js';
+
+const MAX_NAME = 50;
+
+async function emit(tx: Tx, stepid: number, event: string): Promise<void> {
+  const s = (await entity(tx.q, 'steps', 's', stepJson('s'), stepid)) as
+    | { stepid: number; buildid: number }
+    | undefined;
+  if (!s) throw new DataError('NOT_FOUND', `no step ${stepid}`);
+  tx.out.addAll(stepKeys(s), event, s);
+}
+
+async function updated(tx: Tx, stepid: number, rows: unknown[], event: string): Promise<void> {
+  if (rows.length === 0) throw new DataError('NOT_FOUND', `no step ${stepid}`);
+  await emit(tx, stepid, event);
+}
+
+export async function newStep(
+  tx: Tx,
+  buildid: number,
+  name: string,
+): Promise<{ stepid: number; number: number; name: string }> {
+  if (codePoints(name) > MAX_NAME)
+    throw new DataError('INVALID', `step name ${JSON.stringify(name)} is longer than ${MAX_NAME} characters`);
+  const build = await tx.q.query(sql`SELECT id FROM builds WHERE id = ${buildid} FOR NO KEY UPDATE`);
+  if (build.length === 0) throw new DataError('NOT_FOUND', `no build ${buildid}`);
+  const existing = await tx.q.query(sql`SELECT number, name FROM steps WHERE buildid = ${buildid}`);
+  const names = new Set(existing.map((r) => r.name as string));
+  const number = existing.reduce((m, r) => Math.max(m, r.number as number), -1) + 1;
+  let unique = name;
+  for (let n = 1; names.has(unique); n++) {
+    const suffix = `_${n}`;
+    unique = headCodePoints(name, MAX_NAME - suffix.length) + suffix;
+  }
+  const [row] = await tx.q.query(sql`
+    INSERT INTO steps (number, name, buildid, started_at, complete_at, state_string, results, urls_json, hidden)
+    VALUES (${number}, ${unique}, ${buildid}, NULL, NULL, 'pending', NULL, '[]', 0)
+    RETURNING id`);
+  await emit(tx, row.id, 'new');
+  return { stepid: row.id, number, name: unique };
+}
+
+export async function startStep(tx: Tx, stepid: number): Promise<void> {
+  const rows = await tx.q.query(
+    sql`UPDATE steps SET started_at = ${now()} WHERE id = ${stepid} RETURNING id`,
+  );
+  await updated(tx, stepid, rows, 'started');
+}
+
+export async function setStepStateString(tx: Tx, stepid: number, stateString: string): Promise<void> {
+  const rows = await tx.q.query(
+    sql`UPDATE steps SET state_string = ${stateString} WHERE id = ${stepid} RETURNING id`,
+  );
+  await updated(tx, stepid, rows, 'updated');
+}
+
+export async function addStepURL(tx: Tx, stepid: number, name: string, url: string): Promise<void> {
+  const [step] = await tx.q.query(
+    sql`SELECT flotilla.try_json(urls_json) AS urls FROM steps WHERE id = ${stepid} FOR NO KEY UPDATE`,
+  );
+  if (!step) throw new DataError('NOT_FOUND', `no step ${stepid}`);
+  const urls: { name?: unknown; url?: unknown }[] = Array.isArray(step.urls) ? step.urls : [];
+  if (!urls.some((u) => u?.name === name && u?.url === url && Object.keys(u).length === 2)) {
+    urls.push({ name, url });
+    await tx.q.query(sql`UPDATE steps SET urls_json = ${JSON.stringify(urls)} WHERE id = ${stepid}`);
+  }
+  await emit(tx, stepid, 'updated');
+}
+
+/** Finish a step now; false (and no event) if it was finished already. */
+export async function finishStep(tx: Tx, stepid: number, results: number, hidden = false): Promise<boolean> {
+  const rows = await tx.q.query(sql`
+    UPDATE steps SET complete_at = ${now()}, results = ${results}, hidden = ${hidden ? 1 : 0}
+    WHERE id = ${stepid} AND complete_at IS NULL RETURNING id`);
+  if (rows.length === 0) {
+    const [exists] = await tx.q.query(sql`SELECT 1 AS x FROM steps WHERE id = ${stepid}`);
+    if (!exists) throw new DataError('NOT_FOUND', `no step ${stepid}`);
+    return false;
+  }
+  await emit(tx, stepid, 'finished');
+  return true;
+}
