@@ -1,9 +1,19 @@
 // Build requests: claims are all or nothing (a claim is a row in buildrequest_claims, whose
 // unique brid makes two masters' claims exclude each other), completion likewise; completing
 // the last request of a build set completes the build set.
+//
+// Buildbot facts (buildbot/db/buildrequests.py, buildbot/data/buildrequests.py): claim,
+// complete and reclaim answer a boolean (AlreadyClaimedError / NotClaimedError become False);
+// a request never completes with RETRY; events carry the request entity under three keys,
+// e = claimed, unclaimed, complete (plus `cancel`). Buildbot's completeBuildRequests does
+// not check the claim; we refuse to complete a request nobody claimed (cancel has its own
+// path), since nobody can have run it. Buildbot's housekeeping unclaims a dead master's
+// requests by the *caller's* master id (unclaimBuildRequests filters on self.masterid), so
+// they stay claimed; unclaimMasterRequests releases them by the dead master's id.
 import { sql } from '../db/pool.js';
+import { buildrequestKeys } from '../events/keys.js';
 import { Results } from '../results.js';
-import { buildrequestKeys, maybeBuildsetComplete } from './buildsets.js';
+import { maybeBuildsetComplete } from './buildsets.js';
 import { buildrequestJson } from './entities.js';
 import { DataError } from './errors.js';
 import { now, type Tx } from './transaction.js';
@@ -12,34 +22,43 @@ async function emit(tx: Tx, brids: readonly number[], event: string): Promise<vo
   const rows = await tx.q.query(sql`
     SELECT br.id, br.buildsetid, br.builderid, ${buildrequestJson('br')} AS e
     FROM buildrequests br WHERE br.id = ANY(${[...brids]}::int[]) ORDER BY br.id`);
-  for (const r of rows)
-    for (const key of buildrequestKeys(r.buildsetid, r.builderid, r.id)) tx.out.add([...key, event], r.e);
+  for (const r of rows) tx.out.addAll(buildrequestKeys(r.buildsetid, r.builderid, r.id), event, r.e);
 }
 
 /**
- * Claim every request for `masterid`, or none: throws ALREADY_CLAIMED if any is claimed or
- * complete. Concurrent claims of overlapping sets cannot both succeed.
+ * Claim every request for `masterid`, or none: false (and nothing claimed) if any is missing,
+ * complete or claimed already. Concurrent claims of overlapping sets cannot both succeed.
  */
 export async function claimBuildRequests(
   tx: Tx,
   brids: readonly number[],
   masterid: number,
   claimedAt = now(),
-): Promise<void> {
-  if (brids.length === 0) return;
+): Promise<boolean> {
+  if (brids.length === 0) return true;
   const ids = [...new Set(brids)];
-  // Row locks on the requests serialize claims with completion and cancellation.
+  // Row locks on the requests, taken in id order, serialize our claims with each other and
+  // with completion and cancellation; the unique brid of the claims table decides against a
+  // claimer that takes no lock (a Buildbot master on the same database).
   const open = await tx.q.query(sql`
-    SELECT id FROM buildrequests WHERE id = ANY(${ids}::int[]) AND complete = 0 ORDER BY id FOR UPDATE`);
-  if (open.length !== ids.length)
-    throw new DataError('ALREADY_CLAIMED', 'a build request is complete or missing');
+    SELECT id FROM buildrequests WHERE id = ANY(${ids}::int[]) AND complete = 0 ORDER BY id FOR NO KEY UPDATE`);
+  if (open.length !== ids.length) return false;
+  const [held] = await tx.q.query(
+    sql`SELECT brid FROM buildrequest_claims WHERE brid = ANY(${ids}::int[]) LIMIT 1`,
+  );
+  if (held) return false;
   const inserted = await tx.q.query(sql`
     INSERT INTO buildrequest_claims (brid, masterid, claimed_at)
     SELECT id, ${masterid}, ${claimedAt} FROM unnest(${ids}::int[]) AS x(id)
     ON CONFLICT (brid) DO NOTHING RETURNING brid`);
-  if (inserted.length !== ids.length)
-    throw new DataError('ALREADY_CLAIMED', 'a build request is already claimed');
+  if (inserted.length !== ids.length) {
+    // Lost to an unlocked claimer: take back the rows this transaction inserted.
+    await tx.q.query(sql`DELETE FROM buildrequest_claims
+                         WHERE brid = ANY(${inserted.map((r) => r.brid as number)}::int[]) AND masterid = ${masterid}`);
+    return false;
+  }
   await emit(tx, ids, 'claimed');
+  return true;
 }
 
 /** Renew the claims `masterid` holds; false (and nothing changed) if any is not held by it. */
@@ -51,12 +70,14 @@ export async function reclaimBuildRequests(
 ): Promise<boolean> {
   if (brids.length === 0) return true;
   const ids = [...new Set(brids)];
-  const rows = await tx.q.query(sql`
-    UPDATE buildrequest_claims SET claimed_at = ${at}
-    WHERE brid = ANY(${ids}::int[]) AND masterid = ${masterid}
-      AND brid IN (SELECT id FROM buildrequests WHERE complete = 0) RETURNING brid`);
-  if (rows.length !== ids.length)
-    throw new DataError('NOT_CLAIMED', 'a build request is not claimed by this master');
+  const held = await tx.q.query(sql`
+    SELECT c.brid FROM buildrequest_claims c JOIN buildrequests br ON br.id = c.brid
+    WHERE c.brid = ANY(${ids}::int[]) AND c.masterid = ${masterid} AND br.complete = 0
+    ORDER BY c.brid FOR NO KEY UPDATE OF c`);
+  if (held.length !== ids.length) return false;
+  await tx.q.query(
+    sql`UPDATE buildrequest_claims SET claimed_at = ${at} WHERE brid = ANY(${ids}::int[]) AND masterid = ${masterid}`,
+  );
   return true;
 }
 
@@ -76,28 +97,58 @@ export async function unclaimBuildRequests(
 }
 
 /**
- * Complete every request, or none: NOT_CLAIMED if any is complete already or not claimed.
- * Then complete each build set whose last request this was.
+ * Release every claim on an incomplete request taken more than `old` seconds ago (its master
+ * stopped renewing it). Returns the released request ids.
+ */
+export async function unclaimExpiredRequests(tx: Tx, old: number): Promise<number[]> {
+  const rows = await tx.q.query(sql`
+    DELETE FROM buildrequest_claims c USING buildrequests br
+    WHERE br.id = c.brid AND br.complete = 0 AND c.claimed_at < ${now() - old}
+    RETURNING c.brid`);
+  const released = rows.map((r) => r.brid as number).sort((a, b) => a - b);
+  await emit(tx, released, 'unclaimed');
+  return released;
+}
+
+/** Release the claims of a master that is gone, on its requests that are not complete. */
+export async function unclaimMasterRequests(tx: Tx, masterid: number): Promise<number[]> {
+  const rows = await tx.q.query(sql`
+    DELETE FROM buildrequest_claims c USING buildrequests br
+    WHERE br.id = c.brid AND br.complete = 0 AND c.masterid = ${masterid}
+    RETURNING c.brid`);
+  const released = rows.map((r) => r.brid as number).sort((a, b) => a - b);
+  await emit(tx, released, 'unclaimed');
+  return released;
+}
+
+/**
+ * Complete every request, or none: false (and nothing changed) if any is missing, complete
+ * already or not claimed. Then complete each build set whose last request this was.
  */
 export async function completeBuildRequests(
   tx: Tx,
   brids: readonly number[],
   results: number,
   completeAt = now(),
-): Promise<void> {
+): Promise<boolean> {
   if (results === Results.RETRY) throw new DataError('INVALID', 'a build request cannot complete with RETRY');
-  if (brids.length === 0) return;
+  if (brids.length === 0) return true;
   const ids = [...new Set(brids)];
+  const open = await tx.q.query(sql`
+    SELECT id FROM buildrequests br WHERE id = ANY(${ids}::int[]) AND complete = 0
+      AND EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = br.id)
+    ORDER BY id FOR NO KEY UPDATE`);
+  if (open.length !== ids.length) return false;
   const rows = await tx.q.query(sql`
     UPDATE buildrequests SET complete = 1, results = ${results}, complete_at = ${completeAt}
     WHERE id = ANY(${ids}::int[]) AND complete = 0
-      AND EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = buildrequests.id)
     RETURNING id, buildsetid`);
-  if (rows.length !== ids.length) {
-    throw new DataError('NOT_CLAIMED', 'a build request is already complete or was never claimed');
-  }
+  if (rows.length !== ids.length)
+    throw new DataError('NOT_CLAIMED', 'a build request changed under its lock');
   await emit(tx, ids, 'complete');
-  for (const bsid of new Set(rows.map((r) => r.buildsetid as number))) await maybeBuildsetComplete(tx, bsid);
+  const bsids = [...new Set(rows.map((r) => r.buildsetid as number))].sort((a, b) => a - b);
+  for (const bsid of bsids) await maybeBuildsetComplete(tx, bsid);
+  return true;
 }
 
 export interface CancelOutcome {
