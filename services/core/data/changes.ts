@@ -1,0 +1,123 @@
+// Changes: addChange.
+//
+// Buildbot facts (buildbot/data/changes.py addChange, buildbot/db/changes.py):
+// - each property is stored as JSON [value, "Change"]; files in the order given;
+// - repository, project and codebase default to '', revlink to '', when_timestamp to now;
+// - the change's source stamp is found or created from (branch, revision, repository,
+//   project, codebase) with no patch (ss_hash, sourcestamps.ts);
+// - parent_changeids is the newest earlier change with the same branch (NULL matching
+//   NULL), repository, project and codebase, or NULL;
+// - with `src` naming a version-control system, the author becomes a user (users.ts) and a
+//   change_users row links them;
+// - the event changes/<id>/new carries the change entity.
+// Two changes of one branch added at once would both take the same parent in Buildbot; we
+// serialize them on a transaction lock keyed by the branch's identity, so the chain stays
+// linear. Values too long for their column are refused (INVALID) instead of failing in
+// PostgreSQL.
+import { sql } from '../db/pool.js';
+import { changeKeys } from '../events/keys.js';
+import { changeJson, entity } from './entities.js';
+import { DataError } from './errors.js';
+import { codePoints, hashColumns } from './identifiers.js';
+import { findOrCreateSourceStamp } from './sourcestamps.js';
+import { now, type Tx } from './transaction.js';
+import { createUserObject } from './users.js';
+
+export interface NewChange {
+  author: string;
+  committer?: string | null;
+  files?: readonly string[];
+  comments?: string;
+  revision?: string | null;
+  /** Seconds since the epoch; default now. */
+  when_timestamp?: number | null;
+  branch?: string | null;
+  category?: string | null;
+  revlink?: string | null;
+  /** name -> value (JSON-able); stored with the source "Change". */
+  properties?: Record<string, unknown>;
+  repository?: string;
+  codebase?: string;
+  project?: string;
+  /** The version-control system (git, svn, hg...), to link the author as a user. */
+  src?: string | null;
+}
+
+// varchar limits of the changes table (schema of Buildbot 3.7).
+const LIMITS: [keyof NewChange, number][] = [
+  ['author', 255],
+  ['committer', 255],
+  ['branch', 255],
+  ['revision', 255],
+  ['revlink', 256],
+  ['category', 255],
+  ['repository', 512],
+  ['project', 512],
+  ['codebase', 256],
+];
+
+function checkLengths(c: NewChange): void {
+  for (const [field, max] of LIMITS) {
+    const v = c[field];
+    if (typeof v === 'string' && codePoints(v) > max)
+      throw new DataError('INVALID', `change ${field} is longer than ${max} characters`);
+  }
+  for (const f of c.files ?? [])
+    if (codePoints(f) > 1024)
+      throw new DataError('INVALID', 'a change file name is longer than 1024 characters');
+  for (const name of Object.keys(c.properties ?? {}))
+    if (codePoints(name) > 256)
+      throw new DataError('INVALID', 'a change property name is longer than 256 characters');
+}
+
+export async function addChange(tx: Tx, c: NewChange): Promise<number> {
+  checkLengths(c);
+  const branch = c.branch ?? null;
+  const repository = c.repository ?? '';
+  const project = c.project ?? '';
+  const codebase = c.codebase ?? '';
+  const revision = c.revision ?? null;
+  const uid = await createUserObject(tx, c.author, c.src);
+  const ssid = await findOrCreateSourceStamp(tx, { branch, revision, repository, project, codebase });
+  const line = hashColumns([branch, repository, project, codebase]);
+  await tx.q.query(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`flotilla:changes:${line}`}, 0))`);
+  const [parent] = await tx.q.query(sql`
+    SELECT changeid FROM changes
+    WHERE branch IS NOT DISTINCT FROM ${branch} AND repository = ${repository} AND project = ${project}
+      AND codebase = ${codebase}
+    ORDER BY changeid DESC LIMIT 1`);
+  const [row] = await tx.q.query(sql`
+    INSERT INTO changes (author, committer, comments, branch, revision, revlink, when_timestamp, category,
+                         repository, codebase, project, sourcestampid, parent_changeids)
+    VALUES (${c.author}, ${c.committer ?? null}, ${c.comments ?? ''}, ${branch}, ${revision}, ${c.revlink ?? ''},
+            ${c.when_timestamp ?? now()}, ${c.category ?? null}, ${repository}, ${codebase}, ${project}, ${ssid},
+            ${parent?.changeid ?? null})
+    RETURNING changeid`);
+  const changeid = row.changeid as number;
+  const files = c.files ?? [];
+  if (files.length > 0) {
+    await tx.q.query(sql`INSERT INTO change_files (changeid, filename)
+                         VALUES ${sql.join(
+                           files.map((f) => sql`(${changeid}, ${f})`),
+                           sql`, `,
+                         )}`);
+  }
+  const props = Object.entries(c.properties ?? {});
+  if (props.length > 0) {
+    await tx.q.query(sql`INSERT INTO change_properties (changeid, property_name, property_value)
+                         VALUES ${sql.join(
+                           props.map(
+                             ([n, v]) => sql`(${changeid}, ${n}, ${JSON.stringify([v ?? null, 'Change'])})`,
+                           ),
+                           sql`, `,
+                         )}`);
+  }
+  if (uid !== null)
+    await tx.q.query(sql`INSERT INTO change_users (changeid, uid) VALUES (${changeid}, ${uid})`);
+  tx.out.addAll(
+    changeKeys(changeid),
+    'new',
+    await entity(tx.q, 'changes', 'c', changeJson('c'), changeid, 'changeid'),
+  );
+  return changeid;
+}

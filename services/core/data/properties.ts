@@ -1,0 +1,95 @@
+// Build properties: setBuildProperty, setBuildProperties.
+//
+// Buildbot facts (buildbot/db/builds.py setBuildProperty, buildbot/data/properties.py):
+// - a property is one build_properties row (value as JSON text, source), created or updated;
+//   the table has no unique key, so we hold the build's row lock while writing;
+// - setBuildProperties compares each new [value, source] with the stored one and writes
+//   only those that differ, then produces ONE event builds/<id>/properties/update holding
+//   only those, and none when nothing differs (there is no way to delete a property);
+// - setBuildProperty always produces that event. Buildbot 3.7's message is literally
+//   {"name": [value, source]} (a bug); ours is keyed by the property's name, as
+//   setBuildProperties' is.
+// Values are compared as JSON values (key order aside), so a value stored by Buildbot's
+// json.dumps and the same value from us compare equal.
+import { sql } from '../db/pool.js';
+import { buildPropertiesKey } from '../events/keys.js';
+import { DataError } from './errors.js';
+import type { Tx } from './transaction.js';
+
+/** name -> [value, source] */
+export type SourcedProperties = Record<string, readonly [unknown, string]>;
+
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a) && Array.isArray(b))
+    return a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  const rb = b as Record<string, unknown>;
+  return ka.length === kb.length && ka.every((k) => Object.hasOwn(rb, k) && sameJson((a as never)[k], rb[k]));
+}
+
+/** What JSON makes of a value (undefined becomes null, Dates strings...), as it will be read back. */
+const normalize = (value: unknown): unknown => JSON.parse(JSON.stringify(value) ?? 'null');
+
+async function lockBuild(tx: Tx, buildid: number): Promise<void> {
+  const rows = await tx.q.query(sql`SELECT id FROM builds WHERE id = ${buildid} FOR NO KEY UPDATE`);
+  if (rows.length === 0) throw new DataError('NOT_FOUND', `no build ${buildid}`);
+}
+
+/** Write the properties that differ from the stored ones; returns those, normalized. */
+async function write(tx: Tx, buildid: number, props: SourcedProperties): Promise<SourcedProperties> {
+  const names = Object.keys(props);
+  if (names.length === 0) return {};
+  const stored = await tx.q.query(sql`
+    SELECT name, flotilla.try_json(value) AS value, flotilla.try_json(value) IS NULL AS broken, source
+    FROM build_properties WHERE buildid = ${buildid} AND name = ANY(${names}::text[])`);
+  const old = new Map(stored.map((r) => [r.name as string, r]));
+  const changed: Record<string, readonly [unknown, string]> = {};
+  for (const name of names) {
+    const [raw, source] = props[name]!;
+    const value = normalize(raw);
+    const was = old.get(name);
+    if (was && !was.broken && was.source === source && sameJson(was.value, value)) continue;
+    const text = JSON.stringify(value);
+    if (was) {
+      await tx.q.query(sql`UPDATE build_properties SET value = ${text}, source = ${source}
+                           WHERE buildid = ${buildid} AND name = ${name}`);
+    } else {
+      await tx.q.query(sql`INSERT INTO build_properties (buildid, name, value, source)
+                           VALUES (${buildid}, ${name}, ${text}, ${source})`);
+    }
+    changed[name] = [value, source];
+  }
+  return changed;
+}
+
+/** Set one property (created if missing). Produces the update event whether or not it changed. */
+export async function setBuildProperty(
+  tx: Tx,
+  buildid: number,
+  name: string,
+  value: unknown,
+  source: string,
+): Promise<void> {
+  await lockBuild(tx, buildid);
+  await write(tx, buildid, { [name]: [value, source] });
+  tx.out.add(buildPropertiesKey(buildid), { [name]: [normalize(value), source] });
+}
+
+/**
+ * Synchronize the build's properties with `props`: writes the ones that changed and produces
+ * one event holding only those, or none. Returns the changed properties.
+ */
+export async function setBuildProperties(
+  tx: Tx,
+  buildid: number,
+  props: SourcedProperties,
+): Promise<SourcedProperties> {
+  await lockBuild(tx, buildid);
+  const changed = await write(tx, buildid, props);
+  if (Object.keys(changed).length > 0) tx.out.add(buildPropertiesKey(buildid), changed);
+  return changed;
+}
