@@ -1,0 +1,105 @@
+// Builders: findBuilderId, updateBuilderInfo, updateBuilderList.
+//
+// Buildbot facts (buildbot/db/builders.py, buildbot/db/tags.py, buildbot/data/builders.py):
+// - builders and tags are found or created by name_hash (sha1 of the name);
+// - a master runs a builder when a builder_masters row (builderid, masterid) exists;
+//   updateBuilderList removes the rows of names no longer configured (producing
+//   builders/<id>/stopped) and adds the new ones (builders/<id>/started), both with the
+//   message {builderid, masterid, name}; removing a row also removes, by cascade, the
+//   configured_workers rows that hang from it; a master going away is updateBuilderList([]);
+// - updateBuilderInfo replaces the description and the tags (builders_tags, in the given
+//   order) and produces builders/<id>/update with the builder entity. Buildbot calls it only
+//   when the configuration changed; we produce the event only when something did.
+import { sql } from '../db/pool.js';
+import { builderKeys } from '../events/keys.js';
+import { builderJson, entity } from './entities.js';
+import { DataError } from './errors.js';
+import { findNamedId } from './identifiers.js';
+import type { Tx } from './transaction.js';
+
+/** A configured builder: its name, and optionally its description and tags. */
+export interface BuilderSpec {
+  name: string;
+  description?: string | null;
+  tags?: readonly string[];
+}
+
+export async function findBuilderId(tx: Tx, name: string, autoCreate = true): Promise<number | null> {
+  return findNamedId(tx, 'builders', name, autoCreate);
+}
+
+export async function findTagId(tx: Tx, name: string): Promise<number> {
+  return (await findNamedId(tx, 'tags', name))!;
+}
+
+/** Replace a builder's description and tags; true (and an `update` event) if they changed. */
+export async function updateBuilderInfo(
+  tx: Tx,
+  builderid: number,
+  description: string | null,
+  tags: readonly string[],
+): Promise<boolean> {
+  const [b] = await tx.q.query(
+    sql`SELECT description, ${builderJson('b')} AS e FROM builders b WHERE b.id = ${builderid} FOR NO KEY UPDATE`,
+  );
+  if (!b) throw new DataError('NOT_FOUND', `no builder ${builderid}`);
+  const wanted = [...new Set(tags)];
+  const had = b.e.tags as string[];
+  if (b.description === description && had.length === wanted.length && had.every((t, i) => t === wanted[i]))
+    return false;
+  const tagids: number[] = [];
+  for (const tag of wanted) tagids.push(await findTagId(tx, tag));
+  await tx.q.query(sql`UPDATE builders SET description = ${description} WHERE id = ${builderid}`);
+  await tx.q.query(sql`DELETE FROM builders_tags WHERE builderid = ${builderid}`);
+  if (tagids.length > 0) {
+    await tx.q.query(sql`
+      INSERT INTO builders_tags (builderid, tagid)
+      SELECT ${builderid}, t FROM unnest(${tagids}::int[]) WITH ORDINALITY AS x(t, o) ORDER BY o`);
+  }
+  const e = await entity(tx.q, 'builders', 'b', builderJson('b'), builderid);
+  tx.out.addAll(builderKeys(builderid), 'update', e);
+  return true;
+}
+
+/**
+ * Record the builders configured on `masterid`: names (or specs, whose description and tags
+ * are applied too). Returns the builder ids, in the order given.
+ */
+export async function updateBuilderList(
+  tx: Tx,
+  masterid: number,
+  builders: readonly (string | BuilderSpec)[],
+): Promise<number[]> {
+  const specs = builders.map((b) => (typeof b === 'string' ? { name: b } : b));
+  const wanted = new Set(specs.map((s) => s.name));
+  const current = await tx.q.query(sql`
+    SELECT bm.id, bm.builderid, b.name FROM builder_masters bm JOIN builders b ON b.id = bm.builderid
+    WHERE bm.masterid = ${masterid} ORDER BY bm.builderid`);
+  const running = new Set<string>();
+  for (const row of current) {
+    if (wanted.has(row.name)) {
+      running.add(row.name);
+      continue;
+    }
+    await tx.q.query(sql`DELETE FROM builder_masters WHERE id = ${row.id}`);
+    tx.out.addAll(builderKeys(row.builderid), 'stopped', {
+      builderid: row.builderid,
+      masterid,
+      name: row.name,
+    });
+  }
+  const ids: number[] = [];
+  for (const spec of specs) {
+    const builderid = (await findBuilderId(tx, spec.name))!;
+    ids.push(builderid);
+    if (!running.has(spec.name)) {
+      running.add(spec.name);
+      await tx.q.query(sql`INSERT INTO builder_masters (builderid, masterid) VALUES (${builderid}, ${masterid})
+                           ON CONFLICT (builderid, masterid) DO NOTHING`);
+      tx.out.addAll(builderKeys(builderid), 'started', { builderid, masterid, name: spec.name });
+    }
+    if (spec.description !== undefined || spec.tags !== undefined)
+      await updateBuilderInfo(tx, builderid, spec.description ?? null, spec.tags ?? []);
+  }
+  return ids;
+}

@@ -1,0 +1,130 @@
+// Masters: masterActive (start and heartbeat), masterStopped, expireMasters, and the
+// housekeeping a master that is gone needs.
+//
+// Buildbot facts (buildbot/db/masters.py, buildbot/data/masters.py):
+// - a master is found or created by name_hash (sha1 of its name), created inactive;
+//   masterActive sets active = 1 and last_active = now, and produces masters/<id>/started
+//   ({masterid, name, active: true}) only when the master was inactive;
+// - marking a master inactive deletes its scheduler_masters rows at once; when the master
+//   was active, housekeeping follows and then masters/<id>/stopped ({masterid, name,
+//   active: false});
+// - expireMasters marks inactive every master whose last_active is older than ten minutes
+//   (EXPIRE_MINUTES); forceHouseKeeping also redoes the housekeeping of stale masters that
+//   are inactive already;
+// - housekeeping, in Buildbot's order: its workers are deconfigured, its builders removed
+//   (builder_masters, with builders/<id>/stopped), its schedulers and change sources
+//   released; each of its unfinished builds has the logs of its unfinished steps finished,
+//   those steps finished RETRY (not hidden) and the build finished RETRY; its claims on
+//   incomplete requests are removed so another master runs them.
+// Where we go further (the issue's section 3): the claims are looked up by the dead
+// master's id (Buildbot 3.7 uses the caller's and leaves them claimed), workers connected
+// to it are disconnected (workers/<id>/disconnected), and the released requests produce
+// `unclaimed`. The master calling expireMasters is alive by definition and is never expired.
+// Masters being expired are row-locked in id order, so two concurrent expiries do the
+// housekeeping once.
+import { sql } from '../db/pool.js';
+import { masterKeys } from '../events/keys.js';
+import { Results } from '../results.js';
+import { updateBuilderList } from './builders.js';
+import { unclaimMasterRequests } from './buildrequests.js';
+import { finishBuild } from './builds.js';
+import { DataError } from './errors.js';
+import { nameHash } from './identifiers.js';
+import { finishLog } from './logs.js';
+import { releaseAll } from './ownership.js';
+import { finishStep } from './steps.js';
+import { now, type Tx } from './transaction.js';
+import { deconfigureAllWorkersForMaster, disconnectAllWorkersForMaster } from './workers.js';
+
+/** Buildbot's EXPIRE_MINUTES, in seconds. */
+export const EXPIRE_SECONDS = 10 * 60;
+
+/** The master's id by name, created (inactive) if needed. */
+export async function findMasterId(tx: Tx, name: string): Promise<number> {
+  const hash = nameHash(name);
+  const find = async () => (await tx.q.query(sql`SELECT id FROM masters WHERE name_hash = ${hash}`))[0]?.id;
+  const found = await find();
+  if (found !== undefined) return found;
+  const [row] = await tx.q.query(sql`
+    INSERT INTO masters (name, name_hash, active, last_active) VALUES (${name}, ${hash}, 0, ${now()})
+    ON CONFLICT (name_hash) DO NOTHING RETURNING id`);
+  return row ? row.id : await find();
+}
+
+/** Start or heartbeat: the master is active as of now. Returns its id. */
+export async function masterActive(tx: Tx, name: string): Promise<number> {
+  const masterid = await findMasterId(tx, name);
+  const [m] = await tx.q.query(sql`SELECT active FROM masters WHERE id = ${masterid} FOR NO KEY UPDATE`);
+  await tx.q.query(sql`UPDATE masters SET active = 1, last_active = ${now()} WHERE id = ${masterid}`);
+  if (!m.active) tx.out.addAll(masterKeys(masterid), 'started', { masterid, name, active: true });
+  return masterid;
+}
+
+/** A clean stop: inactive at once, with the housekeeping. False if it was inactive already. */
+export async function masterStopped(tx: Tx, masterid: number): Promise<boolean> {
+  const [m] = await tx.q.query(
+    sql`SELECT name, active FROM masters WHERE id = ${masterid} FOR NO KEY UPDATE`,
+  );
+  if (!m) throw new DataError('NOT_FOUND', `no master ${masterid}`);
+  return deactivate(tx, masterid, m.name, Boolean(m.active), false);
+}
+
+export interface ExpireOptions {
+  /** Redo the housekeeping of stale masters that are inactive already (Buildbot's forceHouseKeeping). */
+  forceHousekeeping?: boolean;
+}
+
+/**
+ * Mark inactive every master silent for more than `olderThanSeconds` (default ten minutes),
+ * with the housekeeping; `byMasterid`, the caller, is never expired. Returns the expired ids.
+ */
+export async function expireMasters(
+  tx: Tx,
+  olderThanSeconds = EXPIRE_SECONDS,
+  byMasterid: number | null = null,
+  options: ExpireOptions = {},
+): Promise<number[]> {
+  const force = options.forceHousekeeping ?? false;
+  const stale = await tx.q.query(sql`
+    SELECT id, name, active FROM masters
+    WHERE last_active < ${now() - olderThanSeconds} AND (active <> 0 OR ${force}::boolean)
+      AND id IS DISTINCT FROM ${byMasterid}::int
+    ORDER BY id FOR NO KEY UPDATE`);
+  const expired: number[] = [];
+  for (const m of stale) {
+    if (await deactivate(tx, m.id, m.name, Boolean(m.active), force)) expired.push(m.id);
+  }
+  return expired;
+}
+
+async function deactivate(tx: Tx, masterid: number, name: string, wasActive: boolean, force: boolean) {
+  await tx.q.query(sql`UPDATE masters SET active = 0 WHERE id = ${masterid}`);
+  await releaseAll(tx, 'scheduler', masterid);
+  if (wasActive || force) await housekeeping(tx, masterid);
+  if (wasActive) tx.out.addAll(masterKeys(masterid), 'stopped', { masterid, name, active: false });
+  return wasActive;
+}
+
+async function housekeeping(tx: Tx, masterid: number): Promise<void> {
+  await deconfigureAllWorkersForMaster(tx, masterid);
+  await disconnectAllWorkersForMaster(tx, masterid);
+  await updateBuilderList(tx, masterid, []);
+  await releaseAll(tx, 'scheduler', masterid);
+  await releaseAll(tx, 'changesource', masterid);
+  const builds = await tx.q.query(sql`
+    SELECT id FROM builds WHERE masterid = ${masterid} AND complete_at IS NULL ORDER BY id FOR NO KEY UPDATE`);
+  for (const build of builds) {
+    const steps = await tx.q.query(
+      sql`SELECT id FROM steps WHERE buildid = ${build.id} AND results IS NULL ORDER BY number`,
+    );
+    for (const step of steps) {
+      const logs = await tx.q.query(
+        sql`SELECT id FROM logs WHERE stepid = ${step.id} AND complete = 0 ORDER BY id`,
+      );
+      for (const log of logs) await finishLog(tx, log.id);
+      await finishStep(tx, step.id, Results.RETRY, false);
+    }
+    await finishBuild(tx, build.id, Results.RETRY);
+  }
+  await unclaimMasterRequests(tx, masterid);
+}

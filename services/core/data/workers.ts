@@ -1,0 +1,127 @@
+// Workers: findWorkerId, workerConfigured, workerConnected, workerDisconnected, workerMissing,
+// setWorkerState, deconfigureAllWorkersForMaster.
+//
+// Buildbot facts (buildbot/db/workers.py, buildbot/data/workers.py):
+// - a worker's name is a 50-character identifier; found or created by name (unique), with
+//   info {} and neither paused nor graceful;
+// - configured_workers links a worker to builder_masters rows: workerConfigured keeps exactly
+//   the rows of the given builders on that master (no event); deconfiguring a master drops
+//   all the rows of its builder_masters;
+// - connected_workers (masterid, workerid) is unique: connecting twice is not an error; the
+//   worker's info is replaced on connection (stored as JSON text);
+// - events carry the worker entity under workers/<id>: connected, disconnected,
+//   state_updated, and missing (entity plus last_connection and notify).
+import { sql } from '../db/pool.js';
+import { workerKeys } from '../events/keys.js';
+import { entity, workerJson } from './entities.js';
+import { DataError } from './errors.js';
+import { isIdentifier } from './identifiers.js';
+import type { Tx } from './transaction.js';
+
+async function workerEntity(tx: Tx, workerid: number): Promise<Record<string, unknown>> {
+  const w = await entity(tx.q, 'workers', 'w', workerJson('w'), workerid);
+  if (!w) throw new DataError('NOT_FOUND', `no worker ${workerid}`);
+  return w;
+}
+
+async function emit(
+  tx: Tx,
+  workerid: number,
+  event: string,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
+  tx.out.addAll(workerKeys(workerid), event, { ...(await workerEntity(tx, workerid)), ...extra });
+}
+
+export async function findWorkerId(tx: Tx, name: string): Promise<number> {
+  if (!isIdentifier(50, name))
+    throw new DataError('INVALID', `worker name ${JSON.stringify(name)} is not a 50-character identifier`);
+  const find = async () => (await tx.q.query(sql`SELECT id FROM workers WHERE name = ${name}`))[0]?.id;
+  const found = await find();
+  if (found !== undefined) return found;
+  const [row] = await tx.q.query(sql`
+    INSERT INTO workers (name, info, paused, graceful) VALUES (${name}, '{}', 0, 0)
+    ON CONFLICT (name) DO NOTHING RETURNING id`);
+  return row ? row.id : await find();
+}
+
+/** The worker is configured on exactly these builders of `masterid`. */
+export async function workerConfigured(
+  tx: Tx,
+  workerid: number,
+  masterid: number,
+  builderids: readonly number[],
+): Promise<void> {
+  const ids = [...new Set(builderids)];
+  await tx.q.query(sql`
+    DELETE FROM configured_workers cw USING builder_masters bm
+    WHERE bm.id = cw.buildermasterid AND cw.workerid = ${workerid} AND bm.masterid = ${masterid}
+      AND NOT (bm.builderid = ANY(${ids}::int[]))`);
+  await tx.q.query(sql`
+    INSERT INTO configured_workers (buildermasterid, workerid)
+    SELECT bm.id, ${workerid} FROM builder_masters bm
+    WHERE bm.masterid = ${masterid} AND bm.builderid = ANY(${ids}::int[])
+    ORDER BY bm.builderid
+    ON CONFLICT (buildermasterid, workerid) DO NOTHING`);
+}
+
+/** Drop every configured_workers row of the master's builders. */
+export async function deconfigureAllWorkersForMaster(tx: Tx, masterid: number): Promise<void> {
+  await tx.q.query(sql`
+    DELETE FROM configured_workers cw USING builder_masters bm
+    WHERE bm.id = cw.buildermasterid AND bm.masterid = ${masterid}`);
+}
+
+export async function workerConnected(
+  tx: Tx,
+  workerid: number,
+  masterid: number,
+  info: object,
+): Promise<void> {
+  const rows = await tx.q.query(
+    sql`UPDATE workers SET info = ${JSON.stringify(info ?? {})} WHERE id = ${workerid} RETURNING id`,
+  );
+  if (rows.length === 0) throw new DataError('NOT_FOUND', `no worker ${workerid}`);
+  await tx.q.query(sql`INSERT INTO connected_workers (masterid, workerid) VALUES (${masterid}, ${workerid})
+                       ON CONFLICT (masterid, workerid) DO NOTHING`);
+  await emit(tx, workerid, 'connected');
+}
+
+export async function workerDisconnected(tx: Tx, workerid: number, masterid: number): Promise<void> {
+  await tx.q.query(
+    sql`DELETE FROM connected_workers WHERE workerid = ${workerid} AND masterid = ${masterid}`,
+  );
+  await emit(tx, workerid, 'disconnected');
+}
+
+/** Disconnect every worker connected to `masterid` (a master that is gone); returns their ids. */
+export async function disconnectAllWorkersForMaster(tx: Tx, masterid: number): Promise<number[]> {
+  const rows = await tx.q.query(
+    sql`DELETE FROM connected_workers WHERE masterid = ${masterid} RETURNING workerid`,
+  );
+  const ids = [...new Set(rows.map((r) => r.workerid as number))].sort((a, b) => a - b);
+  for (const id of ids) await emit(tx, id, 'disconnected');
+  return ids;
+}
+
+/** Only an event: the worker has not connected for a while (the notification is the caller's). */
+export async function workerMissing(
+  tx: Tx,
+  workerid: number,
+  lastConnection: string,
+  notify: readonly string[],
+): Promise<void> {
+  await emit(tx, workerid, 'missing', { last_connection: lastConnection, notify });
+}
+
+export async function setWorkerState(
+  tx: Tx,
+  workerid: number,
+  paused: boolean,
+  graceful: boolean,
+): Promise<void> {
+  const rows = await tx.q.query(sql`
+    UPDATE workers SET paused = ${paused ? 1 : 0}, graceful = ${graceful ? 1 : 0} WHERE id = ${workerid} RETURNING id`);
+  if (rows.length === 0) throw new DataError('NOT_FOUND', `no worker ${workerid}`);
+  await emit(tx, workerid, 'state_updated');
+}

@@ -1,0 +1,109 @@
+// Workers: found by name, configured on a master's builders, connected and disconnected,
+// paused and graceful, with Buildbot's events carrying the worker as /workers serves it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { updateBuilderList } from '../../../services/core/data/builders.js';
+import { transact } from '../../../services/core/data/transaction.js';
+import {
+  findWorkerId,
+  setWorkerState,
+  workerConfigured,
+  workerConnected,
+  workerDisconnected,
+  workerMissing,
+} from '../../../services/core/data/workers.js';
+import { sql } from '../../../services/core/db/pool.js';
+import { apiGet, barrier, type Harness, insertMaster, openHarness, uniq } from './harness.js';
+
+let h: Harness;
+let m1: number;
+let m2: number;
+beforeAll(async () => {
+  h = await openHarness();
+  [m1, m2] = await h.run(async (tx) => [await insertMaster(tx), await insertMaster(tx)]);
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('findWorkerId', () => {
+  it('finds or creates by name, one row even when asked at once, and refuses a non-identifier', async () => {
+    const name = uniq('w');
+    const together = barrier(6);
+    const ids = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        transact({ ...h.ctx, db: h.wide }, async (tx) => {
+          await together();
+          return findWorkerId(tx, name);
+        }),
+      ),
+    );
+    expect(new Set(ids).size).toBe(1);
+    const [row] = await h.db.pool.query(sql`SELECT info, paused, graceful FROM workers WHERE name = ${name}`);
+    expect(row).toEqual({ info: '{}', paused: 0, graceful: 0 });
+    await expect(h.run((tx) => findWorkerId(tx, 'has space'))).rejects.toMatchObject({ code: 'INVALID' });
+    await expect(h.run((tx) => findWorkerId(tx, 'x'.repeat(51)))).rejects.toMatchObject({ code: 'INVALID' });
+  });
+});
+
+describe('workerConfigured', () => {
+  it("keeps exactly the given builders of that master, leaving other masters' alone", async () => {
+    const names = [uniq('b'), uniq('b'), uniq('b')];
+    const ids1 = await h.run((tx) => updateBuilderList(tx, m1, names));
+    const ids2 = await h.run((tx) => updateBuilderList(tx, m2, names));
+    const w = await h.run((tx) => findWorkerId(tx, uniq('w')));
+    await h.run((tx) => workerConfigured(tx, w, m1, ids1));
+    await h.run((tx) => workerConfigured(tx, w, m2, [ids2[0]!]));
+    await h.run((tx) => workerConfigured(tx, w, m1, [ids1[1]!, ids1[2]!, -7]));
+    const [api] = await apiGet(h.db.pool, `workers/${w}`);
+    const on = (api!.configured_on as { builderid: number; masterid: number }[])
+      .map((c) => [c.masterid, c.builderid])
+      .sort();
+    expect(on).toEqual(
+      [
+        [m1, ids1[1]],
+        [m1, ids1[2]],
+        [m2, ids2[0]],
+      ].sort(),
+    );
+    await h.run((tx) => workerConfigured(tx, w, m1, []));
+    expect((await apiGet(h.db.pool, `masters/${m1}/workers`)).map((x) => x.workerid)).not.toContain(w);
+    expect((await apiGet(h.db.pool, `masters/${m2}/workers`)).map((x) => x.workerid)).toContain(w);
+  });
+});
+
+describe('connections and state', () => {
+  it('connects (twice is fine), stores the info, and announces connected / disconnected / state_updated', async () => {
+    const w = await h.run((tx) => findWorkerId(tx, uniq('w')));
+    await h.tap.clear();
+    const info = { admin: 'ops <ops@example.invalid>', host: 'box ✓', version: '3.7.0', access_uri: null };
+    await h.run((tx) => workerConnected(tx, w, m1, info));
+    await h.run((tx) => workerConnected(tx, w, m1, info));
+    const [connected] = await apiGet(h.db.pool, `workers/${w}`);
+    expect(connected).toMatchObject({ connected_to: [{ masterid: m1 }], workerinfo: info });
+    await h.run((tx) => setWorkerState(tx, w, true, false));
+    await h.run((tx) => workerDisconnected(tx, w, m1));
+    const [gone] = await apiGet(h.db.pool, `workers/${w}`);
+    expect(gone).toMatchObject({ connected_to: [], paused: true, graceful: false });
+    await h.run((tx) => workerMissing(tx, w, '2026-11-22 00:00:00', ['ops@example.invalid']));
+
+    const events = await h.tap.events(`workers/${w}/`);
+    expect(events.map((e) => e.k)).toEqual([
+      `workers/${w}/connected`,
+      `workers/${w}/connected`,
+      `workers/${w}/state_updated`,
+      `workers/${w}/disconnected`,
+      `workers/${w}/missing`,
+    ]);
+    expect(events[0]!.m).toEqual(connected);
+    expect(events[3]!.m).toEqual(gone);
+    expect(events[4]!.m).toEqual({
+      ...gone,
+      last_connection: '2026-11-22 00:00:00',
+      notify: ['ops@example.invalid'],
+    });
+    await expect(h.run((tx) => workerConnected(tx, -1, m1, {}))).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(h.run((tx) => setWorkerState(tx, -1, false, false))).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
+  });
+});
