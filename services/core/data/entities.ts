@@ -1,6 +1,9 @@
 // Entities as JSON, built in SQL, for event messages and for the read API: a source stamp
-// (with its patch), a master, a build request. One definition serves both, so an event
-// carries exactly what a GET answers.
+// (with its patch), a master, a build request, a build, a step, a log, a change, a worker, a
+// builder, a scheduler. Events carry exactly what a GET answers (test/core/data/entities.test.ts
+// holds each equal to the read API on every fixture row); the read registry may use them too.
+// Buildbot's events carry its data-layer entity (buildbot/data/*.py db2data): a build's
+// `properties` is {} there, a worker's connected_to/configured_on list every master.
 import { type Queryable, type SQLQuery, sql } from '../db/pool.js';
 
 /**
