@@ -3,7 +3,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type WebSocket, WebSocketServer } from 'ws';
+import { WebSocketServer } from 'ws';
 import { type MasterConfig, workerPassword } from '../../core/config/master-config.js';
 import {
   CloseCode,
@@ -70,7 +70,7 @@ export async function startWorkerServer(opts: {
         if (!msg) return socket.close(CloseCode.badMessage, 'malformed message');
         return conn.receive(msg);
       }
-      if (!msg || msg.type !== 'hello') return socket.close(CloseCode.badHello, 'expected hello');
+      if (msg?.type !== 'hello') return socket.close(CloseCode.badHello, 'expected hello');
       clearTimeout(helloTimer);
       if (msg.protocol !== PROTOCOL_VERSION)
         return socket.close(CloseCode.protocolVersion, `protocol ${PROTOCOL_VERSION} only`);
