@@ -33,10 +33,11 @@ export const buildrequest: Resource = {
     field('priority', t.integer, sql`a.priority`, s),
     field('claimed', t.boolean, sql`EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = a.id)`, {
       // The few unclaimed requests are kept in a set (migration 0004); an anti-join would read them all.
+      // ANY(ARRAY(...)) reads the set first and looks each request up by id, whatever the statistics say.
       equals: (_a, v) =>
         v
           ? sql`EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = a.id)`
-          : sql`a.id IN (SELECT u.brid FROM flotilla.unclaimed_buildrequests u)`,
+          : sql`a.id = ANY (ARRAY(SELECT u.brid FROM flotilla.unclaimed_buildrequests u))`,
     }),
     field('claimed_at', t.datetime, claim('claimed_at'), { ...s, nullable: true }),
     field('claimed_by_masterid', t.integer, claim('masterid'), { ...s, nullable: true }),
