@@ -1,0 +1,363 @@
+// Random garbage against the in-process app: paths built from the registry's patterns with
+// hostile pieces (huge and signed numbers, unicode, percent-encodings good and bad, NUL
+// bytes, deep and empty segments), query strings with known and unknown names, `__`
+// operators real and invented, repeated parameters and hostile values, and JSON-RPC bodies.
+// Whatever comes, the answer is never a 500, always arrives within a bound, the process
+// keeps serving, and GETs change no row of any table.
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SINGULAR_OPERATORS } from '../../services/api/query/spec.js';
+import { sql } from '../../services/core/db/pool.js';
+import { type Answer, ApiUnderTest, JSON_ACCEPT, oracleRegistry } from './lib/harness.js';
+
+const TIME_BOUND_MS = 5_000;
+const registry = oracleRegistry();
+const PATTERNS = registry.endpoints.map((e) => e.pattern);
+const FIELD_NAMES = [...new Set(registry.endpoints.flatMap((e) => e.resource.fields.map((f) => f.name)))];
+const WORDS = [...new Set(PATTERNS.flatMap((p) => p.split('/')).filter((s) => s && !s.includes(':')))];
+
+// ------------------------------------------------------------------ pieces
+
+const BAD_PERCENT = ['%', '%z', '%zz', '%E9', '%C3', '%ED%A0%80', '%FF%FE', '%C0%80', '%%', '%2', '%u0041'];
+const GOOD_PERCENT = [
+  '%00',
+  '%2F',
+  '%25',
+  '%20',
+  '%2B',
+  '%3F',
+  '%23',
+  '%C3%A9',
+  '%F0%9F%92%A9',
+  '%0A',
+  '%7F',
+];
+const NUMBERS = [
+  '0',
+  '1',
+  '2',
+  '4',
+  '5',
+  '27',
+  '101',
+  '-1',
+  '+1',
+  '1_0',
+  '007',
+  ' 1',
+  '1 ',
+  '1.0',
+  '1e3',
+  '0x10',
+  '2147483647',
+  '2147483648',
+  '4294967296',
+  '9223372036854775807',
+  '9223372036854775808',
+  '99999999999999999999999999999999',
+  '-99999999999999999999',
+  '١٢',
+];
+const NAMES = [
+  'runtests',
+  'report',
+  'stdio',
+  'summary',
+  'worker1',
+  'coverage',
+  'force-flaky',
+  'a.b',
+  '-x',
+  '_',
+  'nosuch',
+];
+
+const unicode = fc.string({ unit: 'grapheme', maxLength: 12 });
+const anyChars = fc.string({ unit: 'binary', maxLength: 12 });
+
+/** A piece of a path segment or a value: already in URL form (percent-encoded where needed). */
+const token: fc.Arbitrary<string> = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom(...NUMBERS).map(encodeURIComponent) },
+  { weight: 3, arbitrary: fc.constantFrom(...NAMES, ...WORDS) },
+  { weight: 2, arbitrary: unicode.map(encodeURIComponent) },
+  { weight: 2, arbitrary: anyChars.map((s) => encodeURIComponent(s.replace(/[\uD800-\uDFFF]/g, ''))) },
+  { weight: 2, arbitrary: fc.constantFrom(...GOOD_PERCENT) },
+  { weight: 1, arbitrary: fc.constantFrom(...BAD_PERCENT) },
+  { weight: 1, arbitrary: fc.bigInt({ min: -(2n ** 200n), max: 2n ** 200n }).map(String) },
+  { weight: 1, arbitrary: fc.constant('') },
+);
+const segment = fc.array(token, { minLength: 1, maxLength: 3 }).map((ts) => ts.join(''));
+
+/** A path from a real pattern, its parameters (and sometimes a literal) replaced by garbage. */
+const plausible = fc.constantFrom(...NUMBERS.slice(0, 8), ...NAMES).map(encodeURIComponent);
+const templatePath = fc
+  .tuple(
+    fc.constantFrom(...PATTERNS),
+    fc.array(fc.tuple(fc.nat(7), fc.oneof(plausible, segment)), { minLength: 12, maxLength: 12 }),
+  )
+  .map(([pattern, subs]) => {
+    if (pattern === '') return '';
+    const segs = pattern.split('/').map((s, i) => {
+      const [dice, garbage] = subs[i % subs.length]!;
+      return s.includes(':') || dice === 0 ? garbage : s;
+    });
+    return `/${segs.join('/')}`;
+  });
+const randomPath = fc
+  .array(fc.oneof(segment, fc.constantFrom(...WORDS), fc.constantFrom('', '.', '..')), { maxLength: 14 })
+  .map((segs) => (segs.length ? `/${segs.join('/')}` : ''));
+const path = fc.oneof(
+  { weight: 3, arbitrary: templatePath },
+  { weight: 2, arbitrary: randomPath },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(templatePath, fc.constantFrom('/', '//', '/%2F', '/.')).map(([p, t]) => p + t),
+  },
+);
+
+const OPS = [...SINGULAR_OPERATORS, 'like', 'foo', '', 'EQ', '__eq', 'eq__'];
+const paramName = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom(...FIELD_NAMES) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(fc.constantFrom(...FIELD_NAMES), fc.constantFrom(...OPS))
+      .map(([f, o]) => `${f}__${o}`),
+  },
+  { weight: 3, arbitrary: fc.constantFrom('order', 'field', 'limit', 'offset', 'property') },
+  { weight: 1, arbitrary: token },
+  { weight: 1, arbitrary: fc.tuple(token, token).map(([a, b]) => `${a}__${b}`) },
+);
+const paramValue = fc.oneof(
+  { weight: 3, arbitrary: token },
+  {
+    weight: 2,
+    arbitrary: fc.tuple(fc.constantFrom(...FIELD_NAMES), fc.boolean()).map(([f, d]) => (d ? `-${f}` : f)),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom('on', 'OFF', 'yes', 'No', 'true', 'FALSE', '1', '0', '*', '-', ''),
+  },
+);
+/** Pairs, with names drawn so that repeats are common; or a raw garbage query string. */
+const query = fc.oneof(
+  { weight: 5, arbitrary: fc.array(fc.tuple(paramName, paramValue), { maxLength: 8 }) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .array(fc.oneof(token, fc.constantFrom('&', '=', '&&', '==', '?', '+', ';')), { maxLength: 10 })
+      .map((ts) => ts.join('')),
+  },
+);
+
+/** A real path, with parameters named mostly after the fields of its own resource. */
+const REAL_PATHS: [string, string][] = [
+  ['/builds', 'builds'],
+  ['/builders', 'builders'],
+  ['/changes', 'changes'],
+  ['/buildrequests', 'buildrequests'],
+  ['/buildsets', 'buildsets'],
+  ['/workers', 'workers'],
+  ['/masters', 'masters'],
+  ['/schedulers', 'schedulers'],
+  ['/sourcestamps', 'sourcestamps'],
+  ['/builds/2/steps', 'builds/n:buildid/steps'],
+  ['/steps/27/logs', 'steps/n:stepid/logs'],
+  ['/builds/2', 'builds/n:buildid'],
+  ['/logs/5/contents', 'logs/n:logid/contents'],
+  ['/logs/5/raw', 'logs/n:logid/raw'],
+  ['/forceschedulers', 'forceschedulers'],
+  ['/application.spec', 'application.spec'],
+  ['', ''],
+  ['/builds/2/property_list', 'builds/n:buildid/property_list'],
+  ['/test_result_sets/1/results', 'test_result_sets/n:test_result_setid/results'],
+];
+const realRequest = fc.constantFrom(...REAL_PATHS).chain(([p, pattern]) => {
+  const fields = registry.endpoints.find((e) => e.pattern === pattern)!.resource.fields.map((f) => f.name);
+  const name = fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom(...fields) },
+    {
+      weight: 3,
+      arbitrary: fc.tuple(fc.constantFrom(...fields), fc.constantFrom(...OPS)).map(([f, o]) => `${f}__${o}`),
+    },
+    { weight: 2, arbitrary: fc.constantFrom('order', 'field', 'limit', 'offset', 'property') },
+    { weight: 1, arbitrary: paramName },
+  );
+  const value = fc.oneof(paramValue, fc.constantFrom(...fields));
+  return fc.tuple(fc.constant(p), fc.array(fc.tuple(name, value), { minLength: 1, maxLength: 4 }));
+});
+
+function toUrl(p: string, q: [string, string][] | string): string {
+  const qs = typeof q === 'string' ? q : q.map(([k, v]) => `${k}=${v}`).join('&');
+  return qs ? `${p}?${qs}` : p;
+}
+
+// ------------------------------------------------------------------ known bugs
+
+function decode(s: string): string | null {
+  try {
+    return decodeURIComponent(s.replace(/\+/g, ' '));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Requests that hit a bug already reported and not fixed yet (each a 500); skipped so the
+ * suite stays green. Remove a clause when its bug is fixed.
+ */
+function knownBug(p: string, q: [string, string][] | string): boolean {
+  const pairs =
+    typeof q === 'string'
+      ? [...new URLSearchParams(q)]
+      : q.map(([k, v]) => [decode(k) ?? k, decode(v) ?? v] as [string, string]);
+  // A NUL byte in a value bound into SQL as text (filters on text fields, property names).
+  if (pairs.some(([k, v]) => v.includes('\0') && !['limit', 'offset', 'order', 'field'].includes(k)))
+    return true;
+  // Repeated `contains` on a list of integers: int[] && bigint[].
+  const counts = new Map<string, number>();
+  for (const [k] of pairs) counts.set(k, (counts.get(k) ?? 0) + 1);
+  if (['masterids__contains', 'parent_changeids__contains'].some((k) => (counts.get(k) ?? 0) > 1))
+    return true;
+  // A NUL byte in the builder of /builders/<any>/forceschedulers.
+  const segs = p.split('/').map(decode);
+  return (
+    segs.length === 4 && segs[1] === 'builders' && segs[3] === 'forceschedulers' && !!segs[2]?.includes('\0')
+  );
+}
+
+// ------------------------------------------------------------------ the tests
+
+let api: ApiUnderTest;
+beforeAll(async () => {
+  api = await ApiUnderTest.start('fixture');
+});
+afterAll(async () => {
+  await api?.close();
+});
+
+async function rowCounts(): Promise<Record<string, number>> {
+  const tables = await api.db.pool.query(sql`
+    SELECT table_schema AS s, table_name AS t FROM information_schema.tables
+    WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')
+    ORDER BY 1, 2`);
+  const counts: Record<string, number> = {};
+  for (const { s, t } of tables) {
+    const [{ n }] = await api.db.pool.query(sql`SELECT count(*)::int AS n FROM ${sql.ident(s, t)}`);
+    counts[`${s}.${t}`] = n;
+  }
+  return counts;
+}
+
+async function timed(what: string, request: Promise<Answer>): Promise<Answer> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`no answer within ${TIME_BOUND_MS} ms: ${what}`)),
+      TIME_BOUND_MS,
+    );
+  });
+  try {
+    return await Promise.race([request, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function expectSane(a: Answer, what: string): void {
+  expect(
+    a.status >= 200 && a.status < 500 && a.status !== 0,
+    `${what} -> ${a.status} ${a.text.slice(0, 200)}`,
+  ).toBe(true);
+}
+
+describe('garbage requests', () => {
+  let before: Record<string, number>;
+  beforeAll(async () => {
+    before = await rowCounts();
+    expect(Object.keys(before).length).toBeGreaterThan(30);
+  });
+
+  it('GET and HEAD of garbage paths and query strings: never a 500, always in time', async () => {
+    const statuses = new Map<number, number>();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('GET', 'HEAD'),
+        path,
+        query,
+        fc.boolean(),
+        async (method, p, q, json) => {
+          fc.pre(!knownBug(p, q));
+          const url = toUrl(p, q);
+          const a = await timed(url, api.request(method, url, { headers: json ? JSON_ACCEPT : {} }));
+          statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
+          expectSane(a, `${method} ${url}`);
+        },
+      ),
+      { numRuns: 1500, maxSkipsPerRun: 1000 },
+    );
+    // The garbage reached every kind of answer: reads, refusals and misses.
+    for (const s of [200, 400, 404])
+      expect(statuses.get(s) ?? 0, `answers with status ${s}`).toBeGreaterThan(20);
+  }, 120_000);
+
+  it('garbage query strings on real endpoints reach the parser and the compiler', async () => {
+    await fc.assert(
+      fc.asyncProperty(realRequest, async ([p, q]) => {
+        fc.pre(!knownBug(p, q));
+        const url = toUrl(p, q);
+        expectSane(await timed(url, api.get(url)), `GET ${url}`);
+      }),
+      { numRuns: 1500, maxSkipsPerRun: 1000 },
+    );
+  }, 120_000);
+
+  it('no GET changed a row of any table', async () => {
+    expect(await rowCounts()).toEqual(before);
+  });
+
+  it('garbage JSON-RPC calls: never a 500', async () => {
+    const body = fc.oneof(
+      fc.json(),
+      fc
+        .record(
+          {
+            jsonrpc: fc.oneof(fc.constant('2.0'), fc.jsonValue()),
+            method: fc.oneof(fc.constantFrom('nosuch', 'frobnicate', ''), fc.jsonValue()),
+            id: fc.jsonValue(),
+            params: fc.oneof(fc.dictionary(fc.string(), fc.jsonValue()), fc.jsonValue()),
+          },
+          { requiredKeys: [] },
+        )
+        .map((o) => JSON.stringify(o)),
+      anyChars,
+    );
+    const ctype = fc.constantFrom(
+      'application/json',
+      'application/json; charset=utf-8',
+      'text/plain',
+      '',
+      'application/x-www-form-urlencoded',
+    );
+    await fc.assert(
+      fc.asyncProperty(path, body, ctype, async (p, b, t) => {
+        fc.pre(!knownBug(p, ''));
+        const headers: Record<string, string> = t ? { 'content-type': t } : {};
+        const a = await timed(`POST ${p}`, api.request('POST', p, { headers, payload: b }));
+        // 501 is the JSON-RPC answer to an unknown action, by design.
+        expect(
+          a.status !== 500 && (a.status < 500 || a.status === 501),
+          `POST ${p} ${b.slice(0, 80)} -> ${a.status} ${a.text.slice(0, 200)}`,
+        ).toBe(true);
+      }),
+      { numRuns: 400, maxSkipsPerRun: 1000 },
+    );
+  }, 120_000);
+
+  it('the app still serves after all of it', async () => {
+    const ready = await api.app.inject({ method: 'GET', url: '/readyz' });
+    expect(ready.statusCode).toBe(200);
+    const a = await api.get('/builds/2');
+    expect(a.json().builds[0].buildid).toBe(2);
+  });
+});
