@@ -26,7 +26,9 @@ export interface Harness {
 
 export async function openHarness(template: keyof typeof TEMPLATES = 'migrated'): Promise<Harness> {
   const db = await createDatabase(template);
-  const base = randomInt(1, 400) * 1_000_000;
+  // 200,000 slots of 10,000 ids below 2^31: two suites sharing a slot (and so event keys) is
+  // a one-in-200,000 chance per pair, and no suite makes 10,000 rows of one table.
+  const base = randomInt(1, 200_000) * 10_000;
   const seqs = await db.pool.query(sql`SELECT sequence_name FROM information_schema.sequences
                                       WHERE sequence_schema = 'public'`);
   for (const s of seqs)
