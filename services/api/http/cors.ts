@@ -2,7 +2,7 @@
 // patterns allowed); a request from any other origin is refused with 400 "invalid origin".
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { badOrigin, badPreflight } from './errors.js';
-import { sendError } from './reply.js';
+import { sendError, sendPostError } from './reply.js';
 
 export interface CorsPolicy {
   origins: RegExp[];
@@ -28,7 +28,8 @@ export function checkCors(policy: CorsPolicy, req: FastifyRequest, reply: Fastif
   if (!origin) return true;
   const o = origin.toLowerCase();
   if (!policy.origins.some((r) => r.test(o))) {
-    sendError(reply, badOrigin());
+    if (req.method === 'POST') sendPostError(reply, badOrigin());
+    else sendError(reply, badOrigin());
     return false;
   }
   if (req.method === 'OPTIONS') {

@@ -10,7 +10,7 @@ import type { Envelope } from '../query/envelope.js';
 import type { ResultSpec } from '../query/spec.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
 import { notFound } from './errors.js';
-import { notModified } from './reply.js';
+import { etagOf, notModified } from './reply.js';
 
 interface LogRow {
   id: number;
@@ -93,9 +93,12 @@ export class LogReader {
     );
     if (rows.length === 0) throw notFound();
     const { name, value } = rows[0] as { name: string; value: Buffer };
+    const etag = etagOf(value);
     reply
+      .header('etag', etag)
       .header('content-type', 'application/octet-stream; charset=utf-8')
       .header('content-disposition', `attachment; filename=${name}`);
+    if (notModified(req, etag)) return reply.code(304).send();
     if (req.method === 'HEAD') return reply.header('content-length', value.length).send();
     return reply.send(value);
   }

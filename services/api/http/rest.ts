@@ -50,7 +50,12 @@ export function restHandler(deps: RestDeps) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
     try {
       if (!checkCors(deps.cors, req, reply)) return reply;
-      if (req.method === 'OPTIONS') return reply.code(200).send('');
+      // OPTIONS is only a CORS preflight (checkCors answered the headers); without Origin it is
+      // just another method Buildbot refuses.
+      if (req.method === 'OPTIONS') {
+        if (!req.headers.origin) throw badMethod();
+        return reply.code(200).send('');
+      }
       const url = req.raw.url ?? '';
       const qAt = url.indexOf('?');
       const rawPath = (qAt < 0 ? url : url.slice(0, qAt)).slice('/api/v2'.length);
@@ -71,7 +76,7 @@ export function restHandler(deps: RestDeps) {
       switch (endpoint.kind) {
         case 'rows': {
           const env = await readRows(deps.db, deps.registry(), endpoint, args, segments!, spec);
-          if (endpoint.collection && spec.limit !== null && env.total !== null) {
+          if (endpoint.collection && spec.limit && env.total !== null) {
             const offset = spec.offset ?? 0;
             if (offset + spec.limit < env.total) reply.header('link', nextLink(req, offset, spec.limit));
           }

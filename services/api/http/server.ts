@@ -42,6 +42,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Buildbot matches paths exactly: /api/v2/builds/ is not /api/v2/builds.
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 4096 },
     bodyLimit: deps.bodyLimit ?? 1024 * 1024,
+    // A URL that cannot be decoded names nothing: Buildbot's plain 404, not Fastify's JSON.
+    frameworkErrors: (err, _req, res) => {
+      const reply = res as unknown as FastifyReply;
+      if ((err as { code?: string }).code === 'FST_ERR_BAD_URL') {
+        reply.code(404).type('text/plain; charset=utf-8').send('not found');
+        return;
+      }
+      const status = (err as { statusCode?: number }).statusCode ?? 400;
+      reply.code(status).type('text/plain; charset=utf-8').send(pyErrorBody(err.message));
+    },
     return503OnClosing: true,
   });
   const checks = [postgresCheck(deps.db), redisCheck(deps.redis)];

@@ -98,10 +98,14 @@ function scalarFilter(f: Filter, e: SQLQuery, args: PathArgs): SQLQuery {
 /** Python semantics of a list field against scalar values: only `contains` can match. */
 function listFilter(f: Filter, e: SQLQuery): SQLQuery {
   switch (f.op) {
-    case 'contains':
-      return f.values.length === 1
-        ? sql`${param(f.field.type, f.values[0]!)} = ANY(${e})`
-        : sql`${e} && ${arrayParam(f.field.type, f.values)}`;
+    case 'contains': {
+      if (f.values.length === 1) return sql`${param(f.field.type, f.values[0]!)} = ANY(${e})`;
+      // The list's elements may be int, its values bigint: compare arrays of one type.
+      const of = f.field.type.kind === 'list' ? f.field.type.of : f.field.type;
+      return isText(of)
+        ? sql`${e}::text[] && ${arrayParam(f.field.type, f.values)}`
+        : sql`${e}::bigint[] && ${arrayParam(f.field.type, f.values)}`;
+    }
     case 'eq':
     case 'in':
       return sql`false`;

@@ -47,6 +47,8 @@ export function parseResultSpec(
     return f;
   };
   const convert = (f: Field, raw: string[], param: string) => {
+    // PostgreSQL text cannot hold a NUL byte, so no stored value can equal or contain one.
+    if (raw.some((v) => v.includes('\0'))) throw badQuery(`invalid filter value for ${param}`);
     try {
       return raw.map((v) => valueFromString(f.type, v));
     } catch (err) {
@@ -77,6 +79,7 @@ export function parseResultSpec(
     } else if (name === 'offset') {
       spec.offset = pageNumber(values[0]!, 'offset');
     } else if (name === 'property') {
+      if (values.some((v) => v.includes('\0'))) throw badQuery(`invalid property value for ${name}`);
       spec.properties = [...(spec.properties ?? []), ...values];
     } else if (byName.has(name)) {
       const f = byName.get(name)!;

@@ -8,11 +8,15 @@ import { compileRows, existsSql } from './compile.js';
 import type { Envelope } from './envelope.js';
 import type { ResultSpec } from './spec.js';
 
-/** SQL for "the parent named by this path exists", from the single endpoint the parent path matches. */
+/**
+ * SQL for "the parent named by this path exists", from the single endpoint the parent path
+ * matches; null for a root collection. A parent path that matches nothing (a name that is
+ * not an identifier) names no parent: not found.
+ */
 export function parentExists(registry: Registry, segments: readonly string[]) {
   if (segments.length < 2) return null;
   const parent = registry.matcher.match(segments.slice(0, -1));
-  if (!parent || parent.endpoint.collection) return null;
+  if (!parent || parent.endpoint.collection) throw notFound();
   return existsSql(parent.endpoint, parent.args);
 }
 

@@ -45,6 +45,8 @@ export class PathMatcher {
 
   /** Segments are already percent-decoded. */
   match(segments: readonly string[]): Match | null {
+    // No name or id holds a NUL byte (PostgreSQL text cannot).
+    if (segments.some((s) => s.includes('\0'))) return null;
     for (const c of this.byLength.get(segments.length) ?? []) {
       const args: Record<string, number | string> = {};
       let ok = true;

@@ -43,7 +43,7 @@ export const buildrequest: Resource = {
     field('claimed_by_masterid', t.integer, claim('masterid'), { ...s, nullable: true }),
     field('complete', t.boolean, sql`(coalesce(a.complete, 0) <> 0)`, {
       // Matches the partial index on pending requests.
-      equals: (_a, v) => (v ? sql`a.complete <> 0` : sql`a.complete = 0`),
+      equals: (_a, v) => (v ? sql`coalesce(a.complete, 0) <> 0` : sql`coalesce(a.complete, 0) = 0`),
     }),
     field('results', t.integer, sql`a.results`, { ...s, nullable: true }),
     field('submitted_at', t.datetime, sql`a.submitted_at`, s),
