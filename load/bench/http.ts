@@ -165,7 +165,7 @@ const table = [
 ].join('\n');
 const note = process.env.BENCH_NOTE ?? '';
 console.log(
-  `### ${args.label} (${base}; build ${ids.build}, log ${ids.log}; ${duration} s per run)\n\n${note}\n\n${table}\n`,
+  `### ${args.label} (${base}; build ${ids.build}, log ${ids.log}; ${duration} s per run)\n\n${note ? `${note}\n\n` : ''}${table}\n`,
 );
 if (args.out) {
   writeFileSync(

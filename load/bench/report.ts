@@ -10,9 +10,10 @@
 //   2. each server's cost on the big database against the small one: req/s small / req/s big
 //      at concurrency 1, where a request's cost is the inverse of the rate (target 2: <= 1.5);
 //   3. Flotilla against Buildbot 3.7 on the big database (target 3: > 20).
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { loadScenarios } from '../scenario.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -40,20 +41,42 @@ interface SqlRow {
   tps: number;
 }
 
-function read<T>(name: string): T[] | undefined {
-  const file = join(args.dir!, `${name}.json`);
-  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')).rows as T[]) : undefined;
+/**
+ * The rows of <name>.json, overlaid by those of partial runs (<name>.<endpoints>.json, made
+ * with ONLY=...), the newest last: a re-measured endpoint replaces its earlier figures.
+ */
+function read<T extends { endpoint: string }>(name: string): T[] | undefined {
+  if (!existsSync(args.dir!)) return undefined;
+  const files = readdirSync(args.dir!)
+    .filter((f) => f === `${name}.json` || (f.startsWith(`${name}.`) && f.endsWith('.json')))
+    .map((f) => JSON.parse(readFileSync(join(args.dir!, f), 'utf8')) as { at: string; rows: T[] })
+    .sort((a, b) => a.at.localeCompare(b.at));
+  if (files.length === 0) return undefined;
+  let rows: T[] = [];
+  for (const f of files) {
+    const redone = new Set(f.rows.map((r) => r.endpoint));
+    rows = [...rows.filter((r) => !redone.has(r.endpoint)), ...f.rows];
+  }
+  return rows;
 }
 
 const fx = (n: number | undefined, d = 1) => (n === undefined || !Number.isFinite(n) ? '–' : n.toFixed(d));
 const rate = (r?: HttpRow) => (r?.skipped ? r.skipped : fx(r?.rps));
 const find = (rows: HttpRow[] | undefined, e: string, c: number) =>
   rows?.find((r) => r.endpoint === e && r.connections === c);
-// the exact SQL (the first file of an endpoint) for a given total variant
+// The best SQL for an endpoint and total variant: the fastest of its exact scripts (the
+// "pending" variant of the unclaimed requests is exact only where complete implies claimed).
+const NOT_EXACT = new Set(['buildrequests_unclaimed_pending.sql']);
 const sqlOf = (rows: SqlRow[] | undefined, e: string, c: number, total: string) =>
-  rows?.find(
-    (r) => r.endpoint === e && r.clients === c && (r.total === total || r.total === 'single entity'),
-  );
+  rows
+    ?.filter(
+      (r) =>
+        r.endpoint === e &&
+        r.clients === c &&
+        !NOT_EXACT.has(r.sql) &&
+        (r.total === total || r.total === 'single entity'),
+    )
+    .sort((a, b) => b.tps - a.tps)[0];
 
 const flotilla = read<HttpRow>(`flotilla-${args.big}`);
 const flotillaSmall = read<HttpRow>(`flotilla-${args.small}`);
@@ -61,7 +84,10 @@ const buildbot = read<HttpRow>(`buildbot-${args.big}`);
 const buildbotSmall = read<HttpRow>(`buildbot-${args.small}`);
 const pg = read<SqlRow>(`pgbench-${args.big}`);
 const base = flotilla ?? buildbot ?? [];
-const keys = base.map((r) => [r.endpoint, r.connections, r.path] as const);
+const order = loadScenarios().endpoints.map((e) => e.name);
+const keys = base
+  .map((r) => [r.endpoint, r.connections, r.path] as const)
+  .sort((a, b) => order.indexOf(a[0]) - order.indexOf(b[0]) || a[1] - b[1]);
 const out: string[] = [];
 
 out.push(`#### Target 1: Flotilla against the best SQL (${args.big})`, '');

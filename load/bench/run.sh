@@ -11,7 +11,8 @@
 # comma-separated), TIMEOUT (s, default 60), PORT (Flotilla's, default 8040), FLOTILLA_REV
 # (the commit whose API is measured, default HEAD; the database must carry exactly its
 # migrations).
-# Writes load/results/<target>-<DB>.json and .md (the markdown table, also printed).
+# Writes load/results/<target>-<DB>.json and .md (the markdown table, also printed); with
+# ONLY, <target>-<DB>.<names>.json and .md, which report.ts lays over the full run's.
 # Every server it starts (API, Redis, Buildbot) it stops by pid, whatever the outcome; the
 # bench PostgreSQL cluster stays up (load/bench/cluster.sh down).
 set -euo pipefail
@@ -29,18 +30,20 @@ url="$(load/bench/cluster.sh url "$db")"
 load/bench/cluster.sh up >/dev/null
 [ "$(psql -X -At -c "SELECT count(*) > 0 FROM builds" "$url" 2>/dev/null)" = t ] ||
   die "database $db has no data: load/bench/cluster.sh db $db && load/generate/run.sh \"$url\" SCALE"
-only=(); [ -n "${ONLY:-}" ] && only=(--only "$ONLY")
+# a partial run (ONLY) gets files of its own, which report.ts lays over the full run's
+only=(); part=""
+[ -n "${ONLY:-}" ] && only=(--only "$ONLY") && part=".${ONLY//,/+}"
 
 http_bench() { # LABEL BASE PID
-  node --import tsx load/bench/http.ts --base "$2" --label "$1" --pid "$3" --duration "$DURATION" \
-    --connections "$CONNECTIONS" --timeout "$TIMEOUT" --out "$OUT/$1.json" "${only[@]}" | tee "$OUT/$1.md"
+  node --import tsx load/bench/http.ts --base "$2" --label "$1$part" --pid "$3" --duration "$DURATION" \
+    --connections "$CONNECTIONS" --timeout "$TIMEOUT" --out "$OUT/$1$part.json" "${only[@]}" | tee "$OUT/$1$part.md"
 }
 
 case "$target" in
   pgbench)
     psql -X -q -v ON_ERROR_STOP=1 -f load/bench/sql/counts.sql "$url" 2>/dev/null
-    node --import tsx load/bench/pgbench.ts --db "$url" --label "pgbench-$db" --duration "$DURATION" \
-      --connections "$CONNECTIONS" --out "$OUT/pgbench-$db.json" "${only[@]}" | tee "$OUT/pgbench-$db.md"
+    node --import tsx load/bench/pgbench.ts --db "$url" --label "pgbench-$db$part" --duration "$DURATION" \
+      --connections "$CONNECTIONS" --out "$OUT/pgbench-$db$part.json" "${only[@]}" | tee "$OUT/pgbench-$db$part.md"
     ;;
   buildbot)
     trap 'load/bench/buildbot.sh stop' EXIT

@@ -40,9 +40,18 @@ export function fill(path, ids) {
   return path.split('{build}').join(String(ids.build)).split('{log}').join(String(ids.log));
 }
 
-/** k6 options for one scenario of scenarios.json: constant VUs for a duration, its thresholds. */
+/**
+ * k6 options for one scenario of scenarios.json: constant VUs for a duration, its thresholds.
+ * Thresholds on k6's http_* metrics apply to the scenario's own requests
+ * (http_req_duration{scenario:NAME}), not to the requests setup() makes to find ids.
+ */
 export function optionsFor(spec, name) {
   const sc = spec.scenarios[name];
+  const thresholds = {};
+  for (const metric of Object.keys(sc.thresholds)) {
+    thresholds[metric.indexOf('http_') === 0 ? `${metric}{scenario:${name}}` : metric] =
+      sc.thresholds[metric];
+  }
   return {
     scenarios: {
       [name]: {
@@ -51,7 +60,7 @@ export function optionsFor(spec, name) {
         duration: __ENV.DURATION || sc.duration,
       },
     },
-    thresholds: sc.thresholds,
+    thresholds,
     setupTimeout: '180s',
   };
 }
