@@ -51,7 +51,7 @@ start_service() {
   log "$name started (pid $!, log .data/local/logs/$name.log)"
 }
 
-start_service api PORT="$API_PORT" PUBLIC_URL="http://127.0.0.1:$API_PORT/"
+start_service api PORT="$API_PORT" PUBLIC_URL="http://127.0.0.1:$API_PORT/" MASTER_CONFIG="$ROOT/deploy/example/master.yaml"
 start_service master MASTER_CONFIG="$ROOT/deploy/example/master.yaml" MASTER_NAME="local:$ROOT" \
   PROBE_PORT="$MASTER_PROBE_PORT" WORKER_PORT="$WORKER_PORT"
 start_service worker WORKER_NAME=local-worker WORKER_PASSWORD="$LOCAL_WORKER_PASSWORD" \

@@ -2,13 +2,18 @@
 import { loadMasterEnv, redact } from '../core/config/env.js';
 import { ConfigError } from '../core/config/errors.js';
 import { loadMasterConfig } from '../core/config/master-config.js';
-import { createPool } from '../core/db/pool.js';
+import type { DataContext } from '../core/data/index.js';
+import { createPool, sql } from '../core/db/pool.js';
 import { postgresCheck, redisCheck } from '../core/health.js';
 import { startProbeServer } from '../core/http/probe-server.js';
 import { onShutdown } from '../core/lifecycle.js';
 import { createRedis } from '../core/redis.js';
 import { createLogger } from '../core/telemetry/logger.js';
 import { startTelemetry } from '../core/telemetry/tracing.js';
+import { BuildRunner } from './build/runner.js';
+import { listen } from './control.js';
+import { Distributor } from './distributor.js';
+import { Membership } from './membership.js';
 import { startWorkerServer } from './workers/server.js';
 
 const env = loadMasterEnv();
@@ -24,15 +29,84 @@ try {
 const telemetry = startTelemetry('flotilla-master');
 const db = createPool(env.databaseUrl, { applicationName: `flotilla-master ${env.masterName}` });
 const redis = createRedis(env.redisUrl, 'flotilla-master');
-redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
+const subscriber = createRedis(env.redisUrl, 'flotilla-master-events');
+for (const r of [redis, subscriber]) r.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
+const ctx: DataContext = {
+  db,
+  redis,
+  onPublishError: (err) => log.warn({ err: err.message }, 'events not published'),
+};
 
+// How long a stopping master lets its running builds finish before handing them back.
+const DRAIN_MS = Number(process.env.MASTER_DRAIN_SECONDS ?? 60) * 1000;
+
+const membership = new Membership(ctx, env.masterName, config, log);
+await membership.start();
+const workerNames = new Map([...membership.workerIds].map(([name, id]) => [id, name]));
+const paused = new Set(
+  (
+    await db.query(
+      sql`SELECT name FROM workers WHERE paused <> 0 AND name = ANY(${config.workers.map((w) => w.name)}::text[])`,
+    )
+  ).map((r) => r.name as string),
+);
+
+const runner = new BuildRunner({
+  ctx,
+  redis,
+  config,
+  masterid: () => membership.masterid,
+  workerId: (name) => membership.workerIds.get(name),
+  codec: config.log_compression === 'zstd' ? 'zstd' : config.log_compression === 'none' ? 'raw' : 'gz',
+  log,
+});
+let distributor: Distributor | null = null;
 const workers = await startWorkerServer({
   host: env.host,
   port: env.workerPort,
   config,
   masterName: env.masterName,
   log,
+  events: {
+    connected: (w) => {
+      membership
+        .workerConnected(w.name, w.info)
+        .then(() => distributor?.kick())
+        .catch((err) =>
+          log.warn({ worker: w.name, err: (err as Error).message }, 'could not record the connection'),
+        );
+    },
+    disconnected: (w) => {
+      membership
+        .workerDisconnected(w.name)
+        .catch((err) =>
+          log.warn({ worker: w.name, err: (err as Error).message }, 'could not record the disconnection'),
+        );
+    },
+  },
 });
+distributor = new Distributor({
+  ctx,
+  config,
+  masterid: () => membership.masterid,
+  builderIds: membership.builderIds,
+  workers,
+  runner,
+  isPaused: (name) => paused.has(name),
+  log,
+});
+const stopListening = await listen({
+  subscriber,
+  ctx,
+  runner,
+  distributor,
+  workers,
+  workerName: (id) => workerNames.get(id),
+  paused,
+  log,
+});
+distributor.start();
+
 const probes = await startProbeServer({
   host: env.host,
   port: env.probePort,
@@ -41,6 +115,7 @@ const probes = await startProbeServer({
 log.info(
   {
     master: env.masterName,
+    masterid: membership.masterid,
     builders: config.builders.length,
     workerPort: workers.port,
     probePort: probes.port,
@@ -49,10 +124,31 @@ log.info(
   'master started',
 );
 
-onShutdown(log, () => [
-  { name: 'workers', run: () => workers.close() },
-  { name: 'probes', run: () => probes.close() },
-  { name: 'postgres', run: () => db.dispose() },
-  { name: 'redis', run: () => redis.quit() },
-  { name: 'telemetry', run: () => telemetry.shutdown() },
-]);
+onShutdown(
+  log,
+  () => [
+    { name: 'claiming', run: async () => distributor!.stop() },
+    {
+      name: 'running builds',
+      run: async () => {
+        const drained = await Promise.race([
+          runner.whenIdle().then(() => true),
+          new Promise((r) => setTimeout(() => r(false), DRAIN_MS)),
+        ]);
+        if (!drained) {
+          log.warn({ builds: runner.count }, 'handing running builds back');
+          runner.abandonAll('master stopping');
+          await runner.whenIdle();
+        }
+      },
+    },
+    { name: 'events', run: () => stopListening() },
+    { name: 'membership', run: () => membership.stop() },
+    { name: 'workers', run: () => workers.close() },
+    { name: 'probes', run: () => probes.close() },
+    { name: 'postgres', run: () => db.dispose() },
+    { name: 'redis', run: async () => Promise.all([redis.quit(), subscriber.quit()]) },
+    { name: 'telemetry', run: () => telemetry.shutdown() },
+  ],
+  DRAIN_MS + 30_000,
+);

@@ -110,6 +110,11 @@ export class WorkerConnection {
     }
   }
 
+  /** Close the link to the worker (an operator's stop or kill). */
+  disconnect(code: number, reason: string): void {
+    this.socket.close(code, reason.slice(0, 120));
+  }
+
   /** The socket closed: every running command is lost. */
   closed(reason: string): void {
     if (this.closedReason !== null) return;

@@ -1,0 +1,67 @@
+// Writing one log as its command runs. Output arrives in arbitrary pieces; only whole lines
+// are stored (a partial line waits for its end, as Buildbot's LineBoundaryFinder does, with
+// \r\n, \n and a \r followed by more text each ending a line). Each piece's lines are in
+// PostgreSQL before write() resolves, which is when the worker hears its acknowledgement.
+// The same lines then go to a capped Redis stream per open log, from which API pods serve
+// the live tail; losing Redis loses no line.
+import type { Redis } from 'ioredis';
+import { appendLog, type DataContext, finishLog, type LogCodec, transact } from '../../core/data/index.js';
+import type { OutputStream } from '../../core/protocol/messages.js';
+
+export const LOG_STREAM_PREFIX = 'flotilla:log:';
+// Enough for the tail a client polls; older lines come from PostgreSQL.
+const STREAM_MAXLEN = 20_000;
+const STREAM_TTL_S = 3600;
+
+export class LogWriter {
+  private readonly partial: Record<OutputStream, string> = { o: '', e: '', h: '' };
+  lines = 0;
+
+  constructor(
+    private readonly ctx: DataContext,
+    private readonly redis: Redis,
+    readonly logid: number,
+    /** 's' logs prefix each line with its stream; 't' and 'h' logs store the text as it is. */
+    private readonly type: 's' | 't' | 'h',
+    private readonly codec: LogCodec,
+  ) {}
+
+  async write(stream: OutputStream, text: string): Promise<void> {
+    const all = (this.partial[stream] + text).replace(/\r\n/g, '\n').replace(/\r(?=.)/gs, '\n');
+    const cut = all.lastIndexOf('\n');
+    if (cut < 0) {
+      this.partial[stream] = all;
+      return;
+    }
+    this.partial[stream] = all.slice(cut + 1);
+    await this.store(all.slice(0, cut).split('\n'), stream);
+  }
+
+  private async store(lines: string[], stream: OutputStream): Promise<void> {
+    const body = `${(this.type === 's' ? lines.map((l) => stream + l) : lines).join('\n')}\n`;
+    const range = await transact(this.ctx, (tx) => appendLog(tx, this.logid, body, { codec: this.codec }));
+    this.lines += lines.length;
+    const key = `${LOG_STREAM_PREFIX}${this.logid}`;
+    try {
+      await this.redis
+        .multi()
+        .xadd(key, 'MAXLEN', '~', String(STREAM_MAXLEN), '*', 'first', String(range.first_line), 'text', body)
+        .expire(key, STREAM_TTL_S)
+        .exec();
+    } catch {
+      // The live tail is a convenience; PostgreSQL has the lines.
+    }
+  }
+
+  /** Store what is left of unfinished lines, then mark the log finished. */
+  async finish(): Promise<void> {
+    for (const s of ['o', 'e', 'h'] as const) {
+      if (this.partial[s]) {
+        const rest = this.partial[s];
+        this.partial[s] = '';
+        await this.store([rest], s);
+      }
+    }
+    await transact(this.ctx, (tx) => finishLog(tx, this.logid));
+  }
+}

@@ -1,0 +1,86 @@
+// What a master does with the cluster's events: new or handed-back requests wake the
+// distributor; stop messages reach the builds it runs; worker actions reach the workers
+// connected to it. All arrive on the event bus's Redis channel.
+import type { Redis } from 'ioredis';
+import { type DataContext, setWorkerState, transact } from '../core/data/index.js';
+import { type BusMessage, EVENTS_CHANNEL } from '../core/events/bus.js';
+import { CloseCode } from '../core/protocol/messages.js';
+import type { Logger } from '../core/telemetry/logger.js';
+import type { BuildRunner } from './build/runner.js';
+import type { Distributor } from './distributor.js';
+import type { WorkerServer } from './workers/server.js';
+
+export interface ControlDeps {
+  subscriber: Redis;
+  ctx: DataContext;
+  runner: BuildRunner;
+  distributor: Distributor;
+  workers: WorkerServer;
+  /** Worker names by id, for the workers this master knows. */
+  workerName: (id: number) => string | undefined;
+  paused: Set<string>;
+  log: Logger;
+}
+
+export async function listen(deps: ControlDeps): Promise<() => Promise<void>> {
+  const { subscriber, log } = deps;
+  subscriber.on('message', (_channel: string, raw: string) => {
+    let msg: BusMessage;
+    try {
+      msg = JSON.parse(raw);
+    } catch {
+      return;
+    }
+    handle(deps, msg).catch((err) =>
+      log.warn({ key: msg.k, err: (err as Error).message }, 'event handling failed'),
+    );
+  });
+  await subscriber.subscribe(EVENTS_CHANNEL);
+  return async () => {
+    await subscriber.unsubscribe(EVENTS_CHANNEL);
+  };
+}
+
+async function handle(deps: ControlDeps, { k, m }: BusMessage): Promise<void> {
+  const parts = k.split('/');
+  const body = (m ?? {}) as { reason?: unknown; results?: unknown };
+  const reason = typeof body.reason === 'string' ? body.reason : 'no reason';
+  if (
+    parts[0] === 'buildrequests' &&
+    parts.length === 3 &&
+    (parts[2] === 'new' || parts[2] === 'unclaimed')
+  ) {
+    deps.distributor.kick();
+  } else if (parts[0] === 'control' && parts[1] === 'builds' && parts[3] === 'stop') {
+    const results = typeof body.results === 'number' ? body.results : undefined;
+    deps.runner.stop(Number(parts[2]), reason, results);
+  } else if (parts[0] === 'control' && parts[1] === 'worker') {
+    const name = deps.workerName(Number(parts[2]));
+    const conn = name ? deps.workers.get(name) : undefined;
+    if (!name || !conn) return;
+    const workerid = Number(parts[2]);
+    switch (parts[3]) {
+      case 'pause':
+      case 'unpause': {
+        const pause = parts[3] === 'pause';
+        if (pause) deps.paused.add(name);
+        else deps.paused.delete(name);
+        await transact(deps.ctx, (tx) => setWorkerState(tx, workerid, pause, false));
+        if (!pause) deps.distributor.kick();
+        break;
+      }
+      case 'stop':
+        // Graceful: no new builds; disconnect once the running ones are done.
+        deps.paused.add(name);
+        await transact(deps.ctx, (tx) => setWorkerState(tx, workerid, true, true));
+        void (async () => {
+          while (deps.runner.onWorker(name) > 0) await new Promise((r) => setTimeout(r, 500));
+          conn.disconnect(CloseCode.normal, `stopped: ${reason}`);
+        })();
+        break;
+      case 'kill':
+        conn.disconnect(CloseCode.normal, `killed: ${reason}`);
+        break;
+    }
+  }
+}

@@ -1,0 +1,88 @@
+// compress-log: once a log is finished, merge its chunks up to Buildbot's limits and store
+// them with the configured codec (core/data/logs.ts compressLog, which swaps the rows in one
+// transaction, so readers see the old rows or the new, never neither).
+//
+// - One job per log, id `log-<logid>`: queueing a log that is waiting, running or recently
+//   done adds nothing. Completed jobs are kept an hour for that; past it a second job runs
+//   and compressLog, idempotent, changes nothing.
+// - The codec travels in the job, so whichever master runs it stores what the master that
+//   finished the log was configured with. `none` queues nothing.
+// - A failed attempt (the log is not finished yet, the database is away) is retried with
+//   exponential backoff; a log that no longer exists fails at once, without retries.
+//   A job that used up its attempts stays failed (visible in /metrics); queueing its log
+//   again retries it.
+import type { Job, JobsOptions, Queue } from 'bullmq';
+import { UnrecoverableError } from 'bullmq';
+import type { MasterConfig } from '../../core/config/master-config.js';
+import { compressLog, type DataContext, DataError, type LogCodec, transact } from '../../core/data/index.js';
+import type { Logger } from '../../core/telemetry/logger.js';
+
+export type LogCompression = MasterConfig['log_compression'];
+
+export interface CompressLogData {
+  logid: number;
+  codec: LogCodec;
+}
+
+export interface CompressLogRetry {
+  /** Attempts in all, the first included (default 8). */
+  attempts?: number;
+  /** First backoff delay; each retry waits twice the previous one (default 2,000 ms). */
+  backoffMs?: number;
+}
+
+/** The codec compressLog is given for a configuration value; null for `none`. */
+export function logCodec(setting: LogCompression): LogCodec | null {
+  switch (setting) {
+    case 'gzip':
+      return 'gz';
+    case 'zstd':
+      return 'zstd';
+    case 'none':
+      return null;
+  }
+}
+
+export const compressLogJobId = (logid: number): string => `log-${logid}`;
+
+export function compressLogJobOptions(retry: CompressLogRetry = {}): JobsOptions {
+  return {
+    attempts: retry.attempts ?? 8,
+    backoff: { type: 'exponential', delay: retry.backoffMs ?? 2000 },
+    removeOnComplete: { age: 3600, count: 10_000 },
+    removeOnFail: { age: 7 * 24 * 3600, count: 1000 },
+  };
+}
+
+/** Queue the compression of a finished log (no-op for codec null). */
+export async function queueCompressLog(
+  queue: Queue<CompressLogData>,
+  logid: number,
+  codec: LogCodec | null,
+): Promise<void> {
+  if (codec === null) return;
+  if (!Number.isSafeInteger(logid) || logid <= 0) throw new RangeError(`not a log id: ${logid}`);
+  const jobId = compressLogJobId(logid);
+  await queue.add('compress-log', { logid, codec }, { jobId });
+  // A job of this id that failed for good is not replaced by add(): retry it instead.
+  const job = await queue.getJob(jobId);
+  if (job && (await job.isFailed())) {
+    await job.retry('failed').catch(() => {
+      // Someone else retried it between the two calls: it is queued, which is what we want.
+    });
+  }
+}
+
+export function compressLogProcessor(ctx: DataContext, log: Logger) {
+  return async (job: Job<CompressLogData>): Promise<number> => {
+    const { logid, codec } = job.data;
+    try {
+      const saved = await transact(ctx, (tx) => compressLog(tx, logid, { codec }));
+      log.debug({ logid, codec, saved }, 'log compressed');
+      return saved;
+    } catch (err) {
+      if (err instanceof DataError && err.code === 'NOT_FOUND') throw new UnrecoverableError(err.message);
+      throw err;
+    }
+  };
+}

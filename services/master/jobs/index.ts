@@ -1,0 +1,119 @@
+// The master's background jobs (BullMQ over the cluster's Redis): expire-masters, repeated
+// once per period across the cluster, and compress-log, queued when a log finishes. Every
+// master runs a worker for each queue; stop() lets the running jobs finish, then closes every
+// connection it opened (the DataContext's database and Redis are the caller's to close).
+import { type Job, Queue, Worker } from 'bullmq';
+import type { DataContext } from '../../core/data/index.js';
+import type { Logger } from '../../core/telemetry/logger.js';
+import {
+  type CompressLogData,
+  type CompressLogRetry,
+  compressLogJobOptions,
+  compressLogProcessor,
+  type LogCompression,
+  logCodec,
+  queueCompressLog,
+} from './compress-log.js';
+import { type ExpireSettings, expireMastersProcessor, scheduleExpireMasters } from './expire-masters.js';
+import { JobMetrics } from './metrics.js';
+import {
+  consumerConnection,
+  DEFAULT_PREFIX,
+  producerConnection,
+  QUEUES,
+  type QueueName,
+  type RedisTarget,
+} from './queues.js';
+
+export type { LogCompression } from './compress-log.js';
+export { DEFAULT_PREFIX, QUEUES, type RedisTarget } from './queues.js';
+
+export interface JobsOptions extends ExpireSettings {
+  /** Database and event bus the jobs' data operations use. */
+  ctx: DataContext;
+  /** Where the queues live: the master's REDIS_URL, or ioredis options. */
+  redis: RedisTarget;
+  /** This master's id (masters.id); the jobs run only once it is registered. */
+  masterid: () => number;
+  /** log_compression of the master's configuration. */
+  codec: LogCompression;
+  log: Logger;
+  /** Redis key prefix of the queues (default `flotilla:jobs`); the cluster must agree on it. */
+  prefix?: string;
+  /** How often expire-masters runs across the cluster (default 60,000 ms); masters must agree. */
+  expirePeriodMs?: number;
+  compressRetry?: CompressLogRetry;
+  /** compress-log jobs run at once on this master (default 2). */
+  compressConcurrency?: number;
+}
+
+export interface Jobs {
+  /** Queue the compression of a finished log. Rejects if Redis cannot take the job. */
+  queueCompressLog(logid: number): Promise<void>;
+  /** For the probe server's `metrics` option: Prometheus text and its content type. */
+  metrics(): Promise<{ contentType: string; body: string }>;
+  /** The metrics' registry, to merge with other registries of the process. */
+  readonly registry: JobMetrics['registry'];
+  /** Let running jobs finish, then close every queue and worker connection. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export async function startJobs(opts: JobsOptions): Promise<Jobs> {
+  const prefix = opts.prefix ?? DEFAULT_PREFIX;
+  const codec = logCodec(opts.codec);
+  const log = opts.log.child({ component: 'jobs' });
+  // Built first: they check their settings before anything is opened.
+  const expireProcessor = expireMastersProcessor(opts.ctx, opts.masterid, opts, log);
+  const compressProcessor = compressLogProcessor(opts.ctx, log);
+  const queue = <D>(name: QueueName, defaultJobOptions = {}) =>
+    new Queue<D>(name, {
+      connection: producerConnection(opts.redis, `flotilla-master-${name}`),
+      prefix,
+      defaultJobOptions,
+    });
+  const compress = queue<CompressLogData>(QUEUES.compressLog, compressLogJobOptions(opts.compressRetry));
+  const expire = queue(QUEUES.expireMasters);
+  const queues = [compress, expire] as Queue[];
+  for (const q of queues)
+    q.on('error', (err) => log.warn({ queue: q.name, err: err.message }, 'queue error'));
+  const metrics = new JobMetrics(queues);
+
+  const workers: Worker[] = [];
+  const stop = async () => {
+    // Workers first: each waits for its running jobs, then the queues' connections.
+    await Promise.allSettled(workers.map((w) => w.close()));
+    await Promise.allSettled(queues.map((q) => q.close()));
+  };
+  let stopping: Promise<void> | undefined;
+
+  try {
+    await scheduleExpireMasters(expire, opts.expirePeriodMs);
+    const worker = <D, R>(name: QueueName, concurrency: number, fn: (job: Job<D>) => Promise<R>) => {
+      const w = new Worker<D, R>(name, (job) => metrics.run(name, job, () => fn(job)), {
+        connection: consumerConnection(opts.redis, `flotilla-master-${name}-worker`),
+        prefix,
+        concurrency,
+      });
+      w.on('error', (err) => log.warn({ queue: name, err: err.message }, 'worker error'));
+      w.on('failed', (job, err) =>
+        log.warn({ queue: name, job: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'),
+      );
+      workers.push(w);
+    };
+    worker(QUEUES.expireMasters, 1, expireProcessor);
+    worker(QUEUES.compressLog, opts.compressConcurrency ?? 2, compressProcessor);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+
+  return {
+    queueCompressLog: (logid) => queueCompressLog(compress, logid, codec),
+    metrics: () => metrics.text(),
+    registry: metrics.registry,
+    stop: () => {
+      stopping ??= stop();
+      return stopping;
+    },
+  };
+}

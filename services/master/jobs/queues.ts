@@ -1,0 +1,39 @@
+// The background queues every master shares through Redis (BullMQ): their names, the key
+// prefix, and how their connections behave.
+//
+// Connections: BullMQ opens and closes its own (a Queue one, a Worker two: commands and the
+// blocking fetch), built from the same URL the rest of the master uses, so stop() can close
+// every one of them and never touches the master's own Redis client.
+// - a Worker's connections retry each command forever (maxRetriesPerRequest: null, which
+//   BullMQ requires of its blocking connection): a Redis restart pauses the jobs, nothing else;
+// - a Queue's (the producer's) give up after a few retries, like services/core/redis.ts, so
+//   queueing a job while Redis is away fails in bounded time instead of holding up the build
+//   that finished the log. Losing such a job loses no data: the log stays readable, only larger.
+import type { ConnectionOptions, RedisOptions } from 'bullmq';
+
+export const QUEUES = {
+  compressLog: 'compress-log',
+  expireMasters: 'expire-masters',
+} as const;
+
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+/** Every key of the queues starts with it; tests use their own so they share one Redis. */
+export const DEFAULT_PREFIX = 'flotilla:jobs';
+
+/** Where the queues live: a Redis URL, or ioredis options. */
+export type RedisTarget = string | RedisOptions;
+
+const retryStrategy = (times: number): number => Math.min(times * 200, 2000);
+
+function base(target: RedisTarget): RedisOptions {
+  return typeof target === 'string' ? { url: target } : { ...target };
+}
+
+export function producerConnection(target: RedisTarget, name: string): ConnectionOptions {
+  return { ...base(target), connectionName: name, maxRetriesPerRequest: 3, retryStrategy };
+}
+
+export function consumerConnection(target: RedisTarget, name: string): ConnectionOptions {
+  return { ...base(target), connectionName: name, maxRetriesPerRequest: null, retryStrategy };
+}

@@ -1,0 +1,182 @@
+// Builds run for real: a forced build runs shell commands on a real worker, and the REST API
+// shows its steps, logs (line by line), properties, results and state strings as Buildbot
+// writes them; builds stop, requests cancel, builds rebuild and trigger children.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Cluster, type MasterProc } from './cluster.js';
+
+let c: Cluster;
+let master: MasterProc;
+beforeAll(async () => {
+  c = await Cluster.start();
+  master = await c.startMaster('e2e-master-1');
+  await c.startWorker('w1', master);
+  await c.startWorker('w2', master);
+}, 120_000);
+afterAll(async () => {
+  await c?.stop();
+});
+
+const ids = (o: Record<string, number>) => Object.values(o);
+
+describe('a forced build', () => {
+  let build: any;
+  let steps: any[];
+  beforeAll(async () => {
+    const [, brids] = await c.force('force-basic', { reason: 'first run' });
+    build = await c.finished((await c.buildOf(ids(brids)[0]!)).buildid);
+    steps = (await c.get(`/builds/${build.buildid}/steps`)).steps;
+  }, 90_000);
+
+  it('ends as Buildbot ends it: warnings from a warnOnFailure step, with its summary', () => {
+    expect(build.results).toBe(1);
+    expect(build.state_string).toBe(`warnings 'echo "3 ...' (failure)`);
+    expect(build.number).toBe(1);
+  });
+
+  it('has the steps Buildbot would show, with their state strings and results', () => {
+    expect(steps.map((s) => [s.name, s.results, s.state_string, s.hidden])).toEqual([
+      ['worker_preparation', 0, 'worker w1 ready', false],
+      ['lines', 0, `'for i ...'`, false],
+      ['get-version', 0, `property 'version' set`, false],
+      ['use-property', 0, `'echo "version ...'`, false],
+      ['lint', 2, `'echo "3 ...' (failure)`, false],
+      ['never', 3, `'echo never' (skipped)`, true],
+      ['unicode', 0, `'printf 'é ...'`, false],
+    ]);
+    for (const s of steps) expect(s.complete).toBe(true);
+  });
+
+  it('stores every output line, in order, with its stream', async () => {
+    const stepid = steps.find((s) => s.name === 'lines').stepid;
+    const log = (await c.get(`/steps/${stepid}/logs/stdio`)).logs[0];
+    expect(log.complete).toBe(true);
+    const content: string = (await c.get(`/logs/${log.logid}/contents`)).logchunks[0].content;
+    const lines = content.split('\n');
+    expect(lines[0]).toMatch(/^hfor i in \$\(seq 1 500\)/);
+    const out = lines.filter((l) => l.startsWith('o'));
+    expect(out).toHaveLength(500);
+    expect(out[0]).toBe('oline 1');
+    expect(out[499]).toBe('oline 500');
+    expect(lines).toContain('eto stderr');
+    expect(lines.filter((l) => l.startsWith('h')).at(-2)).toBe('hprogram finished with exit code 0');
+    expect(log.num_lines).toBe(content.split('\n').length - 1);
+    const page = (await c.get(`/logs/${log.logid}/contents?offset=100&limit=3`)).logchunks[0];
+    expect(page).toMatchObject({ firstline: 100, content: `${lines.slice(100, 103).join('\n')}\n` });
+    const raw = await c.text(`/logs/${log.logid}/raw`);
+    expect(raw.split('\n')).toContain('line 250');
+  });
+
+  it('keeps unicode', async () => {
+    const stepid = steps.find((s) => s.name === 'unicode').stepid;
+    expect(await c.text(`/steps/${stepid}/logs/stdio/raw`)).toContain('é ü ß ✓');
+  });
+
+  it('sets properties from the form, the build, the worker and the steps', async () => {
+    const props = (await c.get(`/builds/${build.buildid}/properties`)).properties[0];
+    expect(props).toMatchObject({
+      buildername: ['basic', 'Builder'],
+      buildnumber: [1, 'Build'],
+      flavour: ['plain', 'Builder'],
+      workername: ['w1', 'Worker'],
+      os: ['test-os', 'Worker'],
+      owner: ['E2E <e2e@example.com>', 'Force Build Form'],
+      reason: ['first run', 'Force Build Form'],
+      scheduler: ['force-basic', 'Scheduler'],
+      version: ['1.2.42', 'SetPropertyFromCommand Step'],
+    });
+    const use = steps.find((s) => s.name === 'use-property').stepid;
+    expect(await c.text(`/steps/${use}/logs/stdio/raw`)).toContain('version is 1.2.42 on test-os');
+  });
+
+  it('completes its request and build set', async () => {
+    const br = (await c.get(`/buildrequests/${build.buildrequestid}`)).buildrequests[0];
+    expect(br).toMatchObject({ complete: true, results: 1, claimed: true });
+    const bs = (await c.get(`/buildsets/${br.buildsetid}`)).buildsets[0];
+    expect(bs).toMatchObject({ complete: true, results: 1 });
+  });
+});
+
+describe('halting', () => {
+  it('a haltOnFailure step stops the build; alwaysRun steps still run', async () => {
+    const [, brids] = await c.force('force-halting');
+    const build = await c.finished((await c.buildOf(ids(brids)[0]!)).buildid);
+    expect(build.results).toBe(2);
+    expect(build.state_string).toBe(`failed 'exit 1' (failure)`);
+    const steps = (await c.get(`/builds/${build.buildid}/steps`)).steps.map((s: any) => [s.name, s.results]);
+    expect(steps).toEqual([
+      ['worker_preparation', 0],
+      ['fails', 2],
+      ['cleanup', 0],
+    ]);
+  });
+});
+
+describe('control', () => {
+  it('stop ends a running build CANCELLED, interrupting its step', async () => {
+    const [, brids] = await c.force('force-slow');
+    const build = await c.buildOf(ids(brids)[0]!);
+    // Wait until the command runs.
+    let stepid = 0;
+    for (let i = 0; i < 100 && !stepid; i++) {
+      const s = (await c.get(`/builds/${build.buildid}/steps?name=wait`)).steps[0];
+      if (s?.started_at) stepid = s.stepid;
+      else await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(stepid).toBeGreaterThan(0);
+    expect(await c.rpc(`/builds/${build.buildid}`, 'stop', { reason: 'e2e stop' })).toBeNull();
+    const done = await c.finished(build.buildid, 30_000);
+    expect(done.results).toBe(6);
+    expect(done.state_string).toMatch(/^cancelled \(e2e stop\)/);
+    const steps = (await c.get(`/builds/${build.buildid}/steps`)).steps.map((s: any) => [s.name, s.results]);
+    expect(steps).toEqual([
+      ['worker_preparation', 0],
+      ['wait', 6],
+      ['after', 0],
+    ]);
+    const br = (await c.get(`/buildrequests/${build.buildrequestid}`)).buildrequests[0];
+    expect(br).toMatchObject({ complete: true, results: 6 });
+  });
+
+  it('cancel completes a pending request CANCELLED at once', async () => {
+    const [bsid, brids] = await c.force('force-unreachable');
+    const brid = ids(brids)[0]!;
+    expect((await c.get(`/buildrequests/${brid}`)).buildrequests[0].complete).toBe(false);
+    await c.rpc(`/buildrequests/${brid}`, 'cancel', { reason: 'not needed' });
+    expect((await c.get(`/buildrequests/${brid}`)).buildrequests[0]).toMatchObject({
+      complete: true,
+      results: 6,
+    });
+    expect((await c.get(`/buildsets/${bsid}`)).buildsets[0]).toMatchObject({ complete: true, results: 6 });
+  });
+
+  it('rebuild runs the build again with the same source stamps and properties', async () => {
+    const [, brids] = await c.force('force-halting', { reason: 'to rebuild' });
+    const first = await c.finished((await c.buildOf(ids(brids)[0]!)).buildid);
+    const [bsid2, brids2] = await c.rpc(`/builds/${first.buildid}`, 'rebuild');
+    const second = await c.finished((await c.buildOf(ids(brids2)[0]!)).buildid);
+    expect(second.number).toBe(first.number + 1);
+    const bs = (await c.get(`/buildsets/${bsid2}`)).buildsets[0];
+    expect(bs.reason).toBe('rebuild');
+    const props = (await c.get(`/builds/${second.buildid}/properties`)).properties[0];
+    expect(props.reason).toEqual(['to rebuild', 'Force Build Form']);
+  });
+});
+
+describe('trigger', () => {
+  it('a triggered child build set carries its parent, and the parent waits for it', async () => {
+    const [, brids] = await c.force('force-parent');
+    const parent = await c.finished((await c.buildOf(ids(brids)[0]!)).buildid, 90_000);
+    expect(parent.results).toBe(0);
+    const children = (await c.get(`/buildsets?parent_buildid=${parent.buildid}`)).buildsets;
+    expect(children).toHaveLength(1);
+    expect(children[0]).toMatchObject({ parent_relationship: 'Triggered from', complete: true, results: 0 });
+    expect(children[0].reason).toBe("The Triggerable scheduler named 'child-trigger' triggered this build");
+    const trig = (await c.get(`/builds/${parent.buildid}/steps?name=trigger-child`)).steps[0];
+    expect(trig.state_string).toBe('triggered child-trigger, 1 success');
+    const childReq = (await c.get(`/buildrequests?buildsetid=${children[0].bsid}`)).buildrequests[0];
+    expect(childReq.waited_for).toBe(true);
+    const child = (await c.get(`/buildrequests/${childReq.buildrequestid}/builds`)).builds[0];
+    const show = (await c.get(`/builds/${child.buildid}/steps?name=show`)).steps[0];
+    expect(await c.text(`/steps/${show.stepid}/logs/stdio/raw`)).toContain('child of 9.9');
+  });
+});

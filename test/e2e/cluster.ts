@@ -1,0 +1,160 @@
+// A whole Flotilla cluster of real processes for end-to-end tests: its own database and its
+// own Redis (so that no other suite's control messages reach its builds), an API, masters
+// and workers, each started like its container and stopped by pid.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDatabase, type TestDatabase } from '../helpers/databases.js';
+import { freePort, type Running, startRedis, startService, status, waitFor } from '../helpers/processes.js';
+
+export const CONFIG = 'test/e2e/master.yaml';
+const PASSWORDS = { W1_PASSWORD: 'pw-one', W2_PASSWORD: 'pw-two' };
+
+export interface MasterProc {
+  name: string;
+  proc: Running;
+  workerPort: number;
+  probePort: number;
+}
+
+export class Cluster {
+  readonly procs: Running[] = [];
+  api!: { proc: Running; base: string };
+  readonly masters: MasterProc[] = [];
+  private constructor(
+    readonly db: TestDatabase,
+    readonly redis: Awaited<ReturnType<typeof startRedis>>,
+    readonly dir: string,
+  ) {}
+
+  static async start(): Promise<Cluster> {
+    const c = new Cluster(
+      await createDatabase('migrated'),
+      await startRedis(),
+      mkdtempSync(join(tmpdir(), 'flotilla-e2e-')),
+    );
+    const port = await freePort();
+    const proc = startService('api', {
+      DATABASE_URL: c.db.url,
+      REDIS_URL: c.redis.url,
+      PORT: String(port),
+      PUBLIC_URL: `http://127.0.0.1:${port}/`,
+      MASTER_CONFIG: CONFIG,
+      LOG_LEVEL: 'warn',
+    });
+    c.procs.push(proc);
+    c.api = { proc, base: `http://127.0.0.1:${port}/api/v2` };
+    await waitFor('api', async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200, 30_000, proc);
+    return c;
+  }
+
+  async startMaster(name: string, env: Record<string, string> = {}): Promise<MasterProc> {
+    const [workerPort, probePort] = [await freePort(), await freePort()];
+    const proc = startService('master', {
+      DATABASE_URL: this.db.url,
+      REDIS_URL: this.redis.url,
+      MASTER_CONFIG: CONFIG,
+      MASTER_NAME: name,
+      WORKER_PORT: String(workerPort),
+      PROBE_PORT: String(probePort),
+      LOG_LEVEL: 'info',
+      ...PASSWORDS,
+      ...env,
+    });
+    this.procs.push(proc);
+    await waitFor(
+      `master ${name}`,
+      async () => (await status(`http://127.0.0.1:${probePort}/readyz`)) === 200,
+      30_000,
+      proc,
+    );
+    const m = { name, proc, workerPort, probePort };
+    this.masters.push(m);
+    return m;
+  }
+
+  async startWorker(name: 'w1' | 'w2', master: MasterProc): Promise<Running> {
+    const probe = await freePort();
+    const proc = startService('worker', {
+      MASTER_URL: `ws://127.0.0.1:${master.workerPort}/worker`,
+      WORKER_NAME: name,
+      WORKER_PASSWORD: name === 'w1' ? PASSWORDS.W1_PASSWORD : PASSWORDS.W2_PASSWORD,
+      WORKER_DIR: join(this.dir, name),
+      PROBE_PORT: String(probe),
+      LOG_LEVEL: 'warn',
+    });
+    this.procs.push(proc);
+    await waitFor(
+      `worker ${name}`,
+      async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200,
+      30_000,
+      proc,
+    );
+    return proc;
+  }
+
+  async get<T = any>(path: string): Promise<T> {
+    const res = await fetch(this.api.base + path, { headers: { accept: 'application/json' } });
+    if (!res.ok) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as T;
+  }
+
+  async text(path: string): Promise<string> {
+    const res = await fetch(this.api.base + path);
+    if (!res.ok) throw new Error(`GET ${path}: ${res.status}`);
+    return res.text();
+  }
+
+  async rpc(path: string, method: string, params: Record<string, unknown> = {}): Promise<any> {
+    const res = await fetch(this.api.base + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', method, id: 1, params }),
+    });
+    const body = (await res.json()) as { result?: unknown; error?: unknown };
+    if (res.status !== 200) throw new Error(`POST ${path} ${method}: ${res.status} ${JSON.stringify(body)}`);
+    return body.result;
+  }
+
+  /** Force a build set through a force scheduler; returns [bsid, {builderid: brid}]. */
+  force(scheduler: string, params: Record<string, unknown> = {}): Promise<[number, Record<string, number>]> {
+    return this.rpc(`/forceschedulers/${scheduler}`, 'force', {
+      username: 'E2E <e2e@example.com>',
+      reason: 'e2e',
+      ...params,
+    });
+  }
+
+  async buildOf(brid: number, timeoutMs = 30_000): Promise<any> {
+    let build: any;
+    await waitFor(
+      `a build of request ${brid}`,
+      async () => {
+        build = (await this.get(`/buildrequests/${brid}/builds`)).builds[0];
+        return build !== undefined;
+      },
+      timeoutMs,
+    );
+    return build;
+  }
+
+  async finished(buildid: number, timeoutMs = 60_000): Promise<any> {
+    let build: any;
+    await waitFor(
+      `build ${buildid} to finish`,
+      async () => {
+        build = (await this.get(`/builds/${buildid}`)).builds[0];
+        return build.complete;
+      },
+      timeoutMs,
+    );
+    return build;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.procs.map((p) => p.stop('SIGKILL')));
+    await this.redis.proc.stop('SIGKILL');
+    await this.db.drop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
