@@ -31,6 +31,7 @@ const app = await buildApp({
   redis,
   log,
   publicUrl: env.publicUrl,
+  databaseUrl: env.databaseUrl,
   forceSchedulers: (config?.force_schedulers ?? []).map(forceScheduler),
 });
 await app.listen({ port: env.port, host: env.host });

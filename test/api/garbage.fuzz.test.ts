@@ -192,16 +192,6 @@ function toUrl(p: string, q: [string, string][] | string): string {
   return qs ? `${p}?${qs}` : p;
 }
 
-// ------------------------------------------------------------------ known bugs
-
-function decode(s: string): string | null {
-  try {
-    return decodeURIComponent(s.replace(/\+/g, ' '));
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Requests that hit a bug already reported and not fixed yet (each a 500); skipped so the
  * suite stays green. Remove a clause when its bug is fixed.

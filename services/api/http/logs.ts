@@ -7,6 +7,7 @@ import { type ConnectionPool, sql } from '../../core/db/pool.js';
 import { contentsRange, RawLogStream, readLogLines } from '../../core/logs/lines.js';
 import type { LogChunkRow, LogType } from '../../core/logs/types.js';
 import type { Envelope } from '../query/envelope.js';
+import type { RowReader } from '../query/read-pool.js';
 import type { ResultSpec } from '../query/spec.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
 import { notFound } from './errors.js';
@@ -24,22 +25,26 @@ interface LogRow {
 const STREAM_BATCH = 32;
 
 export class LogReader {
-  constructor(private readonly db: ConnectionPool) {}
+  constructor(
+    private readonly reads: RowReader,
+    /** Raw downloads stream through a cursor on this pool. */
+    private readonly db: ConnectionPool,
+  ) {}
 
   private async findLog(endpoint: Endpoint, args: PathArgs): Promise<LogRow> {
     const conds = endpoint.scope(args);
-    const rows = await this.db.query(
+    const rows = await this.reads.rows<LogRow>(
       sql`SELECT a.id, a.num_lines, a.type, a.slug, a.complete FROM logs a WHERE ${sql.join(conds, sql` AND `)}`,
     );
     if (rows.length === 0) throw notFound();
-    return rows[0] as LogRow;
+    return rows[0]!;
   }
 
   async contents(endpoint: Endpoint, args: PathArgs, spec: ResultSpec): Promise<Envelope> {
     const log = await this.findLog(endpoint, args);
     const range = contentsRange(log.num_lines, spec.offset, spec.limit);
     if (!range) throw notFound();
-    const chunks = (await this.db.query(sql`
+    const chunks = (await this.reads.rows(sql`
       SELECT first_line, last_line, content, compressed FROM logchunks
       WHERE logid = ${log.id} AND last_line >= ${range.first_line} AND first_line <= ${range.last_line}
       ORDER BY first_line`)) as LogChunkRow[];
@@ -88,7 +93,7 @@ export class LogReader {
     args: PathArgs,
   ): Promise<FastifyReply> {
     const conds = endpoint.scope(args);
-    const rows = await this.db.query(
+    const rows = await this.reads.rows(
       sql`SELECT a.name, a.value FROM build_data a WHERE ${sql.join(conds, sql` AND `)}`,
     );
     if (rows.length === 0) throw notFound();

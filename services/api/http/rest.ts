@@ -2,11 +2,11 @@
 // engine and the envelope), POST is JSON-RPC control, OPTIONS a CORS preflight, anything
 // else a 400, as Buildbot answers.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ConnectionPool } from '../../core/db/pool.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { renderEnvelope } from '../query/envelope.js';
 import { groupArgs, parseResultSpec } from '../query/parse.js';
 import { pyErrorBody } from '../query/pyjson.js';
+import type { RowReader } from '../query/read-pool.js';
 import { readProperties, readRows } from '../query/run.js';
 import type { Registry } from '../registry/index.js';
 import type { Match } from '../registry/paths.js';
@@ -17,7 +17,7 @@ import { sendError, sendRendered } from './reply.js';
 import type { SessionCookies } from './session-cookies.js';
 
 export interface RestDeps {
-  db: ConnectionPool;
+  reads: RowReader;
   registry: () => Registry;
   cors: CorsPolicy;
   sessions: SessionCookies;
@@ -75,7 +75,7 @@ export function restHandler(deps: RestDeps) {
       const spec = parseResultSpec(groupArgs(query), endpoint.resource.fields, endpoint.collection);
       switch (endpoint.kind) {
         case 'rows': {
-          const env = await readRows(deps.db, deps.registry(), endpoint, args, segments!, spec);
+          const env = await readRows(deps.reads, deps.registry(), endpoint, args, segments!, spec);
           if (endpoint.collection && spec.limit && env.total !== null) {
             const offset = spec.offset ?? 0;
             if (offset + spec.limit < env.total) reply.header('link', nextLink(req, offset, spec.limit));
@@ -86,7 +86,7 @@ export function restHandler(deps: RestDeps) {
           return sendRendered(
             req,
             reply,
-            renderEnvelope(await readProperties(deps.db, endpoint, args), req.headers.accept),
+            renderEnvelope(await readProperties(deps.reads, endpoint, args), req.headers.accept),
           );
         case 'logchunk':
           return sendRendered(

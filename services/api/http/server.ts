@@ -14,6 +14,7 @@ import { postgresCheck, readiness, redisCheck } from '../../core/health.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { controlHandlers } from '../control/index.js';
 import { pyErrorBody } from '../query/pyjson.js';
+import { plainReader, ReadPool } from '../query/read-pool.js';
 import { buildRegistry } from '../registry/index.js';
 import { corsPolicy } from './cors.js';
 import { jsonRpcHandler } from './jsonrpc.js';
@@ -31,6 +32,8 @@ export interface AppDeps {
   forceSchedulers?: readonly ForceScheduler[];
   allowedOrigins?: readonly string[];
   bodyLimit?: number;
+  /** Reads go through their own connections with prepared statements (query/read-pool.ts). */
+  databaseUrl?: string;
 }
 
 const API_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS', 'PUT', 'DELETE', 'PATCH'] as const;
@@ -57,6 +60,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const checks = [postgresCheck(deps.db), redisCheck(deps.redis)];
   const forceSchedulers = deps.forceSchedulers ?? [];
   const registry = buildRegistry(forceSchedulers.map(forceSchedulerSpec));
+  const readPool = deps.databaseUrl ? new ReadPool(deps.databaseUrl) : null;
+  const reads = readPool ?? plainReader(deps.db);
 
   // The session secret lives in the database, which may come up after us: read it on first use.
   let sessions: Sessions | null = null;
@@ -94,11 +99,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
 
   const rest = restHandler({
-    db: deps.db,
+    reads,
     registry: () => registry,
     cors: corsPolicy(deps.publicUrl, deps.allowedOrigins),
     sessions: cookies,
-    logs: new LogReader(deps.db),
+    logs: new LogReader(reads, deps.db),
     jsonRpc: jsonRpcHandler(
       controlHandlers({
         db: deps.db,
@@ -109,6 +114,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ),
     log: deps.log,
   });
+  app.addHook('onClose', async () => readPool?.end());
   app.route({ method: [...API_METHODS], url: '/api/v2', handler: rest });
   app.route({ method: [...API_METHODS], url: '/api/v2/*', handler: rest });
   return app;

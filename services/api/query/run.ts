@@ -1,11 +1,11 @@
 // Run one read request against the database: compile, one round trip, shape the result.
-import type { Queryable } from '../../core/db/pool.js';
 import { sql } from '../../core/db/pool.js';
 import { notFound } from '../http/errors.js';
 import type { Registry } from '../registry/index.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
 import { compileRows, existsSql } from './compile.js';
 import type { Envelope } from './envelope.js';
+import type { RowReader } from './read-pool.js';
 import type { ResultSpec } from './spec.js';
 
 /**
@@ -21,7 +21,7 @@ export function parentExists(registry: Registry, segments: readonly string[]) {
 }
 
 export async function readRows(
-  db: Queryable,
+  db: RowReader,
   registry: Registry,
   endpoint: Endpoint,
   args: PathArgs,
@@ -30,20 +30,24 @@ export async function readRows(
 ): Promise<Envelope> {
   const parent = endpoint.collection ? parentExists(registry, segments) : null;
   const query = compileRows({ endpoint, args, spec, parentExists: parent }, endpoint.resource.fields);
-  const [row] = await db.query(query);
-  if (row.parent_exists === false) throw notFound();
-  const rows = row.rows as Record<string, unknown>[];
+  const [row] = await db.rows<{
+    rows: Record<string, unknown>[];
+    total: unknown;
+    parent_exists: boolean | null;
+  }>(query);
+  if (!row || row.parent_exists === false) throw notFound();
+  const rows = row.rows;
   if (!endpoint.collection && rows.length === 0) throw notFound();
   return { plural: endpoint.resource.plural, rows, total: endpoint.collection ? Number(row.total) : null };
 }
 
 /** A `properties` endpoint: the owner row must exist; its properties form one object. */
-export async function readProperties(db: Queryable, endpoint: Endpoint, args: PathArgs): Promise<Envelope> {
+export async function readProperties(db: RowReader, endpoint: Endpoint, args: PathArgs): Promise<Envelope> {
   const conds = endpoint.scope(args);
   const value = endpoint.value!(args);
-  const rows = await db.query(
+  const rows = await db.rows<{ value: unknown }>(
     sql`SELECT coalesce(${value}, '{}'::json) AS value FROM ${endpoint.resource.from} WHERE ${sql.join(conds, sql` AND `)}`,
   );
   if (rows.length === 0) throw notFound();
-  return { plural: endpoint.resource.plural, rows: [rows[0].value], total: null };
+  return { plural: endpoint.resource.plural, rows: [rows[0]!.value], total: null };
 }

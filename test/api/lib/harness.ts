@@ -68,6 +68,7 @@ export class ApiUnderTest {
       redis,
       log: createLogger('test', 'silent'),
       publicUrl: PUBLIC_URL,
+      databaseUrl: db.url,
       forceSchedulers: oracleForceSchedulers(),
       ...opts,
     });

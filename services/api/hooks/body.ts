@@ -1,0 +1,61 @@
+// Reading a change hook's request: its media type, its text, JSON, and form fields.
+// Buildbot (Twisted) reads form fields from the query string and, for a form-encoded or
+// multipart body, from the body too (a body field replacing a query field of the same
+// name); a field given twice counts once, the first time.
+import { badRequest } from './errors.js';
+
+export const FORM = 'application/x-www-form-urlencoded';
+export const MULTIPART = 'multipart/form-data';
+export const JSON_TYPE = 'application/json';
+
+/** The media type of a Content-Type header, lower case, without parameters. */
+export function mediaType(header: string | undefined): string | undefined {
+  const type = header?.split(';')[0]?.trim().toLowerCase();
+  return type ? type : undefined;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export function text(body: Buffer): string {
+  try {
+    return utf8.decode(body);
+  } catch {
+    throw badRequest('the body is not UTF-8 text');
+  }
+}
+
+export function parseJson(source: string, what: string): unknown {
+  try {
+    return JSON.parse(source);
+  } catch (err) {
+    throw badRequest(`${what} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function firstValues(params: Iterable<[string, string]>): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [k, v] of params) if (!out.has(k)) out.set(k, v);
+  return out;
+}
+
+export function queryFields(url: string): Map<string, string> {
+  const q = url.indexOf('?');
+  return q < 0 ? new Map() : firstValues(new URLSearchParams(url.slice(q + 1)));
+}
+
+/** The fields of a form-encoded or multipart body (file parts as their text). */
+export async function formFields(body: Buffer, contentType: string): Promise<Map<string, string>> {
+  if (mediaType(contentType) === FORM) return firstValues(new URLSearchParams(text(body)));
+  let form: FormData;
+  try {
+    form = await new Response(body, { headers: { 'content-type': contentType } }).formData();
+  } catch {
+    throw badRequest('the multipart body cannot be read');
+  }
+  const out = new Map<string, string>();
+  for (const [k, v] of form) {
+    if (out.has(k)) continue;
+    out.set(k, typeof v === 'string' ? v : text(Buffer.from(await v.arrayBuffer())));
+  }
+  return out;
+}

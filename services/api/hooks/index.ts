@@ -1,0 +1,121 @@
+// Change hooks on the API pods: POST /change_hook/<dialect> (and /change_hook, the base
+// dialect) turns a notification into changes with addChange.
+//
+// Buildbot facts (buildbot/www/change_hook.py): a dialect not enabled is refused with 400
+// "The dialect specified, '<name>', wasn't whitelisted in change_hook"; the changes are
+// added one by one; the answer is 200, Content-Type text/html, body "<n> change found" (so
+// even "2 change found") or "no change found"; a bad request is 400 with its message as the
+// body. (Buildbot sets 202 after writing the body, too late: what is sent is 200.)
+// Where we differ: only POST (Buildbot also takes GET, a write on a GET); the changes of one
+// request are added in one transaction (all or none); a body over the limit is 413 and an
+// unknown content type 415; a database failure is 500 "Error processing changes." as in
+// Buildbot, and nothing a client sends can cause one.
+import { readFileSync } from 'node:fs';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { ConfigError } from '../../core/config/errors.js';
+import type { ChangeHooksConfig } from '../../core/config/master-config.js';
+import { addChange, type DataContext, DataError, type NewChange, transact } from '../../core/data/index.js';
+import { baseChange } from './base.js';
+import { FORM, formFields, JSON_TYPE, MULTIPART, mediaType, parseJson, queryFields, text } from './body.js';
+import { badRequest, HookError, unsupportedType } from './errors.js';
+import { type GithubOptions, githubChanges } from './github.js';
+
+export interface ChangeHooksOptions {
+  ctx: DataContext;
+  /** The master configuration's change_hooks (absent: every dialect is refused). */
+  config: ChangeHooksConfig | undefined;
+  /** Where secret_env is looked up (default process.env). */
+  env?: Record<string, string | undefined>;
+  /** Largest body accepted, in bytes (default 1 MiB). */
+  bodyLimit?: number;
+}
+
+/** The GitHub dialect's options, its secret read from where the configuration says. */
+export function githubOptions(
+  config: NonNullable<ChangeHooksConfig['github']>,
+  env: Record<string, string | undefined> = process.env,
+): GithubOptions {
+  let secret: string | null = null;
+  if (config.secret_env !== undefined) {
+    secret = env[config.secret_env] ?? '';
+    if (!secret)
+      throw new ConfigError(
+        'CONFIG_REFERENCE',
+        `change_hooks.github: environment variable ${config.secret_env} is not set`,
+      );
+  } else if (config.secret_file !== undefined) {
+    try {
+      secret = readFileSync(config.secret_file, 'utf8').trim();
+    } catch (err) {
+      throw new ConfigError(
+        'CONFIG_FILE_UNREADABLE',
+        `change_hooks.github: cannot read ${config.secret_file}: ${(err as Error).message}`,
+      );
+    }
+    if (!secret)
+      throw new ConfigError('CONFIG_REFERENCE', `change_hooks.github: ${config.secret_file} is empty`);
+  }
+  return { secret, codebase: config.codebase };
+}
+
+async function baseFields(req: FastifyRequest, body: Buffer): Promise<Map<string, unknown>> {
+  const fields = new Map<string, unknown>(queryFields(req.url));
+  const contentType = req.headers['content-type'];
+  const type = mediaType(contentType);
+  if (type === FORM || type === MULTIPART) {
+    for (const [k, v] of await formFields(body, contentType!)) fields.set(k, v);
+  } else if (type === JSON_TYPE) {
+    const json = parseJson(text(body), 'the body');
+    if (typeof json !== 'object' || json === null || Array.isArray(json))
+      throw badRequest('the body must be a JSON object');
+    for (const [k, v] of Object.entries(json)) fields.set(k, v);
+  } else if (body.length > 0) {
+    throw unsupportedType(contentType);
+  }
+  return fields;
+}
+
+const answer = (reply: FastifyReply, status: number, body: string) =>
+  reply.code(status).type('text/html').send(body);
+
+export const changeHooks: FastifyPluginAsync<ChangeHooksOptions> = async (app, opts) => {
+  const github = opts.config?.github ? githubOptions(opts.config.github, opts.env) : null;
+  const baseEnabled = opts.config?.base?.enabled ?? false;
+
+  // Raw bytes for every content type: the GitHub signature is over the body as sent.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    '*',
+    { parseAs: 'buffer', bodyLimit: opts.bodyLimit ?? 1024 * 1024 },
+    (_r, b, done) => done(null, b),
+  );
+  app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
+    if (err instanceof HookError) return answer(reply, err.status, err.message);
+    if (err instanceof DataError) return answer(reply, 400, err.message);
+    const status = err.statusCode;
+    if (status === 413) return answer(reply, 413, 'the body is too large');
+    if (status === 415) return answer(reply, 415, unsupportedType(req.headers['content-type']).message);
+    if (status && status >= 400 && status < 500) return answer(reply, status, err.message);
+    req.log.error({ err, url: req.raw.url }, 'adding changes from a web hook failed');
+    return answer(reply, 500, 'Error processing changes.');
+  });
+
+  const handle = async (req: FastifyRequest<{ Params: { dialect?: string } }>, reply: FastifyReply) => {
+    const dialect = req.params.dialect || 'base';
+    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    let changes: NewChange[];
+    if (dialect === 'base' && baseEnabled) changes = [baseChange(await baseFields(req, body))];
+    else if (dialect === 'github' && github) changes = await githubChanges(body, req.headers, github);
+    else throw badRequest(`The dialect specified, '${dialect}', wasn't whitelisted in change_hook`);
+    if (changes.length === 0) return answer(reply, 200, 'no change found');
+    const ids = await transact(opts.ctx, async (tx) => {
+      const added: number[] = [];
+      for (const c of changes) added.push(await addChange(tx, c));
+      return added;
+    });
+    req.log.info({ dialect, changeids: ids }, 'changes added from a web hook');
+    return answer(reply, 200, `${changes.length} change found`);
+  };
+  app.post('/change_hook', handle);
+  app.post('/change_hook/:dialect', handle);
+};

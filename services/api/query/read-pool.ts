@@ -1,0 +1,53 @@
+// The read path's connections. Every read is one generated statement, and PostgreSQL spent
+// more time planning them than running them (0.7 ms against 0.45 ms for a page of builds on
+// 500k rows, measured with EXPLAIN ANALYZE). Each statement text is therefore prepared once
+// per connection, under a name derived from the text, so that PostgreSQL keeps its plan.
+// Connections are recycled every few minutes, which also bounds how many statements each
+// keeps prepared.
+import { createHash } from 'node:crypto';
+import { pgFormat, type SQLQuery } from '@databases/pg';
+import pg from 'pg';
+
+const MAX_LIFETIME_S = 300;
+
+/** Runs one read statement and answers its rows. */
+export interface RowReader {
+  rows<T = Record<string, unknown>>(query: SQLQuery): Promise<T[]>;
+}
+
+/** Reads through a pool that prepares nothing (for callers that have no URL of their own). */
+export function plainReader(db: { query(q: SQLQuery): Promise<any[]> }): RowReader {
+  return { rows: async <T>(q: SQLQuery) => (await db.query(q)) as T[] };
+}
+
+export class ReadPool implements RowReader {
+  private readonly pool: pg.Pool;
+
+  constructor(url: string, size = 10) {
+    const ssl = new URL(url).searchParams.get('sslmode');
+    this.pool = new pg.Pool({
+      connectionString: url,
+      max: size,
+      maxLifetimeSeconds: MAX_LIFETIME_S,
+      application_name: 'flotilla-api-read',
+      ...(ssl ? {} : { ssl: false }),
+    });
+    // An idle connection's error surfaces on the next query that needs one.
+    this.pool.on('error', () => {});
+  }
+
+  async rows<T = Record<string, unknown>>(query: SQLQuery): Promise<T[]> {
+    const { text, values } = query.format(pgFormat);
+    const name = `f${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`;
+    const res = await this.pool.query({ name, text, values: values as unknown[] });
+    return res.rows as T[];
+  }
+
+  stats(): { total: number; idle: number; waiting: number } {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+  }
+
+  end(): Promise<void> {
+    return this.pool.end();
+  }
+}
