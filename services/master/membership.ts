@@ -44,7 +44,7 @@ export class Membership {
         this.masterid,
         this.config.builders.map((b) => ({ name: b.name, description: b.description ?? null, tags: b.tags })),
       );
-      this.config.builders.forEach((b, i) => this.builderIds.set(b.name, ids[i]!));
+      for (const [i, b] of this.config.builders.entries()) this.builderIds.set(b.name, ids[i]!);
       for (const w of this.config.workers) {
         const workerid = await findWorkerId(tx, w.name);
         this.workerIds.set(w.name, workerid);
