@@ -23,6 +23,7 @@ ensure_system_packages() {
   pg_bin >/dev/null || need+=(postgresql)
   command -v psql >/dev/null || need+=(postgresql-client)
   command -v redis-server >/dev/null || need+=(redis-server)
+  command -v git >/dev/null || need+=(git)
   [ ${#need[@]} -eq 0 ] && return 0
   log "installing ${need[*]} from Debian's packages"
   # Debian's packages would start their own servers on the default ports; ours run elsewhere.

@@ -34,6 +34,17 @@ export LOG_LEVEL="${LOG_LEVEL:-info}"
 [ -s "$DATA/worker-password" ] || node -e 'console.log(require("crypto").randomBytes(18).toString("base64url"))' >"$DATA/worker-password"
 export LOCAL_WORKER_PASSWORD="$(cat "$DATA/worker-password")"
 
+# The example project the example builder clones and tests: a real git repository.
+EXAMPLE_REPO="$DATA/example-repo"
+if [ ! -d "$EXAMPLE_REPO/.git" ]; then
+  log "creating the example git repository in ${EXAMPLE_REPO#$ROOT/}"
+  mkdir -p "$EXAMPLE_REPO"
+  cp -r "$ROOT/deploy/example/repo/." "$EXAMPLE_REPO/"
+  (cd "$EXAMPLE_REPO" && git init -q -b main && git add -A &&
+    git -c user.name=Flotilla -c user.email=flotilla@localhost commit -qm "The example project")
+fi
+export EXAMPLE_REPO
+
 log "migrating $DATABASE_URL"
 (cd "$ROOT" && node --import tsx services/core/db/migrate-cli.ts >>"$DATA/logs/migrate.log" 2>&1) ||
   { tail -5 "$DATA/logs/migrate.log" >&2; die "migration failed (see $DATA/logs/migrate.log)"; }
@@ -55,7 +66,8 @@ start_service api PORT="$API_PORT" PUBLIC_URL="http://127.0.0.1:$API_PORT/" MAST
 start_service master MASTER_CONFIG="$ROOT/deploy/example/master.yaml" MASTER_NAME="local:$ROOT" \
   PROBE_PORT="$MASTER_PROBE_PORT" WORKER_PORT="$WORKER_PORT"
 start_service worker WORKER_NAME=local-worker WORKER_PASSWORD="$LOCAL_WORKER_PASSWORD" \
-  MASTER_URL="ws://127.0.0.1:$WORKER_PORT/worker" PROBE_PORT="$WORKER_PROBE_PORT" WORKER_DIR="$DATA/worker"
+  MASTER_URL="ws://127.0.0.1:$WORKER_PORT/worker" PROBE_PORT="$WORKER_PROBE_PORT" WORKER_DIR="$DATA/worker" \
+  EXAMPLE_REPO="$EXAMPLE_REPO"
 
 for probe in "api http://127.0.0.1:$API_PORT/readyz" "master http://127.0.0.1:$MASTER_PROBE_PORT/readyz" \
              "worker http://127.0.0.1:$WORKER_PROBE_PORT/readyz"; do
@@ -65,3 +77,6 @@ for probe in "api http://127.0.0.1:$API_PORT/readyz" "master http://127.0.0.1:$M
 done
 log "ready"
 echo "Flotilla is up: http://127.0.0.1:$API_PORT/api/v2"
+echo "Build the example project (clones ${EXAMPLE_REPO#$ROOT/} and runs its tests):"
+echo "  curl -s -H 'Content-Type: application/json' -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"force\",\"params\":{\"username\":\"You <you@example.com>\"}}' http://127.0.0.1:$API_PORT/api/v2/forceschedulers/force-example"
+echo "  curl -s 'http://127.0.0.1:$API_PORT/api/v2/builders/example/builds?order=-number&limit=1'"
