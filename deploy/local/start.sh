@@ -32,7 +32,7 @@ export DATABASE_URL="postgresql://flotilla:flotilla@127.0.0.1:$PG_PORT/flotilla"
 export REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
 export LOG_LEVEL="${LOG_LEVEL:-info}"
 [ -s "$DATA/worker-password" ] || node -e 'console.log(require("crypto").randomBytes(18).toString("base64url"))' >"$DATA/worker-password"
-export LOCAL_WORKER_PASSWORD="$(cat "$DATA/worker-password")"
+LOCAL_WORKER_PASSWORD="$(cat "$DATA/worker-password")"
 
 # The example project the example builder clones and tests: a real git repository.
 EXAMPLE_REPO="$DATA/example-repo"
@@ -57,13 +57,16 @@ start_service() {
     log "$name already running (pid $(cat "$DATA/run/$name.pid"))"
     return 0
   fi
-  (cd "$ROOT" && exec env "$@" node --import tsx "services/$name/main.ts" >>"$DATA/logs/$name.log" 2>&1) &
+  # Only what the service needs: a worker's builds see its environment, so nothing else leaks.
+  (cd "$ROOT" && exec env -i PATH="$PATH" HOME="$HOME" LANG=C.UTF-8 TZ=UTC LOG_LEVEL="$LOG_LEVEL" "$@" \
+    node --import tsx "services/$name/main.ts" >>"$DATA/logs/$name.log" 2>&1) &
   echo $! >"$DATA/run/$name.pid"
   log "$name started (pid $!, log .data/local/logs/$name.log)"
 }
 
-start_service api PORT="$API_PORT" PUBLIC_URL="http://127.0.0.1:$API_PORT/" MASTER_CONFIG="$ROOT/deploy/example/master.yaml"
-start_service master MASTER_CONFIG="$ROOT/deploy/example/master.yaml" MASTER_NAME="local:$ROOT" \
+start_service api DATABASE_URL="$DATABASE_URL" REDIS_URL="$REDIS_URL" PORT="$API_PORT" PUBLIC_URL="http://127.0.0.1:$API_PORT/" MASTER_CONFIG="$ROOT/deploy/example/master.yaml"
+start_service master DATABASE_URL="$DATABASE_URL" REDIS_URL="$REDIS_URL" LOCAL_WORKER_PASSWORD="$LOCAL_WORKER_PASSWORD" \
+  MASTER_CONFIG="$ROOT/deploy/example/master.yaml" MASTER_NAME="local:$ROOT" \
   PROBE_PORT="$MASTER_PROBE_PORT" WORKER_PORT="$WORKER_PORT"
 start_service worker WORKER_NAME=local-worker WORKER_PASSWORD="$LOCAL_WORKER_PASSWORD" \
   MASTER_URL="ws://127.0.0.1:$WORKER_PORT/worker" PROBE_PORT="$WORKER_PROBE_PORT" WORKER_DIR="$DATA/worker" \
