@@ -4,6 +4,7 @@
 // own answer for a path, and rows to build on.
 import { randomBytes, randomInt } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { plainReader } from '../../../services/api/query/read-pool.js';
 import { readProperties, readRows } from '../../../services/api/query/run.js';
 import { buildRegistry } from '../../../services/api/registry/index.js';
 import { addBuildset } from '../../../services/core/data/buildsets.js';
@@ -117,8 +118,8 @@ export async function apiGet(db: ConnectionPool, path: string): Promise<Record<s
   const spec = { fields: null, filters: [], order: null, limit: null, offset: null, properties: null };
   const envelope =
     match.endpoint.kind === 'properties'
-      ? await readProperties(db, match.endpoint, match.args)
-      : await readRows(db, registry, match.endpoint, match.args, segments, spec);
+      ? await readProperties(plainReader(db), match.endpoint, match.args)
+      : await readRows(plainReader(db), registry, match.endpoint, match.args, segments, spec);
   return envelope.rows as Record<string, unknown>[];
 }
 
