@@ -9,6 +9,7 @@ import { existsSql } from '../query/compile.js';
 import type { Match } from '../registry/paths.js';
 import { cancel } from './cancel.js';
 import { force } from './force.js';
+import { setPriority } from './priority.js';
 import { rebuild } from './rebuild.js';
 import { stopBuild } from './stop.js';
 import { workerAction } from './workers.js';
@@ -46,6 +47,8 @@ export function controlHandlers(deps: ControlDeps) {
           return rebuild(deps, call);
         case 'buildrequest:cancel':
           return cancel(deps, call);
+        case 'buildrequest:set_priority':
+          return setPriority(deps, call);
         case 'forcescheduler:force':
           return force(deps, deps.forceSchedulers, call);
         case 'worker:stop':

@@ -192,3 +192,16 @@ export async function cancelBuildRequest(tx: Tx, brid: number): Promise<CancelOu
     SELECT tree.id FROM tree JOIN builds b ON b.id = tree.id WHERE b.complete_at IS NULL ORDER BY tree.id`);
   return { cancelled: false, buildsToStop: builds.map((b) => b.id as number) };
 }
+
+/**
+ * The set_priority action (later Buildbot versions; 3.7 has none): a request that has not
+ * completed gets a new priority, and an `update` event. False for a completed request.
+ */
+export async function setBuildRequestPriority(tx: Tx, brid: number, priority: number): Promise<boolean> {
+  const rows = await tx.q.query(sql`
+    UPDATE buildrequests SET priority = ${priority}
+    WHERE id = ${brid} AND coalesce(complete, 0) = 0 RETURNING id`);
+  if (rows.length === 0) return false;
+  await emit(tx, [brid], 'update');
+  return true;
+}

@@ -14,6 +14,7 @@
 // expired and finished with RETRY cannot turn that into SUCCESS later).
 import { sql } from '../db/pool.js';
 import { buildKeys } from '../events/keys.js';
+import { completeBuildRequests } from './buildrequests.js';
 import { buildJson, entity } from './entities.js';
 import { DataError } from './errors.js';
 import { now, type Tx } from './transaction.js';
@@ -74,5 +75,32 @@ export async function finishBuild(tx: Tx, buildid: number, results: number): Pro
     return false;
   }
   await emit(tx, buildid, 'finished');
+  return true;
+}
+
+/**
+ * End a build whose master is gone, as the master would have ended it when stopped: its
+ * running steps and open logs finished, the build with `results`, its request completed.
+ * False if the build had already finished.
+ */
+export async function finishOrphanedBuild(
+  tx: Tx,
+  buildid: number,
+  results: number,
+  stateString: string,
+): Promise<boolean> {
+  const [b] = await tx.q.query(
+    sql`SELECT complete_at, buildrequestid FROM builds WHERE id = ${buildid} FOR UPDATE`,
+  );
+  if (!b || b.complete_at !== null) return false;
+  const at = now();
+  await tx.q.query(sql`
+    UPDATE logs SET complete = 1 WHERE complete = 0 AND stepid IN (SELECT id FROM steps WHERE buildid = ${buildid})`);
+  await tx.q.query(sql`
+    UPDATE steps SET complete_at = ${at}, results = ${results} WHERE buildid = ${buildid} AND complete_at IS NULL`);
+  await setBuildStateString(tx, buildid, stateString);
+  await finishBuild(tx, buildid, results);
+  // Its request completes as the build did (the dead master's claim is still on it).
+  await completeBuildRequests(tx, [b.buildrequestid], results);
   return true;
 }

@@ -68,7 +68,7 @@ export const buildrequestEndpoints: Endpoint[] = [
     collection: false,
     kind: 'rows',
     scope: (a) => [sql`a.id = ${a.buildrequestid}`],
-    actions: ['cancel'],
+    actions: ['cancel', 'set_priority'],
   },
   {
     pattern: 'buildrequests',

@@ -1,0 +1,21 @@
+// set_priority: a pending request gets a new priority (a later Buildbot's action; 3.7 has
+// none). Params: priority (an integer). A request that has completed cannot change.
+
+import type { Redis } from 'ioredis';
+import { setBuildRequestPriority, transact } from '../../core/data/index.js';
+import type { ConnectionPool } from '../../core/db/pool.js';
+import { type ActionCall, invalidParams } from '../http/jsonrpc.js';
+
+export async function setPriority(
+  deps: { db: ConnectionPool; redis: Redis },
+  call: ActionCall,
+): Promise<null> {
+  const priority = call.params.priority;
+  if (!Number.isInteger(priority) || Math.abs(priority as number) > 2 ** 31 - 1) {
+    throw invalidParams({ priority: 'expected an integer' });
+  }
+  const brid = Number(call.match.args.buildrequestid);
+  const changed = await transact(deps, (tx) => setBuildRequestPriority(tx, brid, priority as number));
+  if (!changed) throw invalidParams({ priority: 'the build request has completed' });
+  return null;
+}

@@ -1,0 +1,63 @@
+// Control actions whose effect the oracle cases cannot show: set_priority, and a stop that
+// reaches a build whose master is no longer active.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from '../../services/core/db/pool.js';
+import { ApiUnderTest } from './lib/harness.js';
+
+let api: ApiUnderTest;
+beforeAll(async () => {
+  api = await ApiUnderTest.start('fixture');
+});
+afterAll(async () => {
+  await api?.close();
+});
+
+const call = (path: string, method: string, params: Record<string, unknown> = {}) =>
+  api.rpc(path, { jsonrpc: '2.0', method, id: 7, params });
+
+describe('set_priority', () => {
+  it('changes the priority of a pending request', async () => {
+    const a = await call('/buildrequests/101', 'set_priority', { priority: 5 });
+    expect([a.status, a.json()]).toEqual([200, { id: 7, jsonrpc: '2.0', result: null }]);
+    expect((await api.get('/buildrequests/101')).json().buildrequests[0].priority).toBe(5);
+  });
+
+  it('refuses a completed request and a priority that is not an integer', async () => {
+    const done = await call('/buildrequests/2', 'set_priority', { priority: 5 });
+    expect([done.status, done.json().error.code]).toEqual([400, -32602]);
+    const bad = await call('/buildrequests/101', 'set_priority', { priority: 'high' });
+    expect([bad.status, bad.json().error]).toEqual([
+      400,
+      { code: -32602, message: { priority: 'expected an integer' } },
+    ]);
+  });
+});
+
+describe('stop', () => {
+  it('ends a build whose master is no longer active', async () => {
+    const db = api.db.pool;
+    // A build still running on master 1, which then went away.
+    await db.query(sql`UPDATE builds SET complete_at = NULL, results = NULL WHERE id = 99`);
+    await db.query(sql`UPDATE buildrequests SET complete = 0, results = -1, complete_at = NULL
+                       WHERE id = (SELECT buildrequestid FROM builds WHERE id = 99)`);
+    await db.query(sql`UPDATE steps SET complete_at = NULL, results = NULL WHERE buildid = 99 AND number = (
+                       SELECT max(number) FROM steps WHERE buildid = 99)`);
+    await db.query(sql`UPDATE masters SET active = 0 WHERE id = 1`);
+
+    const a = await call('/builds/99', 'stop', { reason: 'nobody home' });
+    expect(a.status).toBe(200);
+    const build = (await api.get('/builds/99')).json().builds[0];
+    expect(build).toMatchObject({ complete: true, results: 6, state_string: 'cancelled (nobody home)' });
+    const steps = (await api.get('/builds/99/steps')).json().steps;
+    for (const s of steps) expect(s.complete).toBe(true);
+    const br = (await api.get(`/buildrequests/${build.buildrequestid}`)).json().buildrequests[0];
+    expect(br).toMatchObject({ complete: true, results: 6 });
+    await db.query(sql`UPDATE masters SET active = 1 WHERE id = 1`);
+  });
+
+  it('leaves a build whose master is active to that master', async () => {
+    await api.db.pool.query(sql`UPDATE builds SET complete_at = NULL, results = NULL WHERE id = 98`);
+    expect((await call('/builds/98', 'stop', {})).status).toBe(200);
+    expect((await api.get('/builds/98')).json().builds[0].complete).toBe(false);
+  });
+});
