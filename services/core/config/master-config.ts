@@ -109,32 +109,77 @@ const schedulerCommon = {
   name: identifier,
   builders: z.array(identifier).min(1),
   properties: z.record(z.unknown()).default({}),
+  // The priority of the build requests it creates (higher first).
   priority: z.number().int().default(0),
+  // Buildbot's codebases: the codebases a scheduler builds, each with the repository and
+  // branch of its source stamp when no change names them. Default: one codebase, "".
   codebases: z
     .record(z.object({ repository: z.string().default(''), branch: z.string().nullable().default(null) }))
     .optional(),
 };
 
+const valueOrList = z.union([z.string(), z.array(z.string()).min(1)]);
+
+const regularExpression = z.string().refine(
+  (s) => {
+    try {
+      new RegExp(s);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'expected a regular expression' },
+);
+
+// How a scheduler that watches changes picks and weighs them (Buildbot's change_filter,
+// fileIsImportant and onlyImportant). A change is considered only if each field named in
+// change_filter equals the value (or one of the values) given. With file_pattern (a
+// JavaScript regular expression, searched in each file name), a change is important only if
+// one of its files matches (a change that names no file counts as important); with
+// only_important, unimportant changes are ignored instead of riding along in the next build.
+const changeConsumption = {
+  change_filter: z
+    .object({
+      repository: valueOrList.optional(),
+      project: valueOrList.optional(),
+      category: valueOrList.optional(),
+    })
+    .strict()
+    .optional(),
+  file_pattern: regularExpression.optional(),
+  only_important: z.boolean().default(false),
+};
+
 const scheduler = z.discriminatedUnion('type', [
+  // Builds the changes of one branch (null: the default branch); with a tree-stable timer,
+  // once no change has come for that many seconds, one build set for all of them.
   z
     .object({
       type: z.literal('single-branch'),
       branch: z.string().nullable().default(null),
       tree_stable_timer: z.number().min(0).default(0),
-      file_pattern: z.string().optional(),
+      ...changeConsumption,
       ...schedulerCommon,
     })
     .strict(),
+  // A build set when it starts, then every `period` seconds.
   z.object({ type: z.literal('periodic'), period: z.number().positive(), ...schedulerCommon }).strict(),
+  // A build set at the times of a five-field cron expression (minute hour day-of-month month
+  // day-of-week, in the master's local time); with only_if_changed, only when an important
+  // change came since the last one. `branch` limits the changes it counts (absent: any branch;
+  // null: the default branch).
   z
     .object({
       type: z.literal('nightly'),
       cron: z.string().regex(/^(\S+\s+){4}\S+$/, 'expected a five-field cron expression'),
-      branch: z.string().nullable().default(null),
+      branch: z.string().nullable().optional(),
       only_if_changed: z.boolean().default(false),
+      ...changeConsumption,
       ...schedulerCommon,
     })
     .strict(),
+  // Build sets made by the trigger steps that name it.
   z.object({ type: z.literal('triggerable'), ...schedulerCommon }).strict(),
 ]);
 
@@ -300,6 +345,31 @@ const auth = z
   })
   .strict();
 
+// Change hooks on the API pods (Buildbot's change_hook_dialects): POST /change_hook/base
+// when base.enabled (it has no authentication: enable it only behind something that has);
+// POST /change_hook/github when `github` is present, its HMAC secret read from an
+// environment variable or a file (at most one; with neither, signatures are not checked),
+// and `codebase` given to the changes it makes.
+const changeHooks = z
+  .object({
+    base: z
+      .object({ enabled: z.boolean().default(false) })
+      .strict()
+      .optional(),
+    github: z
+      .object({
+        secret_env: z.string().min(1).optional(),
+        secret_file: z.string().min(1).optional(),
+        codebase: z.string().optional(),
+      })
+      .strict()
+      .refine((g) => g.secret_env === undefined || g.secret_file === undefined, {
+        message: 'expected at most one of secret_env, secret_file',
+      })
+      .optional(),
+  })
+  .strict();
+
 export const masterConfigSchema = z
   .object({
     title: z.string().default('Flotilla'),
@@ -308,6 +378,7 @@ export const masterConfigSchema = z
     schedulers: z.array(scheduler).default([]),
     force_schedulers: z.array(forceScheduler).default([]),
     change_sources: z.array(z.object({ name: z.string().min(1) }).strict()).default([]),
+    change_hooks: changeHooks.default({}),
     auth: auth.default({}),
     log_compression: z.enum(['none', 'gzip', 'zstd']).default('gzip'),
     // Seconds without a heartbeat after which a master is expired (Buildbot: ten minutes).
@@ -319,6 +390,7 @@ export type MasterConfig = z.infer<typeof masterConfigSchema>;
 export type BuilderConfig = MasterConfig['builders'][number];
 export type WorkerConfig = MasterConfig['workers'][number];
 export type SchedulerConfig = MasterConfig['schedulers'][number];
+export type ChangeHooksConfig = MasterConfig['change_hooks'];
 export type ForceSchedulerConfig = MasterConfig['force_schedulers'][number];
 export type StepConfig = BuilderConfig['steps'][number];
 
@@ -371,6 +443,14 @@ function checkReferences(cfg: MasterConfig): string[] {
     'force_schedulers',
     cfg.force_schedulers.map((s) => s.name),
   );
+  // A force scheduler is a scheduler too: both are one row of `schedulers`, found by name.
+  const schedulerNames = new Set(cfg.schedulers.map((s) => s.name));
+  cfg.force_schedulers.forEach((f, i) => {
+    if (schedulerNames.has(f.name))
+      problems.push(
+        `force_schedulers[${i}].name: duplicate name ${JSON.stringify(f.name)} (a scheduler has it)`,
+      );
+  });
   const workers = new Set(cfg.workers.map((w) => w.name));
   const builders = new Set(cfg.builders.map((b) => b.name));
   const triggerables = new Set(cfg.schedulers.filter((s) => s.type === 'triggerable').map((s) => s.name));
