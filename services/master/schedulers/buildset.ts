@@ -1,0 +1,95 @@
+// How a scheduler turns changes (or nothing) into a build set, after Buildbot's
+// BaseScheduler (buildbot/schedulers/base.py addBuildsetForChanges,
+// addBuildsetForSourceStampsWithDefaults, addBuildsetForSourceStamps):
+// - one source stamp per configured codebase: for a codebase with changes, the stamp of its
+//   newest change; for one without, a stamp of the codebase's configured repository and
+//   branch, no revision, project '' (codebases in name order when changes are given, in
+//   configuration order otherwise);
+// - properties: the scheduler's own (source 'Scheduler'), `scheduler` = its name, then the
+//   properties of the changes those stamps carry (source 'Change'), a later one winning;
+// - one build request per configured builder that exists, at the scheduler's priority.
+import type { SchedulerConfig } from '../../core/config/master-config.js';
+import {
+  type AddedBuildset,
+  addBuildset,
+  findBuilderId,
+  type SourceStampSpec,
+  type Tx,
+} from '../../core/data/index.js';
+import { changeStamps, stampChangeProperties } from './store.js';
+
+type Codebases = Record<string, { repository: string; branch: string | null }>;
+
+export const DEFAULT_CODEBASES: Codebases = { '': { repository: '', branch: null } };
+
+export function codebasesOf(s: SchedulerConfig): Codebases {
+  return s.codebases ?? DEFAULT_CODEBASES;
+}
+
+function defaultStamp(codebases: Codebases, codebase: string): SourceStampSpec {
+  const cb = codebases[codebase];
+  return {
+    codebase,
+    repository: cb?.repository ?? '',
+    branch: cb?.branch ?? null,
+    revision: null,
+    project: '',
+  };
+}
+
+export async function addBuildsetForChanges(
+  tx: Tx,
+  s: SchedulerConfig,
+  reason: string,
+  changeids: readonly number[],
+): Promise<AddedBuildset> {
+  const newest = new Map<string, number>();
+  for (const c of await changeStamps(tx, changeids)) newest.set(c.codebase, c.sourcestampid);
+  const codebases = codebasesOf(s);
+  const stamps = Object.keys(codebases)
+    .sort()
+    .map((cb) => newest.get(cb) ?? defaultStamp(codebases, cb));
+  return addBuildsetForSourceStamps(tx, s, reason, stamps);
+}
+
+/** A build set of each codebase's configured stamp (a timed scheduler with no changes). */
+export function addBuildsetWithDefaults(tx: Tx, s: SchedulerConfig, reason: string): Promise<AddedBuildset> {
+  const codebases = codebasesOf(s);
+  return addBuildsetForSourceStamps(
+    tx,
+    s,
+    reason,
+    Object.keys(codebases).map((cb) => defaultStamp(codebases, cb)),
+  );
+}
+
+async function addBuildsetForSourceStamps(
+  tx: Tx,
+  s: SchedulerConfig,
+  reason: string,
+  sourcestamps: (number | SourceStampSpec)[],
+): Promise<AddedBuildset> {
+  const properties: Record<string, readonly [unknown, string]> = {};
+  for (const [k, v] of Object.entries(s.properties)) properties[k] = [v, 'Scheduler'];
+  properties.scheduler = [s.name, 'Scheduler'];
+  const ssids = sourcestamps.filter((ss): ss is number => typeof ss === 'number');
+  for (const [name, stored] of await stampChangeProperties(tx, ssids)) {
+    const pair = Array.isArray(stored) && stored.length === 2 ? stored : [stored, 'Change'];
+    properties[name] = [pair[0], String(pair[1])];
+  }
+  const builderids: number[] = [];
+  for (const name of s.builders) {
+    const id = await findBuilderId(tx, name, false);
+    if (id !== null) builderids.push(id);
+  }
+  // Buildbot walks the builders in id order.
+  builderids.sort((a, b) => a - b);
+  return addBuildset(tx, {
+    scheduler: s.name,
+    sourcestamps,
+    reason,
+    properties,
+    builderids,
+    priority: s.priority,
+  });
+}

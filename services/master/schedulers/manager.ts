@@ -1,0 +1,250 @@
+// Which schedulers and change sources run on this master: every round it asks for each one
+// configured (trySetSchedulerMaster, trySetChangeSourceMaster), starts the schedulers it now
+// owns and stops those it lost. An item whose master expired is released by expireMasters
+// (or by that master's masterStopped) and goes to whichever master asks first on its next
+// round, so each runs on exactly one live master.
+//
+// Buildbot facts (buildbot/util/service.py ClusteredBuildbotService): each service polls for
+// ownership (every five minutes) and activates when it gets it; a master that stops
+// deactivates its services and releases them. Force schedulers are schedulers there too:
+// they are owned and shown on a master like the rest (their forms are served by the API).
+// Change sources are owned and shown; none runs code here (changes come through the API
+// pods' change hooks).
+import type { Redis } from 'ioredis';
+import { ConfigError } from '../../core/config/errors.js';
+import type { MasterConfig, SchedulerConfig } from '../../core/config/master-config.js';
+import {
+  type DataContext,
+  findChangeSourceId,
+  findSchedulerId,
+  transact,
+  trySetChangeSourceMaster,
+  trySetSchedulerMaster,
+} from '../../core/data/index.js';
+import { type BusMessage, EVENTS_CHANNEL } from '../../core/events/bus.js';
+import type { Logger } from '../../core/telemetry/logger.js';
+import { CronError, parseCron } from './cron.js';
+import { AnnouncedScheduler, type Scheduler, type SchedulerDeps } from './scheduler.js';
+import { SingleBranchScheduler } from './single-branch.js';
+import { NightlyScheduler, PeriodicScheduler } from './timed.js';
+
+/** Registers a handler for every message of the event bus; returns what removes it. */
+export type Subscribe = (handler: (msg: BusMessage) => void) => () => void;
+
+export interface SchedulerManagerOptions {
+  ctx: DataContext;
+  config: MasterConfig;
+  /** This master's id (known once it has registered). */
+  masterid: () => number;
+  log: Logger;
+  subscribe: Subscribe;
+  /** How often to ask for ownership, in ms (default 5,000). */
+  roundMs?: number;
+  /** How stale a scheduler's record of consumed changes may be to catch up from it
+   *  (default twice master_expiry_seconds). */
+  catchUpSeconds?: number;
+  /** Seconds since the epoch (default the real time); for tests. */
+  clock?: () => number;
+  /** The longest a timer sleeps before it looks at the clock again (default 60,000 ms). */
+  maxSleepMs?: number;
+}
+
+/** The problems of the scheduler configuration the schema cannot see (cron expressions). */
+export function schedulerConfigProblems(config: MasterConfig): string[] {
+  const problems: string[] = [];
+  config.schedulers.forEach((s, i) => {
+    if (s.type !== 'nightly') return;
+    try {
+      parseCron(s.cron);
+    } catch (err) {
+      if (!(err instanceof CronError)) throw err;
+      problems.push(`schedulers[${i}].cron: ${err.message}`);
+    }
+  });
+  return problems;
+}
+
+function createScheduler(s: SchedulerConfig, id: number, deps: SchedulerDeps): Scheduler {
+  switch (s.type) {
+    case 'single-branch':
+      return new SingleBranchScheduler(s, id, deps);
+    case 'periodic':
+      return new PeriodicScheduler(s, id, deps);
+    case 'nightly':
+      return new NightlyScheduler(s, id, deps);
+    case 'triggerable':
+      return new AnnouncedScheduler(s, id, deps);
+  }
+}
+
+interface Item {
+  kind: 'scheduler' | 'changesource';
+  name: string;
+  id: number;
+  make: () => Scheduler | null;
+}
+
+export class SchedulerManager {
+  private readonly deps: SchedulerDeps;
+  private items: Item[] = [];
+  /** Owned items by id within their kind, with the scheduler that runs (null for change sources). */
+  private readonly owned = new Map<string, Scheduler | null>();
+  private timer: NodeJS.Timeout | undefined;
+  private round: Promise<void> | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private stopped = false;
+
+  constructor(private readonly opts: SchedulerManagerOptions) {
+    const problems = schedulerConfigProblems(opts.config);
+    if (problems.length) throw new ConfigError('CONFIG_SCHEMA', 'the schedulers are invalid', problems);
+    this.deps = {
+      ctx: opts.ctx,
+      masterid: opts.masterid,
+      log: opts.log,
+      clock: opts.clock ?? (() => Date.now() / 1000),
+      maxSleepMs: opts.maxSleepMs ?? 60_000,
+      catchUpSeconds: opts.catchUpSeconds ?? 2 * opts.config.master_expiry_seconds,
+    };
+  }
+
+  /** Find (or create) the ids, listen to the event bus, take what is free, then keep asking. */
+  async start(): Promise<void> {
+    const { config } = this.opts;
+    this.items = await transact(this.opts.ctx, async (tx) => {
+      const items: Item[] = [];
+      for (const s of config.schedulers) {
+        const id = await findSchedulerId(tx, s.name);
+        items.push({ kind: 'scheduler', name: s.name, id, make: () => createScheduler(s, id, this.deps) });
+      }
+      for (const f of config.force_schedulers) {
+        const id = await findSchedulerId(tx, f.name);
+        const make = () => new AnnouncedScheduler({ type: 'force', name: f.name }, id, this.deps);
+        items.push({ kind: 'scheduler', name: f.name, id, make });
+      }
+      for (const c of config.change_sources) {
+        const id = await findChangeSourceId(tx, c.name);
+        items.push({ kind: 'changesource', name: c.name, id, make: () => null });
+      }
+      return items;
+    });
+    this.unsubscribe = this.opts.subscribe((msg) => this.dispatch(msg));
+    await this.runRound();
+    this.timer = setInterval(() => void this.runRound(), this.opts.roundMs ?? 5_000);
+    this.timer.unref();
+  }
+
+  /**
+   * Stop every scheduler (waiting for what each is doing) and, unless `release` is false,
+   * give back what this master owns so another master takes it on its next round.
+   */
+  async stop({ release = true }: { release?: boolean } = {}): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    await this.round;
+    const owned = this.items.filter((item) => this.owned.has(key(item)));
+    await Promise.all(owned.map((item) => this.owned.get(key(item))?.stop()));
+    this.owned.clear();
+    if (!release) return;
+    const masterid = this.opts.masterid();
+    for (const item of owned) {
+      const set = item.kind === 'scheduler' ? trySetSchedulerMaster : trySetChangeSourceMaster;
+      // Release only what is still ours: it may have gone to another master meanwhile.
+      await transact(this.opts.ctx, async (tx) => {
+        if (await set(tx, item.id, masterid)) await set(tx, item.id, null);
+      }).catch((err: Error) =>
+        this.opts.log.warn({ [item.kind]: item.name, err: err.message }, 'could not release'),
+      );
+    }
+  }
+
+  /** Names of what this master runs now. */
+  ownedNames(): { schedulers: string[]; changeSources: string[] } {
+    const names = (kind: Item['kind']) =>
+      this.items.filter((i) => i.kind === kind && this.owned.has(key(i))).map((i) => i.name);
+    return { schedulers: names('scheduler'), changeSources: names('changesource') };
+  }
+
+  /** One ownership round now (also what the timer runs); rounds never overlap. */
+  runRound(): Promise<void> {
+    this.round ??= this.ask().finally(() => {
+      this.round = null;
+    });
+    return this.round;
+  }
+
+  private async ask(): Promise<void> {
+    const masterid = this.opts.masterid();
+    for (const item of this.items) {
+      if (this.stopped) return;
+      const set = item.kind === 'scheduler' ? trySetSchedulerMaster : trySetChangeSourceMaster;
+      let mine: boolean;
+      try {
+        mine = await transact(this.opts.ctx, (tx) => set(tx, item.id, masterid));
+      } catch (err) {
+        this.opts.log.warn({ [item.kind]: item.name, err: (err as Error).message }, 'ownership round failed');
+        continue;
+      }
+      if (this.stopped) return;
+      const k = key(item);
+      const running = this.owned.has(k);
+      if (mine && !running) {
+        const s = item.make();
+        this.owned.set(k, s);
+        this.opts.log.info({ [item.kind]: item.name, masterid }, `${item.kind} now runs on this master`);
+        await s?.start();
+      } else if (!mine && running) {
+        const s = this.owned.get(k);
+        this.owned.delete(k);
+        this.opts.log.info({ [item.kind]: item.name }, `${item.kind} went to another master`);
+        await s?.stop();
+      } else if (mine) {
+        this.owned.get(k)?.tick();
+      }
+    }
+  }
+
+  private dispatch({ k, m }: BusMessage): void {
+    const parts = k.split('/');
+    if (parts.length !== 3) return;
+    const id = Number(parts[1]);
+    if (!Number.isSafeInteger(id)) return;
+    if (parts[0] === 'changes' && parts[2] === 'new') {
+      for (const s of this.owned.values()) s?.onChange(id);
+    } else if (parts[0] === 'schedulers' && parts[2] === 'updated') {
+      const enabled = (m as { enabled?: unknown } | null)?.enabled;
+      const s = this.owned.get(`scheduler:${id}`);
+      if (s && typeof enabled === 'boolean') s.setEnabled(enabled);
+    }
+  }
+}
+
+const key = (item: Item) => `${item.kind}:${item.id}`;
+
+/**
+ * A Subscribe over a Redis connection in subscriber mode (the master's event subscriber):
+ * it subscribes to the event channel (again, harmlessly, if it already is) and hands each
+ * message to the handler.
+ */
+export function busSubscription(subscriber: Redis, log?: Logger): Subscribe {
+  return (handler) => {
+    const listener = (channel: string, raw: string) => {
+      if (channel !== EVENTS_CHANNEL) return;
+      let msg: BusMessage;
+      try {
+        msg = JSON.parse(raw);
+      } catch {
+        return;
+      }
+      handler(msg);
+    };
+    subscriber.on('message', listener);
+    subscriber
+      .subscribe(EVENTS_CHANNEL)
+      .catch((err: Error) => log?.warn({ err: err.message }, 'could not subscribe to events'));
+    return () => {
+      subscriber.off('message', listener);
+    };
+  };
+}

@@ -1,0 +1,74 @@
+// Where a change-watching scheduler is in the stream of changes, kept so that no change is
+// lost when the scheduler changes hands.
+//
+// Buildbot's scheduler hears of changes only while it runs (changes/<id>/new); what came
+// while no master ran it is never seen. With several masters that gap is real: a master that
+// dies keeps its schedulers until it is expired (ten minutes). So each scheduler records
+// the newest change id it has weighed, `flotilla:changes_seen` in its object_state (written
+// in the transaction that acts on the change, so a change is acted on once even across a
+// hand-over), and whoever runs it next starts there. A record older than catchUpSeconds
+// (refreshed while the scheduler runs) belongs to a scheduler that was out of the
+// configuration or disabled: it starts from the newest change instead, as Buildbot would.
+// Changes of two pods can commit out of id order; events are therefore deduplicated by id,
+// not by the record, which only says where to start.
+import type { Tx } from '../../core/data/index.js';
+import type { SchedulerDeps } from './scheduler.js';
+import { getState, lastChangeId, setState } from './store.js';
+
+export const SEEN_KEY = 'flotilla:changes_seen';
+// A running scheduler refreshes its record at least this often (seconds).
+const REFRESH_SECONDS = 60;
+const REMEMBERED = 10_000;
+
+export class ChangeWatch {
+  /** The newest change id weighed. */
+  position = 0;
+  private savedAt = 0;
+  private readonly seen = new Set<number>();
+
+  constructor(
+    private readonly objectid: number,
+    private readonly deps: SchedulerDeps,
+  ) {}
+
+  /** Where to start: the record (catchUp, and recent enough) or the newest change. */
+  async begin(tx: Tx, catchUp: boolean): Promise<void> {
+    const rec = (await getState(tx, this.objectid, SEEN_KEY)) as
+      | { changeid?: unknown; at?: unknown }
+      | undefined;
+    const now = this.deps.clock();
+    const usable =
+      catchUp &&
+      typeof rec?.changeid === 'number' &&
+      typeof rec.at === 'number' &&
+      now - rec.at <= this.deps.catchUpSeconds;
+    this.position = usable ? (rec!.changeid as number) : await lastChangeId(tx);
+    await this.save(tx);
+  }
+
+  /** False if this change was weighed already; marks it weighed. */
+  fresh(changeid: number): boolean {
+    if (this.seen.has(changeid)) return false;
+    this.seen.add(changeid);
+    if (this.seen.size > REMEMBERED) {
+      const oldest = this.seen.values().next().value;
+      if (oldest !== undefined) this.seen.delete(oldest);
+    }
+    return true;
+  }
+
+  advance(changeid: number): void {
+    this.position = Math.max(this.position, changeid);
+  }
+
+  /** Record the position (inside the transaction that acted on the change, if any). */
+  async save(tx: Tx, changeid = 0): Promise<void> {
+    this.advance(changeid);
+    this.savedAt = this.deps.clock();
+    await setState(tx, this.objectid, SEEN_KEY, { changeid: this.position, at: this.savedAt });
+  }
+
+  get due(): boolean {
+    return this.deps.clock() - this.savedAt >= REFRESH_SECONDS;
+  }
+}

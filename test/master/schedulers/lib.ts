@@ -1,0 +1,142 @@
+// What the scheduler suites share: a database (harness.ts: its own, ids in a random slot),
+// masters, builders, configurations, SchedulerManagers listening to the real event bus, and
+// the build sets a scheduler made.
+import { Redis } from 'ioredis';
+import { parseMasterConfig } from '../../../services/core/config/master-config.js';
+import {
+  addChange,
+  findBuilderId,
+  masterActive,
+  type NewChange,
+  transact,
+} from '../../../services/core/data/index.js';
+import { sql } from '../../../services/core/db/pool.js';
+import { EVENTS_CHANNEL } from '../../../services/core/events/bus.js';
+import { createLogger } from '../../../services/core/telemetry/logger.js';
+import {
+  busSubscription,
+  SchedulerManager,
+  type SchedulerManagerOptions,
+} from '../../../services/master/schedulers/index.js';
+import { type Harness, openHarness, uniq } from '../../core/data/harness.js';
+import { testEnv } from '../../helpers/env.js';
+
+export { uniq };
+
+export const log = createLogger('test', 'silent');
+
+/** A configuration with builders b1 and b2 and the schedulers given (YAML list items). */
+export function configWith(schedulers: string, extra = '') {
+  return parseMasterConfig(`
+workers: [{ name: w1, password: p }]
+builders:
+  - { name: b1, workers: [w1] }
+  - { name: b2, workers: [w1] }
+schedulers:
+${schedulers}
+${extra}`);
+}
+
+export interface Cluster {
+  h: Harness;
+  /** Start a manager for a new master (its own subscriber connection). */
+  manager(
+    config: SchedulerManagerOptions['config'],
+    more?: Partial<SchedulerManagerOptions>,
+  ): Promise<{ manager: SchedulerManager; masterid: number }>;
+  change(c: Partial<NewChange>): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function openCluster(): Promise<Cluster> {
+  const h = await openHarness();
+  await h.run(async (tx) => {
+    for (const name of ['b1', 'b2']) await findBuilderId(tx, name);
+  });
+  const managers: SchedulerManager[] = [];
+  const subscribers: Redis[] = [];
+  return {
+    h,
+    async manager(config, more = {}) {
+      const masterid = await h.run((tx) => masterActive(tx, uniq('master')));
+      const subscriber = new Redis(testEnv().redisUrl);
+      subscribers.push(subscriber);
+      // As the master's: subscribed (by its control listener) before the schedulers start.
+      await subscriber.subscribe(EVENTS_CHANNEL);
+      const manager = new SchedulerManager({
+        ctx: h.ctx,
+        config,
+        masterid: () => masterid,
+        log,
+        subscribe: busSubscription(subscriber),
+        roundMs: 100,
+        maxSleepMs: 100,
+        ...more,
+      });
+      managers.push(manager);
+      await manager.start();
+      return { manager, masterid };
+    },
+    change: (c) =>
+      transact(h.ctx, (tx) =>
+        addChange(tx, { author: 'dev <dev@example.org>', comments: 'work', repository: 'r', ...c }),
+      ),
+    async close() {
+      await Promise.all(managers.map((m) => m.stop({ release: false })));
+      for (const s of subscribers) s.disconnect();
+      await h.close();
+    },
+  };
+}
+
+export interface MadeBuildset {
+  bsid: number;
+  reason: string;
+  properties: Record<string, unknown>;
+  stamps: { branch: string | null; revision: string | null; repository: string; codebase: string }[];
+  requests: { builderid: number; priority: number }[];
+}
+
+/** The build sets the scheduler named `name` made, oldest first. */
+export async function buildsetsOf(h: Harness, name: string): Promise<MadeBuildset[]> {
+  const sets = await h.db.pool.query(sql`
+    SELECT bs.id, bs.reason FROM buildsets bs
+    JOIN buildset_properties p ON p.buildsetid = bs.id AND p.property_name = 'scheduler'
+    WHERE p.property_value = ${JSON.stringify([name, 'Scheduler'])} ORDER BY bs.id`);
+  const out: MadeBuildset[] = [];
+  for (const bs of sets) {
+    const props = await h.db.pool.query(
+      sql`SELECT property_name, property_value FROM buildset_properties WHERE buildsetid = ${bs.id}`,
+    );
+    const stamps = await h.db.pool.query(sql`
+      SELECT ss.branch, ss.revision, ss.repository, ss.codebase FROM buildset_sourcestamps bss
+      JOIN sourcestamps ss ON ss.id = bss.sourcestampid WHERE bss.buildsetid = ${bs.id} ORDER BY bss.id`);
+    const requests = await h.db.pool.query(
+      sql`SELECT builderid, priority FROM buildrequests WHERE buildsetid = ${bs.id} ORDER BY builderid`,
+    );
+    out.push({
+      bsid: bs.id,
+      reason: bs.reason,
+      properties: Object.fromEntries(props.map((p) => [p.property_name, JSON.parse(p.property_value)])),
+      stamps: stamps as MadeBuildset['stamps'],
+      requests: requests as MadeBuildset['requests'],
+    });
+  }
+  return out;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `probe` until `done` holds of its value (or the time is up, returning the last value). */
+export async function eventually<T>(
+  probe: () => Promise<T>,
+  done: (v: T) => boolean,
+  ms = 5_000,
+): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (done(v) || Date.now() > until) return v;
+    await sleep(50);
+  }
+}

@@ -1,0 +1,163 @@
+// The single-branch scheduler: the tree-stable timer coalesces changes into one build set
+// stamped with the newest; other branches are ignored; file_pattern decides importance;
+// without a timer each important change builds at once; a master that takes the scheduler
+// over builds what its previous owner had classified and what came while nobody ran it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expireMasters, getChangeClassifications, transact } from '../../../services/core/data/index.js';
+import { sql } from '../../../services/core/db/pool.js';
+import { buildsetsOf, type Cluster, configWith, eventually, openCluster, sleep, uniq } from './lib.js';
+
+let c: Cluster;
+beforeAll(async () => {
+  c = await openCluster();
+});
+afterAll(async () => {
+  await c?.close();
+});
+
+const schedulerId = async (name: string) =>
+  (await c.h.db.pool.query(sql`SELECT id FROM schedulers WHERE name = ${name}`))[0]!.id as number;
+
+describe('with a tree-stable timer', () => {
+  it('coalesces three quick changes into one build set with the newest revision', async () => {
+    const name = uniq('stable');
+    const branch = uniq('main');
+    await c.manager(
+      configWith(`
+  - type: single-branch
+    name: ${name}
+    branch: ${branch}
+    tree_stable_timer: 1
+    builders: [b1, b2]
+    priority: 7
+    properties: { color: blue }`),
+    );
+    const ids: number[] = [];
+    for (const rev of ['r1', 'r2', 'r3']) {
+      ids.push(await c.change({ branch, revision: rev, properties: { from_change: rev } }));
+      await sleep(200);
+    }
+    // Still within the timer: classified, not built.
+    expect(await buildsetsOf(c.h, name)).toEqual([]);
+    const classified = await c.h.run(async (tx) => getChangeClassifications(tx, await schedulerId(name)));
+    expect([...classified]).toEqual(ids.map((id) => [id, true]));
+
+    const sets = await eventually(
+      () => buildsetsOf(c.h, name),
+      (s) => s.length > 0,
+    );
+    await sleep(1_300);
+    expect(await buildsetsOf(c.h, name)).toHaveLength(1);
+    const [bs] = sets;
+    expect(bs!.reason).toBe(`The SingleBranchScheduler named '${name}' triggered this build`);
+    expect(bs!.stamps).toEqual([{ branch, revision: 'r3', repository: 'r', codebase: '' }]);
+    expect(bs!.properties).toEqual({
+      color: ['blue', 'Scheduler'],
+      scheduler: [name, 'Scheduler'],
+      from_change: ['r3', 'Change'],
+    });
+    expect(bs!.requests.map((r) => r.priority)).toEqual([7, 7]);
+    expect(bs!.requests).toHaveLength(2);
+    // Built: the classifications are flushed.
+    const after = await c.h.run(async (tx) => getChangeClassifications(tx, await schedulerId(name)));
+    expect(after.size).toBe(0);
+  });
+
+  it('ignores a change on another branch, and unimportant ones ride along with important ones', async () => {
+    const name = uniq('pattern');
+    const branch = uniq('main');
+    await c.manager(
+      configWith(`
+  - { type: single-branch, name: ${name}, branch: ${branch}, tree_stable_timer: 1, file_pattern: "\\\\.c$", builders: [b1] }`),
+    );
+    await c.change({ branch: uniq('other'), revision: 'x1', files: ['a.c'] });
+    const docs = await c.change({ branch, revision: 'd1', files: ['README'] });
+    await sleep(1_500);
+    // Only an unimportant change: classified, no timer, no build set.
+    expect(await buildsetsOf(c.h, name)).toEqual([]);
+    const classified = await c.h.run(async (tx) => getChangeClassifications(tx, await schedulerId(name)));
+    expect([...classified]).toEqual([[docs, false]]);
+
+    const code = await c.change({ branch, revision: 'c1', files: ['src/main.c', 'README'] });
+    const sets = await eventually(
+      () => buildsetsOf(c.h, name),
+      (s) => s.length > 0,
+    );
+    expect(sets).toHaveLength(1);
+    expect(sets[0]!.stamps[0]!.revision).toBe('c1');
+    const changes = await c.h.db.pool.query(sql`
+      SELECT c.changeid FROM buildset_sourcestamps bss JOIN changes c ON c.sourcestampid = bss.sourcestampid
+      WHERE bss.buildsetid = ${sets[0]!.bsid}`);
+    expect(changes.map((r) => r.changeid)).toEqual([code]);
+  });
+});
+
+describe('without a timer', () => {
+  it('adds a build set for each important change at once, none for an unimportant one', async () => {
+    const name = uniq('now');
+    const branch = uniq('main');
+    await c.manager(
+      configWith(`
+  - { type: single-branch, name: ${name}, branch: ${branch}, file_pattern: "^src/", builders: [b1] }`),
+    );
+    await c.change({ branch, revision: 'n1', files: ['src/a.ts'] });
+    await c.change({ branch, revision: 'n2', files: ['docs/x.md'] });
+    await c.change({ branch, revision: 'n3', files: ['src/b.ts'] });
+    const sets = await eventually(
+      () => buildsetsOf(c.h, name),
+      (s) => s.length >= 2,
+    );
+    await sleep(300);
+    expect((await buildsetsOf(c.h, name)).map((s) => s.stamps[0]!.revision)).toEqual(['n1', 'n3']);
+    expect(sets[0]!.requests).toEqual([{ builderid: expect.any(Number), priority: 0 }]);
+  });
+
+  it('the default branch is null: a change with no branch', async () => {
+    const name = uniq('default');
+    await c.manager(configWith(`  - { type: single-branch, name: ${name}, builders: [b1] }`));
+    await c.change({ branch: 'main', revision: 'm1' });
+    await c.change({ revision: 'd1' });
+    const sets = await eventually(
+      () => buildsetsOf(c.h, name),
+      (s) => s.length > 0,
+    );
+    await sleep(300);
+    expect(sets.map((s) => s.stamps[0])).toEqual([
+      { branch: null, revision: 'd1', repository: 'r', codebase: '' },
+    ]);
+  });
+});
+
+describe('changing hands', () => {
+  it('a master that takes the scheduler over builds what the old owner classified and what came meanwhile', async () => {
+    const name = uniq('handover');
+    const branch = uniq('main');
+    const config = configWith(`
+  - { type: single-branch, name: ${name}, branch: ${branch}, tree_stable_timer: 1, builders: [b1] }`);
+    const first = await c.manager(config);
+    await c.change({ branch, revision: 'h1' });
+    await eventually(
+      async () => (await c.h.run(async (tx) => getChangeClassifications(tx, await schedulerId(name)))).size,
+      (n) => n === 1,
+    );
+    // The owner dies before its timer fires; a change comes while nobody runs the scheduler.
+    await first.manager.stop({ release: false });
+    await c.change({ branch, revision: 'h2' });
+    await sleep(1_300);
+    expect(await buildsetsOf(c.h, name)).toEqual([]);
+
+    const second = await c.manager(config);
+    expect(second.manager.ownedNames().schedulers).toEqual([]);
+    await c.h.db.pool.query(sql`UPDATE masters SET last_active = 0 WHERE id = ${first.masterid}`);
+    await transact(c.h.ctx, (tx) => expireMasters(tx, 600, second.masterid));
+    const sets = await eventually(
+      () => buildsetsOf(c.h, name),
+      (s) => s.length > 0,
+    );
+    expect(second.manager.ownedNames().schedulers).toEqual([name]);
+    await sleep(1_300);
+    const all = await buildsetsOf(c.h, name);
+    expect(all).toHaveLength(1);
+    expect(sets[0]!.stamps[0]!.revision).toBe('h2');
+  });
+});
