@@ -66,10 +66,10 @@ type Json = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** A field of the payload that must hold a string. */
-function field(o: Json, path: string): string {
+/** A field of the payload (at `where` in it) that must hold a string. */
+function field(o: Json, path: string, where = ''): string {
   const v = path.split('.').reduce<unknown>((at, k) => (isObject(at) ? at[k] : undefined), o);
-  if (typeof v !== 'string') throw badRequest(`malformed push payload: ${path} is not a string`);
+  if (typeof v !== 'string') throw badRequest(`malformed push payload: ${where}${path} is not a string`);
   return v;
 }
 
@@ -101,7 +101,7 @@ function pushChanges(payload: Json, options: GithubOptions): NewChange[] {
   if (!Array.isArray(commits)) throw badRequest('malformed push payload: commits is not a list');
   return commits.map((commit, i): NewChange => {
     if (!isObject(commit)) throw badRequest(`malformed push payload: commits[${i}] is not an object`);
-    const at = (p: string) => field(commit, p);
+    const at = (p: string) => field(commit, p, `commits[${i}].`);
     const stamp = Date.parse(at('timestamp'));
     if (!Number.isFinite(stamp))
       throw badRequest(`malformed push payload: commits[${i}].timestamp is not a date`);
