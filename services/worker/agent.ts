@@ -1,6 +1,7 @@
 // The worker's side of running commands for a master: start them in the worker's directory,
 // send their output in numbered batches (one stream per batch, so order is kept), hold the
 // command's pipes while more than WINDOW bytes await acknowledgement, and report the end.
+import { open } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
 import type {
   CommandRequest,
@@ -12,6 +13,8 @@ import type { Logger } from '../core/telemetry/logger.js';
 import { type RunningCommand, runCommand } from './command.js';
 
 const BATCH_BYTES = 32 * 1024;
+// An extra log is a file read after the command; a bigger one is cut at this size.
+export const MAX_LOGFILE_BYTES = 16 * 1024 * 1024;
 const BATCH_DELAY_MS = 10;
 export const WINDOW_BYTES = 1024 * 1024;
 
@@ -86,11 +89,41 @@ export class Agent {
     this.active.set(cmd, a);
     this.log.debug({ cmd, workdir: dir }, 'command started');
     a.running = runCommand({ ...request, workdir: dir }, (stream, text) => this.output(cmd, a, stream, text));
-    a.running.result.then((outcome) => {
+    a.running.result.then(async (outcome) => {
       this.flush(cmd, a);
+      for (const [name, file] of Object.entries(request.logfiles ?? {}))
+        await this.sendLogfile(cmd, a, dir, name, file);
       this.active.delete(cmd);
       this.send({ type: 'done', cmd, outcome });
     });
+  }
+
+  /** The contents of an extra log file, as batches of the named log; a missing file sends nothing. */
+  private async sendLogfile(cmd: string, a: Active, dir: string, name: string, file: string): Promise<void> {
+    const path = resolve(dir, file);
+    if (!this.workdir(path)) return;
+    let handle: Awaited<ReturnType<typeof open>> | undefined;
+    try {
+      handle = await open(path, 'r');
+      const buf = Buffer.alloc(Math.min((await handle.stat()).size, MAX_LOGFILE_BYTES));
+      const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+      // Whole UTF-8 text, batch by batch (a cut never splits a character: decode first).
+      const text = buf.subarray(0, bytesRead).toString('utf8');
+      for (let at = 0; at < text.length; at += BATCH_BYTES) {
+        this.send({
+          type: 'output',
+          cmd,
+          seq: ++a.seq,
+          stream: 'o',
+          text: text.slice(at, at + BATCH_BYTES),
+          log: name,
+        });
+      }
+    } catch {
+      // Buildbot shows no log for a file that is not there.
+    } finally {
+      await handle?.close();
+    }
   }
 
   private output(cmd: string, a: Active, stream: OutputStream, text: string): void {

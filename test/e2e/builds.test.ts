@@ -96,6 +96,25 @@ describe('a forced build', () => {
   });
 });
 
+describe('extra logs', () => {
+  it('a step sends the files it names as text and HTML logs', async () => {
+    const [, brids] = await c.force('force-reports');
+    const build = await c.finished((await c.buildOf(Object.values(brids)[0]!)).buildid);
+    expect(build.results).toBe(0);
+    const step = (await c.get(`/builds/${build.buildid}/steps?name=report`)).steps[0];
+    const logs = (await c.get(`/steps/${step.stepid}/logs?order=logid`)).logs;
+    expect(logs.map((l: any) => [l.name, l.slug, l.type, l.complete])).toEqual([
+      ['stdio', 'stdio', 's', true],
+      ['summary', 'summary', 't', true],
+      ['report.html', 'report_html', 'h', true],
+    ]);
+    expect(await c.text(`/steps/${step.stepid}/logs/summary/raw`)).toBe('summary line 1\nsummary line 2\n');
+    const html = await fetch(`${c.api.base}/steps/${step.stepid}/logs/report_html/raw`);
+    expect(html.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(await html.text()).toBe('<h1>Report</h1>\n');
+  });
+});
+
 describe('halting', () => {
   it('a haltOnFailure step stops the build; alwaysRun steps still run', async () => {
     const [, brids] = await c.force('force-halting');

@@ -34,6 +34,8 @@ export interface CommandRequest {
   env?: Record<string, string | null>;
   timeout?: number;
   maxTime?: number;
+  /** Extra logs: log name -> file (relative to workdir) whose contents the worker sends after the command. */
+  logfiles?: Record<string, string>;
 }
 
 export interface CommandOutcome {
@@ -46,7 +48,7 @@ export interface CommandOutcome {
 
 export type WorkerToMaster =
   | { type: 'hello'; protocol: number; name: string; password: string; info: WorkerInfo; maxBuilds?: number }
-  | { type: 'output'; cmd: string; seq: number; stream: OutputStream; text: string }
+  | { type: 'output'; cmd: string; seq: number; stream: OutputStream; text: string; log?: string }
   | { type: 'done'; cmd: string; outcome: CommandOutcome };
 
 export type MasterToWorker =
@@ -90,12 +92,14 @@ export function parseWorkerMessage(text: string): WorkerToMaster | null {
     case 'output':
       if (!str(o.cmd) || !num(o.seq) || !['o', 'e', 'h'].includes(o.stream as string) || !str(o.text))
         return null;
+      if (o.log !== undefined && !str(o.log)) return null;
       return {
         type: 'output',
         cmd: o.cmd as string,
         seq: o.seq as number,
         stream: o.stream as OutputStream,
         text: o.text as string,
+        ...(str(o.log) ? { log: o.log as string } : {}),
       };
     case 'done': {
       const r = o.outcome;

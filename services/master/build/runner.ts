@@ -271,14 +271,33 @@ export class BuildRunner {
     const command = render(step.command, props);
     const env = Object.fromEntries(Object.entries(step.env).map(([k, v]) => [k, interpolate(v, props)]));
     let stdout = '';
+    // Extra named logs (text, or HTML when the name says so), created when their text arrives.
+    const logfiles = step.type === 'shell' ? step.logfiles : {};
+    const extra = new Map<string, Promise<LogWriter>>();
+    const extraLog = (name: string) => {
+      let w = extra.get(name);
+      if (!w) {
+        const type = /\.html?$/i.test(name) ? 'h' : 't';
+        w = transact(ctx, (tx) => addLog(tx, stepid, name, type)).then(
+          (id) => new LogWriter(ctx, redis, id, type, this.deps.codec),
+        );
+        extra.set(name, w);
+      }
+      return w;
+    };
     r.command = r.worker.run(
       {
         command,
         workdir: `${req.builder.name}/${step.workdir ?? 'build'}`,
         env,
         timeout: step.timeout,
+        ...(Object.keys(logfiles).length ? { logfiles } : {}),
       },
-      async (stream, chunk) => {
+      async (stream, chunk, log) => {
+        if (log !== undefined) {
+          if (Object.hasOwn(logfiles, log)) await (await extraLog(log)).write(stream, chunk);
+          return;
+        }
         if (step.type === 'set_property' && stream === 'o') stdout += chunk;
         await writer.write(stream, chunk);
       },
@@ -287,6 +306,11 @@ export class BuildRunner {
     r.command = null;
     await writer.finish();
     this.deps.onLogFinished?.(logid);
+    for (const w of extra.values()) {
+      const lw = await w;
+      await lw.finish();
+      this.deps.onLogFinished?.(lw.logid);
+    }
 
     let results: number;
     if ('lost' in end) {

@@ -64,10 +64,11 @@ export async function queueCompressLog(
   if (!Number.isSafeInteger(logid) || logid <= 0) throw new RangeError(`not a log id: ${logid}`);
   const jobId = compressLogJobId(logid);
   await queue.add('compress-log', { logid, codec }, { jobId });
-  // A job of this id that failed for good is not replaced by add(): retry it instead.
+  // A job of this id that failed for good is not replaced by add(): retry it instead, with
+  // its attempts afresh.
   const job = await queue.getJob(jobId);
   if (job && (await job.isFailed())) {
-    await job.retry('failed').catch(() => {
+    await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true }).catch(() => {
       // Someone else retried it between the two calls: it is queued, which is what we want.
     });
   }

@@ -14,7 +14,7 @@ import type {
 } from '../../core/protocol/messages.js';
 
 /** Stores output; the worker hears its acknowledgement when this resolves. */
-export type OutputSink = (stream: OutputStream, text: string) => Promise<void>;
+export type OutputSink = (stream: OutputStream, text: string, log?: string) => Promise<void>;
 
 export type CommandEnd = CommandOutcome | { lost: true; reason: string };
 
@@ -88,7 +88,7 @@ export class WorkerConnection {
         this.pending -= bytes;
         if (p.failed) return;
         try {
-          await p.sink(m.stream, m.text);
+          await p.sink(m.stream, m.text, m.log);
           this.send({ type: 'ack', cmd: m.cmd, seq: m.seq });
         } catch (err) {
           // Output we could not store must not be acknowledged: stop the command.
