@@ -81,7 +81,7 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
   const workers: Worker[] = [];
   const stop = async () => {
     // Workers first: each waits for its running jobs, then the queues' connections.
-
+    await Promise.allSettled(workers.map((w) => w.close()));
     await Promise.allSettled(queues.map((q) => q.close()));
   };
   let stopping: Promise<void> | undefined;
