@@ -14,6 +14,7 @@ import { BuildRunner } from './build/runner.js';
 import { listen } from './control.js';
 import { Distributor } from './distributor.js';
 import { Membership } from './membership.js';
+import { busSubscription, SchedulerManager, schedulerConfigProblems } from './schedulers/index.js';
 import { startWorkerServer } from './workers/server.js';
 
 const env = loadMasterEnv();
@@ -21,6 +22,9 @@ const log = createLogger('master', env.logLevel);
 let config: ReturnType<typeof loadMasterConfig>;
 try {
   config = loadMasterConfig(env.configPath);
+  // Problems the schema cannot see (a cron expression that never fires, for one) fail the start too.
+  const bad = schedulerConfigProblems(config);
+  if (bad.length) throw new ConfigError('CONFIG_SCHEMA', `${env.configPath} is invalid`, bad);
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err;
   log.fatal({ code: err.code, problems: err.problems }, err.message);
@@ -106,6 +110,15 @@ const stopListening = await listen({
   log,
 });
 distributor.start();
+// After membership (it needs the master's id); it shares the event subscription.
+const schedulers = new SchedulerManager({
+  ctx,
+  config,
+  masterid: () => membership.masterid,
+  log,
+  subscribe: busSubscription(subscriber, log),
+});
+await schedulers.start();
 
 const probes = await startProbeServer({
   host: env.host,
@@ -142,6 +155,8 @@ onShutdown(
         }
       },
     },
+    // Before masterStopped: a round after it would take schedulers back for a stopped master.
+    { name: 'schedulers', run: () => schedulers.stop() },
     { name: 'events', run: () => stopListening() },
     { name: 'membership', run: () => membership.stop() },
     { name: 'workers', run: () => workers.close() },

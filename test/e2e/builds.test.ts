@@ -2,6 +2,7 @@
 // shows its steps, logs (line by line), properties, results and state strings as Buildbot
 // writes them; builds stop, requests cancel, builds rebuild and trigger children.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../helpers/processes.js';
 import { Cluster, type MasterProc } from './cluster.js';
 
 let c: Cluster;
@@ -178,6 +179,58 @@ describe('control', () => {
     expect(bs.reason).toBe('rebuild');
     const props = (await c.get(`/builds/${second.buildid}/properties`)).properties[0];
     expect(props.reason).toEqual(['to rebuild', 'Force Build Form']);
+  });
+});
+
+describe('changes', () => {
+  it('a change posted to the base hook is scheduled on its branch and built', async () => {
+    const res = await fetch(`${c.api.base.replace('/api/v2', '')}/change_hook/base`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        author: 'Dev <dev@example.com>',
+        comments: 'Make it faster',
+        revision: 'abc123',
+        branch: 'main',
+        repository: 'https://git.example.com/project.git',
+        project: 'project',
+        files: JSON.stringify(['src/fast.c']),
+      }).toString(),
+    });
+    expect(res.status).toBe(200);
+    const change = (await c.get('/changes?revision=abc123')).changes[0];
+    expect(change).toMatchObject({ author: 'Dev <dev@example.com>', branch: 'main', files: ['src/fast.c'] });
+    let bs: any;
+    await waitFor('the scheduler to add a build set', async () => {
+      bs = (await c.get('/buildsets?order=-bsid&limit=1')).buildsets[0];
+      return bs?.reason === "The SingleBranchScheduler named 'on-main' triggered this build";
+    });
+    expect(bs.sourcestamps[0]).toMatchObject({ revision: 'abc123', branch: 'main', project: 'project' });
+    const br = (await c.get(`/buildrequests?buildsetid=${bs.bsid}`)).buildrequests[0];
+    const build = await c.finished((await c.buildOf(br.buildrequestid)).buildid);
+    expect(build.results).toBe(0);
+    expect((await c.get(`/builds/${build.buildid}/changes`)).changes.map((x: any) => x.changeid)).toEqual([
+      change.changeid,
+    ]);
+    const owner = (await c.get('/schedulers?name=on-main')).schedulers[0].master;
+    expect(owner.name).toBe('e2e-master-1');
+  });
+
+  it('a change on another branch builds nothing', async () => {
+    const before = (await c.get('/buildsets')).meta.total;
+    const res = await fetch(`${c.api.base.replace('/api/v2', '')}/change_hook/base`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        author: 'Dev <dev@example.com>',
+        comments: 'side',
+        revision: 'def456',
+        branch: 'side',
+      }).toString(),
+    });
+    expect(res.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await c.get('/buildsets')).meta.total).toBe(before);
   });
 });
 
