@@ -1,0 +1,187 @@
+// expire-masters through real BullMQ: one run per period across three masters running the
+// scheduler; a silent master expired with its housekeeping while a heart-beating one and the
+// master running the job are not; claims nobody renews released, claims renewed kept; the
+// count deltas folded.
+import { QueueEvents } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimBuildRequests } from '../../../services/core/data/buildrequests.js';
+import { newBuild } from '../../../services/core/data/builds.js';
+import { masterActive } from '../../../services/core/data/masters.js';
+import { newStep, startStep } from '../../../services/core/data/steps.js';
+import { sql } from '../../../services/core/db/pool.js';
+import { Results } from '../../../services/core/results.js';
+import { unclaimAfter } from '../../../services/master/jobs/expire-masters.js';
+import { QUEUES } from '../../../services/master/jobs/index.js';
+import { type Harness, insertMaster, openHarness, pendingRequests, uniq } from '../../core/data/harness.js';
+import { testEnv } from '../../helpers/env.js';
+import { JobsUnderTest, sample, sleep, waitFor } from './helpers.js';
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+describe('expire-masters with three masters running the scheduler', () => {
+  let h: Harness;
+  let jobs: JobsUnderTest;
+  beforeAll(async () => {
+    h = await openHarness();
+    jobs = new JobsUnderTest(h);
+  });
+  afterAll(async () => {
+    await jobs?.closeAll();
+    await h?.close();
+  });
+
+  it('runs once per period, on one master at a time', async () => {
+    const period = 1000;
+    const events = new QueueEvents(QUEUES.expireMasters, {
+      connection: { url: testEnv().redisUrl },
+      prefix: jobs.prefix,
+    });
+    const runs: string[] = [];
+    const failures: string[] = [];
+    events.on('completed', ({ jobId }) => runs.push(jobId));
+    events.on('failed', ({ jobId, failedReason }) => failures.push(`${jobId}: ${failedReason}`));
+    await events.waitUntilReady();
+    try {
+      const ids = await Promise.all([1, 2, 3].map(() => h.run((tx) => masterActive(tx, uniq('master')))));
+      const started = Date.now();
+      const masters = await Promise.all(
+        ids.map((id) => jobs.start({ masterid: () => id, expirePeriodMs: period })),
+      );
+      await sleep(3500 - (Date.now() - started));
+      const observed = runs.length;
+      // Stopping lets a run in progress finish; then every run has reported.
+      await Promise.all(masters.map((m) => m.stop()));
+      const ranOn = await Promise.all(
+        masters.map(async (m) => {
+          const text = await m.registry.getSingleMetricAsString('flotilla_jobs_duration_seconds');
+          return sample(text, 'flotilla_jobs_duration_seconds_count', {
+            queue: QUEUES.expireMasters,
+            outcome: 'completed',
+          });
+        }),
+      );
+      const total = ranOn.reduce<number>((a, b) => a + (b ?? 0), 0);
+      await waitFor('the last completions to arrive', async () => runs.length >= total, 5000);
+
+      expect(failures).toEqual([]);
+      // Started at t, the scheduler runs at t, t+1 s, t+2 s, t+3 s: four in 3.5 s (three or
+      // five at the edges of a slow machine); three schedulers of their own would make twelve.
+      expect(observed).toBeGreaterThanOrEqual(3);
+      expect(observed).toBeLessThanOrEqual(5);
+      // One job per period slot, each run on exactly one master.
+      const slots = runs.map((id) => Number(/^repeat:expire-masters:(\d+)$/.exec(id)?.[1]));
+      expect(new Set(slots).size).toBe(runs.length);
+      for (let i = 1; i < slots.length; i++) {
+        expect(slots[i]! - slots[i - 1]!).toBeGreaterThan(0);
+        expect((slots[i]! - slots[i - 1]!) % period).toBe(0);
+      }
+      expect(total).toBe(runs.length);
+      // None of them expired another: they are all alive.
+      const active = await h.db.pool.query(sql`SELECT active FROM masters WHERE id = ANY(${ids}::int[])`);
+      expect(active.map((r) => r.active)).toEqual([1, 1, 1]);
+    } finally {
+      await events.close();
+    }
+  });
+});
+
+describe('expire-masters on the fixture', () => {
+  let h: Harness;
+  let jobs: JobsUnderTest;
+  let self: number;
+  let beating: number;
+  let goesSilent: number;
+  let heartbeat: NodeJS.Timeout | undefined;
+  let build: { buildid: number };
+  let deadClaim: number;
+  let leftover: number;
+  let renewed: number;
+
+  beforeAll(async () => {
+    h = await openHarness('fixture');
+    jobs = new JobsUnderTest(h);
+    // Master 1 (the oracle's Buildbot) has been silent for an hour, with a build running and a claim.
+    await h.db.pool.query(
+      sql`UPDATE masters SET active = 1, last_active = ${nowSeconds() - 3600} WHERE id = 1`,
+    );
+    // The master running the jobs lags on its own heartbeat; it must still never expire itself.
+    self = await h.run((tx) => insertMaster(tx, uniq('self'), 1, 0));
+    const beatingName = uniq('beating');
+    beating = await h.run((tx) => masterActive(tx, beatingName));
+    heartbeat = setInterval(() => void h.run((tx) => masterActive(tx, beatingName)), 300);
+    goesSilent = await h.run((tx) => masterActive(tx, uniq('silent')));
+    const inactive = await h.run((tx) => insertMaster(tx, uniq('gone-before'), 0, nowSeconds() - 7200));
+    await h.run(async (tx) => {
+      [deadClaim, leftover, renewed] = (await pendingRequests(tx, 1, 3)) as [number, number, number];
+      expect(await claimBuildRequests(tx, [deadClaim], 1)).toBe(true);
+      build = await newBuild(tx, { builderid: 1, buildrequestid: deadClaim, workerid: 2, masterid: 1 });
+      const step = (await newStep(tx, build.buildid, 'compile')).stepid;
+      await startStep(tx, step);
+      // A claim an earlier expiry left behind (Buildbot 3.7 looks claims up by the wrong id),
+      // unrenewed for over an hour; and a live master's claim it renewed a minute ago.
+      expect(await claimBuildRequests(tx, [leftover], inactive, nowSeconds() - 3700)).toBe(true);
+      expect(await claimBuildRequests(tx, [renewed], beating, nowSeconds() - 60)).toBe(true);
+    });
+  });
+  afterAll(async () => {
+    clearInterval(heartbeat);
+    await jobs?.closeAll();
+    await h?.close();
+  });
+
+  it('expires the silent masters with their housekeeping, never a heart-beating one or itself', async () => {
+    await jobs.start({ masterid: () => self, expirySeconds: 2, expirePeriodMs: 500 });
+    const activeOf = async (id: number) =>
+      (await h.db.pool.query(sql`SELECT active FROM masters WHERE id = ${id}`))[0].active as number;
+    await waitFor('master 1 to expire', async () => (await activeOf(1)) === 0);
+    await waitFor('the master that went silent to expire', async () => (await activeOf(goesSilent)) === 0);
+    // Several more periods, well past the expiry time of anyone who stopped beating.
+    await sleep(3000);
+    expect(await activeOf(beating)).toBe(1);
+    expect(await activeOf(self)).toBe(1);
+
+    const [b] = await h.db.pool.query(
+      sql`SELECT results, complete_at FROM builds WHERE id = ${build.buildid}`,
+    );
+    expect(b.results).toBe(Results.RETRY);
+    expect(b.complete_at).not.toBeNull();
+    const open = await h.db.pool.query(
+      sql`SELECT id FROM steps WHERE buildid = ${build.buildid} AND complete_at IS NULL`,
+    );
+    expect(open).toEqual([]);
+    const held = async (table: string) =>
+      (await h.db.pool.query(sql`SELECT count(*)::int AS n FROM ${sql.ident(table)} WHERE masterid = 1`))[0]
+        .n;
+    expect(await held('scheduler_masters')).toBe(0);
+    expect(await held('changesource_masters')).toBe(0);
+    expect(await held('builder_masters')).toBe(0);
+    expect(await held('connected_workers')).toBe(0);
+  });
+
+  it('releases claims nobody renews (the dead master’s, an old leftover) and keeps renewed ones', async () => {
+    const claims = await h.db.pool.query(
+      sql`SELECT brid, masterid FROM buildrequest_claims WHERE brid IN (${deadClaim}, ${leftover}, ${renewed})`,
+    );
+    expect(claims).toEqual([{ brid: renewed, masterid: beating }]);
+    expect(unclaimAfter({ expirySeconds: 2 })).toBe(300);
+  });
+
+  it('folds the count deltas', async () => {
+    await waitFor('the deltas to be folded', async () => {
+      const [r] = await h.db.pool.query(sql`
+        SELECT count(*)::int AS n FROM (
+          SELECT 1 FROM flotilla.count_deltas GROUP BY tbl, scope HAVING count(*) > 1) unfolded`);
+      return r.n === 0;
+    });
+  });
+});
+
+describe('the unclaim bound', () => {
+  it('defaults to the expiry time, at least five claim renewals, and refuses less than two', () => {
+    expect(unclaimAfter({})).toBe(600);
+    expect(unclaimAfter({ expirySeconds: 900 })).toBe(900);
+    expect(unclaimAfter({ expirySeconds: 10 })).toBe(300);
+    expect(unclaimAfter({ expirySeconds: 10, unclaimAfterSeconds: 120 })).toBe(120);
+    expect(() => unclaimAfter({ unclaimAfterSeconds: 60 })).toThrow(/at least 120/);
+  });
+});

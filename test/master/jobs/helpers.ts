@@ -1,0 +1,180 @@
+// What the jobs suites share: startJobs on a queue prefix of the suite's own (the queues live
+// in the one test Redis), waiting for a condition, reading a sample out of /metrics, and
+// removing a prefix's queues afterwards; logs of many small chunks, and reading them back.
+import { randomBytes } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { newBuild } from '../../../services/core/data/builds.js';
+import { addLog, appendLog, finishLog } from '../../../services/core/data/logs.js';
+import { newStep } from '../../../services/core/data/steps.js';
+import { sql } from '../../../services/core/db/pool.js';
+import { readLogLines } from '../../../services/core/logs/lines.js';
+import type { LogChunkRow } from '../../../services/core/logs/types.js';
+import { createLogger } from '../../../services/core/telemetry/logger.js';
+import { type Jobs, type JobsOptions, QUEUES, startJobs } from '../../../services/master/jobs/index.js';
+import { buildParts, type Harness } from '../../core/data/harness.js';
+import { testEnv } from '../../helpers/env.js';
+
+export const quiet = createLogger('test-jobs', 'silent');
+
+export const newPrefix = (): string => `test:jobs:${randomBytes(6).toString('hex')}`;
+
+/** startJobs with test defaults; every instance is stopped and its queues removed by `closeAll`. */
+export class JobsUnderTest {
+  private readonly started: Jobs[] = [];
+  constructor(
+    readonly h: Harness,
+    readonly prefix = newPrefix(),
+  ) {}
+
+  async start(options: Partial<JobsOptions> & { masterid: () => number }): Promise<Jobs> {
+    const jobs = await startJobs({
+      ctx: this.h.ctx,
+      redis: testEnv().redisUrl,
+      expirySeconds: 600,
+      codec: 'gzip',
+      log: quiet,
+      prefix: this.prefix,
+      compressRetry: { attempts: 4, backoffMs: 100 },
+      ...options,
+    });
+    this.started.push(jobs);
+    return jobs;
+  }
+
+  private readonly queues = new Map<string, Queue>();
+
+  /** Attempts of `queue` that completed, over every instance this suite started. */
+  async completed(queue: string): Promise<number> {
+    let total = 0;
+    for (const jobs of this.started) {
+      const text = await jobs.registry.getSingleMetricAsString('flotilla_jobs_duration_seconds');
+      total += sample(text, 'flotilla_jobs_duration_seconds_count', { queue, outcome: 'completed' }) ?? 0;
+    }
+    return total;
+  }
+
+  /** A plain BullMQ queue on the same prefix, to look at or steer from the test. */
+  queue(name: string): Queue {
+    let q = this.queues.get(name);
+    if (!q) {
+      q = new Queue(name, { connection: { url: testEnv().redisUrl }, prefix: this.prefix });
+      this.queues.set(name, q);
+    }
+    return q;
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all(this.started.map((j) => j.stop()));
+    for (const name of Object.values(QUEUES)) await this.queue(name).obliterate({ force: true });
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
+  }
+}
+
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = 15_000,
+  everyMs = 50,
+): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The value of one sample of Prometheus text, `undefined` when absent. */
+export function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
+  const want = Object.entries(labels)
+    .map(([k, v]) => `${k}="${v}"`)
+    .sort();
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const have = (m[2] ?? '').split(',').filter(Boolean).sort();
+    if (have.length === want.length && have.every((l, i) => l === want[i])) return Number(m[3]);
+  }
+  return undefined;
+}
+
+/**
+ * Logs on one step of one build, written a few lines per append (so in many small chunks).
+ * The build's master is the one to run the jobs as: any other silent master's build would be
+ * ended, its logs finished, by the expire-masters run every startJobs does at once.
+ */
+export class Logs {
+  private constructor(
+    private readonly h: Harness,
+    private readonly stepid: number,
+    readonly masterid: number,
+  ) {}
+
+  static async open(h: Harness): Promise<Logs> {
+    const { stepid, masterid } = await h.run(async (tx) => {
+      const parts = await buildParts(tx);
+      const { buildid } = await newBuild(tx, { ...parts, buildrequestid: parts.brid });
+      return { stepid: (await newStep(tx, buildid, 'compile')).stepid, masterid: parts.masterid };
+    });
+    return new Logs(h, stepid, masterid);
+  }
+
+  /** A log of `n` lines, `per` lines an append; finished unless told otherwise. */
+  async write(name: string, n: number, { per = 7, finish = true } = {}): Promise<number> {
+    const logid = await this.h.run((tx) => addLog(tx, this.stepid, name, 's'));
+    // One append per `per` lines (a chunk each), all in one transaction: quicker, same rows.
+    await this.h.run(async (tx) => {
+      for (let i = 0; i < n; i += per) {
+        const lines = Array.from(
+          { length: Math.min(per, n - i) },
+          (_, j) => `oline ${i + j} ${'x'.repeat((i + j) % 60)}`,
+        );
+        await appendLog(tx, logid, `${lines.join('\n')}\n`);
+      }
+    });
+    if (finish) await this.finish(logid);
+    return logid;
+  }
+
+  /**
+   * Hold the log's row lock (as a writer would) until the returned function is called; a
+   * compress-log job on it waits, active, meanwhile.
+   */
+  async hold(logid: number): Promise<() => Promise<void>> {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const holder = this.h.db.pool.tx(async (q) => {
+      await q.query(sql`SELECT id FROM logs WHERE id = ${logid} FOR UPDATE`);
+      locked();
+      await released;
+    });
+    await Promise.race([isLocked, holder]);
+    return async () => {
+      release();
+      await holder;
+    };
+  }
+
+  finish(logid: number): Promise<boolean> {
+    return this.h.run((tx) => finishLog(tx, logid));
+  }
+
+  /** Its rows, read in one statement (one snapshot), as the read API reads them. */
+  async rows(logid: number): Promise<LogChunkRow[]> {
+    return (await this.h.db.pool.query(sql`
+      SELECT first_line, last_line, content, compressed FROM logchunks WHERE logid = ${logid}
+      ORDER BY first_line`)) as LogChunkRow[];
+  }
+
+  /** Lines first..last of one read of its rows. */
+  static text(rows: LogChunkRow[], first: number, last: number): string {
+    return readLogLines(rows, { first_line: first, last_line: last });
+  }
+}
