@@ -1,0 +1,34 @@
+// Run by stop.test.ts as a process of its own: start the jobs, let both queues do work, stop
+// them, close the database and Redis, and then do nothing. If anything the jobs opened were
+// left open, this process would never exit by itself.
+import { Redis } from 'ioredis';
+import { createPool } from '../../../services/core/db/pool.js';
+import { createLogger } from '../../../services/core/telemetry/logger.js';
+import { startJobs } from '../../../services/master/jobs/index.js';
+
+const databaseUrl = process.env.JOBS_DATABASE_URL!;
+const redisUrl = process.env.JOBS_REDIS_URL!;
+const prefix = process.env.JOBS_PREFIX!;
+const logid = Number(process.env.JOBS_LOGID);
+const masterid = Number(process.env.JOBS_MASTERID);
+
+const db = createPool(databaseUrl, { poolSize: 2 });
+const redis = new Redis(redisUrl);
+const ctx = { db, redis };
+const jobs = await startJobs({
+  ctx,
+  redis: redisUrl,
+  masterid: () => masterid,
+  expirySeconds: 600,
+  codec: 'gzip',
+  log: createLogger('exit-check', 'silent'),
+  prefix,
+  expirePeriodMs: 200,
+});
+await jobs.queueCompressLog(logid);
+await new Promise((resolve) => setTimeout(resolve, 1000));
+const { body } = await jobs.metrics();
+await jobs.stop();
+await db.dispose();
+await redis.quit();
+process.stdout.write(`stopped\n${body}`);
