@@ -73,12 +73,12 @@ export class Cluster {
     return m;
   }
 
-  async startWorker(name: 'w1' | 'w2', master: MasterProc): Promise<Running> {
+  async startWorker(name: string, master: MasterProc): Promise<Running> {
     const probe = await freePort();
     const proc = startService('worker', {
       MASTER_URL: `ws://127.0.0.1:${master.workerPort}/worker`,
       WORKER_NAME: name,
-      WORKER_PASSWORD: name === 'w1' ? PASSWORDS.W1_PASSWORD : PASSWORDS.W2_PASSWORD,
+      WORKER_PASSWORD: name === 'w1' ? PASSWORDS.W1_PASSWORD : name === 'w2' ? PASSWORDS.W2_PASSWORD : 'q',
       WORKER_DIR: join(this.dir, name),
       PROBE_PORT: String(probe),
       LOG_LEVEL: 'warn',
