@@ -112,6 +112,8 @@ const logTail: Runner = async (spec, sc, base, ids) => {
   };
 };
 
+const FAILED_SESSION_PAUSE_MS = 1000;
+
 /** Each VU opens /ws, subscribes, counts events for holdSeconds, closes, and starts over. */
 const wsFanout: Runner = async (_spec, sc, base) => {
   const url = base.replace(/^http/, 'ws').replace(/\/api\/v2$/, '') + '/ws';
@@ -150,7 +152,12 @@ const wsFanout: Runner = async (_spec, sc, base) => {
       socket.on('close', finish);
     });
   const took = await runVus(sc.vus, async () => {
-    while (Date.now() < end) await session();
+    while (Date.now() < end) {
+      const failedBefore = failedSessions;
+      await session();
+      // as the k6 script: a failed session waits a moment instead of reconnecting at once
+      if (failedSessions > failedBefore) await sleep(FAILED_SESSION_PAUSE_MS);
+    }
   });
   return {
     ws_subscribe_ack: { kind: 'trend', samples: acks },
@@ -164,6 +171,7 @@ const RUNNERS: Record<string, Runner> = { collections, log_tail: logTail, ws_fan
 
 function describe(name: string, m: Metric): string {
   if (m.kind === 'trend') {
+    if (m.samples.length === 0) return `${name}: no samples`;
     const s = [...m.samples].sort((a, b) => a - b);
     const at = (p: number) => s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]?.toFixed(1);
     return `${name}: n=${s.length} p50=${at(50)} p95=${at(95)} p99=${at(99)} max=${s[s.length - 1]?.toFixed(1)} ms`;

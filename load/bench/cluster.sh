@@ -5,6 +5,7 @@
 #
 #   load/bench/cluster.sh up            start it (initdb on first use), print its URL
 #   load/bench/cluster.sh db NAME       drop and recreate database NAME, migrate it, print its URL
+#   load/bench/cluster.sh migrate NAME  apply the migrations it lacks to database NAME (keeps its data)
 #   load/bench/cluster.sh url NAME      print the URL of database NAME
 #   load/bench/cluster.sh src [REV]     print the folder of a snapshot of services/ at commit REV
 #   load/bench/cluster.sh down          stop it (pg_ctl, through its postmaster.pid)
@@ -66,7 +67,13 @@ case "${1:-}" in
     (cd "$ROOT" && DATABASE_URL="$(url "$name")" LOG_LEVEL=warn node --import tsx "$dir/services/core/db/migrate-cli.ts" >&2)
     url "$name"
     ;;
+  migrate)
+    name="${2:?usage: cluster.sh migrate NAME}"
+    dir="$(src)"
+    log "migrating $name with the migrations of $(basename "$dir")"
+    (cd "$ROOT" && DATABASE_URL="$(url "$name")" LOG_LEVEL=warn node --import tsx "$dir/services/core/db/migrate-cli.ts" >&2)
+    ;;
   url) url "${2:?usage: cluster.sh url NAME}" ;;
   down) pg_down "$DIR" ;;
-  *) echo "usage: $0 up | db NAME | url NAME | src [REV] | down" >&2; exit 2 ;;
+  *) echo "usage: $0 up | db NAME | migrate NAME | url NAME | src [REV] | down" >&2; exit 2 ;;
 esac

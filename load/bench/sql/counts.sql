@@ -16,7 +16,7 @@ SELECT 'changes', '', count(*) FROM changes
 UNION ALL SELECT 'builds', '', count(*) FROM builds
 UNION ALL SELECT 'builds', 'builderid=1', count(*) FROM builds WHERE builderid = 1
 UNION ALL SELECT 'builds', 'builderid=1&complete=true', count(*) FROM builds WHERE builderid = 1 AND complete_at IS NOT NULL
-UNION ALL SELECT 'buildrequests', 'complete=false', count(*) FROM buildrequests WHERE complete = 0
+UNION ALL SELECT 'buildrequests', 'complete=false', count(*) FROM buildrequests WHERE coalesce(complete, 0) = 0
 UNION ALL SELECT 'buildrequests', 'claimed=false', count(*) FROM buildrequests br
   WHERE NOT EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = br.id)
 UNION ALL SELECT 'buildsets', '', count(*) FROM buildsets;
