@@ -13,6 +13,7 @@ import { startTelemetry } from '../core/telemetry/tracing.js';
 import { BuildRunner } from './build/runner.js';
 import { listen } from './control.js';
 import { Distributor } from './distributor.js';
+import { startJobs } from './jobs/index.js';
 import { Membership } from './membership.js';
 import { busSubscription, SchedulerManager, schedulerConfigProblems } from './schedulers/index.js';
 import { startWorkerServer } from './workers/server.js';
@@ -46,6 +47,17 @@ const DRAIN_MS = Number(process.env.MASTER_DRAIN_SECONDS ?? 60) * 1000;
 
 const membership = new Membership(ctx, env.masterName, config, log);
 await membership.start();
+// Background jobs shared by the cluster: master expiry and log compression (BullMQ).
+const jobs = await startJobs({
+  ctx,
+  redis: env.redisUrl,
+  masterid: () => membership.masterid,
+  codec: config.log_compression,
+  expirySeconds: config.master_expiry_seconds,
+  // A short expiry (tests, small clusters) is checked more often than once a minute.
+  expirePeriodMs: Math.min(60_000, config.master_expiry_seconds * 500),
+  log,
+});
 const workerNames = new Map([...membership.workerIds].map(([name, id]) => [id, name]));
 const paused = new Set(
   (
@@ -63,6 +75,11 @@ const runner = new BuildRunner({
   workerId: (name) => membership.workerIds.get(name),
   codec: config.log_compression === 'zstd' ? 'zstd' : config.log_compression === 'none' ? 'raw' : 'gz',
   log,
+  onLogFinished: (logid) => {
+    jobs
+      .queueCompressLog(logid)
+      .catch((err) => log.warn({ logid, err: (err as Error).message }, 'compression not queued'));
+  },
 });
 let distributor: Distributor | null = null;
 const workers = await startWorkerServer({
@@ -124,6 +141,7 @@ const probes = await startProbeServer({
   host: env.host,
   port: env.probePort,
   checks: [postgresCheck(db), redisCheck(redis)],
+  metrics: () => jobs.metrics(),
 });
 log.info(
   {
@@ -155,6 +173,8 @@ onShutdown(
         }
       },
     },
+    // After the builds (their last logs get queued), before the stores close.
+    { name: 'jobs', run: () => jobs.stop() },
     // Before masterStopped: a round after it would take schedulers back for a stopped master.
     { name: 'schedulers', run: () => schedulers.stop() },
     { name: 'events', run: () => stopListening() },

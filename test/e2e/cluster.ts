@@ -1,13 +1,13 @@
 // A whole Flotilla cluster of real processes for end-to-end tests: its own database and its
 // own Redis (so that no other suite's control messages reach its builds), an API, masters
 // and workers, each started like its container and stopped by pid.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
 import { freePort, type Running, startRedis, startService, status, waitFor } from '../helpers/processes.js';
 
-export const CONFIG = 'test/e2e/master.yaml';
+const BASE_CONFIG = 'test/e2e/master.yaml';
 const PASSWORDS = { W1_PASSWORD: 'pw-one', W2_PASSWORD: 'pw-two' };
 
 export interface MasterProc {
@@ -25,21 +25,24 @@ export class Cluster {
     readonly db: TestDatabase,
     readonly redis: Awaited<ReturnType<typeof startRedis>>,
     readonly dir: string,
+    /** The configuration every process reads: master.yaml, with the options of start(). */
+    readonly config: string,
   ) {}
 
-  static async start(): Promise<Cluster> {
-    const c = new Cluster(
-      await createDatabase('migrated'),
-      await startRedis(),
-      mkdtempSync(join(tmpdir(), 'flotilla-e2e-')),
-    );
+  static async start(opts: { masterExpirySeconds?: number } = {}): Promise<Cluster> {
+    const dir = mkdtempSync(join(tmpdir(), 'flotilla-e2e-'));
+    const config = join(dir, 'master.yaml');
+    let yaml = readFileSync(BASE_CONFIG, 'utf8');
+    if (opts.masterExpirySeconds) yaml += `\nmaster_expiry_seconds: ${opts.masterExpirySeconds}\n`;
+    writeFileSync(config, yaml);
+    const c = new Cluster(await createDatabase('migrated'), await startRedis(), dir, config);
     const port = await freePort();
     const proc = startService('api', {
       DATABASE_URL: c.db.url,
       REDIS_URL: c.redis.url,
       PORT: String(port),
       PUBLIC_URL: `http://127.0.0.1:${port}/`,
-      MASTER_CONFIG: CONFIG,
+      MASTER_CONFIG: c.config,
       LOG_LEVEL: 'warn',
     });
     c.procs.push(proc);
@@ -53,7 +56,7 @@ export class Cluster {
     const proc = startService('master', {
       DATABASE_URL: this.db.url,
       REDIS_URL: this.redis.url,
-      MASTER_CONFIG: CONFIG,
+      MASTER_CONFIG: this.config,
       MASTER_NAME: name,
       WORKER_PORT: String(workerPort),
       PROBE_PORT: String(probePort),

@@ -1,0 +1,102 @@
+// A master killed with SIGKILL says nothing on its way out: the masters that remain must
+// notice its silence, finish its builds as RETRY, release its requests and take over its
+// schedulers, and the request must be built again elsewhere.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from '../../services/core/db/pool.js';
+import { Results } from '../../services/core/results.js';
+import { waitFor } from '../helpers/processes.js';
+import { Cluster, type MasterProc } from './cluster.js';
+
+const EXPIRY_SECONDS = 6;
+
+let c: Cluster;
+let m1: MasterProc;
+let m2: MasterProc;
+beforeAll(async () => {
+  c = await Cluster.start({ masterExpirySeconds: EXPIRY_SECONDS });
+  m1 = await c.startMaster('m1');
+  await c.startWorker('w1', m1);
+}, 120_000);
+afterAll(async () => {
+  await c?.stop();
+});
+
+describe('a master killed with SIGKILL', () => {
+  it('has its build retried on another master and its schedulers taken over', async () => {
+    // Only m1 exists yet, so m1 is the one that runs the build.
+    const [, brids] = await c.force('force-slow');
+    const brid = Object.values(brids)[0]!;
+    const first = await c.buildOf(brid);
+    const m1id = (await c.get('/masters?name=m1')).masters[0].masterid;
+    expect(first.masterid).toBe(m1id);
+    await waitFor('the slow step to be running', async () => {
+      const steps = (await c.get(`/builds/${first.buildid}/steps`)).steps;
+      return steps.some((s: any) => s.name === 'wait' && s.started_at !== null);
+    });
+
+    m2 = await c.startMaster('m2');
+    await c.startWorker('w2', m2);
+    const m2id = (await c.get('/masters?name=m2')).masters[0].masterid;
+    await waitFor('m1 to own some schedulers', async () => {
+      const s = (await c.get('/schedulers')).schedulers;
+      return s.some((x: any) => x.master?.masterid === m1id);
+    });
+
+    const killedAt = Date.now();
+    await m1.proc.stop('SIGKILL');
+
+    // Expiry, then one expire-masters period; allow for both plus the claim round.
+    const deadline = EXPIRY_SECONDS * 1000 * 5;
+    await waitFor(
+      'm1 to be marked inactive',
+      async () => !(await c.get(`/masters/${m1id}`)).masters[0].active,
+      deadline,
+    );
+    const noticedMs = Date.now() - killedAt;
+    expect(noticedMs).toBeGreaterThanOrEqual(EXPIRY_SECONDS * 1000 - 1000);
+
+    const finished = await c.finished(first.buildid, deadline);
+    expect(finished.results).toBe(Results.RETRY);
+    const steps = (await c.get(`/builds/${first.buildid}/steps`)).steps;
+    expect(steps.find((s: any) => s.name === 'wait').results).toBe(Results.RETRY);
+    const logs = (await c.get(`/builds/${first.buildid}/steps/wait/logs`)).logs;
+    for (const l of logs) expect(l.complete).toBe(true);
+
+    // The same request runs again, on m2 this time.
+    let second: any;
+    await waitFor(
+      'a second build of the request',
+      async () => {
+        const builds = (await c.get(`/buildrequests/${brid}/builds?order=buildid`)).builds;
+        second = builds[1];
+        return second !== undefined;
+      },
+      deadline,
+    );
+    expect(second.masterid).toBe(m2id);
+    const request = (await c.get(`/buildrequests/${brid}`)).buildrequests[0];
+    expect(request.claimed_by_masterid).toBe(m2id);
+    expect(request.complete).toBe(false);
+
+    // Nothing of m1 is left claimed, connected or owned.
+    const [claims] = await c.db.pool.query(sql`
+      SELECT count(*)::int AS n FROM buildrequest_claims WHERE masterid = ${m1id}`);
+    expect(claims.n).toBe(0);
+    const [conns] = await c.db.pool.query(sql`
+      SELECT count(*)::int AS n FROM connected_workers WHERE masterid = ${m1id}`);
+    expect(conns.n).toBe(0);
+    await waitFor(
+      'every scheduler to move to m2',
+      async () => {
+        const s = (await c.get('/schedulers')).schedulers;
+        return s.length > 0 && s.every((x: any) => x.master?.masterid === m2id);
+      },
+      deadline,
+    );
+
+    // Stopping the second build ends the story cleanly.
+    await c.rpc(`/builds/${second.buildid}`, 'stop', { reason: 'test over' });
+    const done = await c.finished(second.buildid);
+    expect(done.results).toBe(Results.CANCELLED);
+  }, 180_000);
+});
