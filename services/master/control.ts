@@ -75,11 +75,11 @@ async function handle(deps: ControlDeps, { k, m }: BusMessage): Promise<void> {
         await transact(deps.ctx, (tx) => setWorkerState(tx, workerid, true, true));
         void (async () => {
           while (deps.runner.onWorker(name) > 0) await new Promise((r) => setTimeout(r, 500));
-          conn.disconnect(CloseCode.normal, `stopped: ${reason}`);
+          conn.disconnect(CloseCode.shutdown, `stopped: ${reason}`);
         })();
         break;
       case 'kill':
-        conn.disconnect(CloseCode.normal, `killed: ${reason}`);
+        conn.disconnect(CloseCode.shutdown, `killed: ${reason}`);
         break;
     }
   }

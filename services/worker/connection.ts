@@ -23,6 +23,8 @@ export interface MasterLink {
 export interface LinkHandlers {
   message: (m: MasterToWorker) => void;
   lost: () => void;
+  /** The master told this worker to shut down (a worker stop or kill): it must exit. */
+  shutdown: (reason: string) => void;
 }
 
 const MIN_BACKOFF_MS = 250;
@@ -81,6 +83,12 @@ export function connectToMaster(opts: {
       master = null;
       if (was) opts.handlers.lost();
       if (closing) return;
+      if (code === CloseCode.shutdown) {
+        closing = true;
+        log.warn({ master: was, reason: reason.toString() }, 'the master asked this worker to shut down');
+        opts.handlers.shutdown(reason.toString());
+        return;
+      }
       if (code === CloseCode.badCredentials) log.error({ url: opts.url }, 'master refused our credentials');
       else if (was) log.warn({ master: was, code, reason: reason.toString() }, 'lost the master');
       const delay = Math.min(MAX_BACKOFF_MS, MIN_BACKOFF_MS * 2 ** attempt) * (0.5 + Math.random() / 2);

@@ -19,7 +19,12 @@ link = connectToMaster({
   name: env.workerName,
   password: env.workerPassword,
   log,
-  handlers: { message: (m) => agent.handle(m), lost: () => agent.lost() },
+  handlers: {
+    message: (m) => agent.handle(m),
+    lost: () => agent.lost(),
+    // As buildbot-worker does on a remote shutdown: the process ends; its supervisor decides what next.
+    shutdown: () => process.kill(process.pid, 'SIGTERM'),
+  },
 });
 const probes = await startProbeServer({
   host: env.host,

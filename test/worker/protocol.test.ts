@@ -27,7 +27,7 @@ async function connectWorker(): Promise<WorkerConnection> {
     name: 'w1',
     password: 'pw',
     log,
-    handlers: { message: (m) => agent.handle(m), lost: () => agent.lost() },
+    handlers: { message: (m) => agent.handle(m), lost: () => agent.lost(), shutdown: () => {} },
   });
   for (let i = 0; i < 100 && !server.get('w1'); i++) await new Promise((r) => setTimeout(r, 20));
   return server.get('w1')!;

@@ -16,6 +16,8 @@ export const CloseCode = {
   alreadyConnected: 4002,
   protocolVersion: 4003,
   badMessage: 4004,
+  /** An operator's stop or kill (Buildbot's worker shutdown): the worker exits, it does not come back. */
+  shutdown: 4005,
 } as const;
 
 export interface WorkerInfo {
