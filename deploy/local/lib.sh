@@ -24,6 +24,8 @@ ensure_system_packages() {
   command -v psql >/dev/null || need+=(postgresql-client)
   command -v redis-server >/dev/null || need+=(redis-server)
   command -v git >/dev/null || need+=(git)
+  # The worker TLS tests make their own certificate authority.
+  command -v openssl >/dev/null || need+=(openssl)
   [ ${#need[@]} -eq 0 ] && return 0
   log "installing ${need[*]} from Debian's packages"
   # Debian's packages would start their own servers on the default ports; ours run elsewhere.

@@ -1,4 +1,5 @@
 // The master process: `npm run master`, or the container's `master` command.
+import { readFileSync } from 'node:fs';
 import { loadMasterEnv, redact } from '../core/config/env.js';
 import { ConfigError } from '../core/config/errors.js';
 import { loadMasterConfig } from '../core/config/master-config.js';
@@ -85,6 +86,9 @@ let distributor: Distributor | null = null;
 const workers = await startWorkerServer({
   host: env.host,
   port: env.workerPort,
+  ...(env.workerTls
+    ? { tls: { cert: readFileSync(env.workerTls.certFile), key: readFileSync(env.workerTls.keyFile) } }
+    : {}),
   config,
   masterName: env.masterName,
   log,
@@ -149,6 +153,7 @@ log.info(
     masterid: membership.masterid,
     builders: config.builders.length,
     workerPort: workers.port,
+    workerTls: env.workerTls !== null,
     probePort: probes.port,
     database: redact(env.databaseUrl),
   },

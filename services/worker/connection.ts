@@ -38,6 +38,8 @@ export function connectToMaster(opts: {
   handlers: LinkHandlers;
   info?: Partial<WorkerInfo>;
   maxBuilds?: number;
+  /** Trusted authority (PEM) for a wss:// master whose certificate the system does not know. */
+  ca?: Buffer | string;
 }): MasterLink {
   const { log } = opts;
   let socket: WebSocket | null = null;
@@ -54,7 +56,7 @@ export function connectToMaster(opts: {
   };
 
   const open = () => {
-    const ws = new WebSocket(opts.url, { handshakeTimeout: 10_000 });
+    const ws = new WebSocket(opts.url, { handshakeTimeout: 10_000, ...(opts.ca ? { ca: opts.ca } : {}) });
     socket = ws;
     ws.on('open', () => {
       const hello: WorkerToMaster = {

@@ -1,6 +1,7 @@
 // The worker agent: `npm run worker`, or the container's `worker` command. It needs no
 // database and no Redis: a worker runs untrusted build commands, so it holds nothing but
 // its own name and password, and talks only to a master.
+import { readFileSync } from 'node:fs';
 import { loadWorkerEnv } from '../core/config/env.js';
 import { startProbeServer } from '../core/http/probe-server.js';
 import { onShutdown } from '../core/lifecycle.js';
@@ -18,6 +19,7 @@ link = connectToMaster({
   url: env.masterUrl,
   name: env.workerName,
   password: env.workerPassword,
+  ...(env.masterCaFile ? { ca: readFileSync(env.masterCaFile) } : {}),
   log,
   handlers: {
     message: (m) => agent.handle(m),

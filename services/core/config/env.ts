@@ -1,5 +1,6 @@
 // The typed environment of every process. Each service reads only the part it needs;
 // defaults suit the local stack (deploy/local) and every value can be overridden.
+import { accessSync, constants } from 'node:fs';
 import { hostname } from 'node:os';
 import { ConfigError } from './errors.js';
 
@@ -29,6 +30,8 @@ export interface MasterEnv extends CommonEnv {
   masterName: string;
   /** Port the master listens on for worker connections. */
   workerPort: number;
+  /** PEM files of the worker listener's certificate and key: workers then connect with wss://. */
+  workerTls: { certFile: string; keyFile: string } | null;
 }
 
 export interface WorkerEnv {
@@ -39,6 +42,8 @@ export interface WorkerEnv {
   workerName: string;
   workerPassword: string;
   workdir: string;
+  /** PEM file of the authority a wss:// master's certificate is checked against (else the system's). */
+  masterCaFile: string | null;
 }
 
 type Source = Record<string, string | undefined>;
@@ -78,6 +83,18 @@ class Reader {
       return fallback;
     }
     return n;
+  }
+
+  /** An optional path to a file this process must be able to read. */
+  file(name: string): string | null {
+    const v = this.src[name];
+    if (v === undefined || v === '') return null;
+    try {
+      accessSync(v, constants.R_OK);
+    } catch {
+      this.problems.push(`${name}: cannot read ${JSON.stringify(v)}`);
+    }
+    return v;
   }
 
   logLevel(): LogLevel {
@@ -138,6 +155,7 @@ export function loadMasterEnv(src: Source = process.env): MasterEnv {
     // Buildbot names a master host:basedir; in Kubernetes MASTER_NAME is the StatefulSet pod name.
     masterName: r.string('MASTER_NAME', `${hostname()}:${process.cwd()}`),
     workerPort: r.port('WORKER_PORT', 9989),
+    workerTls: workerTls(r),
   });
 }
 
@@ -151,5 +169,16 @@ export function loadWorkerEnv(src: Source = process.env): WorkerEnv {
     workerName: r.string('WORKER_NAME'),
     workerPassword: r.string('WORKER_PASSWORD'),
     workdir: r.string('WORKER_DIR', `${process.cwd()}/.data/worker`),
+    masterCaFile: r.file('MASTER_CA_FILE'),
   });
+}
+
+function workerTls(r: Reader): MasterEnv['workerTls'] {
+  const certFile = r.file('WORKER_TLS_CERT_FILE');
+  const keyFile = r.file('WORKER_TLS_KEY_FILE');
+  if ((certFile === null) !== (keyFile === null)) {
+    r.problems.push('WORKER_TLS_CERT_FILE and WORKER_TLS_KEY_FILE: set both or neither');
+    return null;
+  }
+  return certFile && keyFile ? { certFile, keyFile } : null;
 }

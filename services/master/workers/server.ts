@@ -1,7 +1,8 @@
 // Where workers connect: a WebSocket listener that admits a worker only with the name and
 // password of the master configuration, one connection per worker name.
 import { timingSafeEqual } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { type MasterConfig, workerPassword } from '../../core/config/master-config.js';
@@ -43,11 +44,14 @@ export async function startWorkerServer(opts: {
   masterName: string;
   log: Logger;
   events?: WorkerEvents;
+  /** Certificate and key (PEM): workers connect with wss:// and the password never crosses in clear. */
+  tls?: { cert: Buffer | string; key: Buffer | string };
 }): Promise<WorkerServer> {
   const { log } = opts;
   const passwords = new Map(opts.config.workers.map((w) => [w.name, workerPassword(w)]));
   const workers = new Map<string, WorkerConnection>();
-  const http: Server = createServer((_req, res) => res.writeHead(426).end('websocket only'));
+  const refuse: RequestListener = (_req, res) => res.writeHead(426).end('websocket only');
+  const http: Server = opts.tls ? createTlsServer(opts.tls, refuse) : createServer(refuse);
   const wss = new WebSocketServer({ server: http, path: WORKER_PATH, maxPayload: 16 * 1024 * 1024 });
 
   wss.on('connection', (socket, req) => {
