@@ -33,6 +33,12 @@ describe('a master killed with SIGKILL', () => {
       const steps = (await c.get(`/builds/${first.buildid}/steps`)).steps;
       return steps.some((s: any) => s.name === 'wait' && s.started_at !== null);
     });
+    // What the master acknowledged to the worker is in PostgreSQL: it must survive the kill.
+    const stdio = `/builds/${first.buildid}/steps/wait/logs/stdio`;
+    await waitFor('the first output line to be stored', async () =>
+      (await c.text(`${stdio}/raw`)).includes('started'),
+    );
+    const before = (await c.get(`${stdio}/contents`)).logchunks.map((l: any) => l.content).join('');
 
     m2 = await c.startMaster('m2');
     await c.startWorker('w2', m2);
@@ -61,6 +67,9 @@ describe('a master killed with SIGKILL', () => {
     expect(steps.find((s: any) => s.name === 'wait').results).toBe(Results.RETRY);
     const logs = (await c.get(`/builds/${first.buildid}/steps/wait/logs`)).logs;
     for (const l of logs) expect(l.complete).toBe(true);
+    const after = (await c.get(`${stdio}/contents`)).logchunks.map((l: any) => l.content).join('');
+    expect(after.startsWith(before)).toBe(true);
+    expect(after).toContain('ostarted\n');
 
     // The same request runs again, on m2 this time.
     let second: any;
