@@ -1,11 +1,14 @@
 // Log contents by line range, raw log downloads and build data downloads. A range read
-// fetches only the chunks that overlap the range; a raw download streams chunk by chunk,
-// so a log of any size is served in constant memory.
+// fetches only the chunks that overlap the range; the tail of a log still being written
+// comes from its live stream in Redis when the stream holds it; a raw download streams
+// chunk by chunk, so a log of any size is served in constant memory.
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
 import { type ConnectionPool, sql } from '../../core/db/pool.js';
 import { contentsRange, RawLogStream, readLogLines } from '../../core/logs/lines.js';
-import type { LogChunkRow, LogType } from '../../core/logs/types.js';
+import { readLogStreamLines } from '../../core/logs/live-stream.js';
+import type { LineRange, LogChunkRow, LogType } from '../../core/logs/types.js';
 import type { Envelope } from '../query/envelope.js';
 import type { RowReader } from '../query/read-pool.js';
 import type { ResultSpec } from '../query/spec.js';
@@ -29,6 +32,8 @@ export class LogReader {
     private readonly reads: RowReader,
     /** Raw downloads stream through a cursor on this pool. */
     private readonly db: ConnectionPool,
+    /** Where the live streams of open logs are (none: every read goes to PostgreSQL). */
+    private readonly live: Redis | null = null,
   ) {}
 
   private async findLog(endpoint: Endpoint, args: PathArgs): Promise<LogRow> {
@@ -44,17 +49,29 @@ export class LogReader {
     const log = await this.findLog(endpoint, args);
     const range = contentsRange(log.num_lines, spec.offset, spec.limit);
     if (!range) throw notFound();
+    const entity: Record<string, unknown> = {
+      logid: log.id,
+      firstline: range.first_line,
+      content: (await this.liveLines(log, range)) ?? (await this.storedLines(log, range)),
+    };
+    if (spec.fields) for (const k of Object.keys(entity)) if (!spec.fields.includes(k)) delete entity[k];
+    return { plural: 'logchunks', rows: [entity], total: null };
+  }
+
+  /** The range from the live stream, if the log is open and the stream holds every line. */
+  private async liveLines(log: LogRow, range: LineRange): Promise<string | null> {
+    if (!this.live || log.complete || range.first_line >= log.num_lines) return null;
+    const last = Math.min(range.last_line, log.num_lines - 1);
+    // PostgreSQL answers whatever Redis cannot.
+    return readLogStreamLines(this.live, log.id, range.first_line, last).catch(() => null);
+  }
+
+  private async storedLines(log: LogRow, range: LineRange): Promise<string> {
     const chunks = (await this.reads.rows(sql`
       SELECT first_line, last_line, content, compressed FROM logchunks
       WHERE logid = ${log.id} AND last_line >= ${range.first_line} AND first_line <= ${range.last_line}
       ORDER BY first_line`)) as LogChunkRow[];
-    const entity: Record<string, unknown> = {
-      logid: log.id,
-      firstline: range.first_line,
-      content: readLogLines(chunks, range),
-    };
-    if (spec.fields) for (const k of Object.keys(entity)) if (!spec.fields.includes(k)) delete entity[k];
-    return { plural: 'logchunks', rows: [entity], total: null };
+    return readLogLines(chunks, range);
   }
 
   async raw(

@@ -103,7 +103,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registry: () => registry,
     cors: corsPolicy(deps.publicUrl, deps.allowedOrigins),
     sessions: cookies,
-    logs: new LogReader(reads, deps.db),
+    logs: new LogReader(reads, deps.db, deps.redis),
     jsonRpc: jsonRpcHandler(
       controlHandlers({
         db: deps.db,

@@ -2,16 +2,12 @@
 // are stored (a partial line waits for its end, as Buildbot's LineBoundaryFinder does, with
 // \r\n, \n and a \r followed by more text each ending a line). Each piece's lines are in
 // PostgreSQL before write() resolves, which is when the worker hears its acknowledgement.
-// The same lines then go to a capped Redis stream per open log, from which API pods serve
-// the live tail; losing Redis loses no line.
+// The same lines then go to the log's live stream in Redis (core/logs/live-stream.ts), from
+// which API pods serve the tail; losing Redis loses no line.
 import type { Redis } from 'ioredis';
 import { appendLog, type DataContext, finishLog, type LogCodec, transact } from '../../core/data/index.js';
+import { appendToLogStream } from '../../core/logs/live-stream.js';
 import type { OutputStream } from '../../core/protocol/messages.js';
-
-export const LOG_STREAM_PREFIX = 'flotilla:log:';
-// Enough for the tail a client polls; older lines come from PostgreSQL.
-const STREAM_MAXLEN = 20_000;
-const STREAM_TTL_S = 3600;
 
 export class LogWriter {
   private readonly partial: Record<OutputStream, string> = { o: '', e: '', h: '' };
@@ -41,13 +37,8 @@ export class LogWriter {
     const body = `${(this.type === 's' ? lines.map((l) => stream + l) : lines).join('\n')}\n`;
     const range = await transact(this.ctx, (tx) => appendLog(tx, this.logid, body, { codec: this.codec }));
     this.lines += lines.length;
-    const key = `${LOG_STREAM_PREFIX}${this.logid}`;
     try {
-      await this.redis
-        .multi()
-        .xadd(key, 'MAXLEN', '~', String(STREAM_MAXLEN), '*', 'first', String(range.first_line), 'text', body)
-        .expire(key, STREAM_TTL_S)
-        .exec();
+      await appendToLogStream(this.redis, this.logid, range.first_line, body);
     } catch {
       // The live tail is a convenience; PostgreSQL has the lines.
     }
