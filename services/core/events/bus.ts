@@ -2,9 +2,26 @@
 // published on one Redis channel, so that any API pod or master receives what any other
 // produced. Events are published after their transaction commits; losing Redis loses
 // liveness, never data.
+//
+// Each event is also appended to a capped Redis Stream (EVENTS_STREAM), so that a client
+// which lost its connection can ask for what it missed since the last event id it saw
+// (stream.ts). API pods hear events on a second channel, EVENTS_WITH_IDS_CHANNEL, where each
+// message also carries its stream id; EVENTS_CHANNEL keeps Buildbot's {k, m} for masters and
+// anything else that listens. Append and both publishes happen in one Lua script: Redis runs
+// scripts one at a time, so the channels carry events in stream order, which is what makes
+// "everything after id X" mean the same live and replayed.
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
 export const EVENTS_CHANNEL = 'flotilla:events';
+export const EVENTS_WITH_IDS_CHANNEL = 'flotilla:events:with-ids';
+export const EVENTS_STREAM = 'flotilla:events:stream';
+/**
+ * The resume window, in events (trimmed approximately, by whole stream nodes). A build of
+ * ten steps produces about 150 events, so this keeps a few hundred builds' worth; messages
+ * average a few hundred bytes, so the stream stays in the tens of MB.
+ */
+export const EVENTS_STREAM_MAXLEN = 50_000;
 
 export type RoutingKey = readonly (string | number)[];
 
@@ -12,13 +29,49 @@ export interface BusMessage {
   /** Routing key joined with '/', as Buildbot's /ws shows it (`builds/12/new`). */
   k: string;
   m: unknown;
+  /** The event's id in EVENTS_STREAM (on EVENTS_WITH_IDS_CHANNEL and when read back). */
+  id?: string;
 }
 
 export function keyString(key: RoutingKey): string {
   return key.map(String).join('/');
 }
 
-export async function publish(redis: Redis, key: RoutingKey, message: unknown): Promise<void> {
+// KEYS[1] the stream; ARGV: maxlen, the JSON {k, m}, the plain channel, the channel with ids.
+// The second channel's text is the same JSON with `"id":"<stream id>"` added as its last key.
+const PUBLISH_SCRIPT = `
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'e', ARGV[2])
+redis.call('PUBLISH', ARGV[3], ARGV[2])
+redis.call('PUBLISH', ARGV[4], string.sub(ARGV[2], 1, -2) .. ',"id":"' .. id .. '"}')
+return id`;
+const PUBLISH_SHA = createHash('sha1').update(PUBLISH_SCRIPT).digest('hex');
+
+/** Appends the event to the stream and publishes it; resolves with its id. */
+export async function publish(redis: Redis, key: RoutingKey, message: unknown): Promise<string> {
   const payload: BusMessage = { k: keyString(key), m: message };
-  await redis.publish(EVENTS_CHANNEL, JSON.stringify(payload));
+  const args = [
+    EVENTS_STREAM,
+    String(EVENTS_STREAM_MAXLEN),
+    JSON.stringify(payload),
+    EVENTS_CHANNEL,
+    EVENTS_WITH_IDS_CHANNEL,
+  ];
+  try {
+    return (await redis.evalsha(PUBLISH_SHA, 1, ...args)) as string;
+  } catch (err) {
+    if (!String((err as Error).message).startsWith('NOSCRIPT')) throw err;
+    return (await redis.eval(PUBLISH_SCRIPT, 1, ...args)) as string;
+  }
+}
+
+/** A message from EVENTS_CHANNEL, or null for anything that is not one. */
+export function parseBusMessage(raw: string): BusMessage | null {
+  let msg: unknown;
+  try {
+    msg = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  if (typeof msg !== 'object' || msg === null || typeof (msg as BusMessage).k !== 'string') return null;
+  return msg as BusMessage;
 }
