@@ -1,0 +1,197 @@
+// The API pod's one subscription to the event bus, fanned out to the pod's own clients. Each
+// message from Redis is parsed once; each subscription of the same length as its routing key
+// is matched against it; each frame is serialized once per event and shared by every client.
+//
+// When the subscriber connection comes back after a drop, the events published meanwhile are
+// read back from the event stream (by the id of the last one heard) and dispatched before
+// what arrives live, so clients see no gap; if they are no longer kept, every client is told
+// to reload.
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Redis } from 'ioredis';
+import { type BusMessage, EVENTS_WITH_IDS_CHANNEL, parseBusMessage } from '../../core/events/bus.js';
+import { isAfter, lastEventId, readSince } from '../../core/events/stream.js';
+import type { Consumer, Subscription, UserInfo } from './consumer.js';
+import { LogTailer } from './log-lines.js';
+import { logLinesOf, matches } from './paths.js';
+
+/** Whether a user may receive the event with this routing key (its elements). */
+export type Authorize = (userInfo: UserInfo, routingKey: readonly string[]) => boolean;
+
+export interface HubSettings {
+  authorize: Authorize;
+  /** WebSocket ping frames and SSE comment lines, this often; a client silent for two is dropped. */
+  pingIntervalMs: number;
+  /** A client with more than this waiting to be sent is too slow and is disconnected. */
+  maxBufferedBytes: number;
+  maxSubscriptions: number;
+  /** How often the new lines of tailed logs are read and sent, as one event per log. */
+  logLinesIntervalMs: number;
+}
+
+export interface HubEvent {
+  readonly key: string;
+  readonly parts: readonly string[];
+  readonly message: unknown;
+  readonly id: string | undefined;
+  /** Frames cached by the transports, one serialization per event. */
+  readonly frames: { ws?: Buffer; sse?: Buffer };
+}
+
+/** Messages between API pods (SSE add/remove for a stream another pod holds). */
+export const podChannel = (podId: string): string => `flotilla:events:pod:${podId}`;
+
+export class EventHub {
+  readonly podId = randomUUID();
+  readonly consumers = new Set<Consumer>();
+  readonly logs: LogTailer;
+  private readonly byLength = new Map<number, Set<Subscription>>();
+  private lastId: string | null = null;
+  /** Live events held while catching up after a reconnection; null when live. */
+  private held: HubEvent[] | null = null;
+  private podHandler: (msg: unknown) => void = () => {};
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private connectedOnce = false;
+  /** Events dispatched since start, for tests and metrics. */
+  dispatched = 0;
+
+  constructor(
+    readonly redis: Redis,
+    private readonly subscriber: Redis,
+    readonly settings: HubSettings,
+    readonly log: FastifyBaseLogger,
+  ) {
+    this.logs = new LogTailer(redis, settings.logLinesIntervalMs, log);
+  }
+
+  /** Resolves once Redis confirmed the subscription: events flow to clients from then on. */
+  ready: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  /** Subscribes to the bus, retrying while Redis is away (the pod serves meanwhile). */
+  start(): void {
+    this.subscriber.on('message', (channel: string, raw: string) => {
+      if (channel === EVENTS_WITH_IDS_CHANNEL) this.onBusMessage(raw);
+      else if (channel === podChannel(this.podId)) this.onPodMessage(raw);
+    });
+    this.subscriber.on('ready', () => {
+      if (!this.connectedOnce) return;
+      this.catchUp().catch((err: Error) => this.log.warn({ err: err.message }, 'events catch-up failed'));
+    });
+    this.heartbeatTimer = setInterval(() => {
+      for (const c of this.consumers) c.heartbeat();
+    }, this.settings.pingIntervalMs);
+    this.heartbeatTimer.unref();
+    this.ready = this.subscribeFirst();
+  }
+
+  private async subscribeFirst(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        await this.subscriber.subscribe(EVENTS_WITH_IDS_CHANNEL, podChannel(this.podId));
+        break;
+      } catch (err) {
+        this.log.warn({ err: (err as Error).message }, 'could not subscribe to events; retrying');
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+    // Where a catch-up after a later drop starts, if no event has arrived by then.
+    this.lastId ??= await lastEventId(this.redis).catch(() => null);
+    this.connectedOnce = true;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.logs.stop();
+    for (const c of [...this.consumers]) c.release();
+    this.subscriber.disconnect();
+  }
+
+  onPodMessages(handler: (msg: unknown) => void): void {
+    this.podHandler = handler;
+  }
+
+  add(sub: Subscription): void {
+    const logid = logLinesOf(sub.path);
+    if (logid !== null) {
+      this.logs.add(sub, logid);
+      return;
+    }
+    const n = sub.pattern.length;
+    const set = this.byLength.get(n) ?? new Set();
+    this.byLength.set(n, set);
+    set.add(sub);
+  }
+
+  remove(sub: Subscription): void {
+    const logid = logLinesOf(sub.path);
+    if (logid !== null) {
+      this.logs.remove(sub, logid);
+      return;
+    }
+    const set = this.byLength.get(sub.pattern.length);
+    set?.delete(sub);
+    if (set?.size === 0) this.byLength.delete(sub.pattern.length);
+  }
+
+  toEvent(msg: BusMessage): HubEvent {
+    return { key: msg.k, parts: msg.k.split('/'), message: msg.m, id: msg.id, frames: {} };
+  }
+
+  /** The number of subscriptions held, log tails included. */
+  subscriptionCount(): number {
+    let n = this.logs.subscriptionCount();
+    for (const set of this.byLength.values()) n += set.size;
+    return n;
+  }
+
+  private onBusMessage(raw: string): void {
+    const msg = parseBusMessage(raw);
+    if (!msg) return;
+    const e = this.toEvent(msg);
+    if (this.held) this.held.push(e);
+    else this.dispatch(e);
+  }
+
+  private dispatch(e: HubEvent): void {
+    if (e.id !== undefined) this.lastId = e.id;
+    this.dispatched++;
+    const subs = this.byLength.get(e.parts.length);
+    if (!subs) return;
+    for (const sub of subs) if (matches(sub.pattern, e.parts)) sub.consumer.deliver(sub, e);
+  }
+
+  private async catchUp(): Promise<void> {
+    if (this.held) return;
+    this.held = [];
+    try {
+      // Once this resolves the channel is subscribed again: what follows arrives live (held).
+      await this.subscriber.subscribe(EVENTS_WITH_IDS_CHANNEL, podChannel(this.podId));
+      let cursor = this.lastId;
+      while (cursor !== null) {
+        const page = await readSince(this.redis, cursor);
+        if (!page.ok) {
+          this.log.warn({ reason: page.reason }, 'events were lost while Redis was away');
+          for (const c of this.consumers) c.reloadAll('events were lost while the server was disconnected');
+          break;
+        }
+        for (const msg of page.events) this.dispatch(this.toEvent(msg));
+        cursor = page.next;
+      }
+    } finally {
+      const held = this.held ?? [];
+      this.held = null;
+      const seen = this.lastId;
+      for (const e of held) if (e.id === undefined || seen === null || isAfter(e.id, seen)) this.dispatch(e);
+    }
+  }
+
+  private onPodMessage(raw: string): void {
+    try {
+      this.podHandler(JSON.parse(raw));
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'bad message between pods');
+    }
+  }
+}

@@ -1,0 +1,105 @@
+// The event endpoints of an API pod: /ws and /sse. One EventHub per pod subscribes to the
+// event bus on a connection of its own and fans events out to this pod's clients.
+//
+//   await app.register(eventsPlugin, { redis, authorize, userInfo });
+//
+// `authorize(userInfo, routingKey)` decides, for every event and every client, whether the
+// client's user may receive it (default: everyone may); `userInfo(req)` says who the client
+// is, once, when it connects (default: req.userInfo as the session cookies set it, else
+// anonymous). See README.md for what this adds to Buildbot.
+import websocket from '@fastify/websocket';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { UserInfo } from './consumer.js';
+import { type Authorize, EventHub } from './hub.js';
+import { SseRouter } from './sse.js';
+import { WsConsumer } from './ws.js';
+
+export type { UserInfo } from './consumer.js';
+export type { Authorize } from './hub.js';
+
+export interface EventsOptions {
+  /** Commands: the event stream (resume), log tails, SSE stream owners. */
+  redis: Redis;
+  /** The connection that SUBSCRIBEs; default: a duplicate of `redis`. Closed with the app. */
+  subscriber?: Redis;
+  authorize?: Authorize;
+  userInfo?: (req: FastifyRequest) => UserInfo | Promise<UserInfo>;
+  /** Default 30 s. */
+  pingIntervalMs?: number;
+  /** Default 8 MiB. */
+  maxBufferedBytes?: number;
+  /** Per client; default 1000. */
+  maxSubscriptions?: number;
+  /** Default 100 ms. */
+  logLinesIntervalMs?: number;
+  /** The largest frame a client may send; default 64 KiB. */
+  maxFrameBytes?: number;
+  /** Receives the pod's hub (tests, metrics). */
+  onHub?: (hub: EventHub) => void;
+}
+
+const ANONYMOUS: UserInfo = { anonymous: true };
+const allowAll: Authorize = () => true;
+const sessionUser = (req: FastifyRequest): UserInfo => (req as { userInfo?: UserInfo }).userInfo ?? ANONYMOUS;
+
+export async function eventsPlugin(app: FastifyInstance, opts: EventsOptions): Promise<void> {
+  const hub = new EventHub(
+    opts.redis,
+    opts.subscriber ?? opts.redis.duplicate({ connectionName: 'flotilla-api-events' }),
+    {
+      authorize: opts.authorize ?? allowAll,
+      pingIntervalMs: opts.pingIntervalMs ?? 30_000,
+      maxBufferedBytes: opts.maxBufferedBytes ?? 8 * 1024 * 1024,
+      maxSubscriptions: opts.maxSubscriptions ?? 1000,
+      logLinesIntervalMs: opts.logLinesIntervalMs ?? 100,
+    },
+    app.log,
+  );
+  hub.start();
+  opts.onHub?.(hub);
+  const sse = new SseRouter(hub);
+  const resolveUser = opts.userInfo ?? sessionUser;
+  const users = new WeakMap<FastifyRequest, UserInfo>();
+
+  // Before @fastify/websocket's own, which would close sockets without a status code.
+  app.addHook('preClose', async () => {
+    for (const c of [...hub.consumers]) {
+      if (c instanceof WsConsumer) c.close(1001, 'server shutting down');
+    }
+    for (const s of sse.streams()) s.close();
+  });
+  app.addHook('onClose', async () => hub.stop());
+
+  await app.register(websocket, {
+    options: {
+      maxPayload: opts.maxFrameBytes ?? 64 * 1024,
+      // Buildbot does not require graphql-ws, but acknowledges it when offered.
+      handleProtocols: (protocols: Set<string>) => (protocols.has('graphql-ws') ? 'graphql-ws' : false),
+    },
+  });
+  app.addHook('preHandler', async (req) => {
+    users.set(req, await resolveUser(req));
+  });
+
+  app.route({
+    method: 'GET',
+    url: '/ws',
+    handler: async (_req: FastifyRequest, reply: FastifyReply) =>
+      reply
+        .code(426)
+        .header('upgrade', 'websocket')
+        .type('text/plain; charset=utf-8')
+        .send('this is a websocket endpoint'),
+    wsHandler: (socket, req) => {
+      const q = (req.query as Record<string, unknown> | undefined)?.last_event_id;
+      new WsConsumer(hub, users.get(req) ?? ANONYMOUS, socket, typeof q === 'string' && q !== '' ? q : null);
+    },
+  });
+  const sseHandler = (req: FastifyRequest, reply: FastifyReply) =>
+    sse.handle(req, reply, users.get(req) ?? ANONYMOUS);
+  // No HEAD: a stream answers nothing useful to it.
+  for (const url of ['/sse', '/sse/*']) {
+    app.route({ method: ['GET', 'POST'], url, handler: sseHandler, exposeHeadRoute: false });
+  }
+}

@@ -1,0 +1,261 @@
+// Resume (ours): every event carries its id in the event stream; a subscription made with
+// the id of the last event seen first receives the matching events it missed, then live
+// ones, with no gap and no repeat; outside the window kept in Redis it gets a reload frame.
+// The same holds for a pod whose own subscriber connection to Redis dropped for a while.
+import { Redis as IORedis } from 'ioredis';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { EVENTS_STREAM, publish } from '../../../services/core/events/bus.js';
+import { type EventsApp, SseClient, sleep, startEventsApp, until, useRedis, WsClient } from './lib.js';
+
+const bus = useRedis();
+let api: EventsApp;
+
+beforeAll(async () => {
+  api = await startEventsApp(bus.url);
+});
+
+afterAll(async () => {
+  await api?.close();
+});
+
+// Each test starts from a stream that lost nothing.
+beforeEach(async () => {
+  await bus.redis.del(EVENTS_STREAM);
+});
+
+const build = (n: number) => publish(bus.redis, ['builds', n, 'new'], { buildid: n });
+
+describe('/ws resume', () => {
+  it('sends the matching events missed since the given id, in order, then live ones', async () => {
+    const first = await WsClient.open(api.ws);
+    await first.subscribe('builds/*/*');
+    await build(1);
+    const seen = await build(2);
+    await until('two events', () => first.events.length === 2);
+    first.close();
+    await build(3);
+    await publish(bus.redis, ['changes', 1, 'new'], { changeid: 1 });
+    await build(4);
+
+    const again = await WsClient.open(api.ws);
+    expect(await again.call({ cmd: 'startConsuming', path: 'builds/*/*', _id: 1, since: seen })).toBe(
+      '{"msg":"OK","code":200,"_id":1}',
+    );
+    await until('missed events', () => again.events.length === 2);
+    await build(5);
+    await until('live event', () => again.events.length === 3);
+    await sleep(50);
+    expect(again.events.map((e) => e.m.buildid)).toEqual([3, 4, 5]);
+    // The ack comes before the replayed events.
+    expect(JSON.parse(again.raw[0]!)).toEqual({ msg: 'OK', code: 200, _id: 1 });
+    again.close();
+  });
+
+  it('replays nothing when nothing was missed', async () => {
+    const seen = await build(1);
+    const c = await WsClient.open(api.ws);
+    await c.subscribe('builds/*/*', { since: seen });
+    await build(2);
+    await until('live event', () => c.events.length === 1);
+    await sleep(50);
+    expect(c.events.map((e) => e.m.buildid)).toEqual([2]);
+    c.close();
+  });
+
+  it('neither loses nor repeats an event published while the replay runs', async () => {
+    const seen = await build(0);
+    for (let i = 1; i <= 300; i++) await build(i);
+    const c = await WsClient.open(api.ws);
+    const publishing = (async () => {
+      for (let i = 301; i <= 600; i++) await build(i);
+    })();
+    await c.subscribe('builds/*/*', { since: seen });
+    await publishing;
+    await until('600 events', () => c.events.length >= 600, 10_000);
+    await sleep(100);
+    expect(c.events.map((e) => e.m.buildid)).toEqual(Array.from({ length: 600 }, (_, i) => i + 1));
+    c.close();
+  });
+
+  it('gives /ws?last_event_id= to the opening startConsuming frames, and to no later one', async () => {
+    const watcher = await WsClient.open(api.ws);
+    await watcher.subscribe('masters/*/*');
+    const seen = await build(1);
+    await build(2);
+    await publish(bus.redis, ['changes', 7, 'new'], { changeid: 7 });
+    await publish(bus.redis, ['masters', 1, 'started'], { masterid: 1 });
+    // Once the watcher has it, the pod has dispatched every event above.
+    await until('dispatched', () => watcher.events.length === 1);
+    watcher.close();
+    const c = await WsClient.open(`${api.ws}?last_event_id=${encodeURIComponent(seen)}`);
+    await c.subscribe('builds/*/*');
+    await c.subscribe('changes/*/*');
+    await until('opening replays', () => c.events.length === 2);
+    await c.call({ cmd: 'ping', _id: 'p' });
+    await c.subscribe('masters/*/*');
+    await sleep(100);
+    expect(c.events.map((e) => e.k).sort()).toEqual(['builds/2/new', 'changes/7/new']);
+    c.close();
+  });
+
+  it('asks for a reload when the events after the id are no longer kept, then goes live', async () => {
+    const old = await build(1);
+    await build(2);
+    await build(3);
+    await bus.redis.xtrim(EVENTS_STREAM, 'MAXLEN', 1);
+    const c = await WsClient.open(api.ws);
+    await c.subscribe('builds/*/*', { since: old });
+    await until('reload', () => c.messages.some((m) => m.cmd === 'reload'));
+    expect(c.raw[1]).toBe(
+      `{"cmd":"reload","path":"builds/*/*","reason":"event id '${old}' is older than the events kept"}`,
+    );
+    await build(4);
+    await until('live event', () => c.events.length === 1);
+    expect(c.events[0].m.buildid).toBe(4);
+    c.close();
+  });
+
+  it('resumes from an id still kept after older ones were trimmed, and from the newest id', async () => {
+    await build(1);
+    const second = await build(2);
+    await build(3);
+    await bus.redis.xtrim(EVENTS_STREAM, 'MAXLEN', 2);
+    const c = await WsClient.open(api.ws);
+    await c.subscribe('builds/*/*', { since: second });
+    await until('missed event', () => c.events.length === 1);
+    expect(c.events[0].m.buildid).toBe(3);
+    const newest = await build(4);
+    await until('live event', () => c.events.length === 2);
+    await bus.redis.xtrim(EVENTS_STREAM, 'MAXLEN', 0);
+    const d = await WsClient.open(api.ws);
+    await d.subscribe('builds/*/*', { since: newest });
+    await build(5);
+    await until('live event', () => d.events.length === 1);
+    await sleep(50);
+    expect(d.messages.some((m) => m.cmd === 'reload')).toBe(false);
+    expect(d.events.map((e) => e.m.buildid)).toEqual([5]);
+    c.close();
+    d.close();
+  });
+
+  it('asks for a reload for an id it never gave, or one from a stream Redis lost', async () => {
+    await build(1);
+    const c = await WsClient.open(api.ws);
+    await c.subscribe('a/*', { since: '99999999999999-0' });
+    await c.subscribe('b/*', { since: 'yesterday' });
+    await until('reloads', () => c.messages.filter((m) => m.cmd === 'reload').length === 2);
+    expect(c.messages.filter((m) => m.cmd === 'reload').map((m) => m.reason)).toEqual([
+      "unknown event id '99999999999999-0'",
+      "unknown event id 'yesterday'",
+    ]);
+    const lost = await build(2);
+    await bus.redis.del(EVENTS_STREAM);
+    await sleep(5); // a restarted Redis starts its new stream's ids at a later millisecond
+    await build(3);
+    await c.subscribe('builds/*/*', { since: lost });
+    await until('reload', () => c.messages.filter((m) => m.cmd === 'reload').length === 3);
+    expect(await c.call({ cmd: 'startConsuming', path: 'c/*', _id: 9, since: 5 })).toBe(
+      `{"error":"invalid event id '5'","code":400,"_id":9}`,
+    );
+    c.close();
+  });
+
+  it('never sends a user the missed events it may not read', async () => {
+    const guarded = await startEventsApp(bus.url, {
+      authorize: (_u, key) => key[1] !== '13',
+    });
+    const seen = await build(11);
+    await build(12);
+    await build(13);
+    const c = await WsClient.open(guarded.ws);
+    await c.subscribe('builds/*/*', { since: seen });
+    await build(14);
+    await until('events', () => c.events.length === 2);
+    await sleep(50);
+    expect(c.events.map((e) => e.m.buildid)).toEqual([12, 14]);
+    c.close();
+    await guarded.close();
+  });
+});
+
+describe('SSE resume', () => {
+  it('replays the listen path after the Last-Event-ID header, with ids on every event', async () => {
+    const seen = await build(1);
+    await build(2);
+    await publish(bus.redis, ['changes', 1, 'new'], { changeid: 1 });
+    const third = await build(3);
+    const s = await SseClient.open(`${api.origin}/sse/listen/builds/*/*`, { 'last-event-id': seen });
+    await until('missed events', () => s.data.length === 2);
+    expect(s.events.filter((e) => e.event === 'event').map((e) => e.id)).toEqual([expect.any(String), third]);
+    expect(s.data.map((d) => d.message.buildid)).toEqual([2, 3]);
+    s.close();
+    const q = await SseClient.open(`${api.origin}/sse/listen/builds/*/*?last_event_id=${seen}`);
+    await until('missed events', () => q.data.length === 2);
+    q.close();
+  });
+
+  it('sends `event: reload` outside the window', async () => {
+    const old = await build(1);
+    await build(2);
+    await build(3);
+    await bus.redis.xtrim(EVENTS_STREAM, 'MAXLEN', 1);
+    const s = await SseClient.open(`${api.origin}/sse/listen/builds/*/*`, { 'last-event-id': old });
+    await until('reload', () => s.events.some((e) => e.event === 'reload'));
+    expect(s.text).toContain(
+      `event: reload\ndata: {"path": "builds/*/*", "reason": "event id '${old}' is older than the events kept"}\n\n`,
+    );
+    s.close();
+  });
+});
+
+describe('a pod whose subscriber connection drops', () => {
+  // The pod's subscriber reconnects after 300 ms, which leaves time to publish (and trim).
+  async function podWithSlowReconnect(): Promise<{ pod: EventsApp; subscriber: IORedis }> {
+    const subscriber = new IORedis(bus.url, { retryStrategy: () => 300, connectionName: 'slow-sub' });
+    const pod = await startEventsApp(bus.url, { subscriber });
+    return { pod, subscriber };
+  }
+
+  async function killSubscriber(): Promise<void> {
+    await bus.redis.client('KILL', 'TYPE', 'pubsub');
+  }
+
+  it('fills the gap from the event stream once it is back', async () => {
+    const { pod } = await podWithSlowReconnect();
+    const c = await WsClient.open(pod.ws);
+    await c.subscribe('builds/*/*');
+    await build(1);
+    await until('first event', () => c.events.length === 1);
+    await killSubscriber();
+    for (let i = 2; i <= 50; i++) await build(i);
+    await sleep(400);
+    for (let i = 51; i <= 60; i++) await build(i);
+    await until('all events', () => c.events.length >= 60, 10_000);
+    await sleep(100);
+    expect(c.events.map((e) => e.m.buildid)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+    c.close();
+    await pod.close();
+  });
+
+  it('tells its clients to reload when the events it missed are gone', async () => {
+    const { pod } = await podWithSlowReconnect();
+    const c = await WsClient.open(pod.ws);
+    await c.subscribe('builds/*/*');
+    await c.subscribe('changes/*/*');
+    await build(1);
+    await until('first event', () => c.events.length === 1);
+    await killSubscriber();
+    await build(2);
+    await build(3);
+    await bus.redis.xtrim(EVENTS_STREAM, 'MAXLEN', 1);
+    await until('reloads', () => c.messages.filter((m) => m.cmd === 'reload').length === 2, 5000);
+    expect(c.messages.filter((m) => m.cmd === 'reload').map((m) => m.path)).toEqual([
+      'builds/*/*',
+      'changes/*/*',
+    ]);
+    await build(4);
+    await until('live again', () => c.events.some((e) => e.m.buildid === 4));
+    c.close();
+    await pod.close();
+  });
+});

@@ -1,0 +1,66 @@
+// The small pieces under the event endpoints: Buildbot's path matching, Python's JSON and
+// str() as the frames need them, and stream ids.
+import { describe, expect, it } from 'vitest';
+import { logLinesOf, matches, parsePattern } from '../../../services/api/events/paths.js';
+import { pyDumpsOrdered, pyStr } from '../../../services/api/events/pyjson.js';
+import { compareStreamIds, isAfter, parseStreamId } from '../../../services/core/events/stream.js';
+
+describe('paths', () => {
+  it.each([
+    ['builds/*/*', 'builds/1/new', true],
+    ['builds/*/*', 'builds/1', false],
+    ['builds/*/*', 'builds/1/steps/2/new', false],
+    ['*', 'builds', true],
+    ['', 'builds', false],
+    ['builds/', 'builds/1', false],
+    ['builds/**', 'builds/1', false],
+    ['builds/1/*', 'builds/1/new', true],
+    ['builds/1/*', 'builds/10/new', false],
+  ])('%s against %s: %s', (path, key, expected) => {
+    expect(matches(parsePattern(path), key.split('/'))).toBe(expected);
+  });
+
+  it('recognizes only the exact log lines path', () => {
+    expect(logLinesOf('logs/12/lines')).toBe(12);
+    expect(logLinesOf('logs/*/lines')).toBeNull();
+    expect(logLinesOf('logs/12/lines/x')).toBeNull();
+    expect(logLinesOf('steps/1/logs/stdio/lines')).toBeNull();
+  });
+});
+
+describe('Python JSON and str()', () => {
+  it('writes compact or default separators, insertion order, escaped non-ASCII, Python floats', () => {
+    const v = { z: 1, a: [1.5, 2, 1e-7, true, null], é: { '\n': '☃' } };
+    expect(pyDumpsOrdered(v, 'compact')).toBe(
+      '{"z":1,"a":[1.5,2,1e-07,true,null],"\\u00e9":{"\\n":"\\u2603"}}',
+    );
+    expect(pyDumpsOrdered(v, 'default')).toBe(
+      '{"z": 1, "a": [1.5, 2, 1e-07, true, null], "\\u00e9": {"\\n": "\\u2603"}}',
+    );
+    expect(pyDumpsOrdered({ a: undefined, b: 1 }, 'compact')).toBe('{"b":1}');
+  });
+
+  it.each([
+    ['x', 'x'],
+    [12, '12'],
+    [1.5, '1.5'],
+    [true, 'True'],
+    [null, 'None'],
+    [['a', "b'c", 'd"e\'f', '\n'], `['a', "b'c", 'd"e\\'f', '\\n']`],
+    [{ k: [1, { n: false }] }, "{'k': [1, {'n': False}]}"],
+  ])('str(%j) is %s', (v, s) => {
+    expect(pyStr(v)).toBe(s);
+  });
+});
+
+describe('stream ids', () => {
+  it('parse and order as Redis orders them', () => {
+    expect(parseStreamId('1700000000000-5')).toEqual([1700000000000n, 5n]);
+    expect(parseStreamId('17')).toEqual([17n, 0n]);
+    for (const bad of ['', '-1', '1-', 'a-1', '1-2-3', ' 1-2']) expect(parseStreamId(bad)).toBeNull();
+    expect(compareStreamIds([1n, 9n], [2n, 0n])).toBe(-1);
+    expect(isAfter('10-0', '9-99')).toBe(true);
+    expect(isAfter('9-99', '9-99')).toBe(false);
+    expect(isAfter('x', '1-0')).toBe(false);
+  });
+});
