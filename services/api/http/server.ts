@@ -13,6 +13,7 @@ import { type ForceScheduler, forceSchedulerSpec } from '../../core/force/parame
 import { postgresCheck, readiness, redisCheck } from '../../core/health.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { controlHandlers } from '../control/index.js';
+import { eventsPlugin } from '../events/plugin.js';
 import { pyErrorBody } from '../query/pyjson.js';
 import { plainReader, ReadPool } from '../query/read-pool.js';
 import { buildRegistry } from '../registry/index.js';
@@ -117,5 +118,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', async () => readPool?.end());
   app.route({ method: [...API_METHODS], url: '/api/v2', handler: rest });
   app.route({ method: [...API_METHODS], url: '/api/v2/*', handler: rest });
+  await app.register(eventsPlugin, { redis: deps.redis });
   return app;
 }
