@@ -1,6 +1,6 @@
 // Live log lines, an opt-in event path of ours: a subscription to `logs/<logid>/lines`
-// receives the lines the master appends to that open log, read from the capped Redis stream
-// its log writer fills (flotilla:log:<logid>, services/master/build/log-writer.ts). One
+// receives the lines the master appends to that open log, read from the log's live stream
+// in Redis that its log writer fills (core/logs/live-stream.ts). One
 // reader per pod polls every tailed log in one XREAD, every interval, and sends each log's
 // new lines as one event per poll: {"logid", "firstline", "content"}, the shape of the REST
 // API's logchunks, so a client appends them the way it appends a chunk it fetched.
@@ -12,11 +12,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import { streamField } from '../../core/events/stream.js';
+import { logStreamKey as logStream } from '../../core/logs/live-stream.js';
 import type { Subscription } from './consumer.js';
 import type { HubEvent } from './hub.js';
 
-// The master's stream key (services/master/build/log-writer.ts, LOG_STREAM_PREFIX).
-const logStream = (logid: number) => `flotilla:log:${logid}`;
 // Entries read per log per poll; each entry is one append of the master (a piece of output).
 const ENTRIES_PER_POLL = 200;
 
@@ -90,16 +89,17 @@ export class LogTailer {
     const ready = [...this.tails.values()].filter((t) => t.cursor !== null);
     if (ready.length === 0) return;
     this.polling = true;
+    const byKey = new Map(ready.map((t) => [logStream(t.logid), t]));
     try {
       const reply = (await this.redis.xread(
         'COUNT',
         ENTRIES_PER_POLL,
         'STREAMS',
-        ...ready.map((t) => logStream(t.logid)),
+        ...byKey.keys(),
         ...ready.map((t) => t.cursor!),
       )) as [string, [string, string[]][]][] | null;
       for (const [key, entries] of reply ?? []) {
-        const tail = this.tails.get(Number(key.slice(key.lastIndexOf(':') + 1)));
+        const tail = byKey.get(key);
         if (!tail || entries.length === 0) continue;
         tail.cursor = entries.at(-1)![0];
         for (const batch of batches(entries)) this.send(tail, batch);
