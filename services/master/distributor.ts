@@ -33,6 +33,8 @@ export interface DistributorDeps {
   /** Workers paused by an operator (control/worker/<id>/pause). */
   isPaused: (name: string) => boolean;
   log: Logger;
+  /** Told how long each pass of the claim loop took. */
+  onPass?: (seconds: number) => void;
 }
 
 export class Distributor {
@@ -69,7 +71,9 @@ export class Distributor {
       return;
     }
     this.running = true;
+    const started = performance.now();
     this.pass()
+      .then(() => this.deps.onPass?.((performance.now() - started) / 1000))
       .catch((err) => this.deps.log.warn({ err: (err as Error).message }, 'distribution pass failed'))
       .finally(() => {
         this.running = false;

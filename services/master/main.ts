@@ -1,5 +1,6 @@
 // The master process: `npm run master`, or the container's `master` command.
 import { readFileSync } from 'node:fs';
+import { Registry } from 'prom-client';
 import { loadMasterEnv, redact } from '../core/config/env.js';
 import { ConfigError } from '../core/config/errors.js';
 import { loadMasterConfig } from '../core/config/master-config.js';
@@ -16,6 +17,7 @@ import { listen } from './control.js';
 import { Distributor } from './distributor.js';
 import { startJobs } from './jobs/index.js';
 import { Membership } from './membership.js';
+import { MasterMetrics } from './metrics.js';
 import { busSubscription, SchedulerManager, schedulerConfigProblems } from './schedulers/index.js';
 import { startWorkerServer } from './workers/server.js';
 
@@ -68,6 +70,18 @@ const paused = new Set(
   ).map((r) => r.name as string),
 );
 
+// Sources are read at scrape time; `distributor` and `workers` exist by the first scrape.
+const metrics = new MasterMetrics({
+  running: (): number => runner.count,
+  queued: async () => {
+    const [row] = await db.query(sql`
+      SELECT count(*)::int AS n FROM flotilla.unclaimed_buildrequests u JOIN buildrequests br ON br.id = u.brid
+      WHERE br.builderid = ANY(${[...membership.builderIds.values()]}::int[]) AND coalesce(br.complete, 0) = 0`);
+    return row.n;
+  },
+  workers: () => workers.connected().length,
+  claims: () => distributor?.claimed ?? { won: 0, lost: 0 },
+});
 const runner = new BuildRunner({
   ctx,
   redis,
@@ -76,6 +90,7 @@ const runner = new BuildRunner({
   workerId: (name) => membership.workerIds.get(name),
   codec: config.log_compression === 'zstd' ? 'zstd' : config.log_compression === 'none' ? 'raw' : 'gz',
   log,
+  metrics,
   onLogFinished: (logid) => {
     jobs
       .queueCompressLog(logid)
@@ -119,6 +134,7 @@ distributor = new Distributor({
   runner,
   isPaused: (name) => paused.has(name),
   log,
+  onPass: (seconds) => metrics.claimPass(seconds),
 });
 const stopListening = await listen({
   subscriber,
@@ -145,7 +161,10 @@ const probes = await startProbeServer({
   host: env.host,
   port: env.probePort,
   checks: [postgresCheck(db), redisCheck(redis)],
-  metrics: () => jobs.metrics(),
+  metrics: async () => {
+    const all = Registry.merge([metrics.registry, jobs.registry]);
+    return { contentType: all.contentType, body: await all.metrics() };
+  },
 });
 log.info(
   {

@@ -20,6 +20,8 @@ export class LogWriter {
     /** 's' logs prefix each line with its stream; 't' and 'h' logs store the text as it is. */
     private readonly type: 's' | 't' | 'h',
     private readonly codec: LogCodec,
+    /** Told how many lines each append stored (the master's log line rate). */
+    private readonly onStored?: (lines: number) => void,
   ) {}
 
   async write(stream: OutputStream, text: string): Promise<void> {
@@ -37,6 +39,7 @@ export class LogWriter {
     const body = `${(this.type === 's' ? lines.map((l) => stream + l) : lines).join('\n')}\n`;
     const range = await transact(this.ctx, (tx) => appendLog(tx, this.logid, body, { codec: this.codec }));
     this.lines += lines.length;
+    this.onStored?.(lines.length);
     try {
       await appendToLogStream(this.redis, this.logid, range.first_line, body);
     } catch {

@@ -3,6 +3,7 @@
 // halting failure runs only if alwaysRun), the results and state strings as Buildbot writes
 // them, and the request's end: complete with the build's results, or handed back for another
 // try when the build ends RETRY (its worker or its master went away).
+import { type Context, context, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Redis } from 'ioredis';
 import type { BuilderConfig, MasterConfig, StepConfig } from '../../core/config/master-config.js';
 import {
@@ -43,6 +44,13 @@ export interface ClaimedRequest {
   bsid: number;
   builderid: number;
   builder: BuilderConfig;
+  /** The trace of whatever asked for this build (a force request), when it is known. */
+  traceContext?: Context;
+}
+
+export interface BuildMetrics {
+  buildFinished(results: number, seconds: number): void;
+  linesStored(lines: number): void;
 }
 
 export interface RunnerDeps {
@@ -55,6 +63,7 @@ export interface RunnerDeps {
   log: Logger;
   /** A log finished: queue its compression. */
   onLogFinished?: (logid: number) => void;
+  metrics?: BuildMetrics;
 }
 
 interface Running {
@@ -74,6 +83,7 @@ interface StepOutcome {
 }
 
 const TRIGGER_POLL_MS = 500;
+const tracer = trace.getTracer('flotilla-master');
 
 export class BuildRunner {
   private readonly running = new Map<number, Running>();
@@ -111,7 +121,35 @@ export class BuildRunner {
     while (this.running.size > 0) await new Promise((r) => setTimeout(r, 100));
   }
 
+  /** Run the build in a span (a child of the request's trace when known), timed and counted. */
   async run(req: ClaimedRequest, worker: WorkerConnection): Promise<number> {
+    const started = performance.now();
+    const parent = req.traceContext ?? context.active();
+    return tracer.startActiveSpan(
+      `build ${req.builder.name}`,
+      {
+        attributes: {
+          'flotilla.builder': req.builder.name,
+          'flotilla.buildrequest': req.brid,
+          'flotilla.worker': worker.name,
+        },
+      },
+      parent,
+      async (span) => {
+        try {
+          const results = await this.runBuild(req, worker);
+          span.setAttribute('flotilla.results', RESULT_NAMES[results] ?? String(results));
+          if (results === Results.EXCEPTION) span.setStatus({ code: SpanStatusCode.ERROR });
+          this.deps.metrics?.buildFinished(results, (performance.now() - started) / 1000);
+          return results;
+        } finally {
+          span.end();
+        }
+      },
+    );
+  }
+
+  private async runBuild(req: ClaimedRequest, worker: WorkerConnection): Promise<number> {
     const { ctx, log } = this.deps;
     const workerid = this.deps.workerId(worker.name) ?? null;
     const workerCfg = this.deps.config.workers.find((w) => w.name === worker.name);
@@ -123,6 +161,7 @@ export class BuildRunner {
         masterid: this.deps.masterid(),
       }),
     );
+    trace.getActiveSpan()?.setAttributes({ 'flotilla.buildid': buildid, 'flotilla.number': number });
     const r: Running = { buildid, brid: req.brid, worker, command: null, stopped: null, lost: false };
     this.running.set(buildid, r);
     log.info({ buildid, builder: req.builder.name, number, worker: worker.name }, 'build started');
@@ -148,7 +187,15 @@ export class BuildRunner {
       for (const step of req.builder.steps) {
         if ((terminated || r.lost || r.stopped) && !step.alwaysRun) continue;
         if (r.lost) break;
-        const outcome = await this.runStep(r, req, step, props);
+        const outcome = await tracer.startActiveSpan(`step ${this.defaultName(step)}`, async (span) => {
+          try {
+            const o = await this.runStep(r, req, step, props);
+            span.setAttribute('flotilla.results', RESULT_NAMES[o.results] ?? String(o.results));
+            return o;
+          } finally {
+            span.end();
+          }
+        });
         props = await this.currentProperties(buildid);
         if (entersBuildSummary(step, outcome.results)) {
           summaries.push(outcome.buildSummary ?? outcome.summary);
@@ -267,7 +314,8 @@ export class BuildRunner {
   ): Promise<StepOutcome> {
     const { ctx, redis } = this.deps;
     const logid = await transact(ctx, (tx) => addLog(tx, stepid, 'stdio', 's'));
-    const writer = new LogWriter(ctx, redis, logid, 's', this.deps.codec);
+    const stored = this.deps.metrics ? (n: number) => this.deps.metrics!.linesStored(n) : undefined;
+    const writer = new LogWriter(ctx, redis, logid, 's', this.deps.codec, stored);
     const command = render(step.command, props);
     const env = Object.fromEntries(Object.entries(step.env).map(([k, v]) => [k, interpolate(v, props)]));
     let stdout = '';
@@ -279,7 +327,7 @@ export class BuildRunner {
       if (!w) {
         const type = /\.html?$/i.test(name) ? 'h' : 't';
         w = transact(ctx, (tx) => addLog(tx, stepid, name, type)).then(
-          (id) => new LogWriter(ctx, redis, id, type, this.deps.codec),
+          (id) => new LogWriter(ctx, redis, id, type, this.deps.codec, stored),
         );
         extra.set(name, w);
       }
