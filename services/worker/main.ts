@@ -1,50 +1,8 @@
-// The worker agent: `npm run worker`, or the container's `worker` command. It needs no
-// database and no Redis: a worker runs untrusted build commands, so it holds nothing but
-// its own name and password, and talks only to a master.
-import { readFileSync } from 'node:fs';
-import { loadWorkerEnv } from '../core/config/env.js';
-import { startProbeServer } from '../core/http/probe-server.js';
-import { onShutdown } from '../core/lifecycle.js';
-import { createLogger } from '../core/telemetry/logger.js';
+// The worker agent: `npm run worker`, or the container's `worker` command.
+// Telemetry starts before anything else is loaded: instrumentation patches pg, ioredis and
+// http only in modules loaded after it (core/telemetry/tracing.ts). The process itself is
+// service.ts.
 import { startTelemetry } from '../core/telemetry/tracing.js';
-import { Agent } from './agent.js';
-import { connectToMaster, type MasterLink } from './connection.js';
 
-const env = loadWorkerEnv();
-const telemetry = startTelemetry('flotilla-worker');
-const log = createLogger('worker', env.logLevel).child({ worker: env.workerName });
-let link: MasterLink | null = null;
-const agent = new Agent(env.workdir, (m) => link?.send(m), log);
-link = connectToMaster({
-  url: env.masterUrl,
-  name: env.workerName,
-  password: env.workerPassword,
-  ...(env.masterCaFile ? { ca: readFileSync(env.masterCaFile) } : {}),
-  log,
-  handlers: {
-    message: (m) => agent.handle(m),
-    lost: () => agent.lost(),
-    // As buildbot-worker does on a remote shutdown: the process ends; its supervisor decides what next.
-    shutdown: () => process.kill(process.pid, 'SIGTERM'),
-  },
-});
-const probes = await startProbeServer({
-  host: env.host,
-  port: env.probePort,
-  checks: [
-    {
-      name: 'master',
-      run: async () => {
-        if (!link?.master()) throw new Error('not connected to a master');
-      },
-    },
-  ],
-});
-log.info({ master: env.masterUrl, probePort: probes.port }, 'worker started');
-
-onShutdown(log, () => [
-  { name: 'commands', run: async () => agent.lost() },
-  { name: 'master link', run: () => link!.close() },
-  { name: 'probes', run: () => probes.close() },
-  { name: 'telemetry', run: () => telemetry.shutdown() },
-]);
+startTelemetry('flotilla-worker');
+await import('./service.js');

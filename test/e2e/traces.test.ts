@@ -1,0 +1,80 @@
+// Traces from real processes, exported over OTLP to a receiver in the test: a build is a
+// span with a child per step, and the PostgreSQL queries and Redis commands made for it are
+// its descendants; background jobs have their own spans.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
+import { waitFor } from '../helpers/processes.js';
+import { Cluster } from './cluster.js';
+
+let c: Cluster;
+let otlp: OtlpReceiver;
+beforeAll(async () => {
+  otlp = await OtlpReceiver.start();
+  c = await Cluster.start();
+  const m = await c.startMaster('m1', otlp.env());
+  await c.startWorker('w1', m);
+}, 120_000);
+afterAll(async () => {
+  await c?.stop();
+  await otlp?.close();
+});
+
+/** Every span below `root` in its trace. */
+function descendants(root: ReceivedSpan): ReceivedSpan[] {
+  const inTrace = otlp.spans.filter((s) => s.traceId === root.traceId);
+  const out: ReceivedSpan[] = [];
+  const walk = (id: string) => {
+    for (const s of inTrace.filter((x) => x.parentSpanId === id)) {
+      out.push(s);
+      walk(s.spanId);
+    }
+  };
+  walk(root.spanId);
+  return out;
+}
+
+describe('traces', () => {
+  it('show a build, its steps, and the queries and Redis commands made for it', async () => {
+    const [, brids] = await c.force('force-basic');
+    const build = await c.buildOf(Object.values(brids)[0]!);
+    await c.finished(build.buildid);
+    let root: ReceivedSpan | undefined;
+    await waitFor('the build span', async () => {
+      root = otlp.spans.find(
+        (s) => s.name === 'build basic' && s.attributes['flotilla.buildid'] === build.buildid,
+      );
+      return root !== undefined;
+    });
+    expect(root!.service).toBe('flotilla-master');
+    expect(root!.attributes).toMatchObject({ 'flotilla.builder': 'basic', 'flotilla.results': 'warnings' });
+    let below: ReceivedSpan[] = [];
+    await waitFor('its steps and their queries', async () => {
+      below = descendants(root!);
+      return below.filter((s) => s.name.startsWith('step ')).length === 6;
+    });
+    const steps = below.filter((s) => s.parentSpanId === root!.spanId && s.name.startsWith('step '));
+    expect(steps.map((s) => s.name)).toEqual([
+      'step lines',
+      'step get-version',
+      'step use-property',
+      'step lint',
+      'step never',
+      'step unicode',
+    ]);
+    // lint fails, but only warns the build (warnOnFailure, not flunkOnFailure).
+    expect(steps.find((s) => s.name === 'step lint')!.attributes['flotilla.results']).toBe('failure');
+    // pg spans carry the statement kind; ioredis spans the command (the live log stream).
+    expect(
+      below.some(
+        (s) => s.attributes['db.system'] === 'postgresql' || s.attributes['db.system.name'] === 'postgresql',
+      ),
+    ).toBe(true);
+    expect(below.some((s) => /^(multi|xadd|exec|publish|evalsha)$/i.test(s.name))).toBe(true);
+  }, 120_000);
+
+  it('show background jobs on their own', async () => {
+    await waitFor('a compress-log job span', async () =>
+      otlp.spans.some((s) => s.service === 'flotilla-master' && /compress-log/.test(s.name)),
+    );
+  }, 60_000);
+});
