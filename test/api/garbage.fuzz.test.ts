@@ -265,9 +265,10 @@ describe('garbage requests', () => {
       ),
       { numRuns: 1500, maxSkipsPerRun: 1000 },
     );
-    // The garbage reached every kind of answer: reads, refusals and misses.
+    // The garbage reached every kind of answer: reads, refusals and misses. (The runs are
+    // not seeded: reads are about 1% of them, so the bound leaves room for chance.)
     for (const s of [200, 400, 404])
-      expect(statuses.get(s) ?? 0, `answers with status ${s}`).toBeGreaterThan(20);
+      expect(statuses.get(s) ?? 0, `answers with status ${s}`).toBeGreaterThan(4);
   }, 120_000);
 
   it('garbage query strings on real endpoints reach the parser and the compiler', async () => {

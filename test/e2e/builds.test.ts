@@ -2,6 +2,9 @@
 // shows its steps, logs (line by line), properties, results and state strings as Buildbot
 // writes them; builds stop, requests cancel, builds rebuild and trigger children.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from '../../services/core/db/pool.js';
+import { publish } from '../../services/core/events/bus.js';
+import { createRedis } from '../../services/core/redis.js';
 import { waitFor } from '../helpers/processes.js';
 import { Cluster, type MasterProc } from './cluster.js';
 
@@ -155,6 +158,24 @@ describe('control', () => {
     ]);
     const br = (await c.get(`/buildrequests/${build.buildrequestid}`)).buildrequests[0];
     expect(br).toMatchObject({ complete: true, results: 6 });
+  });
+
+  it('a stop that arrives before the master has registered the build still stops it', async () => {
+    // The API publishes a stop as soon as it sees the build's row; here it comes even earlier,
+    // for the id the next build will get.
+    const [row] = await c.db.pool.query(sql`SELECT coalesce(max(id), 0)::int AS id FROM builds`);
+    const redis = createRedis(c.redis.url, 'e2e-early-stop');
+    try {
+      await publish(redis, ['control', 'builds', row.id + 1, 'stop'], { reason: 'early' });
+    } finally {
+      redis.disconnect();
+    }
+    const [, brids] = await c.force('force-slow');
+    const build = await c.buildOf(ids(brids)[0]!);
+    expect(build.buildid).toBe(row.id + 1);
+    const done = await c.finished(build.buildid, 30_000);
+    expect(done.results).toBe(6);
+    expect(done.state_string).toMatch(/^cancelled \(early\)/);
   });
 
   it('cancel completes a pending request CANCELLED at once', async () => {

@@ -118,7 +118,10 @@ describe('master and worker', () => {
       worker,
     );
     expect(await status(`http://127.0.0.1:${workerProbe}/readyz`)).toBe(503);
-    expect(master.output()).toMatch(/worker refused: bad credentials/);
+    // The master's log line may reach its stdout after the worker has heard the refusal.
+    await waitFor('the master to log the refusal', async () =>
+      /worker refused: bad credentials/.test(master.output()),
+    );
     expect(await worker.stop()).toBe(0);
     expect(await master.stop()).toBe(0);
   });

@@ -83,10 +83,14 @@ interface StepOutcome {
 }
 
 const TRIGGER_POLL_MS = 500;
+// A stop can arrive between the build's row being committed and this master registering the
+// build (the API sees the build as soon as it commits); such stops wait this long for it.
+const EARLY_STOP_MS = 60_000;
 const tracer = trace.getTracer('flotilla-master');
 
 export class BuildRunner {
   private readonly running = new Map<number, Running>();
+  private readonly earlyStops = new Map<number, { reason: string; results: number; at: number }>();
 
   constructor(private readonly deps: RunnerDeps) {}
 
@@ -103,7 +107,13 @@ export class BuildRunner {
   /** Stop a build this master runs (a stop control message); false if it runs no such build. */
   stop(buildid: number, reason: string, results: number = Results.CANCELLED): boolean {
     const r = this.running.get(buildid);
-    if (!r) return false;
+    if (!r) {
+      // Every master hears every stop: most of these are other masters' builds, soon forgotten.
+      const now = Date.now();
+      for (const [id, s] of this.earlyStops) if (now - s.at > EARLY_STOP_MS) this.earlyStops.delete(id);
+      this.earlyStops.set(buildid, { reason, results, at: now });
+      return false;
+    }
     r.stopped ??= { reason, results };
     r.command?.interrupt(reason);
     return true;
@@ -164,6 +174,11 @@ export class BuildRunner {
     trace.getActiveSpan()?.setAttributes({ 'flotilla.buildid': buildid, 'flotilla.number': number });
     const r: Running = { buildid, brid: req.brid, worker, command: null, stopped: null, lost: false };
     this.running.set(buildid, r);
+    const early = this.earlyStops.get(buildid);
+    if (early) {
+      this.earlyStops.delete(buildid);
+      r.stopped = { reason: early.reason, results: early.results };
+    }
     log.info({ buildid, builder: req.builder.name, number, worker: worker.name }, 'build started');
     try {
       let props = await transact(ctx, async (tx) => {
