@@ -23,6 +23,12 @@ export interface ApiEnv extends CommonEnv {
   publicUrl: string;
   /** The masters' YAML configuration, for what API pods serve from it (force forms, auth). */
   masterConfigPath: string | null;
+  /**
+   * SESSION_SECRET: when set, the secret that signs session cookies, written over the one in
+   * object_state (so a Buildbot master on the same database signs with it too); when not,
+   * the one in object_state, created as Buildbot creates it.
+   */
+  sessionSecret: string | null;
 }
 
 export interface MasterEnv extends CommonEnv {
@@ -137,11 +143,16 @@ export function loadApiEnv(src: Source = process.env): ApiEnv {
   const port = r.port('PORT', 8010);
   const publicUrl = r.url('PUBLIC_URL', ['http:', 'https:'], `http://127.0.0.1:${port}/`);
   const masterConfigPath = src.MASTER_CONFIG ? src.MASTER_CONFIG : null;
+  const sessionSecret = src.SESSION_SECRET ? src.SESSION_SECRET : null;
+  if (sessionSecret !== null && sessionSecret.length < 32) {
+    r.problems.push('SESSION_SECRET: expected at least 32 characters');
+  }
   return r.done({
     ...c,
     port,
     publicUrl: publicUrl.endsWith('/') ? publicUrl : `${publicUrl}/`,
     masterConfigPath,
+    sessionSecret,
   });
 }
 

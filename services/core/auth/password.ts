@@ -1,0 +1,103 @@
+// Password hashes: scrypt in a PHC-like string `scrypt$N$r$p$salt$hash` (N, r, p decimal;
+// salt and hash base64 without padding). Verification takes the same time whether or not
+// the user exists (a dummy hash stands in), and the parameters a hash may ask for are
+// bounded, so a hostile users file cannot make one login cost gigabytes.
+import { randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
+
+export const DEFAULT_PARAMS = { N: 2 ** 15, r: 8, p: 1 } as const;
+const SALT_BYTES = 16;
+const KEY_BYTES = 32;
+// 128 * N * r bytes of memory: 32 MiB for the defaults; at most 256 MiB for any hash.
+const MAX_MEMORY = 256 * 1024 * 1024;
+
+export interface ParsedHash {
+  N: number;
+  r: number;
+  p: number;
+  salt: Buffer;
+  hash: Buffer;
+}
+
+/** N a power of two above 1; the memory and the work bounded. */
+export function paramsAllowed(N: number, r: number, p: number): boolean {
+  return (
+    Number.isInteger(N) &&
+    N >= 2 &&
+    N <= 2 ** 24 &&
+    (N & (N - 1)) === 0 &&
+    Number.isInteger(r) &&
+    r >= 1 &&
+    r <= 64 &&
+    Number.isInteger(p) &&
+    p >= 1 &&
+    p <= 16 &&
+    128 * N * r <= MAX_MEMORY
+  );
+}
+
+const B64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/** The parts of a hash string; null when it is not one we can check. */
+export function parseHash(s: string): ParsedHash | null {
+  const parts = s.split('$');
+  if (parts.length !== 6 || parts[0] !== 'scrypt') return null;
+  const [, n, r, p, salt, hash] = parts as [string, string, string, string, string, string];
+  if (![n, r, p].every((x) => /^[1-9]\d{0,9}$/.test(x))) return null;
+  const N = Number(n);
+  const R = Number(r);
+  const P = Number(p);
+  if (!paramsAllowed(N, R, P)) return null;
+  if (!B64.test(salt) || !B64.test(hash)) return null;
+  const h = Buffer.from(hash, 'base64');
+  const sb = Buffer.from(salt, 'base64');
+  if (h.length < 16 || h.length > 64 || sb.length < 8) return null;
+  return { N, r: R, p: P, salt: sb, hash: h };
+}
+
+function derive(password: string, salt: Buffer, keylen: number, N: number, r: number, p: number) {
+  return new Promise<Buffer>((resolve, reject) =>
+    scryptCb(password, salt, keylen, { N, r, p, maxmem: 128 * N * r + 1024 * 1024 }, (err, key) =>
+      err ? reject(err) : resolve(key),
+    ),
+  );
+}
+
+const nopad = (b: Buffer) => b.toString('base64').replace(/=+$/, '');
+
+export async function hashPassword(
+  password: string,
+  params: { N: number; r: number; p: number } = DEFAULT_PARAMS,
+) {
+  const salt = randomBytes(SALT_BYTES);
+  const key = await derive(password, salt, KEY_BYTES, params.N, params.r, params.p);
+  return `scrypt$${params.N}$${params.r}$${params.p}$${nopad(salt)}$${nopad(key)}`;
+}
+
+// Checked against when the user does not exist, so that the answer takes as long: one per
+// set of parameters (those of the configured users, so an unknown name costs what a known one
+// costs).
+const dummies = new Map<string, Promise<ParsedHash>>();
+function dummyHash(params: { N: number; r: number; p: number }): Promise<ParsedHash> {
+  const key = `${params.N}$${params.r}$${params.p}`;
+  let d = dummies.get(key);
+  if (!d) {
+    d = hashPassword(randomBytes(16).toString('hex'), params).then((h) => parseHash(h)!);
+    dummies.set(key, d);
+  }
+  return d;
+}
+
+/**
+ * True when `password` is the one `stored` was made from. `stored` null: an unknown user,
+ * checked against a dummy with the parameters of `like` (a configured user's hash).
+ */
+export async function verifyPassword(
+  password: string,
+  stored: string | null,
+  like?: string | null,
+): Promise<boolean> {
+  const parsed = stored === null ? null : parseHash(stored);
+  const h = parsed ?? (await dummyHash((like ? parseHash(like) : null) ?? DEFAULT_PARAMS));
+  const key = await derive(password, h.salt, h.hash.length, h.N, h.r, h.p);
+  return parsed !== null && timingSafeEqual(key, h.hash);
+}
