@@ -1,7 +1,7 @@
 // The API process: `npm run api`, or the container's `api` command.
 import { loadApiEnv, redact } from '../core/config/env.js';
 import { ConfigError } from '../core/config/errors.js';
-import { loadMasterConfig, type MasterConfig } from '../core/config/master-config.js';
+import { loadMasterConfig, type MasterConfig, masterConfigSchema } from '../core/config/master-config.js';
 import { startCountCompaction } from '../core/db/counts.js';
 import { createPool } from '../core/db/pool.js';
 import { forceScheduler } from '../core/force/parameters.js';
@@ -34,6 +34,12 @@ const app = await buildApp({
   publicUrl: env.publicUrl,
   databaseUrl: env.databaseUrl,
   forceSchedulers: (config?.force_schedulers ?? []).map(forceScheduler),
+  // Without a configuration: no logins (everything allowed, as Buildbot without auth) and
+  // the default www settings (rate limit on).
+  auth: config?.auth,
+  www: config?.www ?? masterConfigSchema.shape.www.parse(undefined),
+  title: config?.title,
+  sessionSecret: env.sessionSecret ?? undefined,
 });
 try {
   await app.register(changeHooks, {

@@ -242,9 +242,13 @@ describe('JSON-RPC errors', () => {
     }
   });
 
-  it('no Content-Type at all: 400 with an error that says so', async () => {
+  it('no Content-Type at all: 415 with an error that says so (Buildbot: a 500)', async () => {
     const a = await api.request('POST', '/builds/2', { payload: Buffer.from(JSON.stringify(call('stop'))) });
-    expectBadQuery(a, /Content-Type/);
+    expect({ status: a.status, type: a.headers['content-type'] }).toEqual({
+      status: 415,
+      type: 'text/plain; charset=utf-8',
+    });
+    expect(a.json().error).toMatch(/Content-Type/);
   });
 
   it('application/json with parameters is accepted', async () => {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SINGULAR_OPERATORS } from '../../services/api/query/spec.js';
 import { sql } from '../../services/core/db/pool.js';
 import { type Answer, ApiUnderTest, JSON_ACCEPT, oracleRegistry } from './lib/harness.js';
+import { TRICKY_NUMBERS } from './lib/tricky-numbers.js';
 
 const TIME_BOUND_MS = 5_000;
 const registry = oracleRegistry();
@@ -32,32 +33,7 @@ const GOOD_PERCENT = [
   '%0A',
   '%7F',
 ];
-const NUMBERS = [
-  '0',
-  '1',
-  '2',
-  '4',
-  '5',
-  '27',
-  '101',
-  '-1',
-  '+1',
-  '1_0',
-  '007',
-  ' 1',
-  '1 ',
-  '1.0',
-  '1e3',
-  '0x10',
-  '2147483647',
-  '2147483648',
-  '4294967296',
-  '9223372036854775807',
-  '9223372036854775808',
-  '99999999999999999999999999999999',
-  '-99999999999999999999',
-  '١٢',
-];
+const NUMBERS = TRICKY_NUMBERS;
 const NAMES = [
   'runtests',
   'report',

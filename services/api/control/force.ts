@@ -22,9 +22,11 @@ async function builderNames(
   if (params.builderid !== undefined && params.builderid !== null) {
     // As Buildbot: the builder named by id is forced, whether or not the form lists it.
     const id = Number(params.builderid);
-    const rows = Number.isInteger(id)
-      ? await ctx.db.query(sql`SELECT name FROM builders WHERE id = ${id}`)
-      : [];
+    // Ids are 32-bit: a larger number names no builder (and must not reach PostgreSQL).
+    const rows =
+      Number.isInteger(id) && id >= 0 && id < 2 ** 31
+        ? await ctx.db.query(sql`SELECT name FROM builders WHERE id = ${id}`)
+        : [];
     if (rows.length === 0) throw badQuery(`no builder with id ${JSON.stringify(params.builderid)}`);
     return [rows[0].name];
   }

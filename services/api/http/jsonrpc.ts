@@ -1,9 +1,11 @@
 // POST on /api/v2/<path>: a JSON-RPC 2.0 call of a control action, decoded and answered
 // exactly as Buildbot does (codes, messages, which status goes with which error).
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ownerNameOf } from '../../core/auth/authz.js';
+import type { Authorizer } from '../auth/authorizer.js';
 import { pyDumps, pyString } from '../query/pyjson.js';
 import type { Match } from '../registry/paths.js';
-import { ApiError, notFound } from './errors.js';
+import { ApiError, missingContentType, notFound } from './errors.js';
 import { sendError } from './reply.js';
 
 export const JSONRPC_CODES = {
@@ -52,8 +54,8 @@ const bad = (message: string) => new RpcError(400, JSONRPC_CODES.invalidRequest,
 
 function decode(req: FastifyRequest): Decoded {
   const ctype = req.headers['content-type'];
-  if (ctype === undefined)
-    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 400, 'a JSON-RPC call needs Content-Type: application/json');
+  // Buildbot fails with a 500 here (a TypeError); 415 says what is missing.
+  if (ctype === undefined) throw missingContentType();
   if (ctype.split(';')[0]!.trim().toLowerCase() !== 'application/json') {
     throw bad('Invalid content-type (use application/json)');
   }
@@ -80,15 +82,33 @@ function decode(req: FastifyRequest): Decoded {
   );
   check('params', (v) => typeof v === 'object' && v !== null && !Array.isArray(v), 'an object');
   if (o.jsonrpc !== '2.0') throw bad('only JSONRPC 2.0 is supported');
+  if (holdsNul(o.params)) {
+    throw new RpcError(400, JSONRPC_CODES.invalidParams, 'params may not contain NUL characters');
+  }
   return { method: o.method as string, id: o.id, params: o.params as Record<string, unknown> };
 }
 
-function ownerOf(user: Record<string, unknown> | undefined): string {
-  if (!user || user.anonymous) return 'anonymous';
-  for (const k of ['email', 'username', 'full_name']) {
-    if (typeof user[k] === 'string' && user[k]) return user[k] as string;
+/**
+ * Whether a NUL character is in any string (value or key) of a decoded value. PostgreSQL
+ * text cannot hold one, so such a call could only fail when stored (Buildbot: a 500).
+ * Iterative: nesting depth is the client's choice.
+ */
+function holdsNul(root: unknown): boolean {
+  const stack: unknown[] = [root];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (v.includes('\0')) return true;
+    } else if (Array.isArray(v)) {
+      for (const x of v) stack.push(x);
+    } else if (typeof v === 'object' && v !== null) {
+      for (const [k, x] of Object.entries(v)) {
+        if (k.includes('\0')) return true;
+        stack.push(x);
+      }
+    }
   }
-  return 'anonymous';
+  return false;
 }
 
 /** Buildbot writes errors with Python's default separators and the keys in insertion order. */
@@ -108,15 +128,31 @@ function errorBody(
   return `{"jsonrpc": "2.0"${idPart}, "error": {"code": ${code}, "message": ${msg}}}`;
 }
 
-export function jsonRpcHandler(handlers: (match: Match) => ControlHandler | null) {
-  return async (req: FastifyRequest, reply: FastifyReply, match: Match | null): Promise<void> => {
+export function jsonRpcHandler(handlers: (match: Match) => ControlHandler | null, authz: Authorizer) {
+  return async (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    match: Match | null,
+    segments: string[] | null,
+  ): Promise<void> => {
     let decoded: Decoded | null = null;
     try {
       decoded = decode(req);
+      // As Buildbot: the call is authorized once decoded, before its endpoint is looked up;
+      // a refusal is 403 with -32600.
+      if (!authz.open) {
+        const decision = await authz.check(req.userInfo, {
+          segments,
+          action: decoded.method,
+          params: decoded.params,
+          match,
+        });
+        if (!decision.allowed) throw new RpcError(403, JSONRPC_CODES.invalidRequest, decision.message);
+      }
       if (!match) throw notFound();
       const handler = handlers(match);
       if (!handler) throw unsupportedAction(decoded.method);
-      const params = { ...decoded.params, owner: ownerOf(req.userInfo) };
+      const params = { ...decoded.params, owner: ownerNameOf(req.userInfo) };
       const result = await handler({ match, method: decoded.method, params, owner: params.owner });
       const body = pyDumps({ id: decoded.id, jsonrpc: '2.0', result: result ?? null });
       reply.code(200).type('application/json').send(body);

@@ -3,6 +3,7 @@
 // else a 400, as Buildbot answers.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../../core/telemetry/logger.js';
+import type { Authorizer } from '../auth/authorizer.js';
 import { renderEnvelope } from '../query/envelope.js';
 import { groupArgs, parseResultSpec } from '../query/parse.js';
 import { pyErrorBody } from '../query/pyjson.js';
@@ -11,8 +12,9 @@ import { readProperties, readRows } from '../query/run.js';
 import type { Registry } from '../registry/index.js';
 import type { Match } from '../registry/paths.js';
 import { type CorsPolicy, checkCors } from './cors.js';
-import { ApiError, badMethod, notFound } from './errors.js';
+import { ApiError, badMethod, forbidden, notFound } from './errors.js';
 import type { LogReader } from './logs.js';
+import { loggableUrl } from './redact.js';
 import { sendError, sendRendered } from './reply.js';
 import type { SessionCookies } from './session-cookies.js';
 
@@ -21,8 +23,14 @@ export interface RestDeps {
   registry: () => Registry;
   cors: CorsPolicy;
   sessions: SessionCookies;
+  authz: Authorizer;
   logs: LogReader;
-  jsonRpc: (req: FastifyRequest, reply: FastifyReply, match: Match | null) => Promise<void>;
+  jsonRpc: (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    match: Match | null,
+    segments: string[] | null,
+  ) => Promise<void>;
   log: Logger;
 }
 
@@ -65,9 +73,23 @@ export function restHandler(deps: RestDeps) {
 
       if (req.method === 'POST') {
         deps.sessions.attach(req, reply);
-        return await deps.jsonRpc(req, reply, match);
+        return await deps.jsonRpc(req, reply, match, segments);
       }
       if (req.method !== 'GET' && req.method !== 'HEAD') throw badMethod();
+      // As Buildbot: authorization comes before the endpoint is looked up, so a refused user
+      // learns nothing of what exists. HEAD is a read, like GET.
+      if (!deps.authz.open) {
+        const decision = await deps.authz.check(deps.sessions.peek(req), {
+          segments,
+          action: 'get',
+          params: {},
+          match: match && !match.endpoint.noGet ? match : null,
+        });
+        if (!decision.allowed) {
+          deps.sessions.attach(req, reply);
+          throw forbidden(decision.message);
+        }
+      }
       if (!match || match.endpoint.noGet) throw notFound();
       deps.sessions.attach(req, reply);
 
@@ -101,7 +123,7 @@ export function restHandler(deps: RestDeps) {
       }
     } catch (err) {
       if (err instanceof ApiError) return sendError(reply, err);
-      deps.log.error({ err, url: req.raw.url }, 'request failed');
+      deps.log.error({ err, url: loggableUrl(req.raw.url) }, 'request failed');
       return reply.code(500).type('text/plain; charset=utf-8').send(pyErrorBody('internal error'));
     }
   };

@@ -1,5 +1,10 @@
 // The API pod's Fastify application. It holds no state of its own: everything comes from
 // PostgreSQL and Redis, so any number of replicas can serve behind one ingress.
+//
+// Every request, in order: size limits (headers by Node's parser: 431; URL: 414; body: 413),
+// the session (its user known from the cookie), the per-client rate limit (429), then the
+// route: /api/v2 (authorized per endpoint and action, 403), /auth/*, /config, probes.
+import type { Socket } from 'node:net';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -8,18 +13,30 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { Redis } from 'ioredis';
+import { type AuthzPolicy, DEFAULT_RULES } from '../../core/auth/authz.js';
+import { UserDirectory } from '../../core/auth/users.js';
+import type { AuthConfig, WwwConfig } from '../../core/config/master-config.js';
 import type { ConnectionPool } from '../../core/db/pool.js';
 import { type ForceScheduler, forceSchedulerSpec } from '../../core/force/parameters.js';
 import { postgresCheck, readiness, redisCheck } from '../../core/health.js';
 import type { Logger } from '../../core/telemetry/logger.js';
+import { Authorizer } from '../auth/authorizer.js';
+import { LoginThrottle } from '../auth/login-throttle.js';
+import { TokenVerifier } from '../auth/oidc.js';
+import { rateLimitHook } from '../auth/rate-limit.js';
+import { authRoutes } from '../auth/routes.js';
+import { Targets } from '../auth/targets.js';
 import { controlHandlers } from '../control/index.js';
 import { eventsPlugin } from '../events/plugin.js';
 import { pyErrorBody } from '../query/pyjson.js';
 import { plainReader, ReadPool } from '../query/read-pool.js';
 import { buildRegistry } from '../registry/index.js';
 import { corsPolicy } from './cors.js';
+import { ApiError, bodyTooLarge, uriTooLong } from './errors.js';
 import { jsonRpcHandler } from './jsonrpc.js';
 import { LogReader } from './logs.js';
+import { loggableUrl } from './redact.js';
+import { sendError } from './reply.js';
 import { restHandler } from './rest.js';
 import { loadSessionSecret, Sessions } from './session.js';
 import { SessionCookies } from './session-cookies.js';
@@ -35,51 +52,175 @@ export interface AppDeps {
   bodyLimit?: number;
   /** Reads go through their own connections with prepared statements (query/read-pool.ts). */
   databaseUrl?: string;
+  /** The configuration's auth section; without users or oidc (or absent) nobody logs in. */
+  auth?: AuthConfig;
+  /**
+   * The configuration's www section (CORS, proxies, rate limit, size limits). Absent: the
+   * default limits and no rate limit (main.ts always passes the configuration's, whose rate
+   * limit is on by default).
+   */
+  www?: WwwConfig;
+  /** The configuration's title, for /config. */
+  title?: string;
+  /** Prefix of the Redis keys of rate limits and login throttling (tests use their own). */
+  redisKeyPrefix?: string;
+  /** SESSION_SECRET (see loadSessionSecret); absent: object_state's, as Buildbot. */
+  sessionSecret?: string;
 }
 
 const API_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS', 'PUT', 'DELETE', 'PATCH'] as const;
+const PROBES = new Set(['/healthz', '/readyz']);
+const DEFAULT_LIMITS = { body_bytes: 1024 * 1024, header_bytes: 16 * 1024, url_bytes: 8 * 1024 };
+const DEFAULT_THROTTLE = { max_failures_per_user: 10, max_failures_per_client: 30, window_seconds: 900 };
+// A request (headers and body) must arrive within this; slow senders are cut off.
+const REQUEST_TIMEOUT_MS = 30_000;
+const HEADERS_TIMEOUT_MS = 20_000;
+
+/** A request the HTTP parser refuses never reaches Fastify: answered here, in our shape. */
+function clientError(err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, reason, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'request header fields too large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'request timeout']
+        : [400, 'Bad Request', 'bad request'];
+  const body = pyErrorBody(message);
+  if (socket.writable) {
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    setTimeout(() => socket.destroy(), 1000).unref();
+  } else socket.destroy();
+}
+
+/** What a framework error may tell the client: its status's meaning, never its internals. */
+function frameworkMessage(status: number): string {
+  switch (status) {
+    case 413:
+      return bodyTooLarge().message;
+    case 414:
+      return uriTooLong().message;
+    case 415:
+      return 'unsupported media type';
+    case 408:
+      return 'request timeout';
+    default:
+      return 'bad request';
+  }
+}
+
+/** The authorization rules in force, Buildbot's way (see master-config.ts, auth). */
+export function authzPolicy(auth: AuthConfig | undefined): AuthzPolicy {
+  const loginsExist = !!auth && (auth.users.length > 0 || auth.users_file !== undefined || !!auth.oidc);
+  return {
+    rules: auth?.allow_rules ?? (loginsExist ? DEFAULT_RULES : []),
+    roleMatchers: auth?.role_matchers ?? [],
+  };
+}
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const limits = { ...DEFAULT_LIMITS, ...deps.www?.limits };
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     // Buildbot matches paths exactly: /api/v2/builds/ is not /api/v2/builds.
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 4096 },
-    bodyLimit: deps.bodyLimit ?? 1024 * 1024,
+    bodyLimit: deps.bodyLimit ?? limits.body_bytes,
+    http: { maxHeaderSize: limits.header_bytes, headersTimeout: HEADERS_TIMEOUT_MS },
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    trustProxy: (deps.www?.trust_proxy ?? false) as boolean,
+    clientErrorHandler: clientError,
     // A URL that cannot be decoded names nothing: Buildbot's plain 404, not Fastify's JSON.
     frameworkErrors: (err, _req, res) => {
       const reply = res as unknown as FastifyReply;
-      if ((err as { code?: string }).code === 'FST_ERR_BAD_URL') {
+      const code = (err as { code?: string }).code;
+      if (code === 'FST_ERR_BAD_URL') {
         reply.code(404).type('text/plain; charset=utf-8').send('not found');
         return;
       }
+      if (code === 'FST_ERR_MAX_PARAM_LENGTH') {
+        sendError(reply, uriTooLong());
+        return;
+      }
       const status = (err as { statusCode?: number }).statusCode ?? 400;
-      reply.code(status).type('text/plain; charset=utf-8').send(pyErrorBody(err.message));
+      const s = status >= 400 && status < 500 ? status : 400;
+      reply
+        .code(s)
+        .type('text/plain; charset=utf-8')
+        .send(pyErrorBody(frameworkMessage(s)));
     },
     return503OnClosing: true,
   });
   const checks = [postgresCheck(deps.db), redisCheck(deps.redis)];
   const forceSchedulers = deps.forceSchedulers ?? [];
+  const forceByName = new Map(forceSchedulers.map((f) => [f.name, f]));
   const registry = buildRegistry(forceSchedulers.map(forceSchedulerSpec));
   const readPool = deps.databaseUrl ? new ReadPool(deps.databaseUrl) : null;
   const reads = readPool ?? plainReader(deps.db);
+  const keyPrefix = deps.redisKeyPrefix ?? 'flotilla:';
+
+  // Who may log in, and what each user may do.
+  const auth = deps.auth;
+  const users =
+    auth && (auth.users.length > 0 || auth.users_file !== undefined)
+      ? new UserDirectory(auth.users, auth.users_file, (err) =>
+          deps.log.error({ err: err.message }, 'users file not reloaded; the previous users stay'),
+        )
+      : null;
+  const tokens = auth?.oidc ? TokenVerifier.fromConfig(auth.oidc) : null;
+  // The events plugin asks it too (authorize), of req.userInfo, which every request carries.
+  const authz = new Authorizer(authzPolicy(auth), new Targets(deps.db), forceByName);
+  const throttleCfg = { ...DEFAULT_THROTTLE, ...auth?.login_throttle };
+  const throttle = new LoginThrottle(deps.redis, {
+    maxFailuresPerUser: throttleCfg.max_failures_per_user,
+    maxFailuresPerClient: throttleCfg.max_failures_per_client,
+    windowSeconds: throttleCfg.window_seconds,
+    keyPrefix,
+  });
 
   // The session secret lives in the database, which may come up after us: read it on first use.
   let sessions: Sessions | null = null;
-  app.addHook('onRequest', async () => {
-    sessions ??= new Sessions(await loadSessionSecret(deps.db));
-  });
   const secure = new URL(deps.publicUrl).protocol === 'https:';
   const cookies = new SessionCookies(() => sessions!, secure);
+  app.addHook('onRequest', async (req, reply) => {
+    // No answer is to be sniffed into something it does not say it is.
+    reply.header('x-content-type-options', 'nosniff');
+    // Longer URLs than this are refused before anything reads them.
+    if ((req.raw.url ?? '').length > limits.url_bytes) {
+      sendError(reply, uriTooLong());
+      return reply;
+    }
+    // The probes must answer while PostgreSQL is away: they need no session.
+    if (PROBES.has(req.url)) return;
+    sessions ??= new Sessions(
+      await loadSessionSecret(deps.db, deps.sessionSecret),
+      auth?.session_expiry_seconds,
+    );
+    cookies.peek(req);
+  });
+  if (deps.www?.rate_limit.enabled) {
+    const rl = deps.www.rate_limit;
+    app.addHook(
+      'onRequest',
+      rateLimitHook(
+        deps.redis,
+        { requests: rl.requests, windowSeconds: rl.window_seconds, keyPrefix: keyPrefix },
+        deps.log,
+      ),
+    );
+  }
 
   // JSON-RPC bodies are decoded by the API itself, with Buildbot's error messages.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
   app.setErrorHandler((err: Error & { statusCode?: number }, req: FastifyRequest, reply: FastifyReply) => {
+    if (err instanceof ApiError) return sendError(reply, err);
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
-    if (status === 500) req.log.error({ err, url: req.raw.url }, 'request failed');
-    const message = status === 500 ? 'internal error' : err.message;
+    if (status === 500) req.log.error({ err, url: loggableUrl(req.raw.url) }, 'request failed');
+    const message = status === 500 ? 'internal error' : frameworkMessage(status);
     return reply.code(status).type('text/plain; charset=utf-8').send(pyErrorBody(message));
   });
   app.setNotFoundHandler((_req, reply) =>
@@ -99,25 +240,37 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       .send(JSON.stringify({ api_versions: { v2: new URL('api/v2', base).toString() } })),
   );
 
+  authRoutes(app, {
+    publicUrl: deps.publicUrl,
+    title: deps.title ?? 'Flotilla',
+    cookies,
+    users,
+    tokens,
+    throttle,
+    log: deps.log,
+  });
+
   const rest = restHandler({
     reads,
     registry: () => registry,
-    cors: corsPolicy(deps.publicUrl, deps.allowedOrigins),
+    cors: corsPolicy(deps.publicUrl, deps.allowedOrigins ?? deps.www?.allowed_origins),
     sessions: cookies,
+    authz,
     logs: new LogReader(reads, deps.db, deps.redis),
     jsonRpc: jsonRpcHandler(
       controlHandlers({
         db: deps.db,
         redis: deps.redis,
-        forceSchedulers: new Map(forceSchedulers.map((f) => [f.name, f])),
+        forceSchedulers: forceByName,
         onPublishError: (err) => deps.log.warn({ err: err.message }, 'events not published'),
       }),
+      authz,
     ),
     log: deps.log,
   });
   app.addHook('onClose', async () => readPool?.end());
   app.route({ method: [...API_METHODS], url: '/api/v2', handler: rest });
   app.route({ method: [...API_METHODS], url: '/api/v2/*', handler: rest });
-  await app.register(eventsPlugin, { redis: deps.redis });
+  await app.register(eventsPlugin, { redis: deps.redis, authorize: authz.authorize });
   return app;
 }

@@ -13,8 +13,12 @@ export type UserInfo = Record<string, unknown>;
 
 const b64url = (b: Buffer | string) => Buffer.from(b).toString('base64url');
 
-/** The secret, created the way Buildbot creates it when no master has yet. */
-export async function loadSessionSecret(db: Queryable): Promise<string> {
+/**
+ * The secret, created the way Buildbot creates it when no master has yet; or, when one is
+ * configured (SESSION_SECRET), that one, written into object_state so that every pod and a
+ * Buildbot master on the same database sign with it.
+ */
+export async function loadSessionSecret(db: Queryable, configured?: string): Promise<string> {
   return db.tx(async (tx) => {
     await tx.query(
       sql`INSERT INTO objects (name, class_name) VALUES (${WWW_OBJECT.name}, ${WWW_OBJECT.class_name})
@@ -23,6 +27,15 @@ export async function loadSessionSecret(db: Queryable): Promise<string> {
     const [obj] = await tx.query(
       sql`SELECT id FROM objects WHERE name = ${WWW_OBJECT.name} AND class_name = ${WWW_OBJECT.class_name}`,
     );
+    if (configured !== undefined) {
+      await tx.query(
+        sql`INSERT INTO object_state (objectid, name, value_json)
+            VALUES (${obj.id}, 'session_secret', ${JSON.stringify(configured)})
+            ON CONFLICT (objectid, name) DO UPDATE SET value_json = EXCLUDED.value_json
+            WHERE object_state.value_json IS DISTINCT FROM EXCLUDED.value_json`,
+      );
+      return configured;
+    }
     const fresh = JSON.stringify(randomBytes(16).toString('hex'));
     await tx.query(
       sql`INSERT INTO object_state (objectid, name, value_json) VALUES (${obj.id}, 'session_secret', ${fresh})

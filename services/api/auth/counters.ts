@@ -1,0 +1,89 @@
+// Counters over a time window, kept in Redis so every API pod sees the same counts: the
+// first hit of a key starts its window (Redis expires the key when it ends), so no pod's
+// clock matters. One Lua script per hit makes increment and expiry atomic. A Redis that
+// does not answer within `timeoutMs` is an error the caller decides about (open or closed).
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+const HIT = `
+local c = redis.call('INCRBY', KEYS[1], ARGV[2])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {c, ttl}
+`;
+
+const PEEK = `
+local c = tonumber(redis.call('GET', KEYS[1]) or '0')
+local ttl = redis.call('PTTL', KEYS[1])
+return {c, ttl}
+`;
+
+export interface Count {
+  count: number;
+  /** Milliseconds until the window ends (0 when the key does not exist). */
+  resetMs: number;
+}
+
+type WithScripts = Redis & {
+  flotillaWindowHit(key: string, windowMs: number, by: number): Promise<[number, number]>;
+  flotillaWindowPeek(key: string): Promise<[number, number]>;
+};
+
+export class RedisUnavailable extends Error {
+  override name = 'RedisUnavailable';
+}
+
+/** A short, safe key part for any string (user names can hold anything). */
+export function keyPart(s: string): string {
+  return createHash('sha256').update(s).digest('base64url').slice(0, 22);
+}
+
+export class WindowCounter {
+  private readonly redis: WithScripts;
+
+  constructor(
+    redis: Redis,
+    private readonly prefix: string,
+    private readonly windowMs: number,
+    private readonly timeoutMs = 500,
+  ) {
+    const r = redis as WithScripts;
+    if (typeof r.flotillaWindowHit !== 'function') {
+      redis.defineCommand('flotillaWindowHit', { numberOfKeys: 1, lua: HIT });
+      redis.defineCommand('flotillaWindowPeek', { numberOfKeys: 1, lua: PEEK });
+    }
+    this.redis = r;
+  }
+
+  private async timed<T>(p: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new RedisUnavailable('redis did not answer in time')), this.timeoutMs);
+    });
+    try {
+      return await Promise.race([p, timeout]);
+    } catch (err) {
+      if (err instanceof RedisUnavailable) throw err;
+      throw new RedisUnavailable((err as Error).message);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async hit(key: string, by = 1): Promise<Count> {
+    const [count, ttl] = await this.timed(this.redis.flotillaWindowHit(this.prefix + key, this.windowMs, by));
+    return { count: Number(count), resetMs: Math.max(0, Number(ttl)) };
+  }
+
+  async peek(key: string): Promise<Count> {
+    const [count, ttl] = await this.timed(this.redis.flotillaWindowPeek(this.prefix + key));
+    return { count: Number(count), resetMs: Math.max(0, Number(ttl)) };
+  }
+
+  async reset(key: string): Promise<void> {
+    await this.timed(this.redis.del(this.prefix + key));
+  }
+}

@@ -1,0 +1,204 @@
+// /auth/login, /auth/logout and /config, as Buildbot serves them.
+//
+// - GET /auth/login with HTTP Basic credentials (Buildbot's UserPasswordAuth): success stores
+//   {username, email, full_name, groups} in the session and redirects (302) to
+//   PUBLIC_URL#<redirect, default />; bad or missing credentials get 401 with
+//   `WWW-Authenticate: basic realm="buildbot"`.
+// - GET /auth/login?token=<access token> (OAuth 2.0 / OIDC), or with `Authorization: Bearer
+//   <access token>`: a verified token's claims become the session's user; redirect to
+//   PUBLIC_URL (or PUBLIC_URL#<redirect>); a bad token 401.
+// - GET /auth/logout: back to an anonymous session, redirect to PUBLIC_URL#<redirect or />.
+// - GET /config: the web UI's settings, with `user` (the session's user info) and `auth`.
+// Every attempt counts against the login throttle; no answer says which part was wrong.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { verifyPassword } from '../../core/auth/password.js';
+import { type UserDirectory, userInfoOf } from '../../core/auth/users.js';
+import type { Logger } from '../../core/telemetry/logger.js';
+import { ApiError, loginUnavailable, noLogin, noTokenLogin, tooManyLogins } from '../http/errors.js';
+import { sendError } from '../http/reply.js';
+import type { SessionCookies } from '../http/session-cookies.js';
+import { addressKey } from './client.js';
+import { RedisUnavailable } from './counters.js';
+import type { LoginThrottle, Verdict } from './login-throttle.js';
+import type { TokenVerifier } from './oidc.js';
+
+export interface AuthRoutesDeps {
+  publicUrl: string;
+  title: string;
+  cookies: SessionCookies;
+  users: UserDirectory | null;
+  tokens: TokenVerifier | null;
+  throttle: LoginThrottle;
+  log: Logger;
+}
+
+const MAX_CREDENTIALS = 4096;
+const MAX_REDIRECT = 2048;
+
+/** What may follow `#` in a Location header: Buildbot drops everything from a CR or LF on. */
+export function safeFragment(s: string): string {
+  const cut = s.replace(/[\r\n][\s\S]*$/, '').slice(0, MAX_REDIRECT);
+  let out = '';
+  for (const ch of cut) {
+    const c = ch.codePointAt(0)!;
+    const lone = c >= 0xd800 && c <= 0xdfff;
+    out += c > 0x20 && c < 0x7f && ch !== '#' ? ch : encodeURIComponent(lone ? '\uFFFD' : ch);
+  }
+  return out;
+}
+
+function queryParams(req: FastifyRequest): URLSearchParams {
+  const url = req.raw.url ?? '';
+  const q = url.indexOf('?');
+  try {
+    return new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
+  } catch {
+    return new URLSearchParams();
+  }
+}
+
+/** HTTP Basic credentials; null when the header is absent or not Basic. */
+function basicCredentials(
+  header: string | undefined,
+): { username: string; password: string } | 'malformed' | null {
+  if (!header) return null;
+  const m = /^\s*basic\s+(\S*)\s*$/i.exec(header);
+  if (!m) return null;
+  if (m[1]!.length > MAX_CREDENTIALS || !/^[A-Za-z0-9+/]*={0,2}$/.test(m[1]!)) return 'malformed';
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return 'malformed';
+  return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+function unauthorized(reply: FastifyReply, challenge: string): FastifyReply {
+  return reply
+    .code(401)
+    .header('www-authenticate', challenge)
+    .header('cache-control', 'no-store')
+    .type('text/plain; charset=utf-8')
+    .send('Unauthorized');
+}
+
+function redirect(reply: FastifyReply, location: string): FastifyReply {
+  return reply.code(302).header('location', location).header('cache-control', 'no-store').send();
+}
+
+const BASIC_CHALLENGE = 'basic realm="buildbot"';
+const BEARER_CHALLENGE = 'Bearer realm="buildbot"';
+
+export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
+  const home = deps.publicUrl;
+  const fragment = (req: FastifyRequest) => safeFragment(queryParams(req).get('redirect') ?? '/');
+
+  async function throttled(client: string, username: string | null): Promise<Verdict> {
+    try {
+      return await deps.throttle.begin(client, username);
+    } catch (err) {
+      if (err instanceof RedisUnavailable) throw loginUnavailable();
+      throw err;
+    }
+  }
+  async function succeeded(client: string, username: string): Promise<void> {
+    try {
+      await deps.throttle.succeeded(client, username);
+    } catch (err) {
+      deps.log.warn({ err: (err as Error).message }, 'login throttle not updated');
+    }
+  }
+  const refuse = (reply: FastifyReply, v: Verdict & { ok: false }) =>
+    sendError(reply.header('retry-after', String(v.retryAfterSeconds)), tooManyLogins());
+
+  async function tokenLogin(req: FastifyRequest, reply: FastifyReply, token: string) {
+    if (!deps.tokens) throw noTokenLogin();
+    const client = addressKey(req.ip);
+    const v = await throttled(client, null);
+    if (!v.ok) return refuse(reply, v);
+    let user: Record<string, unknown>;
+    try {
+      user = await deps.tokens.verify(token);
+    } catch (err) {
+      req.log.info({ reason: (err as Error).message }, 'token login refused');
+      return unauthorized(reply, `${BEARER_CHALLENGE}, error="invalid_token"`);
+    }
+    await succeeded(client, String(user.username));
+    deps.cookies.set(reply, user);
+    const r = queryParams(req).get('redirect');
+    return redirect(reply, r === null ? home : `${home}#${safeFragment(r)}`);
+  }
+
+  async function passwordLogin(req: FastifyRequest, reply: FastifyReply) {
+    if (!deps.users) return unauthorized(reply, BEARER_CHALLENGE);
+    const creds = basicCredentials(req.headers.authorization);
+    if (creds === null) return unauthorized(reply, BASIC_CHALLENGE);
+    const client = addressKey(req.ip);
+    const username = creds === 'malformed' ? null : creds.username;
+    const v = await throttled(client, username);
+    if (!v.ok) return refuse(reply, v);
+    if (creds === 'malformed') return unauthorized(reply, BASIC_CHALLENGE);
+    const entry = deps.users.find(creds.username);
+    const ok = await verifyPassword(creds.password, entry?.password_hash ?? null, deps.users.sampleHash());
+    if (!ok || entry === undefined) {
+      req.log.info({ username: creds.username.slice(0, 64) }, 'password login refused');
+      return unauthorized(reply, BASIC_CHALLENGE);
+    }
+    await succeeded(client, entry.username);
+    deps.cookies.set(reply, { ...userInfoOf(entry) });
+    return redirect(reply, `${home}#${fragment(req)}`);
+  }
+
+  const guarded =
+    (fn: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) =>
+    async (req: FastifyRequest, reply: FastifyReply) => {
+      try {
+        return await fn(req, reply);
+      } catch (err) {
+        if (err instanceof ApiError) return sendError(reply, err);
+        throw err;
+      }
+    };
+
+  app.get(
+    '/auth/login',
+    guarded(async (req, reply) => {
+      if (!deps.users && !deps.tokens) throw noLogin();
+      // ?token= as Buildbot's OAuth2 login takes it; or a Bearer header, which no proxy logs.
+      const bearer = /^\s*bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+      const token = queryParams(req).get('token') ?? (deps.tokens ? (bearer?.[1] ?? null) : null);
+      return token !== null ? tokenLogin(req, reply, token) : passwordLogin(req, reply);
+    }),
+  );
+
+  app.get(
+    '/auth/logout',
+    guarded(async (req, reply) => {
+      deps.cookies.set(reply, { anonymous: true });
+      return redirect(reply, `${home}#${fragment(req)}`);
+    }),
+  );
+
+  const authDict = deps.users
+    ? { name: 'UserPasswordAuth' }
+    : deps.tokens
+      ? { name: 'OIDC', oauth2: true, fa_icon: 'fa-sign-in', autologin: false }
+      : { name: 'NoAuth' };
+  app.get('/config', async (req, reply) => {
+    const user = deps.cookies.attach(req, reply);
+    const body = {
+      auth: authDict,
+      authz: {},
+      avatar_methods: [],
+      buildbotURL: home,
+      multiMaster: true,
+      title: deps.title,
+      titleURL: home,
+      user,
+      versions: [],
+    };
+    return reply
+      .type('application/json')
+      .header('cache-control', 'no-store')
+      .header('vary', 'Cookie')
+      .send(JSON.stringify(body));
+  });
+}

@@ -1,0 +1,539 @@
+// The fuzz test: random and malformed requests (fuzz-requests.ts) thrown at a running API
+// process (services/api/main.ts, with its own Redis) with an auth configuration in which
+// nobody it plays may act: anonymous clients, a logged-in user without control rights,
+// forged sessions. It asserts that
+//   - no answer is a 500 (nor any 5xx but 501, Buildbot's "unknown action");
+//   - nothing hangs: every request is answered (or its connection closed) within a bound;
+//   - the process never crashes, and its resident memory stays under a bound;
+//   - no error answer carries a stack trace, SQL, an internal path, a server-side error
+//     class, or the session secret (what the request itself sent does not count);
+//   - the database is unchanged by all of it (a checksum of every table's content);
+// then, in a second phase, an administrator's calls with random arguments: each one that is
+// refused (anything but 200) must leave the checksum as it was.
+//
+//   FOCUS=1 npm test -- test/api/security/fuzz.test.ts                  # CI: FUZZ_COUNT=3000
+//   FUZZ_COUNT=100000 FOCUS=1 npm test -- test/api/security/fuzz.test.ts # the benchmark
+//
+// FUZZ_SEED replays a run (the seed is printed); FUZZ_CONCURRENCY (32) sets the load.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { parse, stringify } from 'yaml';
+import { hashPassword } from '../../../services/core/auth/password.js';
+import { type ConnectionPool, sql } from '../../../services/core/db/pool.js';
+import { createDatabase, type TestDatabase } from '../../helpers/databases.js';
+import { freePort, type Running, startService, waitFor } from '../../helpers/processes.js';
+import { ORACLE_MASTER_YAML } from '../lib/harness.js';
+import { type FuzzRequest, FuzzRequests, Rng } from './fuzz-requests.js';
+
+const COUNT = Number(process.env.FUZZ_COUNT ?? 3000);
+const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const CONCURRENCY = Number(process.env.FUZZ_CONCURRENCY ?? 32);
+/** Every request is answered, or its connection closed, within this. */
+const BOUND_MS = 10_000;
+/** The API process's resident memory must stay under this. */
+const RSS_LIMIT_MIB = 512;
+/** Share of the requests that are phase B's administrator calls (sequential, checksummed). */
+const ADMIN_SHARE = 0.02;
+
+let db: TestDatabase;
+let redis: ChildProcess | undefined;
+let api: Running | undefined;
+let port: number;
+let secret: string;
+
+async function startRedis(): Promise<number> {
+  const p = await freePort();
+  redis = spawn(
+    'redis-server',
+    ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {
+      stdio: 'ignore',
+    },
+  );
+  await waitFor('redis', async () => {
+    const s = connect(p, '127.0.0.1');
+    return new Promise<boolean>((resolve) => {
+      s.once('connect', () => {
+        s.end();
+        resolve(true);
+      });
+      s.once('error', () => resolve(false));
+    });
+  });
+  return p;
+}
+
+beforeAll(async () => {
+  db = await createDatabase('fixture');
+  const redisPort = await startRedis();
+  port = await freePort();
+  const dir = mkdtempSync(`${tmpdir()}/flotilla-fuzz-`);
+  const config = parse(readFileSync(ORACLE_MASTER_YAML, 'utf8'));
+  const cheap = { N: 1024, r: 8, p: 1 };
+  config.auth = {
+    users: [
+      { username: 'fuzzer', password_hash: await hashPassword('fuzz', cheap), groups: ['users'] },
+      { username: 'admin', password_hash: await hashPassword('admin', cheap), groups: ['admins'] },
+    ],
+    role_matchers: [{ role: 'admins', groups: ['admins'] }],
+    allow_rules: [{ match: 'any-control', roles: ['admins'] }],
+    // Guessing is throttled per user name only here: one client sends every request.
+    login_throttle: { max_failures_per_user: 50, max_failures_per_client: 100_000_000 },
+  };
+  config.www = { rate_limit: { enabled: false } };
+  writeFileSync(`${dir}/master.yaml`, stringify(config));
+  api = startService('api', {
+    DATABASE_URL: db.url,
+    REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_URL: `http://127.0.0.1:${port}/`,
+    MASTER_CONFIG: `${dir}/master.yaml`,
+    LOG_LEVEL: 'warn',
+  });
+  await waitFor(
+    'api',
+    async () =>
+      (await send({ kind: 'http', method: 'GET', path: '/readyz', headers: {}, what: '' })).status === 200,
+    30_000,
+    api,
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await api?.stop('SIGTERM', 10_000);
+  if (redis && redis.exitCode === null) {
+    const gone = new Promise((r) => redis!.once('exit', r));
+    redis.kill('SIGTERM');
+    await gone;
+  }
+  await db?.drop();
+});
+
+// ------------------------------------------------------------------ sending
+
+interface Answer {
+  status: number;
+  contentType: string;
+  body: string;
+  /** The connection closed without an answer (raw garbage may get none). */
+  closed?: boolean;
+  ms: number;
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+const MAX_BODY = 64 * 1024;
+
+function sendRaw(bytes: Buffer): Promise<Answer> {
+  const t0 = Date.now();
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    let data = Buffer.alloc(0);
+    let settled = false;
+    const finish = () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      s.destroy();
+      const text = data.toString('latin1');
+      const m = /^HTTP\/1\.[01] (\d{3})/.exec(text);
+      const cut = text.indexOf('\r\n\r\n');
+      const head = cut < 0 ? text : text.slice(0, cut);
+      const ct = /\r\ncontent-type: ([^\r\n]*)/i.exec(head)?.[1] ?? '';
+      resolve(
+        m
+          ? {
+              status: Number(m[1]),
+              contentType: ct,
+              body: data.subarray(cut + 4).toString('utf8'),
+              ms: Date.now() - t0,
+            }
+          : { status: 0, contentType: '', body: '', closed: true, ms: Date.now() - t0 },
+      );
+    };
+    const timer = setTimeout(() => {
+      resolve({ status: -1, contentType: '', body: '', ms: Date.now() - t0 });
+      settled = true;
+      s.destroy();
+    }, BOUND_MS);
+    s.on('data', (d) => {
+      if (data.length < MAX_BODY) data = Buffer.concat([data, d]);
+    });
+    s.on('end', finish);
+    s.on('close', finish);
+    s.on('error', finish);
+    s.write(bytes);
+    s.end();
+  });
+}
+
+function toRaw(req: Extract<FuzzRequest, { kind: 'http' }>): Buffer {
+  const head = [`${req.method} ${req.path} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close'];
+  for (const [k, v] of Object.entries(req.headers)) head.push(`${k}: ${v}`);
+  if (req.body) head.push(`Content-Length: ${req.body.length}`);
+  return Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'utf8'), req.body ?? Buffer.alloc(0)]);
+}
+
+function sendHttp(req: Extract<FuzzRequest, { kind: 'http' }>): Promise<Answer> {
+  const t0 = Date.now();
+  return new Promise((resolve) => {
+    let r: ReturnType<typeof httpRequest>;
+    try {
+      r = httpRequest({
+        host: '127.0.0.1',
+        port,
+        method: req.method,
+        path: req.path,
+        headers: req.headers,
+        agent,
+        // Bytes the client would refuse to send go over a raw socket instead.
+        insecureHTTPParser: true,
+      });
+    } catch {
+      sendRaw(toRaw(req)).then(resolve);
+      return;
+    }
+    let answered: Answer | null = null;
+    const timer = setTimeout(() => {
+      r.destroy();
+      // An answer whose headers came in time is an answer, even if its body is a stream that
+      // never ends (SSE).
+      resolve(answered ?? { status: -1, contentType: '', body: '', ms: Date.now() - t0 });
+    }, BOUND_MS);
+    r.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const contentType = String(res.headers['content-type'] ?? '');
+      answered = { status: res.statusCode ?? 0, contentType, body: '', ms: Date.now() - t0 };
+      res.on('data', (d: Buffer) => {
+        if (size < MAX_BODY) chunks.push(d);
+        size += d.length;
+        if (contentType.startsWith('text/event-stream')) {
+          clearTimeout(timer);
+          r.destroy();
+          resolve({ ...answered!, body: Buffer.concat(chunks).toString('utf8') });
+        }
+      });
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({
+          status: res.statusCode ?? 0,
+          contentType,
+          body: Buffer.concat(chunks).toString('utf8'),
+          ms: Date.now() - t0,
+        });
+      });
+      res.on('error', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, contentType: '', body: '', ms: Date.now() - t0 });
+      });
+    });
+    r.on('error', () => {
+      // The server may answer early (413, 431) and close while the client still writes.
+      clearTimeout(timer);
+      sendRaw(toRaw(req)).then(resolve);
+    });
+    if (req.body) r.end(req.body);
+    else r.end();
+  });
+}
+
+function sendWs(req: Extract<FuzzRequest, { kind: 'ws' }>): Promise<Answer> {
+  const t0 = Date.now();
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, { headers: req.headers });
+    let settled = false;
+    const done = (a: Omit<Answer, 'ms'>) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({ ...a, ms: Date.now() - t0 });
+    };
+    const timer = setTimeout(() => {
+      ws.terminate();
+      done({ status: -1, contentType: '', body: '' });
+    }, BOUND_MS);
+    let replies = '';
+    ws.on('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => {
+        body += d;
+      });
+      res.on('end', () =>
+        done({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body }),
+      );
+    });
+    ws.on('open', () => {
+      for (const f of req.frames) ws.send(f);
+      setTimeout(() => ws.close(1000), 100);
+    });
+    ws.on('message', (m) => {
+      if (replies.length < MAX_BODY) replies += m.toString();
+    });
+    ws.on('close', (code) =>
+      // 1011 is the server's "internal error": the websocket's 500.
+      done({ status: code === 1011 ? 500 : 101, contentType: 'websocket', body: replies }),
+    );
+    ws.on('error', () => done({ status: 0, contentType: '', body: '', closed: true }));
+  });
+}
+
+function send(req: FuzzRequest): Promise<Answer> {
+  if (req.kind === 'raw') return sendRaw(req.bytes);
+  if (req.kind === 'ws') return sendWs(req);
+  return sendHttp(req);
+}
+
+// ------------------------------------------------------------------ checks
+
+const LEAKS: [string, RegExp][] = [
+  ['a stack frame', /\bat (?:async )?[\w$.<>[\] ]+ \(?[^()\s]*:\d+:\d+\)?/],
+  ['node_modules', /node_modules/],
+  ['an internal path', /\/(?:work|srv|app|home|root|usr|opt|tmp|var)\/[\w.-]+\//],
+  ['a source file', /\b[\w-]+\.(?:ts|mjs|cjs|js):\d+/],
+  ['an error class', /\b(?:Type|Reference|Syntax|Range|Eval|URI|Aggregate|Database|Query|Reply)Error\b/],
+  ['SQL', /\b(?:SELECT\s+[\w*]|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|WHERE\s+\w+\s*=)/],
+  [
+    'a PostgreSQL message',
+    /syntax error at or near|relation "|column "|violates|duplicate key|invalid input syntax|pg_catalog|PostgreSQL/i,
+  ],
+  ['a connection string', /postgres(?:ql)?:\/\/|redis:\/\//i],
+  ['a Redis error', /ioredis|ECONNREFUSED|WRONGTYPE|NOSCRIPT/],
+];
+
+function requestText(req: FuzzRequest): string {
+  if (req.kind === 'raw') return req.bytes.toString('latin1') + req.bytes.toString('utf8');
+  if (req.kind === 'ws') return JSON.stringify(req.headers) + req.frames.map(String).join('');
+  let decoded = req.path;
+  try {
+    decoded = decodeURIComponent(req.path);
+  } catch {}
+  return `${req.path} ${decoded} ${JSON.stringify(req.headers)} ${req.body?.toString('utf8') ?? ''} ${req.body?.toString('latin1') ?? ''}`;
+}
+
+interface Stats {
+  count: number;
+  statuses: Map<number, number>;
+  byKind: Map<string, number>;
+  problems: string[];
+  slowest: number;
+}
+
+const describeReq = (req: FuzzRequest) =>
+  req.kind === 'http'
+    ? `${req.what}: ${req.method} ${req.path.slice(0, 200)}${req.body ? ` body ${JSON.stringify(req.body.toString('utf8').slice(0, 120))}` : ''}`
+    : `${req.what}: ${JSON.stringify((req.kind === 'raw' ? req.bytes.toString('latin1') : req.frames.join(' | ')).slice(0, 160))}`;
+
+function check(req: FuzzRequest, a: Answer, stats: Stats, allow501 = false): void {
+  stats.count++;
+  stats.statuses.set(a.status, (stats.statuses.get(a.status) ?? 0) + 1);
+  stats.byKind.set(req.what, (stats.byKind.get(req.what) ?? 0) + 1);
+  stats.slowest = Math.max(stats.slowest, a.ms);
+  const problem = (what: string) => {
+    if (stats.problems.length < 50) stats.problems.push(`${what} <- ${describeReq(req)}`);
+  };
+  if (a.status === -1) {
+    problem(`no answer within ${BOUND_MS} ms`);
+    return;
+  }
+  if (a.status >= 500 && !(allow501 && a.status === 501)) {
+    problem(`${a.status} ${a.body.slice(0, 200)}`);
+    return;
+  }
+  // HTML that carries markup could run what a request put in it.
+  if (/text\/html/i.test(a.contentType) && /[<>]/.test(a.body))
+    problem(`markup in an HTML answer (${a.status})`);
+  if (a.status < 400 && a.status !== 101) return;
+  const sent = requestText(req);
+  for (const [what, re] of LEAKS) {
+    const m = re.exec(a.body);
+    if (m && !sent.includes(m[0]))
+      problem(`${what} in a ${a.status}: ${JSON.stringify(m[0])} in ${a.body.slice(0, 200)}`);
+  }
+  if (secret && a.body.includes(secret)) problem(`the session secret in a ${a.status}`);
+}
+
+// ------------------------------------------------------------------ the database
+
+let checksumSql: ReturnType<typeof sql> | null = null;
+async function checksum(pool: ConnectionPool): Promise<string> {
+  if (!checksumSql) {
+    const tables = await pool.query(sql`
+      SELECT table_name AS t FROM information_schema.tables
+      WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY 1`);
+    expect(tables.length).toBeGreaterThan(30);
+    const parts = tables.map(
+      ({ t }) =>
+        sql`SELECT ${t}::text AS n, (SELECT md5(coalesce(string_agg(x::text, E'\n' ORDER BY x::text), ''))
+            FROM ${sql.ident('public', t)} x) AS h`,
+    );
+    checksumSql = sql`SELECT md5(string_agg(n || ':' || h, ';' ORDER BY n)) AS sum FROM (${sql.join(parts, sql` UNION ALL `)}) s`;
+  }
+  const [row] = await pool.query(checksumSql);
+  return row.sum as string;
+}
+
+function rssKiB(pid: number): number {
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('VmRSS:'));
+    return line ? Number(/(\d+)/.exec(line)![1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+async function loginCookie(user: string, password: string): Promise<string> {
+  const a = await new Promise<string>((resolve, reject) => {
+    const r = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/auth/login',
+        headers: { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` },
+      },
+      (res) => {
+        res.resume();
+        const c = String(res.headers['set-cookie'] ?? '');
+        res.statusCode === 302
+          ? resolve(/TWISTED_SESSION=([^;]+)/.exec(c)![1]!)
+          : reject(new Error(String(res.statusCode)));
+      },
+    );
+    r.on('error', reject);
+    r.end();
+  });
+  return a;
+}
+
+// ------------------------------------------------------------------ the run
+
+it(
+  `${COUNT} random and malformed requests: no 500, no hang, no crash, bounded memory, no leak, no change`,
+  async () => {
+    const started = Date.now();
+    const fuzzer = await loginCookie('fuzzer', 'fuzz');
+    // Before the fuzz guesses at it: after 50 wrong guesses the throttle holds even the admin back.
+    const admin = await loginCookie('admin', 'admin');
+    const [row] = await db.pool.query(sql`
+    SELECT s.value_json FROM object_state s JOIN objects o ON o.id = s.objectid
+    WHERE o.name = 'www' AND s.name = 'session_secret'`);
+    secret = JSON.parse(row.value_json);
+    const probe = await send({ kind: 'http', method: 'GET', path: '/ws', headers: {}, what: '' });
+    const wsAvailable = probe.status === 426;
+    const rng = new Rng(SEED);
+    const gen = new FuzzRequests(rng, { userSession: fuzzer, secret, wsAvailable });
+    const before = await checksum(db.pool);
+
+    let maxRss = rssKiB(api!.pid);
+    const sampler = setInterval(() => {
+      maxRss = Math.max(maxRss, rssKiB(api!.pid));
+    }, 200);
+
+    const stats: Stats = { count: 0, statuses: new Map(), byKind: new Map(), problems: [], slowest: 0 };
+    const adminCalls = Math.round(COUNT * ADMIN_SHARE);
+    const phaseA = COUNT - adminCalls;
+    let issued = 0;
+    const t0 = Date.now();
+    try {
+      // Phase A: everything at once, CONCURRENCY in flight.
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (issued < phaseA) {
+            issued++;
+            const req = gen.next();
+            check(req, await send(req), stats);
+          }
+        }),
+      );
+      const phaseAms = Date.now() - t0;
+      expect(api!.child.exitCode, `the API process exited:\n${api!.output().slice(-2000)}`).toBeNull();
+      const afterA = await checksum(db.pool);
+
+      // Phase B: an administrator's calls, one at a time; a refused one must change nothing.
+      let sum = afterA;
+      let accepted = 0;
+      const changedByRefused: string[] = [];
+      for (let i = 0; i < adminCalls; i++) {
+        const { path, body } = gen.adminCall();
+        const req: FuzzRequest = {
+          kind: 'http',
+          method: 'POST',
+          path,
+          headers: { 'content-type': 'application/json', cookie: `TWISTED_SESSION=${admin}` },
+          body,
+          what: 'admin call',
+        };
+        const a = await send(req);
+        check(req, a, stats, true);
+        const next = await checksum(db.pool);
+        if (a.status === 200) accepted++;
+        else if (next !== sum) changedByRefused.push(`${a.status} ${describeReq(req)}`);
+        sum = next;
+      }
+      clearInterval(sampler);
+      maxRss = Math.max(maxRss, rssKiB(api!.pid));
+      const seconds = (Date.now() - t0) / 1000;
+
+      const summary = {
+        seed: SEED,
+        requests: stats.count,
+        seconds: Math.round(seconds * 10) / 10,
+        phaseA_per_second: Math.round((phaseA / phaseAms) * 1000),
+        max_rss_mib: Math.round(maxRss / 1024),
+        slowest_ms: stats.slowest,
+        admin_calls: adminCalls,
+        admin_accepted: accepted,
+        statuses: Object.fromEntries([...stats.statuses].sort((a, b) => a[0] - b[0])),
+        kinds: Object.fromEntries(stats.byKind),
+        websocket: wsAvailable ? 'frames' : 'upgrade requests only (no /ws)',
+      };
+      console.log(`fuzz summary ${JSON.stringify(summary)}`);
+
+      expect(stats.problems, `seed ${SEED}`).toEqual([]);
+      expect(afterA, 'phase A (all reads or refusals) changed the database').toBe(before);
+      expect(changedByRefused, 'refused administrator calls that changed the database').toEqual([]);
+      expect(maxRss / 1024, 'resident memory of the API process (MiB)').toBeLessThan(RSS_LIMIT_MIB);
+      // Every kind of answer was reached.
+      for (const s of [200, 302, 400, 401, 403, 404, 413, 414, 415, 431]) {
+        expect(stats.statuses.get(s) ?? 0, `answers with status ${s}`).toBeGreaterThan(0);
+      }
+
+      // The checksum sees a change: an accepted call changes it (so the checks above can fail).
+      const forced = await send({
+        kind: 'http',
+        method: 'POST',
+        path: '/api/v2/forceschedulers/force-runtests',
+        headers: { 'content-type': 'application/json', cookie: `TWISTED_SESSION=${admin}` },
+        body: Buffer.from(JSON.stringify({ jsonrpc: '2.0', method: 'force', id: 1, params: {} })),
+        what: 'force',
+      });
+      expect(forced.status).toBe(200);
+      expect(await checksum(db.pool)).not.toBe(sum);
+
+      // Still alive and serving.
+      const health = await send({ kind: 'http', method: 'GET', path: '/healthz', headers: {}, what: '' });
+      expect(health.status).toBe(200);
+      const read = await send({
+        kind: 'http',
+        method: 'GET',
+        path: '/api/v2/builds/2',
+        headers: {},
+        what: '',
+      });
+      expect(JSON.parse(read.body).builds[0].buildid).toBe(2);
+    } finally {
+      clearInterval(sampler);
+      agent.destroy();
+    }
+    expect(await api!.stop('SIGTERM', 10_000)).toBe(0);
+    console.log(`fuzz total ${Math.round((Date.now() - started) / 1000)} s`);
+  },
+  120_000 + COUNT * 20,
+);
