@@ -67,6 +67,7 @@ case "$target" in
     log "Flotilla API at $(git log -1 --format='%h %s' "$rev" | cut -c1-80)"
     DATABASE_URL="$url" REDIS_URL="redis://127.0.0.1:${BENCH_REDIS_PORT:-56379}" PORT="$port" \
       PUBLIC_URL="http://127.0.0.1:$port/" LOG_LEVEL="${LOG_LEVEL:-warn}" OTEL_TRACES_EXPORTER=none \
+      MASTER_CONFIG="$ROOT/load/bench/api.yaml" \
       OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none \
       node --import tsx "$src/services/api/main.ts" >"$ROOT/.data/bench/api.log" 2>&1 &
     api_pid=$!

@@ -73,6 +73,9 @@ builders:
 force_schedulers:
   - { name: spew, builders: [spew] }
   - { name: ticker, builders: [ticker] }
+# The latency probe polls every few milliseconds, past the default per-client rate limit.
+www:
+  rate_limit: { enabled: false }
 `,
   );
   const [apiPort, workerPort, probe] = [await port(), await port(), await port()];
