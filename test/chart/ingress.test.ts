@@ -1,5 +1,5 @@
 // One Ingress carries everything to the API pods, websockets and event streams included:
-// /api, /ws, /sse, /auth and /change_hook go to the api Service, with proxy timeouts long
+// /api, /ws, /sse, /auth and /change_hook (and /config exactly) go to the api Service, with proxy timeouts long
 // enough for connections that stay open, and TLS when asked.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CI_VALUES, ensureHelm, FETCH_TIMEOUT_MS, type K8sObject, render } from './lib/helm.js';
@@ -10,6 +10,7 @@ beforeAll(() => {
 }, FETCH_TIMEOUT_MS);
 
 const PATHS = ['/api', '/ws', '/sse', '/auth', '/change_hook'];
+const EXACT = ['/config'];
 const TIMEOUTS = [
   'nginx.ingress.kubernetes.io/proxy-read-timeout',
   'nginx.ingress.kubernetes.io/proxy-send-timeout',
@@ -23,13 +24,14 @@ function ingressProblems(ingress: K8sObject, apiService: K8sObject): string[] {
   const routes = new Map<string, any>();
   for (const rule of ingress.spec.rules) for (const p of rule.http.paths) routes.set(p.path, p);
   const port = apiService.spec.ports[0];
-  for (const path of PATHS) {
+  for (const path of [...PATHS, ...EXACT]) {
     const route = routes.get(path);
     if (!route) {
       problems.push(`${path} is not routed`);
       continue;
     }
-    if (route.pathType !== 'Prefix') problems.push(`${path} is not a prefix`);
+    const type = EXACT.includes(path) ? 'Exact' : 'Prefix';
+    if (route.pathType !== type) problems.push(`${path} is not ${type}`);
     const backend = route.backend.service;
     if (backend.name !== apiService.metadata.name) problems.push(`${path} goes to ${backend.name}`);
     if (backend.port.name !== port.name && backend.port.number !== port.port)
@@ -55,7 +57,7 @@ describe('the production ingress', () => {
 
   it('keeps health and metrics endpoints private', () => {
     const paths = ingressOf(objects()).spec.rules.flatMap((r: any) => r.http.paths.map((p: any) => p.path));
-    expect(paths.sort()).toEqual([...PATHS].sort());
+    expect(paths.sort()).toEqual([...PATHS, ...EXACT].sort());
   });
 
   it('terminates TLS for its host, with the class and extra annotations asked for', () => {
