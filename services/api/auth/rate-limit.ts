@@ -17,8 +17,8 @@ export interface RateLimitSettings {
   keyPrefix: string;
 }
 
-/** Paths never limited: the probes Kubernetes calls. */
-const EXEMPT = new Set(['/healthz', '/readyz']);
+/** Paths never limited: the probes Kubernetes calls, and Prometheus's scrapes. */
+const EXEMPT = new Set(['/healthz', '/readyz', '/metrics']);
 
 export function rateLimitHook(redis: Redis, s: RateLimitSettings, log: Logger) {
   const counter = new WindowCounter(redis, `${s.keyPrefix}rl:`, s.windowSeconds * 1000);

@@ -14,6 +14,7 @@ import type { Match } from '../registry/paths.js';
 import { type CorsPolicy, checkCors } from './cors.js';
 import { ApiError, badMethod, forbidden, notFound } from './errors.js';
 import type { LogReader } from './logs.js';
+import { setMetricsRoute } from './metrics.js';
 import { loggableUrl } from './redact.js';
 import { sendError, sendRendered } from './reply.js';
 import type { SessionCookies } from './session-cookies.js';
@@ -70,6 +71,7 @@ export function restHandler(deps: RestDeps) {
       const query = qAt < 0 ? '' : url.slice(qAt + 1);
       const segments = pathSegments(rawPath);
       const match = segments ? deps.registry().matcher.match(segments) : null;
+      if (match) setMetricsRoute(req, `/api/v2/${match.endpoint.pattern}`);
 
       if (req.method === 'POST') {
         deps.sessions.attach(req, reply);

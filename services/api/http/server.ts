@@ -27,6 +27,7 @@ import { rateLimitHook } from '../auth/rate-limit.js';
 import { authRoutes } from '../auth/routes.js';
 import { Targets } from '../auth/targets.js';
 import { controlHandlers } from '../control/index.js';
+import type { EventHub } from '../events/hub.js';
 import { eventsPlugin } from '../events/plugin.js';
 import { pyErrorBody } from '../query/pyjson.js';
 import { plainReader, ReadPool } from '../query/read-pool.js';
@@ -35,6 +36,7 @@ import { corsPolicy } from './cors.js';
 import { ApiError, bodyTooLarge, uriTooLong } from './errors.js';
 import { jsonRpcHandler } from './jsonrpc.js';
 import { LogReader } from './logs.js';
+import { ApiMetrics } from './metrics.js';
 import { loggableUrl } from './redact.js';
 import { sendError } from './reply.js';
 import { restHandler } from './rest.js';
@@ -69,7 +71,8 @@ export interface AppDeps {
 }
 
 const API_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS', 'PUT', 'DELETE', 'PATCH'] as const;
-const PROBES = new Set(['/healthz', '/readyz']);
+// Kubernetes and Prometheus call these; they need no session and must answer while PostgreSQL is away.
+const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
 const DEFAULT_LIMITS = { body_bytes: 1024 * 1024, header_bytes: 16 * 1024, url_bytes: 8 * 1024 };
 const DEFAULT_THROTTLE = { max_failures_per_user: 10, max_failures_per_client: 30, window_seconds: 900 };
 // A request (headers and body) must arrive within this; slow senders are cut off.
@@ -159,6 +162,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const registry = buildRegistry(forceSchedulers.map(forceSchedulerSpec));
   const readPool = deps.databaseUrl ? new ReadPool(deps.databaseUrl) : null;
   const reads = readPool ?? plainReader(deps.db);
+  let hub: EventHub | null = null;
+  const metrics = new ApiMetrics({
+    readPool: () => readPool?.stats() ?? null,
+    events: () =>
+      hub && {
+        clients: hub.consumers.size,
+        subscriptions: hub.subscriptionCount(),
+        dispatched: hub.dispatched,
+      },
+  });
+  metrics.install(app);
   const keyPrefix = deps.redisKeyPrefix ?? 'flotilla:';
 
   // Who may log in, and what each user may do.
@@ -271,6 +285,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', async () => readPool?.end());
   app.route({ method: [...API_METHODS], url: '/api/v2', handler: rest });
   app.route({ method: [...API_METHODS], url: '/api/v2/*', handler: rest });
-  await app.register(eventsPlugin, { redis: deps.redis, authorize: authz.authorize });
+  await app.register(eventsPlugin, {
+    redis: deps.redis,
+    authorize: authz.authorize,
+    onHub: (h) => {
+      hub = h;
+    },
+  });
   return app;
 }

@@ -1,0 +1,103 @@
+// What an API pod shows on /metrics (Prometheus text, prom-client). The ingress does not
+// route /metrics: it is for the cluster's Prometheus, not for clients.
+//
+// - flotilla_http_requests_total{method,route,status} and
+//   flotilla_http_request_duration_seconds{method,route}: by route, where a route is the
+//   API endpoint's pattern (`/api/v2/builds/n:buildid/steps`), never the URL itself, so the
+//   number of series stays bounded whatever clients ask for.
+// - flotilla_db_pool_connections{pool,state}: the read pool's connections in use and idle,
+//   and the requests waiting for one.
+// - flotilla_event_clients, flotilla_event_subscriptions, flotilla_events_dispatched_total:
+//   the event fan-out of this pod.
+// - Node's process metrics (memory, CPU, event loop lag, GC).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+export interface ApiMetricsSources {
+  readPool: () => { total: number; idle: number; waiting: number } | null;
+  events: () => { clients: number; subscriptions: number; dispatched: number } | null;
+}
+
+const routes = new WeakMap<FastifyRequest, string>();
+
+/** Name the route of this request for the metrics (the endpoint pattern it matched). */
+export function setMetricsRoute(req: FastifyRequest, route: string): void {
+  routes.set(req, route);
+}
+
+export class ApiMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'method' | 'route' | 'status'>;
+  private readonly durations: Histogram<'method' | 'route'>;
+
+  constructor(sources: ApiMetricsSources) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({
+      name: 'flotilla_http_requests_total',
+      help: 'HTTP requests answered, by route and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+    this.durations = new Histogram({
+      name: 'flotilla_http_request_duration_seconds',
+      help: 'Time to answer HTTP requests, by route.',
+      labelNames: ['method', 'route'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+      registers,
+    });
+    new Gauge({
+      name: 'flotilla_db_pool_connections',
+      help: "The read pool's connections in use and idle, and requests waiting for one.",
+      labelNames: ['pool', 'state'],
+      registers,
+      collect() {
+        const s = sources.readPool();
+        if (!s) return;
+        this.set({ pool: 'read', state: 'in_use' }, s.total - s.idle);
+        this.set({ pool: 'read', state: 'idle' }, s.idle);
+        this.set({ pool: 'read', state: 'waiting' }, s.waiting);
+      },
+    });
+    const events = () => sources.events() ?? { clients: 0, subscriptions: 0, dispatched: 0 };
+    new Gauge({
+      name: 'flotilla_event_clients',
+      help: 'Event clients (websocket and SSE) connected to this pod.',
+      registers,
+      collect() {
+        this.set(events().clients);
+      },
+    });
+    new Gauge({
+      name: 'flotilla_event_subscriptions',
+      help: "Subscriptions held by this pod's event clients.",
+      registers,
+      collect() {
+        this.set(events().subscriptions);
+      },
+    });
+    new Counter({
+      name: 'flotilla_events_dispatched_total',
+      help: 'Events this pod received from the bus and fanned out to its clients.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(events().dispatched);
+      },
+    });
+  }
+
+  /** Count every answer and serve GET /metrics. */
+  install(app: FastifyInstance): void {
+    app.addHook('onResponse', async (req, reply) => {
+      if (req.url === '/metrics') return;
+      const route = routes.get(req) ?? req.routeOptions.url ?? 'unmatched';
+      const labels = { method: req.method, route };
+      this.requests.inc({ ...labels, status: String(reply.statusCode) });
+      this.durations.observe(labels, reply.elapsedTime / 1000);
+    });
+    app.get('/metrics', async (_req, reply) =>
+      reply.type(this.registry.contentType).send(await this.registry.metrics()),
+    );
+  }
+}
