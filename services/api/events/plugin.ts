@@ -40,6 +40,18 @@ export interface EventsOptions {
 }
 
 const ANONYMOUS: UserInfo = { anonymous: true };
+
+/** An authorize() that throws denies (and is logged): one bad call must not stop the fan-out. */
+function guarded(authorize: Authorize, log: FastifyInstance['log']): Authorize {
+  return (user, key) => {
+    try {
+      return authorize(user, key) === true;
+    } catch (err) {
+      log.error({ err: (err as Error).message, key: key.join('/') }, 'authorize failed; event withheld');
+      return false;
+    }
+  };
+}
 const allowAll: Authorize = () => true;
 const sessionUser = (req: FastifyRequest): UserInfo => (req as { userInfo?: UserInfo }).userInfo ?? ANONYMOUS;
 
@@ -48,7 +60,7 @@ export async function eventsPlugin(app: FastifyInstance, opts: EventsOptions): P
     opts.redis,
     opts.subscriber ?? opts.redis.duplicate({ connectionName: 'flotilla-api-events' }),
     {
-      authorize: opts.authorize ?? allowAll,
+      authorize: guarded(opts.authorize ?? allowAll, app.log),
       pingIntervalMs: opts.pingIntervalMs ?? 30_000,
       maxBufferedBytes: opts.maxBufferedBytes ?? 8 * 1024 * 1024,
       maxSubscriptions: opts.maxSubscriptions ?? 1000,

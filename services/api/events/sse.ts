@@ -141,6 +141,7 @@ export class SseRouter {
     this.local.set(uuid, consumer);
     this.refresh(consumer);
     res.on('close', () => consumer.release());
+    res.on('error', () => consumer.release());
     if (path.length > 0) consumer.subscribe(path.join('/'), resumeFrom(req));
     return undefined;
   }

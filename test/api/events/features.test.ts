@@ -118,6 +118,22 @@ describe('authorization', () => {
     admin.close();
     sse.close();
   });
+  it('withholds an event whose authorization throws, and goes on with the others', async () => {
+    const throwing = await startEventsApp(bus.url, {
+      authorize: (_u, key) => {
+        if (key[1] === '13') throw new Error('no such rule');
+        return true;
+      },
+    });
+    const c = await WsClient.open(throwing.ws);
+    await c.subscribe('builds/*/*');
+    for (const n of [12, 13, 14]) await publish(bus.redis, ['builds', n, 'new'], { buildid: n });
+    await until('events', () => c.events.length === 2);
+    await sleep(50);
+    expect(c.events.map((e) => e.m.buildid)).toEqual([12, 14]);
+    c.close();
+    await throwing.close();
+  });
 });
 
 describe('slow clients', () => {
