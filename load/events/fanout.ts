@@ -47,6 +47,8 @@ export interface FanoutResult {
   expected: number;
   missing: number;
   outOfOrder: number;
+  /** Clients whose connection the server closed during the run (too slow, no pong). */
+  dropped: number;
   /** Publish → last client, ms, over events. */
   p50: number;
   p90: number;
@@ -151,6 +153,8 @@ interface Client {
   socket: WebSocket;
   lastSeq: number;
   received: number;
+  /** The close code, if the server closed the connection (1008: too slow). */
+  closedWith: number | null;
 }
 
 export async function measureFanout(opts: FanoutOptions): Promise<FanoutResult> {
@@ -176,8 +180,11 @@ export async function measureFanout(opts: FanoutOptions): Promise<FanoutResult> 
     const open = (i: number) =>
       new Promise<Client>((resolve, reject) => {
         const pod = pods[i % pods.length]!;
-        const socket = new WebSocket(`${pod.origin.replace('http', 'ws')}/ws`);
-        const c: Client = { socket, lastSeq: -1, received: 0 };
+        const socket = new WebSocket(`${pod.origin.replace('http', 'ws')}/ws`, { skipUTF8Validation: true });
+        const c: Client = { socket, lastSeq: -1, received: 0, closedWith: null };
+        socket.once('close', (code) => {
+          c.closedWith = code;
+        });
         socket.once('error', reject);
         // Only the event's seq is read (no JSON.parse): at 1,000 clients the clients' own
         // parsing would otherwise be most of what is measured.
@@ -255,6 +262,7 @@ export async function measureFanout(opts: FanoutOptions): Promise<FanoutResult> 
       rate: opts.rate,
       expected,
       missing: expected - delivered,
+      dropped: clients.filter((c) => c.closedWith !== null).length,
       outOfOrder,
       p50: round(percentile(lastLatencies, 50)),
       p90: round(percentile(lastLatencies, 90)),

@@ -70,12 +70,12 @@ console.log(
     `clients, publisher and API processes on the same machine.\n`,
 );
 console.log(
-  '| pods | clients | events/s | events | deliveries missing | out of order | publish → last client p50 / p90 / p99 / max (ms) | publish → each client p99 (ms) | API CPU per pod (cores) | CPU of clients + publisher (cores) | API peak RSS per pod (MiB) |',
+  '| pods | clients | events/s | events | deliveries missing | clients dropped | out of order | publish → last client p50 / p90 / p99 / max (ms) | publish → each client p99 (ms) | API CPU per pod (cores) | CPU of clients + publisher (cores) | API peak RSS per pod (MiB) |',
 );
-console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
   console.log(
-    `| ${r.pods} | ${r.clients} | ${r.rate} | ${r.events} | ${r.missing} | ${r.outOfOrder} | ` +
+    `| ${r.pods} | ${r.clients} | ${r.rate} | ${r.events} | ${r.missing} | ${r.dropped} | ${r.outOfOrder} | ` +
       `${r.p50} / ${r.p90} / ${r.p99} / ${r.max} | ${r.deliveryP99} | ` +
       `${r.perPod.map((p) => p.cpuShare).join(', ')} | ${r.clientsCpuShare} | ${r.perPod.map((p) => Math.round(p.peakRssKiB / 1024)).join(', ')} |`,
   );
