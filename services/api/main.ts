@@ -1,67 +1,8 @@
 // The API process: `npm run api`, or the container's `api` command.
-import { loadApiEnv, redact } from '../core/config/env.js';
-import { ConfigError } from '../core/config/errors.js';
-import { loadMasterConfig, type MasterConfig, masterConfigSchema } from '../core/config/master-config.js';
-import { startCountCompaction } from '../core/db/counts.js';
-import { createPool } from '../core/db/pool.js';
-import { forceScheduler } from '../core/force/parameters.js';
-import { onShutdown } from '../core/lifecycle.js';
-import { createRedis } from '../core/redis.js';
-import { createLogger } from '../core/telemetry/logger.js';
+// Telemetry starts before anything else is loaded: instrumentation patches pg, ioredis and
+// http only in modules loaded after it (core/telemetry/tracing.ts). The process itself is
+// service.ts.
 import { startTelemetry } from '../core/telemetry/tracing.js';
-import { changeHooks } from './hooks/index.js';
-import { buildApp } from './http/server.js';
 
-const env = loadApiEnv();
-const log = createLogger('api', env.logLevel);
-let config: MasterConfig | null = null;
-try {
-  config = env.masterConfigPath ? loadMasterConfig(env.masterConfigPath) : null;
-} catch (err) {
-  if (!(err instanceof ConfigError)) throw err;
-  log.fatal({ code: err.code, problems: err.problems }, err.message);
-  process.exit(2);
-}
-const telemetry = startTelemetry('flotilla-api');
-const db = createPool(env.databaseUrl, { applicationName: 'flotilla-api' });
-const redis = createRedis(env.redisUrl, 'flotilla-api');
-redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
-
-const app = await buildApp({
-  db,
-  redis,
-  log,
-  publicUrl: env.publicUrl,
-  databaseUrl: env.databaseUrl,
-  forceSchedulers: (config?.force_schedulers ?? []).map(forceScheduler),
-  // Without a configuration: no logins (everything allowed, as Buildbot without auth) and
-  // the default www settings (rate limit on).
-  auth: config?.auth,
-  www: config?.www ?? masterConfigSchema.shape.www.parse(undefined),
-  title: config?.title,
-  sessionSecret: env.sessionSecret ?? undefined,
-});
-try {
-  await app.register(changeHooks, {
-    ctx: { db, redis, onPublishError: (err) => log.warn({ err: err.message }, 'events not published') },
-    config: config?.change_hooks,
-  });
-  await app.ready();
-} catch (err) {
-  // An unreadable GitHub secret is a configuration error, as fatal as a bad file.
-  if (!(err instanceof ConfigError)) throw err;
-  log.fatal({ code: err.code, problems: err.problems }, err.message);
-  process.exit(2);
-}
-await app.listen({ port: env.port, host: env.host });
-log.info({ url: env.publicUrl, database: redact(env.databaseUrl) }, 'api listening');
-
-const stopCompaction = startCountCompaction(db, log);
-
-onShutdown(log, () => [
-  { name: 'count compaction', run: async () => stopCompaction() },
-  { name: 'http', run: () => app.close() },
-  { name: 'postgres', run: () => db.dispose() },
-  { name: 'redis', run: () => redis.quit() },
-  { name: 'telemetry', run: () => telemetry.shutdown() },
-]);
+startTelemetry('flotilla-api');
+await import('./service.js');

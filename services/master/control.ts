@@ -8,6 +8,7 @@ import { CloseCode } from '../core/protocol/messages.js';
 import type { Logger } from '../core/telemetry/logger.js';
 import type { BuildRunner } from './build/runner.js';
 import type { Distributor } from './distributor.js';
+import type { RequestTraces } from './trace-links.js';
 import type { WorkerServer } from './workers/server.js';
 
 export interface ControlDeps {
@@ -19,6 +20,8 @@ export interface ControlDeps {
   /** Worker names by id, for the workers this master knows. */
   workerName: (id: number) => string | undefined;
   paused: Set<string>;
+  /** Where the traces of new requests are kept for their builds. */
+  traces?: RequestTraces;
   log: Logger;
 }
 
@@ -41,7 +44,7 @@ export async function listen(deps: ControlDeps): Promise<() => Promise<void>> {
   };
 }
 
-async function handle(deps: ControlDeps, { k, m }: BusMessage): Promise<void> {
+async function handle(deps: ControlDeps, { k, m, tp }: BusMessage): Promise<void> {
   const parts = k.split('/');
   const body = (m ?? {}) as { reason?: unknown; results?: unknown };
   const reason = typeof body.reason === 'string' ? body.reason : 'no reason';
@@ -50,6 +53,7 @@ async function handle(deps: ControlDeps, { k, m }: BusMessage): Promise<void> {
     parts.length === 3 &&
     (parts[2] === 'new' || parts[2] === 'unclaimed')
   ) {
+    if (parts[2] === 'new' && typeof tp === 'string') deps.traces?.remember(Number(parts[1]), tp);
     deps.distributor.kick();
   } else if (parts[0] === 'control' && parts[1] === 'builds' && parts[3] === 'stop') {
     const results = typeof body.results === 'number' ? body.results : undefined;

@@ -17,6 +17,7 @@ import { sql } from '../core/db/pool.js';
 import { Results } from '../core/results.js';
 import type { Logger } from '../core/telemetry/logger.js';
 import type { BuildRunner, ClaimedRequest } from './build/runner.js';
+import type { RequestTraces } from './trace-links.js';
 import type { WorkerConnection } from './workers/connection.js';
 import type { WorkerServer } from './workers/server.js';
 
@@ -35,6 +36,8 @@ export interface DistributorDeps {
   log: Logger;
   /** Told how long each pass of the claim loop took. */
   onPass?: (seconds: number) => void;
+  /** The traces of requests, for their builds to continue. */
+  traces?: RequestTraces;
 }
 
 export class Distributor {
@@ -115,7 +118,14 @@ export class Distributor {
         if (!won) continue;
         const worker = idle.shift()!;
         this.held.add(br.id);
-        const req: ClaimedRequest = { brid: br.id, bsid: br.buildsetid, builderid, builder };
+        const traceContext = this.deps.traces?.take(br.id);
+        const req: ClaimedRequest = {
+          brid: br.id,
+          bsid: br.buildsetid,
+          builderid,
+          builder,
+          ...(traceContext ? { traceContext } : {}),
+        };
         void this.deps.runner
           .run(req, worker)
           .finally(() => {

@@ -19,6 +19,7 @@ import { startJobs } from './jobs/index.js';
 import { Membership } from './membership.js';
 import { MasterMetrics } from './metrics.js';
 import { busSubscription, SchedulerManager, schedulerConfigProblems } from './schedulers/index.js';
+import { RequestTraces } from './trace-links.js';
 import { startWorkerServer } from './workers/server.js';
 
 const env = loadMasterEnv();
@@ -98,6 +99,7 @@ const runner = new BuildRunner({
   },
 });
 let distributor: Distributor | null = null;
+const traces = new RequestTraces();
 const workers = await startWorkerServer({
   host: env.host,
   port: env.workerPort,
@@ -135,6 +137,7 @@ distributor = new Distributor({
   isPaused: (name) => paused.has(name),
   log,
   onPass: (seconds) => metrics.claimPass(seconds),
+  traces,
 });
 const stopListening = await listen({
   subscriber,
@@ -144,6 +147,7 @@ const stopListening = await listen({
   workers,
   workerName: (id) => workerNames.get(id),
   paused,
+  traces,
   log,
 });
 distributor.start();

@@ -29,7 +29,9 @@ export class Cluster {
     readonly config: string,
   ) {}
 
-  static async start(opts: { masterExpirySeconds?: number } = {}): Promise<Cluster> {
+  static async start(
+    opts: { masterExpirySeconds?: number; apiEnv?: Record<string, string> } = {},
+  ): Promise<Cluster> {
     const dir = mkdtempSync(join(tmpdir(), 'flotilla-e2e-'));
     const config = join(dir, 'master.yaml');
     let yaml = readFileSync(BASE_CONFIG, 'utf8');
@@ -44,6 +46,7 @@ export class Cluster {
       PUBLIC_URL: `http://127.0.0.1:${port}/`,
       MASTER_CONFIG: c.config,
       LOG_LEVEL: 'warn',
+      ...opts.apiEnv,
     });
     c.procs.push(proc);
     c.api = { proc, base: `http://127.0.0.1:${port}/api/v2` };

@@ -1,6 +1,8 @@
-// Traces from real processes, exported over OTLP to a receiver in the test: a build is a
-// span with a child per step, and the PostgreSQL queries and Redis commands made for it are
-// its descendants; background jobs have their own spans.
+// Traces from real processes, exported over OTLP to a receiver in the test: a force request
+// to the API and the build it causes on a master are one trace (the context travels with
+// the request's event through Redis); a build is a span with a child per step, and the
+// PostgreSQL queries and Redis commands made for it are its descendants; background jobs
+// have their own spans.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { waitFor } from '../helpers/processes.js';
@@ -10,7 +12,7 @@ let c: Cluster;
 let otlp: OtlpReceiver;
 beforeAll(async () => {
   otlp = await OtlpReceiver.start();
-  c = await Cluster.start();
+  c = await Cluster.start({ apiEnv: otlp.env() });
   const m = await c.startMaster('m1', otlp.env());
   await c.startWorker('w1', m);
 }, 120_000);
@@ -34,6 +36,33 @@ function descendants(root: ReceivedSpan): ReceivedSpan[] {
 }
 
 describe('traces', () => {
+  it('follow a force request from the API to the build it starts on a master', async () => {
+    const [, brids] = await c.force('force-basic');
+    const build = await c.buildOf(Object.values(brids)[0]!);
+    let root: ReceivedSpan | undefined;
+    let buildSpan: ReceivedSpan | undefined;
+    await waitFor('the force request and its build in one trace', async () => {
+      root = otlp.spans.find(
+        (s) => s.service === 'flotilla-api' && s.name === 'POST /api/v2/forceschedulers/i:schedulername',
+      );
+      buildSpan = otlp.spans.find(
+        (s) => s.name === 'build basic' && s.attributes['flotilla.buildid'] === build.buildid,
+      );
+      return root !== undefined && buildSpan !== undefined;
+    });
+    expect(buildSpan!.traceId).toBe(root!.traceId);
+    expect(buildSpan!.parentSpanId).toBe(root!.spanId);
+    // The API's own queries for the force are in the trace too.
+    expect(
+      descendants(root!).some(
+        (s) =>
+          s.service === 'flotilla-api' &&
+          /postgres/.test(String(s.attributes['db.system'] ?? s.attributes['db.system.name'])),
+      ),
+    ).toBe(true);
+    await c.finished(build.buildid);
+  }, 120_000);
+
   it('show a build, its steps, and the queries and Redis commands made for it', async () => {
     const [, brids] = await c.force('force-basic');
     const build = await c.buildOf(Object.values(brids)[0]!);

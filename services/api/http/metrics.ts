@@ -10,6 +10,7 @@
 // - flotilla_event_clients, flotilla_event_subscriptions, flotilla_events_dispatched_total:
 //   the event fan-out of this pod.
 // - Node's process metrics (memory, CPU, event loop lag, GC).
+import { trace } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -20,9 +21,12 @@ export interface ApiMetricsSources {
 
 const routes = new WeakMap<FastifyRequest, string>();
 
-/** Name the route of this request for the metrics (the endpoint pattern it matched). */
+/** Name the route of this request (the endpoint pattern it matched), for metrics and its span. */
 export function setMetricsRoute(req: FastifyRequest, route: string): void {
   routes.set(req, route);
+  const span = trace.getActiveSpan();
+  span?.setAttribute('http.route', route);
+  span?.updateName(`${req.method} ${route}`);
 }
 
 export class ApiMetrics {

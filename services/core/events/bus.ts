@@ -11,6 +11,7 @@
 // scripts one at a time, so the channels carry events in stream order, which is what makes
 // "everything after id X" mean the same live and replayed.
 import { createHash } from 'node:crypto';
+import { context, propagation } from '@opentelemetry/api';
 import type { Redis } from 'ioredis';
 
 export const EVENTS_CHANNEL = 'flotilla:events';
@@ -31,6 +32,18 @@ export interface BusMessage {
   m: unknown;
   /** The event's id in EVENTS_STREAM (on EVENTS_WITH_IDS_CHANNEL and when read back). */
   id?: string;
+  /**
+   * The W3C trace context of the work that produced the event (a traceparent), so that what a
+   * master does about it (a build for a new request) continues the same trace.
+   */
+  tp?: string;
+}
+
+/** The active trace context as a traceparent, if there is one. */
+function traceparent(): string | undefined {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent;
 }
 
 export function keyString(key: RoutingKey): string {
@@ -48,7 +61,8 @@ const PUBLISH_SHA = createHash('sha1').update(PUBLISH_SCRIPT).digest('hex');
 
 /** Appends the event to the stream and publishes it; resolves with its id. */
 export async function publish(redis: Redis, key: RoutingKey, message: unknown): Promise<string> {
-  const payload: BusMessage = { k: keyString(key), m: message };
+  const tp = traceparent();
+  const payload: BusMessage = { k: keyString(key), m: message, ...(tp ? { tp } : {}) };
   const args = [
     EVENTS_STREAM,
     String(EVENTS_STREAM_MAXLEN),

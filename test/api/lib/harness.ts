@@ -1,4 +1,4 @@
-// The API in-process, exactly as services/api/main.ts builds it (force schedulers from the
+// The API in-process, exactly as services/api/service.ts builds it (force schedulers from the
 // oracle's configuration, a silent logger), on a fresh database copied from a template, and
 // reached through Fastify's inject: no port, no network, the real request path.
 import { dirname, resolve } from 'node:path';
