@@ -88,6 +88,12 @@ const TRIGGER_POLL_MS = 500;
 const EARLY_STOP_MS = 60_000;
 const tracer = trace.getTracer('flotilla-master');
 
+/** The results a build's current step ends with if it was stopped or lost; null if neither. */
+function interruption(r: Running): number | null {
+  if (r.lost) return Results.RETRY;
+  return r.stopped ? r.stopped.results : null;
+}
+
 export class BuildRunner {
   private readonly running = new Map<number, Running>();
   private readonly earlyStops = new Map<number, { reason: string; results: number; at: number }>();
@@ -348,6 +354,15 @@ export class BuildRunner {
       }
       return w;
     };
+    // A stop (or the worker's loss) that came while the step was being set up: the command
+    // never starts, or it would run to its end with nobody left to interrupt it.
+    const before = interruption(r);
+    if (before !== null) {
+      await writer.finish();
+      this.deps.onLogFinished?.(logid);
+      const results = before;
+      return { results, summary: stepSummary(text, results) };
+    }
     r.command = r.worker.run(
       {
         command,
