@@ -71,7 +71,10 @@ interface Running {
   brid: number;
   worker: WorkerConnection;
   command: RemoteCommand | null;
-  stopped: { reason: string; results: number } | null;
+  /** The number of the step being run (0 before the first). */
+  step: number;
+  /** The stop, and the step it came during (that step's command must not run on). */
+  stopped: { reason: string; results: number; step: number } | null;
   lost: boolean;
 }
 
@@ -88,10 +91,13 @@ const TRIGGER_POLL_MS = 500;
 const EARLY_STOP_MS = 60_000;
 const tracer = trace.getTracer('flotilla-master');
 
-/** The results a build's current step ends with if it was stopped or lost; null if neither. */
+/**
+ * The results the current step ends with if the build was lost, or stopped during this step
+ * (steps after a stop run only when alwaysRun, and then in full); null otherwise.
+ */
 function interruption(r: Running): number | null {
   if (r.lost) return Results.RETRY;
-  return r.stopped ? r.stopped.results : null;
+  return r.stopped && r.stopped.step === r.step ? r.stopped.results : null;
 }
 
 export class BuildRunner {
@@ -120,7 +126,7 @@ export class BuildRunner {
       this.earlyStops.set(buildid, { reason, results, at: now });
       return false;
     }
-    r.stopped ??= { reason, results };
+    r.stopped ??= { reason, results, step: r.step };
     r.command?.interrupt(reason);
     return true;
   }
@@ -178,12 +184,20 @@ export class BuildRunner {
       }),
     );
     trace.getActiveSpan()?.setAttributes({ 'flotilla.buildid': buildid, 'flotilla.number': number });
-    const r: Running = { buildid, brid: req.brid, worker, command: null, stopped: null, lost: false };
+    const r: Running = {
+      buildid,
+      brid: req.brid,
+      worker,
+      command: null,
+      step: 0,
+      stopped: null,
+      lost: false,
+    };
     this.running.set(buildid, r);
     const early = this.earlyStops.get(buildid);
     if (early) {
       this.earlyStops.delete(buildid);
-      r.stopped = { reason: early.reason, results: early.results };
+      r.stopped = { reason: early.reason, results: early.results, step: 0 };
     }
     log.info({ buildid, builder: req.builder.name, number, worker: worker.name }, 'build started');
     try {
@@ -293,6 +307,7 @@ export class BuildRunner {
     props: Properties,
   ): Promise<StepOutcome> {
     const { ctx } = this.deps;
+    r.step++;
     const s = await transact(ctx, (tx) => newStep(tx, r.buildid, this.defaultName(step)));
     // Buildbot summarizes the command as rendered, properties filled in.
     const text =
