@@ -48,6 +48,11 @@ describe('a forced build', () => {
       ['unicode', 0, `'printf 'é ...'`, false],
     ]);
     for (const s of steps) expect(s.complete).toBe(true);
+    // addStepURL: the configured link, properties filled in; the other steps have none.
+    expect(steps.find((s) => s.name === 'use-property').urls).toEqual([
+      { name: 'release 1.2.42', url: 'https://example.test/basic/1' },
+    ]);
+    expect(steps.filter((s) => s.urls.length > 0)).toHaveLength(1);
   });
 
   it('stores every output line, in order, with its stream', async () => {

@@ -51,6 +51,9 @@ const stepCommon = {
   hideStepIf: z
     .union([z.boolean(), z.object({ results: z.array(z.number().int().min(0).max(6)) }).strict()])
     .optional(),
+  // Links shown with the step (Buildbot's addStepURL), with properties filled in when the
+  // step starts: `{ name: coverage, url: "https://cov.example/%(prop:buildnumber)s" }`.
+  urls: z.array(z.object({ name: z.string().min(1), url: z.string().min(1) }).strict()).default([]),
   timeout: z.number().positive().default(1200),
 };
 

@@ -9,6 +9,7 @@ import type { BuilderConfig, MasterConfig, StepConfig } from '../../core/config/
 import {
   addBuildset,
   addLog,
+  addStepURL,
   completeBuildRequests,
   type DataContext,
   finishBuild,
@@ -328,6 +329,8 @@ export class BuildRunner {
     await transact(ctx, async (tx) => {
       await startStep(tx, s.stepid);
       await setStepStateString(tx, s.stepid, step.description ?? text ?? 'running');
+      for (const u of step.urls)
+        await addStepURL(tx, s.stepid, interpolate(u.name, props), interpolate(u.url, props));
     });
     const outcome =
       step.type === 'trigger'
