@@ -158,6 +158,7 @@ const schedulers = new SchedulerManager({
   masterid: () => membership.masterid,
   log,
   subscribe: busSubscription(subscriber, log),
+  workdir: env.workdir,
 });
 await schedulers.start();
 

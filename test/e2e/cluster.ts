@@ -30,12 +30,13 @@ export class Cluster {
   ) {}
 
   static async start(
-    opts: { masterExpirySeconds?: number; apiEnv?: Record<string, string> } = {},
+    opts: { masterExpirySeconds?: number; apiEnv?: Record<string, string>; extraYaml?: string } = {},
   ): Promise<Cluster> {
     const dir = mkdtempSync(join(tmpdir(), 'flotilla-e2e-'));
     const config = join(dir, 'master.yaml');
     let yaml = readFileSync(BASE_CONFIG, 'utf8');
     if (opts.masterExpirySeconds) yaml += `\nmaster_expiry_seconds: ${opts.masterExpirySeconds}\n`;
+    if (opts.extraYaml) yaml += `\n${opts.extraYaml}\n`;
     writeFileSync(config, yaml);
     const c = new Cluster(await createDatabase('migrated'), await startRedis(), dir, config);
     const port = await freePort();

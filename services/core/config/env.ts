@@ -1,7 +1,8 @@
 // The typed environment of every process. Each service reads only the part it needs;
 // defaults suit the local stack (deploy/local) and every value can be overridden.
 import { accessSync, constants } from 'node:fs';
-import { hostname } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError } from './errors.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -38,6 +39,8 @@ export interface MasterEnv extends CommonEnv {
   workerPort: number;
   /** PEM files of the worker listener's certificate and key: workers then connect with wss://. */
   workerTls: { certFile: string; keyFile: string } | null;
+  /** Where the master keeps scratch files (git pollers' mirrors); nothing in it must survive. */
+  workdir: string;
 }
 
 export interface WorkerEnv {
@@ -167,6 +170,7 @@ export function loadMasterEnv(src: Source = process.env): MasterEnv {
     masterName: r.string('MASTER_NAME', `${hostname()}:${process.cwd()}`),
     workerPort: r.port('WORKER_PORT', 9989),
     workerTls: workerTls(r),
+    workdir: r.string('MASTER_WORKDIR', join(tmpdir(), 'flotilla-master')),
   });
 }
 

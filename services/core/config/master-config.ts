@@ -380,6 +380,26 @@ const allowRule = z
   })
   .strict();
 
+// A change source runs on exactly one master. Without a type it is only owned and shown
+// (changes then come through the change hooks); `git` polls a repository (Buildbot's GitPoller).
+const changeSource = z
+  .object({
+    name: z.string().min(1),
+    type: z.literal('git').optional(),
+    repourl: z.string().min(1).optional(),
+    branches: z.array(z.string().min(1)).min(1).default(['main']),
+    poll_interval: z.number().int().positive().default(600),
+    project: z.string().default(''),
+    category: z.string().optional(),
+    codebase: z.string().default(''),
+  })
+  .strict()
+  .refine((c) => c.type === undefined || c.repourl !== undefined, {
+    message: 'a git change source needs repourl',
+    path: ['repourl'],
+  });
+export type ChangeSourceConfig = z.infer<typeof changeSource>;
+
 const isLoopback = (u: URL) => ['localhost', '127.0.0.1', '[::1]'].includes(u.hostname);
 
 const auth = z
@@ -509,7 +529,7 @@ export const masterConfigSchema = z
     builders: z.array(builder).default([]),
     schedulers: z.array(scheduler).default([]),
     force_schedulers: z.array(forceScheduler).default([]),
-    change_sources: z.array(z.object({ name: z.string().min(1) }).strict()).default([]),
+    change_sources: z.array(changeSource).default([]),
     change_hooks: changeHooks.default({}),
     auth: auth.default({}),
     www: www.default({}),

@@ -8,8 +8,10 @@
 // ownership (every five minutes) and activates when it gets it; a master that stops
 // deactivates its services and releases them. Force schedulers are schedulers there too:
 // they are owned and shown on a master like the rest (their forms are served by the API).
-// Change sources are owned and shown; none runs code here (changes come through the API
-// pods' change hooks).
+// Change sources are owned and shown; a git one polls its repository on the master that owns
+// it (changesources/git-poller.ts), the others only mark that changes come through the API
+// pods' change hooks.
+import { tmpdir } from 'node:os';
 import type { Redis } from 'ioredis';
 import { ConfigError } from '../../core/config/errors.js';
 import type { MasterConfig, SchedulerConfig } from '../../core/config/master-config.js';
@@ -23,6 +25,7 @@ import {
 } from '../../core/data/index.js';
 import { type BusMessage, EVENTS_CHANNEL } from '../../core/events/bus.js';
 import type { Logger } from '../../core/telemetry/logger.js';
+import { GitPoller } from '../changesources/git-poller.js';
 import { CronError, parseCron } from './cron.js';
 import { AnnouncedScheduler, type Scheduler, type SchedulerDeps } from './scheduler.js';
 import { SingleBranchScheduler } from './single-branch.js';
@@ -47,6 +50,8 @@ export interface SchedulerManagerOptions {
   clock?: () => number;
   /** The longest a timer sleeps before it looks at the clock again (default 60,000 ms). */
   maxSleepMs?: number;
+  /** Where change sources keep scratch files (git mirrors); default the system's temp folder. */
+  workdir?: string;
 }
 
 /** The problems of the scheduler configuration the schema cannot see (cron expressions). */
@@ -77,18 +82,21 @@ function createScheduler(s: SchedulerConfig, id: number, deps: SchedulerDeps): S
   }
 }
 
+/** What runs while this master owns an item: a scheduler, or a change source that polls. */
+type Owned = Pick<Scheduler, 'start' | 'stop'> & Partial<Pick<Scheduler, 'tick' | 'onChange' | 'setEnabled'>>;
+
 interface Item {
   kind: 'scheduler' | 'changesource';
   name: string;
   id: number;
-  make: () => Scheduler | null;
+  make: () => Owned | null;
 }
 
 export class SchedulerManager {
   private readonly deps: SchedulerDeps;
   private items: Item[] = [];
-  /** Owned items by id within their kind, with the scheduler that runs (null for change sources). */
-  private readonly owned = new Map<string, Scheduler | null>();
+  /** Owned items by id within their kind, with what runs for them (null: nothing to run). */
+  private readonly owned = new Map<string, Owned | null>();
   private timer: NodeJS.Timeout | undefined;
   private round: Promise<void> | null = null;
   private unsubscribe: (() => void) | null = null;
@@ -123,7 +131,10 @@ export class SchedulerManager {
       }
       for (const c of config.change_sources) {
         const id = await findChangeSourceId(tx, c.name);
-        items.push({ kind: 'changesource', name: c.name, id, make: () => null });
+        const { repourl } = c;
+        const deps = { ctx: this.opts.ctx, log: this.opts.log, workdir: this.opts.workdir ?? tmpdir() };
+        const make = () => (c.type === 'git' && repourl ? new GitPoller({ ...c, repourl }, deps) : null);
+        items.push({ kind: 'changesource', name: c.name, id, make });
       }
       return items;
     });
@@ -200,7 +211,7 @@ export class SchedulerManager {
         this.opts.log.info({ [item.kind]: item.name }, `${item.kind} went to another master`);
         await s?.stop();
       } else if (mine) {
-        this.owned.get(k)?.tick();
+        this.owned.get(k)?.tick?.();
       }
     }
   }
@@ -211,11 +222,11 @@ export class SchedulerManager {
     const id = Number(parts[1]);
     if (!Number.isSafeInteger(id)) return;
     if (parts[0] === 'changes' && parts[2] === 'new') {
-      for (const s of this.owned.values()) s?.onChange(id);
+      for (const s of this.owned.values()) s?.onChange?.(id);
     } else if (parts[0] === 'schedulers' && parts[2] === 'updated') {
       const enabled = (m as { enabled?: unknown } | null)?.enabled;
       const s = this.owned.get(`scheduler:${id}`);
-      if (s && typeof enabled === 'boolean') s.setEnabled(enabled);
+      if (s && typeof enabled === 'boolean') s.setEnabled?.(enabled);
     }
   }
 }

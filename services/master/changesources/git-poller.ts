@@ -1,0 +1,191 @@
+// A git change source (Buildbot's GitPoller): every poll_interval, the master that owns it
+// asks the repository for its branch heads and turns the commits that are new on each
+// configured branch into changes, oldest first.
+//
+// Buildbot facts (buildbot/changes/gitpoller.py): the last revision seen on each branch is
+// kept in object_state (key `lastRev`, a {branch: revision} object, under the poller's name
+// and class GitPoller), so whichever master polls next carries on; the first poll of a
+// branch only records its head and makes no change (no flood of history); a change has the
+// commit's author and committer ("name <email>"), message, revision, commit time and files,
+// the repository URL, the branch, the configured project, category and codebase, and src
+// 'git'.
+// Ours: the commits are fetched into a bare mirror under MASTER_WORKDIR; when the old head
+// is no longer an ancestor of the new one (a force push), only the new head becomes a change;
+// at most MAX_CHANGES_PER_POLL commits are taken per branch and poll (the newest), so a huge
+// push cannot stall the master. The changes of a branch and its new lastRev are written in
+// one transaction: a poll that fails half way is simply done again.
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import type { ChangeSourceConfig } from '../../core/config/master-config.js';
+import { addChange, type DataContext, transact } from '../../core/data/index.js';
+import type { Logger } from '../../core/telemetry/logger.js';
+import { getState, setState, stateObjectId } from '../schedulers/store.js';
+
+const run = promisify(execFile);
+const GIT_TIMEOUT_MS = 120_000;
+const MAX_CHANGES_PER_POLL = 100;
+const SEP = '\u001f';
+
+export interface GitPollerDeps {
+  ctx: DataContext;
+  log: Logger;
+  /** Where the bare mirrors live. */
+  workdir: string;
+}
+
+interface Commit {
+  revision: string;
+  author: string;
+  committer: string;
+  when: number;
+  comments: string;
+  files: string[];
+}
+
+export class GitPoller {
+  private timer: NodeJS.Timeout | undefined;
+  private polling: Promise<void> | null = null;
+  private stopped = false;
+  private readonly mirror: string;
+  private readonly log: Logger;
+  /** What git fetches from: the repourl, with a relative local path made absolute (git runs in the mirror). */
+  private readonly remote: string;
+
+  constructor(
+    private readonly cfg: ChangeSourceConfig & { repourl: string },
+    private readonly deps: GitPollerDeps,
+  ) {
+    const hash = createHash('sha1').update(cfg.repourl).digest('hex').slice(0, 16);
+    this.mirror = join(deps.workdir, 'gitpoller', hash);
+    this.log = deps.log.child({ changesource: cfg.name });
+    const local = !/^[a-z][a-z0-9+.-]*:\/\//i.test(cfg.repourl) && !/^[^/]+@[^/]+:/.test(cfg.repourl);
+    this.remote = local && !isAbsolute(cfg.repourl) ? resolve(cfg.repourl) : cfg.repourl;
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    void this.pollNow();
+    this.timer = setInterval(() => void this.pollNow(), this.cfg.poll_interval * 1000);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.polling;
+  }
+
+  /** One poll (never two at once); failures are logged, and the next poll tries again. */
+  pollNow(): Promise<void> {
+    this.polling ??= this.poll()
+      .catch((err: Error) => this.log.warn({ err: err.message }, 'git poll failed'))
+      .finally(() => {
+        this.polling = null;
+      });
+    return this.polling;
+  }
+
+  private git(args: string[]): Promise<string> {
+    return run('git', args, {
+      cwd: this.mirror,
+      timeout: GIT_TIMEOUT_MS,
+      maxBuffer: 64 * 1024 * 1024,
+      // Never wait for a password on a terminal nobody watches.
+      env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
+    }).then((r) => r.stdout);
+  }
+
+  private async poll(): Promise<void> {
+    if (!existsSync(join(this.mirror, 'HEAD'))) {
+      mkdirSync(this.mirror, { recursive: true });
+      await this.git(['init', '--bare', '--quiet']);
+    }
+    const heads = new Map<string, string>();
+    for (const line of (await this.git(['ls-remote', '--heads', this.remote])).split('\n')) {
+      const [sha, ref] = line.split('\t');
+      if (sha && ref?.startsWith('refs/heads/')) heads.set(ref.slice('refs/heads/'.length), sha);
+    }
+    const wanted = this.cfg.branches.filter((b) => heads.has(b));
+    if (wanted.length === 0 || this.stopped) return;
+    await this.git([
+      'fetch',
+      '--quiet',
+      '--no-tags',
+      this.remote,
+      ...wanted.map((b) => `+refs/heads/${b}:refs/flotilla/${b}`),
+    ]);
+    const { ctx } = this.deps;
+    const objectid = await transact(ctx, (tx) => stateObjectId(tx, this.cfg.name, 'GitPoller'));
+    for (const branch of wanted) {
+      if (this.stopped) return;
+      const head = heads.get(branch)!;
+      const last = ((await transact(ctx, (tx) => getState(tx, objectid, 'lastRev'))) ?? {}) as Record<
+        string,
+        string
+      >;
+      if (last[branch] === head) continue;
+      const commits = last[branch] === undefined ? [] : await this.newCommits(last[branch]!, head);
+      await transact(ctx, async (tx) => {
+        for (const c of commits) {
+          await addChange(tx, {
+            author: c.author,
+            committer: c.committer,
+            comments: c.comments,
+            revision: c.revision,
+            when_timestamp: c.when,
+            files: c.files,
+            branch,
+            repository: this.cfg.repourl,
+            project: this.cfg.project,
+            codebase: this.cfg.codebase,
+            category: this.cfg.category ?? null,
+            src: 'git',
+          });
+        }
+        // Read again under the transaction: another master may have moved it meanwhile.
+        const now = ((await getState(tx, objectid, 'lastRev')) ?? {}) as Record<string, string>;
+        await setState(tx, objectid, 'lastRev', { ...now, [branch]: head });
+      });
+      if (commits.length > 0) this.log.info({ branch, changes: commits.length, head }, 'new commits');
+    }
+  }
+
+  /** The commits after `from` up to `to`, oldest first; just `to` when `from` is not its ancestor. */
+  private async newCommits(from: string, to: string): Promise<Commit[]> {
+    let revs: string[];
+    try {
+      await this.git(['merge-base', '--is-ancestor', from, to]);
+      revs = (
+        await this.git(['rev-list', '--reverse', `--max-count=${MAX_CHANGES_PER_POLL}`, `${from}..${to}`])
+      )
+        .split('\n')
+        .filter(Boolean);
+    } catch {
+      revs = [to];
+    }
+    const commits: Commit[] = [];
+    for (const revision of revs) commits.push(await this.commit(revision));
+    return commits;
+  }
+
+  private async commit(revision: string): Promise<Commit> {
+    const format = ['%an <%ae>', '%cn <%ce>', '%ct', '%B'].join(SEP);
+    const [author = '', committer = '', when = '0', ...message] = (
+      await this.git(['show', '-s', `--format=${format}`, revision])
+    ).split(SEP);
+    const files = (await this.git(['diff-tree', '--no-commit-id', '--name-only', '-r', '--root', revision]))
+      .split('\n')
+      .filter(Boolean);
+    return {
+      revision,
+      author,
+      committer,
+      when: Number(when),
+      comments: message.join(SEP).replace(/\n+$/, ''),
+      files,
+    };
+  }
+}
