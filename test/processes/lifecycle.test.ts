@@ -81,7 +81,10 @@ describe('master and worker', () => {
       20_000,
       worker,
     );
-    expect(master.output()).toMatch(/"worker":"local-worker".*"msg":"worker connected"/);
+    // The master's log line may reach its stdout after the worker reports itself ready.
+    await waitFor('the master to log the connection', async () =>
+      /"worker":"local-worker".*"msg":"worker connected"/.test(master.output()),
+    );
 
     expect(await worker.stop('SIGTERM')).toBe(0);
     expect(await master.stop('SIGTERM')).toBe(0);
