@@ -9,14 +9,18 @@
 //   and the requests waiting for one.
 // - flotilla_event_clients, flotilla_event_subscriptions, flotilla_events_dispatched_total:
 //   the event fan-out of this pod.
+// - flotilla_page_cache_lookups_total{outcome} (hit, miss, expired), flotilla_page_cache_pages
+//   and flotilla_page_cache_bytes: the rendered pages this pod keeps (page-cache.ts).
 // - Node's process metrics (memory, CPU, event loop lag, GC).
 import { trace } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { PageCacheStats } from './page-cache.js';
 
 export interface ApiMetricsSources {
   readPool: () => { total: number; idle: number; waiting: number } | null;
   events: () => { clients: number; subscriptions: number; dispatched: number } | null;
+  pageCache?: () => PageCacheStats | null;
 }
 
 const routes = new WeakMap<FastifyRequest, string>();
@@ -61,6 +65,36 @@ export class ApiMetrics {
         this.set({ pool: 'read', state: 'in_use' }, s.total - s.idle);
         this.set({ pool: 'read', state: 'idle' }, s.idle);
         this.set({ pool: 'read', state: 'waiting' }, s.waiting);
+      },
+    });
+    const pages = () => sources.pageCache?.() ?? { hits: 0, misses: 0, expired: 0, pages: 0, bytes: 0 };
+    new Counter({
+      name: 'flotilla_page_cache_lookups_total',
+      help: 'Page cache lookups: hit (served from memory), miss (not kept), expired (a table changed).',
+      labelNames: ['outcome'],
+      registers,
+      collect() {
+        const s = pages();
+        this.reset();
+        this.inc({ outcome: 'hit' }, s.hits);
+        this.inc({ outcome: 'miss' }, s.misses);
+        this.inc({ outcome: 'expired' }, s.expired);
+      },
+    });
+    new Gauge({
+      name: 'flotilla_page_cache_pages',
+      help: 'Rendered pages this pod keeps.',
+      registers,
+      collect() {
+        this.set(pages().pages);
+      },
+    });
+    new Gauge({
+      name: 'flotilla_page_cache_bytes',
+      help: 'Memory the kept pages take (approximately, in bytes).',
+      registers,
+      collect() {
+        this.set(pages().bytes);
       },
     });
     const events = () => sources.events() ?? { clients: 0, subscriptions: 0, dispatched: 0 };

@@ -32,8 +32,12 @@ export function sendPostError(reply: FastifyReply, err: ApiError): FastifyReply 
     .send(`{"error": {"message": ${JSON.stringify(err.message)}}}`);
 }
 
-export function sendRendered(req: FastifyRequest, reply: FastifyReply, r: Rendered): FastifyReply {
-  const etag = etagOf(r.body);
+export function sendRendered(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  r: Rendered,
+  etag: string = etagOf(r.body),
+): FastifyReply {
   // The body depends on Accept (compact JSON or indented text): caches must key on it.
   reply.header('etag', etag).header('vary', 'Accept').type(r.contentType);
   if (notModified(req, etag)) return reply.code(304).send();

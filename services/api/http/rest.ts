@@ -15,8 +15,9 @@ import { type CorsPolicy, checkCors } from './cors.js';
 import { ApiError, badMethod, forbidden, notFound } from './errors.js';
 import type { LogReader } from './logs.js';
 import { setMetricsRoute } from './metrics.js';
+import type { PageCache } from './page-cache.js';
 import { loggableUrl } from './redact.js';
-import { sendError, sendRendered } from './reply.js';
+import { etagOf, sendError, sendRendered } from './reply.js';
 import type { SessionCookies } from './session-cookies.js';
 
 export interface RestDeps {
@@ -26,6 +27,8 @@ export interface RestDeps {
   sessions: SessionCookies;
   authz: Authorizer;
   logs: LogReader;
+  /** Rendered pages kept while their tables are unchanged; null when turned off. */
+  pages: PageCache | null;
   jsonRpc: (
     req: FastifyRequest,
     reply: FastifyReply,
@@ -96,22 +99,33 @@ export function restHandler(deps: RestDeps) {
       deps.sessions.attach(req, reply);
 
       const { endpoint, args } = match;
+      const pages = endpoint.kind === 'rows' || endpoint.kind === 'properties' ? deps.pages : null;
+      const pageKey = pages?.key(req);
+      const kept = pageKey ? await pages!.lookup(pageKey) : null;
+      if (kept) {
+        if (kept.link) reply.header('link', kept.link);
+        return sendRendered(req, reply, kept, kept.etag);
+      }
       const spec = parseResultSpec(groupArgs(query), endpoint.resource.fields, endpoint.collection);
       switch (endpoint.kind) {
-        case 'rows': {
-          const env = await readRows(deps.reads, deps.registry(), endpoint, args, segments!, spec);
+        case 'rows':
+        case 'properties': {
+          const versions = pages ? await pages.versions.get() : null;
+          const { env, stamp } =
+            endpoint.kind === 'rows'
+              ? await readRows(deps.reads, deps.registry(), endpoint, args, segments!, spec, versions)
+              : await readProperties(deps.reads, endpoint, args, versions);
+          let link: string | null = null;
           if (endpoint.collection && spec.limit && env.total !== null) {
             const offset = spec.offset ?? 0;
-            if (offset + spec.limit < env.total) reply.header('link', nextLink(req, offset, spec.limit));
+            if (offset + spec.limit < env.total) link = nextLink(req, offset, spec.limit);
           }
-          return sendRendered(req, reply, renderEnvelope(env, req.headers.accept));
+          const rendered = renderEnvelope(env, req.headers.accept);
+          const etag = etagOf(rendered.body);
+          if (pageKey && stamp) pages!.store(pageKey, { ...stamp, ...rendered, etag, link });
+          if (link) reply.header('link', link);
+          return sendRendered(req, reply, rendered, etag);
         }
-        case 'properties':
-          return sendRendered(
-            req,
-            reply,
-            renderEnvelope(await readProperties(deps.reads, endpoint, args), req.headers.accept),
-          );
         case 'logchunk':
           return sendRendered(
             req,

@@ -31,12 +31,14 @@ import type { EventHub } from '../events/hub.js';
 import { eventsPlugin } from '../events/plugin.js';
 import { pyErrorBody } from '../query/pyjson.js';
 import { plainReader, ReadPool } from '../query/read-pool.js';
+import { WriteVersionsSource } from '../query/versions.js';
 import { buildRegistry } from '../registry/index.js';
 import { corsPolicy } from './cors.js';
 import { ApiError, bodyTooLarge, uriTooLong } from './errors.js';
 import { jsonRpcHandler } from './jsonrpc.js';
 import { LogReader } from './logs.js';
 import { ApiMetrics } from './metrics.js';
+import { PageCache } from './page-cache.js';
 import { loggableUrl } from './redact.js';
 import { sendError } from './reply.js';
 import { restHandler } from './rest.js';
@@ -162,9 +164,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const registry = buildRegistry(forceSchedulers.map(forceSchedulerSpec));
   const readPool = deps.databaseUrl ? new ReadPool(deps.databaseUrl) : null;
   const reads = readPool ?? plainReader(deps.db);
+  const pageCacheCfg = deps.www?.page_cache ?? { enabled: true, max_mb: 64 };
+  const pageCache = pageCacheCfg.enabled
+    ? new PageCache(reads, new WriteVersionsSource(reads), pageCacheCfg.max_mb * 1024 * 1024)
+    : null;
   let hub: EventHub | null = null;
   const metrics = new ApiMetrics({
     readPool: () => readPool?.stats() ?? null,
+    pageCache: () => pageCache?.stats() ?? null,
     events: () =>
       hub && {
         clients: hub.consumers.size,
@@ -271,6 +278,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     sessions: cookies,
     authz,
     logs: new LogReader(reads, deps.db, deps.redis),
+    pages: pageCache,
     jsonRpc: jsonRpcHandler(
       controlHandlers({
         db: deps.db,

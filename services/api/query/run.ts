@@ -1,5 +1,5 @@
 // Run one read request against the database: compile, one round trip, shape the result.
-import { sql } from '../../core/db/pool.js';
+import { type SQLQuery, sql } from '../../core/db/pool.js';
 import { notFound } from '../http/errors.js';
 import type { Registry } from '../registry/index.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
@@ -7,6 +7,32 @@ import { compileRows, existsSql } from './compile.js';
 import type { Envelope } from './envelope.js';
 import type { RowReader } from './read-pool.js';
 import type { ResultSpec } from './spec.js';
+import { statementText, type WriteVersions } from './versions.js';
+
+/** The write version of what a read saw, and the tables it covers (see versions.ts). */
+export interface Stamp {
+  tables: readonly string[];
+  version: string;
+}
+
+export interface Read {
+  env: Envelope;
+  /** Null when the read cannot be versioned (or versions are off). */
+  stamp: Stamp | null;
+}
+
+/** The query, with its write version when it can have one. */
+function versioned(query: SQLQuery, versions: WriteVersions | null) {
+  const tables = versions?.enabled ? versions.dependencies(statementText(query)) : null;
+  return tables ? { query: versions!.withVersion(query, tables), tables } : { query, tables: null };
+}
+
+function stampOf(
+  tables: readonly string[] | null,
+  row: { write_version?: string } | undefined,
+): Stamp | null {
+  return tables && row?.write_version !== undefined ? { tables, version: row.write_version } : null;
+}
 
 /**
  * SQL for "the parent named by this path exists", from the single endpoint the parent path
@@ -27,27 +53,45 @@ export async function readRows(
   args: PathArgs,
   segments: readonly string[],
   spec: ResultSpec,
-): Promise<Envelope> {
+  versions: WriteVersions | null = null,
+): Promise<Read> {
   const parent = endpoint.collection ? parentExists(registry, segments) : null;
-  const query = compileRows({ endpoint, args, spec, parentExists: parent }, endpoint.resource.fields);
+  const { query, tables } = versioned(
+    compileRows({ endpoint, args, spec, parentExists: parent }, endpoint.resource.fields),
+    versions,
+  );
   const [row] = await db.rows<{
     rows: Record<string, unknown>[];
     total: unknown;
     parent_exists: boolean | null;
+    write_version?: string;
   }>(query);
   if (!row || row.parent_exists === false) throw notFound();
   const rows = row.rows;
   if (!endpoint.collection && rows.length === 0) throw notFound();
-  return { plural: endpoint.resource.plural, rows, total: endpoint.collection ? Number(row.total) : null };
+  return {
+    env: { plural: endpoint.resource.plural, rows, total: endpoint.collection ? Number(row.total) : null },
+    stamp: stampOf(tables, row),
+  };
 }
 
 /** A `properties` endpoint: the owner row must exist; its properties form one object. */
-export async function readProperties(db: RowReader, endpoint: Endpoint, args: PathArgs): Promise<Envelope> {
+export async function readProperties(
+  db: RowReader,
+  endpoint: Endpoint,
+  args: PathArgs,
+  versions: WriteVersions | null = null,
+): Promise<Read> {
   const conds = endpoint.scope(args);
   const value = endpoint.value!(args);
-  const rows = await db.rows<{ value: unknown }>(
+  const { query, tables } = versioned(
     sql`SELECT coalesce(${value}, '{}'::json) AS value FROM ${endpoint.resource.from} WHERE ${sql.join(conds, sql` AND `)}`,
+    versions,
   );
+  const rows = await db.rows<{ value: unknown; write_version?: string }>(query);
   if (rows.length === 0) throw notFound();
-  return { plural: endpoint.resource.plural, rows: [rows[0]!.value], total: null };
+  return {
+    env: { plural: endpoint.resource.plural, rows: [rows[0]!.value], total: null },
+    stamp: stampOf(tables, rows[0]),
+  };
 }

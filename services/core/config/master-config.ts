@@ -473,6 +473,15 @@ const www = z
       })
       .strict()
       .default({}),
+    // Rendered pages each API pod keeps and serves again while the tables they were read
+    // from are unchanged (checked on every request, so never stale); max_mb bounds its memory.
+    page_cache: z
+      .object({
+        enabled: z.boolean().default(true),
+        max_mb: z.number().int().positive().default(64),
+      })
+      .strict()
+      .default({}),
     // Bigger requests are refused: body 413, request line and headers 431, URL 414.
     limits: z
       .object({

@@ -116,11 +116,11 @@ export async function apiGet(db: ConnectionPool, path: string): Promise<Record<s
   const match = registry.matcher.match(segments);
   if (!match) throw new Error(`no endpoint for ${path}`);
   const spec = { fields: null, filters: [], order: null, limit: null, offset: null, properties: null };
-  const envelope =
+  const { env } =
     match.endpoint.kind === 'properties'
       ? await readProperties(plainReader(db), match.endpoint, match.args)
       : await readRows(plainReader(db), registry, match.endpoint, match.args, segments, spec);
-  return envelope.rows as Record<string, unknown>[];
+  return env.rows as Record<string, unknown>[];
 }
 
 /** A unique name for this run (names are global in one database). */
