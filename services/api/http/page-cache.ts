@@ -12,6 +12,7 @@
 // 200 answers are kept; the URL (path and query, as sent) and the Accept form are the key.
 // Bounded by bytes, least recently used first out.
 import type { FastifyRequest } from 'fastify';
+import type { SQLQuery } from '../../core/db/pool.js';
 import { wantsJson } from '../query/envelope.js';
 import type { RowReader } from '../query/read-pool.js';
 import type { WriteVersionsSource } from '../query/versions.js';
@@ -40,6 +41,30 @@ interface Kept extends Page {
 
 /** The most a single page may take of the cache. */
 const PAGE_SHARE = 16;
+/** Distinct sets of tables whose version reads are kept apart (there are a few dozen). */
+const MAX_TABLE_SETS = 1000;
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve: (v: T) => void;
+  reject: (e: unknown) => void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+interface VersionReads {
+  inFlight: Promise<string | undefined> | null;
+  /** Lookups that arrived while a read was in flight, answered by the next one. */
+  next: Deferred<string | undefined> | null;
+}
 
 export class PageCache {
   private readonly pages = new Map<string, Kept>();
@@ -47,6 +72,8 @@ export class PageCache {
   private hits = 0;
   private misses = 0;
   private expired = 0;
+  private readonly versionReads = new Map<string, VersionReads>();
+  private readonly versionQueries = new Map<string, SQLQuery>();
 
   constructor(
     private readonly reads: RowReader,
@@ -65,9 +92,7 @@ export class PageCache {
       this.misses++;
       return null;
     }
-    const versions = await this.versions.get();
-    const [row] = await this.reads.rows<{ v: string }>(versions.versionSql(page.tables));
-    if (row?.v !== page.version) {
+    if ((await this.currentVersion(page.tables)) !== page.version) {
       this.drop(key, page);
       this.expired++;
       return null;
@@ -77,6 +102,48 @@ export class PageCache {
     this.pages.set(key, page);
     this.hits++;
     return page;
+  }
+
+  /**
+   * The version of these tables, read by a query sent after this call: one sent earlier may
+   * have taken its snapshot before a write this caller has already seen commit. Callers that
+   * arrive while a read of the same tables is in flight share the next one, which is sent as
+   * soon as that read returns: under concurrency, one query answers many lookups.
+   */
+  private currentVersion(tables: readonly string[]): Promise<string | undefined> {
+    const id = tables.join(',');
+    let reads = this.versionReads.get(id);
+    if (!reads) {
+      if (this.versionReads.size >= MAX_TABLE_SETS) this.versionReads.clear();
+      reads = { inFlight: null, next: null };
+      this.versionReads.set(id, reads);
+    }
+    const r = reads;
+    const send = (): Promise<string | undefined> => {
+      const read = this.readVersion(tables).finally(() => {
+        r.inFlight = null;
+        const waiting = r.next;
+        r.next = null;
+        if (waiting) send().then(waiting.resolve, waiting.reject);
+      });
+      r.inFlight = read;
+      return read;
+    };
+    if (!r.inFlight) return send();
+    r.next ??= deferred();
+    return r.next.promise;
+  }
+
+  private async readVersion(tables: readonly string[]): Promise<string | undefined> {
+    const id = tables.join(',');
+    let query = this.versionQueries.get(id);
+    if (!query) {
+      query = (await this.versions.get()).versionSql(tables);
+      if (this.versionQueries.size >= MAX_TABLE_SETS) this.versionQueries.clear();
+      this.versionQueries.set(id, query);
+    }
+    const [row] = await this.reads.rows<{ v: string }>(query);
+    return row?.v;
   }
 
   store(key: string, page: Page): void {

@@ -51,10 +51,24 @@ export class SessionCookies {
   /** The request's user, and a fresh anonymous cookie when it brought no valid one. */
   attach(req: FastifyRequest, reply: FastifyReply): UserInfo {
     const user = this.peek(req);
-    if (!(req as unknown as Record<symbol, boolean>)[VALID]) {
-      reply.header('set-cookie', this.cookie(this.sessions().mint(ANONYMOUS)));
-    }
+    if (!(req as unknown as Record<symbol, boolean>)[VALID])
+      reply.header('set-cookie', this.anonymousCookie());
     return user;
+  }
+
+  private anonymous = { second: -1, cookie: '' };
+
+  /**
+   * The anonymous cookie minted now. Its token changes only with its expiry, a whole second,
+   * so it is signed once a second rather than once per answer.
+   */
+  private anonymousCookie(): string {
+    const now = Date.now();
+    const second = Math.floor(now / 1000);
+    if (this.anonymous.second !== second) {
+      this.anonymous = { second, cookie: this.cookie(this.sessions().mint(ANONYMOUS, now)) };
+    }
+    return this.anonymous.cookie;
   }
 
   /** Start a session for this user (a login), or an anonymous one (a logout). */

@@ -36,10 +36,18 @@ export class ReadPool implements RowReader {
     this.pool.on('error', () => {});
   }
 
+  // A query object asked again (the page cache's version reads) is formatted only once.
+  private readonly formatted = new WeakMap<SQLQuery, { name: string; text: string; values: unknown[] }>();
+
   async rows<T = Record<string, unknown>>(query: SQLQuery): Promise<T[]> {
-    const { text, values } = query.format(pgFormat);
-    const name = `f${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`;
-    const res = await this.pool.query({ name, text, values: values as unknown[] });
+    let config = this.formatted.get(query);
+    if (!config) {
+      const { text, values } = query.format(pgFormat);
+      const name = `f${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`;
+      config = { name, text, values: values as unknown[] };
+      this.formatted.set(query, config);
+    }
+    const res = await this.pool.query({ ...config });
     return res.rows as T[];
   }
 
