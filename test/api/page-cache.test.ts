@@ -5,7 +5,10 @@
 // cache, is the reference every cached answer must equal.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PageCache } from '../../services/api/http/page-cache.js';
 import { buildApp } from '../../services/api/http/server.js';
+import { plainReader } from '../../services/api/query/read-pool.js';
+import { WriteVersionsSource } from '../../services/api/query/versions.js';
 import { masterConfigSchema } from '../../services/core/config/master-config.js';
 import { sql } from '../../services/core/db/pool.js';
 import { createRedis, type Redis } from '../../services/core/redis.js';
@@ -170,17 +173,28 @@ describe('the page cache', () => {
     expect(Number(head.headers['content-length'])).toBe(Buffer.byteLength(json.body));
   });
 
-  it('never keeps an error, nor a page that reads log chunks', async () => {
-    await same('/builds/99999999');
-    await same('/builds/99999999');
-    await same('/builds?limit=x');
-    await same('/builds?limit=x');
-    const [log] = await q(sql`SELECT max(id) AS id FROM logs`);
+  it('never keeps an error', async () => {
     const before = await lookups();
-    await same(`/logs/${log.id}/contents`);
-    await same(`/logs/${log.id}/contents`);
-    const after = await lookups();
-    expect(after.hit).toBe(before.hit);
+    for (const p of ['/builds/99999999', '/builds/99999999', '/builds?limit=x', '/builds?limit=x'])
+      await same(p);
+    expect((await lookups()).hit).toBe(before.hit);
+  });
+
+  it('keeps the contents of a finished log until its chunks change, and never those of an open one', async () => {
+    const [log] = await q(sql`SELECT max(logid) AS id FROM logchunks WHERE compressed = 0`);
+    const path = `/logs/${log.id}/contents`;
+    let before = await lookups();
+    await same(path);
+    await same(path);
+    expect((await lookups()).hit - before.hit).toBe(1);
+    await q(sql`UPDATE logchunks SET content = 'rewritten' || content WHERE logid = ${log.id}`);
+    expect((await same(path)).body).toContain('rewritten');
+
+    await q(sql`UPDATE logs SET complete = 0 WHERE id = ${log.id}`);
+    before = await lookups();
+    await same(path);
+    await same(path);
+    expect((await lookups()).hit).toBe(before.hit);
   });
 
   it('stays equal to the uncached API under writes racing the reads', async () => {
@@ -210,5 +224,44 @@ describe('the page cache', () => {
     writing = false;
     await writer;
     for (const p of paths) await same(p);
+  });
+});
+
+describe('the page store', () => {
+  const page = (body: string) => ({
+    tables: ['builds'],
+    version: '1',
+    body,
+    contentType: 'x',
+    etag: '"e"',
+    link: null,
+  });
+
+  it('is bounded by bytes, least recently stored first out, and keeps no page too big for it', () => {
+    const store = new PageCache(
+      plainReader(api.db.pool),
+      new WriteVersionsSource(plainReader(api.db.pool)),
+      64 * 1024,
+    );
+    for (let i = 0; i < 40; i++) store.store(`k${i}`, page('x'.repeat(2000)));
+    const s = store.stats();
+    expect(s.bytes).toBeLessThanOrEqual(64 * 1024);
+    expect(s.pages).toBeGreaterThan(20);
+    expect(s.pages).toBeLessThan(40);
+    store.store('huge', page('x'.repeat(8 * 1024)));
+    expect(store.stats().pages).toBe(s.pages);
+  });
+
+  it('answers a kept page only while the version is the same', async () => {
+    const reads = plainReader(api.db.pool);
+    const store = new PageCache(reads, new WriteVersionsSource(reads), 1024 * 1024);
+    const [v] = await q(sql`SELECT coalesce(sum(n), 0)::text AS v FROM flotilla.count_deltas
+                            WHERE scope = '~w' AND tbl = 'builds'`);
+    store.store('now', { ...page('a'), version: v.v });
+    store.store('old', { ...page('b'), version: `${Number(v.v) - 1}` });
+    expect((await store.lookup('now'))?.body).toBe('a');
+    expect(await store.lookup('old')).toBeNull();
+    expect(await store.lookup('old')).toBeNull();
+    expect(store.stats()).toMatchObject({ hits: 1, expired: 1, misses: 1, pages: 1 });
   });
 });

@@ -9,9 +9,10 @@ import { type ConnectionPool, sql } from '../../core/db/pool.js';
 import { contentsRange, RawLogStream, readLogLines } from '../../core/logs/lines.js';
 import { readLogStreamLines } from '../../core/logs/live-stream.js';
 import type { LineRange, LogChunkRow, LogType } from '../../core/logs/types.js';
-import type { Envelope } from '../query/envelope.js';
 import type { RowReader } from '../query/read-pool.js';
+import type { Read, Stamp } from '../query/run.js';
 import type { ResultSpec } from '../query/spec.js';
+import { statementText, type WriteVersions } from '../query/versions.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
 import { notFound } from './errors.js';
 import { etagOf, notModified } from './reply.js';
@@ -26,6 +27,8 @@ interface LogRow {
 
 // Rows per round trip of a streamed download: a few MiB at most in memory.
 const STREAM_BATCH = 32;
+/** The table a range read takes its lines from, named for the page cache's dependencies. */
+const CHUNKS = 'logchunks';
 
 export class LogReader {
   constructor(
@@ -36,17 +39,34 @@ export class LogReader {
     private readonly live: Redis | null = null,
   ) {}
 
-  private async findLog(endpoint: Endpoint, args: PathArgs): Promise<LogRow> {
+  private async findLog(
+    endpoint: Endpoint,
+    args: PathArgs,
+    versions: WriteVersions | null = null,
+  ): Promise<LogRow & { stamp: Stamp | null }> {
     const conds = endpoint.scope(args);
-    const rows = await this.reads.rows<LogRow>(
-      sql`SELECT a.id, a.num_lines, a.type, a.slug, a.complete FROM logs a WHERE ${sql.join(conds, sql` AND `)}`,
-    );
+    let query = sql`SELECT a.id, a.num_lines, a.type, a.slug, a.complete FROM logs a WHERE ${sql.join(conds, sql` AND `)}`;
+    // The version is read with the log's row, before its chunks: whatever the chunks read
+    // later show is at least as new as it, so a page kept under it can only expire too early.
+    const tables = versions?.enabled ? versions.dependencies(`${statementText(query)} ${CHUNKS}`) : null;
+    if (tables) query = versions!.withVersion(query, tables);
+    const rows = await this.reads.rows<LogRow & { write_version?: string }>(query);
     if (rows.length === 0) throw notFound();
-    return rows[0]!;
+    const { write_version, ...log } = rows[0]!;
+    return {
+      ...log,
+      stamp: tables && write_version !== undefined ? { tables, version: write_version } : null,
+    };
   }
 
-  async contents(endpoint: Endpoint, args: PathArgs, spec: ResultSpec): Promise<Envelope> {
-    const log = await this.findLog(endpoint, args);
+  /** A range of lines; kept by the page cache (a stamp) only once the log is finished. */
+  async contents(
+    endpoint: Endpoint,
+    args: PathArgs,
+    spec: ResultSpec,
+    versions: WriteVersions | null = null,
+  ): Promise<Read> {
+    const log = await this.findLog(endpoint, args, versions);
     const range = contentsRange(log.num_lines, spec.offset, spec.limit);
     if (!range) throw notFound();
     const entity: Record<string, unknown> = {
@@ -55,7 +75,10 @@ export class LogReader {
       content: (await this.liveLines(log, range)) ?? (await this.storedLines(log, range)),
     };
     if (spec.fields) for (const k of Object.keys(entity)) if (!spec.fields.includes(k)) delete entity[k];
-    return { plural: 'logchunks', rows: [entity], total: null };
+    return {
+      env: { plural: 'logchunks', rows: [entity], total: null },
+      stamp: log.complete ? log.stamp : null,
+    };
   }
 
   /** The range from the live stream, if the log is open and the stream holds every line. */

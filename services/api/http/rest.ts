@@ -52,6 +52,9 @@ export function pathSegments(rawPath: string): string[] | null {
   }
 }
 
+/** The endpoints whose answers the page cache may keep (downloads stream, and are not). */
+const CACHED_KINDS = new Set(['rows', 'properties', 'logchunk']);
+
 function nextLink(req: FastifyRequest, offset: number, limit: number): string {
   const url = new URL(req.raw.url ?? '/', 'http://x');
   url.searchParams.set('offset', String(offset + limit));
@@ -99,7 +102,7 @@ export function restHandler(deps: RestDeps) {
       deps.sessions.attach(req, reply);
 
       const { endpoint, args } = match;
-      const pages = endpoint.kind === 'rows' || endpoint.kind === 'properties' ? deps.pages : null;
+      const pages = CACHED_KINDS.has(endpoint.kind) ? deps.pages : null;
       const pageKey = pages?.key(req);
       const kept = pageKey ? await pages!.lookup(pageKey) : null;
       if (kept) {
@@ -109,12 +112,15 @@ export function restHandler(deps: RestDeps) {
       const spec = parseResultSpec(groupArgs(query), endpoint.resource.fields, endpoint.collection);
       switch (endpoint.kind) {
         case 'rows':
-        case 'properties': {
+        case 'properties':
+        case 'logchunk': {
           const versions = pages ? await pages.versions.get() : null;
           const { env, stamp } =
             endpoint.kind === 'rows'
               ? await readRows(deps.reads, deps.registry(), endpoint, args, segments!, spec, versions)
-              : await readProperties(deps.reads, endpoint, args, versions);
+              : endpoint.kind === 'properties'
+                ? await readProperties(deps.reads, endpoint, args, versions)
+                : await deps.logs.contents(endpoint, args, spec, versions);
           let link: string | null = null;
           if (endpoint.collection && spec.limit && env.total !== null) {
             const offset = spec.offset ?? 0;
@@ -126,12 +132,6 @@ export function restHandler(deps: RestDeps) {
           if (link) reply.header('link', link);
           return sendRendered(req, reply, rendered, etag);
         }
-        case 'logchunk':
-          return sendRendered(
-            req,
-            reply,
-            renderEnvelope(await deps.logs.contents(endpoint, args, spec), req.headers.accept),
-          );
         case 'raw-log':
           return await deps.logs.raw(req, reply, endpoint, args);
         case 'build-data-value':
