@@ -8,7 +8,8 @@
 # DB defaults to "bench" (SCALE=1); "bench_small" is the 10k-row variant. Make them with
 #   load/bench/cluster.sh db bench && load/generate/run.sh "$(load/bench/cluster.sh url bench)" 1
 # Env: DURATION (s per run, default 10), CONNECTIONS (default 1,8), ONLY (endpoint names,
-# comma-separated), TIMEOUT (s, default 60), PORT (Flotilla's, default 8040), FLOTILLA_REV
+# comma-separated), TIMEOUT (s, default 60), PORT (Flotilla's, default 8040), PAGE_CACHE
+# (on, or off: Flotilla's results then go to flotilla-nocache-<DB>), FLOTILLA_REV
 # (the commit whose API is measured, default HEAD; the database must carry exactly its
 # migrations).
 # Writes load/results/<target>-<DB>.json and .md (the markdown table, also printed); with
@@ -52,6 +53,9 @@ case "$target" in
     ;;
   flotilla)
     port="${PORT:-8040}"
+    # PAGE_CACHE=off measures every request read and rendered afresh (label flotilla-nocache).
+    api_yaml=api.yaml label=flotilla note=""
+    [ "${PAGE_CACHE:-on}" = off ] && api_yaml=api-nocache.yaml label=flotilla-nocache note=", page cache off"
     redis_dir="$ROOT/.data/bench/redis"
     api_pid=""
     cleanup() { stop_pid api "$api_pid"; redis_down "$redis_dir"; }
@@ -67,14 +71,14 @@ case "$target" in
     log "Flotilla API at $(git log -1 --format='%h %s' "$rev" | cut -c1-80)"
     DATABASE_URL="$url" REDIS_URL="redis://127.0.0.1:${BENCH_REDIS_PORT:-56379}" PORT="$port" \
       PUBLIC_URL="http://127.0.0.1:$port/" LOG_LEVEL="${LOG_LEVEL:-warn}" OTEL_TRACES_EXPORTER=none \
-      MASTER_CONFIG="$ROOT/load/bench/api.yaml" \
+      MASTER_CONFIG="$ROOT/load/bench/$api_yaml" \
       OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none \
       node --import tsx "$src/services/api/main.ts" >"$ROOT/.data/bench/api.log" 2>&1 &
     api_pid=$!
     wait_http "http://127.0.0.1:$port/api/v2/builders" 60 "$api_pid" ||
       { tail -20 "$ROOT/.data/bench/api.log" >&2; die "the API did not answer on 127.0.0.1:$port"; }
     log "Flotilla API on $db: pid $api_pid, http://127.0.0.1:$port/api/v2"
-    BENCH_NOTE="Flotilla API at commit $rev" http_bench "flotilla-$db" "http://127.0.0.1:$port/api/v2" "$api_pid"
+    BENCH_NOTE="Flotilla API at commit $rev$note" http_bench "$label-$db" "http://127.0.0.1:$port/api/v2" "$api_pid"
     ;;
   *) echo "usage: $0 pgbench|buildbot|flotilla [DB]" >&2; exit 2 ;;
 esac
