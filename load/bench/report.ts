@@ -102,12 +102,13 @@ for (const [e, c, path] of keys) {
   const off = find(flotillaOff, e, c);
   const count = sqlOf(pg, e, c, 'page + count(*)');
   const counter = sqlOf(pg, e, c, 'page + counter row');
-  const factor = (s?: SqlRow, r = f) => (s && r?.rps ? fx(s.tps / r.rps, 2) : '–');
+  const factor = (s: SqlRow | undefined, r: HttpRow | undefined) =>
+    s && r?.rps ? fx(s.tps / r.rps, 2) : '–';
   const single = count?.total === 'single entity';
   // Without the cache, against the SQL that gets its total the way the API does.
   const best = single ? count : counter;
   out.push(
-    `| \`${path}\` | ${c} | ${rate(f)} | ${fx(count?.tps)} | ${factor(count)} | ${single ? '(single entity)' : fx(counter?.tps)} | ${single ? '' : factor(counter)} | ${rate(off)} | ${factor(best, off)} |`,
+    `| \`${path}\` | ${c} | ${rate(f)} | ${fx(count?.tps)} | ${factor(count, f)} | ${single ? '(single entity)' : fx(counter?.tps)} | ${single ? '' : factor(counter, f)} | ${rate(off)} | ${factor(best, off)} |`,
   );
 }
 
