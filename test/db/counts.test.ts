@@ -1,9 +1,12 @@
-// The totals the database keeps (migration 0004) must equal count(*) for every scope, after
-// any mix of writes: inserts, updates of the counted columns, claims and unclaims, deletes
-// that cascade to claims, bulk statements, and rollbacks.
+// The totals the database keeps (migration 0004) must equal count(*) for every scope, and the
+// unclaimed sets (pending and complete, migration 0008) the requests without a claim, after
+// any mix of writes: inserts, updates of the counted columns, claims and unclaims, completing
+// and cancelling unclaimed requests, deletes that cascade to claims, bulk statements, and
+// rollbacks.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../services/core/db/pool.js';
+import { keptTotals, trueTotals, unclaimedSets } from '../helpers/counts.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
 
 let db: TestDatabase;
@@ -14,35 +17,13 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function kept(): Promise<Map<string, number>> {
-  const rows = await db.pool.query(sql`
-    SELECT tbl || '|' || scope AS k, sum(n)::int AS n FROM flotilla.count_deltas
-    WHERE scope <> '~w' GROUP BY 1 HAVING sum(n) <> 0`);
-  return new Map(rows.map((r) => [r.k as string, r.n as number]));
-}
+const kept = () => keptTotals(db.pool);
+const truth = () => trueTotals(db.pool);
 
-/** The same totals, counted from scratch. */
-async function truth(): Promise<Map<string, number>> {
-  const rows = await db.pool.query(sql`
-    SELECT 'builds|' || s AS k, count(*)::int AS n FROM builds,
-      unnest(flotilla.build_scopes(builderid, workerid, complete_at IS NOT NULL)) s GROUP BY 1
-    UNION ALL
-    SELECT 'buildrequests|' || s, count(*)::int FROM buildrequests r,
-      unnest(flotilla.buildrequest_scopes(r.builderid, coalesce(r.complete, 0) <> 0,
-        EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = r.id))) s GROUP BY 1
-    UNION ALL
-    SELECT 'buildsets|' || s, count(*)::int FROM buildsets, unnest(flotilla.buildset_scopes(complete <> 0)) s GROUP BY 1
-    UNION ALL SELECT 'changes|', count(*)::int FROM changes HAVING count(*) > 0
-    UNION ALL SELECT 'sourcestamps|', count(*)::int FROM sourcestamps HAVING count(*) > 0`);
-  return new Map(rows.map((r) => [r.k as string, r.n as number]));
-}
-
+/** Both unclaimed sets (pending, complete) hold exactly the requests without a claim. */
 async function unclaimedSetIsExact(): Promise<void> {
-  const [row] = await db.pool.query(sql`
-    SELECT (SELECT array_agg(brid ORDER BY brid) FROM flotilla.unclaimed_buildrequests) AS kept,
-           (SELECT array_agg(r.id ORDER BY r.id) FROM buildrequests r
-             WHERE NOT EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = r.id)) AS truth`);
-  expect(row.kept).toEqual(row.truth);
+  const { kept, truth } = await unclaimedSets(db.pool);
+  expect(kept).toEqual(truth);
 }
 
 // Writes as a Buildbot master (or anyone) would make them, straight in SQL.
@@ -59,6 +40,25 @@ const writes = [
   sql`UPDATE buildrequests SET complete = 1, results = 0, complete_at = 2
       WHERE id IN (SELECT id FROM buildrequests WHERE complete = 0 ORDER BY random() LIMIT 2)`,
   sql`UPDATE buildrequests SET complete = 0 WHERE id IN (SELECT id FROM buildrequests ORDER BY random() LIMIT 1)`,
+  // A cancel from the API: a pending request completes without ever being claimed.
+  sql`UPDATE buildrequests SET complete = 1, results = 6, complete_at = 3
+      WHERE id IN (SELECT id FROM buildrequests r WHERE coalesce(complete, 0) = 0
+                     AND NOT EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = r.id)
+                   ORDER BY random() LIMIT 2)`,
+  // Un-completing requests, complete NULL (Buildbot's column allows it and means pending) included.
+  sql`UPDATE buildrequests SET complete = CASE WHEN random() < 0.5 THEN NULL ELSE 0 END
+      WHERE id IN (SELECT id FROM buildrequests WHERE complete <> 0 ORDER BY random() LIMIT 3)`,
+  sql`UPDATE buildrequests SET priority = priority + 1 WHERE id IN (SELECT id FROM buildrequests ORDER BY random() LIMIT 3)`,
+  // A bulk insert of pending and complete requests together.
+  sql`INSERT INTO buildrequests (buildsetid, builderid, priority, complete, results, submitted_at)
+      SELECT (SELECT max(id) FROM buildsets), 1 + i % 3, 0, i % 2, CASE WHEN i % 2 = 1 THEN 6 ELSE -1 END, 1
+      FROM generate_series(1, 4) i`,
+  // A new id (Buildbot never does this): only for a request nothing refers to.
+  sql`UPDATE buildrequests SET id = id + 1000000, complete = 1 - coalesce(complete, 0)
+      WHERE id IN (SELECT r.id FROM buildrequests r
+                   WHERE NOT EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = r.id)
+                     AND NOT EXISTS (SELECT 1 FROM builds b WHERE b.buildrequestid = r.id)
+                   ORDER BY random() LIMIT 1)`,
   sql`UPDATE buildrequests SET builderid = 3 WHERE id IN (SELECT id FROM buildrequests ORDER BY random() LIMIT 2)`,
   // Deleting a request cascades to its claims before the request's own trigger runs.
   sql`DELETE FROM buildrequests WHERE id IN (

@@ -32,12 +32,16 @@ export const buildrequest: Resource = {
     field('builderid', t.integer, sql`a.builderid`, s),
     field('priority', t.integer, sql`a.priority`, s),
     field('claimed', t.boolean, sql`EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = a.id)`, {
-      // The few unclaimed requests are kept in a set (migration 0004); an anti-join would read them all.
-      // ANY(ARRAY(...)) reads the set first and looks each request up by id, whatever the statistics say.
+      // The few unclaimed requests are kept in two sets, pending and complete (migrations 0004,
+      // 0008); an anti-join would read every claim. claimed=false means no claim row, whatever
+      // complete is (Buildbot's semantics), so it reads both. ANY(ARRAY(...)) reads the sets
+      // first and looks each request up by id, whatever the statistics say.
       equals: (_a, v) =>
         v
           ? sql`EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = a.id)`
-          : sql`a.id = ANY (ARRAY(SELECT u.brid FROM flotilla.unclaimed_buildrequests u))`,
+          : sql`a.id = ANY (ARRAY(SELECT u.brid FROM flotilla.unclaimed_buildrequests u
+                                  UNION ALL
+                                  SELECT u.brid FROM flotilla.unclaimed_complete_buildrequests u))`,
     }),
     field('claimed_at', t.datetime, claim('claimed_at'), { ...s, nullable: true }),
     field('claimed_by_masterid', t.integer, claim('masterid'), { ...s, nullable: true }),
