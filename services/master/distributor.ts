@@ -106,6 +106,9 @@ export class Distributor {
       if (builderid === undefined) continue;
       let idle = this.idleWorkers(builder);
       if (idle.length === 0) continue;
+      // The unclaimed set holds only pending requests (migration 0008), so this reads as many
+      // ids as the queue holds; a cancelled request is kept elsewhere. The complete test stays
+      // for a database that 0008 has not reached yet.
       const pending = await this.deps.ctx.db.query(sql`
         SELECT br.id, br.buildsetid FROM buildrequests br
         WHERE br.builderid = ${builderid} AND coalesce(br.complete, 0) = 0
@@ -150,6 +153,7 @@ export class Distributor {
     const ok = await transact(this.deps.ctx, async (tx) => {
       if (!(await claimBuildRequests(tx, [brid], this.deps.masterid()))) return false;
       if (builder.collapse_requests) {
+        // The builder's other pending requests: the unclaimed set is pending only (0008).
         const others = await tx.q.query(sql`
           SELECT br.id FROM buildrequests br
           WHERE br.builderid = ${builderid} AND br.complete = 0 AND br.id <> ${brid}

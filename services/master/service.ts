@@ -74,6 +74,7 @@ const paused = new Set(
 // Sources are read at scrape time; `distributor` and `workers` exist by the first scrape.
 const metrics = new MasterMetrics({
   running: (): number => runner.count,
+  // The unclaimed set holds only pending requests (migration 0008): as many rows as the queue.
   queued: async () => {
     const [row] = await db.query(sql`
       SELECT count(*)::int AS n FROM flotilla.unclaimed_buildrequests u JOIN buildrequests br ON br.id = u.brid
