@@ -255,13 +255,16 @@ describe('the page store', () => {
   it('answers a kept page only while the version is the same', async () => {
     const reads = plainReader(api.db.pool);
     const store = new PageCache(reads, new WriteVersionsSource(reads), 1024 * 1024);
-    const [v] = await q(sql`SELECT coalesce(sum(n), 0)::text AS v FROM flotilla.count_deltas
-                            WHERE scope = '~w' AND tbl = 'builds'`);
-    store.store('now', { ...page('a'), version: v.v });
-    store.store('old', { ...page('b'), version: `${Number(v.v) - 1}` });
+    const [v] =
+      await q(sql`SELECT coalesce(sum(n), 0) AS n, extract(epoch FROM pg_postmaster_start_time())::text AS t
+                            FROM flotilla.count_deltas WHERE scope = '~w' AND tbl = 'builds'`);
+    store.store('now', { ...page('a'), version: `${v.n}@${v.t}` });
+    store.store('old', { ...page('b'), version: `${Number(v.n) - 1}@${v.t}` });
+    store.store('restarted', { ...page('c'), version: `${v.n}@0` });
     expect((await store.lookup('now'))?.body).toBe('a');
     expect(await store.lookup('old')).toBeNull();
     expect(await store.lookup('old')).toBeNull();
-    expect(store.stats()).toMatchObject({ hits: 1, expired: 1, misses: 1, pages: 1 });
+    expect(await store.lookup('restarted')).toBeNull();
+    expect(store.stats()).toMatchObject({ hits: 1, expired: 2, misses: 1, pages: 1 });
   });
 });
