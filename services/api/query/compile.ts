@@ -162,7 +162,8 @@ function defaultOrder(endpoint: Endpoint, key: Field): OrderTerm[] {
 function projection(spec: ResultSpec, fields: readonly Field[], args: PathArgs): SQLQuery {
   const selected = spec.fields ? new Set(spec.fields) : null;
   const parts: SQLQuery[] = [];
-  for (const f of fields) {
+  // Keys in the order Buildbot writes them (sorted), so that rendering need not sort them.
+  for (const f of [...fields].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     if (selected && !selected.has(f.name)) continue;
     const value = spec.properties && f.withProperties ? f.withProperties(args, spec.properties) : f.sql(args);
     parts.push(sql`${f.name}::text, ${value}`);

@@ -25,20 +25,70 @@ export function pyString(s: string): string {
 function pyNumber(n: number): string {
   if (Number.isInteger(n) && Math.abs(n) < 1e16) return String(n);
   if (!Number.isFinite(n)) return Number.isNaN(n) ? 'NaN' : n > 0 ? 'Infinity' : '-Infinity';
-  // Python's float repr: shortest round-trip digits, exponent with sign and two digits.
-  const s = String(n);
-  if (s.includes('e')) {
-    const [m, e] = s.split('e') as [string, string];
-    const sign = e.startsWith('-') ? '-' : '+';
-    const digits = e.replace(/^[+-]/, '').padStart(2, '0');
-    return `${m}e${sign}${digits}`;
+  // Python's float repr: the shortest digits that round-trip (as JavaScript finds them),
+  // positional when the exponent is from -4 to 15, else d.ddde+XX with at least two digits.
+  const [mantissa, exp] = n.toExponential().split('e') as [string, string];
+  const e = Number(exp);
+  const sign = mantissa.startsWith('-') ? '-' : '';
+  const digits = mantissa.replace(/^-/, '').replace('.', '');
+  if (e >= -4 && e < 16) {
+    if (e < 0) return `${sign}0.${'0'.repeat(-e - 1)}${digits}`;
+    const whole = digits.slice(0, e + 1).padEnd(e + 1, '0');
+    const frac = digits.slice(e + 1);
+    return `${sign}${whole}.${frac || '0'}`;
   }
-  return s.includes('.') ? s : `${s}.0`;
+  const m = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+  return `${sign}${m}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
 }
 
 const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
+/** Object keys in code point order; rows built by the query engine already come that way. */
+function sortedKeys(o: object): string[] {
+  const keys = Object.keys(o);
+  for (let i = 1; i < keys.length; i++) {
+    if (keys[i - 1]! > keys[i]!) return keys.sort(byCodePoint);
+  }
+  return keys;
+}
+
+// Compact form as one string built by concatenation: pages are rendered on every cache
+// miss, and this takes about two thirds of the time of collecting parts and joining them.
+function compact(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  switch (typeof v) {
+    case 'string':
+      return pyString(v);
+    case 'number':
+      return pyNumber(v);
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'bigint':
+      return v.toString();
+    case 'object': {
+      if (Array.isArray(v)) {
+        if (v.length === 0) return '[]';
+        let out = `[${compact(v[0])}`;
+        for (let i = 1; i < v.length; i++) out += `,${compact(v[i])}`;
+        return `${out}]`;
+      }
+      const keys = sortedKeys(v);
+      if (keys.length === 0) return '{}';
+      const o = v as Record<string, unknown>;
+      let out = '{';
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i]!;
+        out += `${i > 0 ? ',' : ''}${pyString(k)}:${compact(o[k])}`;
+      }
+      return `${out}}`;
+    }
+    default:
+      return 'null';
+  }
+}
+
 export function pyDumps(value: unknown, indent?: number): string {
+  if (indent === undefined) return compact(value);
   const parts: string[] = [];
   write(value, 0);
   return parts.join('');
@@ -65,13 +115,13 @@ export function pyDumps(value: unknown, indent?: number): string {
       newline(depth);
       parts.push(']');
     } else if (typeof v === 'object') {
-      const keys = Object.keys(v as object).sort(byCodePoint);
+      const keys = sortedKeys(v as object);
       if (keys.length === 0) return void parts.push('{}');
       parts.push('{');
       keys.forEach((k, i) => {
         if (i > 0) parts.push(',');
         newline(depth + 1);
-        parts.push(pyString(k), indent === undefined ? ':' : ': ');
+        parts.push(pyString(k), ': ');
         write((v as Record<string, unknown>)[k], depth + 1);
       });
       newline(depth);
@@ -82,7 +132,7 @@ export function pyDumps(value: unknown, indent?: number): string {
   }
 
   function newline(depth: number): void {
-    if (indent !== undefined) parts.push('\n', ' '.repeat(indent * depth));
+    parts.push('\n', ' '.repeat(indent! * depth));
   }
 }
 
