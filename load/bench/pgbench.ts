@@ -57,7 +57,7 @@ const SQL: Record<string, { files: string[]; list: boolean }> = {
 };
 const TOTAL = ['page only', 'page + counter row', 'page + count(*)'];
 const NEEDS: Record<string, string> = {
-  'buildrequests_unclaimed_set.sql': 'flotilla.unclaimed_buildrequests',
+  'buildrequests_unclaimed_set.sql': 'flotilla.unclaimed_complete_buildrequests',
 };
 
 function psqlValue(sql: string): string {
