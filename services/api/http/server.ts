@@ -205,21 +205,26 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   let sessions: Sessions | null = null;
   const secure = new URL(deps.publicUrl).protocol === 'https:';
   const cookies = new SessionCookies(() => sessions!, secure);
-  app.addHook('onRequest', async (req, reply) => {
+  // Callback style: once the secret is known, nothing here waits, and every request passes.
+  app.addHook('onRequest', (req, reply, done) => {
     // No answer is to be sniffed into something it does not say it is.
     reply.header('x-content-type-options', 'nosniff');
-    // Longer URLs than this are refused before anything reads them.
+    // Longer URLs than this are refused before anything reads them (answered: no done()).
     if ((req.raw.url ?? '').length > limits.url_bytes) {
       sendError(reply, uriTooLong());
-      return reply;
+      return;
     }
     // The probes must answer while PostgreSQL is away: they need no session.
-    if (PROBES.has(req.url)) return;
-    sessions ??= new Sessions(
-      await loadSessionSecret(deps.db, deps.sessionSecret),
-      auth?.session_expiry_seconds,
-    );
-    cookies.peek(req);
+    if (PROBES.has(req.url)) return done();
+    if (sessions) {
+      cookies.peek(req);
+      return done();
+    }
+    loadSessionSecret(deps.db, deps.sessionSecret).then((secret) => {
+      sessions ??= new Sessions(secret, auth?.session_expiry_seconds);
+      cookies.peek(req);
+      done();
+    }, done);
   });
   if (deps.www?.rate_limit.enabled) {
     const rl = deps.www.rate_limit;
