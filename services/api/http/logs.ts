@@ -10,9 +10,9 @@ import { contentsRange, RawLogStream, readLogLines } from '../../core/logs/lines
 import { readLogStreamLines } from '../../core/logs/live-stream.js';
 import type { LineRange, LogChunkRow, LogType } from '../../core/logs/types.js';
 import type { RowReader } from '../query/read-pool.js';
-import type { Read, Stamp } from '../query/run.js';
+import { type Read, type Stamp, stampOf, versioned } from '../query/run.js';
 import type { ResultSpec } from '../query/spec.js';
-import { statementText, type WriteVersions } from '../query/versions.js';
+import type { WriteVersions } from '../query/versions.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
 import { notFound } from './errors.js';
 import { etagOf, notModified } from './reply.js';
@@ -45,18 +45,17 @@ export class LogReader {
     versions: WriteVersions | null = null,
   ): Promise<LogRow & { stamp: Stamp | null }> {
     const conds = endpoint.scope(args);
-    let query = sql`SELECT a.id, a.num_lines, a.type, a.slug, a.complete FROM logs a WHERE ${sql.join(conds, sql` AND `)}`;
     // The version is read with the log's row, before its chunks: whatever the chunks read
     // later show is at least as new as it, so a page kept under it can only expire too early.
-    const tables = versions?.enabled ? versions.dependencies(`${statementText(query)} ${CHUNKS}`) : null;
-    if (tables) query = versions!.withVersion(query, tables);
+    const { query, tables } = versioned(
+      sql`SELECT a.id, a.num_lines, a.type, a.slug, a.complete FROM logs a WHERE ${sql.join(conds, sql` AND `)}`,
+      versions,
+      CHUNKS,
+    );
     const rows = await this.reads.rows<LogRow & { write_version?: string }>(query);
     if (rows.length === 0) throw notFound();
     const { write_version, ...log } = rows[0]!;
-    return {
-      ...log,
-      stamp: tables && write_version !== undefined ? { tables, version: write_version } : null,
-    };
+    return { ...log, stamp: stampOf(tables, rows[0]) };
   }
 
   /** A range of lines; kept by the page cache (a stamp) only once the log is finished. */

@@ -15,7 +15,7 @@ import type { FastifyRequest } from 'fastify';
 import type { SQLQuery } from '../../core/db/pool.js';
 import { wantsJson } from '../query/envelope.js';
 import type { RowReader } from '../query/read-pool.js';
-import type { WriteVersionsSource } from '../query/versions.js';
+import { versionSql, type WriteVersionsSource } from '../query/versions.js';
 
 export interface Page {
   tables: readonly string[];
@@ -60,7 +60,9 @@ function deferred<T>(): Deferred<T> {
   return { promise, resolve, reject };
 }
 
+/** The version reads of one set of tables: the statement, and the reads in flight. */
 interface VersionReads {
+  query: SQLQuery;
   inFlight: Promise<string | undefined> | null;
   /** Lookups that arrived while a read was in flight, answered by the next one. */
   next: Deferred<string | undefined> | null;
@@ -73,7 +75,6 @@ export class PageCache {
   private misses = 0;
   private expired = 0;
   private readonly versionReads = new Map<string, VersionReads>();
-  private readonly versionQueries = new Map<string, SQLQuery>();
 
   constructor(
     private readonly reads: RowReader,
@@ -112,38 +113,29 @@ export class PageCache {
    */
   private currentVersion(tables: readonly string[]): Promise<string | undefined> {
     const id = tables.join(',');
-    let reads = this.versionReads.get(id);
-    if (!reads) {
+    let r = this.versionReads.get(id);
+    if (!r) {
       if (this.versionReads.size >= MAX_TABLE_SETS) this.versionReads.clear();
-      reads = { inFlight: null, next: null };
-      this.versionReads.set(id, reads);
+      r = { query: versionSql(tables), inFlight: null, next: null };
+      this.versionReads.set(id, r);
     }
-    const r = reads;
+    const reads = r;
     const send = (): Promise<string | undefined> => {
-      const read = this.readVersion(tables).finally(() => {
-        r.inFlight = null;
-        const waiting = r.next;
-        r.next = null;
-        if (waiting) send().then(waiting.resolve, waiting.reject);
-      });
-      r.inFlight = read;
+      const read = this.reads
+        .rows<{ v: string }>(reads.query)
+        .then(([row]) => row?.v)
+        .finally(() => {
+          reads.inFlight = null;
+          const waiting = reads.next;
+          reads.next = null;
+          if (waiting) send().then(waiting.resolve, waiting.reject);
+        });
+      reads.inFlight = read;
       return read;
     };
-    if (!r.inFlight) return send();
-    r.next ??= deferred();
-    return r.next.promise;
-  }
-
-  private async readVersion(tables: readonly string[]): Promise<string | undefined> {
-    const id = tables.join(',');
-    let query = this.versionQueries.get(id);
-    if (!query) {
-      query = (await this.versions.get()).versionSql(tables);
-      if (this.versionQueries.size >= MAX_TABLE_SETS) this.versionQueries.clear();
-      this.versionQueries.set(id, query);
-    }
-    const [row] = await this.reads.rows<{ v: string }>(query);
-    return row?.v;
+    if (!reads.inFlight) return send();
+    reads.next ??= deferred();
+    return reads.next.promise;
   }
 
   store(key: string, page: Page): void {

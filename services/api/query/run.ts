@@ -7,7 +7,7 @@ import { compileRows, existsSql } from './compile.js';
 import type { Envelope } from './envelope.js';
 import type { RowReader } from './read-pool.js';
 import type { ResultSpec } from './spec.js';
-import { statementText, type WriteVersions } from './versions.js';
+import { statementText, type WriteVersions, withVersion } from './versions.js';
 
 /** The write version of what a read saw, and the tables it covers (see versions.ts). */
 export interface Stamp {
@@ -21,13 +21,16 @@ export interface Read {
   stamp: Stamp | null;
 }
 
-/** The query, with its write version when it can have one. */
-function versioned(query: SQLQuery, versions: WriteVersions | null) {
-  const tables = versions?.enabled ? versions.dependencies(statementText(query)) : null;
-  return tables ? { query: versions!.withVersion(query, tables), tables } : { query, tables: null };
+/**
+ * The query, with its write version when it can have one. `alsoReads` names tables that a
+ * later statement of the same read takes its rows from (the version must cover them too).
+ */
+export function versioned(query: SQLQuery, versions: WriteVersions | null, alsoReads = '') {
+  const tables = versions?.enabled ? versions.dependencies(`${statementText(query)} ${alsoReads}`) : null;
+  return tables ? { query: withVersion(query, tables), tables } : { query, tables: null };
 }
 
-function stampOf(
+export function stampOf(
   tables: readonly string[] | null,
   row: { write_version?: string } | undefined,
 ): Stamp | null {

@@ -66,21 +66,21 @@ export class WriteVersions {
     if (counts && deps.has('buildrequests')) deps.add('buildrequest_claims');
     return deps.size ? [...deps].sort() : null;
   }
+}
 
-  /**
-   * One row, `v`: the version of these tables now. It names the server's start too: a
-   * database restored from a backup, or a replica promoted after losing the last commits,
-   * could count up again to a sum a pod has kept under other data; it has started since.
-   */
-  versionSql(tables: readonly string[]): SQLQuery {
-    return sql`SELECT coalesce(sum(n), 0)::text || '@' || extract(epoch FROM pg_postmaster_start_time())::text AS v
-               FROM flotilla.count_deltas WHERE scope = '~w' AND tbl = ANY(${tables}::text[])`;
-  }
+/**
+ * One row, `v`: the version of these tables now. It names the server's start too: a
+ * database restored from a backup, or a replica promoted after losing the last commits,
+ * could count up again to a sum a pod has kept under other data; it has started since.
+ */
+export function versionSql(tables: readonly string[]): SQLQuery {
+  return sql`SELECT coalesce(sum(n), 0)::text || '@' || extract(epoch FROM pg_postmaster_start_time())::text AS v
+             FROM flotilla.count_deltas WHERE scope = '~w' AND tbl = ANY(${tables}::text[])`;
+}
 
-  /** The statement's rows, each with `write_version`, read in the same snapshot as they are. */
-  withVersion(query: SQLQuery, tables: readonly string[]): SQLQuery {
-    return sql`SELECT q.*, (${this.versionSql(tables)}) AS write_version FROM (${query}) q`;
-  }
+/** The statement's rows, each with `write_version`, read in the same snapshot as they are. */
+export function withVersion(query: SQLQuery, tables: readonly string[]): SQLQuery {
+  return sql`SELECT q.*, (${versionSql(tables)}) AS write_version FROM (${query}) q`;
 }
 
 /** A statement's text, as the database receives it. */
