@@ -15,12 +15,6 @@ end
 return {c, ttl}
 `;
 
-const PEEK = `
-local c = tonumber(redis.call('GET', KEYS[1]) or '0')
-local ttl = redis.call('PTTL', KEYS[1])
-return {c, ttl}
-`;
-
 export interface Count {
   count: number;
   /** Milliseconds until the window ends (0 when the key does not exist). */
@@ -29,7 +23,6 @@ export interface Count {
 
 type WithScripts = Redis & {
   flotillaWindowHit(key: string, windowMs: number, by: number): Promise<[number, number]>;
-  flotillaWindowPeek(key: string): Promise<[number, number]>;
 };
 
 export class RedisUnavailable extends Error {
@@ -53,7 +46,6 @@ export class WindowCounter {
     const r = redis as WithScripts;
     if (typeof r.flotillaWindowHit !== 'function') {
       redis.defineCommand('flotillaWindowHit', { numberOfKeys: 1, lua: HIT });
-      redis.defineCommand('flotillaWindowPeek', { numberOfKeys: 1, lua: PEEK });
     }
     this.redis = r;
   }
@@ -75,11 +67,6 @@ export class WindowCounter {
 
   async hit(key: string, by = 1): Promise<Count> {
     const [count, ttl] = await this.timed(this.redis.flotillaWindowHit(this.prefix + key, this.windowMs, by));
-    return { count: Number(count), resetMs: Math.max(0, Number(ttl)) };
-  }
-
-  async peek(key: string): Promise<Count> {
-    const [count, ttl] = await this.timed(this.redis.flotillaWindowPeek(this.prefix + key));
     return { count: Number(count), resetMs: Math.max(0, Number(ttl)) };
   }
 
