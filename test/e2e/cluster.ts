@@ -30,11 +30,18 @@ export class Cluster {
   ) {}
 
   static async start(
-    opts: { masterExpirySeconds?: number; apiEnv?: Record<string, string>; extraYaml?: string } = {},
+    opts: {
+      masterExpirySeconds?: number;
+      apiEnv?: Record<string, string>;
+      extraYaml?: string;
+      /** Rewrites master.yaml before the extras are appended (e.g. a worker's max_builds). */
+      configure?: (yaml: string) => string;
+    } = {},
   ): Promise<Cluster> {
     const dir = mkdtempSync(join(tmpdir(), 'flotilla-e2e-'));
     const config = join(dir, 'master.yaml');
     let yaml = readFileSync(BASE_CONFIG, 'utf8');
+    if (opts.configure) yaml = opts.configure(yaml);
     if (opts.masterExpirySeconds) yaml += `\nmaster_expiry_seconds: ${opts.masterExpirySeconds}\n`;
     if (opts.extraYaml) yaml += `\n${opts.extraYaml}\n`;
     writeFileSync(config, yaml);

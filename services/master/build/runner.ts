@@ -103,6 +103,13 @@ function interruption(r: Running): number | null {
 
 export class BuildRunner {
   private readonly running = new Map<number, Running>();
+  /**
+   * Builds handed to a worker whose build row is still being written, by worker name: they
+   * occupy the worker from the moment run() is called, so that a distribution pass (or the
+   * next one) never hands the same slot out twice while newBuild commits.
+   */
+  private readonly starting = new Map<string, number>();
+  private startingTotal = 0;
   private readonly earlyStops = new Map<number, { reason: string; results: number; at: number }>();
 
   constructor(private readonly deps: RunnerDeps) {}
@@ -112,9 +119,24 @@ export class BuildRunner {
   }
 
   onWorker(name: string): number {
-    let n = 0;
+    let n = this.starting.get(name) ?? 0;
     for (const r of this.running.values()) if (r.worker.name === name) n++;
     return n;
+  }
+
+  /** Count a build against its worker until it runs (or fails to start); the release is idempotent. */
+  private reserve(name: string): () => void {
+    this.starting.set(name, (this.starting.get(name) ?? 0) + 1);
+    this.startingTotal++;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      const n = (this.starting.get(name) ?? 1) - 1;
+      if (n > 0) this.starting.set(name, n);
+      else this.starting.delete(name);
+      this.startingTotal--;
+    };
   }
 
   /** Stop a build this master runs (a stop control message); false if it runs no such build. */
@@ -141,11 +163,13 @@ export class BuildRunner {
   }
 
   async whenIdle(): Promise<void> {
-    while (this.running.size > 0) await new Promise((r) => setTimeout(r, 100));
+    while (this.running.size > 0 || this.startingTotal > 0) await new Promise((r) => setTimeout(r, 100));
   }
 
   /** Run the build in a span (a child of the request's trace when known), timed and counted. */
   async run(req: ClaimedRequest, worker: WorkerConnection): Promise<number> {
+    // Before anything is awaited: the caller's next look at the worker must see it taken.
+    const release = this.reserve(worker.name);
     const started = performance.now();
     const parent = req.traceContext ?? context.active();
     return tracer.startActiveSpan(
@@ -160,19 +184,24 @@ export class BuildRunner {
       parent,
       async (span) => {
         try {
-          const results = await this.runBuild(req, worker);
+          const results = await this.runBuild(req, worker, release);
           span.setAttribute('flotilla.results', RESULT_NAMES[results] ?? String(results));
           if (results === Results.EXCEPTION) span.setStatus({ code: SpanStatusCode.ERROR });
           this.deps.metrics?.buildFinished(results, (performance.now() - started) / 1000);
           return results;
         } finally {
+          release();
           span.end();
         }
       },
     );
   }
 
-  private async runBuild(req: ClaimedRequest, worker: WorkerConnection): Promise<number> {
+  private async runBuild(
+    req: ClaimedRequest,
+    worker: WorkerConnection,
+    started: () => void,
+  ): Promise<number> {
     const { ctx, log } = this.deps;
     const workerid = this.deps.workerId(worker.name) ?? null;
     const workerCfg = this.deps.config.workers.find((w) => w.name === worker.name);
@@ -195,6 +224,7 @@ export class BuildRunner {
       lost: false,
     };
     this.running.set(buildid, r);
+    started();
     const early = this.earlyStops.get(buildid);
     if (early) {
       this.earlyStops.delete(buildid);
