@@ -2,6 +2,7 @@
 // fed to the rule walk of core/auth/authz.ts. A REST read is action `get`; a JSON-RPC call
 // is its method (stop, rebuild, cancel, force, pause, ...); an event is a read of the path
 // its routing key names.
+
 import {
   type AllowRule,
   type AuthzPolicy,
@@ -12,6 +13,7 @@ import {
   type SessionUser,
 } from '../../core/auth/authz.js';
 import { fnmatch } from '../../core/auth/fnmatch.js';
+import { forcedBuilderNames } from '../../core/force/builder-names.js';
 import type { ForceScheduler } from '../../core/force/parameters.js';
 import type { Match } from '../registry/paths.js';
 import { builderScope, type Targets } from './targets.js';
@@ -125,8 +127,8 @@ export class Authorizer {
         if (!builders) return NO_OWNER;
         const sched = this.forceSchedulers.get(String(one!.args.schedulername));
         if (!sched) return null;
-        const names = await this.forcedBuilders(sched, req.params);
-        return names.some((n) => matchesAny(n, builders)) ? NO_OWNER : null;
+        const names = await forcedBuilderNames(sched, req.params, (id) => this.targets.builderName(id));
+        return (names ?? []).some((n) => matchesAny(n, builders)) ? NO_OWNER : null;
       }
       case 'stop':
       case 'rebuild': {
@@ -162,20 +164,5 @@ export class Authorizer {
         return scope.name !== null && matchesAny(scope.name, builders) ? NO_OWNER : null;
       }
     }
-  }
-
-  /** The builders a force would start, as Buildbot's computeBuilderNames works them out. */
-  private async forcedBuilders(sched: ForceScheduler, params: Readonly<Record<string, unknown>>) {
-    if (Array.isArray(params.builderNames)) {
-      const asked = new Set(params.builderNames.filter((n): n is string => typeof n === 'string'));
-      return sched.builderNames.filter((n) => asked.has(n));
-    }
-    if (params.builderid !== undefined && params.builderid !== null) {
-      const id = Number(params.builderid);
-      const name =
-        Number.isInteger(id) && id >= 0 && id < 2 ** 31 ? await this.targets.builderName(id) : null;
-      return name === null ? [] : [name];
-    }
-    return sched.builderNames;
   }
 }

@@ -5,33 +5,11 @@
 import { addBuildset } from '../../core/data/buildsets.js';
 import { type DataContext, transact } from '../../core/data/transaction.js';
 import { sql } from '../../core/db/pool.js';
+import { forcedBuilderNames } from '../../core/force/builder-names.js';
 import type { ForceScheduler } from '../../core/force/parameters.js';
 import { checkForce } from '../../core/force/validate.js';
 import { badQuery, notFound } from '../http/errors.js';
 import { type ActionCall, invalidParams } from '../http/jsonrpc.js';
-
-async function builderNames(
-  ctx: DataContext,
-  sched: ForceScheduler,
-  params: Record<string, unknown>,
-): Promise<string[]> {
-  if (Array.isArray(params.builderNames)) {
-    const asked = new Set(params.builderNames.filter((n): n is string => typeof n === 'string'));
-    return sched.builderNames.filter((n) => asked.has(n)).sort();
-  }
-  if (params.builderid !== undefined && params.builderid !== null) {
-    // As Buildbot: the builder named by id is forced, whether or not the form lists it.
-    const id = Number(params.builderid);
-    // Ids are 32-bit: a larger number names no builder (and must not reach PostgreSQL).
-    const rows =
-      Number.isInteger(id) && id >= 0 && id < 2 ** 31
-        ? await ctx.db.query(sql`SELECT name FROM builders WHERE id = ${id}`)
-        : [];
-    if (rows.length === 0) throw badQuery(`no builder with id ${JSON.stringify(params.builderid)}`);
-    return [rows[0].name];
-  }
-  return [...sched.builderNames];
-}
 
 export async function force(
   ctx: DataContext,
@@ -41,7 +19,11 @@ export async function force(
   const sched = schedulers.get(String(call.match.args.schedulername));
   if (!sched) throw notFound();
   const { builderNames: _n, builderid: _i, owner: _o, ...formParams } = call.params;
-  const names = await builderNames(ctx, sched, call.params);
+  const names = await forcedBuilderNames(sched, call.params, async (id) => {
+    const [row] = await ctx.db.query(sql`SELECT name FROM builders WHERE id = ${id}`);
+    return row ? (row.name as string) : null;
+  });
+  if (names === null) throw badQuery(`no builder with id ${JSON.stringify(call.params.builderid)}`);
   if (names.length === 0) throw badQuery('builderNames not specified or not supported by this scheduler');
   const checked = checkForce(sched, formParams, call.owner === 'anonymous' ? null : call.owner);
   if (!checked.ok) throw invalidParams(checked.errors);
