@@ -2,6 +2,7 @@
 // insertion order (no sort_keys), every character outside printable ASCII escaped, and the
 // separators of the endpoint: compact (',' ':') on /ws, Python's defaults (', ' ': ') on SSE.
 // Scalars are written exactly as the REST API writes them (query/pyjson.ts).
+import { pyRepr } from '../../core/python.js';
 import { pyDumps, pyString } from '../query/pyjson.js';
 
 export type Separators = 'compact' | 'default';
@@ -35,19 +36,6 @@ export function pyDumpsOrdered(value: unknown, separators: Separators): string {
   };
   write(value);
   return parts.join('');
-}
-
-/** Python's repr() of a string: single quotes unless the text holds one and no double quote. */
-function pyRepr(s: string): string {
-  const q = s.includes("'") && !s.includes('"') ? '"' : "'";
-  const body = s.replace(/[\\\u0000-\u001f\u007f-\u00a0\u00ad\ud800-\udfff]/g, (c) => {
-    const named: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-    const code = c.charCodeAt(0);
-    return (
-      named[c] ?? (code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16)}`)
-    );
-  });
-  return q + body.split(q).join(`\\${q}`) + q;
 }
 
 /**

@@ -2,6 +2,7 @@
 // ensure_ascii=True): keys sorted by code point, every character outside printable ASCII
 // escaped as \uXXXX, either compact (',' ':') or indented by two spaces (',' ': ').
 // Clients diff our answers against Buildbot's byte for byte, so JSON.stringify will not do.
+import { pyNumber } from '../../core/python.js';
 
 const ESCAPES: Record<string, string> = {
   '"': '\\"',
@@ -20,25 +21,6 @@ const ESCAPE_ALL = /["\\\u0000-\u001f\u007f-\uffff]/g;
 export function pyString(s: string): string {
   if (!NEEDS_ESCAPE.test(s)) return `"${s}"`;
   return `"${s.replace(ESCAPE_ALL, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
-}
-
-function pyNumber(n: number): string {
-  if (Number.isInteger(n) && Math.abs(n) < 1e16) return String(n);
-  if (!Number.isFinite(n)) return Number.isNaN(n) ? 'NaN' : n > 0 ? 'Infinity' : '-Infinity';
-  // Python's float repr: the shortest digits that round-trip (as JavaScript finds them),
-  // positional when the exponent is from -4 to 15, else d.ddde+XX with at least two digits.
-  const [mantissa, exp] = n.toExponential().split('e') as [string, string];
-  const e = Number(exp);
-  const sign = mantissa.startsWith('-') ? '-' : '';
-  const digits = mantissa.replace(/^-/, '').replace('.', '');
-  if (e >= -4 && e < 16) {
-    if (e < 0) return `${sign}0.${'0'.repeat(-e - 1)}${digits}`;
-    const whole = digits.slice(0, e + 1).padEnd(e + 1, '0');
-    const frac = digits.slice(e + 1);
-    return `${sign}${whole}.${frac || '0'}`;
-  }
-  const m = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
-  return `${sign}${m}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
 }
 
 const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

@@ -3,8 +3,8 @@
 // validated), errors collected per field, then the build set's reason, owner, properties and
 // source stamps.
 
+import { pyRepr } from '../python.js';
 import { type ForceScheduler, fullName, type Parameter } from './parameters.js';
-import { pyRepr } from './pyrepr.js';
 
 // Buildbot's VALID_EMAIL_ADDR (reporters/mail.py).
 const EMAIL = /(?:\S+@[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+)+\.?)/;
