@@ -71,10 +71,9 @@ export class Authorizer {
    * builders needs the builder of a build, step or log this pod has not looked up yet, the
    * rule is taken to match (so only its roles receive the event) while the lookup runs.
    */
-  authorize = (userInfo: SessionUser | undefined, routingKey: readonly string[] | string): boolean => {
+  authorize = (userInfo: SessionUser | undefined, routingKey: readonly string[]): boolean => {
     if (this.open) return true;
-    const parts = typeof routingKey === 'string' ? routingKey.split('/') : routingKey;
-    const segments = parts.slice(0, -1);
+    const segments = routingKey.slice(0, -1);
     return decideSync(this.policy, userInfo, (rule) => {
       switch (rule.match) {
         case 'any':

@@ -2,8 +2,10 @@
 // in Redis; answers carry the IETF draft's RateLimit-Limit, -Remaining, -Reset and -Policy
 // headers, and a client past its limit gets 429 with Retry-After. If Redis does not answer
 // in time the request goes through (a limit is not worth an outage) and a warning is logged.
+
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import { PLATFORM_PATHS } from '../../core/http/platform-paths.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { tooManyRequests } from '../http/errors.js';
 import { sendError } from '../http/reply.js';
@@ -17,16 +19,13 @@ export interface RateLimitSettings {
   keyPrefix: string;
 }
 
-/** Paths never limited: the probes Kubernetes calls, and Prometheus's scrapes. */
-const EXEMPT = new Set(['/healthz', '/readyz', '/metrics']);
-
 export function rateLimitHook(redis: Redis, s: RateLimitSettings, log: Logger) {
   const counter = new WindowCounter(redis, `${s.keyPrefix}rl:`, s.windowSeconds * 1000);
   const policy = `${s.requests};w=${s.windowSeconds}`;
   let warnedAt = 0;
   return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const path = (req.raw.url ?? '').split('?')[0]!;
-    if (EXEMPT.has(path)) return;
+    if (PLATFORM_PATHS.has(path)) return;
     let count: number;
     let resetMs: number;
     try {

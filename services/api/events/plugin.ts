@@ -7,9 +7,11 @@
 // client's user may receive it (default: everyone may); `userInfo(req)` says who the client
 // is, once, when it connects (default: req.userInfo as the session cookies set it, else
 // anonymous). See README.md for what this adds to Buildbot.
+
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import { ANONYMOUS } from '../http/session-cookies.js';
 import type { UserInfo } from './consumer.js';
 import { type Authorize, EventHub } from './hub.js';
 import { SseRouter } from './sse.js';
@@ -39,8 +41,6 @@ export interface EventsOptions {
   onHub?: (hub: EventHub) => void;
 }
 
-const ANONYMOUS: UserInfo = { anonymous: true };
-
 /** An authorize() that throws denies (and is logged): one bad call must not stop the fan-out. */
 function guarded(authorize: Authorize, log: FastifyInstance['log']): Authorize {
   return (user, key) => {
@@ -53,7 +53,7 @@ function guarded(authorize: Authorize, log: FastifyInstance['log']): Authorize {
   };
 }
 const allowAll: Authorize = () => true;
-const sessionUser = (req: FastifyRequest): UserInfo => (req as { userInfo?: UserInfo }).userInfo ?? ANONYMOUS;
+const sessionUser = (req: FastifyRequest): UserInfo => req.userInfo ?? ANONYMOUS;
 
 export async function eventsPlugin(app: FastifyInstance, opts: EventsOptions): Promise<void> {
   const hub = new EventHub(

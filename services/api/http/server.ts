@@ -4,6 +4,7 @@
 // Every request, in order: size limits (headers by Node's parser: 431; URL: 414; body: 413),
 // the session (its user known from the cookie), the per-client rate limit (429), then the
 // route: /api/v2 (authorized per endpoint and action, 403), /auth/*, /config, probes.
+
 import type { Socket } from 'node:net';
 import Fastify, {
   type FastifyBaseLogger,
@@ -19,6 +20,7 @@ import type { AuthConfig, WwwConfig } from '../../core/config/master-config.js';
 import type { ConnectionPool } from '../../core/db/pool.js';
 import { type ForceScheduler, forceSchedulerSpec } from '../../core/force/parameters.js';
 import { postgresCheck, readiness, redisCheck } from '../../core/health.js';
+import { PLATFORM_PATHS } from '../../core/http/platform-paths.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { Authorizer } from '../auth/authorizer.js';
 import { LoginThrottle } from '../auth/login-throttle.js';
@@ -74,7 +76,6 @@ export interface AppDeps {
 
 const API_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS', 'PUT', 'DELETE', 'PATCH'] as const;
 // Kubernetes and Prometheus call these; they need no session and must answer while PostgreSQL is away.
-const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
 const DEFAULT_LIMITS = { body_bytes: 1024 * 1024, header_bytes: 16 * 1024, url_bytes: 8 * 1024 };
 const DEFAULT_THROTTLE = { max_failures_per_user: 10, max_failures_per_client: 30, window_seconds: 900 };
 // A request (headers and body) must arrive within this; slow senders are cut off.
@@ -215,7 +216,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return;
     }
     // The probes must answer while PostgreSQL is away: they need no session.
-    if (PROBES.has(req.url)) return done();
+    if (PLATFORM_PATHS.has(req.url)) return done();
     if (sessions) {
       cookies.peek(req);
       return done();

@@ -14,6 +14,7 @@ import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { PLATFORM_PATHS } from '../http/platform-paths.js';
 
 export interface Telemetry {
   /** Whether spans are recorded and exported (a trace exporter or span processors). */
@@ -26,8 +27,6 @@ export interface TelemetryOptions {
   spanProcessors?: SpanProcessor[];
 }
 
-// Health probes and metric scrapes come every few seconds and say nothing about the work.
-const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 const PATCHED = ['pg', 'pg-pool', 'ioredis', 'http', 'https', 'node:http', 'node:https'];
 
 /** Exporters the environment does not name are off ('none'). */
@@ -56,7 +55,7 @@ export function startTelemetry(serviceName: string, opts: TelemetryOptions = {})
     instrumentations: tracing
       ? [
           new HttpInstrumentation({
-            ignoreIncomingRequestHook: (req) => QUIET_PATHS.has((req.url ?? '').split('?')[0] ?? ''),
+            ignoreIncomingRequestHook: (req) => PLATFORM_PATHS.has((req.url ?? '').split('?')[0] ?? ''),
           }),
           // Queries and commands outside any span (heartbeats, polls) would each be a trace of one.
           new PgInstrumentation({ requireParentSpan: true }),
