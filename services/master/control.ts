@@ -1,9 +1,8 @@
 // What a master does with the cluster's events: new or handed-back requests wake the
 // distributor; stop messages reach the builds it runs; worker actions reach the workers
 // connected to it. All arrive on the event bus's Redis channel.
-import type { Redis } from 'ioredis';
 import { type DataContext, setWorkerState, transact } from '../core/data/index.js';
-import { type BusMessage, EVENTS_CHANNEL } from '../core/events/bus.js';
+import type { BusMessage, Subscribe } from '../core/events/bus.js';
 import { CloseCode } from '../core/protocol/messages.js';
 import type { Logger } from '../core/telemetry/logger.js';
 import type { BuildRunner } from './build/runner.js';
@@ -12,7 +11,8 @@ import type { RequestTraces } from './trace-links.js';
 import type { WorkerServer } from './workers/server.js';
 
 export interface ControlDeps {
-  subscriber: Redis;
+  /** The process's event subscription (shared with its schedulers), and when it is live. */
+  subscribe: Subscribe & { ready: Promise<void> };
   ctx: DataContext;
   runner: BuildRunner;
   distributor: Distributor;
@@ -26,22 +26,14 @@ export interface ControlDeps {
 }
 
 export async function listen(deps: ControlDeps): Promise<() => Promise<void>> {
-  const { subscriber, log } = deps;
-  subscriber.on('message', (_channel: string, raw: string) => {
-    let msg: BusMessage;
-    try {
-      msg = JSON.parse(raw);
-    } catch {
-      return;
-    }
+  const { log } = deps;
+  const stop = deps.subscribe((msg) => {
     handle(deps, msg).catch((err) =>
       log.warn({ key: msg.k, err: (err as Error).message }, 'event handling failed'),
     );
   });
-  await subscriber.subscribe(EVENTS_CHANNEL);
-  return async () => {
-    await subscriber.unsubscribe(EVENTS_CHANNEL);
-  };
+  await deps.subscribe.ready;
+  return async () => stop();
 }
 
 async function handle(deps: ControlDeps, { k, m, tp }: BusMessage): Promise<void> {

@@ -1,4 +1,5 @@
 // The master process, started by main.ts once telemetry is on.
+
 import { readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { loadMasterEnv, redact } from '../core/config/env.js';
@@ -6,6 +7,7 @@ import { ConfigError } from '../core/config/errors.js';
 import { loadMasterConfig } from '../core/config/master-config.js';
 import type { DataContext } from '../core/data/index.js';
 import { createPool, sql } from '../core/db/pool.js';
+import { busSubscription } from '../core/events/bus.js';
 import { postgresCheck, redisCheck } from '../core/health.js';
 import { startProbeServer } from '../core/http/probe-server.js';
 import { onShutdown } from '../core/lifecycle.js';
@@ -18,7 +20,7 @@ import { Distributor } from './distributor.js';
 import { startJobs } from './jobs/index.js';
 import { Membership } from './membership.js';
 import { MasterMetrics } from './metrics.js';
-import { busSubscription, SchedulerManager, schedulerConfigProblems } from './schedulers/index.js';
+import { SchedulerManager, schedulerConfigProblems } from './schedulers/index.js';
 import { RequestTraces } from './trace-links.js';
 import { startWorkerServer } from './workers/server.js';
 
@@ -140,8 +142,11 @@ distributor = new Distributor({
   onPass: (seconds) => metrics.claimPass(seconds),
   traces,
 });
+const events = busSubscription(subscriber, (err) =>
+  log.warn({ err: err.message }, 'could not subscribe to events'),
+);
 const stopListening = await listen({
-  subscriber,
+  subscribe: events,
   ctx,
   runner,
   distributor,
@@ -158,7 +163,7 @@ const schedulers = new SchedulerManager({
   config,
   masterid: () => membership.masterid,
   log,
-  subscribe: busSubscription(subscriber, log),
+  subscribe: events,
   workdir: env.workdir,
 });
 await schedulers.start();

@@ -89,3 +89,34 @@ export function parseBusMessage(raw: string): BusMessage | null {
   if (typeof msg !== 'object' || msg === null || typeof (msg as BusMessage).k !== 'string') return null;
   return msg as BusMessage;
 }
+
+/** Hand each message of the event channel to a handler; returns the function that stops it. */
+export type Subscribe = (handler: (msg: BusMessage) => void) => () => void;
+
+/**
+ * A Subscribe over a Redis connection in subscriber mode, shared by everything in a process
+ * that listens (a master's control and its schedulers): one listener parses each message
+ * once and hands it to every handler. `ready` settles once the channel is subscribed.
+ */
+export function busSubscription(
+  subscriber: Redis,
+  onError?: (err: Error) => void,
+): Subscribe & { ready: Promise<void> } {
+  const handlers = new Set<(msg: BusMessage) => void>();
+  subscriber.on('message', (channel: string, raw: string) => {
+    if (channel !== EVENTS_CHANNEL || handlers.size === 0) return;
+    const msg = parseBusMessage(raw);
+    if (msg) for (const h of handlers) h(msg);
+  });
+  const ready = subscriber.subscribe(EVENTS_CHANNEL).then(
+    () => {},
+    (err: Error) => onError?.(err),
+  );
+  const subscribe = (handler: (msg: BusMessage) => void) => {
+    handlers.add(handler);
+    return () => {
+      handlers.delete(handler);
+    };
+  };
+  return Object.assign(subscribe, { ready });
+}

@@ -12,7 +12,6 @@
 // it (changesources/git-poller.ts), the others only mark that changes come through the API
 // pods' change hooks.
 import { tmpdir } from 'node:os';
-import type { Redis } from 'ioredis';
 import { ConfigError } from '../../core/config/errors.js';
 import type { MasterConfig, SchedulerConfig } from '../../core/config/master-config.js';
 import {
@@ -23,7 +22,7 @@ import {
   trySetChangeSourceMaster,
   trySetSchedulerMaster,
 } from '../../core/data/index.js';
-import { type BusMessage, EVENTS_CHANNEL } from '../../core/events/bus.js';
+import type { BusMessage, Subscribe } from '../../core/events/bus.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { GitPoller } from '../changesources/git-poller.js';
 import { CronError, parseCron } from './cron.js';
@@ -32,7 +31,6 @@ import { SingleBranchScheduler } from './single-branch.js';
 import { NightlyScheduler, PeriodicScheduler } from './timed.js';
 
 /** Registers a handler for every message of the event bus; returns what removes it. */
-export type Subscribe = (handler: (msg: BusMessage) => void) => () => void;
 
 export interface SchedulerManagerOptions {
   ctx: DataContext;
@@ -232,30 +230,3 @@ export class SchedulerManager {
 }
 
 const key = (item: Item) => `${item.kind}:${item.id}`;
-
-/**
- * A Subscribe over a Redis connection in subscriber mode (the master's event subscriber):
- * it subscribes to the event channel (again, harmlessly, if it already is) and hands each
- * message to the handler.
- */
-export function busSubscription(subscriber: Redis, log?: Logger): Subscribe {
-  return (handler) => {
-    const listener = (channel: string, raw: string) => {
-      if (channel !== EVENTS_CHANNEL) return;
-      let msg: BusMessage;
-      try {
-        msg = JSON.parse(raw);
-      } catch {
-        return;
-      }
-      handler(msg);
-    };
-    subscriber.on('message', listener);
-    subscriber
-      .subscribe(EVENTS_CHANNEL)
-      .catch((err: Error) => log?.warn({ err: err.message }, 'could not subscribe to events'));
-    return () => {
-      subscriber.off('message', listener);
-    };
-  };
-}

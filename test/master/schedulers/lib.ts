@@ -11,13 +11,9 @@ import {
   transact,
 } from '../../../services/core/data/index.js';
 import { sql } from '../../../services/core/db/pool.js';
-import { EVENTS_CHANNEL } from '../../../services/core/events/bus.js';
+import { busSubscription } from '../../../services/core/events/bus.js';
 import { createLogger } from '../../../services/core/telemetry/logger.js';
-import {
-  busSubscription,
-  SchedulerManager,
-  type SchedulerManagerOptions,
-} from '../../../services/master/schedulers/index.js';
+import { SchedulerManager, type SchedulerManagerOptions } from '../../../services/master/schedulers/index.js';
 import { type Harness, openHarness, uniq } from '../../core/data/harness.js';
 import { testEnv } from '../../helpers/env.js';
 
@@ -61,14 +57,15 @@ export async function openCluster(): Promise<Cluster> {
       const masterid = await h.run((tx) => masterActive(tx, uniq('master')));
       const subscriber = new Redis(testEnv().redisUrl);
       subscribers.push(subscriber);
-      // As the master's: subscribed (by its control listener) before the schedulers start.
-      await subscriber.subscribe(EVENTS_CHANNEL);
+      // As the master's: subscribed before the schedulers start.
+      const subscribe = busSubscription(subscriber);
+      await subscribe.ready;
       const manager = new SchedulerManager({
         ctx: h.ctx,
         config,
         masterid: () => masterid,
         log,
-        subscribe: busSubscription(subscriber),
+        subscribe,
         roundMs: 100,
         maxSleepMs: 100,
         ...more,
