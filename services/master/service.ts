@@ -17,6 +17,7 @@ import { startTelemetry } from '../core/telemetry/tracing.js';
 import { BuildRunner } from './build/runner.js';
 import { listen } from './control.js';
 import { Distributor } from './distributor.js';
+import { logCodec } from './jobs/compress-log.js';
 import { startJobs } from './jobs/index.js';
 import { Membership } from './membership.js';
 import { MasterMetrics } from './metrics.js';
@@ -92,7 +93,8 @@ const runner = new BuildRunner({
   config,
   masterid: () => membership.masterid,
   workerId: (name) => membership.workerIds.get(name),
-  codec: config.log_compression === 'zstd' ? 'zstd' : config.log_compression === 'none' ? 'raw' : 'gz',
+  // Chunks are first written as the compress-log job would write them (uncompressed with none).
+  codec: logCodec(config.log_compression) ?? 'raw',
   log,
   metrics,
   onLogFinished: (logid) => {
