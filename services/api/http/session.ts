@@ -2,7 +2,8 @@
 // with the hex secret a Buildbot master keeps in object_state (object `www`). Any API pod
 // (and a Buildbot master on the same database) mints and accepts the same cookies.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { type Queryable, sql } from '../../core/db/pool.js';
+import { getState, setState, stateObjectId } from '../../core/data/object-state.js';
+import type { Queryable } from '../../core/db/pool.js';
 
 export const COOKIE = 'TWISTED_SESSION';
 export const SECURE_COOKIE = 'TWISTED_SECURE_SESSION';
@@ -19,32 +20,15 @@ const b64url = (b: Buffer | string) => Buffer.from(b).toString('base64url');
  * Buildbot master on the same database sign with it.
  */
 export async function loadSessionSecret(db: Queryable, configured?: string): Promise<string> {
-  return db.tx(async (tx) => {
-    await tx.query(
-      sql`INSERT INTO objects (name, class_name) VALUES (${WWW_OBJECT.name}, ${WWW_OBJECT.class_name})
-          ON CONFLICT (name, class_name) DO NOTHING`,
-    );
-    const [obj] = await tx.query(
-      sql`SELECT id FROM objects WHERE name = ${WWW_OBJECT.name} AND class_name = ${WWW_OBJECT.class_name}`,
-    );
+  return db.tx(async (q) => {
+    const id = await stateObjectId(q, WWW_OBJECT.name, WWW_OBJECT.class_name);
     if (configured !== undefined) {
-      await tx.query(
-        sql`INSERT INTO object_state (objectid, name, value_json)
-            VALUES (${obj.id}, 'session_secret', ${JSON.stringify(configured)})
-            ON CONFLICT (objectid, name) DO UPDATE SET value_json = EXCLUDED.value_json
-            WHERE object_state.value_json IS DISTINCT FROM EXCLUDED.value_json`,
-      );
+      await setState(q, id, 'session_secret', configured);
       return configured;
     }
-    const fresh = JSON.stringify(randomBytes(16).toString('hex'));
-    await tx.query(
-      sql`INSERT INTO object_state (objectid, name, value_json) VALUES (${obj.id}, 'session_secret', ${fresh})
-          ON CONFLICT (objectid, name) DO NOTHING`,
-    );
-    const [row] = await tx.query(
-      sql`SELECT value_json FROM object_state WHERE objectid = ${obj.id} AND name = 'session_secret'`,
-    );
-    return JSON.parse(row.value_json) as string;
+    // The first pod (or Buildbot master) to get here makes it; every other one reads that.
+    await setState(q, id, 'session_secret', randomBytes(16).toString('hex'), { ifAbsent: true });
+    return (await getState(q, id, 'session_secret')) as string;
   });
 }
 

@@ -21,8 +21,8 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { ChangeSourceConfig } from '../../core/config/master-config.js';
 import { addChange, type DataContext, transact } from '../../core/data/index.js';
+import { getState, setState, stateObjectId } from '../../core/data/object-state.js';
 import type { Logger } from '../../core/telemetry/logger.js';
-import { getState, setState, stateObjectId } from '../schedulers/store.js';
 
 const run = promisify(execFile);
 const GIT_TIMEOUT_MS = 120_000;
@@ -118,11 +118,11 @@ export class GitPoller {
       ...wanted.map((b) => `+refs/heads/${b}:refs/flotilla/${b}`),
     ]);
     const { ctx } = this.deps;
-    const objectid = await transact(ctx, (tx) => stateObjectId(tx, this.cfg.name, 'GitPoller'));
+    const objectid = await transact(ctx, (tx) => stateObjectId(tx.q, this.cfg.name, 'GitPoller'));
     for (const branch of wanted) {
       if (this.stopped) return;
       const head = heads.get(branch)!;
-      const last = ((await transact(ctx, (tx) => getState(tx, objectid, 'lastRev'))) ?? {}) as Record<
+      const last = ((await transact(ctx, (tx) => getState(tx.q, objectid, 'lastRev'))) ?? {}) as Record<
         string,
         string
       >;
@@ -146,8 +146,8 @@ export class GitPoller {
           });
         }
         // Read again under the transaction: another master may have moved it meanwhile.
-        const now = ((await getState(tx, objectid, 'lastRev')) ?? {}) as Record<string, string>;
-        await setState(tx, objectid, 'lastRev', { ...now, [branch]: head });
+        const now = ((await getState(tx.q, objectid, 'lastRev')) ?? {}) as Record<string, string>;
+        await setState(tx.q, objectid, 'lastRev', { ...now, [branch]: head });
       });
       if (commits.length > 0) this.log.info({ branch, changes: commits.length, head }, 'new commits');
     }

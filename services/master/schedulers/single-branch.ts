@@ -12,16 +12,18 @@
 // - reason "The SingleBranchScheduler named '<name>' triggered this build".
 // Beyond Buildbot: the changes that came while no master ran it are weighed on activation
 // (watch.ts), and the build set and the flush are one transaction.
+
 import type { SchedulerConfig } from '../../core/config/master-config.js';
 import {
   classifyChanges,
   flushChangeClassifications,
   getChangeClassifications,
 } from '../../core/data/index.js';
+import { stateObjectId } from '../../core/data/object-state.js';
 import { addBuildsetForChanges } from './buildset.js';
 import { changeVerdict, type Verdict } from './filter.js';
 import { Alarm, Scheduler, type SchedulerDeps } from './scheduler.js';
-import { type ChangeFacts, stateObjectId } from './store.js';
+import type { ChangeFacts } from './store.js';
 import type { ChangeWatch } from './watch.js';
 
 type Config = Extract<SchedulerConfig, { type: 'single-branch' }>;
@@ -41,7 +43,7 @@ export class SingleBranchScheduler extends Scheduler<Config> {
   }
 
   protected async activate(catchUp: boolean): Promise<void> {
-    const objectid = await this.read((tx) => stateObjectId(tx, this.name, 'SingleBranchScheduler'));
+    const objectid = await this.read((tx) => stateObjectId(tx.q, this.name, 'SingleBranchScheduler'));
     if (this.config.tree_stable_timer > 0) {
       const classified = await this.read((tx) => getChangeClassifications(tx, this.schedulerid));
       for (const important of classified.values()) if (important || this.alarm.armed) this.startTimer();

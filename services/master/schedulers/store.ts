@@ -1,8 +1,6 @@
-// What the schedulers read from the database beyond the data operations (the changes they
-// weigh, a scheduler's enabled flag) and the state they keep between runs, where Buildbot
-// keeps it: one `objects` row per (name, class name) and its `object_state` values as JSON.
-// Using Buildbot's class names means a Buildbot database adopted by Flotilla (and the other
-// way round) keeps each timed scheduler's last build time.
+// What the schedulers read from the database beyond the data operations: the changes they
+// weigh and a scheduler's enabled flag. (The state they keep between runs is in
+// core/data/object-state.ts.)
 import type { Tx } from '../../core/data/index.js';
 import { sql } from '../../core/db/pool.js';
 
@@ -86,34 +84,4 @@ export async function stampChangeProperties(
 export async function schedulerEnabled(tx: Tx, schedulerid: number): Promise<boolean> {
   const [row] = await tx.q.query(sql`SELECT enabled FROM schedulers WHERE id = ${schedulerid}`);
   return row ? Boolean(row.enabled ?? 1) : true;
-}
-
-/** The id of the state object (name, class name), created if needed. */
-export async function stateObjectId(tx: Tx, name: string, className: string): Promise<number> {
-  const [row] = await tx.q.query(sql`
-    INSERT INTO objects (name, class_name) VALUES (${name}, ${className})
-    ON CONFLICT (name, class_name) DO NOTHING RETURNING id`);
-  if (row) return row.id as number;
-  const [found] = await tx.q.query(
-    sql`SELECT id FROM objects WHERE name = ${name} AND class_name = ${className}`,
-  );
-  return found.id as number;
-}
-
-export async function getState(tx: Tx, objectid: number, key: string): Promise<unknown> {
-  const [row] = await tx.q.query(
-    sql`SELECT value_json FROM object_state WHERE objectid = ${objectid} AND name = ${key}`,
-  );
-  if (!row) return undefined;
-  try {
-    return JSON.parse(row.value_json as string);
-  } catch {
-    return undefined;
-  }
-}
-
-export async function setState(tx: Tx, objectid: number, key: string, value: unknown): Promise<void> {
-  await tx.q.query(sql`
-    INSERT INTO object_state (objectid, name, value_json) VALUES (${objectid}, ${key}, ${JSON.stringify(value)})
-    ON CONFLICT (objectid, name) DO UPDATE SET value_json = EXCLUDED.value_json`);
 }

@@ -17,6 +17,7 @@
 //   "The Nightly scheduler named '<name>' triggered this build".
 // Beyond Buildbot: the last-build time is read and written in the transaction that adds the
 // build set, after checking ownership, so a scheduler changing hands builds each time once.
+
 import type { SchedulerConfig } from '../../core/config/master-config.js';
 import {
   classifyChanges,
@@ -24,11 +25,12 @@ import {
   getChangeClassifications,
   type Tx,
 } from '../../core/data/index.js';
+import { getState, setState, stateObjectId } from '../../core/data/object-state.js';
 import { addBuildsetForChanges, addBuildsetWithDefaults } from './buildset.js';
 import { type CronSchedule, nextCronTime, parseCron } from './cron.js';
 import { changeVerdict, type Verdict } from './filter.js';
 import { Alarm, Scheduler, type SchedulerDeps } from './scheduler.js';
-import { type ChangeFacts, getState, setState, stateObjectId } from './store.js';
+import type { ChangeFacts } from './store.js';
 import type { ChangeWatch } from './watch.js';
 
 type PeriodicConfig = Extract<SchedulerConfig, { type: 'periodic' }>;
@@ -53,8 +55,8 @@ abstract class Timed<C extends PeriodicConfig | NightlyConfig> extends Scheduler
   protected abstract nextBuildTime(last: number | null): number | null;
 
   protected async activate(catchUp: boolean): Promise<void> {
-    this.objectid = await this.read((tx) => stateObjectId(tx, this.name, this.className));
-    const last = await this.read((tx) => getState(tx, this.objectid, 'last_build'));
+    this.objectid = await this.read((tx) => stateObjectId(tx.q, this.name, this.className));
+    const last = await this.read((tx) => getState(tx.q, this.objectid, 'last_build'));
     this.lastActuated = typeof last === 'number' ? last : null;
     this.scheduleNext();
     if (!this.verdict) {
@@ -100,13 +102,13 @@ abstract class Timed<C extends PeriodicConfig | NightlyConfig> extends Scheduler
     this.lastActuated = at;
     try {
       await this.owned(async (tx) => {
-        const last = await getState(tx, this.objectid, 'last_build');
+        const last = await getState(tx.q, this.objectid, 'last_build');
         // Another master built this time already (it ran the scheduler until just now).
         if (typeof last === 'number' && last >= at) {
           this.lastActuated = last;
           return;
         }
-        await setState(tx, this.objectid, 'last_build', at);
+        await setState(tx.q, this.objectid, 'last_build', at);
         await this.startBuild(tx);
       });
     } finally {
@@ -116,13 +118,13 @@ abstract class Timed<C extends PeriodicConfig | NightlyConfig> extends Scheduler
 
   private async startBuild(tx: Tx): Promise<void> {
     const classified = await getChangeClassifications(tx, this.schedulerid);
-    const lastOnlyIfChanged = (await getState(tx, this.objectid, 'last_only_if_changed')) === true;
+    const lastOnlyIfChanged = (await getState(tx.q, this.objectid, 'last_only_if_changed')) === true;
     if (lastOnlyIfChanged && this.onlyIfChanged && ![...classified.values()].some(Boolean)) {
       this.deps.log.info({ scheduler: this.name }, 'no important changes: no build');
       return;
     }
     if (lastOnlyIfChanged !== this.onlyIfChanged)
-      await setState(tx, this.objectid, 'last_only_if_changed', this.onlyIfChanged);
+      await setState(tx.q, this.objectid, 'last_only_if_changed', this.onlyIfChanged);
     const changeids = [...classified.keys()].sort((a, b) => a - b);
     if (changeids.length > 0) {
       await addBuildsetForChanges(tx, this.config, this.reason, changeids);

@@ -11,9 +11,11 @@
 // configuration or disabled: it starts from the newest change instead, as Buildbot would.
 // Changes of two pods can commit out of id order; events are therefore deduplicated by id,
 // not by the record, which only says where to start.
+
 import type { Tx } from '../../core/data/index.js';
+import { getState, setState } from '../../core/data/object-state.js';
 import type { SchedulerDeps } from './scheduler.js';
-import { getState, lastChangeId, setState } from './store.js';
+import { lastChangeId } from './store.js';
 
 export const SEEN_KEY = 'flotilla:changes_seen';
 // A running scheduler refreshes its record at least this often (seconds).
@@ -33,7 +35,7 @@ export class ChangeWatch {
 
   /** Where to start: the record (catchUp, and recent enough) or the newest change. */
   async begin(tx: Tx, catchUp: boolean): Promise<void> {
-    const rec = (await getState(tx, this.objectid, SEEN_KEY)) as
+    const rec = (await getState(tx.q, this.objectid, SEEN_KEY)) as
       | { changeid?: unknown; at?: unknown }
       | undefined;
     const now = this.deps.clock();
@@ -65,7 +67,7 @@ export class ChangeWatch {
   async save(tx: Tx, changeid = 0): Promise<void> {
     this.advance(changeid);
     this.savedAt = this.deps.clock();
-    await setState(tx, this.objectid, SEEN_KEY, { changeid: this.position, at: this.savedAt });
+    await setState(tx.q, this.objectid, SEEN_KEY, { changeid: this.position, at: this.savedAt });
   }
 
   get due(): boolean {
