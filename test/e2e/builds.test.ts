@@ -271,6 +271,12 @@ describe('trigger', () => {
     expect(children[0].reason).toBe("The Triggerable scheduler named 'child-trigger' triggered this build");
     const trig = (await c.get(`/builds/${parent.buildid}/steps?name=trigger-child`)).steps[0];
     expect(trig.state_string).toBe('triggered child-trigger, 1 success');
+    // Buildbot's order: the step's properties, then the scheduler's (its name among them).
+    const props = (await c.get(`/buildsets/${children[0].bsid}/properties`)).properties[0];
+    expect(props).toMatchObject({
+      parent_version: ['9.9', 'Trigger'],
+      scheduler: ['child-trigger', 'Scheduler'],
+    });
     const childReq = (await c.get(`/buildrequests?buildsetid=${children[0].bsid}`)).buildrequests[0];
     expect(childReq.waited_for).toBe(true);
     const child = (await c.get(`/buildrequests/${childReq.buildrequestid}/builds`)).builds[0];

@@ -7,7 +7,6 @@ import { type Context, context, SpanStatusCode, trace } from '@opentelemetry/api
 import type { Redis } from 'ioredis';
 import type { BuilderConfig, MasterConfig, StepConfig } from '../../core/config/master-config.js';
 import {
-  addBuildset,
   addLog,
   addStepURL,
   completeBuildRequests,
@@ -28,6 +27,7 @@ import {
 import { sql } from '../../core/db/pool.js';
 import { RESULT_NAMES, Results, worst } from '../../core/results.js';
 import type { Logger } from '../../core/telemetry/logger.js';
+import { addBuildsetForSourceStamps } from '../schedulers/buildset.js';
 import type { RemoteCommand, WorkerConnection } from '../workers/connection.js';
 import { interpolate, type Properties } from './interpolate.js';
 import { LogWriter } from './log-writer.js';
@@ -476,26 +476,18 @@ export class BuildRunner {
         const ss = await tx.q.query(
           sql`SELECT sourcestampid FROM buildset_sourcestamps WHERE buildsetid = ${req.bsid} ORDER BY id`,
         );
-        const ids = await tx.q.query(
-          sql`SELECT id FROM builders WHERE name = ANY(${sched.builders}::text[]) ORDER BY id`,
-        );
-        return addBuildset(tx, {
-          scheduler: name,
-          sourcestamps: ss.map((x) => x.sourcestampid as number),
-          reason: `The Triggerable scheduler named '${name}' triggered this build`,
-          properties: {
-            ...Object.fromEntries(
-              Object.entries(sched.properties).map(([k, v]) => [k, [v, 'Scheduler'] as const]),
-            ),
-            ...setProps,
-            scheduler: [name, 'Scheduler'],
+        return addBuildsetForSourceStamps(
+          tx,
+          sched,
+          `The Triggerable scheduler named '${name}' triggered this build`,
+          ss.map((x) => x.sourcestampid as number),
+          {
+            properties: setProps,
+            waited_for: step.waitForFinish,
+            parent_buildid: r.buildid,
+            parent_relationship: 'Triggered from',
           },
-          builderids: ids.map((x) => x.id as number),
-          waited_for: step.waitForFinish,
-          parent_buildid: r.buildid,
-          parent_relationship: 'Triggered from',
-          priority: sched.priority,
-        });
+        );
       });
       bsids.push(added.bsid);
     }

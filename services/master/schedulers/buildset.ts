@@ -5,8 +5,9 @@
 //   newest change; for one without, a stamp of the codebase's configured repository and
 //   branch, no revision, project '' (codebases in name order when changes are given, in
 //   configuration order otherwise);
-// - properties: the scheduler's own (source 'Scheduler'), `scheduler` = its name, then the
-//   properties of the changes those stamps carry (source 'Change'), a later one winning;
+// - properties: those the caller gives (a trigger step's), then the scheduler's own (source
+//   'Scheduler'), `scheduler` = its name, then the properties of the changes those stamps
+//   carry (source 'Change'), a later one winning;
 // - one build request per configured builder that exists, at the scheduler's priority.
 import type { SchedulerConfig } from '../../core/config/master-config.js';
 import {
@@ -63,13 +64,23 @@ export function addBuildsetWithDefaults(tx: Tx, s: SchedulerConfig, reason: stri
   );
 }
 
-async function addBuildsetForSourceStamps(
+/** What a caller adds to a scheduler's build set (a trigger step: its properties and parent). */
+export interface BuildsetExtras {
+  /** Given first: the scheduler's own properties, then those of the changes, override them. */
+  properties?: Record<string, readonly [unknown, string]>;
+  waited_for?: boolean;
+  parent_buildid?: number;
+  parent_relationship?: string;
+}
+
+export async function addBuildsetForSourceStamps(
   tx: Tx,
   s: SchedulerConfig,
   reason: string,
   sourcestamps: (number | SourceStampSpec)[],
+  extras: BuildsetExtras = {},
 ): Promise<AddedBuildset> {
-  const properties: Record<string, readonly [unknown, string]> = {};
+  const properties: Record<string, readonly [unknown, string]> = { ...extras.properties };
   for (const [k, v] of Object.entries(s.properties)) properties[k] = [v, 'Scheduler'];
   properties.scheduler = [s.name, 'Scheduler'];
   const ssids = sourcestamps.filter((ss): ss is number => typeof ss === 'number');
@@ -91,5 +102,8 @@ async function addBuildsetForSourceStamps(
     properties,
     builderids,
     priority: s.priority,
+    ...(extras.waited_for !== undefined ? { waited_for: extras.waited_for } : {}),
+    ...(extras.parent_buildid !== undefined ? { parent_buildid: extras.parent_buildid } : {}),
+    ...(extras.parent_relationship !== undefined ? { parent_relationship: extras.parent_relationship } : {}),
   });
 }
