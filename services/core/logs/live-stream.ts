@@ -6,7 +6,9 @@
 //
 // Each entry is one append: `first` (its first line number) and `text` (its lines, each
 // ending with \n, exactly as the logchunk holds them).
+
 import type { Redis } from 'ioredis';
+import { streamField } from '../events/stream.js';
 
 export const logStreamKey = (logid: number): string => `flotilla:log:${logid}`;
 
@@ -34,13 +36,9 @@ interface Piece {
 }
 
 function piece(fields: string[]): Piece | null {
-  let first = Number.NaN;
-  let text: string | null = null;
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    if (fields[i] === 'first') first = Number(fields[i + 1]);
-    else if (fields[i] === 'text') text = fields[i + 1]!;
-  }
-  return Number.isSafeInteger(first) && text !== null ? { first, text } : null;
+  const first = Number(streamField(fields, 'first') ?? Number.NaN);
+  const text = streamField(fields, 'text');
+  return Number.isSafeInteger(first) && text !== undefined ? { first, text } : null;
 }
 
 /**
