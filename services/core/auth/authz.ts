@@ -94,6 +94,12 @@ export interface AuthzPolicy {
   roleMatchers: readonly RoleMatcher[];
 }
 
+/** Whether one of these roles is among the rule's (fnmatch patterns). */
+function hasRole(roles: Iterable<string>, rule: AllowRule): boolean {
+  for (const r of roles) if (rule.roles.some((pattern) => fnmatch(r, pattern))) return true;
+  return false;
+}
+
 /** The decision for one request, walking the rules as Buildbot's assertUserAllowed does. */
 export async function decide(
   policy: AuthzPolicy,
@@ -110,7 +116,7 @@ export async function decide(
     if (ownerMatchers.length && !isAnonymous(user)) {
       for (const r of ownerRoles(user, await m.owner(), ownerMatchers)) have.add(r);
     }
-    if ([...have].some((r) => rule.roles.some((pattern) => fnmatch(r, pattern)))) return { allowed: true };
+    if (hasRole(have, rule)) return { allowed: true };
     if (!rule.default_deny) continue;
     return { allowed: false, message: needRoleMessage(rule.roles) };
   }
@@ -127,7 +133,7 @@ export function decideSync(
   const roles = rolesOf(user, policy.roleMatchers);
   for (const rule of policy.rules) {
     if (!match(rule)) continue;
-    if ([...roles].some((r) => rule.roles.some((pattern) => fnmatch(r, pattern)))) return { allowed: true };
+    if (hasRole(roles, rule)) return { allowed: true };
     if (!rule.default_deny) continue;
     return { allowed: false, message: needRoleMessage(rule.roles) };
   }
