@@ -235,6 +235,7 @@ describe('the page store', () => {
     contentType: 'x',
     etag: '"e"',
     link: null,
+    mark: -1,
   });
 
   it('is bounded by bytes, least recently stored first out, and keeps no page too big for it', () => {

@@ -10,17 +10,21 @@
 // - flotilla_event_clients, flotilla_event_subscriptions, flotilla_events_dispatched_total:
 //   the event fan-out of this pod.
 // - flotilla_page_cache_lookups_total{outcome} (hit, miss, expired), flotilla_page_cache_pages
-//   and flotilla_page_cache_bytes: the rendered pages this pod keeps (page-cache.ts).
+//   and flotilla_page_cache_bytes: the rendered pages this pod keeps (page-cache.ts);
+//   flotilla_page_cache_checked_hits_total, the hits that cost a version read, and
+//   flotilla_write_notices_lag_seconds, how far behind the database the notices may be.
 // - Node's process metrics (memory, CPU, event loop lag, GC).
 import { trace } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { WriteNoticesStats } from '../query/write-notices.js';
 import type { PageCacheStats } from './page-cache.js';
 
 export interface ApiMetricsSources {
   readPool: () => { total: number; idle: number; waiting: number } | null;
   events: () => { clients: number; subscriptions: number; dispatched: number } | null;
   pageCache?: () => PageCacheStats | null;
+  writeNotices?: () => WriteNoticesStats | null;
 }
 
 const routes = new WeakMap<FastifyRequest, string>();
@@ -67,7 +71,8 @@ export class ApiMetrics {
         this.set({ pool: 'read', state: 'waiting' }, s.waiting);
       },
     });
-    const pages = () => sources.pageCache?.() ?? { hits: 0, misses: 0, expired: 0, pages: 0, bytes: 0 };
+    const pages = () =>
+      sources.pageCache?.() ?? { hits: 0, checked: 0, misses: 0, expired: 0, pages: 0, bytes: 0 };
     new Counter({
       name: 'flotilla_page_cache_lookups_total',
       help: 'Page cache lookups: hit (served from memory), miss (not kept), expired (a table changed).',
@@ -79,6 +84,24 @@ export class ApiMetrics {
         this.inc({ outcome: 'hit' }, s.hits);
         this.inc({ outcome: 'miss' }, s.misses);
         this.inc({ outcome: 'expired' }, s.expired);
+      },
+    });
+    new Counter({
+      name: 'flotilla_page_cache_checked_hits_total',
+      help: 'Hits that needed a version read from the database (the others: write notices alone).',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(pages().checked);
+      },
+    });
+    new Gauge({
+      name: 'flotilla_write_notices_lag_seconds',
+      help: "How far this pod's write notices may be behind the database; -1 while not listening.",
+      registers,
+      collect() {
+        const lag = sources.writeNotices?.()?.lagMs;
+        this.set(lag == null ? -1 : lag / 1000);
       },
     });
     new Gauge({

@@ -4,18 +4,25 @@
 // Why: a page of 50 builds costs PostgreSQL 0.35 ms, and the API about twice that again to
 // parse those rows and write them in Buildbot's exact JSON, and to hash the ETag. Clients ask
 // the same pages over and over (dashboards, scripts polling a builder), and most of the time
-// nothing has changed. A kept page costs one lookup of a few count rows instead.
+// nothing has changed. A kept page costs a few map lookups, or at most one read of a few count
+// rows.
 //
-// It is never stale: a page is stored with the version read in the same snapshot as its rows,
-// and served again only when a fresh read of the version is equal, that is, when no write to
-// any of its tables has committed since, whoever made it (a Buildbot master too). Only whole
-// 200 answers are kept; the URL (path and query, as sent) and the Accept form are the key.
-// Bounded by bytes, least recently used first out.
+// A page is stored with the version read in the same snapshot as its rows. It is served again:
+// - from memory, while this pod's write notices (query/write-notices.ts) show that no write to
+//   any of its tables has committed since a mark taken before it was read, and the notices
+//   are known to be at most `max_staleness_ms` behind the database;
+// - otherwise after a fresh read of the version is equal, that is, when no write to any of its
+//   tables has committed since, whoever made it (a Buildbot master too). With no notices
+//   (max_staleness_ms 0, or the listening connection down) every hit is checked this way, and
+//   a kept page is never stale.
+// Only whole 200 answers are kept; the URL (path and query, as sent) and the Accept form are
+// the key. Bounded by bytes, least recently used first out.
 import type { FastifyRequest } from 'fastify';
 import type { SQLQuery } from '../../core/db/pool.js';
 import { wantsJson } from '../query/envelope.js';
 import type { RowReader } from '../query/read-pool.js';
 import { versionSql, type WriteVersionsSource } from '../query/versions.js';
+import type { WriteNotices } from '../query/write-notices.js';
 
 export interface Page {
   tables: readonly string[];
@@ -25,10 +32,14 @@ export interface Page {
   etag: string;
   /** The Link header of a collection page with more rows. */
   link: string | null;
+  /** The write notices' mark taken before the page was read (PageCache.mark). */
+  mark: number;
 }
 
 export interface PageCacheStats {
   hits: number;
+  /** Hits that were checked with a version read (the others: by write notices alone). */
+  checked: number;
   misses: number;
   expired: number;
   pages: number;
@@ -72,6 +83,7 @@ export class PageCache {
   private readonly pages = new Map<string, Kept>();
   private bytes = 0;
   private hits = 0;
+  private checked = 0;
   private misses = 0;
   private expired = 0;
   private readonly versionReads = new Map<string, VersionReads>();
@@ -80,7 +92,13 @@ export class PageCache {
     private readonly reads: RowReader,
     readonly versions: WriteVersionsSource,
     private readonly maxBytes: number,
+    private readonly notices: WriteNotices | null = null,
   ) {}
+
+  /** Take before reading a page to store: what its freshness is later judged against. */
+  mark(): number {
+    return this.notices?.mark() ?? -1;
+  }
 
   key(req: FastifyRequest): string {
     return `${wantsJson(req.headers.accept) ? 'j' : 't'}${req.raw.url ?? ''}`;
@@ -93,10 +111,16 @@ export class PageCache {
       this.misses++;
       return null;
     }
-    if ((await this.currentVersion(page.tables)) !== page.version) {
-      this.drop(key, page);
-      this.expired++;
-      return null;
+    if (!this.notices?.unchanged(page.tables, page.mark)) {
+      const mark = this.mark();
+      if ((await this.currentVersion(page.tables)) !== page.version) {
+        this.drop(key, page);
+        this.expired++;
+        return null;
+      }
+      // Unchanged as of a snapshot taken after `mark`: notices since then tell the rest.
+      page.mark = mark;
+      this.checked++;
     }
     // Most recently used last: Map keeps insertion order.
     this.pages.delete(key);
@@ -154,6 +178,7 @@ export class PageCache {
   stats(): PageCacheStats {
     return {
       hits: this.hits,
+      checked: this.checked,
       misses: this.misses,
       expired: this.expired,
       pages: this.pages.size,

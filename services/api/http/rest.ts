@@ -115,6 +115,8 @@ export function restHandler(deps: RestDeps) {
         case 'properties':
         case 'logchunk': {
           const versions = pages ? await pages.versions.get() : null;
+          // Before the read: a write the page might miss is then noticed after this mark.
+          const mark = pages?.mark() ?? -1;
           const { env, stamp } =
             endpoint.kind === 'rows'
               ? await readRows(deps.reads, deps.registry(), endpoint, args, segments!, spec, versions)
@@ -128,7 +130,7 @@ export function restHandler(deps: RestDeps) {
           }
           const rendered = renderEnvelope(env, req.headers.accept);
           const etag = etagOf(rendered.body);
-          if (pageKey && stamp) pages!.store(pageKey, { ...stamp, ...rendered, etag, link });
+          if (pageKey && stamp) pages!.store(pageKey, { ...stamp, ...rendered, etag, link, mark });
           if (link) reply.header('link', link);
           return sendRendered(req, reply, rendered, etag);
         }

@@ -34,6 +34,7 @@ import { eventsPlugin } from '../events/plugin.js';
 import { pyErrorBody } from '../query/pyjson.js';
 import { plainReader, ReadPool } from '../query/read-pool.js';
 import { WriteVersionsSource } from '../query/versions.js';
+import { WriteNotices } from '../query/write-notices.js';
 import { buildRegistry } from '../registry/index.js';
 import { corsPolicy } from './cors.js';
 import { ApiError, bodyTooLarge, uriTooLong } from './errors.js';
@@ -165,14 +166,26 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const registry = buildRegistry(forceSchedulers.map(forceSchedulerSpec));
   const readPool = deps.databaseUrl ? new ReadPool(deps.databaseUrl) : null;
   const reads = readPool ?? plainReader(deps.db);
-  const pageCacheCfg = deps.www?.page_cache ?? { enabled: true, max_mb: 64 };
+  // Without a configuration (tests, embedders) kept pages are checked on every request: a
+  // caller that writes and reads back at once must see its write.
+  const pageCacheCfg = deps.www?.page_cache ?? { enabled: true, max_mb: 64, max_staleness_ms: 0 };
+  const notices =
+    pageCacheCfg.enabled && deps.databaseUrl && pageCacheCfg.max_staleness_ms > 0
+      ? new WriteNotices({
+          url: deps.databaseUrl,
+          maxStalenessMs: pageCacheCfg.max_staleness_ms,
+          onError: (err) => deps.log.warn({ err: err.message }, 'write notices interrupted'),
+        })
+      : null;
+  notices?.start();
   const pageCache = pageCacheCfg.enabled
-    ? new PageCache(reads, new WriteVersionsSource(reads), pageCacheCfg.max_mb * 1024 * 1024)
+    ? new PageCache(reads, new WriteVersionsSource(reads), pageCacheCfg.max_mb * 1024 * 1024, notices)
     : null;
   let hub: EventHub | null = null;
   const metrics = new ApiMetrics({
     readPool: () => readPool?.stats() ?? null,
     pageCache: () => pageCache?.stats() ?? null,
+    writeNotices: () => notices?.stats() ?? null,
     events: () =>
       hub && {
         clients: hub.consumers.size,
@@ -296,7 +309,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ),
     log: deps.log,
   });
-  app.addHook('onClose', async () => readPool?.end());
+  app.addHook('onClose', async () => {
+    await notices?.close();
+    await readPool?.end();
+  });
   app.route({ method: [...API_METHODS], url: '/api/v2', handler: rest });
   app.route({ method: [...API_METHODS], url: '/api/v2/*', handler: rest });
   await app.register(eventsPlugin, {

@@ -474,11 +474,15 @@ const www = z
       .strict()
       .default({}),
     // Rendered pages each API pod keeps and serves again while the tables they were read
-    // from are unchanged (checked on every request, so never stale); max_mb bounds its memory.
+    // from are unchanged; max_mb bounds its memory. A pod learns of writes from the
+    // database's notices and serves a kept page from memory while it knows them to be at
+    // most max_staleness_ms behind; 0 checks every kept page against the database on every
+    // request instead (never stale, one round trip each). See services/api/http/page-cache.ts.
     page_cache: z
       .object({
         enabled: z.boolean().default(true),
         max_mb: z.number().int().positive().default(64),
+        max_staleness_ms: z.number().int().min(0).max(60_000).default(50),
       })
       .strict()
       .default({}),

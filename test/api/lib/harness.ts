@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../../services/api/http/server.js';
 import { buildRegistry, type Registry } from '../../../services/api/registry/index.js';
-import { loadMasterConfig } from '../../../services/core/config/master-config.js';
+import { loadMasterConfig, type WwwConfig } from '../../../services/core/config/master-config.js';
 import {
   type ForceScheduler,
   forceScheduler,
@@ -58,7 +58,7 @@ export class ApiUnderTest {
 
   static async start(
     template: keyof typeof TEMPLATES = 'fixture',
-    opts: { bodyLimit?: number; allowedOrigins?: string[] } = {},
+    opts: { bodyLimit?: number; allowedOrigins?: string[]; www?: WwwConfig } = {},
   ): Promise<ApiUnderTest> {
     const db = await createDatabase(template);
     const redis = createRedis(testEnv().redisUrl, 'flotilla-api-test');

@@ -1,0 +1,168 @@
+// What this pod knows of the writes committed to the database, pushed to it: migration
+// 0010's triggers send a notice naming the table on channel flotilla_writes with every
+// statement that writes it, whoever writes (a Buildbot master too), and PostgreSQL delivers
+// them to this pod's listening connection in commit order.
+//
+// The page cache (services/api/http/page-cache.ts) uses them to serve a kept page without
+// asking the database: a page read after mark m is still current while no notice since m has
+// named one of its tables. That holds only as far as the notices are up to date, so:
+// - A mark is taken only while listening, and a mark from before the current LISTEN (the
+//   connection dropped and came back; notices may have been lost) counts for nothing.
+// - A fence, a trivial query on the listening connection, goes out every few milliseconds.
+//   PostgreSQL sends a listener the notices of every transaction that committed before it
+//   took a query before it answers that query, so when a fence returns, every write that
+//   committed before it was sent is known here. While the newest returned fence was sent
+//   longer ago than maxStalenessMs (a stalled connection, a starved backend), nothing is
+//   served on the strength of notices, and every kept page is checked against the database
+//   again (page-cache.ts). So a page served from memory is never older than that bound;
+//   in practice a notice arrives well under a millisecond after its commit.
+import pg from 'pg';
+
+export const WRITES_CHANNEL = 'flotilla_writes';
+
+/** Distinct tables remembered; more means someone notifies the channel with other payloads. */
+const MAX_TABLES = 1000;
+const RETRY_MIN_MS = 500;
+const RETRY_MAX_MS = 30_000;
+
+export interface WriteNoticesOptions {
+  url: string;
+  /** The most a page served on the strength of notices may lag the database. */
+  maxStalenessMs: number;
+  onError?: (err: Error) => void;
+}
+
+export interface WriteNoticesStats {
+  listening: boolean;
+  /** Since the newest returned fence was sent (ms); null while not listening. */
+  lagMs: number | null;
+  notices: number;
+}
+
+export class WriteNotices {
+  /** Counts notices (and restarts of listening): marks are values of it. */
+  private seq = 0;
+  /** Marks below this were taken before the current LISTEN and mean nothing. */
+  private validFrom = Number.POSITIVE_INFINITY;
+  private readonly lastWrite = new Map<string, number>();
+  private client: pg.Client | null = null;
+  private listening = false;
+  private fencedAt = Number.NEGATIVE_INFINITY;
+  private fenceInFlight = false;
+  private fenceTimer: NodeJS.Timeout | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private retryMs = RETRY_MIN_MS;
+  private closed = false;
+  private notices = 0;
+
+  constructor(private readonly opts: WriteNoticesOptions) {}
+
+  start(): void {
+    this.connect();
+    const every = Math.max(2, Math.floor(this.opts.maxStalenessMs / 3));
+    this.fenceTimer = setInterval(() => this.fence(), every);
+    this.fenceTimer.unref();
+  }
+
+  /** A mark to take before reading: -1 (worth nothing) while not listening. */
+  mark(): number {
+    return this.listening ? this.seq : -1;
+  }
+
+  /** True when no write to any of these tables has committed since `mark`, as far as known within the bound. */
+  unchanged(tables: readonly string[], mark: number): boolean {
+    if (mark < this.validFrom || !this.current()) return false;
+    for (const t of tables) if ((this.lastWrite.get(t) ?? -1) > mark) return false;
+    return true;
+  }
+
+  stats(): WriteNoticesStats {
+    return {
+      listening: this.listening,
+      lagMs: this.listening ? Math.max(0, performance.now() - this.fencedAt) : null,
+      notices: this.notices,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.listening = false;
+    if (this.fenceTimer) clearInterval(this.fenceTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    const c = this.client;
+    this.client = null;
+    await c?.end().catch(() => {});
+  }
+
+  private current(): boolean {
+    return this.listening && performance.now() - this.fencedAt <= this.opts.maxStalenessMs;
+  }
+
+  private connect(): void {
+    if (this.closed) return;
+    const ssl = new URL(this.opts.url).searchParams.get('sslmode');
+    const client = new pg.Client({
+      connectionString: this.opts.url,
+      application_name: 'flotilla-api-notices',
+      keepAlive: true,
+      ...(ssl ? {} : { ssl: false }),
+    });
+    this.client = client;
+    client.on('notification', (n) => {
+      if (n.channel !== WRITES_CHANNEL || !n.payload) return;
+      this.notices++;
+      if (this.lastWrite.size >= MAX_TABLES && !this.lastWrite.has(n.payload)) {
+        // Not tables: forget them all, and every mark with them.
+        this.lastWrite.clear();
+        this.validFrom = ++this.seq;
+        return;
+      }
+      this.lastWrite.set(n.payload, ++this.seq);
+    });
+    const lost = (err?: Error) => {
+      if (this.client !== client) return;
+      this.client = null;
+      this.listening = false;
+      this.validFrom = Number.POSITIVE_INFINITY;
+      this.fenceInFlight = false;
+      if (err) this.opts.onError?.(err);
+      client.end().catch(() => {});
+      if (this.closed) return;
+      this.retryTimer = setTimeout(() => this.connect(), this.retryMs);
+      this.retryTimer.unref();
+      this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs * 2);
+    };
+    client.on('error', lost);
+    client.on('end', () => lost());
+    client
+      .connect()
+      .then(() => client.query(`LISTEN ${WRITES_CHANNEL}`))
+      .then(() => {
+        if (this.client !== client) return;
+        // Notices from now on are all delivered: marks taken from here count.
+        this.validFrom = ++this.seq;
+        this.listening = true;
+        this.retryMs = RETRY_MIN_MS;
+        this.fence();
+      })
+      .catch(lost);
+  }
+
+  private fence(): void {
+    const client = this.client;
+    if (!client || !this.listening || this.fenceInFlight) return;
+    this.fenceInFlight = true;
+    const sentAt = performance.now();
+    client.query('SELECT 1').then(
+      () => {
+        if (this.client !== client) return;
+        this.fenceInFlight = false;
+        this.fencedAt = sentAt;
+      },
+      (err: Error) => {
+        if (this.client === client) this.fenceInFlight = false;
+        this.opts.onError?.(err);
+      },
+    );
+  }
+}

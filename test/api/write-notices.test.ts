@@ -1,0 +1,180 @@
+// Write notices (migration 0010, services/api/query/write-notices.ts) on a real PostgreSQL,
+// and the page cache serving from memory on their strength: writes in plain SQL, as a
+// Buildbot master sharing the database would make them; a lost connection and a stalled
+// backend, made for real (pg_terminate_backend, SIGSTOP).
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WriteNotices } from '../../services/api/query/write-notices.js';
+import { masterConfigSchema } from '../../services/core/config/master-config.js';
+import { sql } from '../../services/core/db/pool.js';
+import { createDatabase, type TestDatabase } from '../helpers/databases.js';
+import { waitFor } from '../helpers/processes.js';
+import { ApiUnderTest } from './lib/harness.js';
+
+// Generous for a loaded CI machine: a fence must return within it for notices to count.
+const STALENESS_MS = 200;
+let db: TestDatabase;
+
+beforeAll(async () => {
+  db = await createDatabase('fixture');
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+const q = <T = any>(query: ReturnType<typeof sql>) => db.pool.query(query) as Promise<T[]>;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function listening(): Promise<WriteNotices> {
+  const n = new WriteNotices({ url: db.url, maxStalenessMs: STALENESS_MS });
+  n.start();
+  await waitFor('write notices listening', async () => n.unchanged([], n.mark()));
+  return n;
+}
+
+async function listenerPid(): Promise<number> {
+  const [row] = await q<{ pid: number }>(sql`
+    SELECT pid FROM pg_stat_activity
+    WHERE datname = current_database() AND application_name = 'flotilla-api-notices'`);
+  if (!row) throw new Error('no listening backend');
+  return row.pid;
+}
+
+describe('write notices', () => {
+  it('name the table of every committed write, whoever writes, and only that table', async () => {
+    const n = await listening();
+    try {
+      const mark = n.mark();
+      expect(mark).toBeGreaterThanOrEqual(0);
+      expect(n.unchanged(['builds', 'changes'], mark)).toBe(true);
+      const t0 = performance.now();
+      // A statement that changes no row is still a write statement (the versions count it too).
+      await q(sql`UPDATE builds SET state_string = state_string WHERE id = 1`);
+      await waitFor('the notice', async () => !n.unchanged(['builds'], mark), 2000);
+      expect(performance.now() - t0).toBeLessThan(1000);
+      const after = n.mark();
+      await waitFor('other tables unchanged', async () => n.unchanged(['changes', 'steps'], mark), 2000);
+      await waitFor('builds unchanged since', async () => n.unchanged(['builds'], after), 2000);
+    } finally {
+      await n.close();
+    }
+  });
+
+  it('send nothing for a rolled-back write', async () => {
+    const n = await listening();
+    try {
+      const mark = n.mark();
+      const notices = n.stats().notices;
+      await db.pool
+        .tx(async (tx) => {
+          await tx.query(sql`UPDATE builds SET state_string = 'x' WHERE id = 1`);
+          throw new Error('roll back');
+        })
+        .catch(() => {});
+      // A fence sent after the rollback returns only after any notice it could have sent.
+      const after = performance.now();
+      await waitFor('a fence sent after it', async () => {
+        const lag = n.stats().lagMs;
+        return lag !== null && performance.now() - lag > after;
+      });
+      expect(n.stats().notices).toBe(notices);
+      await waitFor('builds unchanged', async () => n.unchanged(['builds'], mark), 2000);
+    } finally {
+      await n.close();
+    }
+  });
+
+  it('count a mark from before a lost connection for nothing, and listen again', async () => {
+    const n = await listening();
+    try {
+      const before = n.mark();
+      const [row] = await q<{ ok: boolean }>(sql`SELECT pg_terminate_backend(${await listenerPid()}) AS ok`);
+      expect(row?.ok).toBe(true);
+      await waitFor('the loss noticed', async () => !n.stats().listening, 2000);
+      expect(n.mark()).toBe(-1);
+      expect(n.unchanged(['builds'], before)).toBe(false);
+      await waitFor('listening again', async () => n.unchanged([], n.mark()), 5000);
+      expect(n.unchanged(['builds'], before)).toBe(false);
+      const again = n.mark();
+      await waitFor('a mark of the new session', async () => n.unchanged(['builds'], again), 2000);
+      expect(n.unchanged(['builds'], before)).toBe(false);
+    } finally {
+      await n.close();
+    }
+  });
+
+  it('vouch for nothing while their backend is stalled past the bound', async () => {
+    const n = await listening();
+    const pid = await listenerPid();
+    try {
+      const mark = n.mark();
+      process.kill(pid, 'SIGSTOP');
+      await sleep(STALENESS_MS * 3);
+      expect(n.unchanged(['builds'], mark)).toBe(false);
+      expect(n.stats().lagMs).toBeGreaterThan(STALENESS_MS);
+      process.kill(pid, 'SIGCONT');
+      await waitFor('fences again', async () => n.unchanged(['builds'], mark), 2000);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+      await n.close();
+    }
+  });
+});
+
+describe('the page cache on write notices', () => {
+  let api: ApiUnderTest;
+  let app: FastifyInstance;
+
+  beforeAll(async () => {
+    api = await ApiUnderTest.start('fixture', {
+      www: masterConfigSchema.shape.www.parse({
+        rate_limit: { enabled: false },
+        page_cache: { max_staleness_ms: STALENESS_MS },
+      }),
+    });
+    app = api.app;
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  async function metric(name: string): Promise<number> {
+    const body = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+    const m = body.match(new RegExp(`^${name}(?:\\{outcome="hit"\\})? (\\S+)$`, 'm'));
+    if (!m) throw new Error(`no ${name}`);
+    return Number(m[1]);
+  }
+  const get = (url: string) =>
+    app.inject({ method: 'GET', url: `/api/v2${url}`, headers: { accept: 'application/json' } });
+
+  it('serves kept pages without asking the database, and the new page soon after a write', async () => {
+    await waitFor('listening', async () => (await metric('flotilla_write_notices_lag_seconds')) >= 0);
+    const path = '/builds/1?property=*';
+    const first = await get(path);
+    expect(first.statusCode).toBe(200);
+    const checked = await metric('flotilla_page_cache_checked_hits_total');
+    const hits = await metric('flotilla_page_cache_lookups_total');
+    for (let i = 0; i < 20; i++) expect((await get(path)).body).toBe(first.body);
+    expect(await metric('flotilla_page_cache_lookups_total')).toBe(hits + 20);
+    // Each hit is checked only while a fence is late (a loaded machine): most are not.
+    expect(await metric('flotilla_page_cache_checked_hits_total')).toBeLessThan(checked + 10);
+
+    // A property only, written as a Buildbot master writes it: the page embeds it.
+    const t0 = performance.now();
+    await api.db.pool.query(sql`INSERT INTO build_properties (buildid, name, value, source)
+                VALUES (1, 'from_sql', '"yes"', 'test')`);
+    let seenAfter = 0;
+    await waitFor(
+      'the new page',
+      async () => {
+        const body = (await get(path)).body;
+        seenAfter = performance.now() - t0;
+        return body.includes('from_sql');
+      },
+      5000,
+    );
+    // waitFor polls every 100 ms: the write shows on the first try or the second.
+    expect(seenAfter).toBeLessThan(500);
+    expect(JSON.parse((await get(path)).body).builds[0].properties.from_sql).toEqual(['yes', 'test']);
+  });
+});
