@@ -9,7 +9,8 @@
 #   load/bench/cluster.sh db bench && load/generate/run.sh "$(load/bench/cluster.sh url bench)" 1
 # Env: DURATION (s per run, default 10), CONNECTIONS (default 1,8), ONLY (endpoint names,
 # comma-separated), TIMEOUT (s, default 60), PORT (Flotilla's, default 8040), PAGE_CACHE
-# (on, or off: Flotilla's results then go to flotilla-nocache-<DB>), FLOTILLA_REV
+# (on; off: Flotilla's results then go to flotilla-nocache-<DB>; checked: every kept page
+# checked with the database, no write notices, to flotilla-checked-<DB>), FLOTILLA_REV
 # (the commit whose API is measured, default HEAD; the database must carry exactly its
 # migrations).
 # Writes load/results/<target>-<DB>.json and .md (the markdown table, also printed); with
@@ -56,6 +57,8 @@ case "$target" in
     # PAGE_CACHE=off measures every request read and rendered afresh (label flotilla-nocache).
     api_yaml=api.yaml label=flotilla note=""
     [ "${PAGE_CACHE:-on}" = off ] && api_yaml=api-nocache.yaml label=flotilla-nocache note=", page cache off"
+    # PAGE_CACHE=checked: kept pages checked against the database on every request (no notices).
+    [ "${PAGE_CACHE:-on}" = checked ] && api_yaml=api-checked.yaml label=flotilla-checked note=", every kept page checked"
     redis_dir="$ROOT/.data/bench/redis"
     api_pid=""
     cleanup() { stop_pid api "$api_pid"; redis_down "$redis_dir"; }
