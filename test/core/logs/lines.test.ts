@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { appendChunks, compressLogRows } from '../../../services/core/logs/chunking.js';
-import { compressionCode } from '../../../services/core/logs/codecs.js';
+import { compressionCode, encode } from '../../../services/core/logs/codecs.js';
 import {
   chunkLines,
   contentsRange,
@@ -239,6 +239,110 @@ describe('range reads across chunk boundaries (property)', () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('stdio raw cut in place, over rows the stream owns (property)', () => {
+  /** `bytes` inside a larger buffer, at `offset`, between sentinel bytes. */
+  function placed(bytes: Uint8Array, offset: number): { content: Buffer; whole: Buffer } {
+    const whole = Buffer.alloc(offset + bytes.length + 8, 0xa5);
+    whole.set(bytes, offset);
+    return { content: whole.subarray(offset, offset + bytes.length), whole };
+  }
+
+  it('any lines in any rows, of any code, at any byte offset: the same body as a copy, nothing written outside', () => {
+    const line = fc.oneof(
+      fc.constantFrom('', 'o', 'e✓', 'h😀 header', 'i\u00e9', '\u00e9', '✓', '😀'),
+      fc.string({ unit: 'binary', maxLength: 12 }).map((s) => s.replaceAll('\n', ' ')),
+      fc.string({ unit: 'grapheme-ascii', maxLength: 70 }).map((s) => s.replaceAll('\n', ' ')),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            lines: fc.array(line, { minLength: 1, maxLength: 30 }),
+            code: fc.constantFrom(0, 0, 0, 1, 2, 3, 4, 5),
+            offset: fc.nat({ max: 7 }),
+          }),
+          { minLength: 1, maxLength: 6 },
+        ),
+        (specs) => {
+          let numLines = 0;
+          const rows: LogChunkRow[] = [];
+          const copies: LogChunkRow[] = [];
+          const wholes: { whole: Buffer; before: Buffer; content: Buffer }[] = [];
+          for (const spec of specs) {
+            const text = Buffer.from(spec.lines.join('\n'));
+            const { content, whole } = placed(encode(spec.code, text), spec.offset);
+            const row = {
+              first_line: numLines,
+              last_line: numLines + spec.lines.length - 1,
+              compressed: spec.code,
+              content,
+            };
+            rows.push(row);
+            copies.push({ ...row, content: Buffer.from(content) });
+            wholes.push({ whole, before: Buffer.from(whole), content });
+            numLines += spec.lines.length;
+          }
+          const stream = new RawLogStream('s', numLines, { ownsContent: true });
+          const body = Buffer.concat(rows.map((r) => stream.push(r)));
+          // Lines as text: each loses its first code point (the UTF-8 encoder made lone
+          // surrogates U+FFFD, one code point too).
+          const want = specs
+            .flatMap((s) => s.lines)
+            .map((l) => [...Buffer.from(l).toString()].slice(1).join(''))
+            .join('\n');
+          expect(body.toString()).toBe(want);
+          expect(body.equals(rawBody(copies, 's', numLines))).toBe(true);
+          for (const { whole, before, content } of wholes) {
+            const end = content.byteOffset - whole.byteOffset + content.length;
+            expect(whole.subarray(end).equals(before.subarray(end))).toBe(true);
+            expect(whole.subarray(0, content.byteOffset - whole.byteOffset)).toEqual(
+              before.subarray(0, content.byteOffset - whole.byteOffset),
+            );
+          }
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('leaves rows it does not own untouched', () => {
+    const content = Buffer.from('oa\nob\n\noc');
+    const before = Buffer.from(content);
+    const stream = new RawLogStream('s', 4);
+    expect(Buffer.from(stream.push({ first_line: 0, last_line: 3, compressed: 0, content })).toString()).toBe(
+      'a\nb\n\nc',
+    );
+    expect(content.equals(before)).toBe(true);
+  });
+
+  it('drops a first character by its UTF-8 lead byte, as far as its continuation bytes go', () => {
+    const bytes = (...parts: (string | number[])[]) =>
+      Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from(p))));
+    const lines = [
+      bytes([0xe2, 0x9c], 'x'), // a 3-byte lead cut short: both bytes go
+      bytes([0xc3], 'xy'), // a 2-byte lead without its continuation: the lead alone
+      bytes([0x80], 'abc'), // a stray continuation byte counts as one character
+      bytes([0xff, 0x80, 0x80, 0x80, 0x80], 'z'), // 0xff takes three continuation bytes
+      bytes([0xf0, 0x9f, 0x98, 0x80], 'smile'),
+      bytes(''),
+      bytes([0xe2, 0x9c, 0x93]),
+    ];
+    const want = bytes('x\nxy\nabc\n', [0x80], 'z\nsmile\n\n');
+    for (const split of [1, 3, 7]) {
+      const stream = new RawLogStream('s', lines.length, { ownsContent: true });
+      const pieces: Uint8Array[] = [];
+      for (let first = 0; first < lines.length; first += split) {
+        const group = lines.slice(first, first + split);
+        const content = Buffer.concat(group.flatMap((l, i) => (i === 0 ? [l] : [Buffer.from('\n'), l])));
+        pieces.push(
+          stream.push({ first_line: first, last_line: first + group.length - 1, compressed: 0, content }),
+        );
+      }
+      expect(Buffer.concat(pieces).equals(want), `rows of ${split} lines`).toBe(true);
+    }
   });
 });
 
