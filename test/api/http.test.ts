@@ -8,6 +8,7 @@ import { createDatabase, type TestDatabase } from '../helpers/databases.js';
 import { type ApiProcess, startApiProcess } from './lib/api-process.js';
 import { addExtraRows, EXTRA } from './lib/extra-rows.js';
 import { type Answer, ApiUnderTest, JSON_ACCEPT, ORIGIN } from './lib/harness.js';
+import { addOneStep } from './lib/one-step.js';
 
 let api: ApiUnderTest;
 beforeAll(async () => {
@@ -435,16 +436,8 @@ describe('a large raw log, streamed by the API process in bounded memory', () =>
 
   beforeAll(async () => {
     db = await createDatabase('migrated');
+    await addOneStep(db.pool, 'big');
     const setup = [
-      sql`INSERT INTO masters (id, name, name_hash, active, last_active) VALUES (1, 'big:/m', md5('big:/m'), 1, 0)`,
-      sql`INSERT INTO builders (id, name, description, name_hash) VALUES (1, 'big', NULL, md5('big'))`,
-      sql`INSERT INTO buildsets (id, reason, submitted_at, complete, complete_at, results) VALUES (1, 'r', 0, 1, 1, 0)`,
-      sql`INSERT INTO buildrequests (id, buildsetid, builderid, priority, complete, results, submitted_at, complete_at)
-          VALUES (1, 1, 1, 0, 1, 0, 0, 1)`,
-      sql`INSERT INTO builds (id, number, builderid, buildrequestid, workerid, masterid, started_at, complete_at,
-                              state_string, results) VALUES (1, 1, 1, 1, NULL, 1, 0, 1, 'done', 0)`,
-      sql`INSERT INTO steps (id, number, name, buildid, started_at, complete_at, state_string, results, urls_json, hidden)
-          VALUES (1, 0, 'big', 1, 0, 1, 'done', 0, '[]', 0)`,
       sql`INSERT INTO logs (id, name, slug, stepid, complete, num_lines, type)
           VALUES (1, 'stdio', 'stdio', 1, 1, ${LINES}, 's'), (2, 'small', 'small', 1, 1, 10, 's')`,
       sql`INSERT INTO logchunks (logid, first_line, last_line, content, compressed)

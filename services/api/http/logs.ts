@@ -5,6 +5,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import { CopyFormatError, type CopyRow, copyInt } from '../../core/db/copy-binary.js';
 import { type ConnectionPool, sql } from '../../core/db/pool.js';
 import { contentsRange, RawLogStream, readLogLines } from '../../core/logs/lines.js';
 import { readLogStreamLines } from '../../core/logs/live-stream.js';
@@ -25,15 +26,27 @@ interface LogRow {
   complete: number;
 }
 
-// Rows per round trip of a streamed download: a few MiB at most in memory.
+// Rows per round trip of a download through a cursor: a few MiB at most in memory.
 const STREAM_BATCH = 32;
+// A download through a binary COPY takes the log's id from this setting (named again in
+// RAW_CHUNKS): COPY has no bind parameters, and no value is ever written into SQL text.
+// Against the cursor, COPY spares the hex text of bytea and the JS strings and decoding it
+// cost, and its rows still arrive only as fast as the client takes the body. Measured on a
+// 1,000,000-line stdio log (40 MB, 1,000 chunks) on 2 cores, with stdio lines also cut in
+// place (lines.ts): 3.2 -> 7.2 downloads a second one at a time, 2.4 -> 6.9 eight at once;
+// the API's CPU per download fell from about 430 ms to 130.
+const RAW_LOG_SETTING = 'flotilla.raw_log';
+const RAW_CHUNKS = sql`
+  SELECT first_line, last_line, compressed, content FROM logchunks
+  WHERE logid = current_setting('flotilla.raw_log')::int ORDER BY first_line`;
+const NO_CONTENT = new Uint8Array(0);
 /** The table a range read takes its lines from, named for the page cache's dependencies. */
 const CHUNKS = 'logchunks';
 
 export class LogReader {
   constructor(
     private readonly reads: RowReader,
-    /** Raw downloads stream through a cursor on this pool. */
+    /** Raw downloads stream through a cursor on this pool when `reads` has no copyRows. */
     private readonly db: ConnectionPool,
     /** Where the live streams of open logs are (none: every read goes to PostgreSQL). */
     private readonly live: Redis | null = null,
@@ -111,11 +124,9 @@ export class LogReader {
       .header('content-disposition', `attachment; filename=${log.slug}`);
     if (notModified(req, etag)) return reply.code(304).send();
     if (req.method === 'HEAD') return reply.send();
-    const rows = this.db.queryStream(
-      sql`SELECT first_line, last_line, content, compressed FROM logchunks WHERE logid = ${log.id} ORDER BY first_line`,
-      { batchSize: STREAM_BATCH },
-    ) as AsyncIterable<LogChunkRow>;
-    const stream = new RawLogStream(log.type, log.num_lines);
+    const rows = this.allChunks(log.id);
+    // Rows from the database are ours: stdio lines are cut in place.
+    const stream = new RawLogStream(log.type, log.num_lines, { ownsContent: true });
     async function* body() {
       for await (const row of rows) {
         const piece = stream.push(row);
@@ -123,6 +134,17 @@ export class LogReader {
       }
     }
     return reply.send(Readable.from(body(), { objectMode: false }));
+  }
+
+  /** Every chunk of a log by first_line: through a binary COPY where the reader has it. */
+  private allChunks(logid: number): AsyncIterable<LogChunkRow> {
+    if (this.reads.copyRows) {
+      return chunkRows(this.reads.copyRows(RAW_CHUNKS, { [RAW_LOG_SETTING]: String(logid) }));
+    }
+    return this.db.queryStream(
+      sql`SELECT first_line, last_line, content, compressed FROM logchunks WHERE logid = ${logid} ORDER BY first_line`,
+      { batchSize: STREAM_BATCH },
+    ) as AsyncIterable<LogChunkRow>;
   }
 
   async buildDataValue(
@@ -145,5 +167,19 @@ export class LogReader {
     if (notModified(req, etag)) return reply.code(304).send();
     if (req.method === 'HEAD') return reply.header('content-length', value.length).send();
     return reply.send(value);
+  }
+}
+
+/** RAW_CHUNKS' binary rows as chunk rows. */
+async function* chunkRows(rows: AsyncIterable<CopyRow>): AsyncGenerator<LogChunkRow> {
+  for await (const row of rows) {
+    if (row.length !== 4) throw new CopyFormatError(`logchunks COPY row of ${row.length} fields, not 4`);
+    const [first, last, compressed, content] = row;
+    yield {
+      first_line: copyInt(first!),
+      last_line: copyInt(last!),
+      compressed: copyInt(compressed!),
+      content: content ?? NO_CONTENT,
+    };
   }
 }

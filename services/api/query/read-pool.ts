@@ -7,12 +7,16 @@
 import { createHash } from 'node:crypto';
 import { pgFormat, type SQLQuery } from '@databases/pg';
 import pg from 'pg';
+import copyStreams from 'pg-copy-streams';
+import { CopyBinaryParser, type CopyRow } from '../../core/db/copy-binary.js';
 
 const MAX_LIFETIME_S = 300;
 
 /** Runs one read statement and answers its rows. */
 export interface RowReader {
   rows<T = Record<string, unknown>>(query: SQLQuery): Promise<T[]>;
+  /** A streamed binary COPY (ReadPool.copyRows), where the reader has one. */
+  copyRows?(select: SQLQuery, settings: Record<string, string>): AsyncIterable<CopyRow>;
 }
 
 /** Reads through a pool that prepares nothing (for callers that have no URL of their own). */
@@ -49,6 +53,42 @@ export class ReadPool implements RowReader {
     }
     const res = await this.pool.query({ ...config });
     return res.rows as T[];
+  }
+
+  /**
+   * The rows of `COPY (select) TO STDOUT (FORMAT binary)`, parsed as they arrive: bytes
+   * without the hex text of the ordinary protocol, in constant memory (the connection is
+   * read only as fast as the rows are taken). COPY takes no bind parameters, so `select`
+   * must have none either; it reads its values with current_setting(name) from `settings`,
+   * which are set (as parameters) for the transaction the COPY runs in.
+   *
+   * The connection is returned when the rows end; when the caller stops early or anything
+   * fails, it is closed instead, since it may be in the middle of the COPY.
+   */
+  async *copyRows(select: SQLQuery, settings: Record<string, string>): AsyncGenerator<CopyRow> {
+    const { text, values } = select.format(pgFormat);
+    if (values.length > 0) {
+      throw new Error('copyRows: a COPY takes no bind parameters; pass values as settings');
+    }
+    const client = await this.pool.connect();
+    let reusable = false;
+    try {
+      await client.query('BEGIN READ ONLY');
+      await client.query(
+        'SELECT set_config(name, value, true) FROM unnest($1::text[], $2::text[]) AS s(name, value)',
+        [Object.keys(settings), Object.values(settings)],
+      );
+      const stream = client.query(copyStreams.to(`COPY (${text}) TO STDOUT (FORMAT binary)`));
+      // pg reports a connection closed mid-COPY to the stream after its reader is gone.
+      stream.on('error', () => {});
+      const parser = new CopyBinaryParser();
+      for await (const chunk of stream as AsyncIterable<Buffer>) yield* parser.push(chunk);
+      parser.end();
+      await client.query('COMMIT');
+      reusable = true;
+    } finally {
+      client.release(reusable ? undefined : new Error('COPY not finished: connection closed'));
+    }
   }
 
   stats(): { total: number; idle: number; waiting: number } {

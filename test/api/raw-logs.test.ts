@@ -1,0 +1,143 @@
+// Raw log downloads through a binary COPY (the API with its read pool) and through a cursor
+// (an API without one): the same bytes for stdio logs whose chunks use every compression
+// code, start lines with multi-byte characters and hold empty lines; and clients that hang up
+// in the middle of a download leave no connection behind.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../services/api/http/server.js';
+import { sql } from '../../services/core/db/pool.js';
+import { encode } from '../../services/core/logs/codecs.js';
+import { createRedis, type Redis } from '../../services/core/redis.js';
+import { createLogger } from '../../services/core/telemetry/logger.js';
+import { testEnv } from '../helpers/env.js';
+import { ApiUnderTest } from './lib/harness.js';
+import { addOneStep } from './lib/one-step.js';
+
+// Log 1: stdio, one row per compression code (0-5), then a raw row holding two lines past
+// num_lines (a log whose row count ran ahead of its length).
+const ROWS: string[][] = [
+  ['o✓ passed', '', 'e😀 smile', 'h\u00e9t\u00e9', 'oplain'],
+  ['', '', 'o'],
+  ['e✓', 'o'.repeat(200), '😀'],
+  ['i\u00e9', 'oa b c', ''],
+  ['o0123456789abcdef', 'e\u00e9\u00e9\u00e9'],
+  ['o✓✓✓', '', 'e✓x'],
+  ['olast', 'obeyond', 'obeyond too'],
+];
+const CODES = [0, 1, 2, 3, 4, 5, 0];
+const NUM_LINES = ROWS.flat().length - 2;
+const WANT = ROWS.flat()
+  .slice(0, NUM_LINES)
+  .map((l) => [...l].slice(1).join(''))
+  .join('\n');
+
+// Log 2: about 20 MB, far more than sockets hold, so a client that hangs up after the first
+// piece leaves the server in the middle of the COPY.
+const BIG_LINES = 40_000;
+const BIG_PAD = 500;
+const BIG_BYTES = BIG_LINES * (7 + 1 + BIG_PAD) + (BIG_LINES - 1);
+
+let api: ApiUnderTest;
+let cursorApp: FastifyInstance;
+let redis: Redis;
+
+beforeAll(async () => {
+  api = await ApiUnderTest.start('migrated');
+  await addOneStep(api.db.pool, 'raw');
+  const setup = [
+    sql`INSERT INTO logs (id, name, slug, stepid, complete, num_lines, type)
+        VALUES (1, 'stdio', 'stdio', 1, 1, ${NUM_LINES}, 's'), (2, 'big', 'big', 1, 1, ${BIG_LINES}, 's')`,
+    sql`INSERT INTO logchunks (logid, first_line, last_line, content, compressed)
+        SELECT 2, min(n), max(n),
+               convert_to(string_agg('o' || lpad(n::text, 7, '0') || ' ' || repeat('x', ${BIG_PAD}::int), chr(10) ORDER BY n), 'UTF8'), 0
+        FROM generate_series(0, ${BIG_LINES - 1}::int) n GROUP BY n / 100`,
+  ];
+  for (const q of setup) await api.db.pool.query(q);
+  let first = 0;
+  for (const [i, lines] of ROWS.entries()) {
+    const content = Buffer.from(encode(CODES[i]!, Buffer.from(lines.join('\n'))));
+    await api.db.pool.query(sql`INSERT INTO logchunks (logid, first_line, last_line, content, compressed)
+      VALUES (1, ${first}, ${first + lines.length - 1}, ${content}, ${CODES[i]!})`);
+    first += lines.length;
+  }
+  // The same API without a read pool of its own: downloads go through a cursor.
+  redis = createRedis(testEnv().redisUrl, 'flotilla-api-test');
+  redis.on('error', () => {});
+  cursorApp = await buildApp({
+    db: api.db.pool,
+    redis,
+    log: createLogger('test', 'silent'),
+    publicUrl: 'http://flotilla.test:8010/',
+  });
+  await cursorApp.ready();
+}, 120_000);
+
+afterAll(async () => {
+  await cursorApp?.close();
+  redis?.disconnect();
+  await api?.close();
+});
+
+describe('raw stdio downloads', () => {
+  it('every code, multi-byte first characters, empty lines: each line loses its first character', async () => {
+    const viaCopy = await api.get('/logs/1/raw', {});
+    expect(viaCopy.status).toBe(200);
+    expect(viaCopy.text).toBe(WANT);
+    const viaCursor = await cursorApp.inject({ method: 'GET', url: '/api/v2/logs/1/raw' });
+    expect(viaCursor.statusCode).toBe(200);
+    expect(viaCursor.rawPayload.equals(viaCopy.raw)).toBe(true);
+  });
+
+  it('a large log arrives whole, the same through COPY and through a cursor', async () => {
+    const viaCopy = await api.get('/logs/2/raw', {});
+    expect(viaCopy.raw.length).toBe(BIG_BYTES);
+    expect(viaCopy.text.endsWith(`\n${String(BIG_LINES - 1).padStart(7, '0')} ${'x'.repeat(BIG_PAD)}`)).toBe(
+      true,
+    );
+    const viaCursor = await cursorApp.inject({ method: 'GET', url: '/api/v2/logs/2/raw' });
+    expect(viaCursor.rawPayload.equals(viaCopy.raw)).toBe(true);
+  }, 60_000);
+});
+
+describe('clients that hang up in the middle of a download', () => {
+  let base: string;
+  beforeAll(async () => {
+    await api.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}/api/v2`;
+  });
+
+  /** Starts a download, reads its first piece, and hangs up. */
+  function hangUp(path: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const req = http.get(`${base}${path}`, (res) => {
+        res.once('data', (piece: Buffer) => {
+          req.destroy();
+          resolve(piece.length);
+        });
+        res.on('error', () => {});
+      });
+      req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
+    });
+  }
+
+  /** Backends of the test database (other than this query's) still running a COPY. */
+  async function copiesRunning(): Promise<number> {
+    const rows = await api.db.pool.query(sql`
+      SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'COPY%' AND state <> 'idle'`);
+    return rows[0].n as number;
+  }
+
+  it('more hang-ups than the read pool has connections: none left in a COPY, and the next download whole', async () => {
+    for (let i = 0; i < 12; i++) expect(await hangUp('/logs/2/raw')).toBeGreaterThan(0);
+    const deadline = Date.now() + 10_000;
+    while ((await copiesRunning()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(await copiesRunning()).toBe(0);
+    const res = await fetch(`${base}/logs/2/raw`);
+    expect(res.status).toBe(200);
+    expect((await res.arrayBuffer()).byteLength).toBe(BIG_BYTES);
+    expect((await fetch(`${base}/logs/1/raw`).then((r) => r.text())) === WANT).toBe(true);
+  }, 60_000);
+});
