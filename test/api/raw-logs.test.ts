@@ -130,6 +130,35 @@ describe('clients that hang up in the middle of a download', () => {
     return rows[0].n as number;
   }
 
+  it('downloads that their clients stop reading hold no connection a page needs', async () => {
+    // More stalled downloads than the read pool has connections (10).
+    const stalled: http.ClientRequest[] = [];
+    try {
+      for (let i = 0; i < 12; i++) {
+        stalled.push(
+          http.get(`${base}/logs/2/raw`, (res) => {
+            res.once('data', () => res.pause());
+            res.on('error', () => {});
+          }),
+        );
+        stalled.at(-1)!.on('error', () => {});
+      }
+      await new Promise((r) => setTimeout(r, 500));
+      const t0 = Date.now();
+      // Not a kept page: read from the database.
+      const res = await fetch(`${base}/builders?limit=3&order=-builderid`, {
+        signal: AbortSignal.timeout(10_000),
+      });
+      expect(res.status).toBe(200);
+      expect(Date.now() - t0).toBeLessThan(5000);
+    } finally {
+      for (const req of stalled) req.destroy();
+    }
+    const deadline = Date.now() + 10_000;
+    while ((await copiesRunning()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(await copiesRunning()).toBe(0);
+  }, 60_000);
+
   it('more hang-ups than the read pool has connections: none left in a COPY, and the next download whole', async () => {
     for (let i = 0; i < 12; i++) expect(await hangUp('/logs/2/raw')).toBeGreaterThan(0);
     const deadline = Date.now() + 10_000;

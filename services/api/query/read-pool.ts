@@ -24,20 +24,32 @@ export function plainReader(db: { query(q: SQLQuery): Promise<any[]> }): RowRead
   return { rows: async <T>(q: SQLQuery) => (await db.query(q)) as T[] };
 }
 
+function readPool(url: string, max: number, applicationName: string): pg.Pool {
+  const ssl = new URL(url).searchParams.get('sslmode');
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    maxLifetimeSeconds: MAX_LIFETIME_S,
+    application_name: applicationName,
+    ...(ssl ? {} : { ssl: false }),
+  });
+  // An idle connection's error surfaces on the next query that needs one.
+  pool.on('error', () => {});
+  return pool;
+}
+
 export class ReadPool implements RowReader {
   private readonly pool: pg.Pool;
+  /**
+   * Downloads hold a connection for as long as their client takes to read the body: they
+   * have connections of their own, so that slow downloaders delay only other downloads,
+   * never a page.
+   */
+  private readonly downloads: pg.Pool;
 
-  constructor(url: string, size = 10) {
-    const ssl = new URL(url).searchParams.get('sslmode');
-    this.pool = new pg.Pool({
-      connectionString: url,
-      max: size,
-      maxLifetimeSeconds: MAX_LIFETIME_S,
-      application_name: 'flotilla-api-read',
-      ...(ssl ? {} : { ssl: false }),
-    });
-    // An idle connection's error surfaces on the next query that needs one.
-    this.pool.on('error', () => {});
+  constructor(url: string, size = 10, downloads = 4) {
+    this.pool = readPool(url, size, 'flotilla-api-read');
+    this.downloads = readPool(url, downloads, 'flotilla-api-download');
   }
 
   // A query object asked again (the page cache's version reads) is formatted only once.
@@ -70,7 +82,7 @@ export class ReadPool implements RowReader {
     if (values.length > 0) {
       throw new Error('copyRows: a COPY takes no bind parameters; pass values as settings');
     }
-    const client = await this.pool.connect();
+    const client = await this.downloads.connect();
     let reusable = false;
     try {
       await client.query('BEGIN READ ONLY');
@@ -95,7 +107,7 @@ export class ReadPool implements RowReader {
     return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
-  end(): Promise<void> {
-    return this.pool.end();
+  async end(): Promise<void> {
+    await Promise.all([this.pool.end(), this.downloads.end()]);
   }
 }
