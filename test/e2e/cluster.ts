@@ -59,7 +59,12 @@ export class Cluster {
     c.procs.push(proc);
     c.api = { proc, base: `http://127.0.0.1:${port}/api/v2` };
     try {
-      await waitFor('api', async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200, 30_000, proc);
+      await waitFor(
+        'api',
+        async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200,
+        30_000,
+        proc,
+      );
     } catch (err) {
       // The caller gets no cluster to stop: what was started is stopped here.
       await c.stop();
