@@ -3,7 +3,7 @@
 // Buildbot master sharing the database would make them; a lost connection and a stalled
 // backend, made for real (pg_terminate_backend, SIGSTOP).
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WriteNotices } from '../../services/api/query/write-notices.js';
 import { masterConfigSchema } from '../../services/core/config/master-config.js';
 import { sql } from '../../services/core/db/pool.js';
@@ -25,13 +25,6 @@ afterAll(async () => {
 const q = <T = any>(query: ReturnType<typeof sql>) => db.pool.query(query) as Promise<T[]>;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function listening(): Promise<WriteNotices> {
-  const n = new WriteNotices({ url: db.url, maxStalenessMs: STALENESS_MS });
-  n.start();
-  await waitFor('write notices listening', async () => n.unchanged([], n.mark()));
-  return n;
-}
-
 async function listenerPid(): Promise<number> {
   const [row] = await q<{ pid: number }>(sql`
     SELECT pid FROM pg_stat_activity
@@ -41,70 +34,64 @@ async function listenerPid(): Promise<number> {
 }
 
 describe('write notices', () => {
+  let n: WriteNotices;
+  beforeEach(async () => {
+    n = new WriteNotices({ url: db.url, maxStalenessMs: STALENESS_MS });
+    n.start();
+    await waitFor('write notices listening', async () => n.unchanged([], n.mark()));
+  });
+  afterEach(async () => {
+    await n.close();
+  });
+
   it('name the table of every committed write, whoever writes, and only that table', async () => {
-    const n = await listening();
-    try {
-      const mark = n.mark();
-      expect(mark).toBeGreaterThanOrEqual(0);
-      expect(n.unchanged(['builds', 'changes'], mark)).toBe(true);
-      const t0 = performance.now();
-      // A statement that changes no row is still a write statement (the versions count it too).
-      await q(sql`UPDATE builds SET state_string = state_string WHERE id = 1`);
-      await waitFor('the notice', async () => !n.unchanged(['builds'], mark), 2000);
-      expect(performance.now() - t0).toBeLessThan(1000);
-      const after = n.mark();
-      await waitFor('other tables unchanged', async () => n.unchanged(['changes', 'steps'], mark), 2000);
-      await waitFor('builds unchanged since', async () => n.unchanged(['builds'], after), 2000);
-    } finally {
-      await n.close();
-    }
+    const mark = n.mark();
+    expect(mark).toBeGreaterThanOrEqual(0);
+    expect(n.unchanged(['builds', 'changes'], mark)).toBe(true);
+    const t0 = performance.now();
+    // A statement that changes no row is still a write statement (the versions count it too).
+    await q(sql`UPDATE builds SET state_string = state_string WHERE id = 1`);
+    await waitFor('the notice', async () => !n.unchanged(['builds'], mark), 2000);
+    expect(performance.now() - t0).toBeLessThan(1000);
+    const after = n.mark();
+    await waitFor('other tables unchanged', async () => n.unchanged(['changes', 'steps'], mark), 2000);
+    await waitFor('builds unchanged since', async () => n.unchanged(['builds'], after), 2000);
   });
 
   it('send nothing for a rolled-back write', async () => {
-    const n = await listening();
-    try {
-      const mark = n.mark();
-      const notices = n.stats().notices;
-      await db.pool
-        .tx(async (tx) => {
-          await tx.query(sql`UPDATE builds SET state_string = 'x' WHERE id = 1`);
-          throw new Error('roll back');
-        })
-        .catch(() => {});
-      // A fence sent after the rollback returns only after any notice it could have sent.
-      const after = performance.now();
-      await waitFor('a fence sent after it', async () => {
-        const lag = n.stats().lagMs;
-        return lag !== null && performance.now() - lag > after;
-      });
-      expect(n.stats().notices).toBe(notices);
-      await waitFor('builds unchanged', async () => n.unchanged(['builds'], mark), 2000);
-    } finally {
-      await n.close();
-    }
+    const mark = n.mark();
+    const notices = n.stats().notices;
+    await db.pool
+      .tx(async (tx) => {
+        await tx.query(sql`UPDATE builds SET state_string = 'x' WHERE id = 1`);
+        throw new Error('roll back');
+      })
+      .catch(() => {});
+    // A fence sent after the rollback returns only after any notice it could have sent.
+    const after = performance.now();
+    await waitFor('a fence sent after it', async () => {
+      const lag = n.stats().lagMs;
+      return lag !== null && performance.now() - lag > after;
+    });
+    expect(n.stats().notices).toBe(notices);
+    await waitFor('builds unchanged', async () => n.unchanged(['builds'], mark), 2000);
   });
 
   it('count a mark from before a lost connection for nothing, and listen again', async () => {
-    const n = await listening();
-    try {
-      const before = n.mark();
-      const [row] = await q<{ ok: boolean }>(sql`SELECT pg_terminate_backend(${await listenerPid()}) AS ok`);
-      expect(row?.ok).toBe(true);
-      await waitFor('the loss noticed', async () => !n.stats().listening, 2000);
-      expect(n.mark()).toBe(-1);
-      expect(n.unchanged(['builds'], before)).toBe(false);
-      await waitFor('listening again', async () => n.unchanged([], n.mark()), 5000);
-      expect(n.unchanged(['builds'], before)).toBe(false);
-      const again = n.mark();
-      await waitFor('a mark of the new session', async () => n.unchanged(['builds'], again), 2000);
-      expect(n.unchanged(['builds'], before)).toBe(false);
-    } finally {
-      await n.close();
-    }
+    const before = n.mark();
+    const [row] = await q<{ ok: boolean }>(sql`SELECT pg_terminate_backend(${await listenerPid()}) AS ok`);
+    expect(row?.ok).toBe(true);
+    await waitFor('the loss noticed', async () => !n.stats().listening, 2000);
+    expect(n.mark()).toBe(-1);
+    expect(n.unchanged(['builds'], before)).toBe(false);
+    await waitFor('listening again', async () => n.unchanged([], n.mark()), 5000);
+    expect(n.unchanged(['builds'], before)).toBe(false);
+    const again = n.mark();
+    await waitFor('a mark of the new session', async () => n.unchanged(['builds'], again), 2000);
+    expect(n.unchanged(['builds'], before)).toBe(false);
   });
 
   it('vouch for nothing while their backend is stalled past the bound', async () => {
-    const n = await listening();
     const pid = await listenerPid();
     try {
       const mark = n.mark();
@@ -116,7 +103,6 @@ describe('write notices', () => {
       await waitFor('fences again', async () => n.unchanged(['builds'], mark), 2000);
     } finally {
       process.kill(pid, 'SIGCONT');
-      await n.close();
     }
   });
 });
