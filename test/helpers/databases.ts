@@ -34,7 +34,24 @@ export async function createDatabase(template: keyof typeof TEMPLATES = 'migrate
     pool,
     drop: async () => {
       await pool.dispose();
-      await adminPool().query(sql`DROP DATABASE IF EXISTS ${sql.ident(name)} WITH (FORCE)`);
+      await dropDatabase(name);
     },
   };
+}
+
+/**
+ * DROP DATABASE ... WITH (FORCE) as our non-superuser role fails with 42501 while an
+ * autovacuum worker (a process of no role) is in the database, which suites that write many
+ * rows meet now and then; the worker is gone within moments, so try again a while.
+ */
+async function dropDatabase(name: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await adminPool().query(sql`DROP DATABASE IF EXISTS ${sql.ident(name)} WITH (FORCE)`);
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== '42501' || attempt >= 50) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }
