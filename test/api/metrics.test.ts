@@ -62,6 +62,7 @@ describe("an API pod's /metrics", () => {
     expect(m.get('flotilla_event_clients')).toBe(0);
     expect(m.get('flotilla_db_pool_connections{pool="read",state="waiting"}')).toBe(0);
     expect(m.get('flotilla_db_pool_connections{pool="read",state="idle"}')).toBeGreaterThan(0);
+    expect(m.get('flotilla_db_pool_connections{pool="download",state="waiting"}')).toBe(0);
     expect(m.get('process_resident_memory_bytes')).toBeGreaterThan(10_000_000);
   });
 });

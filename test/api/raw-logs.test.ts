@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../services/api/http/server.js';
+import { ReadPool } from '../../services/api/query/read-pool.js';
 import { sql } from '../../services/core/db/pool.js';
 import { encode } from '../../services/core/logs/codecs.js';
 import { createRedis, type Redis } from '../../services/core/redis.js';
@@ -130,6 +131,29 @@ describe('clients that hang up in the middle of a download', () => {
     return rows[0].n as number;
   }
 
+  /** The download pool's connections in use and requests waiting for one (from /metrics). */
+  async function downloadPool(): Promise<{ inUse: number; waiting: number }> {
+    const body = (await api.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const sample = (state: string) =>
+      Number(
+        new RegExp(`^flotilla_db_pool_connections\\{pool="download",state="${state}"\\} (\\d+)$`, 'm').exec(
+          body,
+        )?.[1],
+      );
+    return { inUse: sample('in_use'), waiting: sample('waiting') };
+  }
+
+  /** Waits until no download holds or waits for a connection, nor runs a COPY. */
+  async function downloadsSettled(): Promise<void> {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const pool = await downloadPool();
+      if ((pool.inUse === 0 && pool.waiting === 0 && (await copiesRunning()) === 0) || Date.now() > deadline)
+        return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
   it('downloads that their clients stop reading hold no connection a page needs', async () => {
     // More stalled downloads than the read pool has connections (10).
     const stalled: http.ClientRequest[] = [];
@@ -154,15 +178,44 @@ describe('clients that hang up in the middle of a download', () => {
     } finally {
       for (const req of stalled) req.destroy();
     }
-    const deadline = Date.now() + 10_000;
-    while ((await copiesRunning()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await downloadsSettled();
+    expect(await downloadPool()).toEqual({ inUse: 0, waiting: 0 });
     expect(await copiesRunning()).toBe(0);
+  }, 60_000);
+
+  it('a reader that stops after the first row ends the COPY, even with the connection paused mid-COPY', async () => {
+    const pool = new ReadPool(api.db.url, 1, 1);
+    try {
+      const big = sql`SELECT first_line, content FROM logchunks WHERE logid = current_setting('flotilla.test_log')::int ORDER BY first_line`;
+      for (let i = 0; i < 3; i++) {
+        for await (const row of pool.copyRows(big, { 'flotilla.test_log': '2' })) {
+          expect(row.length).toBe(2);
+          // Long enough for PostgreSQL to fill the socket and block in its write.
+          await new Promise((r) => setTimeout(r, 300));
+          break;
+        }
+      }
+      const deadline = Date.now() + 5_000;
+      while ((await copiesRunning()) > 0 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(await copiesRunning()).toBe(0);
+      expect(pool.downloadStats()).toEqual({ total: 0, idle: 0, waiting: 0 });
+      // A download whose client left while it waited for a connection runs nothing.
+      const gone = new AbortController();
+      gone.abort();
+      const rows = [];
+      for await (const row of pool.copyRows(big, { 'flotilla.test_log': '2' }, gone.signal)) rows.push(row);
+      expect(rows).toEqual([]);
+      expect(pool.downloadStats().total).toBe(0);
+    } finally {
+      await pool.end();
+    }
   }, 60_000);
 
   it('more hang-ups than the read pool has connections: none left in a COPY, and the next download whole', async () => {
     for (let i = 0; i < 12; i++) expect(await hangUp('/logs/2/raw')).toBeGreaterThan(0);
-    const deadline = Date.now() + 10_000;
-    while ((await copiesRunning()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await downloadsSettled();
+    expect(await downloadPool()).toEqual({ inUse: 0, waiting: 0 });
     expect(await copiesRunning()).toBe(0);
     const res = await fetch(`${base}/logs/2/raw`);
     expect(res.status).toBe(200);

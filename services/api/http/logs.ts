@@ -124,7 +124,10 @@ export class LogReader {
       .header('content-disposition', `attachment; filename=${log.slug}`);
     if (notModified(req, etag)) return reply.code(304).send();
     if (req.method === 'HEAD') return reply.send();
-    const rows = this.allChunks(log.id);
+    // A download still waiting for a connection when its client hangs up never starts its COPY.
+    const gone = new AbortController();
+    reply.raw.once('close', () => gone.abort());
+    const rows = this.allChunks(log.id, gone.signal);
     // Rows from the database are ours: stdio lines are cut in place.
     const stream = new RawLogStream(log.type, log.num_lines, { ownsContent: true });
     async function* body() {
@@ -137,9 +140,9 @@ export class LogReader {
   }
 
   /** Every chunk of a log by first_line: through a binary COPY where the reader has it. */
-  private allChunks(logid: number): AsyncIterable<LogChunkRow> {
+  private allChunks(logid: number, signal: AbortSignal): AsyncIterable<LogChunkRow> {
     if (this.reads.copyRows) {
-      return chunkRows(this.reads.copyRows(RAW_CHUNKS, { [RAW_LOG_SETTING]: String(logid) }));
+      return chunkRows(this.reads.copyRows(RAW_CHUNKS, { [RAW_LOG_SETTING]: String(logid) }, signal));
     }
     return this.db.queryStream(
       sql`SELECT first_line, last_line, content, compressed FROM logchunks WHERE logid = ${logid} ORDER BY first_line`,

@@ -5,8 +5,8 @@
 //   flotilla_http_request_duration_seconds{method,route}: by route, where a route is the
 //   API endpoint's pattern (`/api/v2/builds/n:buildid/steps`), never the URL itself, so the
 //   number of series stays bounded whatever clients ask for.
-// - flotilla_db_pool_connections{pool,state}: the read pool's connections in use and idle,
-//   and the requests waiting for one.
+// - flotilla_db_pool_connections{pool,state}: the read pool's and the raw downloads' pool's
+//   connections in use and idle, and the requests waiting for one.
 // - flotilla_event_clients, flotilla_event_subscriptions, flotilla_events_dispatched_total:
 //   the event fan-out of this pod.
 // - flotilla_page_cache_lookups_total{outcome} (hit, miss, expired), flotilla_page_cache_pages
@@ -20,8 +20,12 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { WriteNoticesStats } from '../query/write-notices.js';
 import type { PageCacheStats } from './page-cache.js';
 
+type PoolStats = { total: number; idle: number; waiting: number };
+
 export interface ApiMetricsSources {
-  readPool: () => { total: number; idle: number; waiting: number } | null;
+  readPool: () => PoolStats | null;
+  /** The raw downloads' own pool (ReadPool), where there is one. */
+  downloadPool?: () => PoolStats | null;
   events: () => { clients: number; subscriptions: number; dispatched: number } | null;
   pageCache?: () => PageCacheStats | null;
   writeNotices?: () => WriteNoticesStats | null;
@@ -60,15 +64,20 @@ export class ApiMetrics {
     });
     new Gauge({
       name: 'flotilla_db_pool_connections',
-      help: "The read pool's connections in use and idle, and requests waiting for one.",
+      help: 'The read and download pools: connections in use and idle, and requests waiting for one.',
       labelNames: ['pool', 'state'],
       registers,
       collect() {
-        const s = sources.readPool();
-        if (!s) return;
-        this.set({ pool: 'read', state: 'in_use' }, s.total - s.idle);
-        this.set({ pool: 'read', state: 'idle' }, s.idle);
-        this.set({ pool: 'read', state: 'waiting' }, s.waiting);
+        const pools: [string, PoolStats | null | undefined][] = [
+          ['read', sources.readPool()],
+          ['download', sources.downloadPool?.()],
+        ];
+        for (const [pool, s] of pools) {
+          if (!s) continue;
+          this.set({ pool, state: 'in_use' }, s.total - s.idle);
+          this.set({ pool, state: 'idle' }, s.idle);
+          this.set({ pool, state: 'waiting' }, s.waiting);
+        }
       },
     });
     const pages = () =>

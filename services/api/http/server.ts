@@ -184,6 +184,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   let hub: EventHub | null = null;
   const metrics = new ApiMetrics({
     readPool: () => readPool?.stats() ?? null,
+    downloadPool: () => readPool?.downloadStats() ?? null,
     pageCache: () => pageCache?.stats() ?? null,
     writeNotices: () => notices?.stats() ?? null,
     events: () =>

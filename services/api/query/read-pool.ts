@@ -16,7 +16,7 @@ const MAX_LIFETIME_S = 300;
 export interface RowReader {
   rows<T = Record<string, unknown>>(query: SQLQuery): Promise<T[]>;
   /** A streamed binary COPY (ReadPool.copyRows), where the reader has one. */
-  copyRows?(select: SQLQuery, settings: Record<string, string>): AsyncIterable<CopyRow>;
+  copyRows?(select: SQLQuery, settings: Record<string, string>, signal?: AbortSignal): AsyncIterable<CopyRow>;
 }
 
 /** Reads through a pool that prepares nothing (for callers that have no URL of their own). */
@@ -75,16 +75,27 @@ export class ReadPool implements RowReader {
    * which are set (as parameters) for the transaction the COPY runs in.
    *
    * The connection is returned when the rows end; when the caller stops early or anything
-   * fails, it is closed instead, since it may be in the middle of the COPY.
+   * fails, it is closed instead, since it may be in the middle of the COPY. A download can
+   * wait for a connection while its client hangs up: `signal`, aborted then, keeps the COPY
+   * from starting at all.
    */
-  async *copyRows(select: SQLQuery, settings: Record<string, string>): AsyncGenerator<CopyRow> {
+  async *copyRows(
+    select: SQLQuery,
+    settings: Record<string, string>,
+    signal?: AbortSignal,
+  ): AsyncGenerator<CopyRow> {
     const { text, values } = select.format(pgFormat);
     if (values.length > 0) {
       throw new Error('copyRows: a COPY takes no bind parameters; pass values as settings');
     }
+    if (signal?.aborted) return;
     const client = await this.downloads.connect();
     let reusable = false;
     try {
+      if (signal?.aborted) {
+        reusable = true;
+        return;
+      }
       await client.query('BEGIN READ ONLY');
       await client.query(
         'SELECT set_config(name, value, true) FROM unnest($1::text[], $2::text[]) AS s(name, value)',
@@ -104,10 +115,18 @@ export class ReadPool implements RowReader {
   }
 
   stats(): { total: number; idle: number; waiting: number } {
-    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+    return poolStats(this.pool);
+  }
+
+  downloadStats(): { total: number; idle: number; waiting: number } {
+    return poolStats(this.downloads);
   }
 
   async end(): Promise<void> {
     await Promise.all([this.pool.end(), this.downloads.end()]);
   }
+}
+
+function poolStats(pool: pg.Pool): { total: number; idle: number; waiting: number } {
+  return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
 }
