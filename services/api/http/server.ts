@@ -118,7 +118,7 @@ function frameworkMessage(status: number): string {
   }
 }
 
-/** The authorization rules in force, Buildbot's way (see master-config.ts, auth). */
+/** The authorization rules in force, Buildbot's way (see core/config/master-config/auth.ts). */
 export function authzPolicy(auth: AuthConfig | undefined): AuthzPolicy {
   const loginsExist = !!auth && (auth.users.length > 0 || auth.users_file !== undefined || !!auth.oidc);
   return {
