@@ -12,7 +12,8 @@
 # (on; off: Flotilla's results then go to flotilla-nocache-<DB>; checked: every kept page
 # checked with the database, no write notices, to flotilla-checked-<DB>), FLOTILLA_REV
 # (the commit whose API is measured, default HEAD; the database must carry exactly its
-# migrations).
+# migrations), PLAN_CACHE (auto; generic: the API's connections run with PostgreSQL's
+# plan_cache_mode=force_generic_plan, results to <label>-generic-<DB>; see RESULTS.md 3d).
 # Writes load/results/<target>-<DB>.json and .md (the markdown table, also printed); with
 # ONLY, <target>-<DB>.<names>.json and .md, which report.ts lays over the full run's.
 # Every server it starts (API, Redis, Buildbot) it stops by pid, whatever the outcome; the
@@ -59,6 +60,13 @@ case "$target" in
     [ "${PAGE_CACHE:-on}" = off ] && api_yaml=api-nocache.yaml label=flotilla-nocache note=", page cache off"
     # PAGE_CACHE=checked: kept pages checked against the database on every request (no notices).
     [ "${PAGE_CACHE:-on}" = checked ] && api_yaml=api-checked.yaml label=flotilla-checked note=", every kept page checked"
+    # PLAN_CACHE=generic: prepared statements keep one generic plan instead of being planned
+    # again on every execution.
+    pgoptions="${PGOPTIONS:-}"
+    if [ "${PLAN_CACHE:-auto}" = generic ]; then
+      pgoptions="$pgoptions -c plan_cache_mode=force_generic_plan" label="$label-generic"
+      note="$note, generic plans"
+    fi
     redis_dir="$ROOT/.data/bench/redis"
     api_pid=""
     cleanup() { stop_pid api "$api_pid"; redis_down "$redis_dir"; }
@@ -75,7 +83,7 @@ case "$target" in
     DATABASE_URL="$url" REDIS_URL="redis://127.0.0.1:${BENCH_REDIS_PORT:-56379}" PORT="$port" \
       PUBLIC_URL="http://127.0.0.1:$port/" LOG_LEVEL="${LOG_LEVEL:-warn}" OTEL_TRACES_EXPORTER=none \
       MASTER_CONFIG="$ROOT/load/bench/$api_yaml" \
-      OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none \
+      OTEL_METRICS_EXPORTER=none OTEL_LOGS_EXPORTER=none PGOPTIONS="$pgoptions" \
       node --import tsx "$src/services/api/main.ts" >"$ROOT/.data/bench/api.log" 2>&1 &
     api_pid=$!
     wait_http "http://127.0.0.1:$port/api/v2/builders" 60 "$api_pid" ||
