@@ -68,3 +68,39 @@ describe('stop', () => {
     expect((await api.get('/builds/98')).json().builds[0].complete).toBe(false);
   });
 });
+
+describe('scheduler enable', () => {
+  const enabled = async (id: number) =>
+    (await api.get(`/schedulers/${id}?field=enabled`)).json().schedulers[0].enabled as boolean;
+
+  it('turns a scheduler off and on again, by either path', async () => {
+    const off = await call('/schedulers/1', 'enable', { enabled: false });
+    expect([off.status, off.json()]).toEqual([200, { id: 7, jsonrpc: '2.0', result: null }]);
+    expect(await enabled(1)).toBe(false);
+    const [row] = await api.db.pool.query(sql`SELECT enabled FROM schedulers WHERE id = 1`);
+    expect(row.enabled).toBe(0);
+    const on = await call('/masters/1/schedulers/1', 'enable', { enabled: true });
+    expect(on.status).toBe(200);
+    expect(await enabled(1)).toBe(true);
+  });
+
+  it('refuses a value that is not a boolean, and a scheduler another master runs', async () => {
+    for (const params of [{}, { enabled: 'no' }, { enabled: 0 }]) {
+      const bad = await call('/schedulers/1', 'enable', params);
+      expect([bad.status, bad.json().error]).toEqual([
+        400,
+        { code: -32602, message: { enabled: 'expected true or false' } },
+      ]);
+    }
+    expect(await enabled(1)).toBe(true);
+    const elsewhere = await call('/masters/999/schedulers/1', 'enable', { enabled: false });
+    expect([elsewhere.status, elsewhere.text]).toEqual([404, 'not found']);
+    expect((await call('/schedulers/999999', 'enable', { enabled: false })).status).toBe(404);
+    expect(await enabled(1)).toBe(true);
+  });
+
+  it('answers null to any other method, as Buildbot does', async () => {
+    const other = await call('/schedulers/1', 'nosuch');
+    expect([other.status, other.json()]).toEqual([200, { id: 7, jsonrpc: '2.0', result: null }]);
+  });
+});

@@ -11,6 +11,7 @@ import { cancel } from './cancel.js';
 import { force } from './force.js';
 import { setPriority } from './priority.js';
 import { rebuild } from './rebuild.js';
+import { enableScheduler } from './schedulers.js';
 import { stopBuild } from './stop.js';
 import { workerAction } from './workers.js';
 
@@ -33,7 +34,9 @@ export function controlHandlers(deps: ControlDeps) {
     const resource = endpoint.resource.name;
     return async (call: ActionCall) => {
       await mustExist(deps, match);
-      if (resource === 'forcescheduler' && call.method !== 'force') return null; // Buildbot ignores them
+      // Buildbot answers null to any other method of a force scheduler or a scheduler.
+      if (resource === 'forcescheduler' && call.method !== 'force') return null;
+      if (resource === 'scheduler' && call.method !== 'enable') return null;
       if (!endpoint.actions!.includes(call.method)) {
         // Buildbot fails with a 500 for any build request action but cancel.
         if (resource === 'buildrequest')
@@ -49,6 +52,8 @@ export function controlHandlers(deps: ControlDeps) {
           return cancel(deps, call);
         case 'buildrequest:set_priority':
           return setPriority(deps, call);
+        case 'scheduler:enable':
+          return enableScheduler(deps, call);
         case 'forcescheduler:force':
           return force(deps, deps.forceSchedulers, call);
         case 'worker:stop':

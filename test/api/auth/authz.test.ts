@@ -242,15 +242,20 @@ describe('the endpoint matchers and role matchers', () => {
     expect(a.json().result).toHaveLength(2);
   });
 
-  it('enable-scheduler: refused without the role; with it, authorized (then the action is unknown: 501)', async () => {
+  it('enable-scheduler: refused without the role; with it, the scheduler is disabled', async () => {
     expectRpc403(
       await api.rpc('/schedulers/1', 'enable', { enabled: false }, { session: s.bob }),
       "you need to have role 'admins'",
     );
     // carol's group ci-admins is role admins (group_prefix ci-).
+    const enabled = async () =>
+      (await api.get('/api/v2/schedulers/1?field=enabled')).json().schedulers[0].enabled as boolean;
+    expect(await enabled()).toBe(true);
     expect((await api.rpc('/schedulers/1', 'enable', { enabled: false }, { session: s.carol })).status).toBe(
-      501,
+      200,
     );
+    expect(await enabled()).toBe(false);
+    await api.rpc('/schedulers/1', 'enable', { enabled: true }, { session: s.carol });
   });
 
   it('other actions fall to any-control', async () => {

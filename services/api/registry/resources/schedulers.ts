@@ -28,6 +28,7 @@ export const schedulerEndpoints: Endpoint[] = [
     collection: false,
     kind: 'rows',
     scope: (a) => [sql`a.id = ${a.schedulerid}`],
+    actions: ['enable'],
   },
   {
     pattern: 'masters/n:masterid/schedulers/n:schedulerid',
@@ -35,6 +36,7 @@ export const schedulerEndpoints: Endpoint[] = [
     collection: false,
     kind: 'rows',
     scope: (a) => [sql`a.id = ${a.schedulerid}`, onMaster(a)],
+    actions: ['enable'],
   },
   {
     pattern: 'schedulers',
