@@ -5,43 +5,23 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type ApiProcess, startApiProcess } from '../api/lib/api-process.js';
-import { createDatabase, type TestDatabase } from '../helpers/databases.js';
+import { expect, it } from 'vitest';
 import { ORACLE } from '../helpers/psql.js';
+import { fixtureApi } from './fixture-api.js';
 
 const run = promisify(execFile);
 
-let db: TestDatabase;
-let api: ApiProcess | undefined;
-
-beforeAll(async () => {
-  db = await createDatabase('fixture');
-  api = await startApiProcess(db.url);
-});
-
-afterAll(async () => {
-  if (api) {
-    const pid = api.pid;
-    await api.stop();
-    expect(() => process.kill(pid, 0), `api process ${pid} is gone`).toThrow();
-  }
-  await db?.drop();
-});
+const base = fixtureApi();
 
 it('every golden case of the oracle passes', async () => {
   const cases = `${ORACLE}/cases.json`;
   let stdout: string;
   let code = 0;
   try {
-    ({ stdout } = await run(
-      process.execPath,
-      [`${ORACLE}/compare.mjs`, '--base', api!.base, '--cases', cases],
-      {
-        timeout: 120_000,
-        maxBuffer: 16 * 1024 * 1024,
-      },
-    ));
+    ({ stdout } = await run(process.execPath, [`${ORACLE}/compare.mjs`, '--base', base(), '--cases', cases], {
+      timeout: 120_000,
+      maxBuffer: 16 * 1024 * 1024,
+    }));
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };
     code = typeof e.code === 'number' ? e.code : -1;
