@@ -69,7 +69,8 @@ export function restHandler(deps: RestDeps) {
       // just another method Buildbot refuses.
       if (req.method === 'OPTIONS') {
         if (!req.headers.origin) throw badMethod();
-        return reply.code(200).send('');
+        // Buildbot's preflight carries Twisted's default type, text/html, and no body.
+        return reply.code(200).type('text/html').send('');
       }
       const url = req.raw.url ?? '';
       const qAt = url.indexOf('?');

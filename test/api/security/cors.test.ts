@@ -35,6 +35,8 @@ describe('www.allowed_origins', () => {
         headers: { origin, 'access-control-request-method': 'POST' },
       });
       expect(pre.status).toBe(200);
+      // As Buildbot's: Twisted's default type and an empty body.
+      expect([pre.headers['content-type'], pre.text]).toEqual(['text/html', '']);
     },
   );
   it.each([

@@ -8,6 +8,8 @@ export interface Answer {
   status: number;
   type: string;
   disposition: string | null;
+  /** The CORS headers, the server's own origin written `{self}`. */
+  cors?: string;
   text: string;
 }
 
@@ -171,9 +173,11 @@ export function judge(bb: Answer, fl: Answer, ctx: Context): string | null {
     }
     return 0;
   });
-  const offset = Number(q.first('offset') ?? 0);
+  // Python's int(): spaces around, a sign, underscores between digits.
+  const pyInt = (s: string) => Number(s.trim().replace(/_/g, ''));
+  const offset = pyInt(q.first('offset') ?? '0');
   const limit = q.first('limit');
-  const page = sorted.slice(offset, limit === undefined ? undefined : offset + Number(limit));
+  const page = sorted.slice(offset, limit === undefined ? undefined : offset + pyInt(limit));
   if (page.length !== fe.list.length)
     return `list: expected ${page.length} items, flotilla ${fe.list.length}`;
   const groups = new Map<string, string[]>();
@@ -238,10 +242,12 @@ function textDiff(a: string, b: string): string {
 }
 
 /** A control request: the answer must match, but for the contract's 404 and Buildbot's crashes. */
-export function judgePost(bb: Answer, fl: Answer, path: string): string | null {
+export function judgePost(bb: Answer, fl: Answer, path: string, method = 'POST'): string | null {
   if (fl.status >= 500 && fl.status !== 501) return `flotilla ${fl.status}: ${fl.text.slice(0, 160)}`;
   const missing = /(^|\/)(999999|nosuch)(\/|$)|^nosuchpath$/.test(path);
-  if (fl.status === 404 && missing) return fl.text === 'not found' ? null : 'a 404 without `not found`';
+  // A HEAD has no body to say it in.
+  const notFound = fl.text === 'not found' || (method === 'HEAD' && fl.text === '');
+  if (fl.status === 404 && missing) return notFound ? null : 'a 404 without `not found`';
   if (bb.status === 500) {
     return fl.status === 400 || fl.status === 404
       ? null
@@ -250,6 +256,9 @@ export function judgePost(bb: Answer, fl: Answer, path: string): string | null {
   if (bb.status !== fl.status || mediaType(bb.type) !== mediaType(fl.type)) {
     return `buildbot ${bb.status} ${mediaType(bb.type)} ${bb.text.slice(0, 200)} | flotilla ${fl.status} ${mediaType(fl.type)} ${fl.text.slice(0, 200)}`;
   }
+  if (bb.cors !== fl.cors) return `CORS headers: buildbot ${bb.cors} | flotilla ${fl.cors}`;
+  if (bb.disposition !== fl.disposition)
+    return `content-disposition: buildbot ${bb.disposition}, flotilla ${fl.disposition}`;
   const bj = parseJson(bb.text);
   const fj = parseJson(fl.text);
   if (bj === undefined || fj === undefined) return bb.text === fl.text ? null : textDiff(bb.text, fl.text);

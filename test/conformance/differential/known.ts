@@ -33,6 +33,14 @@ export const KNOWN: readonly Known[] = [
     applies: (_r, bb, fl) => bb.status === 404 && fl.status === 404 && fl.text === 'not found',
   },
   {
+    reason:
+      'a number in a path that is not plain digits (`/builds/2%20`, `/builds/+1`): Buildbot takes what int() takes, Flotilla 404',
+    applies: (r, bb, fl) =>
+      bb.status === 200 &&
+      fl.status === 404 &&
+      /\/(\d+(%20|_\d)|%20\d+|%2B\d+|\+\d+)(\/|\?|$)/.test(`/${r.path}`),
+  },
+  {
     reason: "JSON parse errors: Python's message text, not JavaScript's (the code and status agree)",
     applies: (_r, bb, fl) =>
       bb.status === 400 && fl.status === 400 && /-32700/.test(bb.text) && /-32700/.test(fl.text),
