@@ -12,8 +12,11 @@ export interface Run {
   timeouts: number;
   seconds: number;
   rps: number;
-  /** every response time in ms, sorted ascending */
+  /** every response time in ms, sorted ascending (autocannon; wrk reports percentiles) */
   latencies: number[];
+  /** p50 and p99 in ms, where the generator computed them itself (wrk) */
+  p50?: number;
+  p99?: number;
   statusCodes: Record<string, number>;
 }
 

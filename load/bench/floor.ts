@@ -3,7 +3,7 @@
 // when it does not even do that. No Flotilla code runs; it bounds what any API that checks
 // the database on every request can reach here, next to pgbench's figures.
 //
-//   node --import tsx load/bench/floor.ts "$(load/bench/cluster.sh url bench)" [--duration 8]
+//   node --import tsx load/bench/floor.ts "$(load/bench/cluster.sh url bench)" [--duration 8] [--engine wrk|autocannon]
 //
 // The server runs in a child process (as the API does in the benchmark), stopped by its pid.
 import { spawn } from 'node:child_process';
@@ -12,12 +12,14 @@ import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { hammer } from '../measure.js';
+import { hammerWrk } from '../wrk.js';
 
 const { values: args, positionals } = parseArgs({
   options: {
     duration: { type: 'string', default: '8' },
     port: { type: 'string', default: '18998' },
     serve: { type: 'boolean', default: false },
+    engine: { type: 'string', default: 'wrk' },
   },
   allowPositionals: true,
 });
@@ -57,10 +59,13 @@ if (args.serve) {
     for (const path of ['/static', '/select1']) {
       for (const connections of [1, 8]) {
         const opts = { base, paths: [path], connections, timeoutSeconds: 10, headers: {} };
-        await hammer({ ...opts, durationSeconds: 2 });
-        const run = await hammer({ ...opts, durationSeconds: Number(args.duration) });
-        const p50 = run.latencies[Math.floor(run.latencies.length / 2)] ?? 0;
-        console.log(`${path} c=${connections}: ${run.rps.toFixed(1)} req/s, p50 ${p50.toFixed(2)} ms`);
+        const engine = args.engine === 'autocannon' ? hammer : hammerWrk;
+        await engine({ ...opts, durationSeconds: 2 });
+        const run = await engine({ ...opts, durationSeconds: Number(args.duration) });
+        const p50 = run.p50 ?? run.latencies[Math.floor(run.latencies.length / 2)] ?? 0;
+        console.log(
+          `${path} c=${connections} (${args.engine}): ${run.rps.toFixed(1)} req/s, p50 ${p50.toFixed(2)} ms`,
+        );
       }
     }
   } finally {

@@ -4,8 +4,10 @@
 //
 //   node --import tsx load/bench/http.ts --base http://127.0.0.1:8030/api/v2 --label buildbot \
 //        [--pid PID] [--duration 10] [--connections 1,8] [--timeout 60] [--warmup 2] [--only name,name]
-//        [--out FILE]
+//        [--out FILE] [--engine wrk|autocannon]
 //
+// The load generator is wrk (load/wrk.ts) unless --engine autocannon: both are closed loops
+// of the given connections, but wrk costs the machine far less per request.
 // Before an endpoint is measured, it is warmed up for --warmup seconds at the highest
 // concurrency (JIT, pools, caches), unless its first request took 500 ms or more.
 // Each endpoint is first asked once (its status and latency are recorded). An endpoint whose
@@ -20,6 +22,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { hammer } from '../measure.js';
 import { fill, loadScenarios, percentile, resolveIds } from '../scenario.js';
+import { hammerWrk } from '../wrk.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -32,8 +35,10 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '2' },
     only: { type: 'string' },
     out: { type: 'string' },
+    engine: { type: 'string', default: 'wrk' },
   },
 });
+const engine = args.engine === 'autocannon' ? hammer : hammerWrk;
 const base = (args.base ?? process.env.BASE_URL ?? '').replace(/\/$/, '');
 if (!base) throw new Error('--base http://host:port/api/v2 (or BASE_URL) is required');
 const duration = Number(args.duration);
@@ -96,7 +101,7 @@ for (const e of endpoints) {
   const firstMs = performance.now() - t0;
   // warm-up (JIT, connection pools, caches): 2 s at the highest concurrency, where it is cheap
   if (!skipped && warmup > 0 && firstMs < 500) {
-    await hammer({
+    await engine({
       base,
       paths: [path],
       connections: Math.max(...levels),
@@ -119,7 +124,7 @@ for (const e of endpoints) {
       e.heavy && pid ? setInterval(() => (peak = Math.max(peak, procStatus('VmRSS') ?? 0)), 20) : undefined;
     row.rssBeforeBytes = e.heavy ? procStatus('VmRSS') : undefined;
     row.load1 = loadavg()[0];
-    const run = await hammer({
+    const run = await engine({
       base,
       paths: [path],
       connections,
@@ -134,8 +139,8 @@ for (const e of endpoints) {
     }
     Object.assign(row, {
       rps: run.rps,
-      p50: percentile(run.latencies, 50),
-      p99: percentile(run.latencies, 99),
+      p50: run.p50 ?? percentile(run.latencies, 50),
+      p99: run.p99 ?? percentile(run.latencies, 99),
       responses: run.responses,
       failed: run.failed,
       seconds: run.seconds,
@@ -165,13 +170,22 @@ const table = [
 ].join('\n');
 const note = process.env.BENCH_NOTE ?? '';
 console.log(
-  `### ${args.label} (${base}; build ${ids.build}, log ${ids.log}; ${duration} s per run)\n\n${note ? `${note}\n\n` : ''}${table}\n`,
+  `### ${args.label} (${base}; build ${ids.build}, log ${ids.log}; ${duration} s per run; ${args.engine})\n\n${note ? `${note}\n\n` : ''}${table}\n`,
 );
 if (args.out) {
   writeFileSync(
     args.out,
     JSON.stringify(
-      { label: args.label, note, base, ids, duration, at: new Date().toISOString(), rows },
+      {
+        label: args.label,
+        note,
+        base,
+        ids,
+        duration,
+        engine: args.engine,
+        at: new Date().toISOString(),
+        rows,
+      },
       null,
       2,
     ) + '\n',

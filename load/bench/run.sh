@@ -13,7 +13,9 @@
 # checked with the database, no write notices, to flotilla-checked-<DB>), FLOTILLA_REV
 # (the commit whose API is measured, default HEAD; the database must carry exactly its
 # migrations), PLAN_CACHE (auto; generic: the API's connections run with PostgreSQL's
-# plan_cache_mode=force_generic_plan, results to <label>-generic-<DB>; see RESULTS.md 3d).
+# plan_cache_mode=force_generic_plan, results to <label>-generic-<DB>; see RESULTS.md 3d),
+# ENGINE (the HTTP load generator: wrk, Debian's package, installed when missing; or
+# autocannon, which the figures before section 3e of RESULTS.md were taken with).
 # Writes load/results/<target>-<DB>.json and .md (the markdown table, also printed); with
 # ONLY, <target>-<DB>.<names>.json and .md, which report.ts lays over the full run's.
 # Every server it starts (API, Redis, Buildbot) it stops by pid, whatever the outcome; the
@@ -37,9 +39,15 @@ load/bench/cluster.sh up >/dev/null
 only=(); part=""
 [ -n "${ONLY:-}" ] && only=(--only "$ONLY") && part=".${ONLY//,/+}"
 
+ENGINE="${ENGINE:-wrk}"
 http_bench() { # LABEL BASE PID
+  if [ "$ENGINE" = wrk ] && ! command -v wrk >/dev/null; then
+    log "installing wrk from Debian's packages"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends wrk >/dev/null
+  fi
   node --import tsx load/bench/http.ts --base "$2" --label "$1$part" --pid "$3" --duration "$DURATION" \
-    --connections "$CONNECTIONS" --timeout "$TIMEOUT" --out "$OUT/$1$part.json" "${only[@]}" | tee "$OUT/$1$part.md"
+    --connections "$CONNECTIONS" --timeout "$TIMEOUT" --engine "$ENGINE" --out "$OUT/$1$part.json" "${only[@]}" |
+    tee "$OUT/$1$part.md"
 }
 
 case "$target" in

@@ -1,0 +1,64 @@
+// One closed-loop HTTP load run with wrk (Debian's package), the benchmark's default load
+// generator: a C event loop that costs the two cores far less per request than autocannon
+// (a Node process), so a server answering in 0.1 ms is measured, not the generator. On this
+// machine a Node server answering a fixed string reaches about 8,500 req/s under autocannon
+// at one connection; Flotilla's cached single build reached 7,041 under autocannon and 12,681
+// under wrk (load/RESULTS.md, section 3e).
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { Run, RunOptions } from './measure.js';
+
+const run = promisify(execFile);
+const REPORT = fileURLToPath(new URL('./bench/wrk-report.lua', import.meta.url));
+
+interface Report {
+  requests: number;
+  duration_us: number;
+  connect: number;
+  read: number;
+  write: number;
+  status: number;
+  timeout: number;
+  p50_us: number;
+  p99_us: number;
+}
+
+export async function hammerWrk(opts: RunOptions): Promise<Run> {
+  if (opts.paths.length !== 1) throw new Error('wrk runs one path at a time');
+  // One thread per connection up to the two cores; wrk needs at least one connection a thread.
+  const threads = Math.min(opts.connections, 2);
+  const headers = Object.entries(opts.headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
+  const { stdout } = await run(
+    'wrk',
+    [
+      `-t${threads}`,
+      `-c${opts.connections}`,
+      `-d${opts.durationSeconds}s`,
+      `--timeout`,
+      `${opts.timeoutSeconds}s`,
+      '-s',
+      REPORT,
+      ...headers,
+      opts.base.replace(/\/$/, '') + opts.paths[0],
+    ],
+    { maxBuffer: 1 << 20, timeout: (opts.durationSeconds + opts.timeoutSeconds + 30) * 1000 },
+  );
+  const line = stdout.split('\n').find((l) => l.startsWith('{"requests"'));
+  if (!line) throw new Error(`wrk printed no report:\n${stdout}`);
+  const r = JSON.parse(line) as Report;
+  const seconds = r.duration_us / 1e6;
+  const failed = r.status + r.connect + r.read + r.write + r.timeout;
+  return {
+    responses: r.requests,
+    ok: r.requests - r.status,
+    failed,
+    timeouts: r.timeout,
+    seconds,
+    rps: r.requests / seconds,
+    latencies: [],
+    p50: r.p50_us / 1000,
+    p99: r.p99_us / 1000,
+    statusCodes: r.status ? { 'non-2xx/3xx': r.status } : {},
+  };
+}
