@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../services/api/http/server.js';
 import { ReadPool } from '../../services/api/query/read-pool.js';
+import { masterConfigSchema } from '../../services/core/config/master-config.js';
 import { sql } from '../../services/core/db/pool.js';
 import { encode } from '../../services/core/logs/codecs.js';
 import { createRedis, type Redis } from '../../services/core/redis.js';
@@ -45,7 +46,13 @@ let cursorApp: FastifyInstance;
 let redis: Redis;
 
 beforeAll(async () => {
-  api = await ApiUnderTest.start('migrated');
+  // Every download here reads the database (raw-log-cache.test.ts tests the kept files).
+  api = await ApiUnderTest.start('migrated', {
+    www: masterConfigSchema.shape.www.parse({
+      rate_limit: { enabled: false },
+      raw_log_cache: { enabled: false },
+    }),
+  });
   await addOneStep(api.db.pool, 'raw');
   const setup = [
     sql`INSERT INTO logs (id, name, slug, stepid, complete, num_lines, type)
@@ -67,6 +74,10 @@ beforeAll(async () => {
   redis = createRedis(testEnv().redisUrl, 'flotilla-api-test');
   redis.on('error', () => {});
   cursorApp = await buildApp({
+    www: masterConfigSchema.shape.www.parse({
+      rate_limit: { enabled: false },
+      raw_log_cache: { enabled: false },
+    }),
     db: api.db.pool,
     redis,
     log: createLogger('test', 'silent'),

@@ -69,3 +69,27 @@ describe("the chart's schema for config", () => {
     expect([...master].filter((p) => !CHART_MADE.test(p) && !chart.has(p))).toEqual(['new_key']);
   });
 });
+
+describe("the API pods' raw log cache", () => {
+  const apiPod = (objects: K8sObject[]) =>
+    ofKind(objects, 'Deployment').find((d) => d.metadata.name.endsWith('-api'))!.spec.template.spec;
+
+  it('lives on an emptyDir of its own, sized for max_mb and the files being written', () => {
+    for (const [values, mib] of [
+      [[CI_VALUES[0]!], 320],
+      [[CI_VALUES[0]!, { config: { www: { raw_log_cache: { max_mb: 1024 } } } }], 1088],
+    ] as const) {
+      const objects = render([...values]);
+      const pod = apiPod(objects);
+      const mount = pod.containers[0].volumeMounts.find((m: any) => m.name === 'raw-logs');
+      const volume = pod.volumes.find((v: any) => v.name === 'raw-logs');
+      expect(volume.emptyDir).toEqual({ sizeLimit: `${mib}Mi` });
+      expect(parse(masterYaml(objects)).www.raw_log_cache.dir).toBe(mount.mountPath);
+    }
+  });
+
+  it('keeps a folder the operator names', () => {
+    const objects = render([CI_VALUES[0]!, { config: { www: { raw_log_cache: { dir: '/srv/cache' } } } }]);
+    expect(parse(masterYaml(objects)).www.raw_log_cache.dir).toBe('/srv/cache');
+  });
+});

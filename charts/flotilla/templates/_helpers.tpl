@@ -128,12 +128,32 @@ Secrets reach it only as file paths, never as values.
 {{- $builders = append $builders $b }}
 {{- end }}
 {{- $_ := set $cfg "builders" $builders }}
+{{- /* API pods keep finished logs' downloads on a volume of their own (api-deployment.yaml). */}}
+{{- $www := default (dict) $cfg.www }}
+{{- $rawLogs := default (dict) $www.raw_log_cache }}
+{{- if not (hasKey $rawLogs "dir") }}
+{{- $_ := set $rawLogs "dir" (include "flotilla.rawLogCacheDir" .) }}
+{{- end }}
+{{- $_ := set $www "raw_log_cache" $rawLogs }}
+{{- $_ := set $cfg "www" $www }}
 {{- if include "flotilla.hasUsers" . }}
 {{- $auth := default (dict) $cfg.auth }}
 {{- $_ := set $auth "users_file" (printf "%s/%s" (include "flotilla.usersDir" .) .Values.auth.existingSecretKey) }}
 {{- $_ := set $cfg "auth" $auth }}
 {{- end }}
 {{- toYaml $cfg }}
+{{- end }}
+
+{{/* Where API pods keep finished logs' downloads (an emptyDir of the pod's). */}}
+{{- define "flotilla.rawLogCacheDir" -}}
+/var/cache/flotilla/raw-logs
+{{- end }}
+
+{{/* The size of that emptyDir, in MiB: the cache's max_mb (default 256) and room for files being written. */}}
+{{- define "flotilla.rawLogCacheVolumeMiB" -}}
+{{- $www := default (dict) .Values.config.www }}
+{{- $rawLogs := default (dict) $www.raw_log_cache }}
+{{- add (default 256 $rawLogs.max_mb) 64 }}
 {{- end }}
 
 {{/* Pod-level security: never root; files in volumes belong to the pod's group. */}}

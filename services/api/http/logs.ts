@@ -16,6 +16,7 @@ import type { ResultSpec } from '../query/spec.js';
 import type { WriteVersions } from '../query/versions.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
 import { notFound } from './errors.js';
+import type { RawLogCache } from './raw-log-cache.js';
 import { etagOf, notModified } from './reply.js';
 
 interface LogRow {
@@ -50,6 +51,8 @@ export class LogReader {
     private readonly db: ConnectionPool,
     /** Where the live streams of open logs are (none: every read goes to PostgreSQL). */
     private readonly live: Redis | null = null,
+    /** Finished logs' downloads kept on local disk (none: every download reads the chunks). */
+    private readonly rawCache: RawLogCache | null = null,
   ) {}
 
   private async findLog(
@@ -116,14 +119,22 @@ export class LogReader {
     args: PathArgs,
   ): Promise<FastifyReply> {
     const log = await this.findLog(endpoint, args);
-    // A log only grows, and a finished one never changes: id, length and state identify the body.
-    const etag = `W/"log-${log.id}-${log.num_lines}-${log.complete}"`;
+    // A log only grows, and a finished one never changes (Buildbot's janitor marks it type 'd'
+    // before it deletes the chunks): id, length, state and type identify the body.
+    const etag = `W/"log-${log.id}-${log.num_lines}-${log.complete}-${log.type}"`;
     reply
       .header('etag', etag)
       .header('content-type', `${log.type === 'h' ? 'text/html' : 'text/plain'}; charset=utf-8`)
       .header('content-disposition', `attachment; filename=${log.slug}`);
     if (notModified(req, etag)) return reply.code(304).send();
     if (req.method === 'HEAD') return reply.send();
+    const key = { id: log.id, numLines: log.num_lines, type: log.type };
+    if (log.complete && this.rawCache) {
+      const kept = await this.rawCache.get(key);
+      if (kept) return reply.header('content-length', kept.bytes).send(kept.stream);
+    }
+    // The first download of a finished log keeps a copy of what it sends.
+    const copy = log.complete ? (this.rawCache?.begin(key) ?? null) : null;
     // A download still waiting for a connection when its client hangs up never starts its COPY.
     const gone = new AbortController();
     reply.raw.once('close', () => gone.abort());
@@ -131,9 +142,20 @@ export class LogReader {
     // Rows from the database are ours: stdio lines are cut in place.
     const stream = new RawLogStream(log.type, log.num_lines, { ownsContent: true });
     async function* body() {
-      for await (const row of rows) {
-        const piece = stream.push(row);
-        if (piece.length > 0) yield Buffer.from(piece.buffer, piece.byteOffset, piece.length);
+      let whole = false;
+      try {
+        for await (const row of rows) {
+          const piece = stream.push(row);
+          if (piece.length === 0) continue;
+          const buf = Buffer.from(piece.buffer, piece.byteOffset, piece.length);
+          const disk = copy?.write(buf);
+          yield buf;
+          if (disk) await disk;
+        }
+        whole = true;
+      } finally {
+        if (whole) void copy?.commit();
+        else copy?.abort();
       }
     }
     return reply.send(Readable.from(body(), { objectMode: false }));

@@ -13,12 +13,16 @@
 //   and flotilla_page_cache_bytes: the rendered pages this pod keeps (page-cache.ts);
 //   flotilla_page_cache_checked_hits_total, the hits that cost a version read, and
 //   flotilla_write_notices_lag_seconds, how far behind the database the notices may be.
+// - flotilla_raw_log_cache_downloads_total{outcome} (hit, miss), flotilla_raw_log_cache_bytes
+//   and flotilla_raw_log_cache_logs: finished logs' downloads this pod keeps on disk
+//   (raw-log-cache.ts).
 // - Node's process metrics (memory, CPU, event loop lag, GC).
 import { trace } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { WriteNoticesStats } from '../query/write-notices.js';
 import type { PageCacheStats } from './page-cache.js';
+import type { RawLogCacheStats } from './raw-log-cache.js';
 
 type PoolStats = { total: number; idle: number; waiting: number };
 
@@ -28,6 +32,7 @@ export interface ApiMetricsSources {
   downloadPool?: () => PoolStats | null;
   events: () => { clients: number; subscriptions: number; dispatched: number } | null;
   pageCache?: () => PageCacheStats | null;
+  rawLogCache?: () => RawLogCacheStats | null;
   writeNotices?: () => WriteNoticesStats | null;
 }
 
@@ -127,6 +132,36 @@ export class ApiMetrics {
       registers,
       collect() {
         this.set(pages().bytes);
+      },
+    });
+    const raw = () =>
+      sources.rawLogCache?.() ?? { entries: 0, bytes: 0, hits: 0, misses: 0, kept: 0, abandoned: 0 };
+    new Counter({
+      name: 'flotilla_raw_log_cache_downloads_total',
+      help: "Finished logs' raw downloads: hit (sent from the kept file), miss (read from the database).",
+      labelNames: ['outcome'],
+      registers,
+      collect() {
+        const s = raw();
+        this.reset();
+        this.inc({ outcome: 'hit' }, s.hits);
+        this.inc({ outcome: 'miss' }, s.misses);
+      },
+    });
+    new Gauge({
+      name: 'flotilla_raw_log_cache_bytes',
+      help: 'Disk the kept downloads of finished logs take, in bytes.',
+      registers,
+      collect() {
+        this.set(raw().bytes);
+      },
+    });
+    new Gauge({
+      name: 'flotilla_raw_log_cache_logs',
+      help: 'Finished logs whose download this pod keeps on disk.',
+      registers,
+      collect() {
+        this.set(raw().entries);
       },
     });
     const events = () => sources.events() ?? { clients: 0, subscriptions: 0, dispatched: 0 };

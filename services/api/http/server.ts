@@ -42,6 +42,7 @@ import { jsonRpcHandler } from './jsonrpc.js';
 import { LogReader } from './logs.js';
 import { ApiMetrics } from './metrics.js';
 import { PageCache } from './page-cache.js';
+import { defaultRawLogDir, RawLogCache } from './raw-log-cache.js';
 import { loggableUrl } from './redact.js';
 import { sendError } from './reply.js';
 import { restHandler } from './rest.js';
@@ -181,11 +182,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const pageCache = pageCacheCfg.enabled
     ? new PageCache(reads, new WriteVersionsSource(reads), pageCacheCfg.max_mb * 1024 * 1024, notices)
     : null;
+  const rawCfg = deps.www?.raw_log_cache ?? { enabled: true, max_mb: 256 };
+  // Without a folder to write to, downloads are still served, each from the database.
+  const rawCache = rawCfg.enabled
+    ? await RawLogCache.open(rawCfg.dir ?? defaultRawLogDir(), rawCfg.max_mb * 1024 * 1024).catch((err) => {
+        deps.log.warn({ err: (err as Error).message }, 'raw log cache off: its folder cannot be used');
+        return null;
+      })
+    : null;
   let hub: EventHub | null = null;
   const metrics = new ApiMetrics({
     readPool: () => readPool?.stats() ?? null,
     downloadPool: () => readPool?.downloadStats() ?? null,
     pageCache: () => pageCache?.stats() ?? null,
+    rawLogCache: () => rawCache?.stats() ?? null,
     writeNotices: () => notices?.stats() ?? null,
     events: () =>
       hub && {
@@ -297,7 +307,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     cors: corsPolicy(deps.publicUrl, deps.allowedOrigins ?? deps.www?.allowed_origins),
     sessions: cookies,
     authz,
-    logs: new LogReader(reads, deps.db, deps.redis),
+    logs: new LogReader(reads, deps.db, deps.redis, rawCache),
     pages: pageCache,
     jsonRpc: jsonRpcHandler(
       controlHandlers({
@@ -313,6 +323,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', async () => {
     await notices?.close();
     await readPool?.end();
+    await rawCache?.close();
   });
   app.route({ method: [...API_METHODS], url: '/api/v2', handler: rest });
   app.route({ method: [...API_METHODS], url: '/api/v2/*', handler: rest });

@@ -35,6 +35,18 @@ export const www = z
       })
       .strict()
       .default({}),
+    // Finished logs' raw downloads each API pod keeps on its local disk (a finished log never
+    // changes), so that downloading one again reads a file, not every chunk from the
+    // database; max_mb bounds the disk they take, dir is where (default: the system's temporary
+    // folder). See services/api/http/raw-log-cache.ts.
+    raw_log_cache: z
+      .object({
+        enabled: z.boolean().default(true),
+        max_mb: z.number().int().positive().default(256),
+        dir: z.string().min(1).optional(),
+      })
+      .strict()
+      .default({}),
     // Bigger requests are refused: body 413, request line and headers 431, URL 414.
     limits: z
       .object({

@@ -1,0 +1,243 @@
+// Finished logs' raw downloads kept on the API pod's local disk, so that the next download
+// of the same log is a file sent from the page cache instead of every chunk fetched from
+// PostgreSQL and decoded again. PostgreSQL is the one part of the cluster that does not
+// scale out; API pods do, and a build's failure log is downloaded again and again.
+//
+// A finished log never changes: its id, its line count and its type name its body, as the
+// raw download's ETag already says. (Buildbot's chunk janitor sets a log's type to 'd'
+// before it deletes the chunks, and compression keeps every line, so both are seen.) Only a
+// whole body is kept: each download of a log that has none kept, and that nobody is keeping
+// yet, writes what it streams to a temporary file, renamed into place once the last chunk
+// has gone out; a download cut short leaves nothing. Memory stays constant: a download that
+// is being copied waits for the disk when the disk falls behind, as it waits for its client.
+//
+// Each process has a folder of its own under `dir` (so API processes side by side never
+// share files), removed when it closes; folders of processes that are gone are removed when
+// one starts. The least recently used bodies go first once `maxBytes` is reached.
+//
+// Measured (load/RESULTS.md, section 3e): the 1,000,000-line log (40 MB), one download at a
+// time, from the database 14 a second, from the kept file TODO.
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, mkdtemp, open, readdir, rename, rm, unlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+
+/** What names a finished log's body. */
+export interface RawLogKey {
+  id: number;
+  numLines: number;
+  type: string;
+}
+
+export interface RawLogCacheStats {
+  entries: number;
+  bytes: number;
+  hits: number;
+  misses: number;
+  kept: number;
+  abandoned: number;
+}
+
+const PREFIX = 'raw-';
+
+export const defaultRawLogDir = () => join(tmpdir(), 'flotilla-raw-logs');
+
+// Folders this process made (several API apps may live in one process: tests, embedders).
+const ours = new Set<string>();
+
+const nameOf = (k: RawLogKey) => `${k.id}-${k.numLines}-${k.type}`;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export class RawLogCache {
+  /** Kept bodies by name, least recently used first (a Map keeps insertion order). */
+  private readonly kept = new Map<string, { path: string; bytes: number }>();
+  private readonly filling = new Set<string>();
+  private bytes = 0;
+  private readonly counts = { hits: 0, misses: 0, kept: 0, abandoned: 0 };
+  private seq = 0;
+
+  private constructor(
+    private readonly folder: string,
+    private readonly maxBytes: number,
+  ) {}
+
+  static async open(dir: string, maxBytes: number): Promise<RawLogCache> {
+    // Node 20's recursive mkdir never settles for some paths (under /proc, for one).
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${dir}: could not be made in 5 s`)), 5000);
+      timer.unref();
+    });
+    try {
+      await Promise.race([mkdir(dir, { recursive: true }), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+    const folder = await mkdtemp(join(dir, `${PREFIX}${process.pid}-`));
+    ours.add(folder);
+    // A folder whose process is gone holds nothing anyone will read. (In a container the new
+    // process may have the old one's pid: a folder with our pid that we did not make is stale.)
+    for (const name of await readdir(dir)) {
+      const m = new RegExp(`^${PREFIX}(\\d+)-`).exec(name);
+      const path = join(dir, name);
+      if (!m || ours.has(path)) continue;
+      const pid = Number(m[1]);
+      if (pid === process.pid || !alive(pid)) await rm(path, { recursive: true, force: true });
+    }
+    return new RawLogCache(folder, maxBytes);
+  }
+
+  /** The kept body of this log, opened (so eviction cannot take it away mid-send), or null. */
+  async get(key: RawLogKey): Promise<{ stream: Readable; bytes: number } | null> {
+    const name = nameOf(key);
+    const entry = this.kept.get(name);
+    if (!entry) {
+      this.counts.misses++;
+      return null;
+    }
+    try {
+      const handle = await open(entry.path, 'r');
+      this.kept.delete(name);
+      this.kept.set(name, entry);
+      this.counts.hits++;
+      return { stream: handle.createReadStream(), bytes: entry.bytes };
+    } catch {
+      this.drop(name);
+      this.counts.misses++;
+      return null;
+    }
+  }
+
+  /** A copy of the body about to be streamed, or null when one is already being made. */
+  begin(key: RawLogKey): RawLogCopy | null {
+    const name = nameOf(key);
+    if (this.filling.has(name) || this.kept.has(name)) return null;
+    this.filling.add(name);
+    const path = join(this.folder, name);
+    const tmp = `${path}.${++this.seq}.part`;
+    return new RawLogCopy(tmp, this.maxBytes, (ok, bytes) => this.settle(name, path, tmp, ok, bytes));
+  }
+
+  private async settle(name: string, path: string, tmp: string, ok: boolean, bytes: number) {
+    try {
+      // An empty body costs nothing to send from the database either.
+      if (!ok || bytes === 0 || bytes > this.maxBytes) {
+        this.counts.abandoned++;
+        await unlink(tmp).catch(() => {});
+        return;
+      }
+      try {
+        await rename(tmp, path);
+      } catch {
+        // The folder went (the API is closing): nothing to keep.
+        this.counts.abandoned++;
+        await unlink(tmp).catch(() => {});
+        return;
+      }
+      // Older bodies of the same log (fewer lines, another type) are never asked for again.
+      for (const other of [...this.kept.keys()])
+        if (other.startsWith(`${name.split('-')[0]}-`)) this.drop(other);
+      this.kept.set(name, { path, bytes });
+      this.bytes += bytes;
+      this.counts.kept++;
+      for (const [old] of this.kept) {
+        if (this.bytes <= this.maxBytes) break;
+        this.drop(old);
+      }
+    } finally {
+      this.filling.delete(name);
+    }
+  }
+
+  private drop(name: string): void {
+    const entry = this.kept.get(name);
+    if (!entry) return;
+    this.kept.delete(name);
+    this.bytes -= entry.bytes;
+    // A download reading it keeps its open file; the name goes now.
+    void unlink(entry.path).catch(() => {});
+  }
+
+  stats(): RawLogCacheStats {
+    return { entries: this.kept.size, bytes: this.bytes, ...this.counts };
+  }
+
+  async close(): Promise<void> {
+    this.kept.clear();
+    this.bytes = 0;
+    await rm(this.folder, { recursive: true, force: true });
+    ours.delete(this.folder);
+  }
+}
+
+/** One body being written while it is downloaded. */
+export class RawLogCopy {
+  private readonly out: WriteStream;
+  private bytes = 0;
+  private failed = false;
+  private settled = false;
+
+  constructor(
+    tmp: string,
+    /** A body larger than the whole cache is not worth writing. */
+    private readonly maxBytes: number,
+    private readonly done: (ok: boolean, bytes: number) => Promise<void>,
+  ) {
+    this.out = createWriteStream(tmp);
+    this.out.on('error', () => {
+      this.failed = true;
+    });
+  }
+
+  /** Copy a piece; a promise when the disk wants the download to wait for it to catch up. */
+  write(piece: Buffer): Promise<void> | undefined {
+    if (this.failed || this.settled) return undefined;
+    if (this.bytes + piece.length > this.maxBytes) {
+      this.failed = true;
+      return undefined;
+    }
+    this.bytes += piece.length;
+    if (this.out.write(piece)) return undefined;
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        this.out.off('drain', done).off('close', done);
+        resolve();
+      };
+      this.out.on('drain', done).on('close', done);
+    });
+  }
+
+  /** The whole body went out: keep it (unless the disk failed or fell behind). */
+  async commit(): Promise<void> {
+    if (this.settled) return;
+    this.settled = true;
+    await this.closed(() => this.out.end());
+    await this.done(!this.failed, this.bytes);
+  }
+
+  /** The download was cut short: keep nothing. */
+  abort(): void {
+    if (this.settled) return;
+    this.settled = true;
+    // Only once the file is closed can its name go for good.
+    void this.closed(() => this.out.destroy()).then(() => this.done(false, this.bytes));
+  }
+
+  /** Do `act` and wait until the file is closed ('close' follows both finish and error). */
+  private closed(act: () => void): Promise<void> {
+    if (this.out.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.out.once('close', () => resolve());
+      act();
+    });
+  }
+}

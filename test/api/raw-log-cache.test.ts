@@ -1,0 +1,206 @@
+// Finished logs' downloads kept on the API's disk: the second download of a finished log is
+// the kept file (shown by taking the chunks away underneath it), never one of an open log;
+// Buildbot's janitor (type 'd') and a longer log are new bodies; a download cut short keeps
+// nothing; the disk used stays under max_mb; closing the API removes its folder; and an
+// unusable folder only turns the cache off.
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { masterConfigSchema } from '../../services/core/config/master-config.js';
+import { sql } from '../../services/core/db/pool.js';
+import { ApiUnderTest } from './lib/harness.js';
+import { addOneStep } from './lib/one-step.js';
+
+const PAD = 600;
+/** A stdio log of `lines` lines (about `lines` * 610 bytes raw), chunks of 100 lines. */
+const addLog = (id: number, lines: number, complete: 0 | 1) => [
+  sql`INSERT INTO logs (id, name, slug, stepid, complete, num_lines, type)
+      VALUES (${id}, ${`log${id}`}, ${`log${id}`}, 1, ${complete}, ${lines}, 's')`,
+  sql`INSERT INTO logchunks (logid, first_line, last_line, content, compressed)
+      SELECT ${id}, min(n), max(n),
+             convert_to(string_agg('o' || lpad(n::text, 7, '0') || ' ' || repeat('y', ${PAD}::int), chr(10) ORDER BY n), 'UTF8'), 0
+      FROM generate_series(0, ${lines - 1}::int) n GROUP BY n / 100`,
+];
+
+let api: ApiUnderTest;
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'raw-log-cache-test-'));
+  api = await ApiUnderTest.start('migrated', {
+    www: masterConfigSchema.shape.www.parse({ raw_log_cache: { max_mb: 1, dir } }),
+  });
+  await addOneStep(api.db.pool, 'cache');
+  // 1-3 finished (1, 2: 0.6 MB each; 3: 40 MB), 4 open.
+  for (const q of [
+    ...addLog(1, 1000, 1),
+    ...addLog(2, 1000, 1),
+    ...addLog(3, 65_000, 1),
+    ...addLog(4, 100, 0),
+  ]) {
+    await api.db.pool.query(q);
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await api?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function counts(): Promise<{ hit: number; miss: number }> {
+  const body = (await api.app.inject({ method: 'GET', url: '/metrics' })).body;
+  const n = (outcome: string) =>
+    Number(
+      new RegExp(`^flotilla_raw_log_cache_downloads_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(
+        body,
+      )?.[1],
+    );
+  return { hit: n('hit'), miss: n('miss') };
+}
+
+/** Every file under the cache's folder, with its size. */
+async function files(): Promise<{ name: string; bytes: number }[]> {
+  const out: { name: string; bytes: number }[] = [];
+  for (const sub of await readdir(dir)) {
+    for (const name of await readdir(join(dir, sub))) {
+      // A file being written is renamed (or removed) the moment it is done.
+      const bytes = await stat(join(dir, sub, name)).then(
+        (s) => s.size,
+        () => null,
+      );
+      if (bytes !== null) out.push({ name: `${sub}/${name}`, bytes });
+    }
+  }
+  return out;
+}
+
+const download = async (id: number) => (await api.get(`/logs/${id}/raw`, {})).raw;
+
+/** A copy is renamed into place just after its download ends: wait until `probe` holds. */
+async function eventually<T>(probe: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const v = await probe();
+    if (ok(v) || Date.now() > deadline) return v;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+const keptNames = async () => (await files()).map((f) => f.name.split('/')[1]!);
+
+describe('kept downloads', () => {
+  it('a finished log is downloaded again from the kept file, byte for byte', async () => {
+    const first = await download(1);
+    await eventually(keptNames, (n) => n.includes('1-1000-s'));
+    // Each line loses its stream character: 7 digits, a space and PAD, joined by newlines.
+    expect(first.length).toBe(1000 * (7 + 1 + PAD) + 999);
+    const before = await counts();
+    // Take the chunks away: only the kept file can still answer.
+    await api.db.pool.query(sql`DELETE FROM logchunks WHERE logid = 1`);
+    const again = await api.get('/logs/1/raw', {});
+    expect(again.raw.equals(first)).toBe(true);
+    expect(again.headers['content-length']).toBe(String(first.length));
+    expect(await counts()).toEqual({ hit: before.hit + 1, miss: before.miss });
+  });
+
+  it("is a new body once Buildbot's janitor marks the log deleted (type 'd')", async () => {
+    await api.db.pool.query(sql`UPDATE logs SET type = 'd' WHERE id = 1`);
+    const after = await api.get('/logs/1/raw', {});
+    expect(after.status).toBe(200);
+    expect(after.raw.length).toBe(0);
+  });
+
+  it('never keeps an open log', async () => {
+    const first = await download(4);
+    expect(first.length).toBeGreaterThan(0);
+    await api.db.pool.query(sql`DELETE FROM logchunks WHERE logid = 4`);
+    expect((await download(4)).length).toBe(0);
+    expect((await files()).some((f) => f.name.endsWith('/4-100-s'))).toBe(false);
+  });
+
+  it('keeps no more than max_mb: the least recently used goes', async () => {
+    await download(2);
+    expect(await eventually(keptNames, (n) => n.includes('2-1000-s'))).toEqual(['2-1000-s']);
+    expect((await files()).reduce((s, f) => s + f.bytes, 0)).toBeLessThanOrEqual(1024 * 1024);
+    // Log 3 (40 MB) is more than the whole cache: sent, never kept, nothing else evicted for it.
+    const big = await download(3);
+    expect(big.length).toBeGreaterThan(39_000_000);
+    expect((await files()).map((f) => f.name.split('/')[1])).toEqual(['2-1000-s']);
+  }, 60_000);
+
+  it('HEAD and If-None-Match answer as before, with the type in the ETag', async () => {
+    const head = await api.request('HEAD', '/logs/2/raw', {});
+    expect(head.headers.etag).toBe('W/"log-2-1000-1-s"');
+    const again = await api.request('GET', '/logs/2/raw', {
+      headers: { 'if-none-match': 'W/"log-2-1000-1-s"' },
+    });
+    expect(again.status).toBe(304);
+  });
+});
+
+describe('downloads cut short', () => {
+  it('keep nothing, and leave no partial file', async () => {
+    // A body far larger than the sockets between server and client hold (about 20 MB), so
+    // that the client hangs up while the server is still sending.
+    const cutDir = await mkdtemp(join(tmpdir(), 'raw-log-cache-cut-'));
+    const cut = await ApiUnderTest.start('migrated', {
+      www: masterConfigSchema.shape.www.parse({ raw_log_cache: { max_mb: 64, dir: cutDir } }),
+    });
+    try {
+      await addOneStep(cut.db.pool, 'cut');
+      for (const q of addLog(1, 33_000, 1)) await cut.db.pool.query(q);
+      await cut.app.listen({ port: 0, host: '127.0.0.1' });
+      const base = `http://127.0.0.1:${(cut.app.server.address() as AddressInfo).port}/api/v2`;
+      await new Promise<void>((resolve, reject) => {
+        const req = http.get(`${base}/logs/1/raw`, (res) => {
+          res.once('data', () => {
+            req.destroy();
+            resolve();
+          });
+          res.on('error', () => {});
+        });
+        req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
+      });
+      const inFolder = async () =>
+        (await readdir(cutDir)).length && readdir(join(cutDir, (await readdir(cutDir))[0]!));
+      const deadline = Date.now() + 5000;
+      while (((await inFolder()) || []).length > 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(await inFolder()).toEqual([]);
+      // The next whole download is kept.
+      const whole = (await cut.get('/logs/1/raw', {})).raw;
+      expect(whole.length).toBe(33_000 * (7 + 1 + PAD) + 32_999);
+      expect(await eventually(inFolder, (n) => (n || []).length > 0)).toEqual(['1-33000-s']);
+    } finally {
+      await cut.close();
+      await rm(cutDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+describe('the folder', () => {
+  it('goes when the API closes; a folder that cannot be used turns the cache off, not the downloads', async () => {
+    // A folder beneath a plain file cannot be made.
+    const file = join(dir, 'a-file');
+    await writeFile(file, '');
+    const other = await ApiUnderTest.start('migrated', {
+      www: masterConfigSchema.shape.www.parse({ raw_log_cache: { dir: join(file, 'raw') } }),
+    });
+    try {
+      await addOneStep(other.db.pool, 'nocache');
+      for (const q of addLog(1, 10, 1)) await other.db.pool.query(q);
+      const a = await other.get('/logs/1/raw', {});
+      expect([a.status, a.text.split('\n').length]).toEqual([200, 10]);
+    } finally {
+      await other.close();
+    }
+    await rm(file);
+    expect(await readdir(dir)).toHaveLength(1);
+    await api.close();
+    expect(await readdir(dir)).toEqual([]);
+    api = undefined as unknown as ApiUnderTest;
+  });
+});
