@@ -40,7 +40,10 @@ only=(); part=""
 [ -n "${ONLY:-}" ] && only=(--only "$ONLY") && part=".${ONLY//,/+}"
 
 ENGINE="${ENGINE:-wrk}"
+# Runs with autocannon are kept apart (label <target>-autocannon-<DB>): report.ts reads wrk's.
+engine_label() { [ "$ENGINE" = autocannon ] && echo "${1%%-*}-autocannon-${1#*-}" || echo "$1"; }
 http_bench() { # LABEL BASE PID
+  set -- "$(engine_label "$1")" "$2" "$3"
   if [ "$ENGINE" = wrk ] && ! command -v wrk >/dev/null; then
     log "installing wrk from Debian's packages"
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends wrk >/dev/null

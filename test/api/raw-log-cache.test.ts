@@ -3,7 +3,7 @@
 // Buildbot's janitor (type 'd') and a longer log are new bodies; a download cut short keeps
 // nothing; the disk used stays under max_mb; closing the API removes its folder; and an
 // unusable folder only turns the cache off.
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -140,8 +140,22 @@ describe('kept downloads', () => {
   });
 });
 
+/** Starts a download, reads its first piece, and hangs up. */
+function hangUp(url: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const req = http.get(url, (res) => {
+      res.once('data', () => {
+        req.destroy();
+        resolve();
+      });
+      res.on('error', () => {});
+    });
+    req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
+  });
+}
+
 describe('downloads cut short', () => {
-  it('keep nothing, and leave no partial file', async () => {
+  it('keep nothing, leave no partial file, and leave no kept file open', async () => {
     // A body far larger than the sockets between server and client hold (about 20 MB), so
     // that the client hangs up while the server is still sending.
     const cutDir = await mkdtemp(join(tmpdir(), 'raw-log-cache-cut-'));
@@ -153,16 +167,7 @@ describe('downloads cut short', () => {
       for (const q of addLog(1, 33_000, 1)) await cut.db.pool.query(q);
       await cut.app.listen({ port: 0, host: '127.0.0.1' });
       const base = `http://127.0.0.1:${(cut.app.server.address() as AddressInfo).port}/api/v2`;
-      await new Promise<void>((resolve, reject) => {
-        const req = http.get(`${base}/logs/1/raw`, (res) => {
-          res.once('data', () => {
-            req.destroy();
-            resolve();
-          });
-          res.on('error', () => {});
-        });
-        req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
-      });
+      await hangUp(`${base}/logs/1/raw`);
       const inFolder = async () =>
         (await readdir(cutDir)).length && readdir(join(cutDir, (await readdir(cutDir))[0]!));
       const deadline = Date.now() + 5000;
@@ -174,6 +179,21 @@ describe('downloads cut short', () => {
       const whole = (await cut.get('/logs/1/raw', {})).raw;
       expect(whole.length).toBe(33_000 * (7 + 1 + PAD) + 32_999);
       expect(await eventually(inFolder, (n) => (n || []).length > 0)).toEqual(['1-33000-s']);
+      // Clients that hang up while the kept file is being sent: the file is closed each time,
+      // and the next download is whole.
+      const openFiles = async () => {
+        let n = 0;
+        for (const fd of await readdir('/proc/self/fd')) {
+          const target = await readlink(`/proc/self/fd/${fd}`).catch(() => '');
+          if (target.startsWith(cutDir)) n++;
+        }
+        return n;
+      };
+      for (let i = 0; i < 5; i++) await hangUp(`${base}/logs/1/raw`);
+      expect(await eventually(openFiles, (n) => n === 0)).toBe(0);
+      const again = await fetch(`${base}/logs/1/raw`);
+      expect(again.headers.get('content-length')).toBe(String(whole.length));
+      expect(Buffer.from(await again.arrayBuffer()).equals(whole)).toBe(true);
     } finally {
       await cut.close();
       await rm(cutDir, { recursive: true, force: true });

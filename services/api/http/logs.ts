@@ -2,6 +2,7 @@
 // fetches only the chunks that overlap the range; the tail of a log still being written
 // comes from its live stream in Redis when the stream holds it; a raw download streams
 // chunk by chunk, so a log of any size is served in constant memory.
+import type { OutgoingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
@@ -16,7 +17,7 @@ import type { ResultSpec } from '../query/spec.js';
 import type { WriteVersions } from '../query/versions.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
 import { notFound } from './errors.js';
-import type { RawLogCache } from './raw-log-cache.js';
+import { type RawLogCache, sendKept } from './raw-log-cache.js';
 import { etagOf, notModified } from './reply.js';
 
 interface LogRow {
@@ -131,7 +132,14 @@ export class LogReader {
     const key = { id: log.id, numLines: log.num_lines, type: log.type };
     if (log.complete && this.rawCache) {
       const kept = await this.rawCache.get(key);
-      if (kept) return reply.header('content-length', kept.bytes).send(kept.stream);
+      if (kept) {
+        // Sent by hand through pooled buffers (sendKept); Fastify still runs onResponse.
+        reply.hijack();
+        const headers = { ...reply.getHeaders(), 'content-length': String(kept.bytes) };
+        reply.raw.writeHead(200, headers as OutgoingHttpHeaders);
+        await sendKept(reply.raw, kept);
+        return reply;
+      }
     }
     // The first download of a finished log keeps a copy of what it sends.
     const copy = log.complete ? (this.rawCache?.begin(key) ?? null) : null;
