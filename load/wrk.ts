@@ -1,9 +1,9 @@
 // One closed-loop HTTP load run with wrk (Debian's package), the benchmark's default load
-// generator: a C event loop that costs the two cores far less per request than autocannon
-// (a Node process), so a server answering in 0.1 ms is measured, not the generator. On this
-// machine a Node server answering a fixed string reaches about 8,500 req/s under autocannon
-// at one connection; Flotilla's cached single build reached 7,041 under autocannon and 12,681
-// under wrk (load/RESULTS.md, section 3e).
+// generator since section 3e of load/RESULTS.md: a C event loop, lighter on the two cores it
+// shares with the server than autocannon (a Node process). Measured the same day on the same
+// server (Flotilla's cached /builds/N?property=*): 14,096 req/s under wrk and 11,635 under
+// autocannon at one connection, 49,666 and 53,995 at eight; a Node server answering a fixed
+// string 15,483 and 14,345 at one.
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
