@@ -134,8 +134,7 @@ export class ApiMetrics {
         this.set(pages().bytes);
       },
     });
-    const raw = () =>
-      sources.rawLogCache?.() ?? { entries: 0, bytes: 0, hits: 0, misses: 0, kept: 0, abandoned: 0 };
+    const raw = () => sources.rawLogCache?.() ?? { entries: 0, bytes: 0, hits: 0, misses: 0 };
     new Counter({
       name: 'flotilla_raw_log_cache_downloads_total',
       help: "Finished logs' raw downloads: hit (sent from the kept file), miss (read from the database).",

@@ -37,16 +37,15 @@ export interface RawLogCacheStats {
   bytes: number;
   hits: number;
   misses: number;
-  kept: number;
-  abandoned: number;
 }
 
 const PREFIX = 'raw-';
+const FOLDER = new RegExp(`^${PREFIX}(\\d+)-`);
 // A kept body is sent in reads of 1 MiB through two buffers taken from a small pool: one is
-// filled from the file while the other is being written to the socket. Measured with the
-// 40 MB log, one download at a time: a file stream of 64 KiB reads (Node's default) sent 12
-// a second, of 1 MiB reads 20 (a fresh buffer per read: the garbage collector took a quarter
-// of the process), through the pooled buffers 77-96.
+// filled from the file while the other is being written to the socket, and nothing is
+// allocated per read. With a file stream of 64 KiB reads (Node's default) the 40 MB log went
+// 12 times a second at one connection, through the pooled buffers 96 (load/RESULTS.md, 3e);
+// with 1 MiB reads into fresh buffers the garbage collector took a quarter of the process.
 const READ_BYTES = 1024 * 1024;
 const POOLED = 16;
 const pool: Buffer[] = [];
@@ -127,11 +126,10 @@ function alive(pid: number): boolean {
 
 export class RawLogCache {
   /** Kept bodies by name, least recently used first (a Map keeps insertion order). */
-  private readonly kept = new Map<string, { path: string; bytes: number }>();
+  private readonly kept = new Map<string, { id: number; path: string; bytes: number }>();
   private readonly filling = new Set<string>();
   private bytes = 0;
-  private readonly counts = { hits: 0, misses: 0, kept: 0, abandoned: 0 };
-  private seq = 0;
+  private readonly counts = { hits: 0, misses: 0 };
 
   private constructor(
     private readonly folder: string,
@@ -139,23 +137,13 @@ export class RawLogCache {
   ) {}
 
   static async open(dir: string, maxBytes: number): Promise<RawLogCache> {
-    // Node 20's recursive mkdir never settles for some paths (under /proc, for one).
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${dir}: could not be made in 5 s`)), 5000);
-      timer.unref();
-    });
-    try {
-      await Promise.race([mkdir(dir, { recursive: true }), late]);
-    } finally {
-      clearTimeout(timer);
-    }
+    await mkdir(dir, { recursive: true });
     const folder = await mkdtemp(join(dir, `${PREFIX}${process.pid}-`));
     ours.add(folder);
     // A folder whose process is gone holds nothing anyone will read. (In a container the new
     // process may have the old one's pid: a folder with our pid that we did not make is stale.)
     for (const name of await readdir(dir)) {
-      const m = new RegExp(`^${PREFIX}(\\d+)-`).exec(name);
+      const m = FOLDER.exec(name);
       const path = join(dir, name);
       if (!m || ours.has(path)) continue;
       const pid = Number(m[1]);
@@ -191,32 +179,30 @@ export class RawLogCache {
     if (this.filling.has(name) || this.kept.has(name)) return null;
     this.filling.add(name);
     const path = join(this.folder, name);
-    const tmp = `${path}.${++this.seq}.part`;
-    return new RawLogCopy(tmp, this.maxBytes, (ok, bytes) => this.settle(name, path, tmp, ok, bytes));
+    // One copy of a name at a time (`filling`), so the temporary name is free.
+    const tmp = `${path}.part`;
+    return new RawLogCopy(tmp, this.maxBytes, (ok, bytes) => this.settle(key.id, name, path, tmp, ok, bytes));
   }
 
-  private async settle(name: string, path: string, tmp: string, ok: boolean, bytes: number) {
+  private async settle(id: number, name: string, path: string, tmp: string, ok: boolean, bytes: number) {
     try {
-      // An empty body costs nothing to send from the database either.
-      if (!ok || bytes === 0 || bytes > this.maxBytes) {
-        this.counts.abandoned++;
-        await unlink(tmp).catch(() => {});
-        return;
-      }
-      try {
-        await rename(tmp, path);
-      } catch {
-        // The folder went (the API is closing): nothing to keep.
-        this.counts.abandoned++;
+      // An empty body costs nothing to send from the database either; a rename fails once
+      // the folder is gone (the API is closing).
+      const keep =
+        ok &&
+        bytes > 0 &&
+        (await rename(tmp, path).then(
+          () => true,
+          () => false,
+        ));
+      if (!keep) {
         await unlink(tmp).catch(() => {});
         return;
       }
       // Older bodies of the same log (fewer lines, another type) are never asked for again.
-      for (const other of [...this.kept.keys()])
-        if (other.startsWith(`${name.split('-')[0]}-`)) this.drop(other);
-      this.kept.set(name, { path, bytes });
+      for (const [other, entry] of this.kept) if (entry.id === id) this.drop(other);
+      this.kept.set(name, { id, path, bytes });
       this.bytes += bytes;
-      this.counts.kept++;
       for (const [old] of this.kept) {
         if (this.bytes <= this.maxBytes) break;
         this.drop(old);
@@ -284,7 +270,7 @@ export class RawLogCopy {
     });
   }
 
-  /** The whole body went out: keep it (unless the disk failed or fell behind). */
+  /** The whole body went out: keep it (unless the disk failed or the body outgrew the cache). */
   async commit(): Promise<void> {
     if (this.settled) return;
     this.settled = true;

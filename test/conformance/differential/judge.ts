@@ -84,8 +84,7 @@ function envelopeList(body: Json): { plural: string; list: Row[]; total: unknown
 export interface Context {
   path: string;
   collection: boolean;
-  /** Resource key and default order, for pages without `order`. */
-  key: string;
+  /** The default order, for pages without `order`. */
   defaultOrder: readonly string[];
   /** Buildbot's answer to the same request without limit and offset (only when paged). */
   unpaged?: Answer;

@@ -48,11 +48,7 @@ function listSamples(rows: readonly Row[], name: string): string[] {
 }
 
 /** Every query variant for a collection whose unfiltered rows are `rows`. */
-export function fullVariants(
-  fields: readonly Field[],
-  rows: readonly Row[],
-  key: string,
-): [string, string][][] {
+function fullVariants(fields: readonly Field[], rows: readonly Row[], key: string): [string, string][][] {
   const out: [string, string][][] = [[]];
   const scalars = fields.filter((f) => isScalar(f.type));
   for (const f of fields) {

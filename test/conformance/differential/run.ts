@@ -9,8 +9,8 @@
 //     --buildbot http://127.0.0.1:8020/api/v2 --flotilla http://127.0.0.1:8021/api/v2 [--only builds] [--record FILE]
 //
 // Both servers read one database, so nothing differs but the servers. --record writes the
-// agreeing answers as cases in compare.mjs's format (rule "buildbot", or "contract" where a
-// rule changed the expectation), for npm test to replay without a Buildbot.
+// agreeing answers (status, type, disposition and a digest of the body; recorded.ts), one a
+// line, for npm test to ask again without a Buildbot (replay.test.ts).
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { buildRegistry } from '../../../services/api/registry/index.js';
@@ -93,7 +93,6 @@ process.stderr.write(`${requests.length} requests\n`);
 
 /** An agreed answer, for npm test to replay without a Buildbot (replay.test.ts). */
 function asCase(
-  _endpoint: string,
   method: string,
   path: string,
   headers: Record<string, string>,
@@ -145,7 +144,6 @@ for (const r of requests) {
   let diff = judge(bb, fl, {
     path: r.path,
     collection: endpoint.collection,
-    key: endpoint.resource.key,
     defaultOrder: endpoint.resource.defaultOrder ?? [endpoint.resource.key],
     unpaged,
   });
@@ -174,9 +172,7 @@ for (const r of requests) {
   } else {
     passed++;
     if (opts.record)
-      recorded.push(
-        asCase(r.endpoint, 'GET', r.path, r.plain ? {} : { Accept: 'application/json' }, undefined, fl),
-      );
+      recorded.push(asCase('GET', r.path, r.plain ? {} : { Accept: 'application/json' }, undefined, fl));
   }
 }
 
@@ -195,7 +191,7 @@ for (const p of [...generatePosts(registry.endpoints, bindings), ...HEADER_REQUE
     ]);
   else {
     passed++;
-    if (opts.record) recorded.push(asCase(p.endpoint, p.method, p.path, p.headers, p.body, fl));
+    if (opts.record) recorded.push(asCase(p.method, p.path, p.headers, p.body, fl));
   }
 }
 
