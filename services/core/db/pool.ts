@@ -1,6 +1,12 @@
 // The PostgreSQL pool. Every query goes through @databases/pg's `sql` tagged template, so a
 // value is always a bind parameter and never part of the SQL text.
-import databasesPg, { type ConnectionPool, type Queryable, type SQLQuery, sql } from '@databases/pg';
+import databasesPg, {
+  type ConnectionPool,
+  pgFormat,
+  type Queryable,
+  type SQLQuery,
+  sql,
+} from '@databases/pg';
 
 // A CommonJS module: its default export is the `default` property of what Node hands over.
 const createConnectionPool = databasesPg.default;
@@ -38,16 +44,47 @@ function sslMode(url: string): string | null {
   }
 }
 
-/** Exactly one row, or an error that says which query broke the promise. */
+/**
+ * A query answered with a number of rows its caller ruled out: a bug or a broken invariant,
+ * never an expected outcome (an expected "not there" is a maybeOne that returns undefined).
+ * The message names the statement (its text, never its values).
+ */
+export class RowCountError extends Error {
+  override name = 'RowCountError';
+  constructor(
+    readonly expected: 'one' | 'at most one',
+    readonly got: number,
+    readonly statement: string,
+  ) {
+    super(`expected ${expected} row, got ${got}: ${statement}`);
+  }
+}
+
+const MAX_STATEMENT_IN_ERROR = 200;
+
+function statementOf(query: SQLQuery): string {
+  const text = query.format(pgFormat).text.replace(/\s+/g, ' ').trim();
+  return text.length > MAX_STATEMENT_IN_ERROR ? `${text.slice(0, MAX_STATEMENT_IN_ERROR)}...` : text;
+}
+
+// Rows come back typed as the caller says: the column types are the statement's, written
+// beside it in core/data, and these helpers are the one place the untyped rows are cast.
+
+/** Every row. */
+export async function many<T>(db: Queryable, query: SQLQuery): Promise<T[]> {
+  return (await db.query(query)) as T[];
+}
+
+/** Exactly one row, or a RowCountError that says which statement broke the promise. */
 export async function one<T>(db: Queryable, query: SQLQuery): Promise<T> {
   const rows = await db.query(query);
-  if (rows.length !== 1) throw new Error(`expected one row, got ${rows.length}`);
+  if (rows.length !== 1) throw new RowCountError('one', rows.length, statementOf(query));
   return rows[0] as T;
 }
 
-/** At most one row. */
+/** At most one row: undefined when there is none, a RowCountError when there are more. */
 export async function maybeOne<T>(db: Queryable, query: SQLQuery): Promise<T | undefined> {
   const rows = await db.query(query);
-  if (rows.length > 1) throw new Error(`expected at most one row, got ${rows.length}`);
+  if (rows.length > 1) throw new RowCountError('at most one', rows.length, statementOf(query));
   return rows[0] as T | undefined;
 }
