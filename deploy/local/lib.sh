@@ -35,14 +35,40 @@ ensure_system_packages() {
   fi
 }
 
+# The project's Node is a dev dependency (the npm registry's `node` package), so every npm
+# script, and every process these scripts start, runs on it whatever the system's Node is:
+# npm puts node_modules/.bin first on a script's PATH, and so does this file. The system's
+# node and npm only bootstrap: they run `npm ci`, which fetches the project's Node.
+project_node_version() { sed -n 's/^ *"node": "\([0-9][0-9.]*\)",\{0,1\}$/\1/p' "$ROOT/package.json"; }
+
 ensure_node_modules() {
-  if [ ! -f "$ROOT/node_modules/.package-lock.json" ] || [ "$ROOT/package-lock.json" -nt "$ROOT/node_modules/.package-lock.json" ]; then
-    log "installing npm packages"
-    # npm ci refuses a lock file that lacks other platforms' optional binaries (npm/cli#4828),
-    # which npm itself writes; npm install then installs the same locked versions.
-    (cd "$ROOT" && { npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>&1 ||
-                     npm install --no-audit --no-fund --loglevel=error >/dev/null; })
+  local want have
+  want="$(project_node_version)"
+  [ -n "$want" ] || die "package.json names no exact Node version in devDependencies"
+  if [ ! -f "$ROOT/node_modules/.package-lock.json" ] || [ "$ROOT/package-lock.json" -nt "$ROOT/node_modules/.package-lock.json" ] ||
+     [ "$("$ROOT/node_modules/.bin/node" -p process.versions.node 2>/dev/null)" != "$want" ]; then
+    log "installing npm packages (npm ci, with Node $want)"
+    # No fallback to `npm install`: a lock that npm ci refuses is a bug, and the test script
+    # checks for it (ensure_lock_in_sync).
+    (cd "$ROOT" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   fi
+  have="$(node -p process.versions.node 2>/dev/null)"
+  [ "$have" = "$want" ] ||
+    die "node on PATH is $(command -v node) (Node ${have:-?}), not the project's Node $want in node_modules/.bin: run npm ci"
+}
+
+# Fails unless `npm ci` accepts package-lock.json, on the npm running this script and on
+# npm 10 (the npm of the oldest Node line still supported): a lock written by one npm
+# without other platforms' optional packages is refused by another (npm/cli#4828).
+NPM10="npm@10.9.9"
+ensure_lock_in_sync() {
+  local npm
+  for npm in "" "$NPM10"; do
+    local cmd=(npm ci --dry-run --ignore-scripts --no-audit --no-fund --loglevel=error)
+    [ -n "$npm" ] && cmd=(npm exec --yes --package="$npm" -- "${cmd[@]}")
+    (cd "$ROOT" && "${cmd[@]}" >/dev/null) ||
+      die "npm ci${npm:+ (with $npm)} refuses package-lock.json: regenerate it with \`rm -rf node_modules && npm install\`"
+  done
 }
 
 free_port() {

@@ -4,10 +4,12 @@
 # PostgreSQL and Redis on 127.0.0.1 with their state in .data/local, migrates, then starts
 # one API, one master and one worker in the background and prints the URL.
 # Idempotent: what already runs is left alone. `npm stop` stops everything by pid.
+# FLOTILLA_DATA moves the state folder (the tests start a whole stack beside yours).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-DATA="$ROOT/.data/local"
+DATA="${FLOTILLA_DATA:-$ROOT/.data/local}"
+REL="${DATA#"$ROOT"/}"
 PG_PORT="${FLOTILLA_PG_PORT:-15432}"
 REDIS_PORT="${FLOTILLA_REDIS_PORT:-16379}"
 API_PORT="${PORT:-8080}"
@@ -61,7 +63,7 @@ start_service() {
   (cd "$ROOT" && exec env -i PATH="$PATH" HOME="$HOME" LANG=C.UTF-8 TZ=UTC LOG_LEVEL="$LOG_LEVEL" "$@" \
     node --import tsx "services/$name/main.ts" >>"$DATA/logs/$name.log" 2>&1) &
   echo $! >"$DATA/run/$name.pid"
-  log "$name started (pid $!, log .data/local/logs/$name.log)"
+  log "$name started (pid $!, log $REL/logs/$name.log)"
 }
 
 start_service api DATABASE_URL="$DATABASE_URL" REDIS_URL="$REDIS_URL" PORT="$API_PORT" PUBLIC_URL="http://127.0.0.1:$API_PORT/" MASTER_CONFIG="$ROOT/deploy/example/master.yaml"
@@ -76,7 +78,7 @@ for probe in "api http://127.0.0.1:$API_PORT/readyz" "master http://127.0.0.1:$M
              "worker http://127.0.0.1:$WORKER_PROBE_PORT/readyz"; do
   set -- $probe
   wait_http "$2" 40 "$(cat "$DATA/run/$1.pid")" ||
-    { tail -5 "$DATA/logs/$1.log" >&2; die "$1 did not become ready (see .data/local/logs/$1.log)"; }
+    { tail -5 "$DATA/logs/$1.log" >&2; die "$1 did not become ready (see $REL/logs/$1.log)"; }
 done
 log "ready"
 echo "Flotilla is up: http://127.0.0.1:$API_PORT/api/v2"

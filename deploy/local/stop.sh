@@ -2,7 +2,7 @@
 # npm stop: stop what npm start started, each by the pid it recorded.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
-DATA="$ROOT/.data/local"
+DATA="${FLOTILLA_DATA:-$ROOT/.data/local}"
 for name in worker master api; do
   f="$DATA/run/$name.pid"
   [ -f "$f" ] || continue

@@ -8,6 +8,7 @@ source "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || command -v sudo >/dev/null || die "run as root (or with sudo available)"
 ensure_system_packages
 ensure_node_modules
+log "scripts run on Node $(node --version) (node_modules/.bin/node; the system has $(/usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin node --version 2>/dev/null || echo none))"
 
 # Each run has its own folder, so that runs side by side never touch each other's servers.
 DATA="$ROOT/.data/test-$$"
@@ -35,6 +36,8 @@ cd "$ROOT"
 
 # FOCUS=1 npm test -- test/x: only the named vitest files (a quick loop while working).
 if [ -z "${FOCUS:-}" ]; then
+  log "lock file (npm ci --dry-run, npm $(npm --version 2>/dev/null) and $NPM10)"
+  ensure_lock_in_sync
   log "typecheck"
   npx tsc -p tsconfig.json --noEmit
   log "lint"

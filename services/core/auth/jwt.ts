@@ -2,7 +2,7 @@
 // 7517, 7519, 9068) against the provider's key set: signature first (only asymmetric
 // algorithms; never `none`, never an HMAC with a public key), then issuer, audience and
 // time. Each refusal says why, for the log; the client only ever learns "unauthorized".
-import { createPublicKey, type JsonWebKey, type KeyObject, verify } from 'node:crypto';
+import { createPublicKey, type KeyObject, verify, type webcrypto } from 'node:crypto';
 
 export type JwtAlgorithm =
   | 'RS256'
@@ -44,7 +44,7 @@ export class JwtError extends Error {
 export const MAX_TOKEN_LENGTH = 16 * 1024;
 const B64URL = /^[A-Za-z0-9_-]*$/;
 
-export interface Jwk extends JsonWebKey {
+export interface Jwk extends webcrypto.JsonWebKey {
   kid?: string;
   use?: string;
   alg?: string;

@@ -11,8 +11,6 @@
 // told otherwise) and every failure is a LogError with a stable code.
 
 import zlib from 'node:zlib';
-import { compress as zstdCompress } from 'zstd-napi';
-import zstd from 'zstd-napi/binding.js';
 import { bzip2Compress, bzip2Decompress } from './bzip2.js';
 import { LogError } from './errors.js';
 import { lz4Compress, lz4Decompress } from './lz4.js';
@@ -31,7 +29,6 @@ export const MAX_DECODED_BYTES = 64 * 1024 * 1024;
 
 /** zstd window cap (2^26 = 64 MiB): no frame of content within the cap needs more. */
 const ZSTD_WINDOW_LOG_MAX = 26;
-const ZSTD_OUT_STEP = 128 * 1024;
 
 export interface DecodeOptions {
   /** Largest decoded size accepted, in bytes (default MAX_DECODED_BYTES). */
@@ -71,8 +68,16 @@ export function encode(code: number, data: Uint8Array): Uint8Array {
     case 3:
       return lz4Compress(data);
     case 4:
-      // Level 3 is both zstd's and python-zstandard's default; the frame records its size.
-      return zstdCompress(data);
+      // Level 3 is both zstd's and python-zstandard's default. The frame must record its
+      // content size: python-zstandard's one-shot decompress (what Buildbot calls) refuses
+      // a frame without it.
+      return zlib.zstdCompressSync(data, {
+        pledgedSrcSize: data.length,
+        params: {
+          [zlib.constants.ZSTD_c_compressionLevel]: 3,
+          [zlib.constants.ZSTD_c_contentSizeFlag]: 1,
+        },
+      });
     case 5:
       return zlib.brotliCompressSync(data, {
         params: {
@@ -121,24 +126,15 @@ function tooLarge(name: string, maxBytes: number): LogError {
   return new LogError('LOG_CODEC_TOO_LARGE', `${name}: decodes to more than ${maxBytes} bytes`);
 }
 
-/** Streams zstd frames through fixed-size output steps so the cap holds before allocation. */
+/**
+ * Node's zstd, with the output capped before it is allocated (maxOutputLength) and the
+ * window a frame may ask for capped too, so a hostile frame cannot demand memory.
+ */
 function zstdDecompress(data: Uint8Array, maxBytes: number): Uint8Array {
+  // zlib answers an empty input with an empty output; an empty chunk is no zstd frame.
   if (data.length === 0) throw new LogError('LOG_CODEC_CORRUPT', 'zstd: no frame');
-  const dctx = new zstd.DCtx();
-  dctx.setParameter(zstd.DParameter.windowLogMax, ZSTD_WINDOW_LOG_MAX);
-  const parts: Uint8Array[] = [];
-  let total = 0;
-  let input = data;
-  for (;;) {
-    // One byte beyond the cap is room enough to notice the cap is passed.
-    const out = new Uint8Array(Math.min(ZSTD_OUT_STEP, maxBytes - total + 1));
-    const [pending, produced, consumed] = dctx.decompressStream(out, input);
-    input = input.subarray(consumed);
-    total += produced;
-    if (total > maxBytes) throw tooLarge('zstd', maxBytes);
-    if (produced > 0) parts.push(out.subarray(0, produced));
-    if (pending === 0 && input.length === 0) break;
-    if (produced === 0 && consumed === 0) throw new LogError('LOG_CODEC_CORRUPT', 'zstd: frame ends early');
-  }
-  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+  return zlib.zstdDecompressSync(data, {
+    maxOutputLength: Math.max(1, maxBytes),
+    params: { [zlib.constants.ZSTD_d_windowLogMax]: ZSTD_WINDOW_LOG_MAX },
+  });
 }

@@ -161,7 +161,7 @@ function sendRaw(bytes: Buffer): Promise<Answer> {
       settled = true;
       s.destroy();
     }, BOUND_MS);
-    s.on('data', (d) => {
+    s.on('data', (d: Buffer) => {
       if (data.length < MAX_BODY) data = Buffer.concat([data, d]);
     });
     s.on('end', finish);

@@ -48,7 +48,7 @@ function raw(bytes: string | Buffer, timeoutMs = 5000): Promise<Raw> {
       resolve({ status: Number(m[1]), head, body });
     };
     const t = setTimeout(done, timeoutMs);
-    s.on('data', (d) => {
+    s.on('data', (d: Buffer) => {
       data = Buffer.concat([data, d]);
       const text = data.toString('latin1');
       const cut = text.indexOf('\r\n\r\n');

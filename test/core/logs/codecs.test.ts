@@ -99,6 +99,13 @@ describe('encode then decode', () => {
     expect(Buffer.from(encode(4, data).subarray(0, 4)).toString('hex')).toBe('28b52ffd');
   });
 
+  it('zstd frames record their content size, which python-zstandard (Buildbot) needs to decode them', () => {
+    for (const n of [0, 1, 200, 70_000, 3_000_000]) {
+      const data = new Uint8Array(n).map((_, i) => 97 + (i % 7));
+      expect(zstdFrameContentSize(encode(4, data)), `${n} bytes`).toBe(n);
+    }
+  });
+
   it('matches python-lz4 and bz2 byte for byte on small inputs', () => {
     for (const c of vectors.cases.filter((v) => ['empty', 'one-byte', 'runs'].includes(v.name))) {
       const input = inputBytes(c.input);
@@ -246,3 +253,23 @@ describe('hostile input', () => {
     ).toBe('aaaaaaaaa');
   });
 });
+
+/**
+ * The Frame_Content_Size of a zstd frame (RFC 8878, 3.1.1.1), or null when the frame
+ * header does not carry one.
+ */
+function zstdFrameContentSize(frame: Uint8Array): number | null {
+  const b = Buffer.from(frame);
+  expect(b.readUInt32LE(0)).toBe(0xfd2fb528);
+  const descriptor = b[4]!;
+  const fcsFlag = descriptor >> 6;
+  const singleSegment = (descriptor >> 5) & 1;
+  const dictIdBytes = [0, 1, 2, 4][descriptor & 3]!;
+  const fcsBytes = [singleSegment ? 1 : 0, 2, 4, 8][fcsFlag]!;
+  if (fcsBytes === 0) return null;
+  const at = 5 + (singleSegment ? 0 : 1) + dictIdBytes;
+  if (fcsBytes === 1) return b[at]!;
+  if (fcsBytes === 2) return b.readUInt16LE(at) + 256;
+  if (fcsBytes === 4) return b.readUInt32LE(at);
+  return Number(b.readBigUInt64LE(at));
+}

@@ -1,0 +1,103 @@
+// Every npm script, and every process `npm start` starts, runs on the project's Node (the
+// npm registry's `node` package, a dev dependency), whatever Node the system has: here the
+// system's PATH comes first, as on a fresh Debian where only its own node and npm exist.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/processes.js';
+
+const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
+const want: string = pkg.devDependencies.node;
+const major = want.split('.')[0]!;
+// The system's directories only: no node_modules/.bin, as a shell on a fresh machine has.
+const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+const systemEnv = (extra: Record<string, string> = {}) => {
+  const env: Record<string, string> = {
+    PATH: SYSTEM_PATH,
+    HOME: process.env.HOME ?? '/root',
+    LANG: 'C.UTF-8',
+  };
+  return { ...env, ...extra };
+};
+
+describe('the Node every script runs on', () => {
+  it('is pinned exactly, and matches engines, @types/node, the image and CI', () => {
+    expect(want).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(pkg.engines.node).toBe(`>=${major}.0.0`);
+    expect(pkg.devDependencies['@types/node'].split('.')[0]).toBe(major);
+    const from = [...readFileSync('deploy/Dockerfile', 'utf8').matchAll(/^FROM node:(\d+)[-.@]/gm)].map(
+      (m) => m[1],
+    );
+    expect(from.length).toBeGreaterThan(0);
+    for (const m of from) expect(m).toBe(major);
+    expect(readFileSync('README.md', 'utf8')).toContain(`Node ${major}`);
+    // npm would skip the package's preinstall (which fetches its binary) unless allowed.
+    expect(pkg.allowScripts.node).toBe(true);
+  });
+
+  it('is what `npm exec` gives with the system Node first on PATH, and what `npm test` runs on', () => {
+    const exec = execFileSync('npm', ['exec', '-c', 'node -p process.version'], {
+      env: systemEnv(),
+      encoding: 'utf8',
+    });
+    expect(exec.trim()).toBe(`v${want}`);
+    // This file runs under `npm test`: vitest itself is on it.
+    expect(process.version).toBe(`v${want}`);
+  });
+
+  it("is the one deploy/local/lib.sh puts on its processes' PATH", () => {
+    const out = execFileSync(
+      'bash',
+      [
+        '-c',
+        'source deploy/local/lib.sh && ensure_node_modules && node -p process.version && command -v node',
+      ],
+      { env: systemEnv(), encoding: 'utf8' },
+    );
+    const [version, where] = out.trim().split('\n');
+    expect(version).toBe(`v${want}`);
+    expect(where).toBe(path.resolve('node_modules/.bin/node'));
+  });
+});
+
+describe('npm start', () => {
+  const data = mkdtempSync(path.resolve('.data/start-test-'));
+  afterAll(() => {
+    // stop.sh stops each process by the pid start.sh recorded, then removes nothing else.
+    spawnSync('bash', ['deploy/local/stop.sh'], { env: systemEnv({ FLOTILLA_DATA: data }), stdio: 'ignore' });
+    rmSync(data, { recursive: true, force: true });
+  });
+
+  it("starts api, master and worker on the project's Node, ready, from a shell with the system's PATH", async () => {
+    const ports = {
+      FLOTILLA_PG_PORT: await freePort(),
+      FLOTILLA_REDIS_PORT: await freePort(),
+      PORT: await freePort(),
+      MASTER_PROBE_PORT: await freePort(),
+      WORKER_PROBE_PORT: await freePort(),
+      WORKER_PORT: await freePort(),
+    };
+    const env = systemEnv({
+      FLOTILLA_DATA: data,
+      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+    });
+    const started = spawnSync('bash', ['deploy/local/start.sh'], { env, encoding: 'utf8', timeout: 180_000 });
+    expect(started.status, `${started.stdout}\n${started.stderr}`).toBe(0);
+    expect(started.stdout).toContain(`http://127.0.0.1:${ports.PORT}/api/v2`);
+
+    const pids = readdirSync(path.join(data, 'run')).sort();
+    expect(pids).toEqual(['api.pid', 'master.pid', 'worker.pid']);
+    for (const f of pids) {
+      const pid = readFileSync(path.join(data, 'run', f), 'utf8').trim();
+      const exe = readlinkSync(`/proc/${pid}/exe`);
+      expect(execFileSync(exe, ['-p', 'process.version'], { encoding: 'utf8' }).trim(), f).toBe(`v${want}`);
+    }
+    const res = await fetch(`http://127.0.0.1:${ports.PORT}/api/v2/builders`);
+    expect(res.status).toBe(200);
+
+    const stopped = spawnSync('bash', ['deploy/local/stop.sh'], { env, encoding: 'utf8' });
+    expect(stopped.status, stopped.stderr).toBe(0);
+    expect(readdirSync(path.join(data, 'run'))).toEqual([]);
+  });
+});
