@@ -7,8 +7,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { PLATFORM_PATHS } from '../../core/http/platform-paths.js';
 import type { Logger } from '../../core/telemetry/logger.js';
-import { tooManyRequests } from '../http/errors.js';
-import { sendError } from '../http/reply.js';
+import { tooManyRequests } from '../errors/catalogue.js';
+import { sendError } from '../errors/reply.js';
 import { clientKey } from './client.js';
 import { RedisUnavailable, WindowCounter } from './counters.js';
 
@@ -46,7 +46,7 @@ export function rateLimitHook(redis: Redis, s: RateLimitSettings, log: Logger) {
       .header('ratelimit-policy', policy);
     if (count > s.requests) {
       reply.header('retry-after', String(reset));
-      sendError(reply, tooManyRequests());
+      sendError(req, reply, tooManyRequests());
       return reply;
     }
   };

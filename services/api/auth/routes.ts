@@ -14,8 +14,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { verifyPassword } from '../../core/auth/password.js';
 import { type UserDirectory, userInfoOf } from '../../core/auth/users.js';
 import type { Logger } from '../../core/telemetry/logger.js';
-import { ApiError, loginUnavailable, noLogin, noTokenLogin, tooManyLogins } from '../http/errors.js';
-import { sendError } from '../http/reply.js';
+import { loginUnavailable, noLogin, noTokenLogin, tooManyLogins } from '../errors/catalogue.js';
 import type { SessionCookies } from '../http/session-cookies.js';
 import { addressKey } from './client.js';
 import { RedisUnavailable } from './counters.js';
@@ -106,8 +105,10 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
       deps.log.warn({ err: (err as Error).message }, 'login throttle not updated');
     }
   }
-  const refuse = (reply: FastifyReply, v: Verdict & { ok: false }) =>
-    sendError(reply.header('retry-after', String(v.retryAfterSeconds)), tooManyLogins());
+  const refuse = (reply: FastifyReply, v: Verdict & { ok: false }) => {
+    reply.header('retry-after', String(v.retryAfterSeconds));
+    throw tooManyLogins();
+  };
 
   async function tokenLogin(req: FastifyRequest, reply: FastifyReply, token: string) {
     if (!deps.tokens) throw noTokenLogin();
@@ -147,35 +148,19 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
     return redirect(reply, `${home}#${fragment(req)}`);
   }
 
-  const guarded =
-    (fn: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) =>
-    async (req: FastifyRequest, reply: FastifyReply) => {
-      try {
-        return await fn(req, reply);
-      } catch (err) {
-        if (err instanceof ApiError) return sendError(reply, err);
-        throw err;
-      }
-    };
+  // Errors are thrown, and answered by the app's error handler (../errors/reply.ts).
+  app.get('/auth/login', async (req, reply) => {
+    if (!deps.users && !deps.tokens) throw noLogin();
+    // ?token= as Buildbot's OAuth2 login takes it; or a Bearer header, which no proxy logs.
+    const bearer = /^\s*bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+    const token = queryParams(req).get('token') ?? (deps.tokens ? (bearer?.[1] ?? null) : null);
+    return token !== null ? tokenLogin(req, reply, token) : passwordLogin(req, reply);
+  });
 
-  app.get(
-    '/auth/login',
-    guarded(async (req, reply) => {
-      if (!deps.users && !deps.tokens) throw noLogin();
-      // ?token= as Buildbot's OAuth2 login takes it; or a Bearer header, which no proxy logs.
-      const bearer = /^\s*bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-      const token = queryParams(req).get('token') ?? (deps.tokens ? (bearer?.[1] ?? null) : null);
-      return token !== null ? tokenLogin(req, reply, token) : passwordLogin(req, reply);
-    }),
-  );
-
-  app.get(
-    '/auth/logout',
-    guarded(async (req, reply) => {
-      deps.cookies.set(reply, { anonymous: true });
-      return redirect(reply, `${home}#${fragment(req)}`);
-    }),
-  );
+  app.get('/auth/logout', async (req, reply) => {
+    deps.cookies.set(reply, { anonymous: true });
+    return redirect(reply, `${home}#${fragment(req)}`);
+  });
 
   const authDict = deps.users
     ? { name: 'UserPasswordAuth' }

@@ -8,8 +8,8 @@ import { sql } from '../../core/db/pool.js';
 import { forcedBuilderNames } from '../../core/force/builder-names.js';
 import type { ForceScheduler } from '../../core/force/parameters.js';
 import { checkForce } from '../../core/force/validate.js';
-import { badQuery, notFound } from '../http/errors.js';
-import { type ActionCall, invalidParams } from '../http/jsonrpc.js';
+import { invalidCall, invalidParams, notFound } from '../errors/catalogue.js';
+import type { ActionCall } from '../http/jsonrpc.js';
 
 export async function force(
   ctx: DataContext,
@@ -23,8 +23,8 @@ export async function force(
     const [row] = await ctx.db.query(sql`SELECT name FROM builders WHERE id = ${id}`);
     return row ? (row.name as string) : null;
   });
-  if (names === null) throw badQuery(`no builder with id ${JSON.stringify(call.params.builderid)}`);
-  if (names.length === 0) throw badQuery('builderNames not specified or not supported by this scheduler');
+  if (names === null) throw invalidCall(`no builder with id ${JSON.stringify(call.params.builderid)}`);
+  if (names.length === 0) throw invalidCall('builderNames not specified or not supported by this scheduler');
   const checked = checkForce(sched, formParams, call.owner === 'anonymous' ? null : call.owner);
   if (!checked.ok) throw invalidParams(checked.errors);
   const { build } = checked;

@@ -3,8 +3,8 @@
 import type { Redis } from 'ioredis';
 import { type ConnectionPool, sql } from '../../core/db/pool.js';
 import type { ForceScheduler } from '../../core/force/parameters.js';
-import { badQuery, notFound } from '../http/errors.js';
-import { type ActionCall, type ControlHandler, unsupportedAction } from '../http/jsonrpc.js';
+import { invalidCall, notFound, unsupportedAction } from '../errors/catalogue.js';
+import type { ActionCall, ControlHandler } from '../http/jsonrpc.js';
 import { existsSql } from '../query/compile.js';
 import type { Match } from '../registry/paths.js';
 import { cancel } from './cancel.js';
@@ -40,7 +40,7 @@ export function controlHandlers(deps: ControlDeps) {
       if (!endpoint.actions!.includes(call.method)) {
         // Buildbot fails with a 500 for any build request action but cancel.
         if (resource === 'buildrequest')
-          throw badQuery(`build requests support only: ${endpoint.actions!.join(', ')}`);
+          throw invalidCall(`build requests support only: ${endpoint.actions!.join(', ')}`);
         throw unsupportedAction(call.method);
       }
       switch (`${resource}:${call.method}`) {

@@ -4,7 +4,8 @@
 import type { Redis } from 'ioredis';
 import { schedulerEnable, transact } from '../../core/data/index.js';
 import type { ConnectionPool } from '../../core/db/pool.js';
-import { type ActionCall, invalidParams } from '../http/jsonrpc.js';
+import { invalidParams } from '../errors/catalogue.js';
+import type { ActionCall } from '../http/jsonrpc.js';
 
 export async function enableScheduler(
   deps: { db: ConnectionPool; redis: Redis },

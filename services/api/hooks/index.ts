@@ -14,7 +14,8 @@ import { readFileSync } from 'node:fs';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ConfigError } from '../../core/config/errors.js';
 import type { ChangeHooksConfig } from '../../core/config/master-config.js';
-import { addChange, type DataContext, DataError, type NewChange, transact } from '../../core/data/index.js';
+import { addChange, type DataContext, type NewChange, transact } from '../../core/data/index.js';
+import { FlotillaError } from '../../core/errors.js';
 import { baseChange } from './base.js';
 import { FORM, formFields, JSON_TYPE, MULTIPART, mediaType, parseJson, queryFields, text } from './body.js';
 import { badRequest, HookError, unsupportedType } from './errors.js';
@@ -91,7 +92,7 @@ export const changeHooks: FastifyPluginAsync<ChangeHooksOptions> = async (app, o
   );
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
     if (err instanceof HookError) return answer(reply, err.status, err.message);
-    if (err instanceof DataError) return answer(reply, 400, err.message);
+    if (err instanceof FlotillaError) return answer(reply, 400, err.message);
     const status = err.statusCode;
     if (status === 413) return answer(reply, 413, 'the body is too large');
     if (status === 415) return answer(reply, 415, unsupportedType(req.headers['content-type']).message);

@@ -1,8 +1,8 @@
 // CORS as Buildbot does it: allowed origins default to the origin of the public URL (glob
 // patterns allowed); a request from any other origin is refused with 400 "invalid origin".
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { badOrigin, badPreflight } from './errors.js';
-import { sendError, sendPostError } from './reply.js';
+import { badOrigin, badPreflight } from '../errors/catalogue.js';
+import { sendError } from '../errors/reply.js';
 
 export interface CorsPolicy {
   origins: RegExp[];
@@ -28,14 +28,13 @@ export function checkCors(policy: CorsPolicy, req: FastifyRequest, reply: Fastif
   if (!origin) return true;
   const o = origin.toLowerCase();
   if (!policy.origins.some((r) => r.test(o))) {
-    if (req.method === 'POST') sendPostError(reply, badOrigin());
-    else sendError(reply, badOrigin());
+    sendError(req, reply, badOrigin());
     return false;
   }
   if (req.method === 'OPTIONS') {
     const m = req.headers['access-control-request-method'];
     if (m !== 'GET' && m !== 'POST' && m !== 'HEAD') {
-      sendError(reply, badPreflight());
+      sendError(req, reply, badPreflight());
       return false;
     }
   }

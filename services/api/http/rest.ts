@@ -2,27 +2,24 @@
 // engine and the envelope), POST is JSON-RPC control, OPTIONS a CORS preflight, anything
 // else a 400, as Buildbot answers.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from '../../core/telemetry/logger.js';
 import type { Authorizer } from '../auth/authorizer.js';
+import { badMethod, forbidden, notFound } from '../errors/catalogue.js';
 import { renderEnvelope } from '../query/envelope.js';
 import { groupArgs, parseResultSpec } from '../query/parse.js';
-import { pyErrorBody } from '../query/pyjson.js';
 import type { RowReader } from '../query/read-pool.js';
 import { readProperties, readRows } from '../query/run.js';
 import type { Registry } from '../registry/index.js';
 import type { Match } from '../registry/paths.js';
 import { type CorsPolicy, checkCors } from './cors.js';
-import { ApiError, badMethod, forbidden, notFound } from './errors.js';
 import type { LogReader } from './logs.js';
 import { setMetricsRoute } from './metrics.js';
 import type { PageCache } from './page-cache.js';
-import { loggableUrl } from './redact.js';
-import { etagOf, sendError, sendRendered } from './reply.js';
+import { etagOf, sendRendered } from './reply.js';
 import type { SessionCookies } from './session-cookies.js';
 
 export interface RestDeps {
   reads: RowReader;
-  registry: () => Registry;
+  registry: Registry;
   cors: CorsPolicy;
   sessions: SessionCookies;
   authz: Authorizer;
@@ -35,7 +32,6 @@ export interface RestDeps {
     match: Match | null,
     segments: string[] | null,
   ) => Promise<void>;
-  log: Logger;
 }
 
 /** The path below /api/v2 as decoded segments; null when it cannot name anything. */
@@ -62,88 +58,83 @@ function nextLink(req: FastifyRequest, offset: number, limit: number): string {
 }
 
 export function restHandler(deps: RestDeps) {
+  // Errors are thrown, and answered by the app's error handler (../errors/reply.ts).
   return async (req: FastifyRequest, reply: FastifyReply) => {
-    try {
-      if (!checkCors(deps.cors, req, reply)) return reply;
-      // OPTIONS is only a CORS preflight (checkCors answered the headers); without Origin it is
-      // just another method Buildbot refuses.
-      if (req.method === 'OPTIONS') {
-        if (!req.headers.origin) throw badMethod();
-        // Buildbot's preflight carries Twisted's default type, text/html, and no body.
-        return reply.code(200).type('text/html').send('');
-      }
-      const url = req.raw.url ?? '';
-      const qAt = url.indexOf('?');
-      const rawPath = (qAt < 0 ? url : url.slice(0, qAt)).slice('/api/v2'.length);
-      const query = qAt < 0 ? '' : url.slice(qAt + 1);
-      const segments = pathSegments(rawPath);
-      const match = segments ? deps.registry().matcher.match(segments) : null;
-      if (match) setMetricsRoute(req, `/api/v2/${match.endpoint.pattern}`);
+    if (!checkCors(deps.cors, req, reply)) return reply;
+    // OPTIONS is only a CORS preflight (checkCors answered the headers); without Origin it is
+    // just another method Buildbot refuses.
+    if (req.method === 'OPTIONS') {
+      if (!req.headers.origin) throw badMethod();
+      // Buildbot's preflight carries Twisted's default type, text/html, and no body.
+      return reply.code(200).type('text/html').send('');
+    }
+    const url = req.raw.url ?? '';
+    const qAt = url.indexOf('?');
+    const rawPath = (qAt < 0 ? url : url.slice(0, qAt)).slice('/api/v2'.length);
+    const query = qAt < 0 ? '' : url.slice(qAt + 1);
+    const segments = pathSegments(rawPath);
+    const match = segments ? deps.registry.matcher.match(segments) : null;
+    if (match) setMetricsRoute(req, `/api/v2/${match.endpoint.pattern}`);
 
-      if (req.method === 'POST') {
-        deps.sessions.attach(req, reply);
-        return await deps.jsonRpc(req, reply, match, segments);
-      }
-      if (req.method !== 'GET' && req.method !== 'HEAD') throw badMethod();
-      // As Buildbot: authorization comes before the endpoint is looked up, so a refused user
-      // learns nothing of what exists. HEAD is a read, like GET.
-      if (!deps.authz.open) {
-        const decision = await deps.authz.check(deps.sessions.peek(req), {
-          segments,
-          action: 'get',
-          params: {},
-          match: match && !match.endpoint.noGet ? match : null,
-        });
-        if (!decision.allowed) {
-          deps.sessions.attach(req, reply);
-          throw forbidden(decision.message);
-        }
-      }
-      if (!match || match.endpoint.noGet) throw notFound();
+    if (req.method === 'POST') {
       deps.sessions.attach(req, reply);
+      return await deps.jsonRpc(req, reply, match, segments);
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw badMethod();
+    // As Buildbot: authorization comes before the endpoint is looked up, so a refused user
+    // learns nothing of what exists. HEAD is a read, like GET.
+    if (!deps.authz.open) {
+      const decision = await deps.authz.check(deps.sessions.peek(req), {
+        segments,
+        action: 'get',
+        params: {},
+        match: match && !match.endpoint.noGet ? match : null,
+      });
+      if (!decision.allowed) {
+        deps.sessions.attach(req, reply);
+        throw forbidden(decision.message);
+      }
+    }
+    if (!match || match.endpoint.noGet) throw notFound();
+    deps.sessions.attach(req, reply);
 
-      const { endpoint, args } = match;
-      const pages = CACHED_KINDS.has(endpoint.kind) ? deps.pages : null;
-      const pageKey = pages?.key(req);
-      const kept = pageKey ? await pages!.lookup(pageKey) : null;
-      if (kept) {
-        if (kept.link) reply.header('link', kept.link);
-        return sendRendered(req, reply, kept, kept.etag);
-      }
-      const spec = parseResultSpec(groupArgs(query), endpoint.resource.fields, endpoint.collection);
-      switch (endpoint.kind) {
-        case 'rows':
-        case 'properties':
-        case 'logchunk': {
-          const versions = pages ? await pages.versions.get() : null;
-          // Before the read: a write the page might miss is then noticed after this mark.
-          const mark = pages?.mark() ?? -1;
-          const { env, stamp } =
-            endpoint.kind === 'rows'
-              ? await readRows(deps.reads, deps.registry(), endpoint, args, segments!, spec, versions)
-              : endpoint.kind === 'properties'
-                ? await readProperties(deps.reads, endpoint, args, versions)
-                : await deps.logs.contents(endpoint, args, spec, versions);
-          let link: string | null = null;
-          if (endpoint.collection && spec.limit && env.total !== null) {
-            const offset = spec.offset ?? 0;
-            if (offset + spec.limit < env.total) link = nextLink(req, offset, spec.limit);
-          }
-          const rendered = renderEnvelope(env, req.headers.accept);
-          const etag = etagOf(rendered.body);
-          if (pageKey && stamp) pages!.store(pageKey, { ...stamp, ...rendered, etag, link, mark });
-          if (link) reply.header('link', link);
-          return sendRendered(req, reply, rendered, etag);
+    const { endpoint, args } = match;
+    const pages = CACHED_KINDS.has(endpoint.kind) ? deps.pages : null;
+    const pageKey = pages?.key(req);
+    const kept = pageKey ? await pages!.lookup(pageKey) : null;
+    if (kept) {
+      if (kept.link) reply.header('link', kept.link);
+      return sendRendered(req, reply, kept, kept.etag);
+    }
+    const spec = parseResultSpec(groupArgs(query), endpoint.resource.fields, endpoint.collection);
+    switch (endpoint.kind) {
+      case 'rows':
+      case 'properties':
+      case 'logchunk': {
+        const versions = pages ? await pages.versions.get() : null;
+        // Before the read: a write the page might miss is then noticed after this mark.
+        const mark = pages?.mark() ?? -1;
+        const { env, stamp } =
+          endpoint.kind === 'rows'
+            ? await readRows(deps.reads, deps.registry, endpoint, args, segments!, spec, versions)
+            : endpoint.kind === 'properties'
+              ? await readProperties(deps.reads, endpoint, args, versions)
+              : await deps.logs.contents(endpoint, args, spec, versions);
+        let link: string | null = null;
+        if (endpoint.collection && spec.limit && env.total !== null) {
+          const offset = spec.offset ?? 0;
+          if (offset + spec.limit < env.total) link = nextLink(req, offset, spec.limit);
         }
-        case 'raw-log':
-          return await deps.logs.raw(req, reply, endpoint, args);
-        case 'build-data-value':
-          return await deps.logs.buildDataValue(req, reply, endpoint, args);
+        const rendered = renderEnvelope(env, req.headers.accept);
+        const etag = etagOf(rendered.body);
+        if (pageKey && stamp) pages!.store(pageKey, { ...stamp, ...rendered, etag, link, mark });
+        if (link) reply.header('link', link);
+        return sendRendered(req, reply, rendered, etag);
       }
-    } catch (err) {
-      if (err instanceof ApiError) return sendError(reply, err);
-      deps.log.error({ err, url: loggableUrl(req.raw.url) }, 'request failed');
-      return reply.code(500).type('text/plain; charset=utf-8').send(pyErrorBody('internal error'));
+      case 'raw-log':
+        return await deps.logs.raw(req, reply, endpoint, args);
+      case 'build-data-value':
+        return await deps.logs.buildDataValue(req, reply, endpoint, args);
     }
   };
 }

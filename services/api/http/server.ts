@@ -5,14 +5,7 @@
 // the session (its user known from the cookie), the per-client rate limit (429), then the
 // route: /api/v2 (authorized per endpoint and action, 403), /auth/*, /config, probes.
 
-import type { Socket } from 'node:net';
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-  LogController,
-} from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Redis } from 'ioredis';
 import { type AuthzPolicy, DEFAULT_RULES } from '../../core/auth/authz.js';
 import { UserDirectory } from '../../core/auth/users.js';
@@ -29,22 +22,20 @@ import { rateLimitHook } from '../auth/rate-limit.js';
 import { authRoutes } from '../auth/routes.js';
 import { Targets } from '../auth/targets.js';
 import { controlHandlers } from '../control/index.js';
+import { notFound, uriTooLong } from '../errors/catalogue.js';
+import { clientError, errorHandler, frameworkErrors, sendError } from '../errors/reply.js';
 import type { EventHub } from '../events/hub.js';
 import { eventsPlugin } from '../events/plugin.js';
-import { pyErrorBody } from '../query/pyjson.js';
 import { plainReader, ReadPool } from '../query/read-pool.js';
 import { WriteVersionsSource } from '../query/versions.js';
 import { WriteNotices } from '../query/write-notices.js';
 import { buildRegistry } from '../registry/index.js';
 import { corsPolicy } from './cors.js';
-import { ApiError, bodyTooLarge, uriTooLong } from './errors.js';
 import { jsonRpcHandler } from './jsonrpc.js';
 import { LogReader } from './logs.js';
 import { ApiMetrics } from './metrics.js';
 import { PageCache } from './page-cache.js';
 import { defaultRawLogDir, RawLogCache } from './raw-log-cache.js';
-import { loggableUrl } from './redact.js';
-import { sendError } from './reply.js';
 import { restHandler } from './rest.js';
 import { loadSessionSecret, Sessions } from './session.js';
 import { SessionCookies } from './session-cookies.js';
@@ -84,41 +75,6 @@ const DEFAULT_THROTTLE = { max_failures_per_user: 10, max_failures_per_client: 3
 const REQUEST_TIMEOUT_MS = 30_000;
 const HEADERS_TIMEOUT_MS = 20_000;
 
-/** A request the HTTP parser refuses never reaches Fastify: answered here, in our shape. */
-function clientError(err: Error & { code?: string }, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, reason, message] =
-    err.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'Request Header Fields Too Large', 'request header fields too large']
-      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [408, 'Request Timeout', 'request timeout']
-        : [400, 'Bad Request', 'bad request'];
-  const body = pyErrorBody(message);
-  if (socket.writable) {
-    socket.end(
-      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
-    setTimeout(() => socket.destroy(), 1000).unref();
-  } else socket.destroy();
-}
-
-/** What a framework error may tell the client: its status's meaning, never its internals. */
-function frameworkMessage(status: number): string {
-  switch (status) {
-    case 413:
-      return bodyTooLarge().message;
-    case 414:
-      return uriTooLong().message;
-    case 415:
-      return 'unsupported media type';
-    case 408:
-      return 'request timeout';
-    default:
-      return 'bad request';
-  }
-}
-
 /** The authorization rules in force, Buildbot's way (see core/config/master-config/auth.ts). */
 export function authzPolicy(auth: AuthConfig | undefined): AuthzPolicy {
   const loginsExist = !!auth && (auth.users.length > 0 || auth.users_file !== undefined || !!auth.oidc);
@@ -140,25 +96,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestTimeout: REQUEST_TIMEOUT_MS,
     trustProxy: (deps.www?.trust_proxy ?? false) as boolean,
     clientErrorHandler: clientError,
-    // A URL that cannot be decoded names nothing: Buildbot's plain 404, not Fastify's JSON.
-    frameworkErrors: (err, _req, res) => {
-      const reply = res as unknown as FastifyReply;
-      const code = (err as { code?: string }).code;
-      if (code === 'FST_ERR_BAD_URL') {
-        reply.code(404).type('text/plain; charset=utf-8').send('not found');
-        return;
-      }
-      if (code === 'FST_ERR_MAX_PARAM_LENGTH') {
-        sendError(reply, uriTooLong());
-        return;
-      }
-      const status = (err as { statusCode?: number }).statusCode ?? 400;
-      const s = status >= 400 && status < 500 ? status : 400;
-      reply
-        .code(s)
-        .type('text/plain; charset=utf-8')
-        .send(pyErrorBody(frameworkMessage(s)));
-    },
+    // What Fastify refuses before it has a route, answered in our shapes.
+    frameworkErrors,
     return503OnClosing: true,
   });
   const checks = [postgresCheck(deps.db), redisCheck(deps.redis)];
@@ -236,7 +175,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-content-type-options', 'nosniff');
     // Longer URLs than this are refused before anything reads them (answered: no done()).
     if ((req.raw.url ?? '').length > limits.url_bytes) {
-      sendError(reply, uriTooLong());
+      sendError(req, reply, uriTooLong());
       return;
     }
     // The probes must answer while PostgreSQL is away: they need no session.
@@ -267,16 +206,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
-  app.setErrorHandler((err: Error & { statusCode?: number }, req: FastifyRequest, reply: FastifyReply) => {
-    if (err instanceof ApiError) return sendError(reply, err);
-    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
-    if (status === 500) req.log.error({ err, url: loggableUrl(req.raw.url) }, 'request failed');
-    const message = status === 500 ? 'internal error' : frameworkMessage(status);
-    return reply.code(status).type('text/plain; charset=utf-8').send(pyErrorBody(message));
-  });
-  app.setNotFoundHandler((_req, reply) =>
-    reply.code(404).type('text/plain; charset=utf-8').send('not found'),
-  );
+  app.setErrorHandler(errorHandler('api'));
+  app.setNotFoundHandler((req, reply) => sendError(req, reply, notFound()));
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
@@ -303,7 +234,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const rest = restHandler({
     reads,
-    registry: () => registry,
+    registry,
     cors: corsPolicy(deps.publicUrl, deps.allowedOrigins ?? deps.www?.allowed_origins),
     sessions: cookies,
     authz,
@@ -318,7 +249,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       }),
       authz,
     ),
-    log: deps.log,
   });
   app.addHook('onClose', async () => {
     await notices?.close();

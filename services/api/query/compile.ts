@@ -4,7 +4,7 @@
 // and ORDER BY over every candidate row (where indexes can serve them), and in the JSON
 // projection only for the rows of the page.
 import { type SQLQuery, sql } from '../../core/db/pool.js';
-import { badQuery } from '../http/errors.js';
+import { invalidQuery } from '../errors/catalogue.js';
 import type { Endpoint, Field, PathArgs } from '../registry/model.js';
 import { type FieldType, type FilterValue, isScalar } from '../registry/types.js';
 import type { Filter, OrderTerm, ResultSpec } from './spec.js';
@@ -15,12 +15,6 @@ export interface RowsQuery {
   spec: ResultSpec;
   /** SQL that is true when the parent named by the path exists; null for root collections. */
   parentExists: SQLQuery | null;
-}
-
-export interface RowsResult {
-  rows: Record<string, unknown>[];
-  total: number | null;
-  parentExists: boolean | null;
 }
 
 function param(type: FieldType, v: FilterValue): SQLQuery {
@@ -86,7 +80,7 @@ function scalarFilter(f: Filter, e: SQLQuery, args: PathArgs): SQLQuery {
       return sql`${collated(e, type)} >= ${one!}`;
     case 'contains':
       if (!isText(type))
-        throw badQuery(`'contains' needs a text or list field; '${f.field.name}' is ${type.kind}`);
+        throw invalidQuery(`'contains' needs a text or list field; '${f.field.name}' is ${type.kind}`);
       // A substring test, as Python's `in`: % and _ in the value are plain characters.
       return sql`(${sql.join(
         v.map((x) => sql`strpos(${e}, ${String(x)}::text) > 0`),
@@ -113,7 +107,7 @@ function listFilter(f: Filter, e: SQLQuery): SQLQuery {
     case 'notin':
       return sql`true`;
     default:
-      throw badQuery(`'${f.op}' cannot compare the list field '${f.field.name}' with a value`);
+      throw invalidQuery(`'${f.op}' cannot compare the list field '${f.field.name}' with a value`);
   }
 }
 
@@ -121,7 +115,7 @@ export function filterSql(f: Filter, args: PathArgs): SQLQuery {
   const e = f.field.sql(args);
   if (f.field.type.kind === 'list' && isScalar(f.field.type.of)) return listFilter(f, e);
   if (isScalar(f.field.type)) return scalarFilter(f, e, args);
-  throw badQuery(`invalid filter value for ${f.field.name}`);
+  throw invalidQuery(`invalid filter value for ${f.field.name}`);
 }
 
 function sortable(field: Field): boolean {
@@ -138,7 +132,7 @@ export function orderSql(
 ): SQLQuery {
   const parts: SQLQuery[] = [];
   for (const o of terms) {
-    if (!sortable(o.field)) throw badQuery(`cannot order on field '${o.field.name}'`);
+    if (!sortable(o.field)) throw invalidQuery(`cannot order on field '${o.field.name}'`);
     const e = collated(o.field.sql(args), o.field.type.kind === 'list' ? o.field.type.of : o.field.type);
     // For a NOT NULL column the NULLS clause is left out, so that a plain index can serve it.
     if (!o.field.nullable && !o.field.nullableSql) parts.push(o.desc ? sql`${e} DESC` : sql`${e} ASC`);

@@ -1,6 +1,6 @@
 // Run one read request against the database: compile, one round trip, shape the result.
 import { type SQLQuery, sql } from '../../core/db/pool.js';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../errors/catalogue.js';
 import type { Registry } from '../registry/index.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
 import { compileRows, existsSql } from './compile.js';

@@ -40,8 +40,6 @@ export function isScalar(type: FieldType): boolean {
 /** Values a filter compares against: what Buildbot's valueFromString yields. */
 export type FilterValue = number | string | boolean;
 
-export class BadValue extends Error {}
-
 const PY_INT = /^\s*[+-]?\d+(_\d+)*\s*$/;
 const IDENT = /^[a-zA-Z_-][a-zA-Z0-9._-]*$/;
 const BOOLEANS: Record<string, boolean> = {
@@ -63,13 +61,13 @@ export function parsePyInt(s: string): bigint | null {
   return BigInt(s.trim().replace(/_/g, ''));
 }
 
-/** Read a query-string value as the field's type, as Buildbot does; throws BadValue. */
-export function valueFromString(type: FieldType, raw: string): FilterValue {
+/** Read a query-string value as the field's type, as Buildbot does; undefined when it cannot be. */
+export function valueFromString(type: FieldType, raw: string): FilterValue | undefined {
   switch (type.kind) {
     case 'integer':
     case 'datetime': {
       const n = parsePyInt(raw);
-      if (n === null) throw new BadValue();
+      if (n === null) return undefined;
       const clamped = n > INT8_MAX ? INT8_MAX : n < -INT8_MAX ? -INT8_MAX : n;
       return Number(clamped) === Number(n) && Number.isSafeInteger(Number(n))
         ? Number(n)
@@ -78,17 +76,16 @@ export function valueFromString(type: FieldType, raw: string): FilterValue {
     case 'string':
       return raw;
     case 'identifier':
-      if (!IDENT.test(raw) || raw.length > type.len) throw new BadValue();
+      if (!IDENT.test(raw) || raw.length > type.len) return undefined;
       return raw;
     case 'boolean': {
       const b = BOOLEANS[raw.toLowerCase()];
-      if (b === undefined) throw new BadValue();
       return b;
     }
     case 'list':
       return valueFromString(type.of, raw);
     default:
-      throw new BadValue();
+      return undefined;
   }
 }
 

@@ -11,9 +11,9 @@
 //   order) and produces builders/<id>/update with the builder entity. Buildbot calls it only
 //   when the configuration changed; we produce the event only when something did.
 import { sql } from '../db/pool.js';
+import { noSuch } from '../errors.js';
 import { builderKeys } from '../events/keys.js';
 import { builderJson, entity } from './entities.js';
-import { DataError } from './errors.js';
 import { findNamedId } from './identifiers.js';
 import type { Tx } from './transaction.js';
 
@@ -42,7 +42,7 @@ export async function updateBuilderInfo(
   const [b] = await tx.q.query(
     sql`SELECT description, ${builderJson('b')} AS e FROM builders b WHERE b.id = ${builderid} FOR NO KEY UPDATE`,
   );
-  if (!b) throw new DataError('NOT_FOUND', `no builder ${builderid}`);
+  if (!b) throw noSuch(`builder ${builderid}`);
   const wanted = [...new Set(tags)];
   const had = b.e.tags as string[];
   if (b.description === description && had.length === wanted.length && had.every((t, i) => t === wanted[i]))

@@ -11,11 +11,11 @@
 // requests by the *caller's* master id (unclaimBuildRequests filters on self.masterid), so
 // they stay claimed; unclaimMasterRequests releases them by the dead master's id.
 import { sql } from '../db/pool.js';
+import { ConflictError, invalid, noSuch } from '../errors.js';
 import { buildrequestKeys } from '../events/keys.js';
 import { Results } from '../results.js';
 import { maybeBuildsetComplete } from './buildsets.js';
 import { buildrequestJson } from './entities.js';
-import { DataError } from './errors.js';
 import { now, type Tx } from './transaction.js';
 
 async function emit(tx: Tx, brids: readonly number[], event: string): Promise<void> {
@@ -131,7 +131,7 @@ export async function completeBuildRequests(
   results: number,
   completeAt = now(),
 ): Promise<boolean> {
-  if (results === Results.RETRY) throw new DataError('INVALID', 'a build request cannot complete with RETRY');
+  if (results === Results.RETRY) throw invalid('a build request cannot complete with RETRY');
   if (brids.length === 0) return true;
   const ids = [...new Set(brids)];
   const open = await tx.q.query(sql`
@@ -144,7 +144,7 @@ export async function completeBuildRequests(
     WHERE id = ANY(${ids}::int[]) AND complete = 0
     RETURNING id, buildsetid`);
   if (rows.length !== ids.length)
-    throw new DataError('NOT_CLAIMED', 'a build request changed under its lock');
+    throw new ConflictError('NOT_CLAIMED', 'a build request changed under its lock');
   await emit(tx, ids, 'complete');
   const bsids = [...new Set(rows.map((r) => r.buildsetid as number))].sort((a, b) => a - b);
   for (const bsid of bsids) await maybeBuildsetComplete(tx, bsid);
@@ -166,7 +166,7 @@ export async function cancelBuildRequest(tx: Tx, brid: number): Promise<CancelOu
   const [br] = await tx.q.query(
     sql`SELECT id, complete, buildsetid FROM buildrequests WHERE id = ${brid} FOR UPDATE`,
   );
-  if (!br) throw new DataError('NOT_FOUND', `no build request ${brid}`);
+  if (!br) throw noSuch(`build request ${brid}`);
   const [claim] = await tx.q.query(sql`SELECT 1 AS held FROM buildrequest_claims WHERE brid = ${brid}`);
   if (!br.complete && !claim) {
     const at = now();

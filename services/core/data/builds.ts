@@ -13,10 +13,10 @@
 // finishBuild finishes a build once: a finished build keeps its results (a master that was
 // expired and finished with RETRY cannot turn that into SUCCESS later).
 import { sql } from '../db/pool.js';
+import { noSuch } from '../errors.js';
 import { buildKeys } from '../events/keys.js';
 import { completeBuildRequests } from './buildrequests.js';
 import { buildJson, entity } from './entities.js';
-import { DataError } from './errors.js';
 import { now, type Tx } from './transaction.js';
 
 export interface NewBuild {
@@ -32,13 +32,13 @@ type BuildEntity = { buildid: number; builderid: number; number: number; workeri
 
 async function emit(tx: Tx, buildid: number, event: string): Promise<void> {
   const b = (await entity(tx.q, 'builds', 'b', buildJson('b'), buildid)) as BuildEntity | undefined;
-  if (!b) throw new DataError('NOT_FOUND', `no build ${buildid}`);
+  if (!b) throw noSuch(`build ${buildid}`);
   tx.out.addAll(buildKeys(b), event, b);
 }
 
 export async function newBuild(tx: Tx, b: NewBuild): Promise<{ buildid: number; number: number }> {
   const locked = await tx.q.query(sql`SELECT id FROM builders WHERE id = ${b.builderid} FOR NO KEY UPDATE`);
-  if (locked.length === 0) throw new DataError('NOT_FOUND', `no builder ${b.builderid}`);
+  if (locked.length === 0) throw noSuch(`builder ${b.builderid}`);
   const startedAt = now();
   for (;;) {
     const [row] = await tx.q.query(sql`
@@ -60,7 +60,7 @@ export async function setBuildStateString(tx: Tx, buildid: number, stateString: 
   const rows = await tx.q.query(
     sql`UPDATE builds SET state_string = ${stateString} WHERE id = ${buildid} RETURNING id`,
   );
-  if (rows.length === 0) throw new DataError('NOT_FOUND', `no build ${buildid}`);
+  if (rows.length === 0) throw noSuch(`build ${buildid}`);
   await emit(tx, buildid, 'update');
 }
 
@@ -71,7 +71,7 @@ export async function finishBuild(tx: Tx, buildid: number, results: number): Pro
     WHERE id = ${buildid} AND complete_at IS NULL RETURNING id`);
   if (rows.length === 0) {
     const [exists] = await tx.q.query(sql`SELECT 1 AS x FROM builds WHERE id = ${buildid}`);
-    if (!exists) throw new DataError('NOT_FOUND', `no build ${buildid}`);
+    if (!exists) throw noSuch(`build ${buildid}`);
     return false;
   }
   await emit(tx, buildid, 'finished');

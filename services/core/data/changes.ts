@@ -15,9 +15,9 @@
 // linear. Values too long for their column are refused (INVALID) instead of failing in
 // PostgreSQL.
 import { sql } from '../db/pool.js';
+import { invalid } from '../errors.js';
 import { changeKeys } from '../events/keys.js';
 import { changeJson, entity } from './entities.js';
-import { DataError } from './errors.js';
 import { codePoints, hashColumns } from './identifiers.js';
 import { findOrCreateSourceStamp } from './sourcestamps.js';
 import { now, type Tx } from './transaction.js';
@@ -60,14 +60,12 @@ function checkLengths(c: NewChange): void {
   for (const [field, max] of LIMITS) {
     const v = c[field];
     if (typeof v === 'string' && codePoints(v) > max)
-      throw new DataError('INVALID', `change ${field} is longer than ${max} characters`);
+      throw invalid(`change ${field} is longer than ${max} characters`);
   }
   for (const f of c.files ?? [])
-    if (codePoints(f) > 1024)
-      throw new DataError('INVALID', 'a change file name is longer than 1024 characters');
+    if (codePoints(f) > 1024) throw invalid('a change file name is longer than 1024 characters');
   for (const name of Object.keys(c.properties ?? {}))
-    if (codePoints(name) > 256)
-      throw new DataError('INVALID', 'a change property name is longer than 256 characters');
+    if (codePoints(name) > 256) throw invalid('a change property name is longer than 256 characters');
 }
 
 export async function addChange(tx: Tx, c: NewChange): Promise<number> {

@@ -20,12 +20,12 @@
 //   could merge again); thus a second compressLog changes nothing.
 // Rows of one log are serialized on the log's row lock: appends, finish and compression.
 import { sql } from '../db/pool.js';
+import { ConflictError, InputError, invalid, noSuch } from '../errors.js';
 import { logKeys } from '../events/keys.js';
 import { appendChunks, mergeChunks, planCompressLog } from '../logs/chunking.js';
 import { type CompressionCode, type CompressionMethod, compressionCode } from '../logs/codecs.js';
 import type { LogChunkRow, LogType } from '../logs/types.js';
 import { entity, logJson } from './entities.js';
-import { DataError } from './errors.js';
 import { forceIdentifier, incrementIdentifier } from './identifiers.js';
 import type { Tx } from './transaction.js';
 
@@ -48,7 +48,7 @@ async function emit(tx: Tx, logid: number, event: string): Promise<void> {
   const l = (await entity(tx.q, 'logs', 'l', logJson('l'), logid)) as
     | { logid: number; stepid: number; slug: string }
     | undefined;
-  if (!l) throw new DataError('NOT_FOUND', `no log ${logid}`);
+  if (!l) throw noSuch(`log ${logid}`);
   tx.out.addAll(logKeys(l), event, l);
 }
 
@@ -56,18 +56,21 @@ async function lockLog(tx: Tx, logid: number): Promise<{ num_lines: number; comp
   const [log] = await tx.q.query(
     sql`SELECT num_lines, complete FROM logs WHERE id = ${logid} FOR NO KEY UPDATE`,
   );
-  if (!log) throw new DataError('NOT_FOUND', `no log ${logid}`);
+  if (!log) throw noSuch(`log ${logid}`);
   return log;
 }
 
 export async function addLog(tx: Tx, stepid: number, name: string, type: LogType): Promise<number> {
   if (type !== 's' && type !== 't' && type !== 'h')
-    throw new DataError('INVALID', `log type must be one of s, t, h, not ${JSON.stringify(type)}`);
+    throw invalid(`log type must be one of s, t, h, not ${JSON.stringify(type)}`);
   const step = await tx.q.query(sql`SELECT id FROM steps WHERE id = ${stepid} FOR NO KEY UPDATE`);
-  if (step.length === 0) throw new DataError('NOT_FOUND', `no step ${stepid}`);
+  if (step.length === 0) throw noSuch(`step ${stepid}`);
   const [dup] = await tx.q.query(sql`SELECT slug FROM logs WHERE stepid = ${stepid} AND name = ${name}`);
   if (dup)
-    throw new DataError('DUPLICATE_LOG', `step ${stepid} has a log named ${JSON.stringify(name)} already`);
+    throw new ConflictError(
+      'DUPLICATE_LOG',
+      `step ${stepid} has a log named ${JSON.stringify(name)} already`,
+    );
   let slug = forceIdentifier(SLUG_LENGTH, name);
   for (;;) {
     const [row] = await tx.q.query(sql`
@@ -92,10 +95,10 @@ export async function appendLog(
   text: string,
   options: LogCodecOption = {},
 ): Promise<{ first_line: number; last_line: number }> {
-  if (!text.endsWith('\n')) throw new DataError('BAD_LOG_TEXT', 'log text must end with a newline');
-  if (text.includes('\r')) throw new DataError('BAD_LOG_TEXT', 'log text must use UNIX newlines (no \\r)');
+  if (!text.endsWith('\n')) throw new InputError('BAD_LOG_TEXT', 'log text must end with a newline');
+  if (text.includes('\r')) throw new InputError('BAD_LOG_TEXT', 'log text must use UNIX newlines (no \\r)');
   const log = await lockLog(tx, logid);
-  if (log.complete) throw new DataError('LOG_FINISHED', `log ${logid} is finished`);
+  if (log.complete) throw new ConflictError('LOG_FINISHED', `log ${logid} is finished`);
   const { rows, numLines } = appendChunks(text, log.num_lines, codeOf(options.codec));
   await insertChunks(tx, logid, rows);
   await tx.q.query(sql`UPDATE logs SET num_lines = ${numLines} WHERE id = ${logid}`);
@@ -129,7 +132,7 @@ export async function finishLog(tx: Tx, logid: number): Promise<boolean> {
 export async function compressLog(tx: Tx, logid: number, options: LogCodecOption = {}): Promise<number> {
   const code = codeOf(options.codec);
   const log = await lockLog(tx, logid);
-  if (!log.complete) throw new DataError('LOG_NOT_FINISHED', `log ${logid} is not finished`);
+  if (!log.complete) throw new ConflictError('LOG_NOT_FINISHED', `log ${logid} is not finished`);
   const size = async () => {
     const [r] = await tx.q.query(
       sql`SELECT coalesce(sum(length(content)), 0) AS n FROM logchunks WHERE logid = ${logid}`,

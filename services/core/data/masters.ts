@@ -23,12 +23,12 @@
 // Masters being expired are row-locked in id order, so two concurrent expiries do the
 // housekeeping once.
 import { sql } from '../db/pool.js';
+import { noSuch } from '../errors.js';
 import { masterKeys } from '../events/keys.js';
 import { Results } from '../results.js';
 import { updateBuilderList } from './builders.js';
 import { unclaimMasterRequests } from './buildrequests.js';
 import { finishBuild } from './builds.js';
-import { DataError } from './errors.js';
 import { nameHash } from './identifiers.js';
 import { finishLog } from './logs.js';
 import { releaseAll } from './ownership.js';
@@ -65,7 +65,7 @@ export async function masterStopped(tx: Tx, masterid: number): Promise<boolean> 
   const [m] = await tx.q.query(
     sql`SELECT name, active FROM masters WHERE id = ${masterid} FOR NO KEY UPDATE`,
   );
-  if (!m) throw new DataError('NOT_FOUND', `no master ${masterid}`);
+  if (!m) throw noSuch(`master ${masterid}`);
   return deactivate(tx, masterid, m.name, Boolean(m.active), false);
 }
 

@@ -12,8 +12,8 @@
 // Values are compared as JSON values (key order aside), so a value stored by Buildbot's
 // json.dumps and the same value from us compare equal.
 import { sql } from '../db/pool.js';
+import { noSuch } from '../errors.js';
 import { buildPropertiesKey } from '../events/keys.js';
-import { DataError } from './errors.js';
 import type { Tx } from './transaction.js';
 
 /** name -> [value, source] */
@@ -36,7 +36,7 @@ const normalize = (value: unknown): unknown => JSON.parse(JSON.stringify(value) 
 
 async function lockBuild(tx: Tx, buildid: number): Promise<void> {
   const rows = await tx.q.query(sql`SELECT id FROM builds WHERE id = ${buildid} FOR NO KEY UPDATE`);
-  if (rows.length === 0) throw new DataError('NOT_FOUND', `no build ${buildid}`);
+  if (rows.length === 0) throw noSuch(`build ${buildid}`);
 }
 
 /** Write the properties that differ from the stored ones; returns those, normalized. */

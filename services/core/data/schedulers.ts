@@ -10,9 +10,9 @@
 //   reading may filter on the changes' branch (null meaning "no branch"), repository,
 //   project and codebase.
 import { sql } from '../db/pool.js';
+import { noSuch } from '../errors.js';
 import { schedulerKeys } from '../events/keys.js';
 import { entity, schedulerJson } from './entities.js';
-import { DataError } from './errors.js';
 import { findNamedId } from './identifiers.js';
 import { trySetMaster } from './ownership.js';
 import type { Tx } from './transaction.js';
@@ -34,7 +34,7 @@ export async function schedulerEnable(tx: Tx, schedulerid: number, enabled: bool
   const rows = await tx.q.query(
     sql`UPDATE schedulers SET enabled = ${enabled ? 1 : 0} WHERE id = ${schedulerid} RETURNING id`,
   );
-  if (rows.length === 0) throw new DataError('NOT_FOUND', `no scheduler ${schedulerid}`);
+  if (rows.length === 0) throw noSuch(`scheduler ${schedulerid}`);
   const e = await entity(tx.q, 'schedulers', 's', schedulerJson('s'), schedulerid);
   tx.out.addAll(schedulerKeys(schedulerid), 'updated', e);
 }

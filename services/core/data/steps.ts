@@ -13,9 +13,9 @@
 // them one after the other (Buildbot relies on a single master per build instead).
 // finishStep finishes a step once, like finishBuild.
 import { sql } from '../db/pool.js';
+import { invalid, noSuch } from '../errors.js';
 import { stepKeys } from '../events/keys.js';
 import { entity, stepJson } from './entities.js';
-import { DataError } from './errors.js';
 import { codePoints, headCodePoints } from './identifiers.js';
 import { now, type Tx } from './transaction.js';
 
@@ -25,12 +25,12 @@ async function emit(tx: Tx, stepid: number, event: string): Promise<void> {
   const s = (await entity(tx.q, 'steps', 's', stepJson('s'), stepid)) as
     | { stepid: number; buildid: number }
     | undefined;
-  if (!s) throw new DataError('NOT_FOUND', `no step ${stepid}`);
+  if (!s) throw noSuch(`step ${stepid}`);
   tx.out.addAll(stepKeys(s), event, s);
 }
 
 async function updated(tx: Tx, stepid: number, rows: unknown[], event: string): Promise<void> {
-  if (rows.length === 0) throw new DataError('NOT_FOUND', `no step ${stepid}`);
+  if (rows.length === 0) throw noSuch(`step ${stepid}`);
   await emit(tx, stepid, event);
 }
 
@@ -40,9 +40,9 @@ export async function newStep(
   name: string,
 ): Promise<{ stepid: number; number: number; name: string }> {
   if (codePoints(name) > MAX_NAME)
-    throw new DataError('INVALID', `step name ${JSON.stringify(name)} is longer than ${MAX_NAME} characters`);
+    throw invalid(`step name ${JSON.stringify(name)} is longer than ${MAX_NAME} characters`);
   const build = await tx.q.query(sql`SELECT id FROM builds WHERE id = ${buildid} FOR NO KEY UPDATE`);
-  if (build.length === 0) throw new DataError('NOT_FOUND', `no build ${buildid}`);
+  if (build.length === 0) throw noSuch(`build ${buildid}`);
   const existing = await tx.q.query(sql`SELECT number, name FROM steps WHERE buildid = ${buildid}`);
   const names = new Set(existing.map((r) => r.name as string));
   const number = existing.reduce((m, r) => Math.max(m, r.number as number), -1) + 1;
@@ -77,7 +77,7 @@ export async function addStepURL(tx: Tx, stepid: number, name: string, url: stri
   const [step] = await tx.q.query(
     sql`SELECT flotilla.try_json(urls_json) AS urls FROM steps WHERE id = ${stepid} FOR NO KEY UPDATE`,
   );
-  if (!step) throw new DataError('NOT_FOUND', `no step ${stepid}`);
+  if (!step) throw noSuch(`step ${stepid}`);
   const urls: { name?: unknown; url?: unknown }[] = Array.isArray(step.urls) ? step.urls : [];
   if (!urls.some((u) => u?.name === name && u?.url === url && Object.keys(u).length === 2)) {
     urls.push({ name, url });
@@ -93,7 +93,7 @@ export async function finishStep(tx: Tx, stepid: number, results: number, hidden
     WHERE id = ${stepid} AND complete_at IS NULL RETURNING id`);
   if (rows.length === 0) {
     const [exists] = await tx.q.query(sql`SELECT 1 AS x FROM steps WHERE id = ${stepid}`);
-    if (!exists) throw new DataError('NOT_FOUND', `no step ${stepid}`);
+    if (!exists) throw noSuch(`step ${stepid}`);
     return false;
   }
   await emit(tx, stepid, 'finished');

@@ -12,15 +12,15 @@
 // - events carry the worker entity under workers/<id>: connected, disconnected,
 //   state_updated, and missing (entity plus last_connection and notify).
 import { sql } from '../db/pool.js';
+import { invalid, noSuch } from '../errors.js';
 import { workerKeys } from '../events/keys.js';
 import { entity, workerJson } from './entities.js';
-import { DataError } from './errors.js';
 import { isIdentifier } from './identifiers.js';
 import type { Tx } from './transaction.js';
 
 async function workerEntity(tx: Tx, workerid: number): Promise<Record<string, unknown>> {
   const w = await entity(tx.q, 'workers', 'w', workerJson('w'), workerid);
-  if (!w) throw new DataError('NOT_FOUND', `no worker ${workerid}`);
+  if (!w) throw noSuch(`worker ${workerid}`);
   return w;
 }
 
@@ -35,7 +35,7 @@ async function emit(
 
 export async function findWorkerId(tx: Tx, name: string): Promise<number> {
   if (!isIdentifier(50, name))
-    throw new DataError('INVALID', `worker name ${JSON.stringify(name)} is not a 50-character identifier`);
+    throw invalid(`worker name ${JSON.stringify(name)} is not a 50-character identifier`);
   const find = async () => (await tx.q.query(sql`SELECT id FROM workers WHERE name = ${name}`))[0]?.id;
   const found = await find();
   if (found !== undefined) return found;
@@ -81,7 +81,7 @@ export async function workerConnected(
   const rows = await tx.q.query(
     sql`UPDATE workers SET info = ${JSON.stringify(info ?? {})} WHERE id = ${workerid} RETURNING id`,
   );
-  if (rows.length === 0) throw new DataError('NOT_FOUND', `no worker ${workerid}`);
+  if (rows.length === 0) throw noSuch(`worker ${workerid}`);
   await tx.q.query(sql`INSERT INTO connected_workers (masterid, workerid) VALUES (${masterid}, ${workerid})
                        ON CONFLICT (masterid, workerid) DO NOTHING`);
   await emit(tx, workerid, 'connected');
@@ -122,6 +122,6 @@ export async function setWorkerState(
 ): Promise<void> {
   const rows = await tx.q.query(sql`
     UPDATE workers SET paused = ${paused ? 1 : 0}, graceful = ${graceful ? 1 : 0} WHERE id = ${workerid} RETURNING id`);
-  if (rows.length === 0) throw new DataError('NOT_FOUND', `no worker ${workerid}`);
+  if (rows.length === 0) throw noSuch(`worker ${workerid}`);
   await emit(tx, workerid, 'state_updated');
 }

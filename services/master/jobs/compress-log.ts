@@ -14,7 +14,8 @@
 import type { Job, JobsOptions, Queue } from 'bullmq';
 import { UnrecoverableError } from 'bullmq';
 import type { MasterConfig } from '../../core/config/master-config.js';
-import { compressLog, type DataContext, DataError, type LogCodec, transact } from '../../core/data/index.js';
+import { compressLog, type DataContext, type LogCodec, transact } from '../../core/data/index.js';
+import { NotFoundError } from '../../core/errors.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 
 export type LogCompression = MasterConfig['log_compression'];
@@ -82,7 +83,7 @@ export function compressLogProcessor(ctx: DataContext, log: Logger) {
       log.debug({ logid, codec, saved }, 'log compressed');
       return saved;
     } catch (err) {
-      if (err instanceof DataError && err.code === 'NOT_FOUND') throw new UnrecoverableError(err.message);
+      if (err instanceof NotFoundError) throw new UnrecoverableError(err.message);
       throw err;
     }
   };

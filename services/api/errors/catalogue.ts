@@ -1,0 +1,150 @@
+// Every error the API answers, in one table: its stable code, the HTTP status it is answered
+// with, and how a JSON-RPC call (a POST on /api/v2) carries it. The codes core throws come
+// from services/core/errors.ts; the API adds the codes of its own transport below. The
+// messages are Buildbot's own text wherever Buildbot has one (oracle/NOTES.md).
+//
+// `rpc` is what Buildbot 3.7 does with the error in a JSON-RPC call: a number is a JSON-RPC
+// error object with that code; 'bare' is {"error": {"message": ...}} (what it writes when a
+// POST fails before the call is decoded); absent, the call gets the plain REST error.
+import {
+  type CoreErrorCode,
+  type ErrorKind,
+  type FlotillaError,
+  InputError,
+  LimitError,
+  NotAllowedError,
+  NotFoundError,
+  NotSupportedError,
+  UnavailableError,
+} from '../../core/errors.js';
+
+export const JSONRPC = {
+  parseError: -32700,
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+} as const;
+
+export type ApiErrorCode =
+  | 'INVALID_QUERY'
+  | 'INVALID_CALL'
+  | 'BAD_REQUEST'
+  | 'BAD_METHOD'
+  | 'BAD_PREFLIGHT'
+  | 'BAD_ORIGIN'
+  | 'NO_CONTENT_TYPE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'BODY_TOO_LARGE'
+  | 'URI_TOO_LONG'
+  | 'HEADERS_TOO_LARGE'
+  | 'REQUEST_TIMEOUT'
+  | 'TOO_MANY_REQUESTS'
+  | 'TOO_MANY_LOGINS'
+  | 'NO_LOGIN'
+  | 'NO_TOKEN_LOGIN'
+  | 'LOGIN_UNAVAILABLE'
+  | 'FORBIDDEN'
+  | 'RPC_PARSE_ERROR'
+  | 'RPC_INVALID_REQUEST'
+  | 'INVALID_PARAMS'
+  | 'UNSUPPORTED_ACTION';
+
+export type ErrorCode = CoreErrorCode | ApiErrorCode;
+
+export interface Entry {
+  status: number;
+  rpc?: number | 'bare';
+}
+
+export const CATALOGUE: Readonly<Record<ErrorCode, Entry>> = {
+  // services/core/errors.ts
+  NOT_FOUND: { status: 404 },
+  INVALID: { status: 400, rpc: JSONRPC.invalidParams },
+  NOT_CLAIMED: { status: 409 },
+  DUPLICATE_LOG: { status: 409 },
+  BAD_LOG_TEXT: { status: 400 },
+  LOG_FINISHED: { status: 409 },
+  LOG_NOT_FINISHED: { status: 409 },
+  // A query string Buildbot's rules refuse, or a call it would fail with a 500.
+  INVALID_QUERY: { status: 400 },
+  INVALID_CALL: { status: 400 },
+  // What the HTTP layer refuses before any route reads the request.
+  BAD_REQUEST: { status: 400 },
+  BAD_METHOD: { status: 400 },
+  BAD_PREFLIGHT: { status: 400 },
+  BAD_ORIGIN: { status: 400, rpc: 'bare' },
+  NO_CONTENT_TYPE: { status: 415 },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415 },
+  BODY_TOO_LARGE: { status: 413 },
+  URI_TOO_LONG: { status: 414 },
+  HEADERS_TOO_LARGE: { status: 431 },
+  REQUEST_TIMEOUT: { status: 408 },
+  TOO_MANY_REQUESTS: { status: 429 },
+  // Logins.
+  TOO_MANY_LOGINS: { status: 429 },
+  NO_LOGIN: { status: 501 },
+  NO_TOKEN_LOGIN: { status: 400 },
+  LOGIN_UNAVAILABLE: { status: 503 },
+  // Authorization: Buildbot refuses a read with a plain 403, a call with -32600.
+  FORBIDDEN: { status: 403, rpc: JSONRPC.invalidRequest },
+  // JSON-RPC calls.
+  RPC_PARSE_ERROR: { status: 400, rpc: JSONRPC.parseError },
+  RPC_INVALID_REQUEST: { status: 400, rpc: JSONRPC.invalidRequest },
+  INVALID_PARAMS: { status: 400, rpc: JSONRPC.invalidParams },
+  UNSUPPORTED_ACTION: { status: 501, rpc: JSONRPC.methodNotFound },
+};
+
+/** For a code the table does not list (a new one not yet added here): by its kind. */
+const BY_KIND: Readonly<Record<ErrorKind, Entry>> = {
+  'invalid-input': { status: 400 },
+  'not-found': { status: 404 },
+  conflict: { status: 409 },
+  forbidden: { status: 403 },
+  'not-supported': { status: 501 },
+  limit: { status: 429 },
+  unavailable: { status: 503 },
+};
+
+export function entryOf(err: FlotillaError): Entry {
+  return (CATALOGUE as Record<string, Entry | undefined>)[err.code] ?? BY_KIND[err.kind];
+}
+
+// The API's errors, each made here with its code and message.
+
+/** Buildbot's answer to anything that names nothing: 404, text/plain, `not found`. */
+export const notFound = () => new NotFoundError<ErrorCode>('NOT_FOUND', 'not found');
+export const invalidQuery = (message: string) => new InputError<ErrorCode>('INVALID_QUERY', message);
+export const invalidCall = (message: string) => new InputError<ErrorCode>('INVALID_CALL', message);
+export const badRequest = () => new InputError<ErrorCode>('BAD_REQUEST', 'bad request');
+export const badMethod = () => new InputError<ErrorCode>('BAD_METHOD', 'invalid HTTP method');
+export const badPreflight = () => new InputError<ErrorCode>('BAD_PREFLIGHT', 'invalid method');
+export const badOrigin = () => new InputError<ErrorCode>('BAD_ORIGIN', 'invalid origin');
+export const noContentType = () =>
+  new InputError<ErrorCode>('NO_CONTENT_TYPE', 'a JSON-RPC call needs Content-Type: application/json');
+export const unsupportedMediaType = () =>
+  new InputError<ErrorCode>('UNSUPPORTED_MEDIA_TYPE', 'unsupported media type');
+export const bodyTooLarge = () => new LimitError<ErrorCode>('BODY_TOO_LARGE', 'request body too large');
+export const uriTooLong = () => new LimitError<ErrorCode>('URI_TOO_LONG', 'request URI too long');
+export const headersTooLarge = () =>
+  new LimitError<ErrorCode>('HEADERS_TOO_LARGE', 'request header fields too large');
+export const requestTimeout = () => new LimitError<ErrorCode>('REQUEST_TIMEOUT', 'request timeout');
+export const tooManyRequests = () => new LimitError<ErrorCode>('TOO_MANY_REQUESTS', 'too many requests');
+export const tooManyLogins = () =>
+  new LimitError<ErrorCode>('TOO_MANY_LOGINS', 'too many failed logins: try again later');
+export const noLogin = () => new NotSupportedError<ErrorCode>('NO_LOGIN', 'no login is configured');
+export const noTokenLogin = () =>
+  new InputError<ErrorCode>('NO_TOKEN_LOGIN', 'token login is not configured');
+export const loginUnavailable = () =>
+  new UnavailableError<ErrorCode>('LOGIN_UNAVAILABLE', 'login is unavailable for a moment: try again later');
+/** Buildbot's authz refusal, with the rule's message ("you need to have role 'x'"). */
+export const forbidden = (message: string) => new NotAllowedError<ErrorCode>('FORBIDDEN', message);
+export const rpcParseError = (message: string) => new InputError<ErrorCode>('RPC_PARSE_ERROR', message);
+export const rpcInvalidRequest = (message: string) =>
+  new InputError<ErrorCode>('RPC_INVALID_REQUEST', message);
+/** Params the action refuses: one message, or one per parameter (Buildbot's form errors). */
+export const invalidParams = (problems: string | Readonly<Record<string, string>>) =>
+  typeof problems === 'string'
+    ? new InputError<ErrorCode>('INVALID_PARAMS', problems)
+    : new InputError<ErrorCode>('INVALID_PARAMS', JSON.stringify(problems), problems);
+export const unsupportedAction = (method: string) =>
+  new NotSupportedError<ErrorCode>('UNSUPPORTED_ACTION', `action: ${method} is not supported`);
