@@ -4,6 +4,7 @@
 // reads it). Builders never change for these rows, so answers are cached (bounded); owners
 // are read each time.
 import { type Queryable, type SQLQuery, sql } from '../../core/db/pool.js';
+import { idOfSegment, isUrlIdentifier } from '../../core/identifiers.js';
 import type { Match } from '../registry/paths.js';
 
 /** A part of a path that names something owned by a builder. */
@@ -35,9 +36,6 @@ const BUILDER_DATA = new Set([
   'test_results',
 ]);
 
-const DIGITS = /^\d{1,10}$/;
-const IDENT = /^[a-zA-Z_-][.a-zA-Z0-9_-]*$/;
-
 /**
  * What a path (REST path segments, or an event routing key without its last element) says
  * about builders: the first builder-owned thing it names, `mixed` when it reads builder data
@@ -48,10 +46,9 @@ export function builderScope(segments: readonly string[]): { ref: Ref } | 'mixed
     const kind = BY_ID[segments[i]!];
     const v = segments[i + 1]!;
     if (!kind) continue;
-    if (DIGITS.test(v) && Number(v) < 2 ** 31) {
-      return { ref: { kind, id: Number(v) } as Ref };
-    }
-    if (kind === 'builder' && IDENT.test(v)) return { ref: { kind: 'builder-name', name: v } };
+    const id = idOfSegment(v);
+    if (id !== null) return { ref: { kind, id } as Ref };
+    if (kind === 'builder' && isUrlIdentifier(v)) return { ref: { kind: 'builder-name', name: v } };
   }
   return segments.some((s) => BUILDER_DATA.has(s)) ? 'mixed' : 'none';
 }

@@ -15,19 +15,20 @@ import { enableScheduler } from './schedulers.js';
 import { stopBuild } from './stop.js';
 import { workerAction } from './workers.js';
 
-export interface ControlDeps {
+/** What the API's control actions need (the master's control listener has its own deps). */
+export interface ActionDeps {
   db: ConnectionPool;
   redis: Redis;
   forceSchedulers: ReadonlyMap<string, ForceScheduler>;
   onPublishError?: (err: Error) => void;
 }
 
-async function mustExist(deps: ControlDeps, match: Match): Promise<void> {
+async function mustExist(deps: ActionDeps, match: Match): Promise<void> {
   const [row] = await deps.db.query(sql`SELECT ${existsSql(match.endpoint, match.args)} AS ok`);
   if (!row.ok) throw notFound();
 }
 
-export function controlHandlers(deps: ControlDeps) {
+export function controlHandlers(deps: ActionDeps) {
   return (match: Match): ControlHandler | null => {
     const { endpoint } = match;
     if (endpoint.collection || !endpoint.actions) return null;

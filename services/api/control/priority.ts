@@ -4,6 +4,7 @@
 import type { Redis } from 'ioredis';
 import { setBuildRequestPriority, transact } from '../../core/data/index.js';
 import type { ConnectionPool } from '../../core/db/pool.js';
+import { isInt32 } from '../../core/identifiers.js';
 import { invalidParams } from '../errors/catalogue.js';
 import type { ActionCall } from '../http/jsonrpc.js';
 
@@ -12,11 +13,11 @@ export async function setPriority(
   call: ActionCall,
 ): Promise<null> {
   const priority = call.params.priority;
-  if (!Number.isInteger(priority) || Math.abs(priority as number) > 2 ** 31 - 1) {
+  if (!isInt32(priority)) {
     throw invalidParams({ priority: 'expected an integer' });
   }
   const brid = Number(call.match.args.buildrequestid);
-  const changed = await transact(deps, (tx) => setBuildRequestPriority(tx, brid, priority as number));
+  const changed = await transact(deps, (tx) => setBuildRequestPriority(tx, brid, priority));
   if (!changed) throw invalidParams({ priority: 'the build request has completed' });
   return null;
 }

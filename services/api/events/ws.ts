@@ -10,6 +10,7 @@
 // protocol Buildbot also accepts there: its handshake is answered, but GraphQL itself (off by
 // default in Buildbot 3.7) is not served.
 import type { RawData, WebSocket } from 'ws';
+import { closeReason } from '../../core/http/close-reason.js';
 import { Consumer, type UserInfo } from './consumer.js';
 import type { EventHub, HubEvent } from './hub.js';
 import { pyDumpsOrdered, pyStr } from './pyjson.js';
@@ -105,7 +106,7 @@ export class WsConsumer extends Consumer {
 
   protected end(reason: string): void {
     // The close frame follows what is queued; a client that never reads it is cut off.
-    this.ws.close(1008, reason.slice(0, 120));
+    this.ws.close(1008, closeReason(reason));
     setTimeout(() => this.ws.terminate(), 10_000).unref();
   }
 

@@ -10,6 +10,7 @@
 // of strings, properties that are not an object and a time that is not a number are 400
 // (Buildbot answers some of these 500, or stores nonsense).
 import type { NewChange } from '../../core/data/index.js';
+import { INT32_MAX } from '../../core/identifiers.js';
 import { parseJson } from './body.js';
 import { badRequest } from './errors.js';
 
@@ -46,7 +47,7 @@ function when(fields: ReadonlyMap<string, unknown>): number | null {
   const v = fields.get('when_timestamp') ?? fields.get('when');
   if (v === undefined || v === null) return null;
   const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : Number.NaN;
-  if (!Number.isFinite(n) || n < 0 || n >= 2 ** 31)
+  if (!Number.isFinite(n) || n < 0 || Math.trunc(n) > INT32_MAX)
     throw badRequest(`when_timestamp must be a number of seconds since the epoch, not ${JSON.stringify(v)}`);
   return Math.trunc(n);
 }

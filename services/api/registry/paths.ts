@@ -3,12 +3,8 @@
 // registration order, which is Buildbot's, so the same path picks the same endpoint.
 // Unlike Buildbot (Python's int()), `n:` accepts only plain digits: /builds/+1 and
 // /builds/1_0 name no build, and neither does a number beyond 32 bits.
+import { idOfSegment, isUrlIdentifier } from '../../core/identifiers.js';
 import type { Endpoint, PathArgs } from './model.js';
-
-const IDENT = /^[a-zA-Z_-][.a-zA-Z0-9_-]*$/;
-const DIGITS = /^\d{1,10}$/;
-// Every id column is a 32-bit integer: a larger number names nothing.
-const INT4_MAX = 2 ** 31 - 1;
 
 type Element = { literal: string } | { param: string; kind: 'n' | 'i' | 'any' };
 
@@ -55,10 +51,11 @@ export class PathMatcher {
         const seg = segments[i]!;
         if ('literal' in el) ok = el.literal === seg;
         else if (el.kind === 'n') {
-          ok = DIGITS.test(seg) && Number(seg) <= INT4_MAX;
-          if (ok) args[el.param] = Number(seg);
+          const id = idOfSegment(seg);
+          ok = id !== null;
+          if (ok) args[el.param] = id!;
         } else if (el.kind === 'i') {
-          ok = IDENT.test(seg);
+          ok = isUrlIdentifier(seg);
           if (ok) args[el.param] = seg;
         } else {
           ok = seg !== '';

@@ -1,5 +1,6 @@
 // The field types of Buildbot's data API: how a query-string value is read for each type,
 // and how each type describes itself in /application.spec.
+import { isUrlIdentifier } from '../../core/identifiers.js';
 
 export type FieldType =
   | { kind: 'integer' }
@@ -41,7 +42,6 @@ export function isScalar(type: FieldType): boolean {
 export type FilterValue = number | string | boolean;
 
 const PY_INT = /^\s*[+-]?\d+(_\d+)*\s*$/;
-const IDENT = /^[a-zA-Z_-][a-zA-Z0-9._-]*$/;
 const BOOLEANS: Record<string, boolean> = {
   on: true,
   true: true,
@@ -76,7 +76,7 @@ export function valueFromString(type: FieldType, raw: string): FilterValue | und
     case 'string':
       return raw;
     case 'identifier':
-      if (!IDENT.test(raw) || raw.length > type.len) return undefined;
+      if (!isUrlIdentifier(raw, type.len)) return undefined;
       return raw;
     case 'boolean': {
       const b = BOOLEANS[raw.toLowerCase()];

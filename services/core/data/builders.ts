@@ -14,7 +14,7 @@ import { sql } from '../db/pool.js';
 import { noSuch } from '../errors.js';
 import { builderKeys } from '../events/keys.js';
 import { builderJson, entity } from './entities.js';
-import { findNamedId } from './identifiers.js';
+import { findNamedId } from './names.js';
 import type { Tx } from './transaction.js';
 
 /** A configured builder: its name, and optionally its description and tags. */

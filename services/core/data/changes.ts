@@ -17,8 +17,9 @@
 import { sql } from '../db/pool.js';
 import { invalid } from '../errors.js';
 import { changeKeys } from '../events/keys.js';
+import { codePoints } from '../identifiers.js';
 import { changeJson, entity } from './entities.js';
-import { codePoints, hashColumns } from './identifiers.js';
+import { hashColumns } from './names.js';
 import { findOrCreateSourceStamp } from './sourcestamps.js';
 import { now, type Tx } from './transaction.js';
 import { createUserObject } from './users.js';

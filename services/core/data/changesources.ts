@@ -1,7 +1,7 @@
 // Change sources: findChangeSourceId, trySetChangeSourceMaster. Buildbot facts
 // (buildbot/db/changesources.py, buildbot/data/changesources.py): found or created by
 // name_hash; ownership as ownership.ts describes; no events.
-import { findNamedId } from './identifiers.js';
+import { findNamedId } from './names.js';
 import { trySetMaster } from './ownership.js';
 import type { Tx } from './transaction.js';
 

@@ -22,11 +22,11 @@
 import { sql } from '../db/pool.js';
 import { ConflictError, InputError, invalid, noSuch } from '../errors.js';
 import { logKeys } from '../events/keys.js';
+import { forceIdentifier, incrementIdentifier } from '../identifiers.js';
 import { appendChunks, mergeChunks, planCompressLog } from '../logs/chunking.js';
 import { type CompressionCode, type CompressionMethod, compressionCode } from '../logs/codecs.js';
 import type { LogChunkRow, LogType } from '../logs/types.js';
 import { entity, logJson } from './entities.js';
-import { forceIdentifier, incrementIdentifier } from './identifiers.js';
 import type { Tx } from './transaction.js';
 
 const SLUG_LENGTH = 50;

@@ -13,7 +13,7 @@ import { sql } from '../db/pool.js';
 import { noSuch } from '../errors.js';
 import { schedulerKeys } from '../events/keys.js';
 import { entity, schedulerJson } from './entities.js';
-import { findNamedId } from './identifiers.js';
+import { findNamedId } from './names.js';
 import { trySetMaster } from './ownership.js';
 import type { Tx } from './transaction.js';
 

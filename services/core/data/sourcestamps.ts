@@ -2,7 +2,7 @@
 // patch always map to one row, identified by Buildbot's ss_hash, so Buildbot and Flotilla
 // find each other's stamps.
 import { sql } from '../db/pool.js';
-import { hashColumns } from './identifiers.js';
+import { hashColumns } from './names.js';
 import { now, type Tx } from './transaction.js';
 
 export interface SourceStampSpec {

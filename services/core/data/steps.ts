@@ -15,8 +15,8 @@
 import { sql } from '../db/pool.js';
 import { invalid, noSuch } from '../errors.js';
 import { stepKeys } from '../events/keys.js';
+import { codePoints, headCodePoints } from '../identifiers.js';
 import { entity, stepJson } from './entities.js';
-import { codePoints, headCodePoints } from './identifiers.js';
 import { now, type Tx } from './transaction.js';
 
 const MAX_NAME = 50;

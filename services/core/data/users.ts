@@ -6,7 +6,7 @@
 // users_info.attr_data is varchar(128): an author longer than that is linked to no user
 // (Buildbot on PostgreSQL would fail the whole change).
 import { sql } from '../db/pool.js';
-import { codePoints, incrementIdentifier } from './identifiers.js';
+import { codePoints, incrementIdentifier } from '../identifiers.js';
 import type { Tx } from './transaction.js';
 
 export const USER_SOURCES = ['git', 'svn', 'hg', 'cvs', 'darcs', 'bzr', 'fossil'] as const;

@@ -14,8 +14,8 @@
 import { sql } from '../db/pool.js';
 import { invalid, noSuch } from '../errors.js';
 import { workerKeys } from '../events/keys.js';
+import { isIdentifier } from '../identifiers.js';
 import { entity, workerJson } from './entities.js';
-import { isIdentifier } from './identifiers.js';
 import type { Tx } from './transaction.js';
 
 async function workerEntity(tx: Tx, workerid: number): Promise<Record<string, unknown>> {

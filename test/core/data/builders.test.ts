@@ -2,7 +2,7 @@
 // builder_masters row per builder a master runs, started/stopped/update events.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findBuilderId, updateBuilderInfo, updateBuilderList } from '../../../services/core/data/builders.js';
-import { nameHash } from '../../../services/core/data/identifiers.js';
+import { nameHash } from '../../../services/core/data/names.js';
 import { workerConfigured } from '../../../services/core/data/workers.js';
 import { sql } from '../../../services/core/db/pool.js';
 import { apiGet, type Harness, insertMaster, insertWorker, openHarness, uniq } from './harness.js';

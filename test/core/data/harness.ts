@@ -8,7 +8,7 @@ import { plainReader } from '../../../services/api/query/read-pool.js';
 import { readProperties, readRows } from '../../../services/api/query/run.js';
 import { buildRegistry } from '../../../services/api/registry/index.js';
 import { addBuildset } from '../../../services/core/data/buildsets.js';
-import { nameHash } from '../../../services/core/data/identifiers.js';
+import { nameHash } from '../../../services/core/data/names.js';
 import { type DataContext, type Tx, transact } from '../../../services/core/data/transaction.js';
 import { type ConnectionPool, createPool, sql } from '../../../services/core/db/pool.js';
 import { type BusMessage, EVENTS_CHANNEL } from '../../../services/core/events/bus.js';

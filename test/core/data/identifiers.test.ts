@@ -2,14 +2,18 @@
 // buildbot/util/identifiers.py) and name_hash, checked against every hashed row a real
 // Buildbot wrote into the oracle's fixture.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashColumns, nameHash } from '../../../services/core/data/names.js';
+import { sql } from '../../../services/core/db/pool.js';
 import {
   forceIdentifier,
-  hashColumns,
+  INT32_MAX,
+  idOfSegment,
   incrementIdentifier,
+  isId,
   isIdentifier,
-  nameHash,
-} from '../../../services/core/data/identifiers.js';
-import { sql } from '../../../services/core/db/pool.js';
+  isInt32,
+  isUrlIdentifier,
+} from '../../../services/core/identifiers.js';
 import { createDatabase, type TestDatabase } from '../../helpers/databases.js';
 
 describe('forceIdentifier and incrementIdentifier', () => {
@@ -45,6 +49,52 @@ describe('forceIdentifier and incrementIdentifier', () => {
     ['x_01', 'x_2'],
   ])('incrementIdentifier(50, %j) = %j', (slug, next) => {
     expect(incrementIdentifier(50, slug)).toBe(next);
+  });
+});
+
+describe('URL identifiers and 32-bit ids', () => {
+  it.each([
+    ['builder-1', true],
+    ['_x.y', true],
+    ['-', true],
+    ['1abc', false],
+    ['.hidden', false],
+    ['has space', false],
+    ['héllo', false],
+    ['', false],
+  ])('%j is a URL identifier: %s', (s, ok) => {
+    expect(isUrlIdentifier(s)).toBe(ok);
+  });
+
+  it('counts the length limit in characters', () => {
+    expect(isUrlIdentifier('a'.repeat(50), 50)).toBe(true);
+    expect(isUrlIdentifier('a'.repeat(51), 50)).toBe(false);
+  });
+
+  it.each([
+    ['0', 0],
+    ['12', 12],
+    ['007', 7],
+    [String(INT32_MAX), INT32_MAX],
+    [String(INT32_MAX + 1), null],
+    ['99999999999', null],
+    ['+1', null],
+    ['-1', null],
+    ['1_0', null],
+    [' 1', null],
+    ['', null],
+  ])('the segment %j names id %s', (seg, id) => {
+    expect(idOfSegment(seg)).toBe(id);
+  });
+
+  it('knows which numbers an integer column holds', () => {
+    expect([isInt32(INT32_MAX), isInt32(-INT32_MAX), isInt32(INT32_MAX + 1), isInt32(1.5)]).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
+    expect([isId(0), isId(-1), isId(INT32_MAX), isId('1')]).toEqual([true, false, true, false]);
   });
 });
 

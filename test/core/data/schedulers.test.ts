@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addChange } from '../../../services/core/data/changes.js';
 import { findChangeSourceId, trySetChangeSourceMaster } from '../../../services/core/data/changesources.js';
-import { nameHash } from '../../../services/core/data/identifiers.js';
+import { nameHash } from '../../../services/core/data/names.js';
 import {
   classifyChanges,
   findSchedulerId,
