@@ -12,9 +12,10 @@
 //   (/changes newest first); offset and limit after ordering; total before them.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Field, Resource } from '../../services/api/registry/model.js';
-import { type FieldType, isScalar } from '../../services/api/registry/types.js';
+import type { Resource } from '../../services/api/registry/model.js';
 import { type Queryable, sql } from '../../services/core/db/pool.js';
+import type { Field } from '../../services/core/entities/field.js';
+import { type FieldType, isScalar } from '../../services/core/entities/types.js';
 import { addExtraRows, EXTRA } from './lib/extra-rows.js';
 import { ApiUnderTest, collection, oracleRegistry } from './lib/harness.js';
 

@@ -4,9 +4,11 @@
 // and ORDER BY over every candidate row (where indexes can serve them), and in the JSON
 // projection only for the rows of the page.
 import { type SQLQuery, sql } from '../../core/db/pool.js';
+import type { Field } from '../../core/entities/field.js';
+import { type FieldType, isScalar } from '../../core/entities/types.js';
 import { invalidQuery } from '../errors/catalogue.js';
-import type { Endpoint, Field, PathArgs } from '../registry/model.js';
-import { type FieldType, type FilterValue, isScalar } from '../registry/types.js';
+import type { Endpoint, PathArgs } from '../registry/model.js';
+import type { FilterValue } from '../registry/types.js';
 import type { Filter, OrderTerm, ResultSpec } from './spec.js';
 
 export interface RowsQuery {

@@ -1,8 +1,9 @@
 // Query string -> ResultSpec, with Buildbot's rules and messages. Where Buildbot silently
 // ignores a parameter it cannot apply (an unknown operator, an operator that takes one value
 // given several) or fails with a database error (a negative limit), we answer 400.
+
+import type { Field } from '../../core/entities/field.js';
 import { invalidQuery } from '../errors/catalogue.js';
-import type { Field } from '../registry/model.js';
 import { type FilterValue, parsePyInt, valueFromString } from '../registry/types.js';
 import {
   type Filter,

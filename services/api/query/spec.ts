@@ -1,5 +1,5 @@
 // A parsed read request: Buildbot's ResultSpec.
-import type { Field } from '../registry/model.js';
+import type { Field } from '../../core/entities/field.js';
 import type { FilterValue } from '../registry/types.js';
 
 export type Operator = 'eq' | 'ne' | 'lt' | 'le' | 'gt' | 'ge' | 'contains' | 'in' | 'notin';

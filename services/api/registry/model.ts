@@ -1,30 +1,12 @@
 // What a resource type and an endpoint are. Every resource is read from one base table under
 // the alias `a`; each field is a SQL expression over that row (correlated subqueries for
-// related tables), so filtering, ordering and paging all happen in PostgreSQL.
-import type { SQLQuery } from '../../core/db/pool.js';
-import type { EntityField, FieldType } from './types.js';
+// related tables), so filtering, ordering and paging all happen in PostgreSQL. The fields of
+// the resources that events carry too are defined once, in services/core/entities/.
+import { type SQLQuery, sql } from '../../core/db/pool.js';
+import type { Entity, Field, FieldArgs } from '../../core/entities/field.js';
 
 /** Path parameters, already converted: numbers for `n:` elements, strings otherwise. */
-export type PathArgs = Readonly<Record<string, number | string>>;
-
-export interface Field extends EntityField {
-  name: string;
-  type: FieldType;
-  nullable?: boolean;
-  /** The value, as a SQL expression over alias `a` that yields JSON-compatible SQL types. */
-  sql: (args: PathArgs) => SQLQuery;
-  /**
-   * Buildbot pushes this field's filters into SQL, where `ne` and `notin` drop NULLs; every
-   * other field is filtered in Python, where None != x is true. We keep both behaviours.
-   */
-  sqlNullSemantics?: boolean;
-  /** The SQL value can be NULL even though the type says otherwise (sorting puts NULL lowest). */
-  nullableSql?: boolean;
-  /** The value when the request names properties (`property=*` or names); `sql` otherwise. */
-  withProperties?: (args: PathArgs, names: readonly string[]) => SQLQuery;
-  /** An index-friendly test for `field = value` (e.g. `complete = 0` for a smallint flag). */
-  equals?: (args: PathArgs, value: boolean) => SQLQuery;
-}
+export type PathArgs = FieldArgs;
 
 export interface Resource {
   /** Entity type name (`build`), plural (`builds`, the envelope key). */
@@ -81,13 +63,14 @@ export interface Endpoint {
   countScope?: (args: PathArgs) => Record<string, SQLQuery>;
 }
 
-export function field(
-  name: string,
-  type: FieldType,
-  sqlExpr: SQLQuery | ((args: PathArgs) => SQLQuery),
-  opts: Partial<
-    Pick<Field, 'nullable' | 'nullableSql' | 'sqlNullSemantics' | 'withProperties' | 'equals'>
-  > = {},
-): Field {
-  return { name, type, sql: typeof sqlExpr === 'function' ? sqlExpr : () => sqlExpr, ...opts };
+/** The resource that reads entity `e` from its table. */
+export function entityResource(e: Entity, extra: Pick<Resource, 'counted' | 'defaultOrder'> = {}): Resource {
+  return {
+    name: e.name,
+    plural: e.plural,
+    key: e.key,
+    from: sql`${sql.ident(e.table)} a`,
+    fields: e.fields,
+    ...extra,
+  };
 }

@@ -1,42 +1,8 @@
-// The field types of Buildbot's data API: how a query-string value is read for each type,
-// and how each type describes itself in /application.spec.
+// The field types of Buildbot's data API (services/core/entities/types.ts) as the read API
+// meets them: how a query-string value is read for each type, and how each type describes
+// itself in /application.spec.
+import type { EntityField, FieldType } from '../../core/entities/types.js';
 import { isUrlIdentifier } from '../../core/identifiers.js';
-
-export type FieldType =
-  | { kind: 'integer' }
-  | { kind: 'datetime' }
-  | { kind: 'string' }
-  | { kind: 'identifier'; len: number }
-  | { kind: 'boolean' }
-  | { kind: 'binary' }
-  | { kind: 'jsonobject' }
-  | { kind: 'sourcedproperties' }
-  | { kind: 'list'; of: FieldType }
-  | { kind: 'entity'; name: string; fields: readonly EntityField[] };
-
-export interface EntityField {
-  name: string;
-  type: FieldType;
-  nullable?: boolean;
-}
-
-export const t = {
-  integer: { kind: 'integer' } as FieldType,
-  datetime: { kind: 'datetime' } as FieldType,
-  string: { kind: 'string' } as FieldType,
-  identifier: (len = 50): FieldType => ({ kind: 'identifier', len }),
-  boolean: { kind: 'boolean' } as FieldType,
-  binary: { kind: 'binary' } as FieldType,
-  jsonobject: { kind: 'jsonobject' } as FieldType,
-  sourcedproperties: { kind: 'sourcedproperties' } as FieldType,
-  list: (of: FieldType): FieldType => ({ kind: 'list', of }),
-  entity: (name: string, fields: readonly EntityField[]): FieldType => ({ kind: 'entity', name, fields }),
-};
-
-/** Scalar types can be compared, sorted and filtered with every operator. */
-export function isScalar(type: FieldType): boolean {
-  return ['integer', 'datetime', 'string', 'identifier', 'boolean'].includes(type.kind);
-}
 
 /** Values a filter compares against: what Buildbot's valueFromString yields. */
 export type FilterValue = number | string | boolean;

@@ -11,9 +11,11 @@
 //   order) and produces builders/<id>/update with the builder entity. Buildbot calls it only
 //   when the configuration changed; we produce the event only when something did.
 import { sql } from '../db/pool.js';
+import { builder } from '../entities/builder.js';
+import { jsonOf } from '../entities/field.js';
 import { noSuch } from '../errors.js';
 import { builderKeys } from '../events/keys.js';
-import { builderJson, entity } from './entities.js';
+import { entity } from './entities.js';
 import { findNamedId } from './names.js';
 import type { Tx } from './transaction.js';
 
@@ -40,7 +42,7 @@ export async function updateBuilderInfo(
   tags: readonly string[],
 ): Promise<boolean> {
   const [b] = await tx.q.query(
-    sql`SELECT description, ${builderJson('b')} AS e FROM builders b WHERE b.id = ${builderid} FOR NO KEY UPDATE`,
+    sql`SELECT a.description, ${jsonOf(builder.fields)} AS e FROM builders a WHERE a.id = ${builderid} FOR NO KEY UPDATE`,
   );
   if (!b) throw noSuch(`builder ${builderid}`);
   const wanted = [...new Set(tags)];
@@ -56,7 +58,7 @@ export async function updateBuilderInfo(
       INSERT INTO builders_tags (builderid, tagid)
       SELECT ${builderid}, t FROM unnest(${tagids}::int[]) WITH ORDINALITY AS x(t, o) ORDER BY o`);
   }
-  const e = await entity(tx.q, 'builders', 'b', builderJson('b'), builderid);
+  const e = await entity(tx.q, builder, builderid);
   tx.out.addAll(builderKeys(builderid), 'update', e);
   return true;
 }

@@ -11,18 +11,22 @@
 // requests by the *caller's* master id (unclaimBuildRequests filters on self.masterid), so
 // they stay claimed; unclaimMasterRequests releases them by the dead master's id.
 import { sql } from '../db/pool.js';
+import { buildrequest } from '../entities/buildrequest.js';
 import { ConflictError, invalid, noSuch } from '../errors.js';
 import { buildrequestKeys } from '../events/keys.js';
 import { Results } from '../results.js';
 import { maybeBuildsetComplete } from './buildsets.js';
-import { buildrequestJson } from './entities.js';
+import { entities, entity } from './entities.js';
 import { now, type Tx } from './transaction.js';
 
 async function emit(tx: Tx, brids: readonly number[], event: string): Promise<void> {
-  const rows = await tx.q.query(sql`
-    SELECT br.id, br.buildsetid, br.builderid, ${buildrequestJson('br')} AS e
-    FROM buildrequests br WHERE br.id = ANY(${[...brids]}::int[]) ORDER BY br.id`);
-  for (const r of rows) tx.out.addAll(buildrequestKeys(r.buildsetid, r.builderid, r.id), event, r.e);
+  for (const e of await entities(tx.q, buildrequest, brids)) {
+    tx.out.addAll(
+      buildrequestKeys(e.buildsetid as number, e.builderid as number, e.buildrequestid as number),
+      event,
+      e,
+    );
+  }
 }
 
 /**
@@ -173,10 +177,7 @@ export async function cancelBuildRequest(tx: Tx, brid: number): Promise<CancelOu
     await tx.q.query(sql`UPDATE buildrequests SET complete = 1, results = ${Results.CANCELLED}, complete_at = ${at}
                          WHERE id = ${brid}`);
     await emit(tx, [brid], 'complete');
-    const [row] = await tx.q.query(
-      sql`SELECT ${buildrequestJson('br')} AS e FROM buildrequests br WHERE br.id = ${brid}`,
-    );
-    tx.out.add(['buildrequests', brid, 'cancel'], row.e);
+    tx.out.add(['buildrequests', brid, 'cancel'], await entity(tx.q, buildrequest, brid));
     await maybeBuildsetComplete(tx, br.buildsetid);
     return { cancelled: true, buildsToStop: [] };
   }

@@ -13,10 +13,11 @@
 // finishBuild finishes a build once: a finished build keeps its results (a master that was
 // expired and finished with RETRY cannot turn that into SUCCESS later).
 import { sql } from '../db/pool.js';
+import { build } from '../entities/build.js';
 import { noSuch } from '../errors.js';
 import { buildKeys } from '../events/keys.js';
 import { completeBuildRequests } from './buildrequests.js';
-import { buildJson, entity } from './entities.js';
+import { entity } from './entities.js';
 import { now, type Tx } from './transaction.js';
 
 export interface NewBuild {
@@ -31,7 +32,7 @@ export interface NewBuild {
 type BuildEntity = { buildid: number; builderid: number; number: number; workerid: number | null };
 
 async function emit(tx: Tx, buildid: number, event: string): Promise<void> {
-  const b = (await entity(tx.q, 'builds', 'b', buildJson('b'), buildid)) as BuildEntity | undefined;
+  const b = (await entity(tx.q, build, buildid)) as BuildEntity | undefined;
   if (!b) throw noSuch(`build ${buildid}`);
   tx.out.addAll(buildKeys(b), event, b);
 }

@@ -1,9 +1,11 @@
 // Build sets: addBuildset creates one with a build request per builder; maybeBuildsetComplete
 // completes it when its last request completes, with the worst of their results.
 import { sql } from '../db/pool.js';
+import { buildrequest } from '../entities/buildrequest.js';
+import { buildsetSourcestampsJson } from '../entities/sourcestamp.js';
 import { buildrequestKeys, buildsetKeys } from '../events/keys.js';
 import { Results, worst } from '../results.js';
-import { buildrequestJson, buildsetSourcestampsJson } from './entities.js';
+import { entity } from './entities.js';
 import { findOrCreateSourceStamp, type SourceStampSpec } from './sourcestamps.js';
 import { now, type Tx } from './transaction.js';
 
@@ -63,10 +65,11 @@ export async function addBuildset(tx: Tx, b: NewBuildset): Promise<AddedBuildset
 
   // Events: each request's `new`, then the build set's (with its full source stamps).
   for (const [builderid, brid] of Object.entries(brids)) {
-    const [row] = await tx.q.query(
-      sql`SELECT ${buildrequestJson('br')} AS e FROM buildrequests br WHERE br.id = ${brid}`,
+    tx.out.addAll(
+      buildrequestKeys(bsid, Number(builderid), brid),
+      'new',
+      await entity(tx.q, buildrequest, brid),
     );
-    tx.out.addAll(buildrequestKeys(bsid, Number(builderid), brid), 'new', row.e);
   }
   const [ss] = await tx.q.query(sql`SELECT ${buildsetSourcestampsJson(sql`${bsid}::int`)} AS s`);
   tx.out.addAll(buildsetKeys(bsid), 'new', {

@@ -15,10 +15,11 @@
 // linear. Values too long for their column are refused (INVALID) instead of failing in
 // PostgreSQL.
 import { sql } from '../db/pool.js';
+import { change } from '../entities/change.js';
 import { invalid } from '../errors.js';
 import { changeKeys } from '../events/keys.js';
 import { codePoints } from '../identifiers.js';
-import { changeJson, entity } from './entities.js';
+import { entity } from './entities.js';
 import { hashColumns } from './names.js';
 import { findOrCreateSourceStamp } from './sourcestamps.js';
 import { now, type Tx } from './transaction.js';
@@ -113,10 +114,6 @@ export async function addChange(tx: Tx, c: NewChange): Promise<number> {
   }
   if (uid !== null)
     await tx.q.query(sql`INSERT INTO change_users (changeid, uid) VALUES (${changeid}, ${uid})`);
-  tx.out.addAll(
-    changeKeys(changeid),
-    'new',
-    await entity(tx.q, 'changes', 'c', changeJson('c'), changeid, 'changeid'),
-  );
+  tx.out.addAll(changeKeys(changeid), 'new', await entity(tx.q, change, changeid));
   return changeid;
 }

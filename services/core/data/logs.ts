@@ -20,13 +20,14 @@
 //   could merge again); thus a second compressLog changes nothing.
 // Rows of one log are serialized on the log's row lock: appends, finish and compression.
 import { sql } from '../db/pool.js';
+import { log as logEntity } from '../entities/log.js';
 import { ConflictError, InputError, invalid, noSuch } from '../errors.js';
 import { logKeys } from '../events/keys.js';
 import { forceIdentifier, incrementIdentifier } from '../identifiers.js';
 import { appendChunks, mergeChunks, planCompressLog } from '../logs/chunking.js';
 import { type CompressionCode, type CompressionMethod, compressionCode } from '../logs/codecs.js';
 import type { LogChunkRow, LogType } from '../logs/types.js';
-import { entity, logJson } from './entities.js';
+import { entity } from './entities.js';
 import type { Tx } from './transaction.js';
 
 const SLUG_LENGTH = 50;
@@ -45,7 +46,7 @@ function codeOf(codec: LogCodec | undefined): CompressionCode {
 }
 
 async function emit(tx: Tx, logid: number, event: string): Promise<void> {
-  const l = (await entity(tx.q, 'logs', 'l', logJson('l'), logid)) as
+  const l = (await entity(tx.q, logEntity, logid)) as
     | { logid: number; stepid: number; slug: string }
     | undefined;
   if (!l) throw noSuch(`log ${logid}`);

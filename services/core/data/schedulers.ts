@@ -10,9 +10,10 @@
 //   reading may filter on the changes' branch (null meaning "no branch"), repository,
 //   project and codebase.
 import { sql } from '../db/pool.js';
+import { scheduler } from '../entities/scheduler.js';
 import { noSuch } from '../errors.js';
 import { schedulerKeys } from '../events/keys.js';
-import { entity, schedulerJson } from './entities.js';
+import { entity } from './entities.js';
 import { findNamedId } from './names.js';
 import { trySetMaster } from './ownership.js';
 import type { Tx } from './transaction.js';
@@ -35,7 +36,7 @@ export async function schedulerEnable(tx: Tx, schedulerid: number, enabled: bool
     sql`UPDATE schedulers SET enabled = ${enabled ? 1 : 0} WHERE id = ${schedulerid} RETURNING id`,
   );
   if (rows.length === 0) throw noSuch(`scheduler ${schedulerid}`);
-  const e = await entity(tx.q, 'schedulers', 's', schedulerJson('s'), schedulerid);
+  const e = await entity(tx.q, scheduler, schedulerid);
   tx.out.addAll(schedulerKeys(schedulerid), 'updated', e);
 }
 

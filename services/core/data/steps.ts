@@ -13,18 +13,17 @@
 // them one after the other (Buildbot relies on a single master per build instead).
 // finishStep finishes a step once, like finishBuild.
 import { sql } from '../db/pool.js';
+import { step as stepEntity } from '../entities/step.js';
 import { invalid, noSuch } from '../errors.js';
 import { stepKeys } from '../events/keys.js';
 import { codePoints, headCodePoints } from '../identifiers.js';
-import { entity, stepJson } from './entities.js';
+import { entity } from './entities.js';
 import { now, type Tx } from './transaction.js';
 
 const MAX_NAME = 50;
 
 async function emit(tx: Tx, stepid: number, event: string): Promise<void> {
-  const s = (await entity(tx.q, 'steps', 's', stepJson('s'), stepid)) as
-    | { stepid: number; buildid: number }
-    | undefined;
+  const s = (await entity(tx.q, stepEntity, stepid)) as { stepid: number; buildid: number } | undefined;
   if (!s) throw noSuch(`step ${stepid}`);
   tx.out.addAll(stepKeys(s), event, s);
 }

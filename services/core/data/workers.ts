@@ -12,14 +12,15 @@
 // - events carry the worker entity under workers/<id>: connected, disconnected,
 //   state_updated, and missing (entity plus last_connection and notify).
 import { sql } from '../db/pool.js';
+import { worker } from '../entities/worker.js';
 import { invalid, noSuch } from '../errors.js';
 import { workerKeys } from '../events/keys.js';
 import { isIdentifier } from '../identifiers.js';
-import { entity, workerJson } from './entities.js';
+import { entity } from './entities.js';
 import type { Tx } from './transaction.js';
 
 async function workerEntity(tx: Tx, workerid: number): Promise<Record<string, unknown>> {
-  const w = await entity(tx.q, 'workers', 'w', workerJson('w'), workerid);
+  const w = await entity(tx.q, worker, workerid);
   if (!w) throw noSuch(`worker ${workerid}`);
   return w;
 }

@@ -3,8 +3,9 @@
 // query parameters of contract section 1.2 over every field, with values taken from the rows
 // Buildbot itself returned. The first path form of each resource gets every variant; the
 // other forms of the same resource get a smaller set (their scoping is what they add).
-import type { Endpoint, Field } from '../../../services/api/registry/model.js';
-import { isScalar } from '../../../services/api/registry/types.js';
+import type { Endpoint } from '../../../services/api/registry/model.js';
+import type { Field } from '../../../services/core/entities/field.js';
+import { isScalar } from '../../../services/core/entities/types.js';
 import { type Bindings, bind, leafOf } from './bindings.js';
 
 export interface Request {

@@ -1,6 +1,7 @@
 import { sql } from '../../../core/db/pool.js';
-import { type Endpoint, field, type PathArgs, type Resource } from '../model.js';
-import { t } from '../types.js';
+import { field } from '../../../core/entities/field.js';
+import { t } from '../../../core/entities/types.js';
+import type { Endpoint, PathArgs, Resource } from '../model.js';
 import { buildIdOf } from './builds.js';
 
 // Listing build data never carries the value: it can be large. The `value` path downloads it.

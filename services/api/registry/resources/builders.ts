@@ -1,29 +1,8 @@
 import { sql } from '../../../core/db/pool.js';
-import { type Endpoint, field, type PathArgs, type Resource } from '../model.js';
-import { t } from '../types.js';
+import { builder as builderEntity } from '../../../core/entities/builder.js';
+import { type Endpoint, entityResource, type PathArgs, type Resource } from '../model.js';
 
-export const builder: Resource = {
-  name: 'builder',
-  plural: 'builders',
-  key: 'builderid',
-  from: sql`builders a`,
-  fields: [
-    field('builderid', t.integer, sql`a.id`),
-    field('name', t.identifier(70), sql`a.name`),
-    field(
-      'masterids',
-      t.list(t.integer),
-      sql`ARRAY(SELECT bm.masterid FROM builder_masters bm WHERE bm.builderid = a.id ORDER BY bm.masterid)`,
-    ),
-    field('description', t.string, sql`a.description`, { nullable: true }),
-    field(
-      'tags',
-      t.list(t.string),
-      sql`ARRAY(SELECT tg.name FROM builders_tags bt JOIN tags tg ON tg.id = bt.tagid
-                WHERE bt.builderid = a.id ORDER BY bt.id)`,
-    ),
-  ],
-};
+export const builder: Resource = entityResource(builderEntity);
 
 const onMaster = (args: PathArgs) =>
   sql`EXISTS (SELECT 1 FROM builder_masters bm WHERE bm.builderid = a.id AND bm.masterid = ${args.masterid})`;

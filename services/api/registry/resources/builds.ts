@@ -1,47 +1,15 @@
 import { sql } from '../../../core/db/pool.js';
-import { type Endpoint, field, type PathArgs, type Resource } from '../model.js';
-import { t } from '../types.js';
+import { build as buildEntity } from '../../../core/entities/build.js';
+import { type Endpoint, entityResource, type PathArgs, type Resource } from '../model.js';
 import { builderIdOf } from './builders.js';
-import { propertyNames } from './common.js';
 
-/** Build properties as Buildbot answers them: {name: [value, source]}, or null when none. */
-export function buildPropertiesJson(buildid: ReturnType<typeof sql>, names: readonly string[] | null) {
-  const sel = names ? propertyNames(names) : { all: true, names: [] };
-  return sql`(SELECT json_object_agg(bp.name, json_build_array(flotilla.try_json(bp.value), bp.source))
-      FROM build_properties bp WHERE bp.buildid = ${buildid}
-      AND (${sel.all}::boolean OR bp.name = ANY(${sel.names}::text[])))`;
-}
-
-const s = { sqlNullSemantics: true };
-
-export const build: Resource = {
-  name: 'build',
-  plural: 'builds',
-  key: 'buildid',
-  from: sql`builds a`,
+export const build: Resource = entityResource(buildEntity, {
   counted: {
     table: 'builds',
     dims: ['builderid', 'workerid', 'complete'],
     scopes: [[], ['builderid'], ['complete'], ['builderid', 'complete'], ['workerid']],
   },
-  fields: [
-    field('buildid', t.integer, sql`a.id`, s),
-    field('number', t.integer, sql`a.number`, s),
-    field('builderid', t.integer, sql`a.builderid`, s),
-    field('buildrequestid', t.integer, sql`a.buildrequestid`, s),
-    field('workerid', t.integer, sql`a.workerid`, { ...s, nullableSql: true }),
-    field('masterid', t.integer, sql`a.masterid`, s),
-    field('started_at', t.datetime, sql`a.started_at`, s),
-    field('complete', t.boolean, sql`(a.complete_at IS NOT NULL)`),
-    field('complete_at', t.datetime, sql`a.complete_at`, { ...s, nullable: true }),
-    field('results', t.integer, sql`a.results`, { ...s, nullable: true }),
-    field('state_string', t.string, sql`a.state_string`, s),
-    field('properties', t.sourcedproperties, sql`'{}'::json`, {
-      nullable: true,
-      withProperties: (_args, names) => sql`coalesce(${buildPropertiesJson(sql`a.id`, names)}, '{}'::json)`,
-    }),
-  ],
-};
+});
 
 /** The build named in a path: by id, or by builder (id or name) and number. */
 export function buildIdOf(args: PathArgs) {

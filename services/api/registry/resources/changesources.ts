@@ -1,24 +1,13 @@
-import { masterJson } from '../../../core/data/entities.js';
 import { sql } from '../../../core/db/pool.js';
-import { type Endpoint, field, type PathArgs, type Resource } from '../model.js';
-import { t } from '../types.js';
-import { masterType } from './common.js';
+import {
+  changesource as changesourceEntity,
+  changesourceOwner,
+} from '../../../core/entities/changesource.js';
+import { type Endpoint, entityResource, type PathArgs, type Resource } from '../model.js';
 
-const ownerOf = sql`(SELECT csm.masterid FROM changesource_masters csm WHERE csm.changesourceid = a.id)`;
+export const changesource: Resource = entityResource(changesourceEntity);
 
-export const changesource: Resource = {
-  name: 'changesource',
-  plural: 'changesources',
-  key: 'changesourceid',
-  from: sql`changesources a`,
-  fields: [
-    field('changesourceid', t.integer, sql`a.id`),
-    field('name', t.string, sql`a.name`),
-    field('master', masterType, masterJson(ownerOf), { nullable: true }),
-  ],
-};
-
-const onMaster = (a: PathArgs) => sql`${ownerOf} = ${a.masterid}`;
+const onMaster = (a: PathArgs) => sql`${changesourceOwner} = ${a.masterid}`;
 
 export const changesourceEndpoints: Endpoint[] = [
   {

@@ -1,9 +1,9 @@
 // Log contents (a range of lines) and raw log downloads. They read a log row under alias `a`
 // for the scope; the lines themselves are read by the log-reading code, chunk by chunk.
 import { sql } from '../../../core/db/pool.js';
+import { field } from '../../../core/entities/field.js';
+import { t } from '../../../core/entities/types.js';
 import type { Endpoint, Resource } from '../model.js';
-import { field } from '../model.js';
-import { t } from '../types.js';
 import { LOG_PREFIXES, logScope } from './logs.js';
 
 export const logchunk: Resource = {

@@ -1,23 +1,9 @@
 import { sql } from '../../../core/db/pool.js';
-import { type Endpoint, field, type PathArgs, type Resource } from '../model.js';
-import { t } from '../types.js';
+import { log as logEntity } from '../../../core/entities/log.js';
+import { type Endpoint, entityResource, type PathArgs, type Resource } from '../model.js';
 import { stepIdOf } from './steps.js';
 
-export const log: Resource = {
-  name: 'log',
-  plural: 'logs',
-  key: 'logid',
-  from: sql`logs a`,
-  fields: [
-    field('logid', t.integer, sql`a.id`),
-    field('name', t.string, sql`a.name`),
-    field('slug', t.identifier(50), sql`a.slug`),
-    field('stepid', t.integer, sql`a.stepid`),
-    field('complete', t.boolean, sql`(a.complete <> 0)`),
-    field('num_lines', t.integer, sql`a.num_lines`),
-    field('type', t.identifier(1), sql`a.type`),
-  ],
-};
+export const log: Resource = entityResource(logEntity);
 
 /** Conditions over alias `a` (a logs row) for the log a path names. */
 export function logScope(a: PathArgs) {

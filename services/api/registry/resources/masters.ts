@@ -1,19 +1,8 @@
 import { sql } from '../../../core/db/pool.js';
-import { type Endpoint, field, type PathArgs, type Resource } from '../model.js';
-import { t } from '../types.js';
+import { master as masterEntity } from '../../../core/entities/master.js';
+import { type Endpoint, entityResource, type PathArgs, type Resource } from '../model.js';
 
-export const master: Resource = {
-  name: 'master',
-  plural: 'masters',
-  key: 'masterid',
-  from: sql`masters a`,
-  fields: [
-    field('masterid', t.integer, sql`a.id`),
-    field('name', t.string, sql`a.name`),
-    field('active', t.boolean, sql`(a.active <> 0)`),
-    field('last_active', t.datetime, sql`a.last_active`),
-  ],
-};
+export const master: Resource = entityResource(masterEntity);
 
 const runsBuilder = (a: PathArgs) =>
   sql`EXISTS (SELECT 1 FROM builder_masters bm WHERE bm.masterid = a.id AND bm.builderid = ${a.builderid})`;

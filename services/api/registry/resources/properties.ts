@@ -1,9 +1,11 @@
 // Properties: the sourcedproperties object of a build or a build set, and the list form
 // (`property_list`, `properties_list`) with one entry per property.
 import { sql } from '../../../core/db/pool.js';
-import { type Endpoint, field, type Resource } from '../model.js';
-import { t } from '../types.js';
-import { buildIdOf, buildPropertiesJson } from './builds.js';
+import { buildPropertiesJson } from '../../../core/entities/build.js';
+import { field } from '../../../core/entities/field.js';
+import { t } from '../../../core/entities/types.js';
+import type { Endpoint, Resource } from '../model.js';
+import { buildIdOf } from './builds.js';
 
 const sourced = { type: 'sourcedproperties', type_spec: { name: 'sourcedproperties' } };
 

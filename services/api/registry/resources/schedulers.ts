@@ -1,25 +1,10 @@
-import { masterJson } from '../../../core/data/entities.js';
 import { sql } from '../../../core/db/pool.js';
-import { type Endpoint, field, type PathArgs, type Resource } from '../model.js';
-import { t } from '../types.js';
-import { masterType } from './common.js';
+import { scheduler as schedulerEntity, schedulerOwner } from '../../../core/entities/scheduler.js';
+import { type Endpoint, entityResource, type PathArgs, type Resource } from '../model.js';
 
-const ownerOf = sql`(SELECT sm.masterid FROM scheduler_masters sm WHERE sm.schedulerid = a.id)`;
+export const scheduler: Resource = entityResource(schedulerEntity);
 
-export const scheduler: Resource = {
-  name: 'scheduler',
-  plural: 'schedulers',
-  key: 'schedulerid',
-  from: sql`schedulers a`,
-  fields: [
-    field('schedulerid', t.integer, sql`a.id`),
-    field('name', t.string, sql`a.name`),
-    field('enabled', t.boolean, sql`(coalesce(a.enabled, 0) <> 0)`),
-    field('master', masterType, masterJson(ownerOf), { nullable: true }),
-  ],
-};
-
-const onMaster = (a: PathArgs) => sql`${ownerOf} = ${a.masterid}`;
+const onMaster = (a: PathArgs) => sql`${schedulerOwner} = ${a.masterid}`;
 
 export const schedulerEndpoints: Endpoint[] = [
   {

@@ -3,8 +3,9 @@
 // everything else, as a JSON array that PostgreSQL unnests, so filters and ordering behave
 // exactly alike everywhere.
 import { type SQLQuery, sql } from '../../../core/db/pool.js';
-import { type Endpoint, type Field, field, type Resource } from '../model.js';
-import { t } from '../types.js';
+import { type Field, field } from '../../../core/entities/field.js';
+import { t } from '../../../core/entities/types.js';
+import type { Endpoint, Resource } from '../model.js';
 
 function jsonList(items: readonly object[]): SQLQuery {
   return sql`json_array_elements(${JSON.stringify(items)}::json) WITH ORDINALITY AS a(doc, ord)`;

@@ -1,36 +1,9 @@
 import { sql } from '../../../core/db/pool.js';
-import { type Endpoint, field, type PathArgs, type Resource } from '../model.js';
-import { t } from '../types.js';
+import { step as stepEntity } from '../../../core/entities/step.js';
+import { type Endpoint, entityResource, type PathArgs, type Resource } from '../model.js';
 import { buildIdOf } from './builds.js';
 
-export const step: Resource = {
-  name: 'step',
-  plural: 'steps',
-  key: 'stepid',
-  from: sql`steps a`,
-  fields: [
-    field('stepid', t.integer, sql`a.id`),
-    field('number', t.integer, sql`a.number`),
-    field('name', t.identifier(50), sql`a.name`),
-    field('buildid', t.integer, sql`a.buildid`),
-    field('started_at', t.datetime, sql`a.started_at`, { nullable: true }),
-    field('complete', t.boolean, sql`(a.complete_at IS NOT NULL)`),
-    field('complete_at', t.datetime, sql`a.complete_at`, { nullable: true }),
-    field('results', t.integer, sql`a.results`, { nullable: true }),
-    field('state_string', t.string, sql`a.state_string`),
-    field(
-      'urls',
-      t.list(
-        t.entity('Url', [
-          { name: 'name', type: t.string },
-          { name: 'url', type: t.string },
-        ]),
-      ),
-      sql`coalesce(flotilla.try_json(a.urls_json), '[]'::json)`,
-    ),
-    field('hidden', t.boolean, sql`(a.hidden <> 0)`),
-  ],
-};
+export const step: Resource = entityResource(stepEntity);
 
 /** The step named in a path: by id, or within a build by name or number. */
 export function stepIdOf(args: PathArgs) {

@@ -1,6 +1,7 @@
 import { sql } from '../../../core/db/pool.js';
-import { type Endpoint, field, type Resource } from '../model.js';
-import { t } from '../types.js';
+import { field } from '../../../core/entities/field.js';
+import { t } from '../../../core/entities/types.js';
+import type { Endpoint, Resource } from '../model.js';
 import { builderIdOf } from './builders.js';
 
 export const testResult: Resource = {
