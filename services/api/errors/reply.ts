@@ -13,6 +13,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { FlotillaError } from '../../core/errors.js';
+import { DATA_POLICY } from '../http/security-headers.js';
 import { pyDumps, pyString } from '../query/pyjson.js';
 import {
   badRequest,
@@ -106,9 +107,10 @@ export function sendHookError(req: FastifyRequest, reply: FastifyReply, err: unk
   if (!known) {
     req.log.error({ err, url: loggableUrl(req.raw.url) }, 'adding changes from a web hook failed');
     // Buildbot's words for the same failure.
-    return reply.code(500).type('text/html').send('Error processing changes.');
+    return reply.code(500).type(PLAIN).send('Error processing changes.');
   }
-  return reply.code(entryOf(known).status).type('text/html').send(known.message);
+  // As text, never HTML: a message may quote the request (docs/security.md).
+  return reply.code(entryOf(known).status).type(PLAIN).send(known.message);
 }
 
 /** The error handler of a Fastify context whose routes answer in `format`. */
@@ -145,6 +147,7 @@ export function clientError(err: Error & { code?: string }, socket: Socket): voi
   }
   socket.end(
     `HTTP/1.1 ${entryOf(refusal).status} ${reason}\r\nContent-Type: ${PLAIN}\r\nX-Content-Type-Options: nosniff\r\n` +
+      `Content-Security-Policy: ${DATA_POLICY}\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
   // A client that does not read the answer does not keep the socket.

@@ -9,7 +9,10 @@
 // Where we differ: only POST (Buildbot also takes GET, a write on a GET); the changes of one
 // request are added in one transaction (all or none); a body over the limit is 413 and an
 // unknown content type 415; a database failure is 500 "Error processing changes." as in
-// Buildbot, and nothing a client sends can cause one.
+// Buildbot, and nothing a client sends can cause one. Every answer is text/plain, and a
+// dialect that is not enabled is a 404 `not found`: Buildbot's text/html page quoting the
+// dialect from the URL let a cross-site form POST run a script on the API's origin
+// (docs/security.md, test/security/reflected-html.test.ts).
 import { readFileSync } from 'node:fs';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ConfigError } from '../../core/config/errors.js';
@@ -18,7 +21,7 @@ import { addChange, type DataContext, type NewChange, transact } from '../../cor
 import { FlotillaError } from '../../core/errors.js';
 import { baseChange } from './base.js';
 import { FORM, formFields, JSON_TYPE, MULTIPART, mediaType, parseJson, queryFields, text } from './body.js';
-import { badRequest, HookError, unsupportedType } from './errors.js';
+import { badRequest, HookError, noDialect, unsupportedType } from './errors.js';
 import { type GithubOptions, githubChanges } from './github.js';
 
 export interface ChangeHooksOptions {
@@ -77,7 +80,7 @@ async function baseFields(req: FastifyRequest, body: Buffer): Promise<Map<string
 }
 
 const answer = (reply: FastifyReply, status: number, body: string) =>
-  reply.code(status).type('text/html').send(body);
+  reply.code(status).type('text/plain; charset=utf-8').send(body);
 
 export const changeHooks: FastifyPluginAsync<ChangeHooksOptions> = async (app, opts) => {
   const github = opts.config?.github ? githubOptions(opts.config.github, opts.env) : null;
@@ -107,7 +110,7 @@ export const changeHooks: FastifyPluginAsync<ChangeHooksOptions> = async (app, o
     let changes: NewChange[];
     if (dialect === 'base' && baseEnabled) changes = [baseChange(await baseFields(req, body))];
     else if (dialect === 'github' && github) changes = await githubChanges(body, req.headers, github);
-    else throw badRequest(`The dialect specified, '${dialect}', wasn't whitelisted in change_hook`);
+    else throw noDialect();
     if (changes.length === 0) return answer(reply, 200, 'no change found');
     const ids = await transact(opts.ctx, async (tx) => {
       const added: number[] = [];

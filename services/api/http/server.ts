@@ -37,6 +37,7 @@ import { ApiMetrics } from './metrics.js';
 import { PageCache } from './page-cache.js';
 import { defaultRawLogDir, RawLogCache } from './raw-log-cache.js';
 import { restHandler } from './rest.js';
+import { securityHeaders } from './security-headers.js';
 import { loadSessionSecret, Sessions } from './session.js';
 import { SessionCookies } from './session-cookies.js';
 
@@ -170,9 +171,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const secure = new URL(deps.publicUrl).protocol === 'https:';
   const cookies = new SessionCookies(() => sessions!, secure);
   // Callback style: once the secret is known, nothing here waits, and every request passes.
+  securityHeaders(app);
   app.addHook('onRequest', (req, reply, done) => {
-    // No answer is to be sniffed into something it does not say it is.
-    reply.header('x-content-type-options', 'nosniff');
     // Longer URLs than this are refused before anything reads them (answered: no done()).
     if ((req.raw.url ?? '').length > limits.url_bytes) {
       sendError(req, reply, uriTooLong());

@@ -38,47 +38,9 @@ export interface Req {
   session?: string;
 }
 
-export class AuthApp {
-  private constructor(
-    readonly app: FastifyInstance,
-    readonly db: TestDatabase,
-    readonly redis: Redis,
-    readonly keyPrefix: string,
-    private readonly ownDb: boolean,
-  ) {}
-
-  /** `yaml` is a master configuration's auth/www sections, as a parsed object. */
-  static async start(
-    config: { auth?: unknown; www?: unknown },
-    opts: {
-      db?: TestDatabase;
-      keyPrefix?: string;
-      publicUrl?: string;
-      redis?: Redis;
-      sessionSecret?: string;
-    } = {},
-  ): Promise<AuthApp> {
-    const parsed = masterConfigSchema.parse({ auth: config.auth ?? {}, www: config.www ?? {} });
-    const db = opts.db ?? (await createDatabase('fixture'));
-    const redis = opts.redis ?? createRedis(testEnv().redisUrl, 'flotilla-auth-test');
-    redis.on('error', () => {});
-    const keyPrefix = opts.keyPrefix ?? `t:${randomBytes(6).toString('hex')}:`;
-    const app = await buildApp({
-      db: db.pool,
-      redis,
-      log: createLogger('test', 'silent'),
-      publicUrl: opts.publicUrl ?? PUBLIC_URL,
-      databaseUrl: db.url,
-      forceSchedulers: oracleForceSchedulers(),
-      auth: parsed.auth,
-      www: config.www === undefined ? undefined : parsed.www,
-      title: 'Auth test',
-      redisKeyPrefix: keyPrefix,
-      sessionSecret: opts.sessionSecret,
-    });
-    await app.ready();
-    return new AuthApp(app, db, redis, keyPrefix, opts.db === undefined);
-  }
+/** Requests to an app through Fastify's inject, as a client at a chosen address sends them. */
+export class InjectClient {
+  constructor(readonly app: FastifyInstance) {}
 
   async request(method: string, url: string, r: Req = {}): Promise<Reply> {
     const headers: Record<string, string> = { ...(r.headers ?? {}) };
@@ -115,6 +77,51 @@ export class AuthApp {
       headers: { 'content-type': 'application/json', ...(r.headers ?? {}) },
       payload: JSON.stringify({ jsonrpc: '2.0', method, id: 1, params }),
     });
+  }
+}
+
+export class AuthApp extends InjectClient {
+  private constructor(
+    app: FastifyInstance,
+    readonly db: TestDatabase,
+    readonly redis: Redis,
+    readonly keyPrefix: string,
+    private readonly ownDb: boolean,
+  ) {
+    super(app);
+  }
+
+  /** `yaml` is a master configuration's auth/www sections, as a parsed object. */
+  static async start(
+    config: { auth?: unknown; www?: unknown },
+    opts: {
+      db?: TestDatabase;
+      keyPrefix?: string;
+      publicUrl?: string;
+      redis?: Redis;
+      sessionSecret?: string;
+    } = {},
+  ): Promise<AuthApp> {
+    const parsed = masterConfigSchema.parse({ auth: config.auth ?? {}, www: config.www ?? {} });
+    const db = opts.db ?? (await createDatabase('fixture'));
+    const redis = opts.redis ?? createRedis(testEnv().redisUrl, 'flotilla-auth-test');
+    redis.on('error', () => {});
+    const keyPrefix = opts.keyPrefix ?? `t:${randomBytes(6).toString('hex')}:`;
+    const app = await buildApp({
+      db: db.pool,
+      redis,
+      log: createLogger('test', 'silent'),
+      publicUrl: opts.publicUrl ?? PUBLIC_URL,
+      databaseUrl: db.url,
+      forceSchedulers: oracleForceSchedulers(),
+      auth: parsed.auth,
+      www: config.www === undefined ? undefined : parsed.www,
+      title: 'Auth test',
+      redisKeyPrefix: keyPrefix,
+      sessionSecret: opts.sessionSecret,
+    });
+    await app.ready();
+    return new AuthApp(app, db, redis, keyPrefix, opts.db === undefined);
   }
 
   /** Logs in with HTTP Basic and returns the session cookie's value. */

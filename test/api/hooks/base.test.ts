@@ -1,6 +1,6 @@
 // POST /change_hook/base: Buildbot's form fields (form-encoded, multipart, or a JSON object)
-// make one change; the answer is Buildbot's ("1 change found", 200, text/html); bad input is
-// 400 with the reason, an unknown content type 415, a body over 1 MiB 413, never a 500.
+// make one change; the answer is Buildbot's text ("1 change found", 200), as text/plain
+// (docs/security.md); bad input is 400 with the reason, an unknown content type 415, a body over 1 MiB 413, never a 500.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, openHarness } from '../../core/data/harness.js';
@@ -54,7 +54,7 @@ describe('a change from the base hook', () => {
       }),
     );
     expect(res.statusCode).toBe(200);
-    expect(res.headers['content-type']).toBe('text/html');
+    expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(res.body).toBe('1 change found');
     expect(changes).toHaveLength(1);
     const [c] = changes;
@@ -162,7 +162,7 @@ describe('refusals', () => {
   ])('%s: 400 with the reason, no change', async (_what, body, message) => {
     const { res, changes } = await post(body);
     expect(res.statusCode).toBe(400);
-    expect(res.headers['content-type']).toBe('text/html');
+    expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(res.body).toMatch(message);
     expect(changes).toEqual([]);
   });
@@ -188,10 +188,10 @@ describe('refusals', () => {
     expect(changes).toEqual([]);
   });
 
-  it('a dialect not enabled: 400 with Buildbot message', async () => {
+  it('a dialect not enabled: 404 not found, naming nothing back', async () => {
     const { res } = await post(form({ author: 'a' }), FORM, '/change_hook/gitlab');
-    expect(res.statusCode).toBe(400);
-    expect(res.body).toBe("The dialect specified, 'gitlab', wasn't whitelisted in change_hook");
+    expect(res.statusCode).toBe(404);
+    expect(res.body).toBe('not found');
     const off = await hookApp(h, undefined);
     const r = await off.inject({
       method: 'POST',
@@ -199,8 +199,8 @@ describe('refusals', () => {
       headers: FORM,
       payload: 'author=a',
     });
-    expect(r.statusCode).toBe(400);
-    expect(r.body).toBe("The dialect specified, 'base', wasn't whitelisted in change_hook");
+    expect(r.statusCode).toBe(404);
+    expect(r.body).toBe('not found');
     await off.close();
   });
 });

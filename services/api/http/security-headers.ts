@@ -1,0 +1,48 @@
+// Headers every answer of an API pod carries, set in one place so that whatever a pod serves
+// (REST, JSON-RPC, change hooks, /auth, events, probes, and the web UI's files) is covered,
+// including routes added after this: nothing is sniffed into another type, nothing may be
+// framed, and any HTML runs only the pod's own scripts and styles (no inline script, no
+// eval, no other origin), so even a reflected string could not run.
+import type { FastifyInstance } from 'fastify';
+
+/** For every answer that is not HTML: it is data, nothing in it may run or load anything. */
+export const DATA_POLICY =
+  "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; sandbox";
+
+/**
+ * For HTML (the web UI): its own bundle, styles and images, its own API and events; no
+ * inline script or style attribute, no eval, no plugins, no foreign form target, no framing.
+ */
+export const HTML_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "manifest-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const isHtml = (type: unknown) =>
+  typeof type === 'string' && /^\s*(text\/html|application\/xhtml\+xml)\s*(;|$)/i.test(type);
+
+/** Installs the headers on `app` (the root instance: its hooks reach every plugin). */
+export function securityHeaders(app: FastifyInstance): void {
+  // At the start, so that answers sent by hooks, errors and hijacked streams carry them too.
+  app.addHook('onRequest', (_req, reply, done) => {
+    reply
+      .header('x-content-type-options', 'nosniff')
+      .header('content-security-policy', DATA_POLICY)
+      .header('x-frame-options', 'DENY')
+      .header('referrer-policy', 'no-referrer');
+    done();
+  });
+  // The type is known only once the answer is: HTML gets the policy it can live with.
+  app.addHook('onSend', (_req, reply, payload, done) => {
+    if (isHtml(reply.getHeader('content-type'))) reply.header('content-security-policy', HTML_POLICY);
+    done(null, payload);
+  });
+}

@@ -1,0 +1,116 @@
+// The stack the hostile review attacked (review.yaml), built as services/api/service.ts builds
+// an API pod: the configuration's force schedulers, auth and www, the change hooks, on a
+// fresh copy of the fixture, with a Redis key prefix of its own. Requests go through
+// Fastify's inject (they can say which address they come from) or, once listen() was
+// called, over real sockets.
+import { randomBytes } from 'node:crypto';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import { changeHooks } from '../../services/api/hooks/index.js';
+import { buildApp } from '../../services/api/http/server.js';
+import { loadMasterConfig, type MasterConfig } from '../../services/core/config/master-config.js';
+import { sql } from '../../services/core/db/pool.js';
+import { forceScheduler } from '../../services/core/force/parameters.js';
+import { createRedis, type Redis } from '../../services/core/redis.js';
+import { createLogger } from '../../services/core/telemetry/logger.js';
+import { basic, InjectClient, type Reply, sessionOf } from '../api/auth/lib.js';
+import { createDatabase, type TestDatabase } from '../helpers/databases.js';
+import { testEnv } from '../helpers/env.js';
+
+export { basic, type Reply, sessionOf };
+
+export const REVIEW_YAML = resolve(dirname(fileURLToPath(import.meta.url)), 'review.yaml');
+export const PUBLIC_URL = 'http://flotilla.test:8010/';
+export const GITHUB_SECRET = 'review-github-secret';
+export const PASSWORDS = { admin: 'admin-pw', dev: 'dev-pw', guest: 'guest-pw' } as const;
+export type ReviewUser = keyof typeof PASSWORDS;
+
+/** Fixture builder ids. */
+export const BUILDERS = { build: 1, deploy: 2, package: 3, runtests: 4, flaky: 5 } as const;
+
+export function reviewConfig(patch?: (c: MasterConfig) => void): MasterConfig {
+  const c = loadMasterConfig(REVIEW_YAML);
+  patch?.(c);
+  return c;
+}
+
+export interface StackOptions {
+  patch?: (c: MasterConfig) => void;
+  db?: TestDatabase;
+  redis?: Redis;
+  keyPrefix?: string;
+  /** Routes a later part of the pod would add (the web UI's files), before the app is ready. */
+  beforeReady?: (app: FastifyInstance) => void;
+}
+
+export class ReviewStack extends InjectClient {
+  private constructor(
+    app: FastifyInstance,
+    readonly config: MasterConfig,
+    readonly db: TestDatabase,
+    readonly redis: Redis,
+    readonly keyPrefix: string,
+    private readonly ownDb: boolean,
+    private readonly ownRedis: boolean,
+  ) {
+    super(app);
+  }
+
+  static async start(opts: StackOptions = {}): Promise<ReviewStack> {
+    const config = reviewConfig(opts.patch);
+    const db = opts.db ?? (await createDatabase('fixture'));
+    const redis = opts.redis ?? createRedis(testEnv().redisUrl, 'flotilla-review-test');
+    redis.on('error', () => {});
+    const keyPrefix = opts.keyPrefix ?? `sec:${randomBytes(6).toString('hex')}:`;
+    const log = createLogger('test', 'silent');
+    const app = await buildApp({
+      db: db.pool,
+      redis,
+      log,
+      publicUrl: PUBLIC_URL,
+      databaseUrl: db.url,
+      forceSchedulers: config.force_schedulers.map(forceScheduler),
+      auth: config.auth,
+      www: config.www,
+      title: config.title,
+      redisKeyPrefix: keyPrefix,
+    });
+    await app.register(changeHooks, {
+      ctx: { db: db.pool, redis },
+      config: config.change_hooks,
+      env: { REVIEW_GITHUB_SECRET: GITHUB_SECRET },
+    });
+    opts.beforeReady?.(app);
+    await app.ready();
+    return new ReviewStack(app, config, db, redis, keyPrefix, !opts.db, !opts.redis);
+  }
+
+  /** Listens on a free loopback port; the base URL (http://127.0.0.1:<port>). */
+  async listen(): Promise<string> {
+    await this.app.listen({ port: 0, host: '127.0.0.1' });
+    return `http://127.0.0.1:${(this.app.server.address() as { port: number }).port}`;
+  }
+
+  /** Logs in with HTTP Basic; the session cookie's value. */
+  async login(user: ReviewUser, from?: string): Promise<string> {
+    const a = await this.get('/auth/login', {
+      headers: { authorization: basic(user, PASSWORDS[user]) },
+      ...(from ? { from } : {}),
+    });
+    if (a.status !== 302) throw new Error(`login of ${user} answered ${a.status}: ${a.text}`);
+    return sessionOf(a)!;
+  }
+
+  /** The number of build sets, to show that a refused action started nothing. */
+  async buildsets(): Promise<number> {
+    const [row] = await this.db.pool.query(sql`SELECT count(*)::int AS n FROM buildsets`);
+    return row.n as number;
+  }
+
+  async close(): Promise<void> {
+    await this.app.close();
+    if (this.ownRedis) this.redis.disconnect();
+    if (this.ownDb) await this.db.drop();
+  }
+}
