@@ -99,8 +99,11 @@ describe('scheduler enable', () => {
     expect(await enabled(1)).toBe(true);
   });
 
-  it('answers null to any other method, as Buildbot does', async () => {
+  it('answers -32601 to any other method, as every other path does (Buildbot: 200 result null)', async () => {
     const other = await call('/schedulers/1', 'nosuch');
-    expect([other.status, other.json()]).toEqual([200, { id: 7, jsonrpc: '2.0', result: null }]);
+    expect([other.status, other.json().error]).toEqual([
+      501,
+      { code: -32601, message: 'action: nosuch is not supported' },
+    ]);
   });
 });

@@ -13,7 +13,7 @@ import {
   type SessionUser,
 } from '../../core/auth/authz.js';
 import { fnmatch } from '../../core/auth/fnmatch.js';
-import { forcedBuilderNames } from '../../core/force/builder-names.js';
+import { forcedBuilders } from '../../core/force/builder-names.js';
 import type { ForceScheduler } from '../../core/force/parameters.js';
 import type { Match } from '../registry/paths.js';
 import { builderScope, type Targets } from './targets.js';
@@ -126,8 +126,10 @@ export class Authorizer {
         if (!builders) return NO_OWNER;
         const sched = this.forceSchedulers.get(String(one!.args.schedulername));
         if (!sched) return null;
-        const names = await forcedBuilderNames(sched, req.params, (id) => this.targets.builderName(id));
-        return (names ?? []).some((n) => matchesAny(n, builders)) ? NO_OWNER : null;
+        // Every builder the call would start must be one the rule names (Buildbot 3.7 lets
+        // the call through when any one is, and then starts them all).
+        const asked = await forcedBuilders(sched, req.params, (id) => this.targets.builderName(id));
+        return asked.ok && asked.names.every((n) => matchesAny(n, builders)) ? NO_OWNER : null;
       }
       case 'stop':
       case 'rebuild': {

@@ -35,9 +35,8 @@ export function controlHandlers(deps: ActionDeps) {
     const resource = endpoint.resource.name;
     return async (call: ActionCall) => {
       await mustExist(deps, match);
-      // Buildbot answers null to any other method of a force scheduler or a scheduler.
-      if (resource === 'forcescheduler' && call.method !== 'force') return null;
-      if (resource === 'scheduler' && call.method !== 'enable') return null;
+      // Buildbot answers 200 `result: null` to any other method of a force scheduler or a
+      // scheduler; here they are -32601 like an unknown method anywhere else.
       if (!endpoint.actions!.includes(call.method)) {
         // Buildbot fails with a 500 for any build request action but cancel.
         if (resource === 'buildrequest')

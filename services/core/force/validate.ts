@@ -91,6 +91,32 @@ function fieldValue(p: Parameter, kwargs: Kwargs): unknown {
   return value;
 }
 
+/** What a force call may name besides the form's fields: which builders, and who asks. */
+const CALL_PARAMS = ['builderNames', 'builderid', 'owner'];
+
+function fieldNames(fields: readonly Parameter[], into: Set<string>): Set<string> {
+  for (const p of fields) {
+    if (p.kind === 'nested') fieldNames(p.fields, into);
+    else into.add(fullName(p) ?? '');
+  }
+  return into;
+}
+
+/**
+ * Parameters that are no field of the scheduler's form, each with why it is refused.
+ * Buildbot ignores them; a caller that misspells a property would then start a build
+ * without it, and a parameter that means nothing here must not look accepted.
+ */
+export function unknownParameters(
+  sched: ForceScheduler,
+  params: Record<string, unknown>,
+): Record<string, string> {
+  const known = fieldNames(sched.allFields, new Set(CALL_PARAMS));
+  const errors: Record<string, string> = {};
+  for (const k of Object.keys(params)) if (!known.has(k)) errors[k] = 'no such field in this force form';
+  return errors;
+}
+
 export function checkForce(
   sched: ForceScheduler,
   params: Record<string, unknown>,

@@ -147,6 +147,9 @@ describe('framework refusals', () => {
       payload: '{"jsonrpc":"2.0","method":"force","id":1,"params":{"builderid":1e20}}',
     });
     expect(res.statusCode).toBe(400);
-    expect(res.body).toBe('{"error": "no builder with id 100000000000000000000"}');
+    expect(JSON.parse(res.body).error).toEqual({
+      code: -32602,
+      message: { builderid: 'not the id of a builder of this scheduler: 100000000000000000000' },
+    });
   });
 });

@@ -82,6 +82,26 @@ export const KNOWN: readonly Known[] = [
     reason: "text/plain: the workers' configured_on lists, which have no order, in another order",
     applies: (_r, bb, fl) => fl.text.length === bb.text.length && /configured_on/.test(bb.text),
   },
+  {
+    reason:
+      'an unknown method on a scheduler or force scheduler: Buildbot 200 `result: null`, Flotilla -32601 as on every other path (docs/security.md)',
+    applies: (r, bb, fl) =>
+      r.method === 'POST' &&
+      /(^|\/)(force)?schedulers\/[^/]+$/.test(r.path) &&
+      bb.status === 200 &&
+      fl.status === 501 &&
+      fl.text.includes('-32601'),
+  },
+  {
+    reason:
+      "a force asking for builders that are not the scheduler's, or not as a list of names or an id: Buildbot drops them or 500, Flotilla 400 -32602 naming the parameter (docs/security.md)",
+    applies: (r, _bb, fl) =>
+      r.method === 'POST' &&
+      /(^|\/)forceschedulers\/[^/]+$/.test(r.path) &&
+      fl.status === 400 &&
+      fl.text.includes('-32602') &&
+      /"(builderNames|builderid)"/.test(fl.text),
+  },
 ];
 
 export function explain(req: { method: string; path: string }, bb: Answer, fl: Answer): string | null {
