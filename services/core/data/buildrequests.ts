@@ -10,7 +10,7 @@
 // path), since nobody can have run it. Buildbot's housekeeping unclaims a dead master's
 // requests by the *caller's* master id (unclaimBuildRequests filters on self.masterid), so
 // they stay claimed; unclaimMasterRequests releases them by the dead master's id.
-import { sql } from '../db/pool.js';
+import { many, one, type Queryable, sql } from '../db/pool.js';
 import { buildrequest } from '../entities/buildrequest.js';
 import { ConflictError, invalid, noSuch } from '../errors.js';
 import { buildrequestKeys } from '../events/keys.js';
@@ -205,4 +205,63 @@ export async function setBuildRequestPriority(tx: Tx, brid: number, priority: nu
   if (rows.length === 0) return false;
   await emit(tx, [brid], 'update');
   return true;
+}
+
+// What a master's distributor reads to choose its next claims. The unclaimed set holds only
+// pending requests (migration 0008), so these read as many ids as the queue holds; a
+// cancelled request is kept elsewhere. The `complete` tests stay for a database that 0008
+// has not reached yet.
+
+/** A builder's pending requests in the order they are claimed: highest priority, then oldest. */
+export function pendingBuildRequests(
+  q: Queryable,
+  builderid: number,
+  limit: number,
+): Promise<{ id: number; buildsetid: number }[]> {
+  return many(
+    q,
+    sql`
+    SELECT br.id, br.buildsetid FROM buildrequests br
+    WHERE br.builderid = ${builderid} AND coalesce(br.complete, 0) = 0
+      AND br.id = ANY (ARRAY(SELECT u.brid FROM flotilla.unclaimed_buildrequests u))
+    ORDER BY br.priority DESC, br.submitted_at ASC, br.id ASC
+    LIMIT ${limit}`,
+  );
+}
+
+/**
+ * The builder's other pending requests for the same source stamps (codebase, repository and
+ * branch) as `brid`: what collapse_requests claims along with it and completes SKIPPED.
+ */
+export async function collapsibleBuildRequests(
+  q: Queryable,
+  builderid: number,
+  brid: number,
+): Promise<number[]> {
+  const rows = await many<{ id: number }>(
+    q,
+    sql`
+    SELECT br.id FROM buildrequests br
+    WHERE br.builderid = ${builderid} AND br.complete = 0 AND br.id <> ${brid}
+      AND br.id = ANY (ARRAY(SELECT u.brid FROM flotilla.unclaimed_buildrequests u))
+      AND (SELECT array_agg(ss.codebase || chr(1) || ss.repository || chr(1) || coalesce(ss.branch, '') ORDER BY ss.codebase)
+           FROM buildset_sourcestamps bss JOIN sourcestamps ss ON ss.id = bss.sourcestampid
+           WHERE bss.buildsetid = br.buildsetid)
+        = (SELECT array_agg(ss.codebase || chr(1) || ss.repository || chr(1) || coalesce(ss.branch, '') ORDER BY ss.codebase)
+           FROM buildrequests me JOIN buildset_sourcestamps bss ON bss.buildsetid = me.buildsetid
+           JOIN sourcestamps ss ON ss.id = bss.sourcestampid WHERE me.id = ${brid})
+    ORDER BY br.id`,
+  );
+  return rows.map((r) => r.id);
+}
+
+/** How many requests wait for a claim on these builders. */
+export async function queuedBuildRequestCount(q: Queryable, builderids: readonly number[]): Promise<number> {
+  const row = await one<{ n: number }>(
+    q,
+    sql`
+    SELECT count(*)::int AS n FROM flotilla.unclaimed_buildrequests u JOIN buildrequests br ON br.id = u.brid
+    WHERE br.builderid = ANY(${[...builderids]}::int[]) AND coalesce(br.complete, 0) = 0`,
+  );
+  return row.n;
 }

@@ -1,8 +1,9 @@
 // Build sets: addBuildset creates one with a build request per builder; maybeBuildsetComplete
 // completes it when its last request completes, with the worst of their results.
-import { sql } from '../db/pool.js';
+import { many, maybeOne, type Queryable, sql } from '../db/pool.js';
 import { buildrequest } from '../entities/buildrequest.js';
 import { buildsetSourcestampsJson } from '../entities/sourcestamp.js';
+import { noSuch } from '../errors.js';
 import { buildrequestKeys, buildsetKeys } from '../events/keys.js';
 import { Results, worst } from '../results.js';
 import { entity } from './entities.js';
@@ -113,4 +114,64 @@ export async function maybeBuildsetComplete(tx: Tx, bsid: number): Promise<boole
     results,
   });
   return true;
+}
+
+/** The source stamps of a build set, in the order they were given. */
+export async function buildsetSourceStampIds(q: Queryable, bsid: number): Promise<number[]> {
+  const rows = await many<{ sourcestampid: number }>(
+    q,
+    sql`SELECT sourcestampid FROM buildset_sourcestamps WHERE buildsetid = ${bsid} ORDER BY id`,
+  );
+  return rows.map((r) => r.sourcestampid);
+}
+
+/** The source stamp a build takes its branch, revision... from: the default codebase's, else the first. */
+export function buildsetMainSourceStamp(
+  q: Queryable,
+  bsid: number,
+): Promise<
+  | { branch: string | null; revision: string | null; repository: string; project: string; codebase: string }
+  | undefined
+> {
+  return maybeOne(
+    q,
+    sql`
+    SELECT ss.branch, ss.revision, ss.repository, ss.project, ss.codebase FROM buildset_sourcestamps bss
+    JOIN sourcestamps ss ON ss.id = bss.sourcestampid WHERE bss.buildsetid = ${bsid}
+    ORDER BY (ss.codebase = '') DESC, bss.id LIMIT 1`,
+  );
+}
+
+export interface BuildsetsOutcome {
+  /** Every one of the build sets is complete. */
+  complete: boolean;
+  /** The worst of their results (SUCCESS while none is complete). */
+  results: number;
+  /** How many of their builds finished with each result, by result code. */
+  builds: Map<number, number>;
+}
+
+/** Where a group of build sets stands (a trigger step waiting for those it triggered). */
+export async function buildsetsOutcome(q: Queryable, bsids: readonly number[]): Promise<BuildsetsOutcome> {
+  const ids = [...bsids];
+  const sets = await many<{ complete: number; results: number }>(
+    q,
+    sql`SELECT complete, results FROM buildsets WHERE id = ANY(${ids}::int[])`,
+  );
+  if (sets.length !== new Set(ids).size) throw noSuch(`build set among ${ids.join(', ')}`);
+  const complete = sets.every((s) => s.complete);
+  const results = complete
+    ? sets.reduce<number>((acc, s) => worst(acc, s.results), Results.SUCCESS)
+    : Results.SUCCESS;
+  const builds = new Map<number, number>();
+  if (complete) {
+    const rows = await many<{ results: number; n: number }>(
+      q,
+      sql`
+      SELECT b.results, count(*)::int AS n FROM buildrequests br JOIN builds b ON b.buildrequestid = br.id
+      WHERE br.buildsetid = ANY(${ids}::int[]) AND b.results IS NOT NULL GROUP BY b.results`,
+    );
+    for (const r of rows) builds.set(r.results, r.n);
+  }
+  return { complete, results, builds };
 }

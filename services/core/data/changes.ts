@@ -14,7 +14,7 @@
 // serialize them on a transaction lock keyed by the branch's identity, so the chain stays
 // linear. Values too long for their column are refused (INVALID) instead of failing in
 // PostgreSQL.
-import { sql } from '../db/pool.js';
+import { many, maybeOne, one, type Queryable, sql } from '../db/pool.js';
 import { change } from '../entities/change.js';
 import { invalid } from '../errors.js';
 import { changeKeys } from '../events/keys.js';
@@ -116,4 +116,93 @@ export async function addChange(tx: Tx, c: NewChange): Promise<number> {
     await tx.q.query(sql`INSERT INTO change_users (changeid, uid) VALUES (${changeid}, ${uid})`);
   tx.out.addAll(changeKeys(changeid), 'new', await entity(tx.q, change, changeid));
   return changeid;
+}
+
+// What schedulers read of changes (they weigh each against their filters, then build it).
+
+/** A change as a scheduler weighs it. */
+export interface ChangeFacts {
+  changeid: number;
+  branch: string | null;
+  category: string | null;
+  repository: string;
+  project: string;
+  codebase: string;
+  files: string[];
+}
+
+const changeFactColumns = sql`
+  c.changeid, c.branch, c.category, c.repository, c.project, c.codebase,
+  coalesce((SELECT array_agg(f.filename) FROM change_files f WHERE f.changeid = c.changeid), '{}') AS files`;
+
+export function getChangeFacts(q: Queryable, changeid: number): Promise<ChangeFacts | undefined> {
+  return maybeOne<ChangeFacts>(
+    q,
+    sql`SELECT ${changeFactColumns} FROM changes c WHERE c.changeid = ${changeid}`,
+  );
+}
+
+/** The changes after `changeid`, oldest first, at most `limit`. */
+export function changeFactsAfter(q: Queryable, changeid: number, limit: number): Promise<ChangeFacts[]> {
+  return many<ChangeFacts>(
+    q,
+    sql`
+    SELECT ${changeFactColumns} FROM changes c WHERE c.changeid > ${changeid} ORDER BY c.changeid LIMIT ${limit}`,
+  );
+}
+
+/** The newest change id, 0 when there is none. */
+export async function lastChangeId(q: Queryable): Promise<number> {
+  return (await one<{ id: number }>(q, sql`SELECT coalesce(max(changeid), 0) AS id FROM changes`)).id;
+}
+
+/** Each change's codebase and source stamp, in change id order. */
+export function changeStamps(
+  q: Queryable,
+  changeids: readonly number[],
+): Promise<{ changeid: number; codebase: string; sourcestampid: number }[]> {
+  return many(
+    q,
+    sql`
+    SELECT changeid, codebase, sourcestampid FROM changes WHERE changeid = ANY(${[...changeids]}::int[])
+    ORDER BY changeid`,
+  );
+}
+
+/**
+ * The properties of the changes carried by these source stamps, oldest change first (so a
+ * newer change's value wins), each as stored: [value, source]. A value that is not JSON is
+ * left out (Buildbot could not read it either).
+ */
+export async function stampChangeProperties(
+  q: Queryable,
+  sourcestampids: readonly number[],
+): Promise<[string, unknown][]> {
+  if (sourcestampids.length === 0) return [];
+  const rows = await many<{ property_name: string; property_value: string }>(
+    q,
+    sql`
+    SELECT p.property_name, p.property_value FROM changes c JOIN change_properties p ON p.changeid = c.changeid
+    WHERE c.sourcestampid = ANY(${[...sourcestampids]}::int[]) ORDER BY c.changeid, p.property_name`,
+  );
+  const out: [string, unknown][] = [];
+  for (const r of rows) {
+    try {
+      out.push([r.property_name, JSON.parse(r.property_value)]);
+    } catch {
+      // left out
+    }
+  }
+  return out;
+}
+
+/** The authors of the changes a build set builds, in name order (a build's `owners`). */
+export async function buildsetChangeAuthors(q: Queryable, bsid: number): Promise<string[]> {
+  const rows = await many<{ author: string }>(
+    q,
+    sql`
+    SELECT DISTINCT c.author FROM buildset_sourcestamps bss JOIN changes c ON c.sourcestampid = bss.sourcestampid
+    WHERE bss.buildsetid = ${bsid} ORDER BY c.author`,
+  );
+  return rows.map((r) => r.author);
 }

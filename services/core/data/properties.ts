@@ -11,7 +11,7 @@
 //   setBuildProperties' is.
 // Values are compared as JSON values (key order aside), so a value stored by Buildbot's
 // json.dumps and the same value from us compare equal.
-import { sql } from '../db/pool.js';
+import { many, type Queryable, sql } from '../db/pool.js';
 import { noSuch } from '../errors.js';
 import { buildPropertiesKey } from '../events/keys.js';
 import type { Tx } from './transaction.js';
@@ -92,4 +92,26 @@ export async function setBuildProperties(
   const changed = await write(tx, buildid, props);
   if (Object.keys(changed).length > 0) tx.out.add(buildPropertiesKey(buildid), changed);
   return changed;
+}
+
+/** The build's properties as they stand: name -> [value, source] (a value that is not JSON as its text). */
+export async function getBuildProperties(q: Queryable, buildid: number): Promise<SourcedProperties> {
+  const rows = await many<{ name: string; v: unknown; source: string }>(
+    q,
+    sql`SELECT name, flotilla.try_json(value) AS v, source FROM build_properties WHERE buildid = ${buildid}`,
+  );
+  return Object.fromEntries(rows.map((p) => [p.name, [p.v, p.source] as const]));
+}
+
+/** A build set's properties as stored: name -> [value, source]; a malformed one is left out. */
+export async function getBuildsetProperties(q: Queryable, bsid: number): Promise<SourcedProperties> {
+  const rows = await many<{ property_name: string; pair: unknown }>(
+    q,
+    sql`SELECT property_name, flotilla.try_json(property_value) AS pair
+        FROM buildset_properties WHERE buildsetid = ${bsid}`,
+  );
+  const out: Record<string, readonly [unknown, string]> = {};
+  for (const p of rows)
+    if (Array.isArray(p.pair) && p.pair.length === 2) out[p.property_name] = [p.pair[0], String(p.pair[1])];
+  return out;
 }

@@ -9,7 +9,7 @@
 //   (insert, else update); flushing deletes them, optionally only below a change id;
 //   reading may filter on the changes' branch (null meaning "no branch"), repository,
 //   project and codebase.
-import { sql } from '../db/pool.js';
+import { maybeOne, type Queryable, sql } from '../db/pool.js';
 import { scheduler } from '../entities/scheduler.js';
 import { noSuch } from '../errors.js';
 import { schedulerKeys } from '../events/keys.js';
@@ -88,4 +88,13 @@ export async function getChangeClassifications(
     SELECT sc.changeid, sc.important FROM scheduler_changes sc JOIN changes ch ON ch.changeid = sc.changeid
     WHERE ${sql.join(conds, sql` AND `)} ORDER BY sc.changeid`);
   return new Map(rows.map((r) => [r.changeid as number, Boolean(r.important)]));
+}
+
+/** Whether the scheduler is enabled; one that has no row yet is. */
+export async function schedulerEnabled(q: Queryable, schedulerid: number): Promise<boolean> {
+  const row = await maybeOne<{ enabled: number | null }>(
+    q,
+    sql`SELECT enabled FROM schedulers WHERE id = ${schedulerid}`,
+  );
+  return row ? Boolean(row.enabled ?? 1) : true;
 }

@@ -11,7 +11,7 @@
 //   worker's info is replaced on connection (stored as JSON text);
 // - events carry the worker entity under workers/<id>: connected, disconnected,
 //   state_updated, and missing (entity plus last_connection and notify).
-import { sql } from '../db/pool.js';
+import { many, type Queryable, sql } from '../db/pool.js';
 import { worker } from '../entities/worker.js';
 import { invalid, noSuch } from '../errors.js';
 import { workerKeys } from '../events/keys.js';
@@ -125,4 +125,13 @@ export async function setWorkerState(
     UPDATE workers SET paused = ${paused ? 1 : 0}, graceful = ${graceful ? 1 : 0} WHERE id = ${workerid} RETURNING id`);
   if (rows.length === 0) throw noSuch(`worker ${workerid}`);
   await emit(tx, workerid, 'state_updated');
+}
+
+/** Which of these workers an operator has paused (a master starting up honours it). */
+export async function pausedWorkerNames(q: Queryable, names: readonly string[]): Promise<string[]> {
+  const rows = await many<{ name: string }>(
+    q,
+    sql`SELECT name FROM workers WHERE paused <> 0 AND name = ANY(${[...names]}::text[])`,
+  );
+  return rows.map((r) => r.name);
 }
