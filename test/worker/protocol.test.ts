@@ -9,10 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseMasterConfig } from '../../services/core/config/master-config.js';
 import type { OutputStream } from '../../services/core/protocol/messages.js';
 import { createLogger } from '../../services/core/telemetry/logger.js';
-import type { CommandEnd, WorkerConnection } from '../../services/master/workers/connection.js';
-import { startWorkerServer, type WorkerServer } from '../../services/master/workers/server.js';
+import type { CommandEnd } from '../../services/master/workers/connection.js';
+import type { FlotillaConnection } from '../../services/master/workers/flotilla/connection.js';
+import { startWorkerServer, type WorkerServer } from '../../services/master/workers/flotilla/server.js';
 import { Agent, WINDOW_BYTES } from '../../services/worker/agent.js';
 import { connectToMaster, type MasterLink } from '../../services/worker/connection.js';
+import { waitFor } from '../helpers/wait.js';
 
 const log = createLogger('test', 'silent');
 const dir = mkdtempSync(join(tmpdir(), 'flotilla-proto-'));
@@ -20,7 +22,7 @@ let server: WorkerServer;
 let link: MasterLink;
 let agent: Agent;
 
-async function connectWorker(): Promise<WorkerConnection> {
+async function connectWorker(): Promise<FlotillaConnection> {
   agent = new Agent(dir, (m) => link.send(m), log);
   link = connectToMaster({
     url: `ws://127.0.0.1:${server.port}/worker`,
@@ -29,7 +31,7 @@ async function connectWorker(): Promise<WorkerConnection> {
     log,
     handlers: { message: (m) => agent.handle(m), lost: () => agent.lost(), shutdown: () => {} },
   });
-  for (let i = 0; i < 100 && !server.get('w1'); i++) await new Promise((r) => setTimeout(r, 20));
+  await waitFor('the worker to connect', () => server.get('w1') !== undefined);
   return server.get('w1')!;
 }
 
@@ -65,7 +67,7 @@ describe('commands over the worker protocol', () => {
   it('deliver all output, in order, and the exit code', async () => {
     const w = server.get('w1')!;
     const out = store();
-    const end = await w.run({ command: 'seq 1 100000; echo err >&2; exit 4', workdir: 'b1' }, out.sink).done;
+    const end = await w.run({ command: 'seq 1 100000; echo err >&2; exit 4', workdir: 'b1' }, out.sink);
     expect(end).toMatchObject({ rc: 4, interrupted: false });
     const lines = out.text('o').split('\n');
     expect(lines).toHaveLength(100001);
@@ -87,7 +89,7 @@ describe('commands over the worker protocol', () => {
     const end = await w.run(
       { command: 'head -c 8388608 /dev/zero | tr "\\0" "x" | fold -w 1023', workdir: 'b1' },
       out.sink,
-    ).done;
+    );
     clearInterval(sampler);
     expect(end).toMatchObject({ rc: 0 });
     // The master never holds more unstored output than the worker's window, plus what can be
@@ -103,17 +105,18 @@ describe('commands over the worker protocol', () => {
   it('interrupt a running command', async () => {
     const w = server.get('w1')!;
     const out = store();
-    const cmd = w.run({ command: 'echo started; sleep 30', workdir: 'b1' }, out.sink);
-    for (let i = 0; i < 100 && !out.text('o'); i++) await new Promise((r) => setTimeout(r, 20));
-    cmd.interrupt('test says stop');
-    const end = (await cmd.done) as Extract<CommandEnd, { rc: number | null }>;
+    const stop = new AbortController();
+    const done = w.run({ command: 'echo started; sleep 30', workdir: 'b1' }, out.sink, stop.signal);
+    await waitFor('the command to start', () => out.text('o') !== '');
+    stop.abort('test says stop');
+    const end = (await done) as Extract<CommandEnd, { rc: number | null }>;
     expect(end.interrupted).toBe(true);
     expect(out.text('h')).toMatch(/killing command: test says stop/);
   });
 
   it('refuse a work directory outside the worker', async () => {
     const out = store();
-    const end = await server.get('w1')!.run({ command: 'true', workdir: '../../etc' }, out.sink).done;
+    const end = await server.get('w1')!.run({ command: 'true', workdir: '../../etc' }, out.sink);
     expect(end).toMatchObject({ rc: -1 });
     expect(out.text('h')).toMatch(/outside the worker's directory/);
   });
@@ -121,13 +124,13 @@ describe('commands over the worker protocol', () => {
   it('lose the commands of a worker that goes away, and kill them on the worker', async () => {
     const w = server.get('w1')!;
     const out = store();
-    const cmd = w.run({ command: 'echo $$; exec sleep 30', workdir: 'b1' }, out.sink);
-    for (let i = 0; i < 100 && !out.text('o'); i++) await new Promise((r) => setTimeout(r, 20));
+    const done = w.run({ command: 'echo $$; exec sleep 30', workdir: 'b1' }, out.sink);
+    await waitFor('the command to start', () => out.text('o') !== '');
     const pid = Number(out.text('o').trim());
     await link.close();
-    expect(await cmd.done).toEqual({ lost: true, reason: 'worker disconnected' });
-    for (let i = 0; i < 100 && agent.running > 0; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(agent.running).toBe(0);
+    expect(await done).toEqual({ lost: true, reason: 'worker disconnected' });
+    expect(w.lost.aborted).toBe(true);
+    await waitFor('the worker to stop the command', () => agent.running === 0);
     expect(() => process.kill(pid, 0)).toThrow();
     await connectWorker();
   });

@@ -41,6 +41,8 @@ export interface MasterEnv extends CommonEnv {
   workerTls: { certFile: string; keyFile: string } | null;
   /** Where the master keeps scratch files (git pollers' mirrors); nothing in it must survive. */
   workdir: string;
+  /** How long a stopping master lets its running builds finish before handing them back. */
+  drainSeconds: number;
 }
 
 export interface WorkerEnv {
@@ -89,6 +91,18 @@ class Reader {
     const n = Number(raw);
     if (!Number.isInteger(n) || n < 0 || n > 65535) {
       this.problems.push(`${name}: expected a port number 0-65535, got ${JSON.stringify(raw)}`);
+      return fallback;
+    }
+    return n;
+  }
+
+  /** A number of seconds, zero or more (fractions allowed). */
+  seconds(name: string, fallback: number): number {
+    const raw = this.src[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < 0) {
+      this.problems.push(`${name}: expected a number of seconds, got ${JSON.stringify(raw)}`);
       return fallback;
     }
     return n;
@@ -171,6 +185,7 @@ export function loadMasterEnv(src: Source = process.env): MasterEnv {
     workerPort: r.port('WORKER_PORT', 9989),
     workerTls: workerTls(r),
     workdir: r.string('MASTER_WORKDIR', join(tmpdir(), 'flotilla-master')),
+    drainSeconds: r.seconds('MASTER_DRAIN_SECONDS', 60),
   });
 }
 

@@ -27,6 +27,8 @@ import type { Logger } from '../../core/telemetry/logger.js';
 const run = promisify(execFile);
 const GIT_TIMEOUT_MS = 120_000;
 const MAX_CHANGES_PER_POLL = 100;
+// What one git command may print (ls-remote of a repository with very many heads, a long log).
+const MAX_GIT_OUTPUT = 64 * 1024 * 1024;
 const SEP = '\u001f';
 
 export interface GitPollerDeps {
@@ -34,6 +36,8 @@ export interface GitPollerDeps {
   log: Logger;
   /** Where the bare mirrors live. */
   workdir: string;
+  /** The environment git runs in (the master process's, handed down from main). */
+  env: Readonly<Record<string, string | undefined>>;
 }
 
 interface Commit {
@@ -92,9 +96,9 @@ export class GitPoller {
     return run('git', args, {
       cwd: this.mirror,
       timeout: GIT_TIMEOUT_MS,
-      maxBuffer: 64 * 1024 * 1024,
+      maxBuffer: MAX_GIT_OUTPUT,
       // Never wait for a password on a terminal nobody watches.
-      env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
+      env: { ...this.deps.env, GIT_TERMINAL_PROMPT: '0' },
     }).then((r) => r.stdout);
   }
 

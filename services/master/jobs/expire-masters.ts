@@ -10,7 +10,7 @@
 //    renewed (buildrequest_claims.claimed_at) on a request not complete, whoever holds it.
 //    It is the backstop for claims no housekeeping releases (an adopted Buildbot 3.7 database
 //    whose expiry left claims under the dead master's id; a master stuck without renewing).
-//    Live masters renew their claims every RECLAIM_MS (distributor.ts), so `old` must stay
+//    Live masters renew their claims every RENEW_MS (claims.ts), so `old` must stay
 //    well above that or a live master's running build would be handed to another master.
 //    Default: max(expirySeconds, 5 reclaim periods); below 2 reclaim periods is refused.
 // 3. compactCounts: folds the count deltas (safe any time, advisory-locked).
@@ -26,12 +26,12 @@ import {
 } from '../../core/data/index.js';
 import { compactCounts } from '../../core/db/counts.js';
 import type { Logger } from '../../core/telemetry/logger.js';
-import { RECLAIM_MS } from '../distributor.js';
+import { RENEW_MS } from '../claims.js';
 
 export const EXPIRE_SCHEDULER_ID = 'expire-masters';
 export const DEFAULT_EXPIRE_PERIOD_MS = 60_000;
 
-const RECLAIM_SECONDS = RECLAIM_MS / 1000;
+const RECLAIM_SECONDS = RENEW_MS / 1000;
 export const MIN_UNCLAIM_SECONDS = 2 * RECLAIM_SECONDS;
 
 export interface ExpireSettings {

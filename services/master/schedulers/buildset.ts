@@ -13,11 +13,12 @@ import type { SchedulerConfig } from '../../core/config/master-config.js';
 import {
   type AddedBuildset,
   addBuildset,
+  changeStamps,
   findBuilderId,
   type SourceStampSpec,
+  stampChangeProperties,
   type Tx,
 } from '../../core/data/index.js';
-import { changeStamps, stampChangeProperties } from './store.js';
 
 type Codebases = Record<string, { repository: string; branch: string | null }>;
 
@@ -45,7 +46,7 @@ export async function addBuildsetForChanges(
   changeids: readonly number[],
 ): Promise<AddedBuildset> {
   const newest = new Map<string, number>();
-  for (const c of await changeStamps(tx, changeids)) newest.set(c.codebase, c.sourcestampid);
+  for (const c of await changeStamps(tx.q, changeids)) newest.set(c.codebase, c.sourcestampid);
   const codebases = codebasesOf(s);
   const stamps = Object.keys(codebases)
     .sort()
@@ -84,7 +85,7 @@ export async function addBuildsetForSourceStamps(
   for (const [k, v] of Object.entries(s.properties)) properties[k] = [v, 'Scheduler'];
   properties.scheduler = [s.name, 'Scheduler'];
   const ssids = sourcestamps.filter((ss): ss is number => typeof ss === 'number');
-  for (const [name, stored] of await stampChangeProperties(tx, ssids)) {
+  for (const [name, stored] of await stampChangeProperties(tx.q, ssids)) {
     const pair = Array.isArray(stored) && stored.length === 2 ? stored : [stored, 'Change'];
     properties[name] = [pair[0], String(pair[1])];
   }

@@ -7,8 +7,8 @@
 //   names no file is important: there is nothing to judge it by); without, always;
 // - with only_important, an unimportant change is dropped; otherwise it is kept, unimportant.
 import type { SchedulerConfig } from '../../core/config/master-config.js';
+import type { ChangeFacts } from '../../core/data/index.js';
 import { codebasesOf } from './buildset.js';
-import type { ChangeFacts } from './store.js';
 
 export type Verdict = 'ignore' | 'important' | 'unimportant';
 

@@ -50,6 +50,8 @@ export interface SchedulerManagerOptions {
   maxSleepMs?: number;
   /** Where change sources keep scratch files (git mirrors); default the system's temp folder. */
   workdir?: string;
+  /** The environment change sources run their commands in (git's), handed down from main. */
+  env: Readonly<Record<string, string | undefined>>;
 }
 
 /** The problems of the scheduler configuration the schema cannot see (cron expressions). */
@@ -130,7 +132,12 @@ export class SchedulerManager {
       for (const c of config.change_sources) {
         const id = await findChangeSourceId(tx, c.name);
         const { repourl } = c;
-        const deps = { ctx: this.opts.ctx, log: this.opts.log, workdir: this.opts.workdir ?? tmpdir() };
+        const deps = {
+          ctx: this.opts.ctx,
+          log: this.opts.log,
+          workdir: this.opts.workdir ?? tmpdir(),
+          env: this.opts.env,
+        };
         const make = () => (c.type === 'git' && repourl ? new GitPoller({ ...c, repourl }, deps) : null);
         items.push({ kind: 'changesource', name: c.name, id, make });
       }

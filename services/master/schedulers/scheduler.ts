@@ -4,9 +4,17 @@
 // transaction, so that a master that lost a scheduler (expired while alive, say) can never
 // add a build set beside the new owner.
 import type { SchedulerConfig } from '../../core/config/master-config.js';
-import { type DataContext, type Tx, transact, trySetSchedulerMaster } from '../../core/data/index.js';
+import {
+  type ChangeFacts,
+  changeFactsAfter,
+  type DataContext,
+  getChangeFacts,
+  schedulerEnabled,
+  type Tx,
+  transact,
+  trySetSchedulerMaster,
+} from '../../core/data/index.js';
 import type { Logger } from '../../core/telemetry/logger.js';
-import { type ChangeFacts, changesAfter, getChange, schedulerEnabled } from './store.js';
 import { ChangeWatch } from './watch.js';
 
 const CATCH_UP_BATCH = 500;
@@ -96,7 +104,7 @@ export abstract class Scheduler<C extends AnySchedulerConfig = AnySchedulerConfi
   start(): Promise<void> {
     return this.run('start', async () => {
       if (this.active) return;
-      if (!(await transact(this.deps.ctx, (tx) => schedulerEnabled(tx, this.schedulerid)))) return;
+      if (!(await schedulerEnabled(this.deps.ctx.db, this.schedulerid))) return;
       this.active = true;
       await this.activate(true);
     });
@@ -127,7 +135,7 @@ export abstract class Scheduler<C extends AnySchedulerConfig = AnySchedulerConfi
     void this.run('change', async () => {
       const watch = this.watch;
       if (!this.active || !watch?.fresh(changeid)) return;
-      const c = await this.read((tx) => getChange(tx, changeid));
+      const c = await this.read((tx) => getChangeFacts(tx.q, changeid));
       if (c) await this.weigh(c, watch);
     });
   }
@@ -150,7 +158,7 @@ export abstract class Scheduler<C extends AnySchedulerConfig = AnySchedulerConfi
     this.watch = watch;
     await this.owned((tx) => watch.begin(tx, catchUp));
     for (;;) {
-      const batch = await this.read((tx) => changesAfter(tx, watch.position, CATCH_UP_BATCH));
+      const batch = await this.read((tx) => changeFactsAfter(tx.q, watch.position, CATCH_UP_BATCH));
       if (batch.length === 0) return;
       for (const c of batch) {
         watch.advance(c.changeid);

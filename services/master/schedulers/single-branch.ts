@@ -14,6 +14,7 @@
 // (watch.ts), and the build set and the flush are one transaction.
 
 import type { SchedulerConfig } from '../../core/config/master-config.js';
+import type { ChangeFacts } from '../../core/data/index.js';
 import {
   classifyChanges,
   flushChangeClassifications,
@@ -23,7 +24,6 @@ import { stateObjectId } from '../../core/data/object-state.js';
 import { addBuildsetForChanges } from './buildset.js';
 import { changeVerdict, type Verdict } from './filter.js';
 import { Alarm, Scheduler, type SchedulerDeps } from './scheduler.js';
-import type { ChangeFacts } from './store.js';
 import type { ChangeWatch } from './watch.js';
 
 type Config = Extract<SchedulerConfig, { type: 'single-branch' }>;

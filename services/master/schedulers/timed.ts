@@ -19,6 +19,7 @@
 // build set, after checking ownership, so a scheduler changing hands builds each time once.
 
 import type { SchedulerConfig } from '../../core/config/master-config.js';
+import type { ChangeFacts } from '../../core/data/index.js';
 import {
   classifyChanges,
   flushChangeClassifications,
@@ -30,7 +31,6 @@ import { addBuildsetForChanges, addBuildsetWithDefaults } from './buildset.js';
 import { type CronSchedule, nextCronTime, parseCron } from './cron.js';
 import { changeVerdict, type Verdict } from './filter.js';
 import { Alarm, Scheduler, type SchedulerDeps } from './scheduler.js';
-import type { ChangeFacts } from './store.js';
 import type { ChangeWatch } from './watch.js';
 
 type PeriodicConfig = Extract<SchedulerConfig, { type: 'periodic' }>;

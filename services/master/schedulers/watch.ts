@@ -12,10 +12,15 @@
 // Changes of two pods can commit out of id order; events are therefore deduplicated by id,
 // not by the record, which only says where to start.
 
-import type { Tx } from '../../core/data/index.js';
+import { lastChangeId, type Tx } from '../../core/data/index.js';
 import { getState, setState } from '../../core/data/object-state.js';
-import type { SchedulerDeps } from './scheduler.js';
-import { lastChangeId } from './store.js';
+
+/** What a watch needs of its scheduler: the clock, and how old a record may be to catch up from. */
+export interface WatchClock {
+  /** Seconds since the epoch (fractions allowed). */
+  clock: () => number;
+  catchUpSeconds: number;
+}
 
 export const SEEN_KEY = 'flotilla:changes_seen';
 // A running scheduler refreshes its record at least this often (seconds).
@@ -30,7 +35,7 @@ export class ChangeWatch {
 
   constructor(
     private readonly objectid: number,
-    private readonly deps: SchedulerDeps,
+    private readonly deps: WatchClock,
   ) {}
 
   /** Where to start: the record (catchUp, and recent enough) or the newest change. */
@@ -44,7 +49,7 @@ export class ChangeWatch {
       typeof rec?.changeid === 'number' &&
       typeof rec.at === 'number' &&
       now - rec.at <= this.deps.catchUpSeconds;
-    this.position = usable ? (rec!.changeid as number) : await lastChangeId(tx);
+    this.position = usable ? (rec!.changeid as number) : await lastChangeId(tx.q);
     await this.save(tx);
   }
 

@@ -68,6 +68,7 @@ export async function openCluster(): Promise<Cluster> {
         subscribe,
         roundMs: 100,
         maxSleepMs: 100,
+        env: {},
         ...more,
       });
       managers.push(manager);

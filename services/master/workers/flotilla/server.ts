@@ -5,27 +5,22 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
-import { type MasterConfig, workerPassword } from '../../core/config/master-config.js';
+import { type MasterConfig, workerPassword } from '../../../core/config/master-config.js';
 import {
   CloseCode,
   type MasterToWorker,
   PROTOCOL_VERSION,
   parseWorkerMessage,
   WORKER_PATH,
-} from '../../core/protocol/messages.js';
-import type { Logger } from '../../core/telemetry/logger.js';
-import { WorkerConnection } from './connection.js';
+} from '../../../core/protocol/messages.js';
+import type { Logger } from '../../../core/telemetry/logger.js';
+import type { ConnectedWorkers, WorkerEvents } from '../connection.js';
+import { FlotillaConnection } from './connection.js';
 
-export interface WorkerServer {
+export interface WorkerServer extends ConnectedWorkers {
   port: number;
-  connected(): WorkerConnection[];
-  get(name: string): WorkerConnection | undefined;
-  close(): Promise<void>;
-}
-
-export interface WorkerEvents {
-  connected?: (w: WorkerConnection) => void;
-  disconnected?: (w: WorkerConnection) => void;
+  connected(): FlotillaConnection[];
+  get(name: string): FlotillaConnection | undefined;
 }
 
 const HELLO_TIMEOUT_MS = 10_000;
@@ -44,19 +39,21 @@ export async function startWorkerServer(opts: {
   masterName: string;
   log: Logger;
   events?: WorkerEvents;
+  /** Where a worker's `password_env` is looked up (the process's environment, read in main). */
+  env?: Record<string, string | undefined>;
   /** Certificate and key (PEM): workers connect with wss:// and the password never crosses in clear. */
   tls?: { cert: Buffer | string; key: Buffer | string };
 }): Promise<WorkerServer> {
   const { log } = opts;
-  const passwords = new Map(opts.config.workers.map((w) => [w.name, workerPassword(w)]));
-  const workers = new Map<string, WorkerConnection>();
+  const passwords = new Map(opts.config.workers.map((w) => [w.name, workerPassword(w, opts.env ?? {})]));
+  const workers = new Map<string, FlotillaConnection>();
   const refuse: RequestListener = (_req, res) => res.writeHead(426).end('websocket only');
   const http: Server = opts.tls ? createTlsServer(opts.tls, refuse) : createServer(refuse);
   const wss = new WebSocketServer({ server: http, path: WORKER_PATH, maxPayload: 16 * 1024 * 1024 });
 
   wss.on('connection', (socket, req) => {
     const peer = `${req.socket.remoteAddress}:${req.socket.remotePort}`;
-    let conn = null as WorkerConnection | null;
+    let conn = null as FlotillaConnection | null;
     let alive = true;
     const helloTimer = setTimeout(() => socket.close(CloseCode.badHello, 'no hello'), HELLO_TIMEOUT_MS);
     const keepalive = setInterval(() => {
@@ -84,7 +81,7 @@ export async function startWorkerServer(opts: {
         return socket.close(CloseCode.badCredentials, 'bad credentials');
       }
       if (workers.has(msg.name)) return socket.close(CloseCode.alreadyConnected, 'already connected');
-      const c = new WorkerConnection(msg.name, msg.info, socket);
+      const c = new FlotillaConnection(msg.name, msg.info, socket);
       conn = c;
       workers.set(c.name, c);
       const welcome: MasterToWorker = {

@@ -3,20 +3,19 @@
 // connected to it. All arrive on the event bus's Redis channel.
 import { type DataContext, setWorkerState, transact } from '../core/data/index.js';
 import type { BusMessage, Subscribe } from '../core/events/bus.js';
-import { CloseCode } from '../core/protocol/messages.js';
 import type { Logger } from '../core/telemetry/logger.js';
 import type { BuildRunner } from './build/runner.js';
 import type { Distributor } from './distributor.js';
 import type { RequestTraces } from './trace-links.js';
-import type { WorkerServer } from './workers/server.js';
+import type { ConnectedWorkers } from './workers/connection.js';
 
-export interface ControlDeps {
+export interface ClusterEventsDeps {
   /** The process's event subscription (shared with its schedulers), and when it is live. */
   subscribe: Subscribe & { ready: Promise<void> };
   ctx: DataContext;
   runner: BuildRunner;
   distributor: Distributor;
-  workers: WorkerServer;
+  workers: ConnectedWorkers;
   /** Worker names by id, for the workers this master knows. */
   workerName: (id: number) => string | undefined;
   paused: Set<string>;
@@ -25,7 +24,7 @@ export interface ControlDeps {
   log: Logger;
 }
 
-export async function listen(deps: ControlDeps): Promise<() => Promise<void>> {
+export async function listenToCluster(deps: ClusterEventsDeps): Promise<() => Promise<void>> {
   const { log } = deps;
   const stop = deps.subscribe((msg) => {
     handle(deps, msg).catch((err) =>
@@ -36,7 +35,7 @@ export async function listen(deps: ControlDeps): Promise<() => Promise<void>> {
   return async () => stop();
 }
 
-async function handle(deps: ControlDeps, { k, m, tp }: BusMessage): Promise<void> {
+async function handle(deps: ClusterEventsDeps, { k, m, tp }: BusMessage): Promise<void> {
   const parts = k.split('/');
   const body = (m ?? {}) as { reason?: unknown; results?: unknown };
   const reason = typeof body.reason === 'string' ? body.reason : 'no reason';
@@ -69,13 +68,10 @@ async function handle(deps: ControlDeps, { k, m, tp }: BusMessage): Promise<void
         // Graceful: no new builds; disconnect once the running ones are done.
         deps.paused.add(name);
         await transact(deps.ctx, (tx) => setWorkerState(tx, workerid, true, true));
-        void (async () => {
-          while (deps.runner.onWorker(name) > 0) await new Promise((r) => setTimeout(r, 500));
-          conn.disconnect(CloseCode.shutdown, `stopped: ${reason}`);
-        })();
+        void deps.runner.whenWorkerIdle(name).then(() => conn.shutdown(`stopped: ${reason}`));
         break;
       case 'kill':
-        conn.disconnect(CloseCode.shutdown, `killed: ${reason}`);
+        conn.shutdown(`killed: ${reason}`);
         break;
     }
   }

@@ -1,0 +1,130 @@
+// One build, from its row to its end: the build row and its properties, the
+// worker_preparation step, each configured step in turn (after a halting failure, a stop or
+// a loss, only alwaysRun steps run; after a loss, none), the results and state strings as
+// Buildbot writes them, and the request's end: complete with the build's results, or handed
+// back for another try when the build ends RETRY (its worker or its master went away).
+import type { BuilderConfig } from '../../core/config/master-config.js';
+import {
+  completeBuildRequests,
+  finishBuild,
+  finishStep,
+  getBuildProperties,
+  newBuild,
+  newStep,
+  setBuildProperties,
+  setBuildStateString,
+  setStepStateString,
+  startStep,
+  transact,
+  unclaimBuildRequests,
+} from '../../core/data/index.js';
+import { RESULT_NAMES, Results, worst } from '../../core/results.js';
+import type { WorkerConnection } from '../workers/connection.js';
+import type { BuildInterrupts } from './interruption.js';
+import { initialProperties } from './properties.js';
+import { runStep } from './run-step.js';
+import type { BuildDeps } from './steps/step.js';
+import { buildStateString, combine, entersBuildSummary } from './summary.js';
+
+// An internal error's message can be anything (a whole SQL statement, say); the state string
+// is what every client lists, so it is cut there.
+const MAX_EXCEPTION_STATE = 1000;
+
+export interface BuildRequestToRun {
+  brid: number;
+  bsid: number;
+  builderid: number;
+  builder: BuilderConfig;
+}
+
+/**
+ * Run the build of a claimed request on `worker`; `started` hears the build's id as soon as
+ * its row exists (stops can find it from then on). Resolves with the build's results; an
+ * internal error ends the build EXCEPTION rather than rejecting.
+ */
+export async function runBuild(
+  deps: BuildDeps,
+  req: BuildRequestToRun,
+  worker: WorkerConnection,
+  interrupts: BuildInterrupts,
+  started: (build: { buildid: number; number: number }) => void,
+): Promise<number> {
+  const { ctx, log } = deps;
+  const workerCfg = deps.config.workers.find((w) => w.name === worker.name);
+  const { buildid, number } = await transact(ctx, (tx) =>
+    newBuild(tx, {
+      builderid: req.builderid,
+      buildrequestid: req.brid,
+      workerid: deps.workerId(worker.name) ?? null,
+      masterid: deps.masterid(),
+    }),
+  );
+  started({ buildid, number });
+  log.info({ buildid, builder: req.builder.name, number, worker: worker.name }, 'build started');
+  try {
+    let props = await transact(ctx, async (tx) => {
+      const p = await initialProperties(tx.q, {
+        buildid,
+        number,
+        bsid: req.bsid,
+        builderName: req.builder.name,
+        builderProperties: req.builder.properties,
+        workerName: worker.name,
+        workerProperties: workerCfg?.properties ?? {},
+      });
+      await setBuildProperties(tx, buildid, p);
+      return p;
+    });
+    await transact(ctx, async (tx) => {
+      const s = await newStep(tx, buildid, 'worker_preparation');
+      await startStep(tx, s.stepid);
+      await setStepStateString(tx, s.stepid, `worker ${worker.name} ready`);
+      await finishStep(tx, s.stepid, Results.SUCCESS);
+    });
+
+    let results: number = Results.SUCCESS;
+    let terminated = false;
+    const summaries: string[] = [];
+    const build = { buildid, bsid: req.bsid, builder: req.builder, worker };
+    for (const step of req.builder.steps) {
+      if (interrupts.lost) break;
+      if ((terminated || interrupts.stopped) && !step.alwaysRun) continue;
+      const { signal, dispose } = interrupts.forStep();
+      const outcome = await runStep({ step, props, build, deps }, signal).finally(dispose);
+      if (outcome.workerLost) interrupts.lose(outcome.workerLost);
+      props = await getBuildProperties(ctx.db, buildid);
+      if (entersBuildSummary(step, outcome.results)) {
+        summaries.push(outcome.buildSummary ?? outcome.summary);
+        await transact(ctx, (tx) => setBuildStateString(tx, buildid, summaries.join(' ')));
+      }
+      const c = combine(step, outcome.results, results);
+      results = c.results;
+      terminated ||= c.terminate;
+    }
+    const stop = interrupts.stopped;
+    if (stop) results = worst(results, stop.results);
+    if (interrupts.lost) results = Results.RETRY;
+    const state = buildStateString(results, stop && !interrupts.lost ? stop.message : null, summaries);
+    await transact(ctx, async (tx) => {
+      await setBuildStateString(tx, buildid, state);
+      await finishBuild(tx, buildid, results);
+      // A RETRY goes back to the pool; anything else completes the request.
+      if (results === Results.RETRY) await unclaimBuildRequests(tx, [req.brid], deps.masterid());
+      else await completeBuildRequests(tx, [req.brid], results);
+    });
+    log.info({ buildid, results: RESULT_NAMES[results] ?? results, state }, 'build finished');
+    return results;
+  } catch (err) {
+    log.error({ buildid, err }, 'build failed with an internal error');
+    await transact(ctx, async (tx) => {
+      await setBuildStateString(
+        tx,
+        buildid,
+        `exception ${(err as Error).message}`.slice(0, MAX_EXCEPTION_STATE),
+      );
+      await finishBuild(tx, buildid, Results.EXCEPTION);
+      await completeBuildRequests(tx, [req.brid], Results.EXCEPTION);
+    }).catch((e) => log.error({ buildid, err: e }, 'could not finish the build'));
+    return Results.EXCEPTION;
+  }
+}

@@ -1,0 +1,68 @@
+// What a step kind is: a function from the step's context and a signal to its outcome. The
+// lifecycle around it (the step's row, doStepIf, its URLs, its state strings, its end) is
+// run-step.ts's; a kind only does its work. Adding a kind: a file here exporting a StepKind,
+// its line in index.ts, and its schema in core/config/master-config/steps.ts.
+import type { Redis } from 'ioredis';
+import type { BuilderConfig, MasterConfig, StepConfig } from '../../../core/config/master-config.js';
+import type { DataContext, LogCodec } from '../../../core/data/index.js';
+import type { Subscribe } from '../../../core/events/bus.js';
+import type { Logger } from '../../../core/telemetry/logger.js';
+import type { WorkerConnection } from '../../workers/connection.js';
+import type { Properties } from '../interpolate.js';
+
+export interface StepOutcome {
+  results: number;
+  /** The step's final state string. */
+  summary: string;
+  /** The summary the build shows, when it differs from the step's (a trigger's). */
+  buildSummary?: string;
+  /** The worker can no longer be trusted with this build (its output could not be stored): why. */
+  workerLost?: string;
+}
+
+export interface BuildMetrics {
+  buildFinished(results: number, seconds: number): void;
+  linesStored(lines: number): void;
+}
+
+/** What every build and step of a master shares. */
+export interface BuildDeps {
+  ctx: DataContext;
+  redis: Redis;
+  config: MasterConfig;
+  /** The events of the cluster (a trigger step hears its build sets complete). */
+  events: Subscribe;
+  masterid: () => number;
+  workerId: (name: string) => number | undefined;
+  codec: LogCodec;
+  log: Logger;
+  /** A log finished: queue its compression. */
+  onLogFinished?: (logid: number) => void;
+  metrics?: BuildMetrics;
+  /** How often a waiting trigger step looks for what no event told it (default its module's). */
+  triggerPollMs?: number;
+}
+
+export interface StepContext<C extends StepConfig = StepConfig> {
+  /** The step's configuration. */
+  step: C;
+  stepid: number;
+  /** The build's properties as the step starts. */
+  props: Properties;
+  /** What the step says it does (its description, or its kind's), for its summary. */
+  text: string | null;
+  build: { buildid: number; bsid: number; builder: BuilderConfig; worker: WorkerConnection };
+  deps: BuildDeps;
+}
+
+export interface StepKind<C extends StepConfig = StepConfig> {
+  /** The name of a step that the configuration leaves unnamed. */
+  defaultName: string;
+  /** What a step of this kind says it does, properties filled in (Buildbot's describe). */
+  describe(step: C, props: Properties): string | null;
+  /**
+   * Do the step's work. An abort of `signal` interrupts it: it then ends soon, with
+   * interruptedResults(signal) (interruption.ts), and leaves nothing running.
+   */
+  run(ctx: StepContext<C>, signal: AbortSignal): Promise<StepOutcome>;
+}

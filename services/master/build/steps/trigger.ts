@@ -1,0 +1,133 @@
+// A trigger step (Buildbot's Trigger): add a build set through each named triggerable
+// scheduler, on this build's source stamps, with the step's properties (rendered) and this
+// build as parent. With waitForFinish, wait for them all to complete and take the worst of
+// their results, summarizing how many of their builds ended how.
+//
+// The wait hears each build set's `complete` event; a look at the database every
+// SAFETY_POLL_MS covers an event that never came (Redis away when it was published).
+
+import type { StepConfig } from '../../../core/config/master-config.js';
+import {
+  type BuildsetsOutcome,
+  buildsetSourceStampIds,
+  buildsetsOutcome,
+  transact,
+} from '../../../core/data/index.js';
+import { RESULT_NAMES, Results } from '../../../core/results.js';
+import { addBuildsetForSourceStamps } from '../../schedulers/buildset.js';
+import { interpolate } from '../interpolate.js';
+import { interruptedResults } from '../interruption.js';
+import { stepSummary } from '../summary.js';
+import type { StepContext, StepKind } from './step.js';
+
+type TriggerStep = Extract<StepConfig, { type: 'trigger' }>;
+
+const SAFETY_POLL_MS = 5_000;
+
+const base = (step: TriggerStep) => `triggered ${step.schedulers.join(', ')}`;
+
+export const trigger: StepKind<TriggerStep> = {
+  defaultName: 'trigger',
+  describe: (step) => base(step),
+  async run(c, signal) {
+    const { step } = c;
+    // Listening before the build sets exist: none can complete unheard.
+    const completions = new Completions(c);
+    try {
+      const bsids = await addBuildsets(c);
+      if (!step.waitForFinish) return { results: Results.SUCCESS, summary: base(step) };
+      completions.watch(bsids);
+      const outcome = await completions.wait(bsids, signal);
+      if (!outcome)
+        return { results: interruptedResults(signal), summary: stepSummary(base(step), Results.CANCELLED) };
+      const detail = [...outcome.builds.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([res, n]) => `${n} ${RESULT_NAMES[res]}`);
+      const summary = detail.length ? `${base(step)}, ${detail.join(', ')}` : base(step);
+      return { results: outcome.results, summary, buildSummary: summary };
+    } finally {
+      completions.close();
+    }
+  },
+};
+
+async function addBuildsets(c: StepContext<TriggerStep>): Promise<number[]> {
+  const { step, props, deps } = c;
+  const properties = Object.fromEntries(
+    Object.entries(step.set_properties).map(([k, v]) => [
+      k,
+      [typeof v === 'string' ? interpolate(v, props) : v, 'Trigger'] as const,
+    ]),
+  );
+  const bsids: number[] = [];
+  for (const name of step.schedulers) {
+    // The configuration's references are checked: each name is a triggerable scheduler.
+    const sched = deps.config.schedulers.find((s) => s.name === name && s.type === 'triggerable')!;
+    const added = await transact(deps.ctx, async (tx) =>
+      addBuildsetForSourceStamps(
+        tx,
+        sched,
+        `The Triggerable scheduler named '${name}' triggered this build`,
+        await buildsetSourceStampIds(tx.q, c.build.bsid),
+        {
+          properties,
+          waited_for: step.waitForFinish,
+          parent_buildid: c.build.buildid,
+          parent_relationship: 'Triggered from',
+        },
+      ),
+    );
+    bsids.push(added.bsid);
+  }
+  return bsids;
+}
+
+/** Hears build sets complete, and waits until all of a group have. */
+class Completions {
+  private keys = new Set<string>();
+  private heard = false;
+  private wake: (() => void) | null = null;
+  private readonly unsubscribe: () => void;
+
+  constructor(private readonly c: StepContext<TriggerStep>) {
+    this.unsubscribe = c.deps.events((msg) => {
+      if (!this.keys.has(msg.k)) return;
+      this.heard = true;
+      this.wake?.();
+    });
+  }
+
+  watch(bsids: readonly number[]): void {
+    this.keys = new Set(bsids.map((id) => `buildsets/${id}/complete`));
+  }
+
+  /** Their outcome once all are complete; null if the signal aborts first. */
+  async wait(bsids: readonly number[], signal: AbortSignal): Promise<BuildsetsOutcome | null> {
+    for (;;) {
+      this.heard = false;
+      const outcome = await buildsetsOutcome(this.c.deps.ctx.db, bsids);
+      if (outcome.complete) return outcome;
+      if (signal.aborted) return null;
+      // An event heard while the database was being read is not waited for again.
+      if (!this.heard) await this.next(signal);
+    }
+  }
+
+  private next(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, this.c.deps.triggerPollMs ?? SAFETY_POLL_MS);
+      signal.addEventListener('abort', done, { once: true });
+      this.wake = done;
+    });
+  }
+
+  close(): void {
+    this.unsubscribe();
+  }
+}

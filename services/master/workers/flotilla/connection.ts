@@ -1,0 +1,117 @@
+// One worker connected over Flotilla's own protocol (core/protocol/messages.ts: JSON text
+// frames over a WebSocket): commands are started by id, their output arrives in numbered
+// batches, each acknowledged once the sink has stored it, and the command's end comes last.
+import { randomUUID } from 'node:crypto';
+import type { WebSocket } from 'ws';
+import {
+  CloseCode,
+  type CommandRequest,
+  type MasterToWorker,
+  type WorkerInfo,
+  type WorkerToMaster,
+} from '../../../core/protocol/messages.js';
+import { type CommandEnd, type OutputSink, reasonText, type WorkerConnection } from '../connection.js';
+
+// A WebSocket close reason is at most 123 bytes.
+const MAX_CLOSE_REASON = 120;
+
+interface Pending {
+  sink: OutputSink;
+  /** Output is stored strictly in order: each batch waits for the one before. */
+  chain: Promise<void>;
+  resolve: (end: CommandEnd) => void;
+  failed: Error | null;
+}
+
+export class FlotillaConnection implements WorkerConnection {
+  private readonly commands = new Map<string, Pending>();
+  private readonly link = new AbortController();
+  private pending = 0;
+
+  constructor(
+    readonly name: string,
+    readonly info: WorkerInfo,
+    private readonly socket: WebSocket,
+  ) {}
+
+  get lost(): AbortSignal {
+    return this.link.signal;
+  }
+
+  /** Output received and not yet stored, in bytes; the worker's window bounds it. */
+  get pendingOutputBytes(): number {
+    return this.pending;
+  }
+
+  private send(m: MasterToWorker): void {
+    if (!this.lost.aborted) this.socket.send(JSON.stringify(m));
+  }
+
+  run(request: CommandRequest, sink: OutputSink, signal?: AbortSignal): Promise<CommandEnd> {
+    if (this.lost.aborted) return Promise.resolve({ lost: true, reason: reasonText(this.lost.reason) });
+    const id = randomUUID();
+    return new Promise<CommandEnd>((resolve) => {
+      const interrupt = () => this.send({ type: 'interrupt', cmd: id, reason: reasonText(signal?.reason) });
+      this.commands.set(id, {
+        sink,
+        chain: Promise.resolve(),
+        resolve: (end) => {
+          signal?.removeEventListener('abort', interrupt);
+          resolve(end);
+        },
+        failed: null,
+      });
+      this.send({ type: 'start', cmd: id, request });
+      if (signal?.aborted) interrupt();
+      else signal?.addEventListener('abort', interrupt, { once: true });
+    });
+  }
+
+  /** A frame from the worker (already parsed). */
+  receive(m: WorkerToMaster): void {
+    if (m.type === 'hello') return;
+    const p = this.commands.get(m.cmd);
+    if (!p) return;
+    if (m.type === 'output') {
+      const bytes = Buffer.byteLength(m.text);
+      this.pending += bytes;
+      p.chain = p.chain.then(async () => {
+        this.pending -= bytes;
+        if (p.failed) return;
+        try {
+          await p.sink(m.stream, m.text, m.log);
+          this.send({ type: 'ack', cmd: m.cmd, seq: m.seq });
+        } catch (err) {
+          // Output we could not store must not be acknowledged: stop the command.
+          p.failed = err as Error;
+          this.send({
+            type: 'interrupt',
+            cmd: m.cmd,
+            reason: `output could not be stored: ${(err as Error).message}`,
+          });
+        }
+      });
+    } else {
+      p.chain.then(() => {
+        this.commands.delete(m.cmd);
+        p.resolve(
+          p.failed ? { lost: true, reason: `output could not be stored: ${p.failed.message}` } : m.outcome,
+        );
+      });
+    }
+  }
+
+  shutdown(reason: string): void {
+    this.socket.close(CloseCode.shutdown, reason.slice(0, MAX_CLOSE_REASON));
+  }
+
+  /** The socket closed: every running command is lost. */
+  closed(reason: string): void {
+    if (this.lost.aborted) return;
+    this.link.abort(reason);
+    for (const [id, p] of this.commands) {
+      this.commands.delete(id);
+      p.chain.then(() => p.resolve({ lost: true, reason }));
+    }
+  }
+}
