@@ -1,0 +1,158 @@
+// The distributor in-process, against a real database, with scripted workers: requests are
+// claimed highest priority first, then oldest; collapse_requests folds pending requests of
+// the same source stamps into one build; and requests added all at once, raced for by
+// several masters, are each claimed and built exactly once, no worker ever running more
+// than its slots. (The same race across real processes: test/e2e/masters.test.ts; at
+// 1,000 requests: load/claims.)
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addBuildset, findBuilderId, transact } from '../../services/core/data/index.js';
+import { sql } from '../../services/core/db/pool.js';
+import { Results } from '../../services/core/results.js';
+import { eventually } from '../helpers/wait.js';
+import { ScriptedWorker, Stage } from './in-process.js';
+
+const CONFIG = `
+log_compression: none
+workers:
+  - { name: solo, password: x, max_builds: 1 }
+${Array.from({ length: 8 }, (_, i) => `  - { name: q${i}, password: x, max_builds: 3 }`).join('\n')}
+builders:
+  - { name: ordered, workers: [solo], steps: [{ type: shell, command: "echo ok" }] }
+  - { name: folded, workers: [solo], collapse_requests: true, steps: [{ type: shell, command: "echo ok" }] }
+  - name: busy
+    workers: [${Array.from({ length: 8 }, (_, i) => `q${i}`).join(', ')}]
+    steps: [{ type: shell, command: "echo one; echo two" }]
+`;
+
+let stage: Stage;
+beforeAll(async () => {
+  stage = await Stage.open();
+}, 60_000);
+afterAll(() => stage?.close());
+
+interface Wanted {
+  branch?: string;
+  priority?: number;
+}
+
+/** Add one build set per entry, each with one request for `builder`, all in one transaction. */
+async function requests(builder: string, wanted: Wanted[]): Promise<number[]> {
+  return transact(stage.ctx, async (tx) => {
+    // Created by name if no master has registered it yet (a master finds it by name).
+    const builderid = (await findBuilderId(tx, builder))!;
+    const brids: number[] = [];
+    for (const [i, w] of wanted.entries()) {
+      const added = await addBuildset(tx, {
+        scheduler: 'test',
+        sourcestamps: [
+          { codebase: '', repository: 'r', branch: w.branch ?? 'main', revision: `r${i}`, project: '' },
+        ],
+        reason: `request ${i}`,
+        builderids: [builderid],
+        priority: w.priority ?? 0,
+      });
+      brids.push(added.brids[builderid]!);
+    }
+    return brids;
+  });
+}
+
+async function completed(brids: number[]) {
+  return eventually(
+    () =>
+      stage.db.pool.query(sql`
+        SELECT id, results FROM buildrequests WHERE id = ANY(${brids}::int[]) AND complete = 1 ORDER BY id`),
+    (rows) => rows.length === brids.length,
+    { timeoutMs: 60_000 },
+  );
+}
+
+/** The requests in the order their builds started. */
+async function buildOrder(brids: number[]): Promise<number[]> {
+  const rows = await stage.db.pool.query(sql`
+    SELECT buildrequestid FROM builds WHERE buildrequestid = ANY(${brids}::int[]) ORDER BY id`);
+  return rows.map((r) => r.buildrequestid);
+}
+
+describe('one master', () => {
+  it('claims the highest priority first, then the oldest', async () => {
+    // Queued before any worker is there to take them.
+    const [low1, high1, low2, high2] = await requests('ordered', [
+      { priority: 0 },
+      { priority: 5 },
+      { priority: 0 },
+      { priority: 5 },
+    ]);
+    const m = await stage.master('order', CONFIG);
+    try {
+      m.workers.connect(new ScriptedWorker('solo'));
+      await completed([low1!, high1!, low2!, high2!]);
+      expect(await buildOrder([low1!, high1!, low2!, high2!])).toEqual([high1, high2, low1, low2]);
+    } finally {
+      await m.stop();
+    }
+  });
+
+  it('collapse_requests: pending requests of the same source stamps end SKIPPED beside the one built', async () => {
+    const [a, b, c, other] = await requests('folded', [{}, {}, {}, { branch: 'feature' }]);
+    const m = await stage.master('fold', CONFIG);
+    try {
+      m.workers.connect(new ScriptedWorker('solo'));
+      const rows = await completed([a!, b!, c!, other!]);
+      const results = new Map(rows.map((r) => [r.id, r.results]));
+      // The oldest is built; the other two of its stamps are folded into it.
+      expect([a, b, c, other].map((id) => results.get(id))).toEqual([
+        Results.SUCCESS,
+        Results.SKIPPED,
+        Results.SKIPPED,
+        Results.SUCCESS,
+      ]);
+      expect(await buildOrder([a!, b!, c!, other!])).toEqual([a, other]);
+    } finally {
+      await m.stop();
+    }
+  });
+});
+
+describe('four masters racing', () => {
+  it('claim 200 requests added at once: each is claimed and built exactly once, within every worker’s slots', async () => {
+    const masters = await Promise.all(
+      ['race-1', 'race-2', 'race-3', 'race-4'].map((n) => stage.master(n, CONFIG)),
+    );
+    // The most builds any worker ran at once, by worker.
+    const most = new Map<string, number>();
+    try {
+      const brids = await requests(
+        'busy',
+        Array.from({ length: 200 }, () => ({})),
+      );
+      // Two workers on each master, connected only now: every master starts racing at once.
+      for (const [i, m] of masters.entries()) {
+        for (const name of [`q${2 * i}`, `q${2 * i + 1}`]) {
+          const w: ScriptedWorker = m.workers.connect(
+            new ScriptedWorker(name, async (cmd) => {
+              most.set(name, Math.max(most.get(name) ?? 0, w.running));
+              await cmd.write('o', 'one\ntwo\n');
+              return { rc: 0 };
+            }),
+          );
+        }
+      }
+      const rows = await completed(brids);
+      expect(rows.every((r) => r.results === Results.SUCCESS)).toBe(true);
+      const [r] = await stage.db.pool.query(sql`
+        SELECT count(*)::int AS builds, count(DISTINCT b.buildrequestid)::int AS requests,
+               count(DISTINCT b.masterid)::int AS masters
+        FROM builds b WHERE b.buildrequestid = ANY(${brids}::int[])`);
+      expect(r).toEqual({ builds: 200, requests: 200, masters: 4 });
+      const [claims] = await stage.db.pool.query(sql`
+        SELECT count(*)::int AS n, count(DISTINCT brid)::int AS d FROM buildrequest_claims WHERE brid = ANY(${brids}::int[])`);
+      expect(claims).toEqual({ n: 200, d: 200 });
+      expect(Math.max(...most.values())).toBeLessThanOrEqual(3);
+      const won = masters.reduce((n, m) => n + m.master.distributor.claimed.won, 0);
+      expect(won).toBe(200);
+    } finally {
+      await Promise.all(masters.map((m) => m.stop()));
+    }
+  }, 120_000);
+});
