@@ -41,6 +41,17 @@ ensure_system_packages() {
 # node and npm only bootstrap: they run `npm ci`, which fetches the project's Node.
 project_node_version() { sed -n 's/^ *"node": "\([0-9][0-9.]*\)",\{0,1\}$/\1/p' "$ROOT/package.json"; }
 
+# The tests that prove Buildbot's own workers run Flotilla's builds need Debian's
+# buildbot-worker (3.7 on Debian 12); npm start does not.
+ensure_buildbot_worker() {
+  command -v buildbot-worker >/dev/null && return 0
+  log "installing buildbot-worker from Debian's packages"
+  if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends buildbot-worker >/dev/null; then
+    as_root apt-get update -qq >/dev/null
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends buildbot-worker >/dev/null
+  fi
+}
+
 ensure_node_modules() {
   local want have
   want="$(project_node_version)"

@@ -1,0 +1,395 @@
+// One buildbot-worker connected over msgpack_experimental_v7, as the master's build runner
+// sees it: the same run/interrupt/done shape as a Flotilla agent's connection
+// (../connection.ts), and command() for the worker's other commands (./commands.ts:
+// directories, stat, glob, listdir, file transfer).
+//
+// Durability: an update is answered only after its output went through the sink, in order,
+// as Buildbot's master answers only after storing it. buildbot-worker does not wait for
+// those answers, so it cannot be slowed down by them; instead, while more than
+// PAUSE_BYTES of output await storing, the master stops reading the socket, and TCP holds the
+// worker back. What the worker sent and the master had not stored when it died is lost: see
+// docs/migrating-from-buildbot.md.
+import { constants } from 'node:os';
+import { posix, win32 } from 'node:path';
+import type { WebSocket } from 'ws';
+import type { CommandRequest, OutputStream, WorkerInfo } from '../../../core/protocol/messages.js';
+import type { CommandEnd, OutputSink, RemoteCommand } from '../connection.js';
+import {
+  type BuildbotWorkerInfo,
+  encodeFrame,
+  lineInfo,
+  type MasterOp,
+  type WorkerFrame,
+  type WorkerOp,
+} from './messages.js';
+
+/** Output received and not yet stored beyond which the socket is no longer read. */
+export const PAUSE_BYTES = 8 * 1024 * 1024;
+/** Seconds an interrupted command gets after SIGTERM before SIGKILL, as a Flotilla agent gives. */
+const SIGTERM_SECONDS = 5;
+
+/** The worker answered a request with an error (`is_exception`). */
+export class RemoteWorkerError extends Error {
+  override name = 'RemoteWorkerError';
+}
+export class ConnectionLostError extends Error {
+  override name = 'ConnectionLostError';
+}
+
+/** How a command other than a shell ended: the values its updates carried (rc, files, stat...). */
+export interface CommandResult {
+  rc: number | null;
+  values: ReadonlyMap<string, unknown>;
+  /** The worker's exception, when the command failed inside the worker. */
+  failure: string | null;
+  /** What the command wrote to its header and stderr (a reason when rc is not 0). */
+  text: string;
+}
+
+/** What a command's updates and transfer operations go to. */
+export interface CommandHandlers {
+  output?: OutputSink;
+  write?: (data: Uint8Array) => Promise<void>;
+  close?: () => Promise<void>;
+  utime?: (accessTime: number, modifiedTime: number) => Promise<void>;
+  unpack?: () => Promise<void>;
+  read?: (length: number) => Promise<Uint8Array>;
+}
+
+type RawEnd = { values: Map<string, unknown>; failure: string | null } | { lost: true; reason: string };
+
+interface Command {
+  handlers: CommandHandlers;
+  values: Map<string, unknown>;
+  /** Everything about one command is handled strictly in order. */
+  chain: Promise<void>;
+  failed: Error | null;
+  resolve: (end: RawEnd) => void;
+}
+
+const STREAMS: Record<string, OutputStream> = { stdout: 'o', stderr: 'e', header: 'h' };
+
+export class MsgpackWorkerConnection {
+  readonly protocol = 'msgpack_experimental_v7';
+  /** The four fields Buildbot keeps as workerinfo; set once get_worker_info has answered. */
+  info: WorkerInfo = { admin: '', host: '', access_uri: '', version: '' };
+  /** Everything get_worker_info answered (basedir, system, environ, worker_commands...). */
+  details: BuildbotWorkerInfo = {};
+  private seq = 0;
+  private nextCommand = 0;
+  private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private readonly commands = new Map<string, Command>();
+  private closedReason: string | null = null;
+  private pending = 0;
+
+  constructor(
+    readonly name: string,
+    private readonly socket: WebSocket,
+  ) {}
+
+  get connected(): boolean {
+    return this.closedReason === null;
+  }
+
+  /** Commands started and not yet complete. */
+  get running(): number {
+    return this.commands.size;
+  }
+
+  get pendingOutputBytes(): number {
+    return this.pending;
+  }
+
+  /** An absolute path on the worker, from parts relative to its base directory. */
+  path(...parts: string[]): string {
+    const p = this.details.system === 'nt' ? win32 : posix;
+    return p.join(this.details.basedir ?? '', ...parts);
+  }
+
+  private send(m: Record<string, unknown>): void {
+    if (this.closedReason === null) this.socket.send(encodeFrame(m));
+  }
+
+  private respond(seq: number, result: unknown, error?: string): void {
+    this.send(
+      error === undefined
+        ? { op: 'response', seq_number: seq, result }
+        : { op: 'response', seq_number: seq, result: error, is_exception: true },
+    );
+  }
+
+  /** Send a request and wait for its answer (rejects with the worker's error, or on loss). */
+  call(m: MasterOp): Promise<unknown> {
+    if (this.closedReason !== null) return Promise.reject(new ConnectionLostError(this.closedReason));
+    const seq = this.seq++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(seq, { resolve, reject });
+      this.send({ ...m, seq_number: seq });
+    });
+  }
+
+  async getWorkerInfo(): Promise<BuildbotWorkerInfo> {
+    const r = await this.call({ op: 'get_worker_info' });
+    const d = (typeof r === 'object' && r !== null ? r : {}) as BuildbotWorkerInfo;
+    const s = (v: unknown) => (typeof v === 'string' ? v : '');
+    this.details = d;
+    this.info = { admin: s(d.admin), host: s(d.host), access_uri: s(d.access_uri), version: s(d.version) };
+    return d;
+  }
+
+  /** Start a worker command; its end arrives with `complete` (or the connection's loss). */
+  private start(
+    name: string,
+    args: Record<string, unknown>,
+    handlers: CommandHandlers,
+    builder?: string,
+  ): { id: string; done: Promise<RawEnd> } {
+    const id = String(this.nextCommand++);
+    let resolve!: (end: RawEnd) => void;
+    const done = new Promise<RawEnd>((r) => {
+      resolve = r;
+    });
+    if (this.closedReason !== null) {
+      resolve({ lost: true, reason: this.closedReason });
+      return { id, done };
+    }
+    const c: Command = { handlers, values: new Map(), chain: Promise.resolve(), failed: null, resolve };
+    this.commands.set(id, c);
+    // The worker may report (even complete) before it answers start_command.
+    this.call({
+      op: 'start_command',
+      ...(builder ? { builder_name: builder } : {}),
+      command_id: id,
+      command_name: name,
+      args,
+    }).catch((err: Error) => {
+      if (err instanceof ConnectionLostError || this.commands.get(id) !== c) return;
+      this.commands.delete(id);
+      c.chain.then(() => resolve({ values: c.values, failure: err.message }));
+    });
+    return { id, done };
+  }
+
+  private interruptCommand(id: string, why: string, builder?: string): void {
+    if (!this.commands.has(id)) return;
+    this.call({
+      op: 'interrupt_command',
+      ...(builder ? { builder_name: builder } : {}),
+      command_id: id,
+      why,
+    }).catch(() => {});
+  }
+
+  /** A shell command: the same request and outcome as on a Flotilla agent. */
+  run(request: CommandRequest, sink: OutputSink, builder?: string): RemoteCommand {
+    let timedOut = false;
+    let signal: string | null = null;
+    let interrupted = false;
+    const output: OutputSink = (stream, text, log) => {
+      if (stream === 'h' && log === undefined) {
+        if (/^command timed out/m.test(text)) timedOut = true;
+        const m = /process killed by signal (\d+)/.exec(text);
+        if (m) signal = signalName(Number(m[1]));
+      }
+      return sink(stream, text, log);
+    };
+    const started = Date.now();
+    const { id, done } = this.start(
+      'shell',
+      {
+        command: request.command,
+        workdir: this.path(request.workdir),
+        env: request.env ?? {},
+        want_stdout: true,
+        want_stderr: true,
+        logfiles: request.logfiles ?? {},
+        timeout: request.timeout ?? null,
+        maxTime: request.maxTime ?? null,
+        sigtermTime: SIGTERM_SECONDS,
+        usePTY: false,
+        logEnviron: true,
+        initial_stdin: null,
+        interruptSignal: 'KILL',
+      },
+      { output },
+      builder,
+    );
+    return {
+      id,
+      done: done.then(async (end): Promise<CommandEnd> => {
+        if ('lost' in end) return end;
+        const value = end.values.get('rc');
+        const rc = end.failure === null && typeof value === 'number' ? value : null;
+        // The worker sends only the code; Buildbot's master writes this line (remotecommand.py).
+        const last =
+          end.failure !== null
+            ? `${end.failure}\n`
+            : rc !== null
+              ? `program finished with exit code ${rc}\n`
+              : '';
+        if (last) {
+          try {
+            await sink('h', last);
+          } catch (err) {
+            return { lost: true, reason: `output could not be stored: ${(err as Error).message}` };
+          }
+        }
+        const elapsed = end.values.get('elapsed');
+        return {
+          rc,
+          signal,
+          interrupted,
+          timedOut,
+          elapsedSeconds: typeof elapsed === 'number' ? elapsed : (Date.now() - started) / 1000,
+        };
+      }),
+      interrupt: (reason) => {
+        interrupted = true;
+        this.interruptCommand(id, reason, builder);
+      },
+    };
+  }
+
+  /** Any other worker command (./commands.ts), its text collected; rejects if the connection is lost. */
+  async command(
+    name: string,
+    args: Record<string, unknown>,
+    handlers: CommandHandlers = {},
+  ): Promise<CommandResult> {
+    let text = '';
+    const { done } = this.start(name, args, {
+      ...handlers,
+      output: async (stream, t) => {
+        if (stream !== 'o') text += t;
+      },
+    });
+    const end = await done;
+    if ('lost' in end) throw new ConnectionLostError(end.reason);
+    const rc = end.values.get('rc');
+    return { rc: typeof rc === 'number' ? rc : null, values: end.values, failure: end.failure, text };
+  }
+
+  /** Ask the worker to exit (an operator's stop or kill): it stops its reactor and does not come back. */
+  shutdown(): Promise<unknown> {
+    return this.call({ op: 'shutdown' });
+  }
+
+  /** Close the link to the worker. */
+  disconnect(code: number, reason: string): void {
+    this.socket.close(code, reason.slice(0, 120));
+  }
+
+  /** A frame from the worker (already parsed). */
+  receive(f: WorkerFrame): void {
+    if (f.op === 'response') {
+      const w = this.waiting.get(f.seq_number);
+      if (!w) return;
+      this.waiting.delete(f.seq_number);
+      if (f.is_exception) w.reject(new RemoteWorkerError(String(f.result)));
+      else w.resolve(f.result);
+      return;
+    }
+    if (f.op === 'unknown') {
+      this.respond(f.seq_number, null, `Command ${f.name} does not exist.`);
+      return;
+    }
+    const c = this.commands.get(f.command_id);
+    if (!c) {
+      this.respond(f.seq_number, null, 'unknown "command_id"');
+      return;
+    }
+    if (f.op === 'update') this.update(c, f);
+    else if (f.op === 'complete') {
+      this.commands.delete(f.command_id);
+      c.chain = c.chain.then(() => {
+        this.respond(f.seq_number, null);
+        c.resolve(
+          c.failed
+            ? { lost: true, reason: `output could not be stored: ${c.failed.message}` }
+            : { values: c.values, failure: f.args },
+        );
+      });
+    } else this.transfer(c, f);
+  }
+
+  private update(c: Command, f: Extract<WorkerOp, { op: 'update' }> & { seq_number: number }): void {
+    let bytes = 0;
+    for (const [, v] of f.args) {
+      const li = lineInfo(v) ?? (Array.isArray(v) ? lineInfo(v[1]) : null);
+      if (li) bytes += li[0].length;
+    }
+    this.hold(bytes);
+    c.chain = c.chain.then(async () => {
+      try {
+        if (c.failed) throw c.failed;
+        for (const [key, value] of f.args) {
+          const stream = STREAMS[key];
+          if (stream !== undefined) {
+            const li = lineInfo(value);
+            if (li && c.handlers.output) await c.handlers.output(stream, li[0]);
+          } else if (key === 'log' && Array.isArray(value) && typeof value[0] === 'string') {
+            const li = lineInfo(value[1]);
+            if (li && c.handlers.output) await c.handlers.output('o', li[0], value[0]);
+          } else c.values.set(key, value);
+        }
+        this.respond(f.seq_number, null);
+      } catch (err) {
+        // Output that could not be stored is never acknowledged: stop the command.
+        const first = c.failed === null;
+        c.failed = err as Error;
+        this.respond(f.seq_number, null, (err as Error).message);
+        if (first)
+          this.interruptCommand(f.command_id, `output could not be stored: ${(err as Error).message}`);
+      } finally {
+        this.hold(-bytes);
+      }
+    });
+  }
+
+  private transfer(
+    c: Command,
+    f: Exclude<WorkerOp, { op: 'update' | 'complete' }> & { seq_number: number },
+  ): void {
+    c.chain = c.chain.then(async () => {
+      const h = c.handlers;
+      try {
+        let result: unknown = null;
+        if (f.op === 'update_upload_file_write' || f.op === 'update_upload_directory_write') {
+          if (!h.write) throw new Error('this command sends no file');
+          await h.write(f.args);
+        } else if (f.op === 'update_upload_file_utime') await h.utime?.(f.access_time, f.modified_time);
+        else if (f.op === 'update_upload_directory_unpack') await h.unpack?.();
+        else if (f.op === 'update_read_file') {
+          if (!h.read) throw new Error('this command reads no file');
+          result = await h.read(f.length);
+        } else await h.close?.();
+        this.respond(f.seq_number, result);
+      } catch (err) {
+        this.respond(f.seq_number, null, (err as Error).message);
+      }
+    });
+  }
+
+  private hold(bytes: number): void {
+    const before = this.pending;
+    this.pending += bytes;
+    if (before <= PAUSE_BYTES && this.pending > PAUSE_BYTES) this.socket.pause();
+    else if (before > PAUSE_BYTES && this.pending <= PAUSE_BYTES) this.socket.resume();
+  }
+
+  /** The socket closed: every running command is lost, every request unanswered. */
+  closed(reason: string): void {
+    if (this.closedReason !== null) return;
+    this.closedReason = reason;
+    for (const w of this.waiting.values()) w.reject(new ConnectionLostError(reason));
+    this.waiting.clear();
+    for (const [id, c] of this.commands) {
+      this.commands.delete(id);
+      c.chain.then(() => c.resolve({ lost: true, reason }));
+    }
+  }
+}
+
+function signalName(n: number): string {
+  return Object.entries(constants.signals).find(([, v]) => v === n)?.[0] ?? `signal ${n}`;
+}
