@@ -151,7 +151,7 @@ describe('a scripted worker answering as the recorded one did', () => {
     const out: Record<OutputStream, string> = { o: '', e: '', h: '' };
     const end = await conn.run({ command: 'recorded', workdir: 'shell/build' }, async (s, t) => {
       out[s] += t;
-    }).done;
+    });
     const shell = requests.find((r) => r.command_name === 'shell')!;
     const pieces = (key: string) =>
       reportsOf(shell.command_id as string)

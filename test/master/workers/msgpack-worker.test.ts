@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { OutputStream } from '../../../services/core/protocol/messages.js';
 import { createLogger } from '../../../services/core/telemetry/logger.js';
-import * as cmd from '../../../services/master/workers/msgpack/commands.js';
+import * as commands from '../../../services/master/workers/msgpack/commands.js';
 import type { MsgpackWorkerConnection } from '../../../services/master/workers/msgpack/connection.js';
 import { encodeFrame } from '../../../services/master/workers/msgpack/messages.js';
 import {
@@ -104,7 +104,7 @@ describe('shell', () => {
       },
       c.sink,
     );
-    const end = await cmd.done;
+    const end = await cmd;
     expect(end).toMatchObject({ rc: 0, interrupted: false, timedOut: false, signal: null });
     // buildbot-worker turns \r\n into \n and ends an unfinished last line, as Flotilla's LogWriter does.
     expect(c.text('o')).toBe('one\na\nb\ncafé ünïcode\ntail\n');
@@ -117,7 +117,7 @@ describe('shell', () => {
   it('keeps every line of a large output, in order', async () => {
     const c = collect();
     const n = 20_000;
-    const end = await conn.run({ command: `seq 1 ${n}`, workdir: 'alpha/build' }, c.sink).done;
+    const end = await conn.run({ command: `seq 1 ${n}`, workdir: 'alpha/build' }, c.sink);
     expect(end).toMatchObject({ rc: 0 });
     const lines = c.text('o').split('\n');
     expect(lines.length).toBe(n + 1);
@@ -130,14 +130,14 @@ describe('shell', () => {
     const end = await conn.run(
       { command: 'head -c 10000 /dev/zero | tr "\\0" x; echo', workdir: 'alpha' },
       c.sink,
-    ).done;
+    );
     expect(end).toMatchObject({ rc: 0 });
     expect(c.text('o')).toBe(`${'x'.repeat(10_000)}\n`);
   });
 
   it('reports a failing exit code', async () => {
     const c = collect();
-    const end = await conn.run({ command: 'echo bad; exit 3', workdir: 'alpha/build' }, c.sink).done;
+    const end = await conn.run({ command: 'echo bad; exit 3', workdir: 'alpha/build' }, c.sink);
     expect(end).toMatchObject({ rc: 3 });
     expect(c.text('o')).toBe('bad\n');
   });
@@ -151,7 +151,7 @@ describe('shell', () => {
         logfiles: { extra: 'extra.log' },
       },
       c.sink,
-    ).done;
+    );
     expect(end).toMatchObject({ rc: 0 });
     expect(c.text('o', 'extra')).toBe('first\nsecond\n');
     expect(c.text('o')).toBe('done\n');
@@ -159,7 +159,7 @@ describe('shell', () => {
 
   it('times out a silent command', async () => {
     const c = collect();
-    const end = await conn.run({ command: 'sleep 30', workdir: 'alpha', timeout: 1 }, c.sink).done;
+    const end = await conn.run({ command: 'sleep 30', workdir: 'alpha', timeout: 1 }, c.sink);
     expect(end).toMatchObject({ timedOut: true });
     expect(end).not.toMatchObject({ rc: 0 });
   });
@@ -167,10 +167,15 @@ describe('shell', () => {
   it('interrupts a running command, and the command stops', async () => {
     const c = collect();
     const marker = join(base, 'alpha', 'still-running');
-    const cmd = conn.run({ command: `echo started; sleep 60; touch ${marker}`, workdir: 'alpha' }, c.sink);
+    const stop = new AbortController();
+    const cmd = conn.run(
+      { command: `echo started; sleep 60; touch ${marker}`, workdir: 'alpha' },
+      c.sink,
+      stop.signal,
+    );
     await waitFor('the command to start', async () => c.text('o').includes('started'));
-    cmd.interrupt('stopped by the test');
-    const end = await cmd.done;
+    stop.abort('stopped by the test');
+    const end = await cmd;
     expect(end).toMatchObject({ interrupted: true });
     expect(end).not.toMatchObject({ rc: 0 });
     expect(c.text('h')).toContain('command interrupted');
@@ -181,20 +186,20 @@ describe('shell', () => {
 describe('file system commands', () => {
   it('mkdir, stat, glob, listdir, cpdir, rmfile and rmdir', async () => {
     const p = (...x: string[]) => conn.path('beta', ...x);
-    expect((await cmd.mkdir(conn, [p('d1', 'deep'), p('d2')])).rc).toBe(0);
+    expect((await commands.mkdir(conn, [p('d1', 'deep'), p('d2')])).rc).toBe(0);
     writeFileSync(join(base, 'beta', 'd1', 'f.txt'), 'hello');
-    const st = await cmd.stat(conn, p('d1', 'f.txt'));
+    const st = await commands.stat(conn, p('d1', 'f.txt'));
     expect(st?.[6]).toBe(5);
-    expect(await cmd.stat(conn, p('nope'))).toBeNull();
-    expect(await cmd.glob(conn, p('d1', '*.txt'))).toEqual([p('d1', 'f.txt')]);
-    expect((await cmd.listdir(conn, p()))?.sort()).toEqual(['d1', 'd2']);
-    expect(await cmd.listdir(conn, p('nope'))).toBeNull();
-    expect((await cmd.cpdir(conn, p('d1'), p('d3'))).rc).toBe(0);
+    expect(await commands.stat(conn, p('nope'))).toBeNull();
+    expect(await commands.glob(conn, p('d1', '*.txt'))).toEqual([p('d1', 'f.txt')]);
+    expect((await commands.listdir(conn, p()))?.sort()).toEqual(['d1', 'd2']);
+    expect(await commands.listdir(conn, p('nope'))).toBeNull();
+    expect((await commands.cpdir(conn, p('d1'), p('d3'))).rc).toBe(0);
     expect(readFileSync(join(base, 'beta', 'd3', 'f.txt'), 'utf8')).toBe('hello');
-    expect((await cmd.rmfile(conn, p('d3', 'f.txt'))).rc).toBe(0);
+    expect((await commands.rmfile(conn, p('d3', 'f.txt'))).rc).toBe(0);
     expect(existsSync(join(base, 'beta', 'd3', 'f.txt'))).toBe(false);
-    expect((await cmd.rmdir(conn, [p('d1'), p('d2'), p('d3')])).rc).toBe(0);
-    expect(await cmd.listdir(conn, p())).toEqual([]);
+    expect((await commands.rmdir(conn, [p('d1'), p('d2'), p('d3')])).rc).toBe(0);
+    expect(await commands.listdir(conn, p())).toEqual([]);
   });
 });
 
@@ -205,7 +210,7 @@ describe('file transfer', () => {
 
   it('downloads a file to the worker in blocks, with its mode', async () => {
     let at = 0;
-    const r = await cmd.download(
+    const r = await commands.download(
       conn,
       conn.path('beta', 'in', 'big.bin'),
       async (n) => {
@@ -224,7 +229,7 @@ describe('file transfer', () => {
   it('uploads it back in blocks', async () => {
     const parts: Buffer[] = [];
     let closed = false;
-    const r = await cmd.upload(
+    const r = await commands.upload(
       conn,
       conn.path('beta', 'in', 'big.bin'),
       async (d) => void parts.push(Buffer.from(d)),
@@ -242,7 +247,7 @@ describe('file transfer', () => {
   });
 
   it('reports a missing file on upload', async () => {
-    const r = await cmd.upload(conn, conn.path('beta', 'missing.bin'), async () => {});
+    const r = await commands.upload(conn, conn.path('beta', 'missing.bin'), async () => {});
     expect(r.rc).toBe(1);
     expect(r.text).toContain('Cannot open file');
   });
@@ -250,7 +255,7 @@ describe('file transfer', () => {
   it('uploads a directory as a tar archive', async () => {
     const parts: Buffer[] = [];
     let unpacked = false;
-    const r = await cmd.uploadDirectory(
+    const r = await commands.uploadDirectory(
       conn,
       conn.path('beta', 'in'),
       async (d) => void parts.push(Buffer.from(d)),
@@ -269,7 +274,7 @@ describe('file transfer', () => {
   });
 
   it('a failing sink stops the transfer with an error', async () => {
-    const r = await cmd.upload(conn, conn.path('beta', 'in', 'big.bin'), async () => {
+    const r = await commands.upload(conn, conn.path('beta', 'in', 'big.bin'), async () => {
       throw new Error('disk full');
     });
     expect(r.rc).not.toBe(0);
@@ -338,11 +343,11 @@ describe('refusals and bad frames', () => {
 
 describe('shutdown', () => {
   it('makes the worker exit, and the master sees it go', async () => {
-    await conn.shutdown();
+    await conn.shutdown('stopped by the test');
     expect(await worker.exited).toBe(0);
     await waitFor('the disconnection', async () => disconnected.includes('bbw'));
     expect(server.get('bbw')).toBeUndefined();
-    const end = await conn.run({ command: 'true', workdir: 'alpha' }, async () => {}).done;
+    const end = await conn.run({ command: 'true', workdir: 'alpha' }, async () => {});
     expect(end).toMatchObject({ lost: true });
   });
 });

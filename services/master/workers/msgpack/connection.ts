@@ -1,7 +1,6 @@
 // One buildbot-worker connected over msgpack_experimental_v7, as the master's build runner
-// sees it: the same run/interrupt/done shape as a Flotilla agent's connection
-// (../connection.ts), and command() for the worker's other commands (./commands.ts:
-// directories, stat, glob, listdir, file transfer).
+// sees it: a WorkerConnection (../connection.ts) like a Flotilla agent's, and command() for
+// the worker's other commands (./commands.ts: directories, stat, glob, listdir, transfers).
 //
 // Durability: an update is answered only after its output went through the sink, in order,
 // as Buildbot's master answers only after storing it. buildbot-worker does not wait for
@@ -9,11 +8,14 @@
 // PAUSE_BYTES of output await storing, the master stops reading the socket, and TCP holds the
 // worker back. What the worker sent and the master had not stored when it died is lost: see
 // docs/migrating-from-buildbot.md.
+import { randomBytes } from 'node:crypto';
 import { constants } from 'node:os';
 import { posix, win32 } from 'node:path';
 import type { WebSocket } from 'ws';
+import { closeReason } from '../../../core/http/close-reason.js';
 import type { CommandRequest, OutputStream, WorkerInfo } from '../../../core/protocol/messages.js';
-import type { CommandEnd, OutputSink, RemoteCommand } from '../connection.js';
+import { CloseCode } from '../../../core/protocol/messages.js';
+import type { CommandEnd, OutputSink, WorkerConnection } from '../connection.js';
 import {
   type BuildbotWorkerInfo,
   encodeFrame,
@@ -25,6 +27,9 @@ import {
 
 /** Output received and not yet stored beyond which the socket is no longer read. */
 export const PAUSE_BYTES = 8 * 1024 * 1024;
+/** How long a shutdown waits for the worker's answer before it closes the link anyway. */
+const SHUTDOWN_ANSWER_MS = 5_000;
+const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 /** Seconds an interrupted command gets after SIGTERM before SIGKILL, as a Flotilla agent gives. */
 const SIGTERM_SECONDS = 5;
 
@@ -69,17 +74,21 @@ interface Command {
 
 const STREAMS: Record<string, OutputStream> = { stdout: 'o', stderr: 'e', header: 'h' };
 
-export class MsgpackWorkerConnection {
+export class MsgpackWorkerConnection implements WorkerConnection {
   readonly protocol = 'msgpack_experimental_v7';
   /** The four fields Buildbot keeps as workerinfo; set once get_worker_info has answered. */
   info: WorkerInfo = { admin: '', host: '', access_uri: '', version: '' };
   /** Everything get_worker_info answered (basedir, system, environ, worker_commands...). */
   details: BuildbotWorkerInfo = {};
   private seq = 0;
+  // buildbot-worker keeps its running commands by id across connections (its bot outlives a
+  // connection, and so do its commands), so ids must not repeat on a worker's next
+  // connection: a random prefix per connection, then a counter.
+  private readonly idPrefix = randomBytes(4).toString('hex');
   private nextCommand = 0;
   private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   private readonly commands = new Map<string, Command>();
-  private closedReason: string | null = null;
+  private readonly link = new AbortController();
   private pending = 0;
 
   constructor(
@@ -87,8 +96,17 @@ export class MsgpackWorkerConnection {
     private readonly socket: WebSocket,
   ) {}
 
+  /** Aborted once the link to the worker is gone, with the reason (a string) why. */
+  get lost(): AbortSignal {
+    return this.link.signal;
+  }
+
   get connected(): boolean {
-    return this.closedReason === null;
+    return !this.link.signal.aborted;
+  }
+
+  private get lostReason(): string {
+    return String(this.link.signal.reason);
   }
 
   /** Commands started and not yet complete. */
@@ -107,7 +125,7 @@ export class MsgpackWorkerConnection {
   }
 
   private send(m: Record<string, unknown>): void {
-    if (this.closedReason === null) this.socket.send(encodeFrame(m));
+    if (this.connected) this.socket.send(encodeFrame(m));
   }
 
   private respond(seq: number, result: unknown, error?: string): void {
@@ -120,7 +138,7 @@ export class MsgpackWorkerConnection {
 
   /** Send a request and wait for its answer (rejects with the worker's error, or on loss). */
   call(m: MasterOp): Promise<unknown> {
-    if (this.closedReason !== null) return Promise.reject(new ConnectionLostError(this.closedReason));
+    if (!this.connected) return Promise.reject(new ConnectionLostError(this.lostReason));
     const seq = this.seq++;
     return new Promise((resolve, reject) => {
       this.waiting.set(seq, { resolve, reject });
@@ -142,15 +160,14 @@ export class MsgpackWorkerConnection {
     name: string,
     args: Record<string, unknown>,
     handlers: CommandHandlers,
-    builder?: string,
   ): { id: string; done: Promise<RawEnd> } {
-    const id = String(this.nextCommand++);
+    const id = `${this.idPrefix}.${this.nextCommand++}`;
     let resolve!: (end: RawEnd) => void;
     const done = new Promise<RawEnd>((r) => {
       resolve = r;
     });
-    if (this.closedReason !== null) {
-      resolve({ lost: true, reason: this.closedReason });
+    if (!this.connected) {
+      resolve({ lost: true, reason: this.lostReason });
       return { id, done };
     }
     const c: Command = { handlers, values: new Map(), chain: Promise.resolve(), failed: null, resolve };
@@ -158,7 +175,6 @@ export class MsgpackWorkerConnection {
     // The worker may report (even complete) before it answers start_command.
     this.call({
       op: 'start_command',
-      ...(builder ? { builder_name: builder } : {}),
       command_id: id,
       command_name: name,
       args,
@@ -170,26 +186,24 @@ export class MsgpackWorkerConnection {
     return { id, done };
   }
 
-  private interruptCommand(id: string, why: string, builder?: string): void {
+  private interruptCommand(id: string, why: string): void {
     if (!this.commands.has(id)) return;
-    this.call({
-      op: 'interrupt_command',
-      ...(builder ? { builder_name: builder } : {}),
-      command_id: id,
-      why,
-    }).catch(() => {});
+    this.call({ op: 'interrupt_command', command_id: id, why }).catch(() => {});
   }
 
-  /** A shell command: the same request and outcome as on a Flotilla agent. */
-  run(request: CommandRequest, sink: OutputSink, builder?: string): RemoteCommand {
+  /**
+   * A shell command: the same request and outcome as on a Flotilla agent. An abort of `signal`
+   * interrupts it on the worker; the result settles after all its output went through the sink.
+   */
+  run(request: CommandRequest, sink: OutputSink, signal?: AbortSignal): Promise<CommandEnd> {
     let timedOut = false;
-    let signal: string | null = null;
+    let killedBy: string | null = null;
     let interrupted = false;
     const output: OutputSink = (stream, text, log) => {
       if (stream === 'h' && log === undefined) {
         if (/^command timed out/m.test(text)) timedOut = true;
         const m = /process killed by signal (\d+)/.exec(text);
-        if (m) signal = signalName(Number(m[1]));
+        if (m) killedBy = signalName(Number(m[1]));
       }
       return sink(stream, text, log);
     };
@@ -212,42 +226,42 @@ export class MsgpackWorkerConnection {
         interruptSignal: 'KILL',
       },
       { output },
-      builder,
     );
-    return {
-      id,
-      done: done.then(async (end): Promise<CommandEnd> => {
-        if ('lost' in end) return end;
-        const value = end.values.get('rc');
-        const rc = end.failure === null && typeof value === 'number' ? value : null;
-        // The worker sends only the code; Buildbot's master writes this line (remotecommand.py).
-        const last =
-          end.failure !== null
-            ? `${end.failure}\n`
-            : rc !== null
-              ? `program finished with exit code ${rc}\n`
-              : '';
-        if (last) {
-          try {
-            await sink('h', last);
-          } catch (err) {
-            return { lost: true, reason: `output could not be stored: ${(err as Error).message}` };
-          }
-        }
-        const elapsed = end.values.get('elapsed');
-        return {
-          rc,
-          signal,
-          interrupted,
-          timedOut,
-          elapsedSeconds: typeof elapsed === 'number' ? elapsed : (Date.now() - started) / 1000,
-        };
-      }),
-      interrupt: (reason) => {
-        interrupted = true;
-        this.interruptCommand(id, reason, builder);
-      },
+    const interrupt = () => {
+      interrupted = true;
+      const r = signal?.reason;
+      this.interruptCommand(id, r instanceof Error ? r.message : String(r));
     };
+    if (signal?.aborted) interrupt();
+    else signal?.addEventListener('abort', interrupt, { once: true });
+    return done.then(async (end): Promise<CommandEnd> => {
+      signal?.removeEventListener('abort', interrupt);
+      if ('lost' in end) return end;
+      const value = end.values.get('rc');
+      const rc = end.failure === null && typeof value === 'number' ? value : null;
+      // The worker sends only the code; Buildbot's master writes this line (remotecommand.py).
+      const last =
+        end.failure !== null
+          ? `${end.failure}\n`
+          : rc !== null
+            ? `program finished with exit code ${rc}\n`
+            : '';
+      if (last) {
+        try {
+          await sink('h', last);
+        } catch (err) {
+          return { lost: true, reason: `output could not be stored: ${(err as Error).message}` };
+        }
+      }
+      const elapsed = end.values.get('elapsed');
+      return {
+        rc,
+        signal: killedBy,
+        interrupted,
+        timedOut,
+        elapsedSeconds: typeof elapsed === 'number' ? elapsed : (Date.now() - started) / 1000,
+      };
+    });
   }
 
   /** Any other worker command (./commands.ts), its text collected; rejects if the connection is lost. */
@@ -269,14 +283,14 @@ export class MsgpackWorkerConnection {
     return { rc: typeof rc === 'number' ? rc : null, values: end.values, failure: end.failure, text };
   }
 
-  /** Ask the worker to exit (an operator's stop or kill): it stops its reactor and does not come back. */
-  shutdown(): Promise<unknown> {
-    return this.call({ op: 'shutdown' });
-  }
-
-  /** Close the link to the worker. */
-  disconnect(code: number, reason: string): void {
-    this.socket.close(code, reason.slice(0, 120));
+  /**
+   * An operator's stop or kill: ask the worker to exit (it stops its reactor and does not come
+   * back), then close the link, as on Flotilla's protocol. Resolves once the link is gone.
+   */
+  async shutdown(reason: string): Promise<void> {
+    if (!this.connected) return;
+    await Promise.race([this.call({ op: 'shutdown' }).catch(() => {}), delay(SHUTDOWN_ANSWER_MS)]);
+    if (this.connected) this.socket.close(CloseCode.shutdown, closeReason(reason));
   }
 
   /** A frame from the worker (already parsed). */
@@ -379,8 +393,8 @@ export class MsgpackWorkerConnection {
 
   /** The socket closed: every running command is lost, every request unanswered. */
   closed(reason: string): void {
-    if (this.closedReason !== null) return;
-    this.closedReason = reason;
+    if (!this.connected) return;
+    this.link.abort(reason);
     for (const w of this.waiting.values()) w.reject(new ConnectionLostError(reason));
     this.waiting.clear();
     for (const [id, c] of this.commands) {

@@ -14,6 +14,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer } from 'ws';
+import { closeReason } from '../../../core/http/close-reason.js';
 import { CloseCode } from '../../../core/protocol/messages.js';
 import type { Logger } from '../../../core/telemetry/logger.js';
 import { listdir, mkdir, rmdir, stat } from './commands.js';
@@ -163,7 +164,7 @@ export async function startMsgpackWorkerServer(opts: MsgpackServerOptions): Prom
         .catch((err: Error) => {
           clearTimeout(timer);
           log.warn({ worker: name, peer, err: err.message }, 'worker refused: handshake failed');
-          ws.close(CloseCode.badHello, `handshake failed: ${err.message}`.slice(0, 120));
+          ws.close(CloseCode.badHello, closeReason(`handshake failed: ${err.message}`));
         });
     });
   });
