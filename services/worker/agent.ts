@@ -11,6 +11,7 @@ import type {
 } from '../core/protocol/messages.js';
 import type { Logger } from '../core/telemetry/logger.js';
 import { type RunningCommand, runCommand } from './command.js';
+import type { Reaper } from './reaper.js';
 
 const BATCH_BYTES = 32 * 1024;
 // An extra log is a file read after the command; a bigger one is cut at this size.
@@ -36,6 +37,8 @@ export class Agent {
     private readonly baseDir: string,
     private readonly send: (m: WorkerToMaster) => void,
     private readonly log: Logger,
+    /** Kills the commands' process groups if this process dies (reaper.ts). */
+    private readonly reaper?: Reaper,
   ) {}
 
   get running(): number {
@@ -89,7 +92,10 @@ export class Agent {
     this.active.set(cmd, a);
     this.log.debug({ cmd, workdir: dir }, 'command started');
     a.running = runCommand({ ...request, workdir: dir }, (stream, text) => this.output(cmd, a, stream, text));
+    const pgid = a.running.pgid;
+    if (pgid !== undefined) this.reaper?.add(pgid);
     a.running.result.then(async (outcome) => {
+      if (pgid !== undefined) this.reaper?.remove(pgid);
       this.flush(cmd, a);
       for (const [name, file] of Object.entries(request.logfiles ?? {}))
         await this.sendLogfile(cmd, a, dir, name, file);

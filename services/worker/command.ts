@@ -29,6 +29,8 @@ export interface CommandResult {
 }
 
 export interface RunningCommand {
+  /** The command's process group (its leader's pid); undefined if it never started. */
+  pgid: number | undefined;
   result: Promise<CommandResult>;
   interrupt(reason: string): void;
   /** Stop reading output until resumed (the master has not acknowledged enough yet). */
@@ -165,6 +167,7 @@ export function runCommand(
   });
 
   return {
+    pgid: child.pid,
     result,
     interrupt: (reason) => stop('interrupt', `killing command: ${reason}`),
     pause: () => {

@@ -9,12 +9,15 @@ import { createLogger } from '../core/telemetry/logger.js';
 import { startTelemetry } from '../core/telemetry/tracing.js';
 import { Agent } from './agent.js';
 import { connectToMaster, type MasterLink } from './connection.js';
+import { Reaper } from './reaper.js';
 
 const env = loadWorkerEnv();
 const telemetry = startTelemetry('flotilla-worker');
 const log = createLogger('worker', env.logLevel).child({ worker: env.workerName });
 let link: MasterLink | null = null;
-const agent = new Agent(env.workdir, (m) => link?.send(m), log);
+const reaper = new Reaper(log);
+reaper.start();
+const agent = new Agent(env.workdir, (m) => link?.send(m), log, reaper);
 link = connectToMaster({
   url: env.masterUrl,
   name: env.workerName,
@@ -47,4 +50,6 @@ onShutdown(log, () => [
   { name: 'master link', run: () => link!.close() },
   { name: 'probes', run: () => probes.close() },
   { name: 'telemetry', run: () => telemetry.shutdown() },
+  // Commands still in their interrupt's grace go with the agent.
+  { name: 'reaper', run: async () => reaper.stop() },
 ]);
