@@ -2,6 +2,13 @@
 // once per period across the cluster, and compress-log, queued when a log finishes. Every
 // master runs a worker for each queue; stop() lets the running jobs finish, then closes every
 // connection it opened (the DataContext's database and Redis are the caller's to close).
+//
+// Redis is a cache of liveness, not of duties: a Redis that comes back empty (restarted
+// without persistence, failed over to a replica that had not caught up) has forgotten the
+// expire-masters schedule, and then no master would ever be expired again (seen: a dead
+// master "active" for minutes against a 15 s expiry, its requests held). So every master
+// confirms the schedule once per period, not only at its start; the upsert is idempotent and
+// keeps one job per period slot (expire-masters.ts), so confirming it costs one command.
 import { type Job, Queue, Worker } from 'bullmq';
 import type { DataContext } from '../../core/data/index.js';
 import type { Logger } from '../../core/telemetry/logger.js';
@@ -14,7 +21,12 @@ import {
   logCodec,
   queueCompressLog,
 } from './compress-log.js';
-import { type ExpireSettings, expireMastersProcessor, scheduleExpireMasters } from './expire-masters.js';
+import {
+  DEFAULT_EXPIRE_PERIOD_MS,
+  type ExpireSettings,
+  expireMastersProcessor,
+  scheduleExpireMasters,
+} from './expire-masters.js';
 import { JobMetrics } from './metrics.js';
 import {
   consumerConnection,
@@ -79,7 +91,9 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
   const metrics = new JobMetrics(queues);
 
   const workers: Worker[] = [];
+  let confirm: NodeJS.Timeout | undefined;
   const stop = async () => {
+    clearInterval(confirm);
     // Workers first: each waits for its running jobs, then the queues' connections.
     await Promise.allSettled(workers.map((w) => w.close()));
     await Promise.allSettled(queues.map((q) => q.close()));
@@ -88,6 +102,12 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
 
   try {
     await scheduleExpireMasters(expire, opts.expirePeriodMs);
+    confirm = setInterval(() => {
+      scheduleExpireMasters(expire, opts.expirePeriodMs).catch((err) =>
+        log.warn({ err: (err as Error).message }, 'could not confirm the expire-masters schedule'),
+      );
+    }, opts.expirePeriodMs ?? DEFAULT_EXPIRE_PERIOD_MS);
+    confirm.unref();
     const worker = <D, R>(name: QueueName, concurrency: number, fn: (job: Job<D>) => Promise<R>) => {
       const w = new Worker<D, R>(name, (job) => metrics.run(name, job, () => fn(job)), {
         connection: consumerConnection(opts.redis, `flotilla-master-${name}-worker`),

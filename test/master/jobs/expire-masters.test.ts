@@ -14,6 +14,7 @@ import { unclaimAfter } from '../../../services/master/jobs/expire-masters.js';
 import { QUEUES } from '../../../services/master/jobs/index.js';
 import { type Harness, insertMaster, openHarness, pendingRequests, uniq } from '../../core/data/harness.js';
 import { testEnv } from '../../helpers/env.js';
+import { startRedis } from '../../helpers/processes.js';
 import { JobsUnderTest, sample, sleep, waitFor } from './helpers.js';
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -81,6 +82,39 @@ describe('expire-masters with three masters running the scheduler', () => {
       expect(active.map((r) => r.active)).toEqual([1, 1, 1]);
     } finally {
       await events.close();
+    }
+  });
+});
+
+describe('expire-masters after Redis forgot everything', () => {
+  let h: Harness;
+  let jobs: JobsUnderTest;
+  beforeAll(async () => {
+    h = await openHarness();
+    jobs = new JobsUnderTest(h);
+  });
+  afterAll(async () => {
+    await jobs?.closeAll();
+    await h?.close();
+  });
+
+  it('runs again: the masters create the schedule anew', async () => {
+    // A Redis of its own, restarted empty (no persistence) on the same port.
+    let redis = await startRedis();
+    try {
+      const id = await h.run((tx) => masterActive(tx, uniq('master')));
+      const master = await jobs.start({ masterid: () => id, expirePeriodMs: 300, redis: redis.url });
+      await waitFor('a first run', async () => (await jobs.completed(QUEUES.expireMasters)) >= 1);
+      await redis.proc.stop('SIGKILL');
+      redis = await startRedis(redis.port);
+      const before = await jobs.completed(QUEUES.expireMasters);
+      await waitFor(
+        'runs after the loss',
+        async () => (await jobs.completed(QUEUES.expireMasters)) >= before + 2,
+      );
+      await master.stop();
+    } finally {
+      await redis.proc.stop('SIGKILL');
     }
   });
 });
