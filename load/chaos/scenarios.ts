@@ -1,0 +1,401 @@
+// The fault scenarios and how one is run: a fresh cluster, GET load on its APIs, BUILDS
+// builds forced at once; when every build has printed a quarter of its lines, the fault;
+// then the time until the cluster is whole again, the wait until every request has
+// completed, and the checker's verdict (checker.ts).
+//
+// A scenario holds a fault for a while (Redis down 5 s, a master frozen 30 s): the runner
+// holds it for those seconds, as the issue ran them; the tests (fixed: false) hold it
+// instead until the cluster has noticed (a condition, never a sleep), which is the short
+// form of the same fault.
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { waitFor } from '../../test/helpers/processes.js';
+import { type Check, check } from './checker.js';
+import { readExecutions, runningExecutions } from './records.js';
+import { ChaosStack, type JobShape, type Proc, type StackOptions } from './stack.js';
+import { Traffic, type TrafficCounts } from './traffic.js';
+
+export interface FaultContext {
+  stack: ChaosStack;
+  /** Keep the fault on for `seconds` (fixed) or until `until` holds (conditions). */
+  hold(seconds: number, what: string, until: () => Promise<boolean>): Promise<void>;
+  /** Record a moment of the fault (the result's timeline). */
+  note(event: string): void;
+  /** Measurements a scenario adds to its result. */
+  extra: Record<string, unknown>;
+}
+
+export interface Scenario {
+  name: string;
+  /** What is done, as the results table says it. */
+  fault: string;
+  /** Extra environment for the masters. */
+  masterEnv?: Record<string, string>;
+  inject(ctx: FaultContext): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function ready(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(3000) });
+    await res.arrayBuffer();
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+const probe = (p: Proc) => ready(`http://127.0.0.1:${p.probe}/readyz`);
+
+/** Every master has noticed that a store is away (its /readyz says so). */
+function mastersNotReady(s: ChaosStack): () => Promise<boolean> {
+  return async () => (await Promise.all(s.of('master').map(probe))).every((ok) => !ok);
+}
+
+async function masterActive(s: ChaosStack, name: string): Promise<boolean> {
+  const [m] = await s.query('SELECT active FROM masters WHERE name = $1', [name]);
+  return Boolean(m?.active);
+}
+
+/** A request that had a build on master `name` has a newer build on another master. */
+async function rerunElsewhere(s: ChaosStack, name: string): Promise<boolean> {
+  const [r] = await s.query(
+    `SELECT count(*)::int AS n FROM builds old JOIN masters m ON m.id = old.masterid AND m.name = $1
+     JOIN builds again ON again.buildrequestid = old.buildrequestid AND again.id > old.id
+       AND again.masterid <> old.masterid`,
+    [name],
+  );
+  return r!.n > 0;
+}
+
+async function kill(ctx: FaultContext, p: Proc, sig: NodeJS.Signals): Promise<void> {
+  ctx.stack.signal(p, sig);
+  ctx.note(`${sig} ${p.name}`);
+  await p.proc.exited;
+  ctx.note(`${p.name} exited`);
+}
+
+/** The pids a process started, children and theirs (read from /proc before a kill). */
+function descendants(pid: number, of: readonly number[]): number[] {
+  const parent = (p: number): number => {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      return 0;
+    }
+  };
+  return of.filter((p) => {
+    for (let q = parent(p), depth = 0; q > 1 && depth < 20; q = parent(q), depth++)
+      if (q === pid) return true;
+    return false;
+  });
+}
+
+/** kill -9 of Redis, kept down (`seconds`, or until the masters noticed), then started again. */
+async function restartRedis(ctx: FaultContext, o: { empty: boolean; seconds: number }): Promise<void> {
+  await ctx.stack.killRedis(o.empty);
+  ctx.note(o.empty ? 'redis killed, data gone' : 'redis killed');
+  await ctx.hold(o.seconds, 'the masters to notice', mastersNotReady(ctx.stack));
+  await ctx.stack.startRedis();
+  ctx.note(o.empty ? 'redis back, empty' : 'redis back');
+}
+
+/** PostgreSQL stopped as a crash stops it, kept down (`seconds`, or until noticed), started again. */
+async function restartPostgres(ctx: FaultContext, seconds: number): Promise<void> {
+  ctx.stack.stopPostgres('immediate');
+  ctx.note('postgres stopped');
+  await ctx.hold(seconds, 'the masters to notice', mastersNotReady(ctx.stack));
+  ctx.stack.startPostgres();
+  ctx.note('postgres back');
+}
+
+/** kill -9 of a worker: its commands must die with it (how long the last one took is kept). */
+async function killWorker(ctx: FaultContext, sig: NodeJS.Signals): Promise<void> {
+  const w = ctx.stack.get('w1');
+  const mine = descendants(
+    w.proc.pid,
+    runningExecutions(ctx.stack.record).map((e) => e.pid),
+  );
+  const killedAt = performance.now();
+  await kill(ctx, w, sig);
+  const gone = () => mine.every((pid) => !runningExecutions(ctx.stack.record).some((e) => e.pid === pid));
+  ctx.extra.workerCommands = mine.length;
+  // How long its commands outlived it: polled finely up to 10 s, then given up as orphans.
+  while (!gone() && performance.now() - killedAt < 10_000) await sleep(20);
+  ctx.extra.commandsGoneMs = gone() ? Math.round(performance.now() - killedAt) : null;
+}
+
+export const SCENARIOS: readonly Scenario[] = [
+  { name: 'baseline', fault: 'none', inject: async () => {} },
+  {
+    name: 'master-kill',
+    fault: 'kill -9 of a master, left down',
+    inject: (ctx) => kill(ctx, ctx.stack.get('m1'), 'SIGKILL'),
+  },
+  {
+    name: 'master-term',
+    fault: 'SIGTERM of a master (5 s drain), left down',
+    masterEnv: { MASTER_DRAIN_SECONDS: '5' },
+    inject: (ctx) => kill(ctx, ctx.stack.get('m1'), 'SIGTERM'),
+  },
+  {
+    name: 'master-restart',
+    fault: 'kill -9 of a master, started again under the same name 3 s later',
+    inject: async (ctx) => {
+      const m = ctx.stack.get('m1');
+      await kill(ctx, m, 'SIGKILL');
+      await ctx.hold(3, 'the master down', async () => true);
+      await ctx.stack.restart(m);
+      ctx.note('m1 ready again');
+    },
+  },
+  {
+    name: 'master-freeze',
+    fault: 'SIGSTOP of a master for 30 s (past its 15 s expiry), then SIGCONT',
+    inject: async (ctx) => {
+      const { stack } = ctx;
+      const m = stack.get('m1');
+      stack.signal(m, 'SIGSTOP');
+      ctx.note('SIGSTOP m1');
+      await ctx.hold(
+        30,
+        'm1 expired and a build of its requests rerun elsewhere',
+        async () => !(await masterActive(stack, 'm1')) && (await rerunElsewhere(stack, 'm1')),
+      );
+      stack.signal(m, 'SIGCONT');
+      ctx.note('SIGCONT m1');
+    },
+  },
+  {
+    name: 'worker-kill',
+    fault: 'kill -9 of a worker, left down',
+    inject: (ctx) => killWorker(ctx, 'SIGKILL'),
+  },
+  {
+    name: 'worker-term',
+    fault: 'SIGTERM of a worker, left down',
+    inject: (ctx) => killWorker(ctx, 'SIGTERM'),
+  },
+  {
+    name: 'api-kill',
+    fault: 'kill -9 of an API, left down',
+    inject: (ctx) => kill(ctx, ctx.stack.get('api1'), 'SIGKILL'),
+  },
+  {
+    name: 'api-term',
+    fault: 'SIGTERM of an API, left down',
+    inject: (ctx) => kill(ctx, ctx.stack.get('api1'), 'SIGTERM'),
+  },
+  {
+    name: 'redis-restart',
+    fault: 'kill -9 of Redis, started again 5 s later with its data',
+    inject: (ctx) => restartRedis(ctx, { empty: false, seconds: 5 }),
+  },
+  {
+    name: 'redis-empty',
+    fault: 'kill -9 of Redis, started again 5 s later empty',
+    inject: (ctx) => restartRedis(ctx, { empty: true, seconds: 5 }),
+  },
+  {
+    name: 'redis-empty-master-kill',
+    fault: 'Redis back empty, then kill -9 of a master, left down',
+    inject: async (ctx) => {
+      const { stack } = ctx;
+      await restartRedis(ctx, { empty: true, seconds: 5 });
+      await waitFor('the masters ready again', async () =>
+        (await Promise.all(stack.of('master').map(probe))).every(Boolean),
+      );
+      await kill(ctx, stack.get('m1'), 'SIGKILL');
+    },
+  },
+  {
+    name: 'postgres-restart',
+    fault: 'PostgreSQL stopped (immediate), started again 5 s later',
+    inject: (ctx) => restartPostgres(ctx, 5),
+  },
+  {
+    name: 'postgres-30s',
+    fault: 'PostgreSQL stopped (immediate) for 30 s',
+    inject: (ctx) => restartPostgres(ctx, 30),
+  },
+];
+
+export interface RunOptions extends Omit<StackOptions, 'dir' | 'masterEnv'> {
+  /** State of the run; emptied first. */
+  dir: string;
+  builds: number;
+  /** GET requests a second to each API (0: none). */
+  load: number;
+  /** Hold faults for their seconds (the runner) or until noticed (the tests). */
+  fixed: boolean;
+  /** How long to wait for every request to complete after the fault. */
+  settleSeconds: number;
+  masterEnv?: Record<string, string>;
+  log?: (line: string) => void;
+}
+
+export interface ScenarioResult {
+  scenario: string;
+  fault: string;
+  check: Check;
+  traffic: TrafficCounts;
+  /** Seconds from the fault until every request was progressing again (or done); null: never. */
+  recoverSeconds: number | null;
+  timeline: { at: number; event: string }[];
+  extra: Record<string, unknown>;
+  options: Omit<RunOptions, 'log'>;
+}
+
+function batches(job: JobShape): number {
+  return Math.ceil(job.lines / job.batch);
+}
+
+/**
+ * Recovery, watched from the fault on: every live API ready, no open build on an inactive
+ * master, and every incomplete request's stored lines grown over the last `windowMs`
+ * (stored: what PostgreSQL holds, so neither a frozen master's build nor one whose output
+ * cannot be stored counts as progress). Only samples taken since the fault count, so the
+ * answer is never earlier than one window.
+ */
+class RecoveryWatch {
+  private readonly history: { at: number; lines: Map<number, number> }[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  recoveredAt: number | null = null;
+
+  constructor(
+    private readonly stack: ChaosStack,
+    readonly windowMs: number,
+  ) {}
+
+  start(): void {
+    const loop = async () => {
+      await this.sample().catch(() => undefined);
+      if (this.recoveredAt === null) this.timer = setTimeout(loop, 250);
+    };
+    void loop();
+  }
+
+  private async sample(): Promise<void> {
+    const s = this.stack;
+    const rows = await s.query(`
+      SELECT br.id, br.complete, coalesce(sum(l.num_lines), 0)::int AS lines,
+             count(*) FILTER (WHERE b.complete_at IS NULL AND m.active = 0)::int AS stale
+      FROM buildrequests br LEFT JOIN builds b ON b.buildrequestid = br.id
+      LEFT JOIN masters m ON m.id = b.masterid
+      LEFT JOIN steps st ON st.buildid = b.id LEFT JOIN logs l ON l.stepid = st.id
+      GROUP BY br.id`);
+    const now = Date.now();
+    this.history.push({ at: now, lines: new Map(rows.map((r) => [r.id, r.lines])) });
+    while (this.history.length > 1 && this.history[1]!.at <= now - this.windowMs) this.history.shift();
+    const past = this.history[0]!;
+    if (now - past.at < this.windowMs) return;
+    const apis = s
+      .of('api')
+      .filter((p) => p.proc.child.exitCode === null && p.proc.child.signalCode === null);
+    const apisReady = (await Promise.all(apis.map(probe))).every(Boolean);
+    const progressing = rows.every((r) => r.complete || r.lines > (past.lines.get(r.id) ?? 0));
+    const stale = rows.some((r) => r.stale > 0);
+    if (apisReady && progressing && !stale) this.recoveredAt = now;
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+export async function runScenario(sc: Scenario, opts: RunOptions): Promise<ScenarioResult> {
+  const log = opts.log ?? (() => {});
+  rmSync(opts.dir, { recursive: true, force: true });
+  mkdirSync(opts.dir, { recursive: true });
+  const stack = new ChaosStack({ ...opts, masterEnv: { ...opts.masterEnv, ...sc.masterEnv } });
+  const timeline: ScenarioResult['timeline'] = [];
+  const t0 = Date.now();
+  const note = (event: string) => {
+    timeline.push({ at: (Date.now() - t0) / 1000, event });
+    log(`  ${((Date.now() - t0) / 1000).toFixed(1)} s: ${event}`);
+  };
+  const traffic = new Traffic(() => stack.of('api').map((p) => stack.apiBase(p)), opts.load);
+  const watch = new RecoveryWatch(stack, Math.max(2000, opts.job.pause * 4000));
+  try {
+    await stack.startStores();
+    await stack.startServices();
+    note('cluster ready');
+    traffic.start();
+    const tokens = Array.from({ length: opts.builds }, (_, i) => `t${i + 1}`);
+    for (const t of tokens) await stack.force(t);
+    note(`${tokens.length} builds forced`);
+    const quarter = Math.max(1, Math.floor(batches(opts.job) / 4));
+    await waitFor(
+      'every build a quarter through',
+      async () => {
+        const ex = readExecutions(stack.record);
+        return tokens.every((t) => ex.some((e) => e.token === t && e.ticks >= quarter));
+      },
+      600_000,
+    );
+    const extra: Record<string, unknown> = {};
+    const faultAt = Date.now();
+    note(`fault: ${sc.fault}`);
+    watch.start();
+    await sc.inject({
+      stack,
+      note,
+      extra,
+      hold: async (seconds, what, until) => {
+        if (opts.fixed) await sleep(seconds * 1000);
+        else await waitFor(what, until, 600_000);
+      },
+    });
+    await waitFor(
+      'every request complete',
+      async () => {
+        const [r] = await stack.query('SELECT count(*)::int AS n FROM buildrequests WHERE complete = 0');
+        return r!.n === 0;
+      },
+      opts.settleSeconds * 1000,
+    ).catch((err) => note((err as Error).message));
+    note('every request complete');
+    // Nothing may stay open: allow what a stale master's housekeeping takes.
+    await waitFor(
+      'nothing open',
+      async () => {
+        const [r] = await stack.query(`
+          SELECT (SELECT count(*) FROM builds WHERE complete_at IS NULL)
+               + (SELECT count(*) FROM logs WHERE complete = 0) AS n`);
+        return Number(r!.n) === 0;
+      },
+      opts.expirySeconds * 3000 + 10_000,
+    ).catch(() => note('something is still open'));
+    watch.stop();
+    const counts = await traffic.stop();
+    const result = await check({
+      query: (text, values) => stack.query(text, values),
+      api: async () => {
+        for (const a of stack.of('api')) if (await probe(a)) return stack.apiBase(a);
+        throw new Error('no API answers');
+      },
+      record: stack.record,
+      lines: opts.job.lines,
+    });
+    const recoverSeconds = watch.recoveredAt === null ? null : (watch.recoveredAt - faultAt) / 1000;
+    const { log: _, ...options } = opts;
+    const out: ScenarioResult = {
+      scenario: sc.name,
+      fault: sc.fault,
+      check: result,
+      traffic: counts,
+      recoverSeconds,
+      timeline,
+      extra,
+      options,
+    };
+    writeFileSync(join(opts.dir, 'result.json'), `${JSON.stringify(out, null, 2)}\n`);
+    return out;
+  } finally {
+    watch.stop();
+    await traffic.stop();
+    await stack.stop();
+  }
+}
