@@ -32,7 +32,9 @@ export type CoreErrorCode =
   | 'DUPLICATE_LOG'
   | 'BAD_LOG_TEXT'
   | 'LOG_FINISHED'
-  | 'LOG_NOT_FINISHED';
+  | 'LOG_NOT_FINISHED'
+  /** PostgreSQL is away (restarting, failing over): core/db/outage.ts. */
+  | 'DATABASE_UNAVAILABLE';
 
 export abstract class FlotillaError<C extends string = string> extends Error {
   abstract readonly kind: ErrorKind;

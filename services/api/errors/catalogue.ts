@@ -54,7 +54,13 @@ export type ErrorCode = CoreErrorCode | ApiErrorCode;
 export interface Entry {
   status: number;
   rpc?: number | 'bare';
+  /** Seconds a client is told to wait before it asks again (Retry-After), for what passes by itself. */
+  retryAfter?: number;
 }
+
+// Long enough for a PostgreSQL restart or failover to be over, short enough that a UI polling
+// through one loses little.
+const RETRY_AFTER_SECONDS = 5;
 
 export const CATALOGUE: Readonly<Record<ErrorCode, Entry>> = {
   // services/core/errors.ts
@@ -65,6 +71,7 @@ export const CATALOGUE: Readonly<Record<ErrorCode, Entry>> = {
   BAD_LOG_TEXT: { status: 400 },
   LOG_FINISHED: { status: 409 },
   LOG_NOT_FINISHED: { status: 409 },
+  DATABASE_UNAVAILABLE: { status: 503, retryAfter: RETRY_AFTER_SECONDS },
   // A query string Buildbot's rules refuse, or a call it would fail with a 500.
   INVALID_QUERY: { status: 400 },
   INVALID_CALL: { status: 400 },
@@ -84,7 +91,7 @@ export const CATALOGUE: Readonly<Record<ErrorCode, Entry>> = {
   TOO_MANY_LOGINS: { status: 429 },
   NO_LOGIN: { status: 501 },
   NO_TOKEN_LOGIN: { status: 400 },
-  LOGIN_UNAVAILABLE: { status: 503 },
+  LOGIN_UNAVAILABLE: { status: 503, retryAfter: RETRY_AFTER_SECONDS },
   // Authorization: Buildbot refuses a read with a plain 403, a call with -32600.
   FORBIDDEN: { status: 403, rpc: JSONRPC.invalidRequest },
   // JSON-RPC calls.
@@ -102,7 +109,7 @@ const BY_KIND: Readonly<Record<ErrorKind, Entry>> = {
   forbidden: { status: 403 },
   'not-supported': { status: 501 },
   limit: { status: 429 },
-  unavailable: { status: 503 },
+  unavailable: { status: 503, retryAfter: RETRY_AFTER_SECONDS },
 };
 
 export function entryOf(err: FlotillaError): Entry {

@@ -8,10 +8,13 @@
 // - a JSON-RPC call's error is {"jsonrpc": "2.0", "id": ..., "error": {"code", "message"}},
 //   application/json, for the errors the catalogue gives a JSON-RPC code;
 // - a change hook's error is its message as the body;
+// - a database that is away (core/db/outage.ts) is a 503 with Retry-After, like every error
+//   of the `unavailable` kind: it passes by itself, and the client is told when to come back;
 // - anything that is not one of our errors is logged and answered 500 "internal error",
 //   never with what it said.
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { databaseUnavailable, isDatabaseOutage } from '../../core/db/outage.js';
 import { FlotillaError } from '../../core/errors.js';
 import { DATA_POLICY } from '../http/security-headers.js';
 import { pyDumps, pyString } from '../query/pyjson.js';
@@ -59,6 +62,7 @@ function rpcErrorBody(call: { id: unknown } | undefined, code: number, err: Flot
  */
 export function knownError(err: unknown): FlotillaError | null {
   if (err instanceof FlotillaError) return err;
+  if (isDatabaseOutage(err)) return databaseUnavailable();
   const status = (err as { statusCode?: unknown } | null)?.statusCode;
   if (typeof status !== 'number' || status < 400 || status >= 500) return null;
   switch (status) {
@@ -84,7 +88,8 @@ export function sendError(req: FastifyRequest, reply: FastifyReply, err: unknown
     req.log.error({ err, url: loggableUrl(req.raw.url) }, 'request failed');
     return reply.code(500).type(PLAIN).send(pyErrorBody('internal error'));
   }
-  const { status, rpc } = entryOf(known);
+  const { status, rpc, retryAfter } = entryOf(known);
+  if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
   if (req.method === 'POST' && rpc !== undefined) {
     if (rpc === 'bare') {
       return reply
@@ -109,8 +114,10 @@ export function sendHookError(req: FastifyRequest, reply: FastifyReply, err: unk
     // Buildbot's words for the same failure.
     return reply.code(500).type(PLAIN).send('Error processing changes.');
   }
+  const { status, retryAfter } = entryOf(known);
+  if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
   // As text, never HTML: a message may quote the request (docs/security.md).
-  return reply.code(entryOf(known).status).type(PLAIN).send(known.message);
+  return reply.code(status).type(PLAIN).send(known.message);
 }
 
 /** The error handler of a Fastify context whose routes answer in `format`. */
