@@ -3,6 +3,7 @@ import { loadApiEnv, redact } from '../core/config/env.js';
 import { ConfigError } from '../core/config/errors.js';
 import { loadMasterConfig, type MasterConfig, masterConfigSchema } from '../core/config/master-config.js';
 import { startCountCompaction } from '../core/db/counts.js';
+import { ensureMigratedOrExit } from '../core/db/migrate.js';
 import { createPool } from '../core/db/pool.js';
 import { forceScheduler } from '../core/force/parameters.js';
 import { onShutdown } from '../core/lifecycle.js';
@@ -24,6 +25,7 @@ try {
 }
 const telemetry = startTelemetry('flotilla-api');
 const db = createPool(env.databaseUrl, { applicationName: 'flotilla-api' });
+await ensureMigratedOrExit(db, env.migrateOnStart, log);
 const redis = createRedis(env.redisUrl, 'flotilla-api');
 redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
 

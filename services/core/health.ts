@@ -1,6 +1,7 @@
 // Readiness: a process is ready only while the stores it needs answer, each within a
 // short deadline, so that a hung PostgreSQL or Redis takes the pod out of rotation.
 import type { Redis } from 'ioredis';
+import { loadMigrations, pendingMessage, pendingMigrations } from './db/migrate.js';
 import { type Queryable, sql } from './db/pool.js';
 
 export interface Check {
@@ -25,6 +26,21 @@ function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
 
 export function postgresCheck(db: Queryable): Check {
   return { name: 'postgres', run: async () => void (await db.query(sql`SELECT 1`)) };
+}
+
+/**
+ * The database holds every migration this code needs: a database swapped or restored under a
+ * running process (or one that lost its schema) is named as such, not as a failing query.
+ */
+export function schemaCheck(db: Queryable): Check {
+  const migrations = loadMigrations();
+  return {
+    name: 'schema',
+    run: async () => {
+      const pending = await pendingMigrations(db, migrations);
+      if (pending.length) throw new Error(pendingMessage(pending));
+    },
+  };
 }
 
 export function redisCheck(redis: Redis): Check {

@@ -5,9 +5,10 @@ import { readFileSync } from 'node:fs';
 import { type MasterEnv, redact } from '../core/config/env.js';
 import { ConfigError } from '../core/config/errors.js';
 import { loadMasterConfig, type MasterConfig } from '../core/config/master-config.js';
+import { ensureMigratedOrExit } from '../core/db/migrate.js';
 import { createPool } from '../core/db/pool.js';
 import { busSubscription } from '../core/events/bus.js';
-import { postgresCheck, redisCheck } from '../core/health.js';
+import { postgresCheck, redisCheck, schemaCheck } from '../core/health.js';
 import { startProbeServer } from '../core/http/probe-server.js';
 import { onShutdown } from '../core/lifecycle.js';
 import { createRedis } from '../core/redis.js';
@@ -46,6 +47,7 @@ export async function runMasterProcess(
   const config = loadConfig(env, log);
   const telemetry = startTelemetry('flotilla-master');
   const db = createPool(env.databaseUrl, { applicationName: `flotilla-master ${env.masterName}` });
+  await ensureMigratedOrExit(db, env.migrateOnStart, log);
   const redis = createRedis(env.redisUrl, 'flotilla-master');
   const subscriber = createRedis(env.redisUrl, 'flotilla-master-events');
   for (const r of [redis, subscriber]) r.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
@@ -87,7 +89,7 @@ export async function runMasterProcess(
   const probes = await startProbeServer({
     host: env.host,
     port: env.probePort,
-    checks: [postgresCheck(db), redisCheck(redis)],
+    checks: [postgresCheck(db), schemaCheck(db), redisCheck(redis)],
     metrics: () => master.metrics(),
   });
   log.info(

@@ -1,5 +1,7 @@
 // Pointed at a database a real Buildbot 3.7 created and filled, `npm run migrate` adopts it
-// (adding only our objects) and the API serves its data as it is.
+// (adding only our objects) and the API serves its data as it is. Before that, the API
+// refuses it (naming what to run) instead of answering every read with a 500, unless told
+// to migrate at start; and /readyz names a migration the database lost under it.
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sql } from '../../services/core/db/pool.js';
@@ -10,14 +12,62 @@ import { ORACLE, psqlFile } from '../helpers/psql.js';
 
 let db: TestDatabase;
 let api: Running | undefined;
+async function buildbotDatabase(): Promise<TestDatabase> {
+  const d = await createDatabase('empty');
+  psqlFile(d.url, `${ORACLE}/schema.sql`);
+  psqlFile(d.url, `${ORACLE}/fixture.sql`);
+  return d;
+}
 beforeAll(async () => {
-  db = await createDatabase('empty');
-  psqlFile(db.url, `${ORACLE}/schema.sql`);
-  psqlFile(db.url, `${ORACLE}/fixture.sql`);
+  db = await buildbotDatabase();
 });
 afterAll(async () => {
   await api?.stop('SIGKILL');
   await db?.drop();
+});
+
+async function startApi(
+  url: string,
+  env: Record<string, string> = {},
+): Promise<{ proc: Running; base: string }> {
+  const port = await freePort();
+  const proc = startService('api', {
+    DATABASE_URL: url,
+    REDIS_URL: testEnv().redisUrl,
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    ...env,
+  });
+  return { proc, base: `http://127.0.0.1:${port}` };
+}
+
+it('refuses the database before it is migrated, naming npm run migrate', async () => {
+  const { proc } = await startApi(db.url);
+  expect(await proc.exited).toBe(2);
+  expect(proc.output()).toMatch(/the database lacks \d+ of Flotilla's migrations.*run `npm run migrate`/);
+  const [{ n }] = await db.pool.query(
+    sql`SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = 'flotilla'`,
+  );
+  expect(n).toBe(0);
+});
+
+it('migrates at start when told to (MIGRATE_ON_START), and /readyz names a migration lost later', async () => {
+  const other = await buildbotDatabase();
+  const { proc, base } = await startApi(other.url, { MIGRATE_ON_START: 'true' });
+  try {
+    await waitFor('api', async () => (await fetch(`${base}/readyz`)).ok, 30_000, proc);
+    const res = await fetch(`${base}/api/v2/builds?limit=1`, { headers: { accept: 'application/json' } });
+    expect(((await res.json()) as { meta: { total: number } }).meta.total).toBe(102);
+    await other.pool.query(sql`DELETE FROM flotilla.migrations WHERE id = '0010_flotilla_write_notices'`);
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(((await ready.json()) as { checks: { schema: string } }).checks.schema).toMatch(
+      /^the database lacks 1 of Flotilla's migrations \(0010_flotilla_write_notices\): run `npm run migrate`/,
+    );
+  } finally {
+    await proc.stop('SIGKILL');
+    await other.drop();
+  }
 });
 
 it('adopts the database and serves it', async () => {
@@ -29,14 +79,9 @@ it('adopts the database and serves it', async () => {
   const [{ n }] = await db.pool.query(sql`SELECT count(*)::int AS n FROM builds`);
   expect(n).toBe(102);
 
-  const port = await freePort();
-  api = startService('api', {
-    DATABASE_URL: db.url,
-    REDIS_URL: testEnv().redisUrl,
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-  });
-  const url = `http://127.0.0.1:${port}/api/v2/builds?limit=1&order=-buildid`;
+  const started = await startApi(db.url);
+  api = started.proc;
+  const url = `${started.base}/api/v2/builds?limit=1&order=-buildid`;
   await waitFor('api', async () => (await fetch(url)).ok, 20_000, api);
   const body = (await (await fetch(url, { headers: { accept: 'application/json' } })).json()) as {
     meta: { total: number };

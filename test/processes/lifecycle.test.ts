@@ -27,7 +27,7 @@ describe('api', () => {
     await waitFor('api ready', async () => (await status(`${base}/readyz`)) === 200, 20_000, api);
     expect(await status(`${base}/healthz`)).toBe(200);
     const ready = await (await fetch(`${base}/readyz`)).json();
-    expect(ready).toEqual({ ready: true, checks: { postgres: 'ok', redis: 'ok' } });
+    expect(ready).toEqual({ ready: true, checks: { postgres: 'ok', schema: 'ok', redis: 'ok' } });
 
     // Redis goes away: not ready (but still alive); it comes back: ready again.
     await redis.proc.stop('SIGKILL');

@@ -12,7 +12,7 @@ import { UserDirectory } from '../../core/auth/users.js';
 import type { AuthConfig, WwwConfig } from '../../core/config/master-config.js';
 import type { ConnectionPool } from '../../core/db/pool.js';
 import { type ForceScheduler, forceSchedulerSpec } from '../../core/force/parameters.js';
-import { postgresCheck, readiness, redisCheck } from '../../core/health.js';
+import { postgresCheck, readiness, redisCheck, schemaCheck } from '../../core/health.js';
 import { PLATFORM_PATHS } from '../../core/http/platform-paths.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { Authorizer } from '../auth/authorizer.js';
@@ -101,7 +101,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors,
     return503OnClosing: true,
   });
-  const checks = [postgresCheck(deps.db), redisCheck(deps.redis)];
+  const checks = [postgresCheck(deps.db), schemaCheck(deps.db), redisCheck(deps.redis)];
   const forceSchedulers = deps.forceSchedulers ?? [];
   const forceByName = new Map(forceSchedulers.map((f) => [f.name, f]));
   const registry = buildRegistry(forceSchedulers.map(forceSchedulerSpec));

@@ -16,6 +16,11 @@ export interface CommonEnv {
   probePort: number;
   /** Bind address for every listener; loopback by default, 0.0.0.0 in containers. */
   host: string;
+  /**
+   * MIGRATE_ON_START: apply the migrations this code knows at start (api, master); otherwise a
+   * database that lacks one is refused at start, naming `npm run migrate`.
+   */
+  migrateOnStart: boolean;
 }
 
 export interface ApiEnv extends CommonEnv {
@@ -120,6 +125,17 @@ class Reader {
     return v;
   }
 
+  boolean(name: string, fallback: boolean): boolean {
+    const raw = this.src[name];
+    if (raw === undefined || raw === '') return fallback;
+    const v = { true: true, '1': true, yes: true, false: false, '0': false, no: false }[raw.toLowerCase()];
+    if (v === undefined) {
+      this.problems.push(`${name}: expected true or false, got ${JSON.stringify(raw)}`);
+      return fallback;
+    }
+    return v;
+  }
+
   logLevel(): LogLevel {
     const raw = (this.src.LOG_LEVEL ?? 'info').toLowerCase();
     if (!LOG_LEVELS.includes(raw as LogLevel)) {
@@ -151,6 +167,7 @@ function common(r: Reader, probeDefault: number): CommonEnv {
     logLevel: r.logLevel(),
     probePort: r.port('PROBE_PORT', probeDefault),
     host: r.string('HOST', '127.0.0.1'),
+    migrateOnStart: r.boolean('MIGRATE_ON_START', false),
   };
 }
 

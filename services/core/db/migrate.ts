@@ -13,6 +13,8 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Logger } from '../telemetry/logger.js';
+import { isDatabaseOutage } from './outage.js';
 import { type ConnectionPool, type Queryable, sql } from './pool.js';
 
 export const BUILDBOT_ALEMBIC_REVISION = '059';
@@ -30,7 +32,11 @@ export interface Migration {
 export class MigrationError extends Error {
   override name = 'MigrationError';
   constructor(
-    readonly code: 'MIGRATION_FOREIGN_SCHEMA' | 'MIGRATION_CHANGED' | 'MIGRATION_FAILED',
+    readonly code:
+      | 'MIGRATION_FOREIGN_SCHEMA'
+      | 'MIGRATION_CHANGED'
+      | 'MIGRATION_FAILED'
+      | 'MIGRATION_PENDING',
     message: string,
   ) {
     super(message);
@@ -168,6 +174,66 @@ export async function migrate(
       await conn.query(sql`SELECT pg_advisory_unlock(${LOCK_KEY})`);
     }
   });
+}
+
+/** The migrations of this code that `db` lacks: every one, for a database never migrated. */
+export async function pendingMigrations(
+  db: Queryable,
+  migrations: readonly Migration[] = loadMigrations(),
+): Promise<string[]> {
+  const [t] = await db.query(sql`SELECT to_regclass('flotilla.migrations') IS NOT NULL AS present`);
+  const done = new Set<string>(
+    t.present ? (await db.query(sql`SELECT id FROM flotilla.migrations`)).map((r) => r.id as string) : [],
+  );
+  return migrations.filter((m) => !done.has(m.id)).map((m) => m.id);
+}
+
+/** What a process says of a database that lacks migrations: which, and what to run. */
+export function pendingMessage(pending: readonly string[]): string {
+  const which = pending.length > 3 ? `${pending.slice(0, 3).join(', ')}, ...` : pending.join(', ');
+  return `the database lacks ${pending.length} of Flotilla's migrations (${which}): run \`npm run migrate\` (in Kubernetes, the chart's migration job), or start with MIGRATE_ON_START=true`;
+}
+
+/**
+ * At a process's start. A database that lacks a migration this code needs would answer every
+ * read with a 500 (schema "flotilla" does not exist, on a Buildbot database never adopted):
+ * with `apply`, migrate it (under the lock, as `npm run migrate` does); without, refuse it.
+ * A database migrated further than this code (an older pod during a rolling upgrade) is fine:
+ * migrations only add.
+ */
+export async function ensureMigrated(
+  pool: ConnectionPool,
+  apply: boolean,
+  log: (msg: string, fields?: object) => void = () => {},
+): Promise<void> {
+  // A database that is not there yet (starting with the cluster, failing over) is waited for:
+  // that is not a reason to refuse it.
+  let pending: string[];
+  for (let attempt = 0; ; attempt++) {
+    try {
+      pending = await pendingMigrations(pool);
+      break;
+    } catch (err) {
+      if (!isDatabaseOutage(err)) throw err;
+      if (attempt === 0) log('waiting for the database', { err: (err as Error).message });
+      await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** attempt)));
+    }
+  }
+  if (pending.length === 0) return;
+  if (!apply) throw new MigrationError('MIGRATION_PENDING', pendingMessage(pending));
+  const res = await migrate(pool, log);
+  log('migrated at start (MIGRATE_ON_START)', { applied: res.applied, adopted: res.adopted });
+}
+
+/** ensureMigrated for a process's start: a refusal is fatal (exit 2), said in the log. */
+export async function ensureMigratedOrExit(pool: ConnectionPool, apply: boolean, log: Logger): Promise<void> {
+  try {
+    await ensureMigrated(pool, apply, (msg, fields) => log.info(fields ?? {}, msg));
+  } catch (err) {
+    if (!(err instanceof MigrationError)) throw err;
+    log.fatal({ code: err.code }, err.message);
+    process.exit(2);
+  }
 }
 
 /**
