@@ -1,8 +1,8 @@
 // The fault suite's runner: each scenario on a fresh cluster of real processes, under GET
 // load, with the checker's verdict as one row of a markdown table (load/RESULTS.md's).
 //
-//   node --import tsx load/chaos/run.ts                    # every scenario, the issue's sizes
-//   ONLY=master-freeze,postgres-restart node --import tsx load/chaos/run.ts
+//   npx tsx load/chaos/run.ts                    # every scenario, the issue's sizes
+//   ONLY=master-freeze,postgres-restart npx tsx load/chaos/run.ts
 //
 // Environment (defaults: the cluster the issue tortured): ONLY (scenario names), BUILDS (10),
 // LINES (200000 per build), BATCH (2000 lines), PAUSE (0.3 s between batches), EXPIRY (15 s),
