@@ -11,14 +11,7 @@ import { appendFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import {
-  freePort,
-  type Running,
-  start,
-  startService,
-  status,
-  waitFor,
-} from '../../test/helpers/processes.js';
+import { freePort, type Running, start, status, waitFor } from '../../test/helpers/processes.js';
 import { leftoverCommands } from './records.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
