@@ -47,6 +47,9 @@ if [ ! -d "$EXAMPLE_REPO/.git" ]; then
 fi
 export EXAMPLE_REPO
 
+log "building the web UI"
+(cd "$ROOT" && node --import tsx services/web/build.ts >/dev/null) || die "the web UI did not build"
+
 log "migrating $DATABASE_URL"
 (cd "$ROOT" && node --import tsx services/core/db/migrate-cli.ts >>"$DATA/logs/migrate.log" 2>&1) ||
   { tail -5 "$DATA/logs/migrate.log" >&2; die "migration failed (see $DATA/logs/migrate.log)"; }
@@ -81,7 +84,7 @@ for probe in "api http://127.0.0.1:$API_PORT/readyz" "master http://127.0.0.1:$M
     { tail -5 "$DATA/logs/$1.log" >&2; die "$1 did not become ready (see $REL/logs/$1.log)"; }
 done
 log "ready"
-echo "Flotilla is up: http://127.0.0.1:$API_PORT/api/v2"
+echo "Flotilla is up: open http://127.0.0.1:$API_PORT/ (the REST API is at http://127.0.0.1:$API_PORT/api/v2)"
 echo "Build the example project (clones ${EXAMPLE_REPO#$ROOT/} and runs its tests):"
 echo "  curl -s -H 'Content-Type: application/json' -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"force\",\"params\":{\"username\":\"You <you@example.com>\"}}' http://127.0.0.1:$API_PORT/api/v2/forceschedulers/force-example"
 echo "  curl -s 'http://127.0.0.1:$API_PORT/api/v2/builders/example/builds?order=-number&limit=1'"

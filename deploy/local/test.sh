@@ -35,12 +35,18 @@ export TEST_REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
 export LOG_LEVEL="${LOG_LEVEL:-silent}"
 cd "$ROOT"
 
+# The web UI's bundle: the API processes the tests start serve it (and the build checks its
+# size budget).
+log "building the web UI"
+node --import tsx services/web/build.ts
+
 # FOCUS=1 npm test -- test/x: only the named vitest files (a quick loop while working).
 if [ -z "${FOCUS:-}" ]; then
   log "lock file (npm ci --dry-run, npm $(npm --version 2>/dev/null) and $NPM10)"
   ensure_lock_in_sync
   log "typecheck"
   npx tsc -p tsconfig.json --noEmit
+  npx tsc -p services/web/tsconfig.json
   log "lint"
   npx biome check --error-on-warnings .
 fi

@@ -12,6 +12,7 @@ import { createLogger } from '../core/telemetry/logger.js';
 import { startTelemetry } from '../core/telemetry/tracing.js';
 import { changeHooks } from './hooks/index.js';
 import { buildApp } from './http/server.js';
+import { loadWebUi } from './http/web-ui.js';
 
 const env = loadApiEnv();
 const log = createLogger('api', env.logLevel);
@@ -29,6 +30,8 @@ await ensureMigratedOrExit(db, env.migrateOnStart, log);
 const redis = createRedis(env.redisUrl, 'flotilla-api');
 redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
 
+const webUi = loadWebUi();
+if (!webUi) log.warn('the web UI is not built (npm run build:web): / answers 404');
 const app = await buildApp({
   db,
   redis,
@@ -42,6 +45,7 @@ const app = await buildApp({
   www: config?.www ?? masterConfigSchema.shape.www.parse(undefined),
   title: config?.title,
   sessionSecret: env.sessionSecret ?? undefined,
+  webUi,
 });
 try {
   await app.register(changeHooks, {

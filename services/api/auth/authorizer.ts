@@ -3,13 +3,16 @@
 // is its method (stop, rebuild, cancel, force, pause, ...); an event is a read of the path
 // its routing key names.
 
+import type { UiAction, UiPermissions } from '../../core/api-shapes.js';
 import {
   type AllowRule,
   type AuthzPolicy,
   type Decision,
   decide,
   decideSync,
+  mayEver,
   type RuleMatch,
+  rolesOf,
   type SessionUser,
 } from '../../core/auth/authz.js';
 import { fnmatch } from '../../core/auth/fnmatch.js';
@@ -39,6 +42,17 @@ function once<T>(fn: () => Promise<T>): () => Promise<T> {
 }
 
 const matchesAny = (name: string, patterns: readonly string[]) => patterns.some((p) => fnmatch(name, p));
+
+/** Which rule matchers can apply to each action the web UI has a button for (see matchRule). */
+const UI_ACTION_MATCHERS: Record<UiAction, readonly AllowRule['match'][]> = {
+  force: ['force'],
+  stop: ['stop'],
+  rebuild: ['rebuild'],
+  // Buildbot's stop matcher also guards a request's cancel (matchRule).
+  cancel: ['stop'],
+  'worker-control': [],
+  'enable-scheduler': ['enable-scheduler'],
+};
 
 export class Authorizer {
   /** Resolves once the caches events need are filled (never rejects). */
@@ -92,6 +106,27 @@ export class Authorizer {
       }
     }).allowed;
   };
+
+  /** What the web UI may offer this user (core/auth/authz.ts's mayEver, per action). */
+  permissions(user: SessionUser | undefined): UiPermissions {
+    const out = {} as UiPermissions;
+    for (const [action, matchers] of Object.entries(UI_ACTION_MATCHERS) as [
+      UiAction,
+      AllowRule['match'][],
+    ][]) {
+      out[action] = mayEver(this.policy, user, (rule) => {
+        if (rule.match === 'any' || rule.match === 'any-control') return 'certain';
+        if (!matchers.includes(rule.match)) return null;
+        return rule.builders ? 'some' : 'certain';
+      });
+    }
+    return out;
+  }
+
+  /** The roles a user has from who they are (for the web UI to show). */
+  roles(user: SessionUser | undefined): string[] {
+    return [...rolesOf(user, this.policy.roleMatchers)];
+  }
 
   private lookups(req: AuthzRequest) {
     const m = req.match;

@@ -8,14 +8,17 @@
 //   <access token>`: a verified token's claims become the session's user; redirect to
 //   PUBLIC_URL (or PUBLIC_URL#<redirect>); a bad token 401.
 // - GET /auth/logout: back to an anonymous session, redirect to PUBLIC_URL#<redirect or />.
-// - GET /config: the web UI's settings, with `user` (the session's user info) and `auth`.
+// - GET /config: the web UI's settings, with `user` (the session's user info) and `auth`, and
+//   ours: the user's `roles` and the `permissions` the web UI shows buttons by.
 // Every attempt counts against the login throttle; no answer says which part was wrong.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { UiConfig } from '../../core/api-shapes.js';
 import { verifyPassword } from '../../core/auth/password.js';
 import { type UserDirectory, userInfoOf } from '../../core/auth/users.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { loginUnavailable, noLogin, noTokenLogin, tooManyLogins } from '../errors/catalogue.js';
 import type { SessionCookies } from '../http/session-cookies.js';
+import type { Authorizer } from './authorizer.js';
 import { addressKey } from './client.js';
 import { RedisUnavailable } from './counters.js';
 import type { LoginThrottle, Verdict } from './login-throttle.js';
@@ -29,6 +32,8 @@ export interface AuthRoutesDeps {
   tokens: TokenVerifier | null;
   throttle: LoginThrottle;
   log: Logger;
+  /** For /config's roles and permissions: what the web UI shows and offers the user. */
+  authz: Authorizer;
 }
 
 const MAX_CREDENTIALS = 4096;
@@ -169,7 +174,7 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
       : { name: 'NoAuth' };
   app.get('/config', async (req, reply) => {
     const user = deps.cookies.attach(req, reply);
-    const body = {
+    const body: UiConfig = {
       auth: authDict,
       authz: {},
       avatar_methods: [],
@@ -178,6 +183,8 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
       title: deps.title,
       titleURL: home,
       user,
+      roles: deps.authz.roles(user),
+      permissions: deps.authz.permissions(user),
       versions: [],
     };
     return reply

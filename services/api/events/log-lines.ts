@@ -11,6 +11,7 @@
 // kept in the event stream and cannot be resumed (the REST API has every stored line).
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
+import type { LogLinesMessage } from '../../core/api-shapes.js';
 import { streamField } from '../../core/events/stream.js';
 import { logStreamKey as logStream } from '../../core/logs/live-stream.js';
 import type { Subscription } from './consumer.js';
@@ -112,10 +113,15 @@ export class LogTailer {
   }
 
   private send(tail: Tail, batch: Batch): void {
+    const message: LogLinesMessage = {
+      logid: tail.logid,
+      firstline: batch.firstline,
+      content: batch.content,
+    };
     const e: HubEvent = {
       key: `logs/${tail.logid}/lines`,
       parts: ['logs', String(tail.logid), 'lines'],
-      message: { logid: tail.logid, firstline: batch.firstline, content: batch.content },
+      message,
       id: undefined,
       frames: {},
     };

@@ -40,6 +40,7 @@ import { restHandler } from './rest.js';
 import { securityHeaders } from './security-headers.js';
 import { loadSessionSecret, Sessions } from './session.js';
 import { SessionCookies } from './session-cookies.js';
+import { type WebUiFiles, webUiRoutes } from './web-ui.js';
 
 export interface AppDeps {
   db: ConnectionPool;
@@ -66,6 +67,8 @@ export interface AppDeps {
   redisKeyPrefix?: string;
   /** SESSION_SECRET (see loadSessionSecret); absent: object_state's, as Buildbot. */
   sessionSecret?: string;
+  /** The built web UI (web-ui.ts's loadWebUi), served at `/`; absent: no UI, `/` is a 404. */
+  webUi?: WebUiFiles | null;
 }
 
 const API_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS', 'PUT', 'DELETE', 'PATCH'] as const;
@@ -230,6 +233,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     tokens,
     throttle,
     log: deps.log,
+    authz,
   });
 
   const rest = restHandler({
@@ -255,6 +259,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await readPool?.end();
     await rawCache?.close();
   });
+  if (deps.webUi) webUiRoutes(app, deps.webUi);
   app.route({ method: [...API_METHODS], url: '/api/v2', handler: rest });
   app.route({ method: [...API_METHODS], url: '/api/v2/*', handler: rest });
   await app.register(eventsPlugin, {

@@ -139,3 +139,30 @@ export function decideSync(
   }
   return { allowed: true };
 }
+
+/**
+ * Whether some target of an action may be allowed to this user: false only when the rules
+ * refuse it whatever the builder and whoever owns it. The web UI hides a button on false and
+ * shows it otherwise (a refusal of that particular target is then the API's 403, shown).
+ * `kind` says which rules may apply: `certain` for a rule that matches every target of the
+ * action, `some` for one limited to some builders, null for one that never applies.
+ */
+export function mayEver(
+  policy: AuthzPolicy,
+  user: SessionUser | undefined,
+  kind: (rule: AllowRule) => 'certain' | 'some' | null,
+): boolean {
+  if (policy.rules.length === 0) return true;
+  const roles = rolesOf(user, policy.roleMatchers);
+  // Owning a build or a request may grant these roles, to a logged-in user only.
+  const ownable = isAnonymous(user)
+    ? []
+    : policy.roleMatchers.filter((m) => m.owner === true && m.role !== undefined).map((m) => m.role!);
+  for (const rule of policy.rules) {
+    const k = kind(rule);
+    if (k === null) continue;
+    if (hasRole(roles, rule) || hasRole(ownable, rule)) return true;
+    if (rule.default_deny && k === 'certain') return false;
+  }
+  return true;
+}

@@ -1,6 +1,7 @@
 // Force-form parameters as Buildbot's ForceScheduler models them: each kind with its
 // defaults, its place in a nest (which decides its fullName, the key a force request uses),
 // and its description for /forceschedulers. Validation of submitted values lives beside it.
+import type { ForceFieldSpec, ForceSchedulerSpec } from '../api-shapes.js';
 import type { ForceParameterConfig, ForceSchedulerConfig } from '../config/master-config.js';
 
 export type ParamKind = 'fixed' | 'text' | 'textarea' | 'int' | 'bool' | 'username' | 'list' | 'nested';
@@ -184,8 +185,8 @@ export function forceScheduler(c: ForceSchedulerConfig): ForceScheduler {
 }
 
 /** A parameter as Buildbot's getSpec() describes it. Its regex shows as null, as Buildbot's does. */
-export function parameterSpec(p: Parameter): Record<string, unknown> {
-  const spec: Record<string, unknown> = {
+export function parameterSpec(p: Parameter): ForceFieldSpec {
+  const spec: ForceFieldSpec = {
     name: p.name,
     fullName: fullName(p),
     label: p.label,
@@ -205,7 +206,7 @@ export function parameterSpec(p: Parameter): Record<string, unknown> {
 }
 
 /** The REST shape of a force scheduler (GET /forceschedulers). */
-export function forceSchedulerSpec(f: ForceScheduler): Record<string, unknown> {
+export function forceSchedulerSpec(f: ForceScheduler): ForceSchedulerSpec {
   return {
     name: f.name,
     button_name: f.buttonName,

@@ -1,0 +1,120 @@
+// Small pieces every page uses: errors, results, pagers, links to builds.
+import type { ComponentChildren } from 'preact';
+import type { ApiError } from '../api';
+import { resultName } from '../format';
+import { href } from '../router';
+
+/** An error from the API, said to the person: its status and the API's own words. */
+export function ErrorBox({ error, what }: { error: ApiError | null; what?: string }) {
+  if (!error) return null;
+  const status =
+    error.status === 0
+      ? 'No answer'
+      : error.status === 403
+        ? '403 Forbidden'
+        : error.status === 404
+          ? '404 Not found'
+          : `Error ${error.status}`;
+  return (
+    <div class="error" role="alert">
+      <strong>{status}</strong>
+      {what ? ` while ${what}` : ''}: {error.message}
+    </div>
+  );
+}
+
+export function Result({
+  results,
+  complete = true,
+  text,
+}: {
+  results: number | null;
+  complete?: boolean;
+  text?: string;
+}) {
+  const name = resultName(results, complete);
+  return <span class={`result r-${name}`}>{text ?? name}</span>;
+}
+
+/** Coloured box for one build: a link, titled with what it is. */
+export function BuildBox({
+  builderid,
+  number,
+  results,
+  complete,
+}: {
+  builderid: number;
+  number: number;
+  results: number | null;
+  complete: boolean;
+}) {
+  const name = resultName(results, complete);
+  return (
+    <a
+      class={`box r-${name}`}
+      href={href(`/builders/${builderid}/builds/${number}`)}
+      title={`build ${number}: ${name}`}
+    >
+      {number}
+    </a>
+  );
+}
+
+export function Loading({ when }: { when: boolean }) {
+  return when ? (
+    <p class="muted" aria-live="polite">
+      Loading…
+    </p>
+  ) : null;
+}
+
+/** Pages of a collection, by `offset`/`limit` (the page number lives in the link). */
+export function Pager({
+  total,
+  page,
+  size,
+  link,
+  label,
+}: {
+  total: number;
+  page: number;
+  size: number;
+  link: (page: number) => string;
+  label: string;
+}) {
+  const pages = Math.max(1, Math.ceil(total / size));
+  const first = total === 0 ? 0 : page * size + 1;
+  const last = Math.min(total, (page + 1) * size);
+  return (
+    <nav class="pager" aria-label={`${label} pages`}>
+      {page > 0 ? <a href={link(page - 1)}>← Newer</a> : <span class="muted">← Newer</span>}
+      <span>
+        {first.toLocaleString('en')}–{last.toLocaleString('en')} of {total.toLocaleString('en')}
+      </span>
+      {page + 1 < pages ? <a href={link(page + 1)}>Older →</a> : <span class="muted">Older →</span>}
+    </nav>
+  );
+}
+
+export function Section({
+  title,
+  children,
+  id,
+}: {
+  title: ComponentChildren;
+  children: ComponentChildren;
+  id?: string;
+}) {
+  return (
+    <section class="card" aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      {children}
+    </section>
+  );
+}
+
+/** A page number from the route's query (0-based), never negative. */
+export function pageOf(q: URLSearchParams, key = 'page'): number {
+  const n = Number(q.get(key) ?? '0');
+  return Number.isInteger(n) && n > 0 ? n : 0;
+}

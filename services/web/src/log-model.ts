@@ -1,0 +1,134 @@
+// The lines of one log, held a page at a time: only the pages on screen are read
+// (/logs/<id>/contents?offset&limit, 1,000 lines, one stored chunk's worth), at most
+// MAX_PAGES kept, the least recently used dropped. Live lines (`logs/<id>/lines` events)
+// extend the pages they continue; a page that does not hold every line the log is known to
+// have is read again, so a gap (lines missed while /ws was away, or written while a page
+// was being read) always closes and no line is lost.
+
+import type { LogLinesMessage } from '../../core/api-shapes';
+import { apiUrl } from './api';
+
+export const PAGE = 1000;
+const MAX_PAGES = 64;
+const MAX_IN_FLIGHT = 2;
+
+export class LogModel {
+  private readonly pages = new Map<number, string[]>();
+  private readonly inFlight = new Set<number>();
+  private wanted: number[] = [];
+  numLines: number;
+  /** Bumped whenever something on screen may have changed. */
+  version = 0;
+  error: string | null = null;
+  onChange: () => void = () => {};
+
+  constructor(
+    readonly logid: number,
+    numLines: number,
+  ) {
+    this.numLines = numLines;
+  }
+
+  /** The text of line i (0-based), or null while it is being read. */
+  line(i: number): string | null {
+    const p = this.pages.get(Math.floor(i / PAGE));
+    return p?.[i % PAGE] ?? null;
+  }
+
+  private complete(page: number): boolean {
+    const p = this.pages.get(page);
+    if (!p) return false;
+    return p.length >= Math.min(PAGE, this.numLines - page * PAGE);
+  }
+
+  /** The lines [first, last) are on screen: read the pages they need, nearest first. */
+  want(first: number, last: number): void {
+    const pages: number[] = [];
+    for (let p = Math.floor(first / PAGE); p <= Math.floor(Math.max(first, last - 1) / PAGE); p++) {
+      if (p * PAGE < this.numLines && !this.complete(p)) pages.push(p);
+    }
+    this.wanted = pages;
+    this.pump();
+  }
+
+  private pump(): void {
+    for (const p of this.wanted) {
+      if (this.inFlight.size >= MAX_IN_FLIGHT) return;
+      if (this.inFlight.has(p) || this.complete(p)) continue;
+      void this.read(p);
+    }
+  }
+
+  private async read(page: number): Promise<void> {
+    this.inFlight.add(page);
+    try {
+      const res = await fetch(apiUrl(`logs/${this.logid}/contents`, { offset: page * PAGE, limit: PAGE }), {
+        headers: { accept: 'application/json' },
+        credentials: 'same-origin',
+      });
+      if (!res.ok) throw new Error(`${res.status} ${(await res.text()).slice(0, 200)}`);
+      const body = (await res.json()) as { logchunks: { firstline: number; content: string }[] };
+      const chunk = body.logchunks[0];
+      const lines = chunk ? splitLines(chunk.content) : [];
+      const have = this.pages.get(page);
+      // Live lines may have arrived meanwhile: keep whichever holds more.
+      if (!have || have.length < lines.length) this.store(page, lines);
+      this.numLines = Math.max(this.numLines, page * PAGE + lines.length);
+      this.error = null;
+    } catch (err) {
+      this.error = `reading lines ${page * PAGE + 1}-${(page + 1) * PAGE}: ${(err as Error).message}`;
+    } finally {
+      this.inFlight.delete(page);
+      this.version++;
+      this.onChange();
+      if (!this.error) this.pump();
+    }
+  }
+
+  private store(page: number, lines: string[]): void {
+    this.pages.delete(page);
+    this.pages.set(page, lines);
+    while (this.pages.size > MAX_PAGES) {
+      const oldest = this.pages.keys().next().value as number;
+      if (this.wanted.includes(oldest)) break;
+      this.pages.delete(oldest);
+    }
+  }
+
+  /** New lines from /ws: appended where they continue a page, else read later over REST. */
+  append(m: LogLinesMessage): void {
+    const lines = splitLines(m.content);
+    for (let k = 0; k < lines.length; k++) {
+      const i = m.firstline + k;
+      const page = Math.floor(i / PAGE);
+      const at = i % PAGE;
+      let p = this.pages.get(page);
+      if (!p && at === 0 && (page === 0 || this.complete(page - 1))) {
+        p = [];
+        this.pages.set(page, p);
+      }
+      if (p && at === p.length) p.push(lines[k]!);
+    }
+    this.numLines = Math.max(this.numLines, m.firstline + lines.length);
+    this.version++;
+    this.onChange();
+    this.pump();
+  }
+
+  /** What REST says now (after a reconnect, or a log event): the gap is read on demand. */
+  setNumLines(n: number): void {
+    if (n <= this.numLines) return;
+    this.numLines = n;
+    this.version++;
+    this.onChange();
+    this.pump();
+  }
+}
+
+/** Lines of a logchunk's content: each line ends with \n (the last one may not). */
+export function splitLines(content: string): string[] {
+  if (content === '') return [];
+  const lines = content.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}

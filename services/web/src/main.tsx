@@ -1,0 +1,147 @@
+// Flotilla's web UI. Preact renders it; every read is the REST API v2, every update an
+// event from /ws, every login /auth. See ../README.md for the choices behind it.
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { ErrorBox } from './components/common';
+import { events, type SocketState } from './events';
+import { BuildPage } from './pages/build';
+import { BuilderPage } from './pages/builder';
+import { BuildersPage } from './pages/builders';
+import { ChangesPage } from './pages/changes';
+import { GridPage } from './pages/grid';
+import { HomePage } from './pages/home';
+import { LogPage } from './pages/log';
+import { LoginPage } from './pages/login';
+import { WorkersPage } from './pages/workers';
+import { href, type Route, useRoute } from './router';
+import { isLoggedIn, loadSession, logout, useSession } from './session';
+import './style.css';
+
+const NAV: [string, string, Route['name'][]][] = [
+  ['/', 'Home', ['home']],
+  ['/builders', 'Builders', ['builders', 'builder', 'build', 'buildById', 'log']],
+  ['/grid', 'Grid', ['grid']],
+  ['/changes', 'Changes', ['changes']],
+  ['/workers', 'Workers', ['workers']],
+];
+
+function useSocketState(): SocketState {
+  const [s, set] = useState(events.state);
+  useEffect(() => {
+    const off = events.onState(set);
+    set(events.state);
+    return () => {
+      off();
+    };
+  }, []);
+  return s;
+}
+
+function UserMenu() {
+  const { config } = useSession();
+  const [busy, setBusy] = useState(false);
+  if (!config) return null;
+  if (config.auth.name === 'NoAuth') return <span class="muted">no login configured</span>;
+  if (!isLoggedIn(config)) {
+    return (
+      <a class="button" href={href('/login', { next: location.hash.slice(1) || '/' })}>
+        Log in
+      </a>
+    );
+  }
+  const u = config.user;
+  const name = String(u.full_name || u.username);
+  return (
+    <span class="user">
+      <span data-testid="user-name">{name}</span>
+      {config.roles.length > 0 && (
+        <span class="muted" data-testid="user-roles">
+          {' '}
+          ({config.roles.join(', ')})
+        </span>
+      )}{' '}
+      <button
+        type="button"
+        disabled={busy}
+        onClick={async () => {
+          setBusy(true);
+          await logout().finally(() => setBusy(false));
+        }}
+      >
+        Log out
+      </button>
+    </span>
+  );
+}
+
+function Page({ route }: { route: Route }) {
+  switch (route.name) {
+    case 'home':
+      return <HomePage />;
+    case 'builders':
+      return <BuildersPage route={route} />;
+    case 'builder':
+      return <BuilderPage route={route} />;
+    case 'build':
+    case 'buildById':
+      return <BuildPage route={route} />;
+    case 'log':
+      return <LogPage route={route} />;
+    case 'workers':
+      return <WorkersPage route={route} />;
+    case 'changes':
+      return <ChangesPage route={route} />;
+    case 'grid':
+      return <GridPage route={route} />;
+    case 'login':
+      return <LoginPage route={route} />;
+    default:
+      return (
+        <main id="main">
+          <h1>Not found</h1>
+          <p>
+            No page here. <a href="#/">Home</a>
+          </p>
+        </main>
+      );
+  }
+}
+
+function App() {
+  const route = useRoute();
+  const socket = useSocketState();
+  const { config, error } = useSession();
+  return (
+    <>
+      <button type="button" class="skip" onClick={() => document.getElementById('main')?.focus()}>
+        Skip to content
+      </button>
+      <header class="top">
+        <a class="brand" href="#/">
+          {config?.title || 'Flotilla'}
+        </a>
+        <nav aria-label="Main">
+          <ul>
+            {NAV.map(([path, label, names]) => (
+              <li key={path}>
+                <a href={`#${path}`} aria-current={names.includes(route.name) ? 'page' : undefined}>
+                  {label}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <span class={`socket s-${socket}`} data-testid="socket-state" role="status">
+          {socket === 'live' ? 'live' : socket === 'connecting' ? 'connecting…' : 'reconnecting…'}
+        </span>
+        <UserMenu />
+      </header>
+      <ErrorBox error={error} what="reading the settings (/config)" />
+      <Page key={`${route.name}:${JSON.stringify(route.params)}`} route={route} />
+    </>
+  );
+}
+
+events.start();
+void loadSession();
+render(<App />, document.getElementById('app')!);

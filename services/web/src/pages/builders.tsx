@@ -1,0 +1,162 @@
+// Builders: each with its tags, its last builds as coloured boxes and its workers online;
+// filtered by tag and name in the API's query (tags__contains, name__contains), paged.
+import { useState } from 'preact/hooks';
+import { getPage } from '../api';
+import { BuildBox, ErrorBox, Loading, Pager, pageOf } from '../components/common';
+import { useLive } from '../live';
+import { href, navigate, type Route } from '../router';
+import type { Build, Builder, Worker } from '../types';
+
+const PAGE = 25;
+const LAST_BUILDS = 10;
+
+function BuilderRow({ b, tag }: { b: Builder; tag: string }) {
+  const builds = useLive(
+    (s) =>
+      getPage<Build>(
+        `builders/${b.builderid}/builds`,
+        'builds',
+        {
+          order: '-number',
+          limit: LAST_BUILDS,
+          field: ['buildid', 'number', 'builderid', 'results', 'complete'],
+        },
+        s,
+      ),
+    [b.builderid],
+    [`builders/${b.builderid}/builds/*/*`],
+  );
+  const workers = useLive(
+    (s) =>
+      getPage<Worker>(
+        `builders/${b.builderid}/workers`,
+        'workers',
+        { limit: 50, field: ['workerid', 'name', 'connected_to'] },
+        s,
+      ),
+    [b.builderid],
+    ['workers/*/*'],
+  );
+  const online = (workers.data?.items ?? []).filter((w) => w.connected_to.length > 0);
+  return (
+    <tr>
+      <th scope="row">
+        <a href={href(`/builders/${b.builderid}`)}>{b.name}</a>
+        {b.description && <div class="muted small">{b.description}</div>}
+      </th>
+      <td>
+        {b.tags.map((t) => (
+          <a
+            key={t}
+            class={`tag${t === tag ? ' on' : ''}`}
+            href={href('/builders', { tag: t === tag ? null : t })}
+          >
+            {t}
+          </a>
+        ))}
+      </td>
+      <td class="boxes">
+        {builds.error && <ErrorBox error={builds.error} />}
+        {[...(builds.data?.items ?? [])].reverse().map((x) => (
+          <BuildBox
+            key={x.buildid}
+            builderid={b.builderid}
+            number={x.number}
+            results={x.results}
+            complete={x.complete}
+          />
+        ))}
+      </td>
+      <td>
+        {workers.data && (
+          <span title={online.map((w) => w.name).join(', ')}>
+            {online.length} of {workers.data.total} online
+          </span>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+export function BuildersPage({ route }: { route: Route }) {
+  const tag = route.query.get('tag') ?? '';
+  const name = route.query.get('name') ?? '';
+  const page = pageOf(route.query);
+  const [typed, setTyped] = useState(name);
+  const list = useLive(
+    (s) =>
+      getPage<Builder>(
+        'builders',
+        'builders',
+        {
+          order: 'name',
+          limit: PAGE,
+          offset: page * PAGE,
+          tags__contains: tag || undefined,
+          name__contains: name || undefined,
+        },
+        s,
+      ),
+    [tag, name, page],
+    ['builders/*/*'],
+  );
+  return (
+    <main id="main" tabIndex={-1}>
+      <h1>Builders</h1>
+      <search>
+        <form
+          class="filters"
+          onSubmit={(e) => {
+            e.preventDefault();
+            navigate(href('/builders', { tag, name: typed }));
+          }}
+        >
+          <label>
+            Name contains{' '}
+            <input
+              type="search"
+              value={typed}
+              onInput={(e) => setTyped((e.target as HTMLInputElement).value)}
+            />
+          </label>{' '}
+          <button type="submit">Filter</button>
+          {tag && (
+            <span>
+              {' '}
+              Tag <strong>{tag}</strong> <a href={href('/builders', { name })}>(any tag)</a>
+            </span>
+          )}
+        </form>
+      </search>
+      <ErrorBox error={list.error} what="reading builders" />
+      <Loading when={!list.data && !list.error} />
+      {list.data && (
+        <>
+          <table class="builders">
+            <thead>
+              <tr>
+                <th scope="col">Builder</th>
+                <th scope="col">Tags</th>
+                <th scope="col">Last builds</th>
+                <th scope="col">Workers</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.items.map((b) => (
+                <BuilderRow key={b.builderid} b={b} tag={tag} />
+              ))}
+            </tbody>
+          </table>
+          {list.data.items.length === 0 && <p class="muted">No builder matches.</p>}
+          <Pager
+            total={list.data.total}
+            page={page}
+            size={PAGE}
+            label="Builders"
+            link={(p) => href('/builders', { tag, name, page: p || null })}
+          />
+        </>
+      )}
+    </main>
+  );
+}

@@ -1,0 +1,205 @@
+// Home: what runs now (current step, live duration), the latest finished builds, pending
+// requests, and the masters and workers at a glance. Each list is one paged read.
+import { useEffect } from 'preact/hooks';
+import { getPage } from '../api';
+import { ErrorBox, Loading, Result, Section } from '../components/common';
+import { useNames } from '../components/names';
+import { ago, elapsed, plural } from '../format';
+import { useLive, useNow } from '../live';
+import { href } from '../router';
+import type { Build, BuildRequest, Master, Step, Worker } from '../types';
+
+const RUNNING = 25;
+const FINISHED = 20;
+const PENDING = 20;
+
+async function runningBuilds(signal: AbortSignal) {
+  const page = await getPage<Build>(
+    'builds',
+    'builds',
+    { complete: false, order: '-buildid', limit: RUNNING },
+    signal,
+  );
+  // The step each running build is in: its first unfinished step, one small read per build.
+  const steps = await Promise.all(
+    page.items.map((b) =>
+      getPage<Step>(
+        `builds/${b.buildid}/steps`,
+        'steps',
+        {
+          complete: false,
+          order: 'number',
+          limit: 1,
+          field: ['name', 'state_string', 'number', 'started_at', 'complete'],
+        },
+        signal,
+      )
+        .then((p) => p.items[0] ?? null)
+        .catch(() => null),
+    ),
+  );
+  return { ...page, steps };
+}
+
+export function HomePage() {
+  const now = useNow();
+  const running = useLive(runningBuilds, [], ['builds/*/*', 'steps/*/*']);
+  const finished = useLive(
+    (s) => getPage<Build>('builds', 'builds', { complete: true, order: '-buildid', limit: FINISHED }, s),
+    [],
+    ['builds/*/finished'],
+  );
+  const pending = useLive(
+    (s) =>
+      getPage<BuildRequest>(
+        'buildrequests',
+        'buildrequests',
+        { claimed: false, order: '-buildrequestid', limit: PENDING },
+        s,
+      ),
+    [],
+    ['buildrequests/*/*'],
+  );
+  const masters = useLive(
+    (s) => getPage<Master>('masters', 'masters', { active: true, order: 'name', limit: 10 }, s),
+    [],
+    ['masters/*/*'],
+  );
+  const workers = useLive(
+    (s) => getPage<Worker>('workers', 'workers', { order: 'name', limit: 20 }, s),
+    [],
+    ['workers/*/*'],
+  );
+  const builderName = useNames('builders', [
+    ...(running.data?.items ?? []).map((b) => b.builderid),
+    ...(finished.data?.items ?? []).map((b) => b.builderid),
+    ...(pending.data?.items ?? []).map((r) => r.builderid),
+  ]);
+  const ready = !!(running.data && finished.data && pending.data);
+  useEffect(() => {
+    // The browser's own timeline: load/ui/ reads this mark (usable = every list shown).
+    if (ready && performance.getEntriesByName('flotilla:home-usable').length === 0) {
+      performance.mark('flotilla:home-usable');
+    }
+  }, [ready]);
+  const connected = (workers.data?.items ?? []).filter((w) => w.connected_to.length > 0);
+  return (
+    <main id="main" tabIndex={-1} data-ready={ready ? 'yes' : undefined}>
+      <h1>Flotilla</h1>
+      <div class="grid2">
+        <Section title={`Running now${running.data ? ` (${running.data.total})` : ''}`} id="h-running">
+          <ErrorBox error={running.error} what="reading running builds" />
+          <Loading when={!running.data && !running.error} />
+          {running.data && running.data.items.length === 0 && <p class="muted">Nothing is running.</p>}
+          {running.data && running.data.items.length > 0 && (
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Build</th>
+                  <th scope="col">Current step</th>
+                  <th scope="col">Running for</th>
+                </tr>
+              </thead>
+              <tbody>
+                {running.data.items.map((b, i) => {
+                  const step = running.data!.steps[i];
+                  return (
+                    <tr key={b.buildid}>
+                      <td>
+                        <a href={href(`/builders/${b.builderid}/builds/${b.number}`)}>
+                          {builderName(b.builderid)} #{b.number}
+                        </a>
+                      </td>
+                      <td>{step ? `${step.name}: ${step.state_string}` : b.state_string}</td>
+                      <td class="num" data-testid="live-duration">
+                        {elapsed(b.started_at, null, now)}
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          )}
+        </Section>
+        <Section title={`Pending requests${pending.data ? ` (${pending.data.total})` : ''}`} id="h-pending">
+          <ErrorBox error={pending.error} what="reading pending requests" />
+          <Loading when={!pending.data && !pending.error} />
+          {pending.data && pending.data.items.length === 0 && <p class="muted">No request waits.</p>}
+          <ul class="plain">
+            {(pending.data?.items ?? []).map((r) => (
+              <li key={r.buildrequestid}>
+                <a href={href(`/builders/${r.builderid}`)}>{builderName(r.builderid)}</a> request{' '}
+                {r.buildrequestid}, waiting {elapsed(r.submitted_at, null, now)}
+              </li>
+            ))}
+          </ul>
+        </Section>
+      </div>
+      <Section title="Latest finished builds" id="h-finished">
+        <ErrorBox error={finished.error} what="reading finished builds" />
+        <Loading when={!finished.data && !finished.error} />
+        {finished.data && (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Build</th>
+                <th scope="col">Result</th>
+                <th scope="col">Status</th>
+                <th scope="col">Took</th>
+                <th scope="col">Finished</th>
+              </tr>
+            </thead>
+            <tbody>
+              {finished.data.items.map((b) => (
+                <tr key={b.buildid}>
+                  <td>
+                    <a href={href(`/builders/${b.builderid}/builds/${b.number}`)}>
+                      {builderName(b.builderid)} #{b.number}
+                    </a>
+                  </td>
+                  <td>
+                    <Result results={b.results} />
+                  </td>
+                  <td>{b.state_string}</td>
+                  <td class="num">{elapsed(b.started_at, b.complete_at, now)}</td>
+                  <td>{ago(b.complete_at, now)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Section>
+      <div class="grid2">
+        <Section title="Masters" id="h-masters">
+          <ErrorBox error={masters.error} what="reading masters" />
+          {masters.data && (
+            <p>
+              {plural(masters.data.total, 'active master')}
+              {masters.data.items.length > 0 && ': '}
+              {masters.data.items.map((m) => m.name).join(', ')}
+            </p>
+          )}
+        </Section>
+        <Section title="Workers" id="h-workers">
+          <ErrorBox error={workers.error} what="reading workers" />
+          {workers.data && (
+            <p>
+              <a href="#/workers">{plural(workers.data.total, 'worker')}</a>
+              {workers.data.total > workers.data.items.length
+                ? ` (first ${workers.data.items.length}: `
+                : ' ('}
+              {plural(connected.length, 'connected', 'connected')})
+            </p>
+          )}
+          <ul class="chips">
+            {(workers.data?.items ?? []).map((w) => (
+              <li key={w.workerid} class={w.connected_to.length ? 'on' : 'off'}>
+                {w.name} {w.connected_to.length ? (w.paused ? '(paused)' : '') : '(offline)'}
+              </li>
+            ))}
+          </ul>
+        </Section>
+      </div>
+    </main>
+  );
+}

@@ -1,0 +1,146 @@
+// A step's log: the viewer (components/log-viewer.tsx) over the log's lines, followed live
+// while the log grows (`logs/<id>/lines` events, and REST for any gap), with a link per line,
+// jumps to the start and the end, and the raw download.
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import type { LogLinesMessage } from '../../../core/api-shapes';
+import { apiUrl, getOne } from '../api';
+import { ErrorBox, Loading } from '../components/common';
+import { LogViewer } from '../components/log-viewer';
+import { useNames } from '../components/names';
+import { events } from '../events';
+import { useLive } from '../live';
+import { LogModel } from '../log-model';
+import { href, navigate, type Route } from '../router';
+import type { Log, Step } from '../types';
+
+export function LogPage({ route }: { route: Route }) {
+  const { builderid, number, step, slug } = route.params as Record<string, string>;
+  const base = `/builders/${builderid}/builds/${number}/steps/${step}/logs/${encodeURIComponent(slug!)}`;
+  const log = useLive(
+    (s) =>
+      getOne<Log>(
+        `builders/${builderid}/builds/${number}/steps/${step}/logs/${encodeURIComponent(slug!)}`,
+        'logs',
+        {},
+        s,
+      ),
+    [base],
+  );
+  const stepInfo = useLive(
+    (s) => getOne<Step>(`builders/${builderid}/builds/${number}/steps/${step}`, 'steps', {}, s),
+    [base],
+  );
+  const builderName = useNames('builders', [Number(builderid)]);
+  const l = log.data;
+  const model = useMemo(() => (l ? new LogModel(l.logid, l.num_lines) : null), [l?.logid]);
+  const [complete, setComplete] = useState(true);
+  const [follow, setFollow] = useState(false);
+  const [, tick] = useState(0);
+  useEffect(() => {
+    if (!l || !model) return;
+    setComplete(l.complete);
+    setFollow(!l.complete && !route.query.get('line'));
+    const offs = [
+      events.subscribe(`logs/${l.logid}/lines`, (e) => {
+        if ('key' in e) model.append(e.message as LogLinesMessage);
+      }),
+      events.subscribe(`logs/${l.logid}/*`, () => {
+        // A log event (finished, or a new line count): what REST says now.
+        void getOne<Log>(`logs/${l.logid}`, 'logs').then((fresh) => {
+          model.setNumLines(fresh.num_lines);
+          setComplete(fresh.complete);
+        });
+      }),
+      // Lines are not resumed: after a reconnect the count is read again and the gap with it.
+      events.onReconnect(() => {
+        void getOne<Log>(`logs/${l.logid}`, 'logs').then((fresh) => {
+          model.setNumLines(fresh.num_lines);
+          setComplete(fresh.complete);
+        });
+      }),
+    ];
+    // Lines written between the first read and the subscription: the count again.
+    void getOne<Log>(`logs/${l.logid}`, 'logs').then((fresh) => model.setNumLines(fresh.num_lines));
+    const t = setInterval(() => tick((x) => x + 1), 1000);
+    return () => {
+      for (const off of offs) off();
+      clearInterval(t);
+    };
+  }, [model]);
+  const selected = Number(route.query.get('line')) || null;
+  const lineLink = (n: number) => href(base, { line: n });
+  return (
+    <main id="main" tabIndex={-1} class="log-page">
+      <nav class="crumbs" aria-label="Breadcrumb">
+        <a href="#/builders">Builders</a> /{' '}
+        <a href={href(`/builders/${builderid}`)}>{builderName(Number(builderid))}</a> /{' '}
+        <a href={href(`/builders/${builderid}/builds/${number}`)}>#{number}</a> /{' '}
+        {stepInfo.data?.name ?? `step ${step}`} /
+      </nav>
+      <h1>
+        {l?.name ?? slug}{' '}
+        <span class="muted small" data-testid="log-count">
+          {model ? `${model.numLines.toLocaleString('en')} lines` : ''}
+          {l && !complete ? ', growing' : ''}
+        </span>
+      </h1>
+      <ErrorBox error={log.error} what="reading the log" />
+      <Loading when={!l && !log.error} />
+      {l && model && (
+        <>
+          <div class="toolbar" role="toolbar" aria-label="Log">
+            <button type="button" onClick={() => navigate(href(base, { line: 1 }), true)}>
+              Start
+            </button>
+            <button
+              type="button"
+              onClick={() => {
+                navigate(href(base), true);
+                setFollow(true);
+              }}
+              aria-pressed={follow}
+            >
+              End{!complete ? ' and follow' : ''}
+            </button>
+            <form
+              class="inline"
+              onSubmit={(e) => {
+                e.preventDefault();
+                const v = Number((e.currentTarget.elements.namedItem('goto') as HTMLInputElement).value);
+                if (Number.isInteger(v) && v > 0)
+                  navigate(href(base, { line: Math.min(v, model.numLines) }), true);
+              }}
+            >
+              <label>
+                Line <input name="goto" type="text" inputMode="numeric" size={8} />
+              </label>{' '}
+              <button type="submit">Go</button>
+            </form>
+            <a class="button" href={apiUrl(`logs/${l.logid}/raw`)} download>
+              Download
+            </a>
+            {l.type === 's' && (
+              <span class="legend muted small">
+                <span class="l-e">stderr</span> <span class="l-h">header</span>
+              </span>
+            )}
+          </div>
+          {model.error && (
+            <div class="error" role="alert">
+              {model.error}
+            </div>
+          )}
+          <LogViewer
+            model={model}
+            stdio={l.type === 's'}
+            selected={selected}
+            lineLink={lineLink}
+            follow={follow}
+            setFollow={setFollow}
+            label={`${l.name}, ${model.numLines.toLocaleString('en')} lines`}
+          />
+        </>
+      )}
+    </main>
+  );
+}

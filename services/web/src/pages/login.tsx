@@ -1,0 +1,86 @@
+// Logging in: HTTP Basic (user and password) or a token, as /auth/login takes them; the
+// session cookie it sets is what the API, /ws and this UI then know the person by.
+import { useState } from 'preact/hooks';
+import { ApiError } from '../api';
+import { ErrorBox } from '../components/common';
+import { navigate, type Route } from '../router';
+import { isLoggedIn, loginWithPassword, loginWithToken, useSession } from '../session';
+
+export function LoginPage({ route }: { route: Route }) {
+  const { config } = useSession();
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const next = route.query.get('next') ?? '/';
+  const done = () => navigate(`#${next.startsWith('/') ? next : '/'}`);
+  const tokens = config?.auth.name === 'OIDC';
+  const attempt = async (fn: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await fn();
+      done();
+    } catch (err) {
+      setError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+    } finally {
+      setBusy(false);
+    }
+  };
+  if (isLoggedIn(config)) {
+    return (
+      <main id="main" tabIndex={-1}>
+        <h1>Logged in</h1>
+        <p>
+          You are logged in as {String(config!.user.username)}. <a href={`#${next}`}>Continue</a>
+        </p>
+      </main>
+    );
+  }
+  return (
+    <main id="main" tabIndex={-1}>
+      <h1>Log in</h1>
+      {config?.auth.name === 'NoAuth' && (
+        <p>This Flotilla has no logins configured: everyone may do everything.</p>
+      )}
+      <ErrorBox error={error} what="logging in" />
+      {!tokens && (
+        <form
+          class="stack"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const f = e.currentTarget.elements;
+            const user = (f.namedItem('username') as HTMLInputElement).value;
+            const pass = (f.namedItem('password') as HTMLInputElement).value;
+            void attempt(() => loginWithPassword(user, pass));
+          }}
+        >
+          <label>
+            User name <input name="username" autoComplete="username" required />
+          </label>
+          <label>
+            Password <input name="password" type="password" autoComplete="current-password" required />
+          </label>
+          <button type="submit" class="primary" disabled={busy}>
+            Log in
+          </button>
+        </form>
+      )}
+      {tokens && (
+        <form
+          class="stack"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const token = (e.currentTarget.elements.namedItem('token') as HTMLInputElement).value.trim();
+            void attempt(() => loginWithToken(token));
+          }}
+        >
+          <label>
+            Access token <input name="token" type="password" autoComplete="off" required />
+          </label>
+          <button type="submit" class="primary" disabled={busy}>
+            Log in with the token
+          </button>
+        </form>
+      )}
+    </main>
+  );
+}

@@ -1,0 +1,87 @@
+// Who the person is: /config's user, roles and permissions (what the authz rules allow,
+// which decides the buttons shown), and logging in and out through /auth.
+import { useEffect, useState } from 'preact/hooks';
+import type { UiAction, UiConfig } from '../../core/api-shapes';
+import { ApiError } from './api';
+import { events } from './events';
+
+let current: UiConfig | null = null;
+let failure: ApiError | null = null;
+const listeners = new Set<() => void>();
+
+function changed(): void {
+  for (const fn of listeners) fn();
+}
+
+export async function loadSession(): Promise<void> {
+  try {
+    const res = await fetch('config', {
+      headers: { accept: 'application/json' },
+      credentials: 'same-origin',
+    });
+    if (!res.ok) throw new ApiError(res.status, (await res.text()) || res.statusText);
+    current = (await res.json()) as UiConfig;
+    failure = null;
+    document.title = current.title || 'Flotilla';
+  } catch (err) {
+    failure = err instanceof ApiError ? err : new ApiError(0, 'the server cannot be reached');
+  }
+  changed();
+}
+
+export function useSession(): { config: UiConfig | null; error: ApiError | null } {
+  const [, tick] = useState(0);
+  useEffect(() => {
+    const fn = () => tick((n) => n + 1);
+    listeners.add(fn);
+    return () => {
+      listeners.delete(fn);
+    };
+  }, []);
+  return { config: current, error: failure };
+}
+
+export function isLoggedIn(c: UiConfig | null): boolean {
+  return !!c && !c.user.anonymous && typeof c.user.username === 'string';
+}
+
+/** Whether to offer a button: the rules may allow the action to this user. */
+export function can(c: UiConfig | null, action: UiAction): boolean {
+  return !!c && c.permissions[action] !== false;
+}
+
+async function authCall(url: string, headers: Record<string, string> = {}): Promise<void> {
+  // The answer is a redirect to the UI: not followed, the cookie it sets is what counts.
+  const res = await fetch(url, { headers, credentials: 'same-origin', redirect: 'manual' });
+  if (res.type !== 'opaqueredirect' && !res.ok) {
+    const text = (await res.text()).trim();
+    let message = text;
+    try {
+      const e = (JSON.parse(text) as { error?: unknown }).error;
+      if (typeof e === 'string') message = e;
+    } catch {
+      // plain text
+    }
+    throw new ApiError(
+      res.status,
+      res.status === 401 ? 'wrong user name, password or token' : message || res.statusText,
+    );
+  }
+  await loadSession();
+  events.restart();
+}
+
+export function loginWithPassword(username: string, password: string): Promise<void> {
+  const bytes = new TextEncoder().encode(`${username}:${password}`);
+  let bin = '';
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return authCall('auth/login', { authorization: `Basic ${btoa(bin)}` });
+}
+
+export function loginWithToken(token: string): Promise<void> {
+  return authCall('auth/login', { authorization: `Bearer ${token}` });
+}
+
+export function logout(): Promise<void> {
+  return authCall('auth/logout');
+}
