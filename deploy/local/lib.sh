@@ -35,6 +35,17 @@ ensure_system_packages() {
   fi
 }
 
+# The browser tests (test/web) drive Debian's Chromium with playwright-core; nothing downloads
+# a browser of its own.
+ensure_browser() {
+  [ -x /usr/bin/chromium ] && return 0
+  log "installing chromium from Debian's packages"
+  if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium >/dev/null; then
+    as_root apt-get update -qq >/dev/null
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium >/dev/null
+  fi
+}
+
 # The project's Node is a dev dependency (the npm registry's `node` package), so every npm
 # script, and every process these scripts start, runs on it whatever the system's Node is:
 # npm puts node_modules/.bin first on a script's PATH, and so does this file. The system's

@@ -8,6 +8,7 @@ source "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || command -v sudo >/dev/null || die "run as root (or with sudo available)"
 ensure_system_packages
 ensure_buildbot_worker
+ensure_browser
 ensure_node_modules
 log "scripts run on Node $(node --version) (node_modules/.bin/node; the system has $(/usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin node --version 2>/dev/null || echo none))"
 

@@ -19,7 +19,7 @@ export interface MasterProc {
 
 export class Cluster {
   readonly procs: Running[] = [];
-  api!: { proc: Running; base: string };
+  api!: { proc: Running; base: string; env: Record<string, string>; port: number };
   readonly masters: MasterProc[] = [];
   private constructor(
     readonly db: TestDatabase,
@@ -47,7 +47,7 @@ export class Cluster {
     writeFileSync(config, yaml);
     const c = new Cluster(await createDatabase('migrated'), await startRedis(), dir, config);
     const port = await freePort();
-    const proc = startService('api', {
+    const env = {
       DATABASE_URL: c.db.url,
       REDIS_URL: c.redis.url,
       PORT: String(port),
@@ -55,22 +55,28 @@ export class Cluster {
       MASTER_CONFIG: c.config,
       LOG_LEVEL: 'warn',
       ...opts.apiEnv,
-    });
-    c.procs.push(proc);
-    c.api = { proc, base: `http://127.0.0.1:${port}/api/v2` };
+    };
     try {
-      await waitFor(
-        'api',
-        async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200,
-        30_000,
-        proc,
-      );
+      await c.startApi(env, port);
     } catch (err) {
       // The caller gets no cluster to stop: what was started is stopped here.
       await c.stop();
       throw err;
     }
     return c;
+  }
+
+  private async startApi(env: Record<string, string>, port: number): Promise<void> {
+    const proc = startService('api', env);
+    this.procs.push(proc);
+    this.api = { proc, base: `http://127.0.0.1:${port}/api/v2`, env, port };
+    await waitFor('api', async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200, 30_000, proc);
+  }
+
+  /** Stops the API (SIGTERM, as a rolling update does) and starts a new one on the same port. */
+  async restartApi(): Promise<void> {
+    await this.api.proc.stop('SIGTERM');
+    await this.startApi(this.api.env, this.api.port);
   }
 
   async startMaster(name: string, env: Record<string, string> = {}): Promise<MasterProc> {

@@ -3,8 +3,8 @@
 // most one read in flight), so what is shown is always what the API says, never a patch
 // the UI made up.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError } from './api';
-import { events } from './events';
+import { ApiError } from './api.js';
+import { events } from './events.js';
 
 export interface Live<T> {
   data: T | undefined;

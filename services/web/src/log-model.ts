@@ -5,8 +5,8 @@
 // have is read again, so a gap (lines missed while /ws was away, or written while a page
 // was being read) always closes and no line is lost.
 
-import type { LogLinesMessage } from '../../core/api-shapes';
-import { apiUrl } from './api';
+import type { LogLinesMessage } from '../../core/api-shapes.js';
+import { apiUrl } from './api.js';
 
 export const PAGE = 1000;
 const MAX_PAGES = 64;

@@ -2,19 +2,19 @@
 // event from /ws, every login /auth. See ../README.md for the choices behind it.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ErrorBox } from './components/common';
-import { events, type SocketState } from './events';
-import { BuildPage } from './pages/build';
-import { BuilderPage } from './pages/builder';
-import { BuildersPage } from './pages/builders';
-import { ChangesPage } from './pages/changes';
-import { GridPage } from './pages/grid';
-import { HomePage } from './pages/home';
-import { LogPage } from './pages/log';
-import { LoginPage } from './pages/login';
-import { WorkersPage } from './pages/workers';
-import { href, type Route, useRoute } from './router';
-import { isLoggedIn, loadSession, logout, useSession } from './session';
+import { ErrorBox } from './components/common.js';
+import { events, type SocketState } from './events.js';
+import { BuildPage } from './pages/build.js';
+import { BuilderPage } from './pages/builder.js';
+import { BuildersPage } from './pages/builders.js';
+import { ChangesPage } from './pages/changes.js';
+import { GridPage } from './pages/grid.js';
+import { HomePage } from './pages/home.js';
+import { LogPage } from './pages/log.js';
+import { LoginPage } from './pages/login.js';
+import { WorkersPage } from './pages/workers.js';
+import { href, type Route, useRoute } from './router.js';
+import { isLoggedIn, loadSession, logout, useSession } from './session.js';
 import './style.css';
 
 const NAV: [string, string, Route['name'][]][] = [

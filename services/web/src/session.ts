@@ -1,9 +1,9 @@
 // Who the person is: /config's user, roles and permissions (what the authz rules allow,
 // which decides the buttons shown), and logging in and out through /auth.
 import { useEffect, useState } from 'preact/hooks';
-import type { UiAction, UiConfig } from '../../core/api-shapes';
-import { ApiError } from './api';
-import { events } from './events';
+import type { UiAction, UiConfig } from '../../core/api-shapes.js';
+import { ApiError } from './api.js';
+import { events } from './events.js';
 
 let current: UiConfig | null = null;
 let failure: ApiError | null = null;

@@ -1,8 +1,8 @@
 // Small pieces every page uses: errors, results, pagers, links to builds.
 import type { ComponentChildren } from 'preact';
-import type { ApiError } from '../api';
-import { resultName } from '../format';
-import { href } from '../router';
+import type { ApiError } from '../api.js';
+import { resultName } from '../format.js';
+import { href } from '../router.js';
 
 /** An error from the API, said to the person: its status and the API's own words. */
 export function ErrorBox({ error, what }: { error: ApiError | null; what?: string }) {

@@ -5,10 +5,10 @@
 // each field is shown beside that field; any other refusal (403, 400) above the form.
 // A native <dialog> opened modal: focus stays inside, Escape closes it.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { ForceFieldSpec, ForceSchedulerSpec } from '../../../core/api-shapes';
-import { ApiError, rpc } from '../api';
-import { isLoggedIn, useSession } from '../session';
-import { ErrorBox } from './common';
+import type { ForceFieldSpec, ForceSchedulerSpec } from '../../../core/api-shapes.js';
+import { ApiError, rpc } from '../api.js';
+import { isLoggedIn, useSession } from '../session.js';
+import { ErrorBox } from './common.js';
 
 type Values = Record<string, unknown>;
 

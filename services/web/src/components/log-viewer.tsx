@@ -8,8 +8,8 @@
 // End go to the start and the end (End also follows a running log). Each line number is a
 // link to that line.
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { parseAnsi } from '../ansi';
-import type { LogModel } from '../log-model';
+import { parseAnsi } from '../ansi.js';
+import type { LogModel } from '../log-model.js';
 
 export const LINE_PX = 18;
 const MAX_SPACE_PX = 15_000_000;

@@ -2,7 +2,7 @@
 // for the ids on screen (`builderid__in`), never by reading a whole collection, and kept for
 // the page's life (names change only with the configuration).
 import { useEffect, useState } from 'preact/hooks';
-import { getPage } from '../api';
+import { getPage } from '../api.js';
 
 type Kind = 'builders' | 'workers' | 'masters';
 const ID: Record<Kind, string> = { builders: 'builderid', workers: 'workerid', masters: 'masterid' };

@@ -2,14 +2,14 @@
 // changes, build set and source stamps, data (artifacts), the parent and the triggered
 // children; stop and rebuild for those the rules allow.
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, apiUrl, getOne, getPage, rpc } from '../api';
-import { ErrorBox, Loading, Result, Section } from '../components/common';
-import { useNames } from '../components/names';
-import { elapsed, timestamp } from '../format';
-import { useLive, useNow } from '../live';
-import { href, navigate, type Route } from '../router';
-import { can, useSession } from '../session';
-import type { Build, BuildData, BuildRequest, Buildset, Change, Log, Step } from '../types';
+import { ApiError, apiUrl, getOne, getPage, rpc } from '../api.js';
+import { ErrorBox, Loading, Result, Section } from '../components/common.js';
+import { useNames } from '../components/names.js';
+import { elapsed, timestamp } from '../format.js';
+import { useLive, useNow } from '../live.js';
+import { href, navigate, type Route } from '../router.js';
+import { can, useSession } from '../session.js';
+import type { Build, BuildData, BuildRequest, Buildset, Change, Log, Step } from '../types.js';
 
 /** Only web links are followed: a step URL is the build's text, never a script. */
 export function safeUrl(url: string): string | null {
@@ -339,7 +339,7 @@ export function BuildPage({ route }: { route: Route }) {
         {b.complete ? 'took' : 'running for'}{' '}
         <span class="num">{elapsed(b.started_at, b.complete_at, now)}</span>
       </p>
-      <div class="toolbar">
+      <div class="toolbar" data-testid="build-actions" data-ready={config ? 'yes' : undefined}>
         {!b.complete && can(config, 'stop') && (
           <button type="button" class="danger" disabled={busy} onClick={() => act('stop')}>
             Stop

@@ -2,16 +2,16 @@
 // button per force scheduler that builds it. After a force, the page follows the request
 // and opens its build as soon as one starts.
 import { useEffect, useState } from 'preact/hooks';
-import type { ForceSchedulerSpec } from '../../../core/api-shapes';
-import { type ApiError, getOne, getPage, rpc } from '../api';
-import { ErrorBox, Loading, Pager, pageOf, Result, Section } from '../components/common';
-import { ForceDialog } from '../components/force-dialog';
-import { useNames } from '../components/names';
-import { ago, elapsed } from '../format';
-import { useLive, useNow } from '../live';
-import { href, navigate, type Route } from '../router';
-import { can, useSession } from '../session';
-import type { Build, Builder, BuildRequest } from '../types';
+import type { ForceSchedulerSpec } from '../../../core/api-shapes.js';
+import { type ApiError, getOne, getPage, rpc } from '../api.js';
+import { ErrorBox, Loading, Pager, pageOf, Result, Section } from '../components/common.js';
+import { ForceDialog } from '../components/force-dialog.js';
+import { useNames } from '../components/names.js';
+import { ago, elapsed } from '../format.js';
+import { useLive, useNow } from '../live.js';
+import { href, navigate, type Route } from '../router.js';
+import { can, useSession } from '../session.js';
+import type { Build, Builder, BuildRequest } from '../types.js';
 
 const PAGE = 25;
 
@@ -109,7 +109,11 @@ export function BuilderPage({ route }: { route: Route }) {
           ))}
         </p>
       )}
-      <div class="toolbar">
+      <div
+        class="toolbar"
+        data-testid="force-buttons"
+        data-ready={schedulers.data && config ? 'yes' : undefined}
+      >
         {mayForce &&
           (schedulers.data?.items ?? []).map((f) => (
             <button type="button" class="primary" key={f.name} onClick={() => setForcing(f)}>

@@ -1,11 +1,11 @@
 // Builders: each with its tags, its last builds as coloured boxes and its workers online;
 // filtered by tag and name in the API's query (tags__contains, name__contains), paged.
 import { useState } from 'preact/hooks';
-import { getPage } from '../api';
-import { BuildBox, ErrorBox, Loading, Pager, pageOf } from '../components/common';
-import { useLive } from '../live';
-import { href, navigate, type Route } from '../router';
-import type { Build, Builder, Worker } from '../types';
+import { getPage } from '../api.js';
+import { BuildBox, ErrorBox, Loading, Pager, pageOf } from '../components/common.js';
+import { useLive } from '../live.js';
+import { href, navigate, type Route } from '../router.js';
+import type { Build, Builder, Worker } from '../types.js';
 
 const PAGE = 25;
 const LAST_BUILDS = 10;

@@ -1,13 +1,13 @@
 // Changes, newest first (the recent-changes query the contract names): author, comments,
 // files, revision (linked where the change has a revlink), and the builds each caused.
-import { getPage } from '../api';
-import { ErrorBox, Loading, Pager, pageOf, Result } from '../components/common';
-import { useNames } from '../components/names';
-import { timestamp } from '../format';
-import { useLive } from '../live';
-import { href, type Route } from '../router';
-import type { Build, Change } from '../types';
-import { safeUrl } from './build';
+import { getPage } from '../api.js';
+import { ErrorBox, Loading, Pager, pageOf, Result } from '../components/common.js';
+import { useNames } from '../components/names.js';
+import { timestamp } from '../format.js';
+import { useLive } from '../live.js';
+import { href, type Route } from '../router.js';
+import type { Build, Change } from '../types.js';
+import { safeUrl } from './build.js';
 
 const PAGE = 25;
 

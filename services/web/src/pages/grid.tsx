@@ -1,12 +1,12 @@
 // Grid: builders down, the most recent changes across, each cell the builds that change
 // caused on that builder (Buildbot's grid view). One read for the changes, one per change
 // for its builds, one paged read for the builders.
-import { getPage } from '../api';
-import { BuildBox, ErrorBox, Loading, Pager, pageOf } from '../components/common';
-import { timestamp } from '../format';
-import { useLive } from '../live';
-import { href, type Route } from '../router';
-import type { Build, Builder, Change } from '../types';
+import { getPage } from '../api.js';
+import { BuildBox, ErrorBox, Loading, Pager, pageOf } from '../components/common.js';
+import { timestamp } from '../format.js';
+import { useLive } from '../live.js';
+import { href, type Route } from '../router.js';
+import type { Build, Builder, Change } from '../types.js';
 
 const CHANGES = 12;
 const BUILDERS = 25;

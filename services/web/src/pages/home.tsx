@@ -1,13 +1,13 @@
 // Home: what runs now (current step, live duration), the latest finished builds, pending
 // requests, and the masters and workers at a glance. Each list is one paged read.
 import { useEffect } from 'preact/hooks';
-import { getPage } from '../api';
-import { ErrorBox, Loading, Result, Section } from '../components/common';
-import { useNames } from '../components/names';
-import { ago, elapsed, plural } from '../format';
-import { useLive, useNow } from '../live';
-import { href } from '../router';
-import type { Build, BuildRequest, Master, Step, Worker } from '../types';
+import { getPage } from '../api.js';
+import { ErrorBox, Loading, Result, Section } from '../components/common.js';
+import { useNames } from '../components/names.js';
+import { ago, elapsed, plural } from '../format.js';
+import { useLive, useNow } from '../live.js';
+import { href } from '../router.js';
+import type { Build, BuildRequest, Master, Step, Worker } from '../types.js';
 
 const RUNNING = 25;
 const FINISHED = 20;

@@ -2,16 +2,16 @@
 // while the log grows (`logs/<id>/lines` events, and REST for any gap), with a link per line,
 // jumps to the start and the end, and the raw download.
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import type { LogLinesMessage } from '../../../core/api-shapes';
-import { apiUrl, getOne } from '../api';
-import { ErrorBox, Loading } from '../components/common';
-import { LogViewer } from '../components/log-viewer';
-import { useNames } from '../components/names';
-import { events } from '../events';
-import { useLive } from '../live';
-import { LogModel } from '../log-model';
-import { href, navigate, type Route } from '../router';
-import type { Log, Step } from '../types';
+import type { LogLinesMessage } from '../../../core/api-shapes.js';
+import { apiUrl, getOne } from '../api.js';
+import { ErrorBox, Loading } from '../components/common.js';
+import { LogViewer } from '../components/log-viewer.js';
+import { useNames } from '../components/names.js';
+import { events } from '../events.js';
+import { useLive } from '../live.js';
+import { LogModel } from '../log-model.js';
+import { href, navigate, type Route } from '../router.js';
+import type { Log, Step } from '../types.js';
 
 export function LogPage({ route }: { route: Route }) {
   const { builderid, number, step, slug } = route.params as Record<string, string>;

@@ -1,10 +1,10 @@
 // Logging in: HTTP Basic (user and password) or a token, as /auth/login takes them; the
 // session cookie it sets is what the API, /ws and this UI then know the person by.
 import { useState } from 'preact/hooks';
-import { ApiError } from '../api';
-import { ErrorBox } from '../components/common';
-import { navigate, type Route } from '../router';
-import { isLoggedIn, loginWithPassword, loginWithToken, useSession } from '../session';
+import { ApiError } from '../api.js';
+import { ErrorBox } from '../components/common.js';
+import { navigate, type Route } from '../router.js';
+import { isLoggedIn, loginWithPassword, loginWithToken, useSession } from '../session.js';
 
 export function LoginPage({ route }: { route: Route }) {
   const { config } = useSession();

@@ -1,13 +1,13 @@
 // Workers: which masters each is connected to, what it runs now, and pause / unpause /
 // graceful stop / kill for those the rules allow.
 import { useState } from 'preact/hooks';
-import { type ApiError, getPage, rpc } from '../api';
-import { ErrorBox, Loading, Pager, pageOf } from '../components/common';
-import { useNames } from '../components/names';
-import { useLive } from '../live';
-import { href, type Route } from '../router';
-import { can, useSession } from '../session';
-import type { Build, Worker } from '../types';
+import { type ApiError, getPage, rpc } from '../api.js';
+import { ErrorBox, Loading, Pager, pageOf } from '../components/common.js';
+import { useNames } from '../components/names.js';
+import { useLive } from '../live.js';
+import { href, type Route } from '../router.js';
+import { can, useSession } from '../session.js';
+import type { Build, Worker } from '../types.js';
 
 const PAGE = 50;
 

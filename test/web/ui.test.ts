@@ -1,0 +1,489 @@
+// The web UI in a real browser (Debian's Chromium, driven by playwright-core) against a real
+// stack: an API process serving the built UI, a master and two workers running real
+// commands, PostgreSQL and Redis. What a person does: force a build from the dialog with
+// the keyboard and watch it run, stop it, log in and out with buttons following the role,
+// see a 403 and a validation error, read a 1,000,000-line log, keep every line across a
+// reconnect of /ws; and every page passes axe-core with no serious or critical violation.
+//
+// UPDATE_SCREENSHOTS=1 also writes a screenshot of every page to docs/screenshots/.
+import { mkdirSync } from 'node:fs';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashPassword } from '../../services/core/auth/password.js';
+import { createPool, sql } from '../../services/core/db/pool.js';
+import { Cluster } from '../e2e/cluster.js';
+import { waitFor } from '../helpers/processes.js';
+import { expectAccessible, launchBrowser, unpagedReads, watchPage } from './browser.js';
+
+const TICKER = `  - name: ticker
+    description: Counts, one line at a time
+    tags: [ui]
+    workers: [w1, w2]
+    steps:
+      - type: shell
+        name: count
+        command: 'for i in $(seq 1 %(prop:ticks)s); do echo "tick $i"; sleep 0.03; done'
+`;
+const FORCE_TICKER = `  - name: force-ticker
+    label: Count ticks
+    button_name: Count
+    builders: [ticker]
+    properties:
+      - { type: int, name: ticks, label: Ticks, default: 100 }
+      - { type: string, name: note, label: Note, required: true }
+`;
+const PASSWORDS = { admin: 'admin-pw', dev: 'dev-pw' };
+const HUGE = 1_000_000;
+const SHOTS = process.env.UPDATE_SCREENSHOTS ? 'docs/screenshots' : null;
+
+let cluster: Cluster;
+let browser: Browser;
+let base: string;
+const ids: Record<string, number> = {};
+
+async function authYaml(): Promise<string> {
+  const h = (p: string) => hashPassword(p, { N: 1024, r: 8, p: 1 });
+  return `auth:
+  users:
+    - { username: admin, password_hash: "${await h(PASSWORDS.admin)}", full_name: Ada Admin, email: ada@example.test, groups: [admins] }
+    - { username: dev, password_hash: "${await h(PASSWORDS.dev)}", groups: [devs] }
+  role_matchers:
+    - { role: admins, groups: [admins] }
+    - { role: devs, groups: [devs] }
+  allow_rules:
+    - { match: stop, roles: [admins], default_deny: true }
+    - { match: force, builders: [ticker, basic], roles: [devs, admins], default_deny: true }
+    - { match: any-control, roles: [admins], default_deny: true }
+`;
+}
+
+/** A JSON-RPC call as the admin (logged in over HTTP, as any client does). */
+async function adminRpc(path: string, method: string, params: Record<string, unknown>): Promise<any> {
+  const origin = `http://127.0.0.1:${cluster.api.port}`;
+  const login = await fetch(`${origin}/auth/login`, {
+    headers: { authorization: `Basic ${Buffer.from(`admin:${PASSWORDS.admin}`).toString('base64')}` },
+    redirect: 'manual',
+  });
+  const cookie = login.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  const res = await fetch(`${cluster.api.base}/${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const body = (await res.json()) as { result?: unknown };
+  if (res.status !== 200) throw new Error(`${path} ${method}: ${res.status} ${JSON.stringify(body)}`);
+  return body.result;
+}
+
+async function newPage(
+  context?: BrowserContext,
+): Promise<{ page: Page; watch: ReturnType<typeof watchPage> }> {
+  const ctx = context ?? (await browser.newContext({ viewport: { width: 1280, height: 800 } }));
+  const page = await ctx.newPage();
+  return { page, watch: watchPage(page) };
+}
+
+async function login(page: Page, user: 'admin' | 'dev'): Promise<void> {
+  await page.goto(`${base}#/login`);
+  await page.getByLabel('User name').fill(user);
+  await page.getByLabel('Password').fill(PASSWORDS[user]);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByTestId('user-name').waitFor();
+}
+
+async function logout(page: Page): Promise<void> {
+  await page.getByRole('button', { name: 'Log out' }).click();
+  await page.getByRole('link', { name: 'Log in' }).waitFor();
+}
+
+/** Presses Tab until `test` holds for the focused element (keyboard-only use). */
+async function tabTo(page: Page, what: string, test: string): Promise<void> {
+  for (let i = 0; i < 60; i++) {
+    await page.keyboard.press('Tab');
+    if (await page.evaluate(`(() => { const el = document.activeElement; return !!el && (${test}); })()`))
+      return;
+  }
+  throw new Error(`Tab never reached ${what}`);
+}
+
+async function buildOfRequest(brid: number): Promise<{ buildid: number; number: number; builderid: number }> {
+  return cluster.buildOf(brid);
+}
+
+async function stepNumber(buildid: number, name: string): Promise<number> {
+  let n = -1;
+  await waitFor(
+    `step ${name} of build ${buildid}`,
+    async () => {
+      const steps = (await cluster.get(`/builds/${buildid}/steps`)).steps as {
+        name: string;
+        number: number;
+      }[];
+      n = steps.find((s) => s.name === name)?.number ?? -1;
+      return n >= 0;
+    },
+    30_000,
+  );
+  return n;
+}
+
+beforeAll(async () => {
+  cluster = await Cluster.start({
+    configure: (yaml) =>
+      yaml
+        .replace(/^builders:\n/m, `builders:\n${TICKER}`)
+        .replace(/^force_schedulers:\n/m, `force_schedulers:\n${FORCE_TICKER}`),
+    extraYaml: await authYaml(),
+  });
+  base = `http://127.0.0.1:${cluster.api.port}/`;
+  const m = await cluster.startMaster('ui-master');
+  await Promise.all([
+    cluster.startWorker('w1', m),
+    cluster.startWorker('w2', m),
+    launchBrowser().then((b) => (browser = b)),
+  ]);
+  for (const name of ['basic', 'ticker', 'reports', 'halting', 'child']) {
+    ids[name] = (await cluster.get(`/builders/${name}`)).builders[0].builderid;
+  }
+  // Real builds to show: a successful one with many lines, a failing one, and one caused by
+  // a change (so the changes page and the grid have something).
+  const [, basic] = await adminRpc('forceschedulers/force-basic', 'force', {
+    username: 'Ada <ada@example.test>',
+    reason: 'ui',
+  });
+  const [, halting] = await adminRpc('forceschedulers/force-halting', 'force', {
+    username: 'Ada <ada@example.test>',
+    reason: 'ui',
+  });
+  const hook = await fetch(`http://127.0.0.1:${cluster.api.port}/change_hook/base`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      author: 'Grace <grace@example.test>',
+      comments: 'Make the child build say hello\n\nA longer description.',
+      revision: 'a1b2c3d4e5f6a7b8c9d0',
+      branch: 'main',
+      repository: 'https://example.test/repo.git',
+      revlink: 'https://example.test/repo/commit/a1b2c3d4e5f6a7b8c9d0',
+      files: JSON.stringify(['src/hello.c', 'README.md']),
+    }).toString(),
+  });
+  expect(hook.status).toBe(200);
+  for (const brid of [...Object.values(basic as object), ...Object.values(halting as object)]) {
+    await cluster.finished((await buildOfRequest(brid as number)).buildid);
+  }
+  await waitFor(
+    'the change to build',
+    async () => (await cluster.get('/builders/child/builds')).builds.length > 0,
+    30_000,
+  );
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await cluster?.stop();
+});
+
+describe('the web UI', () => {
+  it('shows buttons by role: none for anonymous, force for a developer, stop and rebuild for an admin', async () => {
+    const { page, watch } = await newPage();
+    const forceButtons = async (builder: string) => {
+      await page.goto(`${base}#/builders/${ids[builder]}`);
+      await page.locator('[data-testid=force-buttons][data-ready=yes]').waitFor({ state: 'attached' });
+      return page.getByTestId('force-buttons').getByRole('button').allTextContents();
+    };
+    expect(await forceButtons('basic')).toEqual([]);
+    await login(page, 'dev');
+    expect(await page.getByTestId('user-roles').textContent()).toContain('devs');
+    expect(await forceButtons('basic')).toEqual(['force-basic…']);
+    await page.goto(`${base}#/builders/${ids.basic}/builds/1`);
+    await page.locator('[data-testid=build-actions][data-ready=yes]').waitFor({ state: 'attached' });
+    expect(await page.getByTestId('build-actions').getByRole('button').count()).toBe(0);
+    await logout(page);
+    expect(await forceButtons('basic')).toEqual([]);
+    await login(page, 'admin');
+    expect(await page.getByTestId('user-name').textContent()).toBe('Ada Admin');
+    await page.goto(`${base}#/builders/${ids.basic}/builds/1`);
+    await page.getByTestId('build-actions').getByRole('button', { name: 'Rebuild' }).waitFor();
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('forces a build from the dialog by keyboard alone, shows its steps and lines live, and stops it', async () => {
+    const { page, watch } = await newPage();
+    await login(page, 'admin');
+    await page.goto(`${base}#/builders/${ids.ticker}`);
+    await page.locator('[data-testid=force-buttons][data-ready=yes]').waitFor({ state: 'attached' });
+    await page.evaluate('document.activeElement && document.activeElement.blur()');
+    await tabTo(page, 'the force button', "el.textContent === 'Count…'");
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Count ticks' });
+    await dialog.waitFor();
+    // The dialog takes focus, on its first field: the user's name, filled in from the login.
+    expect(await page.evaluate('document.activeElement.name')).toBe('username');
+    expect(await dialog.getByLabel('Your name:').inputValue()).toBe('Ada Admin <ada@example.test>');
+    await tabTo(page, 'Ticks', "el.name === 'ticks'");
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('100000');
+    await tabTo(page, 'Note', "el.name === 'note'");
+    await page.keyboard.type('forced from the keyboard');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/#\/builders\/\d+\/builds\/\d+$/, { timeout: 30_000 });
+    expect(await dialog.count()).toBe(0);
+    const number = Number(/builds\/(\d+)$/.exec(page.url())![1]);
+    // The steps appear and run without a reload.
+    await page.evaluate('window.__sameDocument = true');
+    const count = page.getByTestId('step').filter({ hasText: 'count' });
+    await count.getByText('running').waitFor({ timeout: 30_000 });
+    await count.getByRole('link', { name: 'stdio' }).click();
+    await page.waitForURL(/\/logs\/stdio$/);
+    const lines = async () =>
+      Number((await page.getByTestId('log-count').textContent())!.replace(/[^\d]/g, ''));
+    await page
+      .locator('.ln', { hasText: /tick \d+/ })
+      .first()
+      .waitFor({ timeout: 30_000 });
+    const seen = await lines();
+    await waitFor('more lines, live', async () => (await lines()) > seen + 20, 30_000);
+    // Following: the newest line is on screen.
+    const newest = await page.locator('.ln .tx').last().textContent();
+    expect(newest).toMatch(/^tick \d+$|^ *$/);
+    expect(await page.evaluate('window.__sameDocument')).toBe(true);
+    await page.goBack();
+    await page.getByTestId('build-actions').getByRole('button', { name: 'Stop' }).click();
+    await page
+      .getByTestId('build-actions')
+      .getByRole('button', { name: 'Rebuild' })
+      .waitFor({ timeout: 30_000 });
+    const build = (await cluster.get(`/builders/${ids.ticker}/builds/${number}`)).builds[0];
+    expect(build.complete).toBe(true);
+    expect(build.results).toBe(6);
+    expect(
+      await page.getByRole('heading', { name: new RegExp(`ticker #${number}`) }).textContent(),
+    ).toContain('cancelled');
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('shows validation errors beside their fields, and a 403 from the API', async () => {
+    const { page } = await newPage();
+    await login(page, 'dev');
+    await page.goto(`${base}#/builders/${ids.ticker}`);
+    await page.getByRole('button', { name: 'Count…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Count ticks' });
+    await dialog.getByLabel('Ticks').fill('many');
+    await dialog.getByRole('button', { name: 'Count' }).click();
+    const note = dialog.getByLabel('Note');
+    await expect.poll(() => note.getAttribute('aria-invalid')).toBe('true');
+    const noteError = await page.locator(`#${await note.getAttribute('aria-describedby')}`).textContent();
+    expect(noteError).toBe("'Note' needs to be specified");
+    const ticksError = await page
+      .locator(`#${await dialog.getByLabel('Ticks').getAttribute('aria-describedby')}`)
+      .textContent();
+    expect(ticksError).toContain("invalid literal for int() with base 10: 'many'");
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    // The rules let developers force only some builders: the button shows, the API says no.
+    await page.goto(`${base}#/builders/${ids.reports}`);
+    await page.getByRole('button', { name: 'force-reports…' }).click();
+    const refused = page.getByRole('dialog');
+    await refused.getByRole('button', { name: 'force-reports' }).click();
+    const alert = refused.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain('403 Forbidden');
+    expect(await alert.textContent()).toContain("you need to have role 'admins'");
+    await page.context().close();
+  });
+
+  it('loses no line on screen when /ws reconnects in the middle of a build', async () => {
+    const { page, watch } = await newPage();
+    const [, brids] = await adminRpc('forceschedulers/force-ticker', 'force', {
+      username: 'Ada <ada@example.test>',
+      ticks: '100000',
+      note: 'reconnect',
+    });
+    const build = await buildOfRequest(Object.values(brids as Record<string, number>)[0]!);
+    const step = await stepNumber(build.buildid, 'count');
+    await waitFor(
+      'the stdio log',
+      async () => (await cluster.get(`/builds/${build.buildid}/steps/${step}/logs`)).logs.length > 0,
+      30_000,
+    );
+    await page.goto(`${base}#/builders/${build.builderid}/builds/${build.number}/steps/${step}/logs/stdio`);
+    const lines = async () =>
+      Number((await page.getByTestId('log-count').textContent())!.replace(/[^\d]/g, ''));
+    await waitFor('some lines', async () => (await lines()) > 60, 30_000);
+    // The API pod goes away and comes back (a rolling update) while the build writes on.
+    await cluster.restartApi();
+    await page.getByTestId('socket-state').filter({ hasText: 'live' }).waitFor({ timeout: 30_000 });
+    const after = await lines();
+    await waitFor('lines after the reconnect', async () => (await lines()) > after + 30, 30_000);
+    await adminRpc(`builds/${build.buildid}`, 'stop', { reason: 'enough' });
+    await cluster.finished(build.buildid, 60_000);
+    const log = (await cluster.get(`/builds/${build.buildid}/steps/${step}/logs/stdio`)).logs[0];
+    await waitFor('every line counted', async () => (await lines()) === log.num_lines, 30_000);
+    const rest: string[] = (await cluster.get(`/logs/${log.logid}/contents`)).logchunks[0].content.split(
+      '\n',
+    );
+    // Every line on screen, read by scrolling from the first to the last.
+    const shown = new Map<number, string>();
+    const scroller = page.locator('.log-scroll');
+    await page.getByRole('button', { name: 'Start' }).click();
+    for (let top = 0; top < log.num_lines * 18 + 400; top += 400) {
+      await scroller.evaluate((el, t) => {
+        el.scrollTop = t;
+      }, top);
+      await page.waitForFunction((t) => {
+        const el = (globalThis as any).document.querySelector('.log-scroll');
+        return (
+          Math.abs(el.scrollTop - Math.min(t, el.scrollHeight - el.clientHeight)) < 1 &&
+          !el.textContent.includes('…')
+        );
+      }, top);
+      for (const row of await page
+        .locator('.ln')
+        .evaluateAll((els) =>
+          els.map((e) => [Number(e.getAttribute('data-line')), e.querySelector('.tx')!.textContent ?? '']),
+        )) {
+        shown.set(row[0] as number, row[1] as string);
+      }
+    }
+    expect(shown.size).toBe(log.num_lines);
+    for (let i = 1; i <= log.num_lines; i++) expect(shown.get(i), `line ${i}`).toBe(rest[i - 1]!.slice(1));
+    const ticks = [...shown.values()].filter((t) => /^tick \d+$/.test(t));
+    expect(log.num_lines).toBeGreaterThan(after + 30);
+    expect(ticks).toEqual(Array.from({ length: ticks.length }, (_, i) => `tick ${i + 1}`));
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('reads a 1,000,000-line log: opens it, jumps to the end, scrolls, goes to a line, by keyboard', async () => {
+    const basic = (await cluster.get(`/builders/${ids.basic}/builds/1`)).builds[0];
+    const step = (await cluster.get(`/builds/${basic.buildid}/steps/lines`)).steps[0];
+    const db = createPool(cluster.db.url, { poolSize: 1 });
+    try {
+      // As Buildbot stores a stdio log: 'o' + text per line, chunks of 1,000 lines joined by \n.
+      const [{ id }] = await db.query(sql`
+        INSERT INTO logs (name, slug, stepid, complete, num_lines, type)
+        VALUES ('huge', 'huge', ${step.stepid}, 1, ${HUGE}, 's') RETURNING id`);
+      await db.query(sql`
+        INSERT INTO logchunks (logid, first_line, last_line, content, compressed)
+        SELECT ${id}, ch * 1000, ch * 1000 + 999,
+               convert_to((SELECT string_agg(CASE WHEN n = 1 THEN E'o\\x1b[31mred\\x1b[0m line 2'
+                                                  WHEN n % 100000 = 2 THEN 'eline ' || (n + 1)
+                                                  ELSE 'oline ' || (n + 1) END, E'\\n' ORDER BY n)
+                           FROM generate_series(ch * 1000, ch * 1000 + 999) AS n), 'UTF8'), 0
+        FROM generate_series(0, ${HUGE / 1000 - 1}) AS ch`);
+    } finally {
+      await db.dispose();
+    }
+    const { page, watch } = await newPage();
+    const url = `${base}#/builders/${ids.basic}/builds/1/steps/${step.number}/logs/huge`;
+    await page.goto(url);
+    await page.getByTestId('log-count').filter({ hasText: '1,000,000 lines' }).waitFor();
+    const row = (n: number) => page.locator(`.ln[data-line="${n}"] .tx`);
+    await expect.poll(() => row(1).textContent()).toBe('line 1');
+    await row(2).locator('.af1', { hasText: 'red' }).waitFor();
+    expect(await page.locator('.ln[data-line="3"]').getAttribute('class')).toContain('l-e');
+    // Only the lines on screen are in the page.
+    expect(await page.locator('.ln').count()).toBeLessThan(100);
+    await tabTo(page, 'the log', "el.classList.contains('log-scroll')");
+    await page.keyboard.press('End');
+    await expect.poll(() => row(HUGE).textContent(), { timeout: 30_000 }).toBe(`line ${HUGE}`);
+    await page.keyboard.press('PageUp');
+    await page.keyboard.press('PageUp');
+    const first = Number(await page.locator('.log-scroll').getAttribute('data-first-line'));
+    expect(first).toBeLessThan(HUGE - 40);
+    expect(first).toBeGreaterThan(HUGE - 200);
+    await expect.poll(() => row(first + 1).textContent(), { timeout: 30_000 }).toBe(`line ${first + 1}`);
+    await page.keyboard.press('Home');
+    await expect.poll(() => row(1).textContent()).toBe('line 1');
+    // Dragged to the middle (a scroll, not a key): the lines there, with their own numbers.
+    await page.locator('.log-scroll').evaluate((el) => {
+      el.scrollTop = el.scrollHeight / 2;
+    });
+    await page.waitForFunction(() => {
+      const rows: any[] = [...(globalThis as any).document.querySelectorAll('.ln')];
+      return rows.length > 0 && rows.every((r) => !r.textContent.includes('…'));
+    });
+    const middle = await page
+      .locator('.ln')
+      .evaluateAll((els) =>
+        els.map((e) => [Number(e.getAttribute('data-line')), e.querySelector('.tx')!.textContent]),
+      );
+    expect(middle[0]![0]).toBeGreaterThan(450_000);
+    expect(middle[0]![0]).toBeLessThan(550_000);
+    for (const [n, text] of middle) expect(text).toBe(`line ${n}`);
+    // Go to a line; its link survives a reload.
+    await page.getByLabel('Line', { exact: true }).fill('500000');
+    await page.getByLabel('Line', { exact: true }).press('Enter');
+    await page.locator('.ln.sel[data-line="500000"]').waitFor();
+    expect(page.url()).toContain('line=500000');
+    await page.reload();
+    await page.locator('.ln.sel[data-line="500000"] .tx', { hasText: 'line 500000' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Download' }).getAttribute('href')).toMatch(
+      /^api\/v2\/logs\/\d+\/raw$/,
+    );
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('passes axe on every page, keeps to its CSP, pages every list, and keeps the view on a reload', async () => {
+    if (SHOTS) mkdirSync(SHOTS, { recursive: true });
+    const { page, watch } = await newPage();
+    const basic = (await cluster.get(`/builders/${ids.basic}/builds/1`)).builds[0];
+    const lines = (await cluster.get(`/builds/${basic.buildid}/steps/lines`)).steps[0];
+    const visit = async (name: string, hash: string, ready: () => Promise<unknown>) => {
+      await page.goto(`${base}${hash}`);
+      await ready();
+      await page.getByTestId('socket-state').filter({ hasText: 'live' }).waitFor();
+      await expectAccessible(page, name);
+      if (SHOTS) await page.screenshot({ path: `${SHOTS}/${name}.png` });
+    };
+    await visit('login', '#/login', () => page.getByLabel('User name').waitFor());
+    await login(page, 'admin');
+    await visit('home', '#/', () => page.locator('main[data-ready=yes]').waitFor());
+    await visit('builders', '#/builders', () => page.locator('.builders .box').first().waitFor());
+    await visit('builder', `#/builders/${ids.basic}`, () => page.getByRole('link', { name: '#1' }).waitFor());
+    await visit('build', `#/builders/${ids.basic}/builds/1`, () =>
+      page.getByRole('rowheader', { name: 'version', exact: true }).waitFor(),
+    );
+    await visit('log', `#/builders/${ids.basic}/builds/1/steps/${lines.number}/logs/stdio`, () =>
+      page.waitForFunction(() => {
+        const t = (globalThis as any).document.querySelector('.ln[data-line="1"] .tx');
+        return !!t && t.textContent !== '…';
+      }),
+    );
+    await visit('workers', '#/workers', () => page.getByRole('rowheader', { name: 'w1' }).waitFor());
+    await visit('changes', '#/changes', () =>
+      page.getByText('Make the child build say hello').first().waitFor(),
+    );
+    await visit('grid', '#/grid', () => page.locator('table.grid .box').first().waitFor());
+    await page.goto(`${base}#/builders/${ids.ticker}`);
+    await page.getByRole('button', { name: 'Count…' }).click();
+    await page.getByRole('dialog').waitFor();
+    await expectAccessible(page, 'force dialog');
+    if (SHOTS) await page.screenshot({ path: `${SHOTS}/force-dialog.png` });
+    // A deep link that names nothing: the API's 404, said on the page.
+    await page.goto(`${base}#/builders/99999`);
+    expect(await page.getByRole('alert').textContent()).toContain('404 Not found');
+    // A reload keeps the view.
+    await page.goto(`${base}#/changes`);
+    await page.getByText('Make the child build say hello').first().waitFor();
+    await page.reload();
+    await page.getByText('Make the child build say hello').first().waitFor();
+    expect(new URL(page.url()).hash).toBe('#/changes');
+    expect(watch.apiRequests.length).toBeGreaterThan(30);
+    expect(unpagedReads(watch.apiRequests)).toEqual([]);
+    expect(watch.problems).toEqual([]);
+    // The routes Buildbot's clients use are still theirs.
+    const origin = `http://127.0.0.1:${cluster.api.port}`;
+    expect((await fetch(`${origin}/api/v2`)).status).toBe(200);
+    expect((await fetch(`${origin}/ws`)).status).toBe(426);
+    const nothing = await fetch(`${origin}/nothing`);
+    expect([nothing.status, await nothing.text()]).toEqual([404, 'not found']);
+    await page.context().close();
+  });
+});
