@@ -1,5 +1,5 @@
 // One Ingress carries everything to the API pods, websockets and event streams included:
-// /api, /ws, /sse, /auth and /change_hook (and /config exactly) go to the api Service, with proxy timeouts long
+// /api, /ws, /sse, /auth, /change_hook and /assets (and / and /config exactly) go to the api Service, with proxy timeouts long
 // enough for connections that stay open, and TLS when asked.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CI_VALUES, ensureHelm, FETCH_TIMEOUT_MS, type K8sObject, render } from './lib/helm.js';
@@ -9,8 +9,9 @@ beforeAll(() => {
   ensureHelm();
 }, FETCH_TIMEOUT_MS);
 
-const PATHS = ['/api', '/ws', '/sse', '/auth', '/change_hook'];
-const EXACT = ['/config'];
+const PATHS = ['/api', '/ws', '/sse', '/auth', '/change_hook', '/assets'];
+// Buildbot's settings, and the web UI's page (its files are under /assets).
+const EXACT = ['/config', '/'];
 const TIMEOUTS = [
   'nginx.ingress.kubernetes.io/proxy-read-timeout',
   'nginx.ingress.kubernetes.io/proxy-send-timeout',
