@@ -87,21 +87,12 @@ async function main() {
       jsTransferBytes: warm[0]!.jsTransferBytes,
     };
 
-    const logs = await (
-      await fetch(`${base}api/v2/logs?slug=huge&limit=1`, { headers: { accept: 'application/json' } })
-    ).json();
-    const log = logs.logs[0];
+    const get = async (path: string): Promise<any> =>
+      (await fetch(`${base}api/v2/${path}`, { headers: { accept: 'application/json' } })).json();
+    const log = (await get('logs?slug=huge&limit=1')).logs[0];
     if (log) {
-      const step = (
-        await (
-          await fetch(`${base}api/v2/steps/${log.stepid}`, { headers: { accept: 'application/json' } })
-        ).json()
-      ).steps[0];
-      const build = (
-        await (
-          await fetch(`${base}api/v2/builds/${step.buildid}`, { headers: { accept: 'application/json' } })
-        ).json()
-      ).builds[0];
+      const step = (await get(`steps/${log.stepid}`)).steps[0];
+      const build = (await get(`builds/${step.buildid}`)).builds[0];
       const url = `${base}#/builders/${build.builderid}/builds/${build.number}/steps/${step.number}/logs/huge`;
       const open: number[] = [];
       const end: number[] = [];
