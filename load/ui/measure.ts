@@ -11,8 +11,6 @@ import { launchBrowser } from '../../test/web/browser.js';
 
 const [base = 'http://127.0.0.1:8041/', runsArg = '10', out = '', note = ''] = process.argv.slice(2);
 const RUNS = Number(runsArg);
-const doc = () => (globalThis as any).document;
-const perf = () => (globalThis as any).performance;
 
 function stats(xs: number[]): { median: number; p95: number; max: number } {
   const s = [...xs].sort((a, b) => a - b);
@@ -23,9 +21,13 @@ function stats(xs: number[]): { median: number; p95: number; max: number } {
 async function homeOnce(page: Page, reload: boolean) {
   if (reload) await page.reload();
   else await page.goto(`${base}#/`);
-  await page.waitForFunction(() => perf().getEntriesByName('flotilla:home-usable').length > 0, undefined, {
-    timeout: 60_000,
-  });
+  await page.waitForFunction(
+    () => (globalThis as any).performance.getEntriesByName('flotilla:home-usable').length > 0,
+    undefined,
+    {
+      timeout: 60_000,
+    },
+  );
   return page.evaluate(() => {
     const p = (globalThis as any).performance;
     const nav = p.getEntriesByType('navigation')[0];
@@ -44,22 +46,39 @@ async function homeOnce(page: Page, reload: boolean) {
   });
 }
 
-/** performance.now() in the page once `ready` holds, checked every animation frame. */
-async function until(page: Page, ready: string): Promise<number> {
-  return page.evaluate(
-    (src) =>
-      new Promise<number>((resolve) => {
-        // A CSS selector whose element must exist and show text (not the '…' placeholder).
-        const check = () => {
-          const el = (globalThis as any).document.querySelector(src);
-          if (el && el.textContent !== '…') resolve((globalThis as any).performance.now());
-          else (globalThis as any).requestAnimationFrame(check);
-        };
-        check();
-      }),
-    ready,
-  );
+/**
+ * performance.now() in the page once the element `selector` shows text (not the '…'
+ * placeholder), checked every animation frame. A string, evaluated as it is: tsx would wrap
+ * a named function of this file in a helper the page does not have.
+ */
+async function until(page: Page, selector: string): Promise<number> {
+  return page.evaluate(`new Promise((resolve) => {
+    const check = () => {
+      const el = document.querySelector(${JSON.stringify(selector)});
+      if (el && el.textContent !== '…') resolve(performance.now());
+      else requestAnimationFrame(check);
+    };
+    check();
+  })`) as Promise<number>;
 }
+
+/** A continuous scroll: 120 frames, 600 px a frame; the times between frames. */
+const SCROLL_FRAMES = `new Promise((resolve) => {
+  const el = document.querySelector('.log-scroll');
+  el.scrollTop = 0;
+  const gaps = [];
+  let last = performance.now();
+  let n = 0;
+  const step = () => {
+    const now = performance.now();
+    gaps.push(now - last);
+    last = now;
+    el.scrollTop += 600;
+    if (++n < 120) requestAnimationFrame(step);
+    else resolve(gaps.slice(1));
+  };
+  requestAnimationFrame(step);
+})`;
 
 async function main() {
   const browser = await launchBrowser();
@@ -89,10 +108,11 @@ async function main() {
 
     const get = async (path: string): Promise<any> =>
       (await fetch(`${base}api/v2/${path}`, { headers: { accept: 'application/json' } })).json();
-    const log = (await get('logs?slug=huge&limit=1')).logs[0];
+    // The generator's huge log: on the newest build's `test` step (load/generate/generate.sql).
+    const build = (await get('builds?order=-buildid&limit=1')).builds?.[0];
+    const step = build && (await get(`builds/${build.buildid}/steps/test`)).steps?.[0];
+    const log = step && (await get(`steps/${step.stepid}/logs/huge`)).logs?.[0];
     if (log) {
-      const step = (await get(`steps/${log.stepid}`)).steps[0];
-      const build = (await get(`builds/${step.buildid}`)).builds[0];
       const url = `${base}#/builders/${build.builderid}/builds/${build.number}/steps/${step.number}/logs/huge`;
       const open: number[] = [];
       const end: number[] = [];
@@ -104,45 +124,24 @@ async function main() {
         await page.goto(url);
         open.push(await until(page, '.ln[data-line="1"] .tx'));
         await page.locator('.log-scroll').focus();
-        const t0 = await page.evaluate(() => perf().now());
+        const t0 = await page.evaluate(() => (globalThis as any).performance.now());
         await page.keyboard.press('End');
         end.push((await until(page, `.ln[data-line="${log.num_lines}"] .tx`)) - t0);
         for (let k = 0; k < 5; k++) {
           const target = Math.floor(Math.random() * log.num_lines);
           const t1 = await page.evaluate((line) => {
-            const el = doc().querySelector('.log-scroll');
+            const el = (globalThis as any).document.querySelector('.log-scroll');
             el.scrollTop =
               (line / (globalThis as any).Number(el.dataset.lines)) * (el.scrollHeight - el.clientHeight);
-            return perf().now();
+            return (globalThis as any).performance.now();
           }, target);
           await page.waitForFunction(() => {
-            const rows = [...doc().querySelectorAll('.ln .tx')];
+            const rows = [...(globalThis as any).document.querySelectorAll('.ln .tx')];
             return rows.length > 0 && rows.every((r: any) => r.textContent !== '…');
           });
-          jump.push((await page.evaluate(() => perf().now())) - t1);
+          jump.push((await page.evaluate(() => (globalThis as any).performance.now())) - t1);
         }
-        // A continuous scroll: 120 frames, 600 px a frame; the time between frames.
-        frames.push(
-          ...(await page.evaluate(
-            () =>
-              new Promise<number[]>((resolve) => {
-                const el = doc().querySelector('.log-scroll');
-                el.scrollTop = 0;
-                const gaps: number[] = [];
-                let last = perf().now();
-                let n = 0;
-                const step = () => {
-                  const now = perf().now();
-                  gaps.push(now - last);
-                  last = now;
-                  el.scrollTop += 600;
-                  if (++n < 120) (globalThis as any).requestAnimationFrame(step);
-                  else resolve(gaps.slice(1));
-                };
-                (globalThis as any).requestAnimationFrame(step);
-              }),
-          )),
-        );
+        frames.push(...((await page.evaluate(SCROLL_FRAMES)) as number[]));
         await ctx.close();
       }
       results.log = {
