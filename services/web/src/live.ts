@@ -13,12 +13,17 @@ export interface Live<T> {
   reload: () => void;
 }
 
+/**
+ * Events within this window cause one read. Reads whose events come many times a second
+ * (a running step's log appends, every running build's steps) pass a longer one.
+ */
 const COALESCE_MS = 150;
 
 export function useLive<T>(
   load: (signal: AbortSignal) => Promise<T>,
   deps: readonly unknown[],
   paths: readonly string[] = [],
+  coalesceMs = COALESCE_MS,
 ): Live<T> {
   const [state, setState] = useState<{ data: T | undefined; error: ApiError | null; loading: boolean }>({
     data: undefined,
@@ -58,7 +63,7 @@ export function useLive<T>(
       timer = setTimeout(() => {
         timer = null;
         void run();
-      }, COALESCE_MS);
+      }, coalesceMs);
     };
     reloadRef.current = () => void run();
     // Subscribed before the first read, so nothing written after that read is missed.

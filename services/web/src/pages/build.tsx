@@ -26,6 +26,7 @@ function StepLogs({ step, build }: { step: Step; build: Build }) {
     (s) => getPage<Log>(`steps/${step.stepid}/logs`, 'logs', { limit: 50 }, s),
     [step.stepid],
     [`steps/${step.stepid}/logs/*/*`],
+    1000,
   );
   if (logs.error) return <ErrorBox error={logs.error} what="reading logs" />;
   return (

@@ -43,7 +43,7 @@ async function runningBuilds(signal: AbortSignal) {
 
 export function HomePage() {
   const now = useNow();
-  const running = useLive(runningBuilds, [], ['builds/*/*', 'steps/*/*']);
+  const running = useLive(runningBuilds, [], ['builds/*/*', 'steps/*/*'], 1000);
   const finished = useLive(
     (s) => getPage<Build>('builds', 'builds', { complete: true, order: '-buildid', limit: FINISHED }, s),
     [],

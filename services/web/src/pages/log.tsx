@@ -38,33 +38,41 @@ export function LogPage({ route }: { route: Route }) {
   const [, tick] = useState(0);
   useEffect(() => {
     if (!l || !model) return;
+    let pending: ReturnType<typeof setTimeout> | null = null;
+    const refresh = () => {
+      if (pending) clearTimeout(pending);
+      pending = null;
+      void getOne<Log>(`logs/${l.logid}`, 'logs').then(
+        (fresh) => {
+          model.setNumLines(fresh.num_lines);
+          setComplete(fresh.complete);
+        },
+        () => {},
+      );
+    };
     setComplete(l.complete);
     setFollow(!l.complete && !route.query.get('line'));
     const offs = [
       events.subscribe(`logs/${l.logid}/lines`, (e) => {
         if ('key' in e) model.append(e.message as LogLinesMessage);
       }),
-      events.subscribe(`logs/${l.logid}/*`, () => {
-        // A log event (finished, or a new line count): what REST says now.
-        void getOne<Log>(`logs/${l.logid}`, 'logs').then((fresh) => {
-          model.setNumLines(fresh.num_lines);
-          setComplete(fresh.complete);
-        });
+      // A log event (new lines appended, finished): what REST says now, at most once a second
+      // while lines stream in, at once when the log finishes.
+      events.subscribe(`logs/${l.logid}/*`, (e) => {
+        const finished = 'key' in e && e.key.endsWith('/finished');
+        if (finished) refresh();
+        else if (!pending) pending = setTimeout(refresh, 1000);
       }),
       // Lines are not resumed: after a reconnect the count is read again and the gap with it.
-      events.onReconnect(() => {
-        void getOne<Log>(`logs/${l.logid}`, 'logs').then((fresh) => {
-          model.setNumLines(fresh.num_lines);
-          setComplete(fresh.complete);
-        });
-      }),
+      events.onReconnect(refresh),
     ];
     // Lines written between the first read and the subscription: the count again.
-    void getOne<Log>(`logs/${l.logid}`, 'logs').then((fresh) => model.setNumLines(fresh.num_lines));
+    refresh();
     const t = setInterval(() => tick((x) => x + 1), 1000);
     return () => {
       for (const off of offs) off();
       clearInterval(t);
+      if (pending) clearTimeout(pending);
     };
   }, [model]);
   const selected = Number(route.query.get('line')) || null;
