@@ -92,15 +92,22 @@ export function BuilderPage({ route }: { route: Route }) {
     );
   }
   const b = builder.data;
+  // Until the builder is known, its lists say nothing (a missing builder is one error).
+  if (!b)
+    return (
+      <main id="main" tabIndex={-1}>
+        <Loading when />
+      </main>
+    );
   const mayForce = can(config, 'force');
   return (
     <main id="main" tabIndex={-1}>
       <nav class="crumbs" aria-label="Breadcrumb">
         <a href="#/builders">Builders</a> /
       </nav>
-      <h1>{b ? b.name : `Builder ${builderid}`}</h1>
-      {b?.description && <p>{b.description}</p>}
-      {b && b.tags.length > 0 && (
+      <h1>{b.name}</h1>
+      {b.description && <p>{b.description}</p>}
+      {b.tags.length > 0 && (
         <p>
           {b.tags.map((t) => (
             <a key={t} class="tag" href={href('/builders', { tag: t })}>
