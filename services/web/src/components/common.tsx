@@ -75,23 +75,27 @@ export function Pager({
   size,
   link,
   label,
+  newest = false,
 }: {
   total: number;
   page: number;
   size: number;
   link: (page: number) => string;
   label: string;
+  /** Newest first: the pages go to older ones. */
+  newest?: boolean;
 }) {
+  const [prev, next] = newest ? ['← Newer', 'Older →'] : ['← Previous', 'Next →'];
   const pages = Math.max(1, Math.ceil(total / size));
   const first = total === 0 ? 0 : page * size + 1;
   const last = Math.min(total, (page + 1) * size);
   return (
     <nav class="pager" aria-label={`${label} pages`}>
-      {page > 0 ? <a href={link(page - 1)}>← Newer</a> : <span class="muted">← Newer</span>}
+      {page > 0 ? <a href={link(page - 1)}>{prev}</a> : <span class="muted">{prev}</span>}
       <span>
         {first.toLocaleString('en')}–{last.toLocaleString('en')} of {total.toLocaleString('en')}
       </span>
-      {page + 1 < pages ? <a href={link(page + 1)}>Older →</a> : <span class="muted">Older →</span>}
+      {page + 1 < pages ? <a href={link(page + 1)}>{next}</a> : <span class="muted">{next}</span>}
     </nav>
   );
 }

@@ -228,6 +228,7 @@ export function BuilderPage({ route }: { route: Route }) {
               page={page}
               size={PAGE}
               label="Builds"
+              newest
               link={(p) => href(`/builders/${builderid}`, { page: p || null })}
             />
           </>

@@ -96,6 +96,7 @@ export function ChangesPage({ route }: { route: Route }) {
             page={page}
             size={PAGE}
             label="Changes"
+            newest
             link={(p) => href('/changes', { page: p || null })}
           />
         </>
