@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { securityHeaders } from '../../services/api/http/security-headers.js';
 import { loadWebUi, webUiRoutes } from '../../services/api/http/web-ui.js';
 import { type BuildReport, buildWebUi, JS_BUDGET_GZIP_BYTES } from '../../services/web/build.js';
 
@@ -18,6 +19,8 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'flotilla-web-'));
   report = await buildWebUi(dir);
   app = Fastify();
+  // As the API pods install them: the one hook that sets every answer's security headers.
+  securityHeaders(app);
   webUiRoutes(app, loadWebUi(dir)!);
   await app.ready();
 });
@@ -73,6 +76,8 @@ describe('serving it', () => {
     expect(csp).toContain("connect-src 'self'");
     expect(csp).toContain("frame-ancestors 'none'");
     expect(csp).not.toContain('unsafe');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['x-frame-options']).toBe('DENY');
     expect(res.body).toContain(`src="assets/${report.js[0]}"`);
     expect(res.body).not.toMatch(/<script>|<style>|https?:\/\//);
     const again = await app.inject({ url: '/', headers: { 'if-none-match': String(res.headers.etag) } });

@@ -9,28 +9,14 @@
 // kept for a year (immutable). Files are read once at start (a few hundred KB) and sent
 // precompressed (brotli or gzip, as the build wrote them) when the client accepts it.
 //
-// index.html carries a strict Content-Security-Policy: scripts, styles, images and
-// connections from this origin only (no inline script or style, no CDN, no outside fetch),
-// no framing, no plugins, forms posting nowhere else.
+// The headers every answer carries (nosniff, no framing, and for index.html, HTML, the strict
+// Content-Security-Policy: this origin's scripts, styles and connections only, no inline
+// script or style, no eval) come from security-headers.ts, which covers this route too.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { etagOf, notModified } from './reply.js';
-
-export const UI_CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "manifest-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "object-src 'none'",
-].join('; ');
 
 /** Where the build writes the UI; the same relative place from source and from dist/. */
 export const DEFAULT_WEB_DIR = fileURLToPath(new URL('../../web/dist/', import.meta.url));
@@ -112,13 +98,7 @@ export function webUiRoutes(app: FastifyInstance, files: WebUiFiles): void {
   app.route({
     method: ['GET', 'HEAD'],
     url: '/',
-    handler: (req, reply) => {
-      reply
-        .header('content-security-policy', UI_CONTENT_SECURITY_POLICY)
-        .header('referrer-policy', 'same-origin')
-        .header('x-frame-options', 'DENY');
-      return send(req, reply, files.index, 'no-cache');
-    },
+    handler: (req, reply) => send(req, reply, files.index, 'no-cache'),
   });
   app.route({
     method: ['GET', 'HEAD'],
@@ -126,7 +106,6 @@ export function webUiRoutes(app: FastifyInstance, files: WebUiFiles): void {
     handler: (req, reply) => {
       const f = files.assets.get((req.params as { name: string }).name);
       if (!f) return notFound(reply);
-      reply.header('content-security-policy', UI_CONTENT_SECURITY_POLICY);
       return send(req, reply, f, 'public, max-age=31536000, immutable');
     },
   });
