@@ -23,8 +23,27 @@ export interface Running {
   stop(signal?: NodeJS.Signals, graceMs?: number): Promise<number | string>;
 }
 
-export function start(command: string, args: string[], env: Record<string, string>): Running {
-  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export interface StartOptions {
+  /** Only `env`, not this process's environment too (a container's view). */
+  cleanEnv?: boolean;
+  uid?: number;
+  gid?: number;
+  cwd?: string;
+}
+
+export function start(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  opts: StartOptions = {},
+): Running {
+  const child = spawn(command, args, {
+    env: opts.cleanEnv ? env : { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(opts.uid !== undefined ? { uid: opts.uid } : {}),
+    ...(opts.gid !== undefined ? { gid: opts.gid } : {}),
+    ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
+  });
   let out = '';
   child.stdout!.on('data', (d) => {
     out += d;

@@ -1,0 +1,255 @@
+// The images' runtime layout, built without Docker and run: each stage gets a folder for
+// its root filesystem; the deps stage's `npm ci` runs as written (from npm's cache, no
+// network), the build stage's output comes from the same `tsc -p tsconfig.build.json`, and
+// every COPY of the server and worker targets is carried out as Docker would. Then migrate,
+// api, master and worker start through the image's entrypoint, with the image's ENV, as its
+// non-root user, and must become ready (the worker connected to the master).
+import { execFileSync, spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { basename, dirname, join, posix, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from '../../services/core/db/pool.js';
+import { createDatabase, type TestDatabase } from '../helpers/databases.js';
+import { freePort, type Running, start, startRedis, status, waitFor } from '../helpers/processes.js';
+import { copies, type Dockerfile, effective, lineage, readDockerfile, stageEnv } from './dockerfile.js';
+
+const df = readDockerfile();
+const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
+const work = mkdtempSync(resolve('.data/image-layout-'));
+const rootOf = (stage: string) => join(work, stage);
+const inRoot = (stage: string, p: string) => join(rootOf(stage), p);
+
+const [uid, gid] = effective(df, 'server', 'USER').at(-1)!.split(':').map(Number) as [number, number];
+const running: Running[] = [];
+let db: TestDatabase;
+let redis: Awaited<ReturnType<typeof startRedis>>;
+
+/** The build stage's product: /src/dist, compiled as its RUN line compiles it. */
+function buildStage(): void {
+  const s = df.stage('build');
+  const workdir = s.instructions.find((i) => i.op === 'WORKDIR')!.args;
+  const runs = s.instructions.filter((i) => i.op === 'RUN').map((i) => i.args);
+  expect(runs.at(-1)).toMatch(/tsc -p tsconfig\.build\.json$/);
+  execFileSync(process.execPath, [
+    'node_modules/typescript/bin/tsc',
+    '-p',
+    'tsconfig.build.json',
+    '--outDir',
+    inRoot('build', join(workdir, 'dist')),
+  ]);
+}
+
+/** Carries out a stage's WORKDIRs, COPYs and (when asked) RUNs into its folder. */
+function materialize(d: Dockerfile, target: string, opts: { run?: boolean } = {}): void {
+  let workdir = '/';
+  for (const s of lineage(d, target)) {
+    const cs = copies(s);
+    let ci = 0;
+    for (const i of s.instructions) {
+      if (i.op === 'WORKDIR') {
+        workdir = posix.resolve(workdir, i.args);
+        mkdirSync(inRoot(target, workdir), { recursive: true });
+      } else if (i.op === 'COPY') {
+        const c = cs[ci++]!;
+        const dest = posix.resolve(workdir, c.dest);
+        for (const src of c.sources) {
+          const from = c.from ? inRoot(c.from, src) : resolve(src);
+          const isDir = statSync(from).isDirectory();
+          const to =
+            isDir || !(c.dest.endsWith('/') || c.sources.length > 1) ? dest : posix.join(dest, basename(src));
+          mkdirSync(dirname(inRoot(target, to)), { recursive: true });
+          cpSync(from, inRoot(target, to), { recursive: true });
+        }
+      } else if (i.op === 'RUN' && opts.run) {
+        // npm from its cache only: a test sends nothing beyond this machine.
+        const r = spawnSync('sh', ['-c', i.args], {
+          cwd: inRoot(target, workdir),
+          env: { ...process.env, npm_config_offline: 'true', npm_config_loglevel: 'error' },
+          encoding: 'utf8',
+        });
+        expect(r.status, `${target}: RUN ${i.args}\n${r.stderr}`).toBe(0);
+      }
+    }
+  }
+}
+
+/** A process of an image, started through its entrypoint with its ENV and user. */
+function run(target: 'server' | 'worker', command: string, env: Record<string, string>): Running {
+  const image = stageEnv(df, target);
+  const home = join(work, `home-${target}`);
+  const p = start(
+    inRoot(target, '/usr/local/bin/flotilla'),
+    [command],
+    {
+      // The image's node is /usr/local/bin/node; here, the same Node as these tests.
+      PATH: `${dirname(process.execPath)}:/usr/bin:/bin`,
+      HOME: home,
+      TMPDIR: home,
+      ...image,
+      FLOTILLA_HOME: inRoot(target, '/app'),
+      // Tests listen on loopback only.
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    { cleanEnv: true, uid, gid, cwd: home },
+  );
+  running.push(p);
+  return p;
+}
+
+function uidOf(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('Uid:'))!;
+  return Number(line.split(/\s+/)[1]);
+}
+
+function healthy(target: 'server' | 'worker', env: Record<string, string>): number {
+  const r = spawnSync(inRoot(target, '/usr/local/bin/flotilla'), ['healthcheck'], {
+    env: { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, ...stageEnv(df, target), ...env },
+    uid,
+    gid,
+  });
+  return r.status ?? -1;
+}
+
+beforeAll(async () => {
+  chmodSync(work, 0o755);
+  buildStage();
+  materialize(df, 'deps', { run: true });
+  materialize(df, 'server');
+  materialize(df, 'worker');
+  for (const t of ['server', 'worker']) {
+    mkdirSync(join(work, `home-${t}`));
+    chownSync(join(work, `home-${t}`), uid, gid);
+  }
+  db = await createDatabase('empty');
+  redis = await startRedis();
+}, 300_000);
+
+afterAll(async () => {
+  await Promise.all(running.map((p) => p.stop('SIGKILL')));
+  await redis?.proc.stop('SIGKILL');
+  await db?.drop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe('the server image', () => {
+  it('holds the production packages and nothing of the development ones', () => {
+    const modules = inRoot('server', '/app/node_modules');
+    for (const name of Object.keys(pkg.dependencies))
+      expect(existsSync(join(modules, name)), name).toBe(true);
+    // What npm installed there, by the lock: no package only development needs.
+    const lock = JSON.parse(readFileSync('package-lock.json', 'utf8')).packages;
+    const installed = Object.keys(
+      JSON.parse(readFileSync(join(modules, '.package-lock.json'), 'utf8')).packages,
+    );
+    expect(installed.length).toBeGreaterThan(50);
+    expect(installed.filter((p) => lock[p]?.dev === true)).toEqual([]);
+    // (TypeScript is there all the same: cosmiconfig, under @databases/pg, names it as an
+    // optional peer, and npm installs those. It is never loaded.)
+    for (const name of [
+      'vitest',
+      'tsx',
+      'node',
+      '@biomejs/biome',
+      'fast-check',
+      'kubernetes-models',
+      'autocannon',
+    ])
+      expect(existsSync(join(modules, name)), name).toBe(false);
+    // ...and no TypeScript sources, only what tsc made.
+    expect(existsSync(inRoot('server', '/app/dist/services/api/main.js'))).toBe(true);
+    expect(existsSync(inRoot('server', '/app/services'))).toBe(false);
+  });
+
+  it('migrates, then runs api and master from the compiled output, as its non-root user, ready', async () => {
+    const migrate = run('server', 'migrate', { DATABASE_URL: db.url });
+    expect(await migrate.exited, migrate.output()).toBe(0);
+    const [row] = await db.pool.query(sql`SELECT to_regclass('public.builds') IS NOT NULL AS ok`);
+    expect(row.ok).toBe(true);
+
+    const config = join(work, 'master.yaml');
+    writeFileSync(
+      config,
+      `title: image layout
+workers:
+  - { name: img-worker, password_env: IMG_WORKER_PASSWORD }
+builders:
+  - { name: hello, workers: [img-worker], steps: [{ type: shell, name: greet, command: "echo hello" }] }
+`,
+    );
+    const stores = { DATABASE_URL: db.url, REDIS_URL: redis.url, MASTER_CONFIG: config };
+    const apiPort = String(await freePort());
+    const api = run('server', 'api', { ...stores, PORT: apiPort });
+    const ports = { PROBE_PORT: String(await freePort()), WORKER_PORT: String(await freePort()) };
+    const master = run('server', 'master', {
+      ...stores,
+      ...ports,
+      MASTER_NAME: 'image-layout',
+      IMG_WORKER_PASSWORD: 'pw',
+    });
+    await waitFor(
+      'api ready',
+      async () => (await status(`http://127.0.0.1:${apiPort}/readyz`)) === 200,
+      30_000,
+      api,
+    );
+    await waitFor(
+      'master ready',
+      async () => (await status(`http://127.0.0.1:${ports.PROBE_PORT}/readyz`)) === 200,
+      30_000,
+      master,
+    );
+    expect(await status(`http://127.0.0.1:${apiPort}/api/v2/builders`)).toBe(200);
+    for (const p of [api, master]) expect(uidOf(p.pid)).toBe(uid);
+    expect(healthy('server', { PORT: apiPort, PROBE_PORT: String(await freePort()) })).toBe(0);
+    expect(healthy('server', { ...ports, PORT: String(await freePort()) })).toBe(0);
+    // Nothing listening: unhealthy.
+    expect(healthy('server', { PORT: String(await freePort()), PROBE_PORT: String(await freePort()) })).toBe(
+      1,
+    );
+
+    // The worker image: its own layout, no server code, and it connects.
+    expect(existsSync(inRoot('worker', '/app/dist/services/worker/main.js'))).toBe(true);
+    for (const p of [
+      '/app/dist/services/api',
+      '/app/dist/services/master',
+      '/app/dist/services/core/db/migrations',
+    ])
+      expect(existsSync(inRoot('worker', p)), p).toBe(false);
+    const workerWork = join(work, 'worker-dir');
+    mkdirSync(workerWork);
+    chownSync(workerWork, uid, gid);
+    const probe = String(await freePort());
+    const worker = run('worker', 'worker', {
+      WORKER_NAME: 'img-worker',
+      WORKER_PASSWORD: 'pw',
+      MASTER_URL: `ws://127.0.0.1:${ports.WORKER_PORT}/worker`,
+      WORKER_DIR: workerWork,
+      PROBE_PORT: probe,
+    });
+    await waitFor(
+      'worker connected',
+      async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200,
+      30_000,
+      worker,
+    );
+    expect(uidOf(worker.pid)).toBe(uid);
+    expect(healthy('worker', { PROBE_PORT: probe })).toBe(0);
+
+    for (const p of [worker, master, api]) expect(await p.stop('SIGTERM'), p.output()).toBe(0);
+  });
+});
