@@ -251,5 +251,5 @@ builders:
     expect(healthy('worker', { PROBE_PORT: probe })).toBe(0);
 
     for (const p of [worker, master, api]) expect(await p.stop('SIGTERM'), p.output()).toBe(0);
-  });
+  }, 180_000);
 });
