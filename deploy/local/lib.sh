@@ -26,13 +26,24 @@ ensure_system_packages() {
   command -v git >/dev/null || need+=(git)
   # The worker TLS tests make their own certificate authority.
   command -v openssl >/dev/null || need+=(openssl)
+  # The chart tests lint its YAML as chart-testing (ct lint) does.
+  command -v yamllint >/dev/null || need+=(yamllint)
   [ ${#need[@]} -eq 0 ] && return 0
   log "installing ${need[*]} from Debian's packages"
-  # Debian's packages would start their own servers on the default ports; ours run elsewhere.
+  # Debian's packages would start their own servers (on the default ports) as they install:
+  # a policy-rc.d that refuses every start keeps them from it, as in Debian's own images.
+  # Ours run elsewhere, started by these scripts.
+  local policy=/usr/sbin/policy-rc.d added=""
+  if [ ! -e "$policy" ]; then
+    as_root sh -c "printf '#!/bin/sh\nexit 101\n' >$policy && chmod 755 $policy" && added=1
+  fi
+  local rc=0
   if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}" >/dev/null; then
     as_root apt-get update -qq >/dev/null
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}" >/dev/null
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}" >/dev/null || rc=$?
   fi
+  [ -n "$added" ] && as_root rm -f "$policy"
+  return $rc
 }
 
 # The browser tests (test/web) drive Debian's Chromium with playwright-core; nothing downloads

@@ -1,6 +1,6 @@
-// NetworkPolicies and ServiceMonitors are off by default and, when on, say what they
-// should: only workers reach the masters' worker port, workers cannot reach the denied
-// networks, and Prometheus scrapes the API's and every master's /metrics.
+// NetworkPolicies are on by default, ServiceMonitors off; both say what they should: only
+// workers reach the masters' worker port, workers cannot reach the denied networks (IPv4
+// and IPv6), and Prometheus scrapes the API's and every master's /metrics.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CI_VALUES, ensureHelm, FETCH_TIMEOUT_MS, render } from './lib/helm.js';
 import { named, ofKind } from './lib/objects.js';
@@ -10,10 +10,31 @@ beforeAll(() => {
 }, FETCH_TIMEOUT_MS);
 
 describe('optional objects', () => {
-  it('are off by default', () => {
+  it('are NetworkPolicies by default, and no ServiceMonitor', () => {
     const o = render([CI_VALUES[0]!]);
-    expect(ofKind(o, 'NetworkPolicy')).toEqual([]);
+    expect(ofKind(o, 'NetworkPolicy').map((p) => p.metadata.name)).toEqual([
+      'flotilla-ci-api',
+      'flotilla-ci-master',
+      'flotilla-ci-worker',
+    ]);
     expect(ofKind(o, 'ServiceMonitor')).toEqual([]);
+    expect(ofKind(render([CI_VALUES[0]!, { networkPolicy: { enabled: false } }]), 'NetworkPolicy')).toEqual(
+      [],
+    );
+  });
+
+  it('keep workers off private, link-local and metadata networks by default, for IPv4 and IPv6', () => {
+    const worker = named(render([CI_VALUES[0]!]), 'NetworkPolicy', 'flotilla-ci-worker');
+    const open = worker.spec.egress.flatMap((r: any) => (r.to ?? []).filter((t: any) => t.ipBlock));
+    expect(open).toEqual([
+      {
+        ipBlock: {
+          cidr: '0.0.0.0/0',
+          except: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '169.254.0.0/16'],
+        },
+      },
+      { ipBlock: { cidr: '::/0', except: ['fc00::/7', 'fe80::/10'] } },
+    ]);
   });
 
   it('let only this release’s workers reach the masters’ worker port', () => {
@@ -38,9 +59,13 @@ describe('optional objects', () => {
     const worker = named(o, 'NetworkPolicy', 'flotilla-prod-worker');
     expect(worker.spec.policyTypes).toEqual(['Ingress', 'Egress']);
     const open = worker.spec.egress.flatMap((r: any) => (r.to ?? []).filter((t: any) => t.ipBlock));
-    expect(open).toEqual([
-      { ipBlock: { cidr: '0.0.0.0/0', except: ['169.254.169.254/32', '10.20.0.0/16'] } },
-    ]);
+    expect(open.map((b: any) => b.ipBlock.cidr)).toEqual(['0.0.0.0/0', '::/0']);
+    expect(open[0].ipBlock.except).toContain('203.0.113.0/24');
+    // ...but for the exception asked for, the in-cluster git server.
+    expect(worker.spec.egress.at(-1)).toEqual({
+      to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'gitea' } } }],
+      ports: [{ port: 443, protocol: 'TCP' }],
+    });
   });
 
   it('scrape the API and every master', () => {

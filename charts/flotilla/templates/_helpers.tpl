@@ -41,8 +41,74 @@ app.kubernetes.io/part-of: flotilla
 {{- end }}
 {{- end }}
 
+{{/* An image reference: repository:tag, and @digest when one is given. */}}
+{{- define "flotilla.imageRef" -}}
+{{- $tag := toString .tag }}
+{{- printf "%s:%s" .repository $tag }}
+{{- with .digest }}@{{ . }}{{ end }}
+{{- end }}
+
+{{/* The server image (api, master, migrate). A numeric tag (--set image.tag=123) is kept as written. */}}
 {{- define "flotilla.image" -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- $tag := .Values.image.tag | toString | default .Chart.AppVersion }}
+{{- include "flotilla.imageRef" (dict "repository" .Values.image.repository "tag" $tag "digest" .Values.image.digest) }}
+{{- end }}
+
+{{/* The worker image: worker.image, else the server image's repository with "-worker". */}}
+{{- define "flotilla.workerImage" -}}
+{{- $w := .Values.worker.image }}
+{{- $repository := $w.repository | default (printf "%s-worker" .Values.image.repository) }}
+{{- $tag := $w.tag | toString | default (.Values.image.tag | toString) | default .Chart.AppVersion }}
+{{- include "flotilla.imageRef" (dict "repository" $repository "tag" $tag "digest" $w.digest) }}
+{{- end }}
+
+{{/* A pod template's labels: the selector, commonLabels and the component's podLabels: (dict "root" $ "component" "api"). */}}
+{{- define "flotilla.podLabels" -}}
+{{ include "flotilla.selectorLabels" . }}
+{{- with .root.Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- with (index .root.Values .component | default dict).podLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+Where a component's pods may run: nodeSelector, tolerations, affinity, priorityClassName
+and topologySpreadConstraints (by default, spread over nodes when the scheduler can).
+(dict "root" $ "component" "api")
+*/}}
+{{- define "flotilla.podPlacement" -}}
+{{- $v := index .root.Values .component }}
+{{- with $v.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- if $v.topologySpreadConstraints }}
+topologySpreadConstraints:
+  {{- toYaml $v.topologySpreadConstraints | nindent 2 }}
+{{- else }}
+{{ include "flotilla.spread" . }}
+{{- end }}
+{{- with $v.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $v.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $v.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* A component's own environment (extraEnv) after the shared one: (dict "root" $ "component" "api"). */}}
+{{- define "flotilla.componentEnv" -}}
+{{- include "flotilla.commonEnv" .root }}
+{{- with (index .root.Values .component).extraEnv }}
+{{ toYaml . }}
+{{- end }}
 {{- end }}
 
 {{- define "flotilla.serviceAccountName" -}}
@@ -77,6 +143,9 @@ known (the api then falls back to its own default).
 {{- end }}
 {{- define "flotilla.workerSecretName" -}}
 {{- default (printf "%s-worker-passwords" (include "flotilla.fullname" .)) .Values.worker.existingSecret }}
+{{- end }}
+{{- define "flotilla.workerTlsSecretName" -}}
+{{- default (printf "%s-worker-tls" (include "flotilla.fullname" .)) .Values.workerTls.secretName }}
 {{- end }}
 {{- define "flotilla.usersSecretName" -}}
 {{- default (printf "%s-users" (include "flotilla.fullname" .)) .Values.auth.existingSecret }}
@@ -259,6 +328,12 @@ topologySpreadConstraints:
 {{- end }}
 {{- if and .Values.ingress.enabled .Values.ingress.tls.enabled (not .Values.ingress.tls.secretName) }}
 {{- fail "ingress.tls.secretName is required when ingress.tls.enabled is true" }}
+{{- end }}
+{{- if lt (int .Values.api.terminationGracePeriodSeconds) (add (int .Values.api.preStopSeconds) 25 | int) }}
+{{- fail (printf "api.terminationGracePeriodSeconds (%d) must cover api.preStopSeconds (%d) and the API's 25 s graceful close" (int .Values.api.terminationGracePeriodSeconds) (int .Values.api.preStopSeconds)) }}
+{{- end }}
+{{- if and .Values.workerTls.certManager.enabled (not .Values.workerTls.certManager.issuerRef.name) }}
+{{- fail "workerTls.certManager.issuerRef.name is required when workerTls.certManager.enabled is true" }}
 {{- end }}
 {{- if and .Values.ingress.enabled .Values.ingress.tls.enabled (not .Values.ingress.host) }}
 {{- fail "ingress.host is required when ingress.tls.enabled is true (a certificate names a host)" }}

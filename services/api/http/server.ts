@@ -102,7 +102,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler: clientError,
     // What Fastify refuses before it has a route, answered in our shapes.
     frameworkErrors,
-    return503OnClosing: true,
+    // While it stops (SIGTERM), a pod still answers what reaches it on connections already
+    // open, as a proxy that has not yet seen the pod leave sends it: a 503 there would be a
+    // failed request. New connections are refused, idle ones closed, and /readyz says 503.
+    return503OnClosing: false,
+  });
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
   });
   const checks = [postgresCheck(deps.db), schemaCheck(deps.db), redisCheck(deps.redis)];
   const forceSchedulers = deps.forceSchedulers ?? [];
@@ -214,6 +221,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
+    if (closing) return reply.code(503).send({ ready: false, checks: { shutdown: 'stopping' } });
     const r = await readiness(checks);
     return reply.code(r.ready ? 200 : 503).send(r);
   });

@@ -59,7 +59,8 @@ export function lint(values: Values[]): HelmResult {
   return helm(['lint', '--strict', CHART, ...valuesArgs(values)]);
 }
 
-export function template(values: Values[]): HelmResult {
+/** `extra`: more of helm's arguments, e.g. ['--set', 'image.tag=123'] (how a number arrives). */
+export function template(values: Values[], extra: string[] = []): HelmResult {
   return helm([
     'template',
     RELEASE,
@@ -69,6 +70,7 @@ export function template(values: Values[]): HelmResult {
     '--kube-version',
     KUBE_VERSION,
     ...valuesArgs(values),
+    ...extra,
   ]);
 }
 

@@ -8,6 +8,7 @@ import { Ingress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { Pod } from 'kubernetes-models/v1/Pod';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
@@ -19,6 +20,7 @@ export interface ModelClass {
 
 export const MODELS: Record<string, ModelClass> = {
   'v1/ConfigMap': ConfigMap,
+  'v1/Pod': Pod,
   'v1/Secret': Secret,
   'v1/Service': Service,
   'v1/ServiceAccount': ServiceAccount,

@@ -1,6 +1,7 @@
 // Kinds from custom resource definitions, which kubernetes-models does not carry: the
 // fields the chart uses, copied from the CRD's schema, checked strictly (types and
-// unknown keys). Only ServiceMonitor (monitoring.coreos.com/v1, Prometheus Operator).
+// unknown keys): ServiceMonitor (monitoring.coreos.com/v1, Prometheus Operator) and
+// Certificate (cert-manager.io/v1).
 export type Shape =
   | 'string'
   | 'number'
@@ -58,8 +59,39 @@ const serviceMonitor: Shape = {
   required: ['apiVersion', 'kind', 'metadata', 'spec'],
 };
 
+const certificate: Shape = {
+  fields: {
+    apiVersion: { enum: ['cert-manager.io/v1'] },
+    kind: { enum: ['Certificate'] },
+    metadata: objectMeta,
+    spec: {
+      fields: {
+        secretName: 'string',
+        commonName: 'string',
+        duration: 'string',
+        renewBefore: 'string',
+        dnsNames: { list: 'string' },
+        ipAddresses: { list: 'string' },
+        usages: { list: { enum: ['server auth', 'client auth', 'digital signature', 'key encipherment'] } },
+        privateKey: {
+          fields: {
+            algorithm: { enum: ['RSA', 'ECDSA', 'Ed25519'] },
+            size: 'number',
+            encoding: { enum: ['PKCS1', 'PKCS8'] },
+            rotationPolicy: { enum: ['Never', 'Always'] },
+          },
+        },
+        issuerRef: { fields: { name: 'string', kind: 'string', group: 'string' }, required: ['name'] },
+      },
+      required: ['secretName', 'issuerRef'],
+    },
+  },
+  required: ['apiVersion', 'kind', 'metadata', 'spec'],
+};
+
 export const SHAPES: Record<string, Shape> = {
   'monitoring.coreos.com/v1/ServiceMonitor': serviceMonitor,
+  'cert-manager.io/v1/Certificate': certificate,
 };
 
 const at = (path: string, key: string | number) =>
