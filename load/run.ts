@@ -51,6 +51,8 @@ const collections: Runner = async (spec, sc, base, ids) => {
   return {
     http_req_duration: { kind: 'trend', samples: run.latencies },
     http_req_failed: { kind: 'rate', passes: run.failed, total },
+    // k6's check: status is 200.
+    checks: { kind: 'rate', passes: total - run.failed, total },
     http_reqs: { kind: 'counter', count: total, seconds: run.seconds },
   };
 };
@@ -107,6 +109,8 @@ const logTail: Runner = async (spec, sc, base, ids) => {
   return {
     http_req_duration: { kind: 'trend', samples: durations },
     http_req_failed: { kind: 'rate', passes: failed, total: requests },
+    // k6's check: status is 200, or 404 past the end.
+    checks: { kind: 'rate', passes: requests - failed, total: requests },
     http_reqs: { kind: 'counter', count: requests, seconds: took },
     log_lines_read: { kind: 'counter', count: lines, seconds: took },
   };
@@ -162,7 +166,9 @@ const wsFanout: Runner = async (_spec, sc, base) => {
   return {
     ws_subscribe_ack: { kind: 'trend', samples: acks },
     ws_failed: { kind: 'rate', passes: failedSessions, total: sessions },
-    ws_sessions: { kind: 'counter', count: sessions, seconds: took },
+    // k6's check: the connection opened and the subscription was acknowledged.
+    checks: { kind: 'rate', passes: sessions - failedSessions, total: sessions },
+    ws_sessions: { kind: 'counter', count: sessions - failedSessions, seconds: took },
     ws_events: { kind: 'counter', count: events, seconds: took },
   };
 };

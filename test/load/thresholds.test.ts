@@ -1,0 +1,88 @@
+// The load scenarios' thresholds can fail: every threshold of every scenario fails on a bad
+// run's metrics and passes on a good run's, and the local runner fails a whole run (exit 1,
+// a FAIL line per broken threshold) against a real API whose database has no build or log
+// to show: the lists answer 200 (empty), the entity endpoints 404.
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { judge, loadScenarios, type Metric } from '../../load/scenario.js';
+import { createDatabase, type TestDatabase } from '../helpers/databases.js';
+import { freePort, type Running, startRedis, startService, status, waitFor } from '../helpers/processes.js';
+
+const spec = loadScenarios();
+
+/** Metrics as a run of the given quality would collect them, for every metric a threshold names. */
+function metrics(names: string[], good: boolean): Record<string, Metric> {
+  const out: Record<string, Metric> = {};
+  for (const name of names) {
+    if (name.endsWith('_duration') || name === 'ws_subscribe_ack')
+      out[name] = { kind: 'trend', samples: Array.from({ length: 100 }, () => (good ? 5 : 5000)) };
+    else if (name === 'checks') out[name] = { kind: 'rate', passes: good ? 100 : 50, total: 100 };
+    else if (name.endsWith('_failed')) out[name] = { kind: 'rate', passes: good ? 0 : 50, total: 100 };
+    else out[name] = { kind: 'counter', count: good ? 100 : 0, seconds: 10 };
+  }
+  return out;
+}
+
+describe('every scenario', () => {
+  for (const [name, sc] of Object.entries(spec.scenarios)) {
+    it(`${name}: has a checks threshold, and every threshold fails on a bad run and passes on a good one`, () => {
+      expect(sc.thresholds.checks).toEqual(['rate>0.99']);
+      const names = Object.keys(sc.thresholds);
+      expect(judge(sc.thresholds, metrics(names, false)).filter((v) => v.ok)).toEqual([]);
+      expect(judge(sc.thresholds, metrics(names, true)).filter((v) => !v.ok)).toEqual([]);
+    });
+  }
+});
+
+describe('load/run.ts against an API with nothing to show', () => {
+  let db: TestDatabase;
+  let redis: Awaited<ReturnType<typeof startRedis>>;
+  let api: Running;
+  let port: number;
+  beforeAll(async () => {
+    db = await createDatabase('migrated');
+    redis = await startRedis();
+    port = await freePort();
+    api = startService('api', {
+      DATABASE_URL: db.url,
+      REDIS_URL: redis.url,
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+    });
+    await waitFor(
+      'api ready',
+      async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200,
+      30_000,
+      api,
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await api?.stop('SIGKILL');
+    await redis?.proc.stop('SIGKILL');
+    await db?.drop();
+  });
+
+  it('fails the run: exit 1, checks and http_req_failed marked FAIL', () => {
+    // No build 1 and no log 1 in an empty database: their endpoints answer 404.
+    const r = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'load/run.ts',
+        'collections',
+        '--base',
+        `http://127.0.0.1:${port}/api/v2`,
+        '--duration',
+        '2s',
+        '--vus',
+        '1',
+      ],
+      { env: { ...process.env, BUILD_ID: '1', LOG_ID: '1' }, encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(r.stdout).toMatch(/FAIL checks rate>0\.99 \(0\.\d+\)/);
+    expect(r.stdout).toMatch(/FAIL http_req_failed rate<0\.01 \(0\.\d+\)/);
+    expect(r.stdout).toMatch(/threshold\(s\) failed/);
+    expect(r.status).toBe(1);
+  }, 90_000);
+});
