@@ -28,6 +28,8 @@ ensure_system_packages() {
   command -v openssl >/dev/null || need+=(openssl)
   # The chart tests lint its YAML as chart-testing (ct lint) does.
   command -v yamllint >/dev/null || need+=(yamllint)
+  # promtool (in Debian's prometheus package) checks every process's /metrics exposition.
+  command -v promtool >/dev/null || need+=(prometheus)
   [ ${#need[@]} -eq 0 ] && return 0
   log "installing ${need[*]} from Debian's packages"
   # Debian's packages would start their own servers (on the default ports) as they install:

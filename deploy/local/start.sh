@@ -62,8 +62,12 @@ start_service() {
     log "$name already running (pid $(cat "$DATA/run/$name.pid"))"
     return 0
   fi
-  # Only what the service needs: a worker's builds see its environment, so nothing else leaks.
-  (cd "$ROOT" && exec env -i PATH="$PATH" HOME="$HOME" LANG=C.UTF-8 TZ=UTC LOG_LEVEL="$LOG_LEVEL" "$@" \
+  # Only what the service needs: a worker's builds see its environment, so nothing else
+  # leaks. OpenTelemetry's OTEL_* variables pass through, so `OTEL_TRACES_EXPORTER=otlp npm
+  # start` exports traces from every process.
+  local otel=()
+  while IFS= read -r var; do otel+=("$var=${!var}"); done < <(compgen -e | grep '^OTEL_' || true)
+  (cd "$ROOT" && exec env -i PATH="$PATH" HOME="$HOME" LANG=C.UTF-8 TZ=UTC LOG_LEVEL="$LOG_LEVEL" "${otel[@]}" "$@" \
     node --import tsx "services/$name/main.ts" >>"$DATA/logs/$name.log" 2>&1) &
   echo $! >"$DATA/run/$name.pid"
   log "$name started (pid $!, log $REL/logs/$name.log)"

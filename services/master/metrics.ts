@@ -12,8 +12,9 @@
 // - flotilla_log_lines_total: log lines stored (rate() is lines per second).
 // - flotilla_workers_connected: workers attached to this master.
 // - Node's process metrics (memory, CPU, event loop lag, GC).
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { RESULT_NAMES } from '../core/results.js';
+import { collectProcessMetrics } from '../core/telemetry/process-metrics.js';
 
 export interface MasterMetricsSources {
   running: () => number;
@@ -31,7 +32,7 @@ export class MasterMetrics {
 
   constructor(sources: MasterMetricsSources) {
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry });
+    collectProcessMetrics(this.registry);
     new Gauge({
       name: 'flotilla_builds_running',
       help: 'Builds this master runs now.',

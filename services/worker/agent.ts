@@ -3,6 +3,7 @@
 // command's pipes while more than WINDOW bytes await acknowledgement, and report the end.
 import { open } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type {
   CommandRequest,
   MasterToWorker,
@@ -13,6 +14,7 @@ import type { Logger } from '../core/telemetry/logger.js';
 import { type RunningCommand, runCommand } from './command.js';
 import type { Reaper } from './reaper.js';
 
+const tracer = trace.getTracer('flotilla-worker');
 const BATCH_BYTES = 32 * 1024;
 // An extra log is a file read after the command; a bigger one is cut at this size.
 export const MAX_LOGFILE_BYTES = 16 * 1024 * 1024;
@@ -46,8 +48,11 @@ export class Agent {
   }
 
   handle(m: MasterToWorker): void {
-    if (m.type === 'start') this.start(m.cmd, m.request);
-    else if (m.type === 'interrupt') this.active.get(m.cmd)?.running.interrupt(m.reason);
+    if (m.type === 'start') {
+      // The command's span continues the master's trace of the step (when it sent one).
+      const parent = propagation.extract(ROOT_CONTEXT, m.trace ?? {});
+      context.with(parent, () => this.start(m.cmd, m.request));
+    } else if (m.type === 'interrupt') this.active.get(m.cmd)?.running.interrupt(m.reason);
     else if (m.type === 'ack') this.ack(m.cmd, m.seq);
   }
 
@@ -91,11 +96,21 @@ export class Agent {
     } as unknown as Active;
     this.active.set(cmd, a);
     this.log.debug({ cmd, workdir: dir }, 'command started');
+    const span = tracer.startSpan('worker command', {
+      kind: SpanKind.INTERNAL,
+      attributes: { 'flotilla.command.id': cmd, 'flotilla.command.workdir': request.workdir },
+    });
     a.running = runCommand({ ...request, workdir: dir }, (stream, text) => this.output(cmd, a, stream, text));
     const pgid = a.running.pgid;
     if (pgid !== undefined) this.reaper?.add(pgid);
     a.running.result.then(async (outcome) => {
       if (pgid !== undefined) this.reaper?.remove(pgid);
+      span.setAttributes({
+        'process.exit.code': outcome.rc ?? -1,
+        'flotilla.command.interrupted': outcome.interrupted,
+      });
+      if (outcome.rc !== 0) span.setStatus({ code: SpanStatusCode.ERROR, message: `rc ${outcome.rc}` });
+      span.end();
       this.flush(cmd, a);
       for (const [name, file] of Object.entries(request.logfiles ?? {}))
         await this.sendLogfile(cmd, a, dir, name, file);

@@ -25,6 +25,8 @@ export interface LinkHandlers {
   lost: () => void;
   /** The master told this worker to shut down (a worker stop or kill): it must exit. */
   shutdown: (reason: string) => void;
+  /** Attached to a master (its welcome), the first time or again. */
+  connected?: (master: string) => void;
 }
 
 const MIN_BACKOFF_MS = 250;
@@ -76,6 +78,7 @@ export function connectToMaster(opts: {
         master = msg.master;
         attempt = 0;
         log.info({ master }, 'connected to master');
+        opts.handlers.connected?.(msg.master);
       } else if (master !== null) {
         opts.handlers.message(msg);
       }

@@ -9,6 +9,7 @@ import { createLogger } from '../core/telemetry/logger.js';
 import { startTelemetry } from '../core/telemetry/tracing.js';
 import { Agent } from './agent.js';
 import { connectToMaster, type MasterLink } from './connection.js';
+import { WorkerMetrics } from './metrics.js';
 import { Reaper } from './reaper.js';
 
 const env = loadWorkerEnv();
@@ -17,7 +18,16 @@ const log = createLogger('worker', env.logLevel).child({ worker: env.workerName 
 let link: MasterLink | null = null;
 const reaper = new Reaper(log);
 reaper.start();
-const agent = new Agent(env.workdir, (m) => link?.send(m), log, reaper);
+const agent = new Agent(
+  env.workdir,
+  (m) => {
+    metrics.sent(m);
+    link?.send(m);
+  },
+  log,
+  reaper,
+);
+const metrics = new WorkerMetrics({ running: () => agent.running, connected: () => link?.master() != null });
 link = connectToMaster({
   url: env.masterUrl,
   name: env.workerName,
@@ -25,7 +35,11 @@ link = connectToMaster({
   ...(env.masterCaFile ? { ca: readFileSync(env.masterCaFile) } : {}),
   log,
   handlers: {
-    message: (m) => agent.handle(m),
+    message: (m) => {
+      if (m.type === 'start') metrics.commandStarted();
+      agent.handle(m);
+    },
+    connected: () => metrics.connected(),
     lost: () => agent.lost(),
     // As buildbot-worker does on a remote shutdown: the process ends; its supervisor decides what next.
     shutdown: () => process.kill(process.pid, 'SIGTERM'),
@@ -42,6 +56,10 @@ const probes = await startProbeServer({
       },
     },
   ],
+  metrics: async () => ({
+    contentType: metrics.registry.contentType,
+    body: await metrics.registry.metrics(),
+  }),
 });
 log.info({ master: env.masterUrl, probePort: probes.port }, 'worker started');
 

@@ -68,7 +68,7 @@ describe('optional objects', () => {
     });
   });
 
-  it('scrape the API and every master', () => {
+  it('scrape the API, every master and every worker', () => {
     const o = render([CI_VALUES[1]!]);
     const scraped = ofKind(o, 'ServiceMonitor').map((m) => {
       const target = ofKind(o, 'Service').filter((s) =>
@@ -83,6 +83,7 @@ describe('optional objects', () => {
     expect(scraped).toEqual([
       { monitor: 'flotilla-prod-api', services: ['flotilla-prod-api'], port: 'http' },
       { monitor: 'flotilla-prod-master', services: ['flotilla-prod-master-headless'], port: 'probe' },
+      { monitor: 'flotilla-prod-worker', services: ['flotilla-prod-worker-headless'], port: 'probe' },
     ]);
     for (const m of ofKind(o, 'ServiceMonitor')) expect(m.metadata.labels.release).toBe('prometheus');
   });

@@ -4,8 +4,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../helpers/processes.js';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
+import { OtlpReceiver } from '../helpers/otlp-receiver.js';
+import { freePort, waitFor } from '../helpers/processes.js';
 
 const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
 const want: string = pkg.devDependencies.node;
@@ -68,7 +69,9 @@ describe('npm start', () => {
     rmSync(data, { recursive: true, force: true });
   });
 
-  it("starts api, master and worker on the project's Node, ready, from a shell with the system's PATH", async () => {
+  it("starts api, master and worker on the project's Node, ready, from a shell with the system's PATH, passing OTEL_* on", async () => {
+    const otlp = await OtlpReceiver.start();
+    onTestFinished(() => otlp.close());
     const ports = {
       FLOTILLA_PG_PORT: await freePort(),
       FLOTILLA_REDIS_PORT: await freePort(),
@@ -78,6 +81,8 @@ describe('npm start', () => {
       WORKER_PORT: await freePort(),
     };
     const env = systemEnv({
+      ...otlp.env(),
+      LOG_LEVEL: 'warn',
       FLOTILLA_DATA: data,
       ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
     });
@@ -94,6 +99,9 @@ describe('npm start', () => {
     }
     const res = await fetch(`http://127.0.0.1:${ports.PORT}/api/v2/builders`);
     expect(res.status).toBe(200);
+    // OTEL_TRACES_EXPORTER=otlp reached the processes (start.sh clears the environment).
+    await waitFor('spans from the api', async () => otlp.spans.some((s) => s.service === 'flotilla-api'));
+    expect(readFileSync(path.join(data, 'logs/api.log'), 'utf8')).not.toContain('"level":30');
 
     const stopped = spawnSync('bash', ['deploy/local/stop.sh'], { env, encoding: 'utf8' });
     expect(stopped.status, stopped.stderr).toBe(0);

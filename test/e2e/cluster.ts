@@ -79,14 +79,19 @@ export class Cluster {
     await this.startApi(this.api.env, this.api.port);
   }
 
-  async startMaster(name: string, env: Record<string, string> = {}): Promise<MasterProc> {
-    const [workerPort, probePort] = [await freePort(), await freePort()];
+  /** `workerPort`: where workers connect; a restarted master takes its old one back. */
+  async startMaster(
+    name: string,
+    env: Record<string, string> = {},
+    workerPort?: number,
+  ): Promise<MasterProc> {
+    const [wport, probePort] = [workerPort ?? (await freePort()), await freePort()];
     const proc = startService('master', {
       DATABASE_URL: this.db.url,
       REDIS_URL: this.redis.url,
       MASTER_CONFIG: this.config,
       MASTER_NAME: name,
-      WORKER_PORT: String(workerPort),
+      WORKER_PORT: String(wport),
       PROBE_PORT: String(probePort),
       LOG_LEVEL: 'info',
       ...PASSWORDS,
@@ -99,14 +104,19 @@ export class Cluster {
       30_000,
       proc,
     );
-    const m = { name, proc, workerPort, probePort };
+    const m = { name, proc, workerPort: wport, probePort };
     this.masters.push(m);
     return m;
   }
 
-  async startWorker(name: string, master: MasterProc): Promise<Running> {
+  async startWorker(
+    name: string,
+    master: MasterProc,
+    env: Record<string, string> = {},
+  ): Promise<Running & { probePort: number }> {
     const probe = await freePort();
     const proc = startService('worker', {
+      ...env,
       MASTER_URL: `ws://127.0.0.1:${master.workerPort}/worker`,
       WORKER_NAME: name,
       WORKER_PASSWORD: name === 'w1' ? PASSWORDS.W1_PASSWORD : name === 'w2' ? PASSWORDS.W2_PASSWORD : 'q',
@@ -121,7 +131,7 @@ export class Cluster {
       30_000,
       proc,
     );
-    return proc;
+    return Object.assign(proc, { probePort: probe });
   }
 
   async get<T = any>(path: string): Promise<T> {

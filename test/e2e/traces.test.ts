@@ -1,6 +1,7 @@
 // Traces from real processes, exported over OTLP to a receiver in the test: a force request
-// to the API and the build it causes on a master are one trace (the context travels with
-// the request's event through Redis); a build is a span with a child per step, and the
+// to the API, the build it causes on a master and the commands a worker runs for it are one
+// trace (the context travels with the request's event through Redis, and with each command
+// to the worker); a build is a span with a child per step, and the
 // PostgreSQL queries and Redis commands made for it are its descendants; background jobs
 // have their own spans.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +15,7 @@ beforeAll(async () => {
   otlp = await OtlpReceiver.start();
   c = await Cluster.start({ apiEnv: otlp.env() });
   const m = await c.startMaster('m1', otlp.env());
-  await c.startWorker('w1', m);
+  await c.startWorker('w1', m, otlp.env());
 }, 120_000);
 afterAll(async () => {
   await c?.stop();
@@ -99,6 +100,30 @@ describe('traces', () => {
       ),
     ).toBe(true);
     expect(below.some((s) => /^(multi|xadd|exec|publish|evalsha)$/i.test(s.name))).toBe(true);
+  }, 120_000);
+
+  it("reach the worker: each step's commands are spans of the worker, below the step", async () => {
+    const [, brids] = await c.force('force-basic');
+    const build = await c.buildOf(Object.values(brids)[0]!);
+    await c.finished(build.buildid);
+    let root: ReceivedSpan | undefined;
+    let commands: ReceivedSpan[] = [];
+    await waitFor("the build's worker spans", async () => {
+      root = otlp.spans.find(
+        (s) => s.name === 'build basic' && s.attributes['flotilla.buildid'] === build.buildid,
+      );
+      commands = root ? descendants(root).filter((s) => s.service === 'flotilla-worker') : [];
+      // lines, get-version, use-property, lint and unicode run a command; never is skipped.
+      return commands.length >= 5;
+    });
+    const byId = new Map(otlp.spans.map((s) => [s.spanId, s]));
+    for (const cmd of commands) {
+      expect(cmd.name).toBe('worker command');
+      expect(cmd.traceId).toBe(root!.traceId);
+      expect(byId.get(cmd.parentSpanId!)?.name).toMatch(/^step /);
+    }
+    const lint = commands.find((s) => byId.get(s.parentSpanId!)?.name === 'step lint');
+    expect(lint!.attributes['process.exit.code']).not.toBe(0);
   }, 120_000);
 
   it('show background jobs on their own', async () => {

@@ -19,7 +19,8 @@
 // - Node's process metrics (memory, CPU, event loop lag, GC).
 import { trace } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectProcessMetrics } from '../../core/telemetry/process-metrics.js';
 import type { WriteNoticesStats } from '../query/write-notices.js';
 import type { PageCacheStats } from './page-cache.js';
 import type { RawLogCacheStats } from './raw-log-cache.js';
@@ -53,7 +54,7 @@ export class ApiMetrics {
 
   constructor(sources: ApiMetricsSources) {
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry });
+    collectProcessMetrics(this.registry);
     this.requests = new Counter({
       name: 'flotilla_http_requests_total',
       help: 'HTTP requests answered, by route and status.',

@@ -55,7 +55,13 @@ export type WorkerToMaster =
 
 export type MasterToWorker =
   | { type: 'welcome'; master: string; protocol: number }
-  | { type: 'start'; cmd: string; request: CommandRequest }
+  | {
+      type: 'start';
+      cmd: string;
+      request: CommandRequest;
+      /** W3C trace context (traceparent, tracestate) of the step that runs the command. */
+      trace?: Record<string, string>;
+    }
   | { type: 'interrupt'; cmd: string; reason: string }
   | { type: 'ack'; cmd: string; seq: number };
 
@@ -134,6 +140,8 @@ export function parseMasterMessage(text: string): MasterToWorker | null {
       if (!str(o.cmd) || !isObj(r) || !str(r.workdir)) return null;
       if (!str(r.command) && !(Array.isArray(r.command) && r.command.length > 0 && r.command.every(str)))
         return null;
+      // A trace context is optional and only ever a map of strings; anything else is dropped.
+      if (o.trace !== undefined && !(isObj(o.trace) && Object.values(o.trace).every(str))) delete o.trace;
       return o as unknown as MasterToWorker;
     }
     case 'interrupt':

@@ -2,6 +2,7 @@
 // frames over a WebSocket): commands are started by id, their output arrives in numbered
 // batches, each acknowledged once the sink has stored it, and the command's end comes last.
 import { randomUUID } from 'node:crypto';
+import { context, propagation } from '@opentelemetry/api';
 import type { WebSocket } from 'ws';
 import {
   CloseCode,
@@ -61,7 +62,10 @@ export class FlotillaConnection implements WorkerConnection {
         },
         failed: null,
       });
-      this.send({ type: 'start', cmd: id, request });
+      // The step's trace goes with the command, so the worker's span joins it.
+      const trace: Record<string, string> = {};
+      propagation.inject(context.active(), trace);
+      this.send({ type: 'start', cmd: id, request, ...(Object.keys(trace).length ? { trace } : {}) });
       if (signal?.aborted) interrupt();
       else signal?.addEventListener('abort', interrupt, { once: true });
     });
