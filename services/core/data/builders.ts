@@ -10,7 +10,7 @@
 // - updateBuilderInfo replaces the description and the tags (builders_tags, in the given
 //   order) and produces builders/<id>/update with the builder entity. Buildbot calls it only
 //   when the configuration changed; we produce the event only when something did.
-import { sql } from '../db/pool.js';
+import { many, maybeOne, sql } from '../db/pool.js';
 import { builder } from '../entities/builder.js';
 import { jsonOf } from '../entities/field.js';
 import { noSuch } from '../errors.js';
@@ -41,12 +41,13 @@ export async function updateBuilderInfo(
   description: string | null,
   tags: readonly string[],
 ): Promise<boolean> {
-  const [b] = await tx.q.query(
+  const b = await maybeOne<{ description: string | null; e: { tags: string[] } }>(
+    tx.q,
     sql`SELECT a.description, ${jsonOf(builder.fields)} AS e FROM builders a WHERE a.id = ${builderid} FOR NO KEY UPDATE`,
   );
   if (!b) throw noSuch(`builder ${builderid}`);
   const wanted = [...new Set(tags)];
-  const had = b.e.tags as string[];
+  const had = b.e.tags;
   if (b.description === description && had.length === wanted.length && had.every((t, i) => t === wanted[i]))
     return false;
   const tagids: number[] = [];
@@ -74,9 +75,11 @@ export async function updateBuilderList(
 ): Promise<number[]> {
   const specs = builders.map((b) => (typeof b === 'string' ? { name: b } : b));
   const wanted = new Set(specs.map((s) => s.name));
-  const current = await tx.q.query(sql`
-    SELECT bm.id, bm.builderid, b.name FROM builder_masters bm JOIN builders b ON b.id = bm.builderid
-    WHERE bm.masterid = ${masterid} ORDER BY bm.builderid`);
+  const current = await many<{ id: number; builderid: number; name: string }>(
+    tx.q,
+    sql`SELECT bm.id, bm.builderid, b.name FROM builder_masters bm JOIN builders b ON b.id = bm.builderid
+        WHERE bm.masterid = ${masterid} ORDER BY bm.builderid`,
+  );
   const running = new Set<string>();
   for (const row of current) {
     if (wanted.has(row.name)) {

@@ -10,7 +10,7 @@
 // path), since nobody can have run it. Buildbot's housekeeping unclaims a dead master's
 // requests by the *caller's* master id (unclaimBuildRequests filters on self.masterid), so
 // they stay claimed; unclaimMasterRequests releases them by the dead master's id.
-import { many, one, type Queryable, sql } from '../db/pool.js';
+import { many, maybeOne, one, type Queryable, sql } from '../db/pool.js';
 import { buildrequest } from '../entities/buildrequest.js';
 import { ConflictError, invalid, noSuch } from '../errors.js';
 import { buildrequestKeys } from '../events/keys.js';
@@ -20,12 +20,12 @@ import { entities, entity } from './entities.js';
 import { now, type Tx } from './transaction.js';
 
 async function emit(tx: Tx, brids: readonly number[], event: string): Promise<void> {
-  for (const e of await entities(tx.q, buildrequest, brids)) {
-    tx.out.addAll(
-      buildrequestKeys(e.buildsetid as number, e.builderid as number, e.buildrequestid as number),
-      event,
-      e,
-    );
+  for (const e of await entities<{ buildrequestid: number; buildsetid: number; builderid: number }>(
+    tx.q,
+    buildrequest,
+    brids,
+  )) {
+    tx.out.addAll(buildrequestKeys(e.buildsetid, e.builderid, e.buildrequestid), event, e);
   }
 }
 
@@ -44,21 +44,26 @@ export async function claimBuildRequests(
   // Row locks on the requests, taken in id order, serialize our claims with each other and
   // with completion and cancellation; the unique brid of the claims table decides against a
   // claimer that takes no lock (a Buildbot master on the same database).
-  const open = await tx.q.query(sql`
-    SELECT id FROM buildrequests WHERE id = ANY(${ids}::int[]) AND complete = 0 ORDER BY id FOR NO KEY UPDATE`);
+  const open = await many<{ id: number }>(
+    tx.q,
+    sql`SELECT id FROM buildrequests WHERE id = ANY(${ids}::int[]) AND complete = 0 ORDER BY id FOR NO KEY UPDATE`,
+  );
   if (open.length !== ids.length) return false;
-  const [held] = await tx.q.query(
+  const held = await maybeOne<{ brid: number }>(
+    tx.q,
     sql`SELECT brid FROM buildrequest_claims WHERE brid = ANY(${ids}::int[]) LIMIT 1`,
   );
   if (held) return false;
-  const inserted = await tx.q.query(sql`
-    INSERT INTO buildrequest_claims (brid, masterid, claimed_at)
-    SELECT id, ${masterid}, ${claimedAt} FROM unnest(${ids}::int[]) AS x(id)
-    ON CONFLICT (brid) DO NOTHING RETURNING brid`);
+  const inserted = await many<{ brid: number }>(
+    tx.q,
+    sql`INSERT INTO buildrequest_claims (brid, masterid, claimed_at)
+        SELECT id, ${masterid}, ${claimedAt} FROM unnest(${ids}::int[]) AS x(id)
+        ON CONFLICT (brid) DO NOTHING RETURNING brid`,
+  );
   if (inserted.length !== ids.length) {
     // Lost to an unlocked claimer: take back the rows this transaction inserted.
     await tx.q.query(sql`DELETE FROM buildrequest_claims
-                         WHERE brid = ANY(${inserted.map((r) => r.brid as number)}::int[]) AND masterid = ${masterid}`);
+                         WHERE brid = ANY(${inserted.map((r) => r.brid)}::int[]) AND masterid = ${masterid}`);
     return false;
   }
   await emit(tx, ids, 'claimed');
@@ -74,10 +79,12 @@ export async function reclaimBuildRequests(
 ): Promise<boolean> {
   if (brids.length === 0) return true;
   const ids = [...new Set(brids)];
-  const held = await tx.q.query(sql`
-    SELECT c.brid FROM buildrequest_claims c JOIN buildrequests br ON br.id = c.brid
-    WHERE c.brid = ANY(${ids}::int[]) AND c.masterid = ${masterid} AND br.complete = 0
-    ORDER BY c.brid FOR NO KEY UPDATE OF c`);
+  const held = await many<{ brid: number }>(
+    tx.q,
+    sql`SELECT c.brid FROM buildrequest_claims c JOIN buildrequests br ON br.id = c.brid
+        WHERE c.brid = ANY(${ids}::int[]) AND c.masterid = ${masterid} AND br.complete = 0
+        ORDER BY c.brid FOR NO KEY UPDATE OF c`,
+  );
   if (held.length !== ids.length) return false;
   await tx.q.query(
     sql`UPDATE buildrequest_claims SET claimed_at = ${at} WHERE brid = ANY(${ids}::int[]) AND masterid = ${masterid}`,
@@ -92,10 +99,12 @@ export async function unclaimBuildRequests(
   masterid: number,
 ): Promise<number[]> {
   if (brids.length === 0) return [];
-  const rows = await tx.q.query(sql`
-    DELETE FROM buildrequest_claims WHERE brid = ANY(${[...new Set(brids)]}::int[]) AND masterid = ${masterid}
-    RETURNING brid`);
-  const released = rows.map((r) => r.brid as number);
+  const rows = await many<{ brid: number }>(
+    tx.q,
+    sql`DELETE FROM buildrequest_claims WHERE brid = ANY(${[...new Set(brids)]}::int[]) AND masterid = ${masterid}
+        RETURNING brid`,
+  );
+  const released = rows.map((r) => r.brid);
   await emit(tx, released, 'unclaimed');
   return released;
 }
@@ -105,22 +114,26 @@ export async function unclaimBuildRequests(
  * stopped renewing it). Returns the released request ids.
  */
 export async function unclaimExpiredRequests(tx: Tx, old: number): Promise<number[]> {
-  const rows = await tx.q.query(sql`
-    DELETE FROM buildrequest_claims c USING buildrequests br
-    WHERE br.id = c.brid AND br.complete = 0 AND c.claimed_at < ${now() - old}
-    RETURNING c.brid`);
-  const released = rows.map((r) => r.brid as number).sort((a, b) => a - b);
+  const rows = await many<{ brid: number }>(
+    tx.q,
+    sql`DELETE FROM buildrequest_claims c USING buildrequests br
+        WHERE br.id = c.brid AND br.complete = 0 AND c.claimed_at < ${now() - old}
+        RETURNING c.brid`,
+  );
+  const released = rows.map((r) => r.brid).sort((a, b) => a - b);
   await emit(tx, released, 'unclaimed');
   return released;
 }
 
 /** Release the claims of a master that is gone, on its requests that are not complete. */
 export async function unclaimMasterRequests(tx: Tx, masterid: number): Promise<number[]> {
-  const rows = await tx.q.query(sql`
-    DELETE FROM buildrequest_claims c USING buildrequests br
-    WHERE br.id = c.brid AND br.complete = 0 AND c.masterid = ${masterid}
-    RETURNING c.brid`);
-  const released = rows.map((r) => r.brid as number).sort((a, b) => a - b);
+  const rows = await many<{ brid: number }>(
+    tx.q,
+    sql`DELETE FROM buildrequest_claims c USING buildrequests br
+        WHERE br.id = c.brid AND br.complete = 0 AND c.masterid = ${masterid}
+        RETURNING c.brid`,
+  );
+  const released = rows.map((r) => r.brid).sort((a, b) => a - b);
   await emit(tx, released, 'unclaimed');
   return released;
 }
@@ -138,19 +151,23 @@ export async function completeBuildRequests(
   if (results === Results.RETRY) throw invalid('a build request cannot complete with RETRY');
   if (brids.length === 0) return true;
   const ids = [...new Set(brids)];
-  const open = await tx.q.query(sql`
-    SELECT id FROM buildrequests br WHERE id = ANY(${ids}::int[]) AND complete = 0
-      AND EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = br.id)
-    ORDER BY id FOR NO KEY UPDATE`);
+  const open = await many<{ id: number }>(
+    tx.q,
+    sql`SELECT id FROM buildrequests br WHERE id = ANY(${ids}::int[]) AND complete = 0
+          AND EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = br.id)
+        ORDER BY id FOR NO KEY UPDATE`,
+  );
   if (open.length !== ids.length) return false;
-  const rows = await tx.q.query(sql`
-    UPDATE buildrequests SET complete = 1, results = ${results}, complete_at = ${completeAt}
-    WHERE id = ANY(${ids}::int[]) AND complete = 0
-    RETURNING id, buildsetid`);
+  const rows = await many<{ id: number; buildsetid: number }>(
+    tx.q,
+    sql`UPDATE buildrequests SET complete = 1, results = ${results}, complete_at = ${completeAt}
+        WHERE id = ANY(${ids}::int[]) AND complete = 0
+        RETURNING id, buildsetid`,
+  );
   if (rows.length !== ids.length)
     throw new ConflictError('NOT_CLAIMED', 'a build request changed under its lock');
   await emit(tx, ids, 'complete');
-  const bsids = [...new Set(rows.map((r) => r.buildsetid as number))].sort((a, b) => a - b);
+  const bsids = [...new Set(rows.map((r) => r.buildsetid))].sort((a, b) => a - b);
   for (const bsid of bsids) await maybeBuildsetComplete(tx, bsid);
   return true;
 }
@@ -167,11 +184,15 @@ export interface CancelOutcome {
  * one is left to its builds, which the caller stops (with the builds they triggered).
  */
 export async function cancelBuildRequest(tx: Tx, brid: number): Promise<CancelOutcome> {
-  const [br] = await tx.q.query(
+  const br = await maybeOne<{ id: number; complete: number | null; buildsetid: number }>(
+    tx.q,
     sql`SELECT id, complete, buildsetid FROM buildrequests WHERE id = ${brid} FOR UPDATE`,
   );
   if (!br) throw noSuch(`build request ${brid}`);
-  const [claim] = await tx.q.query(sql`SELECT 1 AS held FROM buildrequest_claims WHERE brid = ${brid}`);
+  const claim = await maybeOne<{ brid: number }>(
+    tx.q,
+    sql`SELECT brid FROM buildrequest_claims WHERE brid = ${brid}`,
+  );
   if (!br.complete && !claim) {
     const at = now();
     await tx.q.query(sql`UPDATE buildrequests SET complete = 1, results = ${Results.CANCELLED}, complete_at = ${at}
@@ -182,7 +203,9 @@ export async function cancelBuildRequest(tx: Tx, brid: number): Promise<CancelOu
     return { cancelled: true, buildsToStop: [] };
   }
   // Its builds, and (transitively) the builds of build sets they triggered.
-  const builds = await tx.q.query(sql`
+  const builds = await many<{ id: number }>(
+    tx.q,
+    sql`
     WITH RECURSIVE tree(id) AS (
       SELECT b.id FROM builds b WHERE b.buildrequestid = ${brid}
       UNION
@@ -190,8 +213,9 @@ export async function cancelBuildRequest(tx: Tx, brid: number): Promise<CancelOu
       JOIN buildsets cbs ON cbs.parent_buildid = tree.id
       JOIN buildrequests cbr ON cbr.buildsetid = cbs.id
       JOIN builds child ON child.buildrequestid = cbr.id)
-    SELECT tree.id FROM tree JOIN builds b ON b.id = tree.id WHERE b.complete_at IS NULL ORDER BY tree.id`);
-  return { cancelled: false, buildsToStop: builds.map((b) => b.id as number) };
+    SELECT tree.id FROM tree JOIN builds b ON b.id = tree.id WHERE b.complete_at IS NULL ORDER BY tree.id`,
+  );
+  return { cancelled: false, buildsToStop: builds.map((b) => b.id) };
 }
 
 /**
@@ -199,10 +223,12 @@ export async function cancelBuildRequest(tx: Tx, brid: number): Promise<CancelOu
  * completed gets a new priority, and an `update` event. False for a completed request.
  */
 export async function setBuildRequestPriority(tx: Tx, brid: number, priority: number): Promise<boolean> {
-  const rows = await tx.q.query(sql`
-    UPDATE buildrequests SET priority = ${priority}
-    WHERE id = ${brid} AND coalesce(complete, 0) = 0 RETURNING id`);
-  if (rows.length === 0) return false;
+  const changed = await maybeOne<{ id: number }>(
+    tx.q,
+    sql`UPDATE buildrequests SET priority = ${priority}
+        WHERE id = ${brid} AND coalesce(complete, 0) = 0 RETURNING id`,
+  );
+  if (!changed) return false;
   await emit(tx, [brid], 'update');
   return true;
 }

@@ -12,7 +12,7 @@
 // The contract's initial state string is `starting` (Buildbot's addBuild writes `created`).
 // finishBuild finishes a build once: a finished build keeps its results (a master that was
 // expired and finished with RETRY cannot turn that into SUCCESS later).
-import { sql } from '../db/pool.js';
+import { maybeOne, sql } from '../db/pool.js';
 import { build } from '../entities/build.js';
 import { noSuch } from '../errors.js';
 import { buildKeys } from '../events/keys.js';
@@ -32,24 +32,30 @@ export interface NewBuild {
 type BuildEntity = { buildid: number; builderid: number; number: number; workerid: number | null };
 
 async function emit(tx: Tx, buildid: number, event: string): Promise<void> {
-  const b = (await entity(tx.q, build, buildid)) as BuildEntity | undefined;
+  const b = await entity<BuildEntity>(tx.q, build, buildid);
   if (!b) throw noSuch(`build ${buildid}`);
   tx.out.addAll(buildKeys(b), event, b);
 }
 
 export async function newBuild(tx: Tx, b: NewBuild): Promise<{ buildid: number; number: number }> {
-  const locked = await tx.q.query(sql`SELECT id FROM builders WHERE id = ${b.builderid} FOR NO KEY UPDATE`);
-  if (locked.length === 0) throw noSuch(`builder ${b.builderid}`);
+  const locked = await maybeOne<{ id: number }>(
+    tx.q,
+    sql`SELECT id FROM builders WHERE id = ${b.builderid} FOR NO KEY UPDATE`,
+  );
+  if (!locked) throw noSuch(`builder ${b.builderid}`);
   const startedAt = now();
   for (;;) {
-    const [row] = await tx.q.query(sql`
+    const row = await maybeOne<{ id: number; number: number }>(
+      tx.q,
+      sql`
       INSERT INTO builds (number, builderid, buildrequestid, workerid, masterid, started_at, complete_at,
                           state_string, results)
       SELECT coalesce(max(number), 0) + 1, ${b.builderid}, ${b.buildrequestid}, ${b.workerid}, ${b.masterid},
              ${startedAt}, NULL, ${b.state_string ?? 'starting'}, NULL
       FROM builds WHERE builderid = ${b.builderid}
       ON CONFLICT (builderid, number) DO NOTHING
-      RETURNING id, number`);
+      RETURNING id, number`,
+    );
     if (row) {
       await emit(tx, row.id, 'new');
       return { buildid: row.id, number: row.number };
@@ -58,20 +64,23 @@ export async function newBuild(tx: Tx, b: NewBuild): Promise<{ buildid: number; 
 }
 
 export async function setBuildStateString(tx: Tx, buildid: number, stateString: string): Promise<void> {
-  const rows = await tx.q.query(
+  const updated = await maybeOne<{ id: number }>(
+    tx.q,
     sql`UPDATE builds SET state_string = ${stateString} WHERE id = ${buildid} RETURNING id`,
   );
-  if (rows.length === 0) throw noSuch(`build ${buildid}`);
+  if (!updated) throw noSuch(`build ${buildid}`);
   await emit(tx, buildid, 'update');
 }
 
 /** Finish a running build now with `results`; false (and no event) if it was finished already. */
 export async function finishBuild(tx: Tx, buildid: number, results: number): Promise<boolean> {
-  const rows = await tx.q.query(sql`
-    UPDATE builds SET complete_at = ${now()}, results = ${results}
-    WHERE id = ${buildid} AND complete_at IS NULL RETURNING id`);
-  if (rows.length === 0) {
-    const [exists] = await tx.q.query(sql`SELECT 1 AS x FROM builds WHERE id = ${buildid}`);
+  const finished = await maybeOne<{ id: number }>(
+    tx.q,
+    sql`UPDATE builds SET complete_at = ${now()}, results = ${results}
+        WHERE id = ${buildid} AND complete_at IS NULL RETURNING id`,
+  );
+  if (!finished) {
+    const exists = await maybeOne<{ id: number }>(tx.q, sql`SELECT id FROM builds WHERE id = ${buildid}`);
     if (!exists) throw noSuch(`build ${buildid}`);
     return false;
   }
@@ -90,7 +99,8 @@ export async function finishOrphanedBuild(
   results: number,
   stateString: string,
 ): Promise<boolean> {
-  const [b] = await tx.q.query(
+  const b = await maybeOne<{ complete_at: number | null; buildrequestid: number }>(
+    tx.q,
     sql`SELECT complete_at, buildrequestid FROM builds WHERE id = ${buildid} FOR UPDATE`,
   );
   if (!b || b.complete_at !== null) return false;

@@ -1,6 +1,6 @@
 // Build sets: addBuildset creates one with a build request per builder; maybeBuildsetComplete
 // completes it when its last request completes, with the worst of their results.
-import { many, maybeOne, type Queryable, sql } from '../db/pool.js';
+import { many, maybeOne, one, type Queryable, sql } from '../db/pool.js';
 import { buildrequest } from '../entities/buildrequest.js';
 import { buildsetSourcestampsJson } from '../entities/sourcestamp.js';
 import { noSuch } from '../errors.js';
@@ -32,18 +32,28 @@ export interface AddedBuildset {
   brids: Record<number, number>;
 }
 
+/** The build set's source stamps as its events carry them (the read API's shape). */
+async function sourcestampsOf(tx: Tx, bsid: number): Promise<unknown[]> {
+  const row = await one<{ s: unknown[] }>(
+    tx.q,
+    sql`SELECT ${buildsetSourcestampsJson(sql`${bsid}::int`)} AS s`,
+  );
+  return row.s;
+}
+
 export async function addBuildset(tx: Tx, b: NewBuildset): Promise<AddedBuildset> {
   const submitted = now();
   const ssids: number[] = [];
   for (const ss of b.sourcestamps)
     ssids.push(typeof ss === 'number' ? ss : await findOrCreateSourceStamp(tx, ss));
-  const [bs] = await tx.q.query(sql`
-    INSERT INTO buildsets (external_idstring, reason, submitted_at, complete, complete_at, results,
-                           parent_buildid, parent_relationship)
-    VALUES (${b.external_idstring ?? null}, ${b.reason}, ${submitted}, 0, NULL, -1,
-            ${b.parent_buildid ?? null}, ${b.parent_relationship ?? null})
-    RETURNING id`);
-  const bsid = bs.id as number;
+  const { id: bsid } = await one<{ id: number }>(
+    tx.q,
+    sql`INSERT INTO buildsets (external_idstring, reason, submitted_at, complete, complete_at, results,
+                               parent_buildid, parent_relationship)
+        VALUES (${b.external_idstring ?? null}, ${b.reason}, ${submitted}, 0, NULL, -1,
+                ${b.parent_buildid ?? null}, ${b.parent_relationship ?? null})
+        RETURNING id`,
+  );
   const props = Object.entries(b.properties ?? {});
   if (props.length) {
     await tx.q.query(sql`
@@ -57,10 +67,12 @@ export async function addBuildset(tx: Tx, b: NewBuildset): Promise<AddedBuildset
   }
   const brids: Record<number, number> = {};
   for (const builderid of b.builderids) {
-    const [br] = await tx.q.query(sql`
-      INSERT INTO buildrequests (buildsetid, builderid, priority, complete, results, submitted_at, complete_at, waited_for)
-      VALUES (${bsid}, ${builderid}, ${b.priority ?? 0}, 0, -1, ${submitted}, NULL, ${b.waited_for ? 1 : 0})
-      RETURNING id`);
+    const br = await one<{ id: number }>(
+      tx.q,
+      sql`INSERT INTO buildrequests (buildsetid, builderid, priority, complete, results, submitted_at, complete_at, waited_for)
+          VALUES (${bsid}, ${builderid}, ${b.priority ?? 0}, 0, -1, ${submitted}, NULL, ${b.waited_for ? 1 : 0})
+          RETURNING id`,
+    );
     brids[builderid] = br.id;
   }
 
@@ -72,7 +84,7 @@ export async function addBuildset(tx: Tx, b: NewBuildset): Promise<AddedBuildset
       await entity(tx.q, buildrequest, brid),
     );
   }
-  const [ss] = await tx.q.query(sql`SELECT ${buildsetSourcestampsJson(sql`${bsid}::int`)} AS s`);
+  const ss = await sourcestampsOf(tx, bsid);
   tx.out.addAll(buildsetKeys(bsid), 'new', {
     bsid,
     external_idstring: b.external_idstring ?? null,
@@ -82,7 +94,7 @@ export async function addBuildset(tx: Tx, b: NewBuildset): Promise<AddedBuildset
     complete_at: null,
     results: null,
     scheduler: b.scheduler,
-    sourcestamps: ss.s,
+    sourcestamps: ss,
   });
   if (b.builderids.length === 0) await maybeBuildsetComplete(tx, bsid);
   return { bsid, brids };
@@ -92,22 +104,31 @@ export { buildrequestKeys };
 
 export async function maybeBuildsetComplete(tx: Tx, bsid: number): Promise<boolean> {
   // Lock the build set so that two masters finishing its last requests complete it once.
-  const [bs] = await tx.q.query(sql`SELECT id, complete, reason, external_idstring, submitted_at
-                                    FROM buildsets WHERE id = ${bsid} FOR NO KEY UPDATE`);
+  const bs = await maybeOne<{
+    complete: number;
+    reason: string | null;
+    external_idstring: string | null;
+    submitted_at: number;
+  }>(
+    tx.q,
+    sql`SELECT complete, reason, external_idstring, submitted_at FROM buildsets WHERE id = ${bsid} FOR NO KEY UPDATE`,
+  );
   if (!bs || bs.complete) return false;
-  const reqs = await tx.q.query(sql`SELECT complete, results FROM buildrequests WHERE buildsetid = ${bsid}`);
+  const reqs = await many<{ complete: number | null; results: number }>(
+    tx.q,
+    sql`SELECT complete, results FROM buildrequests WHERE buildsetid = ${bsid}`,
+  );
   if (reqs.some((r) => !r.complete)) return false;
-  const results = reqs.reduce<number>((acc, r) => worst(acc, r.results as number), Results.SUCCESS);
+  const results = reqs.reduce<number>((acc, r) => worst(acc, r.results), Results.SUCCESS);
   const completeAt = now();
   await tx.q.query(
     sql`UPDATE buildsets SET complete = 1, complete_at = ${completeAt}, results = ${results} WHERE id = ${bsid}`,
   );
-  const [ss] = await tx.q.query(sql`SELECT ${buildsetSourcestampsJson(sql`${bsid}::int`)} AS s`);
   tx.out.addAll(buildsetKeys(bsid), 'complete', {
     bsid,
     external_idstring: bs.external_idstring,
     reason: bs.reason,
-    sourcestamps: ss.s,
+    sourcestamps: await sourcestampsOf(tx, bsid),
     submitted_at: bs.submitted_at,
     complete: true,
     complete_at: completeAt,

@@ -81,19 +81,22 @@ export async function addChange(tx: Tx, c: NewChange): Promise<number> {
   const ssid = await findOrCreateSourceStamp(tx, { branch, revision, repository, project, codebase });
   const line = hashColumns([branch, repository, project, codebase]);
   await tx.q.query(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`flotilla:changes:${line}`}, 0))`);
-  const [parent] = await tx.q.query(sql`
-    SELECT changeid FROM changes
-    WHERE branch IS NOT DISTINCT FROM ${branch} AND repository = ${repository} AND project = ${project}
-      AND codebase = ${codebase}
-    ORDER BY changeid DESC LIMIT 1`);
-  const [row] = await tx.q.query(sql`
-    INSERT INTO changes (author, committer, comments, branch, revision, revlink, when_timestamp, category,
-                         repository, codebase, project, sourcestampid, parent_changeids)
-    VALUES (${c.author}, ${c.committer ?? null}, ${c.comments ?? ''}, ${branch}, ${revision}, ${c.revlink ?? ''},
-            ${c.when_timestamp ?? now()}, ${c.category ?? null}, ${repository}, ${codebase}, ${project}, ${ssid},
-            ${parent?.changeid ?? null})
-    RETURNING changeid`);
-  const changeid = row.changeid as number;
+  const parent = await maybeOne<{ changeid: number }>(
+    tx.q,
+    sql`SELECT changeid FROM changes
+        WHERE branch IS NOT DISTINCT FROM ${branch} AND repository = ${repository} AND project = ${project}
+          AND codebase = ${codebase}
+        ORDER BY changeid DESC LIMIT 1`,
+  );
+  const { changeid } = await one<{ changeid: number }>(
+    tx.q,
+    sql`INSERT INTO changes (author, committer, comments, branch, revision, revlink, when_timestamp, category,
+                             repository, codebase, project, sourcestampid, parent_changeids)
+        VALUES (${c.author}, ${c.committer ?? null}, ${c.comments ?? ''}, ${branch}, ${revision}, ${c.revlink ?? ''},
+                ${c.when_timestamp ?? now()}, ${c.category ?? null}, ${repository}, ${codebase}, ${project}, ${ssid},
+                ${parent?.changeid ?? null})
+        RETURNING changeid`,
+  );
   const files = c.files ?? [];
   if (files.length > 0) {
     await tx.q.query(sql`INSERT INTO change_files (changeid, filename)

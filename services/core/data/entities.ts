@@ -2,28 +2,32 @@
 // for the row with a given key, the same fields a GET of that entity answers. Buildbot's
 // events carry its data-layer entity (buildbot/data/*.py db2data): a build's `properties` is
 // {} there, a build request's null, a worker's connected_to/configured_on list every master.
-import { type Queryable, sql } from '../db/pool.js';
+import { many, type Queryable, sql } from '../db/pool.js';
 import { type Entity, jsonOf, keyOf } from '../entities/field.js';
 
+/** The JSON of an entity: its fields by name (callers name the few they read). */
+export type EntityJson = Record<string, unknown>;
+
 /** The entities `e` with these keys as JSON, in key order (those that exist). */
-export async function entities(
+export async function entities<T extends EntityJson = EntityJson>(
   q: Queryable,
   e: Entity,
   keys: readonly number[],
-): Promise<Record<string, unknown>[]> {
+): Promise<T[]> {
   if (keys.length === 0) return [];
   const key = keyOf(e).sql({});
-  const rows: { e: Record<string, unknown> }[] = await q.query(
+  const rows = await many<{ e: T }>(
+    q,
     sql`SELECT ${jsonOf(e.fields)} AS e FROM ${sql.ident(e.table)} a WHERE ${key} = ANY(${[...keys]}::int[]) ORDER BY ${key}`,
   );
   return rows.map((r) => r.e);
 }
 
 /** The entity `e` with this key as JSON; undefined when there is none. */
-export async function entity(
+export async function entity<T extends EntityJson = EntityJson>(
   q: Queryable,
   e: Entity,
   key: number,
-): Promise<Record<string, unknown> | undefined> {
-  return (await entities(q, e, [key]))[0];
+): Promise<T | undefined> {
+  return (await entities<T>(q, e, [key]))[0];
 }

@@ -19,7 +19,7 @@
 //   nothing to merge (a merged row is smaller than its parts, so a second pass of Buildbot's
 //   could merge again); thus a second compressLog changes nothing.
 // Rows of one log are serialized on the log's row lock: appends, finish and compression.
-import { sql } from '../db/pool.js';
+import { many, maybeOne, one, sql } from '../db/pool.js';
 import { log as logEntity } from '../entities/log.js';
 import { ConflictError, InputError, invalid, noSuch } from '../errors.js';
 import { logKeys } from '../events/keys.js';
@@ -46,15 +46,14 @@ function codeOf(codec: LogCodec | undefined): CompressionCode {
 }
 
 async function emit(tx: Tx, logid: number, event: string): Promise<void> {
-  const l = (await entity(tx.q, logEntity, logid)) as
-    | { logid: number; stepid: number; slug: string }
-    | undefined;
+  const l = await entity<{ logid: number; stepid: number; slug: string }>(tx.q, logEntity, logid);
   if (!l) throw noSuch(`log ${logid}`);
   tx.out.addAll(logKeys(l), event, l);
 }
 
 async function lockLog(tx: Tx, logid: number): Promise<{ num_lines: number; complete: number }> {
-  const [log] = await tx.q.query(
+  const log = await maybeOne<{ num_lines: number; complete: number }>(
+    tx.q,
     sql`SELECT num_lines, complete FROM logs WHERE id = ${logid} FOR NO KEY UPDATE`,
   );
   if (!log) throw noSuch(`log ${logid}`);
@@ -64,9 +63,15 @@ async function lockLog(tx: Tx, logid: number): Promise<{ num_lines: number; comp
 export async function addLog(tx: Tx, stepid: number, name: string, type: LogType): Promise<number> {
   if (type !== 's' && type !== 't' && type !== 'h')
     throw invalid(`log type must be one of s, t, h, not ${JSON.stringify(type)}`);
-  const step = await tx.q.query(sql`SELECT id FROM steps WHERE id = ${stepid} FOR NO KEY UPDATE`);
-  if (step.length === 0) throw noSuch(`step ${stepid}`);
-  const [dup] = await tx.q.query(sql`SELECT slug FROM logs WHERE stepid = ${stepid} AND name = ${name}`);
+  const step = await maybeOne<{ id: number }>(
+    tx.q,
+    sql`SELECT id FROM steps WHERE id = ${stepid} FOR NO KEY UPDATE`,
+  );
+  if (!step) throw noSuch(`step ${stepid}`);
+  const dup = await maybeOne<{ slug: string }>(
+    tx.q,
+    sql`SELECT slug FROM logs WHERE stepid = ${stepid} AND name = ${name}`,
+  );
   if (dup)
     throw new ConflictError(
       'DUPLICATE_LOG',
@@ -74,10 +79,12 @@ export async function addLog(tx: Tx, stepid: number, name: string, type: LogType
     );
   let slug = forceIdentifier(SLUG_LENGTH, name);
   for (;;) {
-    const [row] = await tx.q.query(sql`
-      INSERT INTO logs (name, slug, stepid, complete, num_lines, type)
-      VALUES (${name}, ${slug}, ${stepid}, 0, 0, ${type})
-      ON CONFLICT (stepid, slug) DO NOTHING RETURNING id`);
+    const row = await maybeOne<{ id: number }>(
+      tx.q,
+      sql`INSERT INTO logs (name, slug, stepid, complete, num_lines, type)
+          VALUES (${name}, ${slug}, ${stepid}, 0, 0, ${type})
+          ON CONFLICT (stepid, slug) DO NOTHING RETURNING id`,
+    );
     if (row) {
       await emit(tx, row.id, 'new');
       return row.id;
@@ -135,24 +142,29 @@ export async function compressLog(tx: Tx, logid: number, options: LogCodecOption
   const log = await lockLog(tx, logid);
   if (!log.complete) throw new ConflictError('LOG_NOT_FINISHED', `log ${logid} is not finished`);
   const size = async () => {
-    const [r] = await tx.q.query(
-      sql`SELECT coalesce(sum(length(content)), 0) AS n FROM logchunks WHERE logid = ${logid}`,
+    const r = await one<{ n: number }>(
+      tx.q,
+      sql`SELECT coalesce(sum(length(content)), 0)::bigint AS n FROM logchunks WHERE logid = ${logid}`,
     );
-    return Number(r.n);
+    return r.n;
   };
   const before = await size();
   for (;;) {
-    const extents = await tx.q.query(sql`
-      SELECT first_line, last_line, coalesce(length(content), 0) AS length
-      FROM logchunks WHERE logid = ${logid} ORDER BY first_line`);
+    const extents = await many<{ first_line: number; last_line: number; length: number }>(
+      tx.q,
+      sql`SELECT first_line, last_line, coalesce(length(content), 0) AS length
+          FROM logchunks WHERE logid = ${logid} ORDER BY first_line`,
+    );
     const plan = planCompressLog(extents);
     if (plan.length === 0) break;
     for (const range of plan) {
       const within = sql`logid = ${logid} AND first_line >= ${range.first_line} AND last_line <= ${range.last_line}`;
-      const rows = await tx.q.query(sql`
-        SELECT first_line, last_line, coalesce(content, ''::bytea) AS content, compressed
-        FROM logchunks WHERE ${within} ORDER BY first_line`);
-      const merged = mergeChunks(rows as LogChunkRow[], code);
+      const rows = await many<LogChunkRow>(
+        tx.q,
+        sql`SELECT first_line, last_line, coalesce(content, ''::bytea) AS content, compressed
+            FROM logchunks WHERE ${within} ORDER BY first_line`,
+      );
+      const merged = mergeChunks(rows, code);
       await tx.q.query(sql`DELETE FROM logchunks WHERE ${within}`);
       await insertChunks(tx, logid, [merged]);
     }

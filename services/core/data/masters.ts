@@ -22,7 +22,7 @@
 // `unclaimed`. The master calling expireMasters is alive by definition and is never expired.
 // Masters being expired are row-locked in id order, so two concurrent expiries do the
 // housekeeping once.
-import { sql } from '../db/pool.js';
+import { many, maybeOne, one, sql } from '../db/pool.js';
 import { noSuch } from '../errors.js';
 import { masterKeys } from '../events/keys.js';
 import { Results } from '../results.js';
@@ -42,19 +42,25 @@ export const EXPIRE_SECONDS = 10 * 60;
 /** The master's id by name, created (inactive) if needed. */
 export async function findMasterId(tx: Tx, name: string): Promise<number> {
   const hash = nameHash(name);
-  const find = async () => (await tx.q.query(sql`SELECT id FROM masters WHERE name_hash = ${hash}`))[0]?.id;
-  const found = await find();
-  if (found !== undefined) return found;
-  const [row] = await tx.q.query(sql`
-    INSERT INTO masters (name, name_hash, active, last_active) VALUES (${name}, ${hash}, 0, ${now()})
-    ON CONFLICT (name_hash) DO NOTHING RETURNING id`);
-  return row ? row.id : await find();
+  const byHash = sql`SELECT id FROM masters WHERE name_hash = ${hash}`;
+  const found = await maybeOne<{ id: number }>(tx.q, byHash);
+  if (found) return found.id;
+  const row = await maybeOne<{ id: number }>(
+    tx.q,
+    sql`INSERT INTO masters (name, name_hash, active, last_active) VALUES (${name}, ${hash}, 0, ${now()})
+        ON CONFLICT (name_hash) DO NOTHING RETURNING id`,
+  );
+  // Lost the race to another creator: theirs is committed and visible to a new statement.
+  return (row ?? (await one<{ id: number }>(tx.q, byHash))).id;
 }
 
 /** Start or heartbeat: the master is active as of now. Returns its id. */
 export async function masterActive(tx: Tx, name: string): Promise<number> {
   const masterid = await findMasterId(tx, name);
-  const [m] = await tx.q.query(sql`SELECT active FROM masters WHERE id = ${masterid} FOR NO KEY UPDATE`);
+  const m = await one<{ active: number }>(
+    tx.q,
+    sql`SELECT active FROM masters WHERE id = ${masterid} FOR NO KEY UPDATE`,
+  );
   await tx.q.query(sql`UPDATE masters SET active = 1, last_active = ${now()} WHERE id = ${masterid}`);
   if (!m.active) tx.out.addAll(masterKeys(masterid), 'started', { masterid, name, active: true });
   return masterid;
@@ -62,7 +68,8 @@ export async function masterActive(tx: Tx, name: string): Promise<number> {
 
 /** A clean stop: inactive at once, with the housekeeping. False if it was inactive already. */
 export async function masterStopped(tx: Tx, masterid: number): Promise<boolean> {
-  const [m] = await tx.q.query(
+  const m = await maybeOne<{ name: string; active: number }>(
+    tx.q,
     sql`SELECT name, active FROM masters WHERE id = ${masterid} FOR NO KEY UPDATE`,
   );
   if (!m) throw noSuch(`master ${masterid}`);
@@ -85,11 +92,13 @@ export async function expireMasters(
   options: ExpireOptions = {},
 ): Promise<number[]> {
   const force = options.forceHousekeeping ?? false;
-  const stale = await tx.q.query(sql`
-    SELECT id, name, active FROM masters
-    WHERE last_active < ${now() - olderThanSeconds} AND (active <> 0 OR ${force}::boolean)
-      AND id IS DISTINCT FROM ${byMasterid}::int
-    ORDER BY id FOR NO KEY UPDATE`);
+  const stale = await many<{ id: number; name: string; active: number }>(
+    tx.q,
+    sql`SELECT id, name, active FROM masters
+        WHERE last_active < ${now() - olderThanSeconds} AND (active <> 0 OR ${force}::boolean)
+          AND id IS DISTINCT FROM ${byMasterid}::int
+        ORDER BY id FOR NO KEY UPDATE`,
+  );
   const expired: number[] = [];
   for (const m of stale) {
     if (await deactivate(tx, m.id, m.name, Boolean(m.active), force)) expired.push(m.id);
@@ -111,14 +120,18 @@ async function housekeeping(tx: Tx, masterid: number): Promise<void> {
   await updateBuilderList(tx, masterid, []);
   await releaseAll(tx, 'scheduler', masterid);
   await releaseAll(tx, 'changesource', masterid);
-  const builds = await tx.q.query(sql`
-    SELECT id FROM builds WHERE masterid = ${masterid} AND complete_at IS NULL ORDER BY id FOR NO KEY UPDATE`);
+  const builds = await many<{ id: number }>(
+    tx.q,
+    sql`SELECT id FROM builds WHERE masterid = ${masterid} AND complete_at IS NULL ORDER BY id FOR NO KEY UPDATE`,
+  );
   for (const build of builds) {
-    const steps = await tx.q.query(
+    const steps = await many<{ id: number }>(
+      tx.q,
       sql`SELECT id FROM steps WHERE buildid = ${build.id} AND results IS NULL ORDER BY number`,
     );
     for (const step of steps) {
-      const logs = await tx.q.query(
+      const logs = await many<{ id: number }>(
+        tx.q,
         sql`SELECT id FROM logs WHERE stepid = ${step.id} AND complete = 0 ORDER BY id`,
       );
       for (const log of logs) await finishLog(tx, log.id);

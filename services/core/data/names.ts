@@ -4,7 +4,7 @@
 // changesources) is hashColumns(name), the sha1 of the UTF-8 name alone. The rules of
 // identifiers themselves are in ../identifiers.ts.
 import { createHash } from 'node:crypto';
-import { sql } from '../db/pool.js';
+import { maybeOne, one, sql } from '../db/pool.js';
 import type { Tx } from './transaction.js';
 
 export function hashColumns(values: readonly (string | number | null | undefined)[]): string {
@@ -37,13 +37,14 @@ export async function findNamedId(
 ): Promise<number | null> {
   const hash = nameHash(name);
   const t = sql.ident(table);
-  const find = async () =>
-    (await tx.q.query(sql`SELECT id FROM ${t} WHERE name_hash = ${hash}`))[0]?.id as number | undefined;
-  const found = await find();
-  if (found !== undefined) return found;
+  const byHash = sql`SELECT id FROM ${t} WHERE name_hash = ${hash}`;
+  const found = await maybeOne<{ id: number }>(tx.q, byHash);
+  if (found) return found.id;
   if (!autoCreate) return null;
-  const [row] = await tx.q.query(
+  const row = await maybeOne<{ id: number }>(
+    tx.q,
     sql`INSERT INTO ${t} (name, name_hash) VALUES (${name}, ${hash}) ON CONFLICT (name_hash) DO NOTHING RETURNING id`,
   );
-  return row ? (row.id as number) : (await find())!;
+  // Lost the race to another creator: theirs is committed and visible to a new statement.
+  return (row ?? (await one<{ id: number }>(tx.q, byHash))).id;
 }

@@ -7,7 +7,7 @@
 // the asking master; masterid null releases the item. No event is produced.
 // Two masters asking at once: the insert of the second waits for the first's transaction
 // (ON CONFLICT), so exactly one of them inserts and the other reads the winner.
-import { sql } from '../db/pool.js';
+import { many, maybeOne, sql } from '../db/pool.js';
 import type { Tx } from './transaction.js';
 
 const TABLES = {
@@ -30,10 +30,15 @@ export async function trySetMaster(
     await tx.q.query(sql`DELETE FROM ${t} WHERE ${id} = ${itemid}`);
     return true;
   }
-  const inserted = await tx.q.query(sql`
-    INSERT INTO ${t} (${id}, masterid) VALUES (${itemid}, ${masterid}) ON CONFLICT (${id}) DO NOTHING RETURNING masterid`);
-  if (inserted.length > 0) return true;
-  const [owner] = await tx.q.query(sql`SELECT masterid FROM ${t} WHERE ${id} = ${itemid}`);
+  const inserted = await maybeOne<{ masterid: number }>(
+    tx.q,
+    sql`INSERT INTO ${t} (${id}, masterid) VALUES (${itemid}, ${masterid}) ON CONFLICT (${id}) DO NOTHING RETURNING masterid`,
+  );
+  if (inserted) return true;
+  const owner = await maybeOne<{ masterid: number }>(
+    tx.q,
+    sql`SELECT masterid FROM ${t} WHERE ${id} = ${itemid}`,
+  );
   return owner?.masterid === masterid;
 }
 
@@ -41,6 +46,9 @@ export async function trySetMaster(
 export async function releaseAll(tx: Tx, kind: Owned, masterid: number): Promise<number[]> {
   const t = sql.ident(TABLES[kind].table);
   const id = sql.ident(TABLES[kind].id);
-  const rows = await tx.q.query(sql`DELETE FROM ${t} WHERE masterid = ${masterid} RETURNING ${id} AS id`);
-  return rows.map((r) => r.id as number).sort((a, b) => a - b);
+  const rows = await many<{ id: number }>(
+    tx.q,
+    sql`DELETE FROM ${t} WHERE masterid = ${masterid} RETURNING ${id} AS id`,
+  );
+  return rows.map((r) => r.id).sort((a, b) => a - b);
 }

@@ -11,7 +11,7 @@
 //   setBuildProperties' is.
 // Values are compared as JSON values (key order aside), so a value stored by Buildbot's
 // json.dumps and the same value from us compare equal.
-import { many, type Queryable, sql } from '../db/pool.js';
+import { many, maybeOne, type Queryable, sql } from '../db/pool.js';
 import { noSuch } from '../errors.js';
 import { buildPropertiesKey } from '../events/keys.js';
 import type { Tx } from './transaction.js';
@@ -35,18 +35,23 @@ function sameJson(a: unknown, b: unknown): boolean {
 const normalize = (value: unknown): unknown => JSON.parse(JSON.stringify(value) ?? 'null');
 
 async function lockBuild(tx: Tx, buildid: number): Promise<void> {
-  const rows = await tx.q.query(sql`SELECT id FROM builds WHERE id = ${buildid} FOR NO KEY UPDATE`);
-  if (rows.length === 0) throw noSuch(`build ${buildid}`);
+  const build = await maybeOne<{ id: number }>(
+    tx.q,
+    sql`SELECT id FROM builds WHERE id = ${buildid} FOR NO KEY UPDATE`,
+  );
+  if (!build) throw noSuch(`build ${buildid}`);
 }
 
 /** Write the properties that differ from the stored ones; returns those, normalized. */
 async function write(tx: Tx, buildid: number, props: SourcedProperties): Promise<SourcedProperties> {
   const names = Object.keys(props);
   if (names.length === 0) return {};
-  const stored = await tx.q.query(sql`
-    SELECT name, flotilla.try_json(value) AS value, flotilla.try_json(value) IS NULL AS broken, source
-    FROM build_properties WHERE buildid = ${buildid} AND name = ANY(${names}::text[])`);
-  const old = new Map(stored.map((r) => [r.name as string, r]));
+  const stored = await many<{ name: string; value: unknown; broken: boolean; source: string }>(
+    tx.q,
+    sql`SELECT name, flotilla.try_json(value) AS value, flotilla.try_json(value) IS NULL AS broken, source
+        FROM build_properties WHERE buildid = ${buildid} AND name = ANY(${names}::text[])`,
+  );
+  const old = new Map(stored.map((r) => [r.name, r]));
   const changed: Record<string, readonly [unknown, string]> = {};
   for (const name of names) {
     const [raw, source] = props[name]!;

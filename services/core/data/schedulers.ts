@@ -9,7 +9,7 @@
 //   (insert, else update); flushing deletes them, optionally only below a change id;
 //   reading may filter on the changes' branch (null meaning "no branch"), repository,
 //   project and codebase.
-import { maybeOne, type Queryable, sql } from '../db/pool.js';
+import { many, maybeOne, type Queryable, sql } from '../db/pool.js';
 import { scheduler } from '../entities/scheduler.js';
 import { noSuch } from '../errors.js';
 import { schedulerKeys } from '../events/keys.js';
@@ -32,10 +32,11 @@ export function trySetSchedulerMaster(
 }
 
 export async function schedulerEnable(tx: Tx, schedulerid: number, enabled: boolean): Promise<void> {
-  const rows = await tx.q.query(
+  const updated = await maybeOne<{ id: number }>(
+    tx.q,
     sql`UPDATE schedulers SET enabled = ${enabled ? 1 : 0} WHERE id = ${schedulerid} RETURNING id`,
   );
-  if (rows.length === 0) throw noSuch(`scheduler ${schedulerid}`);
+  if (!updated) throw noSuch(`scheduler ${schedulerid}`);
   const e = await entity(tx.q, scheduler, schedulerid);
   tx.out.addAll(schedulerKeys(schedulerid), 'updated', e);
 }
@@ -84,10 +85,12 @@ export async function getChangeClassifications(
   if (filter.repository !== undefined) conds.push(sql`ch.repository = ${filter.repository}`);
   if (filter.project !== undefined) conds.push(sql`ch.project = ${filter.project}`);
   if (filter.codebase !== undefined) conds.push(sql`ch.codebase = ${filter.codebase}`);
-  const rows = await tx.q.query(sql`
-    SELECT sc.changeid, sc.important FROM scheduler_changes sc JOIN changes ch ON ch.changeid = sc.changeid
-    WHERE ${sql.join(conds, sql` AND `)} ORDER BY sc.changeid`);
-  return new Map(rows.map((r) => [r.changeid as number, Boolean(r.important)]));
+  const rows = await many<{ changeid: number; important: number | null }>(
+    tx.q,
+    sql`SELECT sc.changeid, sc.important FROM scheduler_changes sc JOIN changes ch ON ch.changeid = sc.changeid
+        WHERE ${sql.join(conds, sql` AND `)} ORDER BY sc.changeid`,
+  );
+  return new Map(rows.map((r) => [r.changeid, Boolean(r.important)]));
 }
 
 /** Whether the scheduler is enabled; one that has no row yet is. */

@@ -1,7 +1,7 @@
 // Source stamps are shared: the same branch, revision, repository, project, codebase and
 // patch always map to one row, identified by Buildbot's ss_hash, so Buildbot and Flotilla
 // find each other's stamps.
-import { sql } from '../db/pool.js';
+import { maybeOne, one, sql } from '../db/pool.js';
 import { hashColumns } from './names.js';
 import { now, type Tx } from './transaction.js';
 
@@ -26,25 +26,28 @@ export async function findOrCreateSourceStamp(tx: Tx, ss: SourceStampSpec): Prom
   const codebase = ss.codebase ?? '';
   let patchid: number | null = null;
   if (ss.patch_body) {
-    const [p] = await tx.q.query(sql`
-      INSERT INTO patches (patchlevel, patch_base64, patch_author, patch_comment, subdir)
-      VALUES (${ss.patch_level ?? 1}, ${Buffer.from(ss.patch_body, 'utf8').toString('base64')},
-              ${ss.patch_author ?? ''}, ${ss.patch_comment ?? ''}, ${ss.patch_subdir ?? null})
-      RETURNING id`);
+    const p = await one<{ id: number }>(
+      tx.q,
+      sql`INSERT INTO patches (patchlevel, patch_base64, patch_author, patch_comment, subdir)
+          VALUES (${ss.patch_level ?? 1}, ${Buffer.from(ss.patch_body, 'utf8').toString('base64')},
+                  ${ss.patch_author ?? ''}, ${ss.patch_comment ?? ''}, ${ss.patch_subdir ?? null})
+          RETURNING id`,
+    );
     patchid = p.id;
   }
   const hash = hashColumns([ss.branch ?? null, ss.revision ?? null, repository, project, codebase, patchid]);
   // Insert-or-find: a concurrent insert of the same stamp is not an error. When the insert
   // waited for another transaction's stamp and found it committed, only a later statement
   // (a new snapshot) can see that row: the SELECT inside the insert's own statement cannot.
-  const rows = await tx.q.query(sql`
-    WITH ins AS (
-      INSERT INTO sourcestamps (ss_hash, branch, revision, patchid, repository, codebase, project, created_at)
-      VALUES (${hash}, ${ss.branch ?? null}, ${ss.revision ?? null}, ${patchid}, ${repository}, ${codebase},
-              ${project}, ${now()})
-      ON CONFLICT (ss_hash) DO NOTHING RETURNING id)
-    SELECT id FROM ins UNION ALL SELECT id FROM sourcestamps WHERE ss_hash = ${hash} LIMIT 1`);
-  if (rows[0]) return rows[0].id as number;
-  const [found] = await tx.q.query(sql`SELECT id FROM sourcestamps WHERE ss_hash = ${hash}`);
-  return found.id as number;
+  const row = await maybeOne<{ id: number }>(
+    tx.q,
+    sql`WITH ins AS (
+          INSERT INTO sourcestamps (ss_hash, branch, revision, patchid, repository, codebase, project, created_at)
+          VALUES (${hash}, ${ss.branch ?? null}, ${ss.revision ?? null}, ${patchid}, ${repository}, ${codebase},
+                  ${project}, ${now()})
+          ON CONFLICT (ss_hash) DO NOTHING RETURNING id)
+        SELECT id FROM ins UNION ALL SELECT id FROM sourcestamps WHERE ss_hash = ${hash} LIMIT 1`,
+  );
+  return (row ?? (await one<{ id: number }>(tx.q, sql`SELECT id FROM sourcestamps WHERE ss_hash = ${hash}`)))
+    .id;
 }

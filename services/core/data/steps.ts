@@ -12,7 +12,7 @@
 // newStep locks the build's row, so two callers adding steps to one build number and name
 // them one after the other (Buildbot relies on a single master per build instead).
 // finishStep finishes a step once, like finishBuild.
-import { sql } from '../db/pool.js';
+import { many, maybeOne, one, sql } from '../db/pool.js';
 import { step as stepEntity } from '../entities/step.js';
 import { invalid, noSuch } from '../errors.js';
 import { stepKeys } from '../events/keys.js';
@@ -23,13 +23,19 @@ import { now, type Tx } from './transaction.js';
 const MAX_NAME = 50;
 
 async function emit(tx: Tx, stepid: number, event: string): Promise<void> {
-  const s = (await entity(tx.q, stepEntity, stepid)) as { stepid: number; buildid: number } | undefined;
+  const s = await entity<{ stepid: number; buildid: number }>(tx.q, stepEntity, stepid);
   if (!s) throw noSuch(`step ${stepid}`);
   tx.out.addAll(stepKeys(s), event, s);
 }
 
-async function updated(tx: Tx, stepid: number, rows: unknown[], event: string): Promise<void> {
-  if (rows.length === 0) throw noSuch(`step ${stepid}`);
+/** After an UPDATE ... RETURNING id of one step: its event, or NOT_FOUND when there was none. */
+async function updated(
+  tx: Tx,
+  stepid: number,
+  row: { id: number } | undefined,
+  event: string,
+): Promise<void> {
+  if (!row) throw noSuch(`step ${stepid}`);
   await emit(tx, stepid, event);
 }
 
@@ -40,40 +46,51 @@ export async function newStep(
 ): Promise<{ stepid: number; number: number; name: string }> {
   if (codePoints(name) > MAX_NAME)
     throw invalid(`step name ${JSON.stringify(name)} is longer than ${MAX_NAME} characters`);
-  const build = await tx.q.query(sql`SELECT id FROM builds WHERE id = ${buildid} FOR NO KEY UPDATE`);
-  if (build.length === 0) throw noSuch(`build ${buildid}`);
-  const existing = await tx.q.query(sql`SELECT number, name FROM steps WHERE buildid = ${buildid}`);
-  const names = new Set(existing.map((r) => r.name as string));
-  const number = existing.reduce((m, r) => Math.max(m, r.number as number), -1) + 1;
+  const build = await maybeOne<{ id: number }>(
+    tx.q,
+    sql`SELECT id FROM builds WHERE id = ${buildid} FOR NO KEY UPDATE`,
+  );
+  if (!build) throw noSuch(`build ${buildid}`);
+  const existing = await many<{ number: number; name: string }>(
+    tx.q,
+    sql`SELECT number, name FROM steps WHERE buildid = ${buildid}`,
+  );
+  const names = new Set(existing.map((r) => r.name));
+  const number = existing.reduce((m, r) => Math.max(m, r.number), -1) + 1;
   let unique = name;
   for (let n = 1; names.has(unique); n++) {
     const suffix = `_${n}`;
     unique = headCodePoints(name, MAX_NAME - suffix.length) + suffix;
   }
-  const [row] = await tx.q.query(sql`
-    INSERT INTO steps (number, name, buildid, started_at, complete_at, state_string, results, urls_json, hidden)
-    VALUES (${number}, ${unique}, ${buildid}, NULL, NULL, 'pending', NULL, '[]', 0)
-    RETURNING id`);
+  const row = await one<{ id: number }>(
+    tx.q,
+    sql`INSERT INTO steps (number, name, buildid, started_at, complete_at, state_string, results, urls_json, hidden)
+        VALUES (${number}, ${unique}, ${buildid}, NULL, NULL, 'pending', NULL, '[]', 0)
+        RETURNING id`,
+  );
   await emit(tx, row.id, 'new');
   return { stepid: row.id, number, name: unique };
 }
 
 export async function startStep(tx: Tx, stepid: number): Promise<void> {
-  const rows = await tx.q.query(
+  const row = await maybeOne<{ id: number }>(
+    tx.q,
     sql`UPDATE steps SET started_at = ${now()} WHERE id = ${stepid} RETURNING id`,
   );
-  await updated(tx, stepid, rows, 'started');
+  await updated(tx, stepid, row, 'started');
 }
 
 export async function setStepStateString(tx: Tx, stepid: number, stateString: string): Promise<void> {
-  const rows = await tx.q.query(
+  const row = await maybeOne<{ id: number }>(
+    tx.q,
     sql`UPDATE steps SET state_string = ${stateString} WHERE id = ${stepid} RETURNING id`,
   );
-  await updated(tx, stepid, rows, 'updated');
+  await updated(tx, stepid, row, 'updated');
 }
 
 export async function addStepURL(tx: Tx, stepid: number, name: string, url: string): Promise<void> {
-  const [step] = await tx.q.query(
+  const step = await maybeOne<{ urls: unknown }>(
+    tx.q,
     sql`SELECT flotilla.try_json(urls_json) AS urls FROM steps WHERE id = ${stepid} FOR NO KEY UPDATE`,
   );
   if (!step) throw noSuch(`step ${stepid}`);
@@ -87,11 +104,13 @@ export async function addStepURL(tx: Tx, stepid: number, name: string, url: stri
 
 /** Finish a step now; false (and no event) if it was finished already. */
 export async function finishStep(tx: Tx, stepid: number, results: number, hidden = false): Promise<boolean> {
-  const rows = await tx.q.query(sql`
-    UPDATE steps SET complete_at = ${now()}, results = ${results}, hidden = ${hidden ? 1 : 0}
-    WHERE id = ${stepid} AND complete_at IS NULL RETURNING id`);
-  if (rows.length === 0) {
-    const [exists] = await tx.q.query(sql`SELECT 1 AS x FROM steps WHERE id = ${stepid}`);
+  const finished = await maybeOne<{ id: number }>(
+    tx.q,
+    sql`UPDATE steps SET complete_at = ${now()}, results = ${results}, hidden = ${hidden ? 1 : 0}
+        WHERE id = ${stepid} AND complete_at IS NULL RETURNING id`,
+  );
+  if (!finished) {
+    const exists = await maybeOne<{ id: number }>(tx.q, sql`SELECT id FROM steps WHERE id = ${stepid}`);
     if (!exists) throw noSuch(`step ${stepid}`);
     return false;
   }

@@ -5,7 +5,7 @@
 // author as identifier (incrementIdentifier(256) on a clash: `alice`, `alice_2`...).
 // users_info.attr_data is varchar(128): an author longer than that is linked to no user
 // (Buildbot on PostgreSQL would fail the whole change).
-import { sql } from '../db/pool.js';
+import { maybeOne, one, sql } from '../db/pool.js';
 import { codePoints, incrementIdentifier } from '../identifiers.js';
 import type { Tx } from './transaction.js';
 
@@ -28,28 +28,26 @@ export async function findUserByAttr(
   attrType: string,
   attrData: string,
 ): Promise<number> {
-  const find = async () =>
-    (
-      await tx.q.query(
-        sql`SELECT uid FROM users_info WHERE attr_type = ${attrType} AND attr_data = ${attrData}`,
-      )
-    )[0]?.uid as number | undefined;
-  const found = await find();
-  if (found !== undefined) return found;
+  const byAttr = sql`SELECT uid FROM users_info WHERE attr_type = ${attrType} AND attr_data = ${attrData}`;
+  const found = await maybeOne<{ uid: number }>(tx.q, byAttr);
+  if (found) return found.uid;
   let ident = identifier;
   let uid: number | undefined;
   while (uid === undefined) {
-    const [row] = await tx.q.query(
+    const row = await maybeOne<{ uid: number }>(
+      tx.q,
       sql`INSERT INTO users (identifier) VALUES (${ident}) ON CONFLICT DO NOTHING RETURNING uid`,
     );
     if (row) uid = row.uid;
     else ident = incrementIdentifier(256, ident);
   }
-  const [info] = await tx.q.query(sql`
-    INSERT INTO users_info (uid, attr_type, attr_data) VALUES (${uid}, ${attrType}, ${attrData})
-    ON CONFLICT DO NOTHING RETURNING uid`);
+  const info = await maybeOne<{ uid: number }>(
+    tx.q,
+    sql`INSERT INTO users_info (uid, attr_type, attr_data) VALUES (${uid}, ${attrType}, ${attrData})
+        ON CONFLICT DO NOTHING RETURNING uid`,
+  );
   if (info) return uid;
   // Someone created the same user meanwhile: use theirs, drop ours.
   await tx.q.query(sql`DELETE FROM users WHERE uid = ${uid}`);
-  return (await find())!;
+  return (await one<{ uid: number }>(tx.q, byAttr)).uid;
 }

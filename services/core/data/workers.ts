@@ -11,7 +11,7 @@
 //   worker's info is replaced on connection (stored as JSON text);
 // - events carry the worker entity under workers/<id>: connected, disconnected,
 //   state_updated, and missing (entity plus last_connection and notify).
-import { many, type Queryable, sql } from '../db/pool.js';
+import { many, maybeOne, one, type Queryable, sql } from '../db/pool.js';
 import { worker } from '../entities/worker.js';
 import { invalid, noSuch } from '../errors.js';
 import { workerKeys } from '../events/keys.js';
@@ -37,13 +37,16 @@ async function emit(
 export async function findWorkerId(tx: Tx, name: string): Promise<number> {
   if (!isIdentifier(50, name))
     throw invalid(`worker name ${JSON.stringify(name)} is not a 50-character identifier`);
-  const find = async () => (await tx.q.query(sql`SELECT id FROM workers WHERE name = ${name}`))[0]?.id;
-  const found = await find();
-  if (found !== undefined) return found;
-  const [row] = await tx.q.query(sql`
-    INSERT INTO workers (name, info, paused, graceful) VALUES (${name}, '{}', 0, 0)
-    ON CONFLICT (name) DO NOTHING RETURNING id`);
-  return row ? row.id : await find();
+  const byName = sql`SELECT id FROM workers WHERE name = ${name}`;
+  const found = await maybeOne<{ id: number }>(tx.q, byName);
+  if (found) return found.id;
+  const row = await maybeOne<{ id: number }>(
+    tx.q,
+    sql`INSERT INTO workers (name, info, paused, graceful) VALUES (${name}, '{}', 0, 0)
+        ON CONFLICT (name) DO NOTHING RETURNING id`,
+  );
+  // Lost the race to another creator: theirs is committed and visible to a new statement.
+  return (row ?? (await one<{ id: number }>(tx.q, byName))).id;
 }
 
 /** The worker is configured on exactly these builders of `masterid`. */
@@ -79,10 +82,11 @@ export async function workerConnected(
   masterid: number,
   info: object,
 ): Promise<void> {
-  const rows = await tx.q.query(
+  const updated = await maybeOne<{ id: number }>(
+    tx.q,
     sql`UPDATE workers SET info = ${JSON.stringify(info ?? {})} WHERE id = ${workerid} RETURNING id`,
   );
-  if (rows.length === 0) throw noSuch(`worker ${workerid}`);
+  if (!updated) throw noSuch(`worker ${workerid}`);
   await tx.q.query(sql`INSERT INTO connected_workers (masterid, workerid) VALUES (${masterid}, ${workerid})
                        ON CONFLICT (masterid, workerid) DO NOTHING`);
   await emit(tx, workerid, 'connected');
@@ -97,10 +101,11 @@ export async function workerDisconnected(tx: Tx, workerid: number, masterid: num
 
 /** Disconnect every worker connected to `masterid` (a master that is gone); returns their ids. */
 export async function disconnectAllWorkersForMaster(tx: Tx, masterid: number): Promise<number[]> {
-  const rows = await tx.q.query(
+  const rows = await many<{ workerid: number }>(
+    tx.q,
     sql`DELETE FROM connected_workers WHERE masterid = ${masterid} RETURNING workerid`,
   );
-  const ids = [...new Set(rows.map((r) => r.workerid as number))].sort((a, b) => a - b);
+  const ids = [...new Set(rows.map((r) => r.workerid))].sort((a, b) => a - b);
   for (const id of ids) await emit(tx, id, 'disconnected');
   return ids;
 }
@@ -121,9 +126,11 @@ export async function setWorkerState(
   paused: boolean,
   graceful: boolean,
 ): Promise<void> {
-  const rows = await tx.q.query(sql`
-    UPDATE workers SET paused = ${paused ? 1 : 0}, graceful = ${graceful ? 1 : 0} WHERE id = ${workerid} RETURNING id`);
-  if (rows.length === 0) throw noSuch(`worker ${workerid}`);
+  const updated = await maybeOne<{ id: number }>(
+    tx.q,
+    sql`UPDATE workers SET paused = ${paused ? 1 : 0}, graceful = ${graceful ? 1 : 0} WHERE id = ${workerid} RETURNING id`,
+  );
+  if (!updated) throw noSuch(`worker ${workerid}`);
   await emit(tx, workerid, 'state_updated');
 }
 
