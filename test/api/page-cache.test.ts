@@ -1,14 +1,14 @@
-// The page cache (services/api/http/page-cache.ts) on the real read path: a page is served
+// The page cache (services/api/read/page-cache.ts) on the real read path: a page is served
 // again only while nothing it was read from has been written, by anyone. Writes here are
 // plain SQL, as a Buildbot master sharing the database would make them, to tables the page
 // reads directly and to tables it only embeds. A second API on the same database, without the
 // cache, is the reference every cached answer must equal.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PageCache } from '../../services/api/http/page-cache.js';
 import { buildApp } from '../../services/api/http/server.js';
 import { plainReader } from '../../services/api/query/read-pool.js';
 import { WriteVersionsSource } from '../../services/api/query/versions.js';
+import { PageCache } from '../../services/api/read/page-cache.js';
 import { masterConfigSchema } from '../../services/core/config/master-config.js';
 import { sql } from '../../services/core/db/pool.js';
 import { createRedis, type Redis } from '../../services/core/redis.js';

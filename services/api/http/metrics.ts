@@ -22,8 +22,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { collectProcessMetrics } from '../../core/telemetry/process-metrics.js';
 import type { WriteNoticesStats } from '../query/write-notices.js';
-import type { PageCacheStats } from './page-cache.js';
-import type { RawLogCacheStats } from './raw-log-cache.js';
+import type { PageCacheStats } from '../read/page-cache.js';
+import type { RawLogCacheStats } from '../read/raw-log-cache.js';
 
 type PoolStats = { total: number; idle: number; waiting: number };
 

@@ -8,12 +8,12 @@ import { renderEnvelope } from '../query/envelope.js';
 import { groupArgs, parseResultSpec } from '../query/parse.js';
 import type { RowReader } from '../query/read-pool.js';
 import { readProperties, readRows } from '../query/run.js';
+import type { LogReader } from '../read/logs.js';
+import type { PageCache } from '../read/page-cache.js';
 import type { Registry } from '../registry/index.js';
 import type { Match } from '../registry/paths.js';
 import { type CorsPolicy, checkCors } from './cors.js';
-import type { LogReader } from './logs.js';
 import { setMetricsRoute } from './metrics.js';
-import type { PageCache } from './page-cache.js';
 import { etagOf, sendRendered } from './reply.js';
 import type { SessionCookies } from './session-cookies.js';
 

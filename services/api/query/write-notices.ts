@@ -3,7 +3,7 @@
 // statement that writes it, whoever writes (a Buildbot master too), and PostgreSQL delivers
 // them to this pod's listening connection in commit order.
 //
-// The page cache (services/api/http/page-cache.ts) uses them to serve a kept page without
+// The page cache (services/api/read/page-cache.ts) uses them to serve a kept page without
 // asking the database: a page read after mark m is still current while no notice since m has
 // named one of its tables. That holds only as far as the notices are up to date, so:
 // - A mark is taken only while listening, and a mark from before the current LISTEN (the

@@ -26,7 +26,7 @@ export const www = z
     // from are unchanged; max_mb bounds its memory. A pod learns of writes from the
     // database's notices and serves a kept page from memory while it knows them to be at
     // most max_staleness_ms behind; 0 checks every kept page against the database on every
-    // request instead (never stale, one round trip each). See services/api/http/page-cache.ts.
+    // request instead (never stale, one round trip each). See services/api/read/page-cache.ts.
     page_cache: z
       .object({
         enabled: z.boolean().default(true),
@@ -38,7 +38,7 @@ export const www = z
     // Finished logs' raw downloads each API pod keeps on its local disk (a finished log never
     // changes), so that downloading one again reads a file, not every chunk from the
     // database; max_mb bounds the disk they take, dir is where (default: the system's temporary
-    // folder). See services/api/http/raw-log-cache.ts.
+    // folder). See services/api/read/raw-log-cache.ts.
     raw_log_cache: z
       .object({
         enabled: z.boolean().default(true),
