@@ -1,11 +1,14 @@
 // Which control actions each resource accepts, and what they do. An action on a resource
-// that does not exist is a 404, an action a resource does not have is Buildbot's 501.
+// that does not exist is a 404, an action a resource does not have is Buildbot's 501. The
+// resource a path names is found by the read path (its key: a build's id, a worker's...);
+// the actions then work on that key through the data operations of core/data.
 import type { Redis } from 'ioredis';
-import { type ConnectionPool, sql } from '../../core/db/pool.js';
+import type { ConnectionPool } from '../../core/db/pool.js';
 import type { ForceScheduler } from '../../core/force/parameters.js';
 import { invalidCall, notFound, unsupportedAction } from '../errors/catalogue.js';
 import type { ActionCall, ControlHandler } from '../http/jsonrpc.js';
-import { existsSql } from '../query/compile.js';
+import type { RowReader } from '../query/read-pool.js';
+import { entityKey } from '../query/run.js';
 import type { Match } from '../registry/paths.js';
 import { cancel } from './cancel.js';
 import { force } from './force.js';
@@ -18,14 +21,11 @@ import { workerAction } from './workers.js';
 /** What the API's control actions need (the master's control listener has its own deps). */
 export interface ActionDeps {
   db: ConnectionPool;
+  /** Where the resource a path names is looked up (the read path's reader). */
+  reads: RowReader;
   redis: Redis;
   forceSchedulers: ReadonlyMap<string, ForceScheduler>;
   onPublishError?: (err: Error) => void;
-}
-
-async function mustExist(deps: ActionDeps, match: Match): Promise<void> {
-  const [row] = await deps.db.query(sql`SELECT ${existsSql(match.endpoint, match.args)} AS ok`);
-  if (!row.ok) throw notFound();
 }
 
 export function controlHandlers(deps: ActionDeps) {
@@ -34,7 +34,8 @@ export function controlHandlers(deps: ActionDeps) {
     if (endpoint.collection || !endpoint.actions) return null;
     const resource = endpoint.resource.name;
     return async (call: ActionCall) => {
-      await mustExist(deps, match);
+      const key = await entityKey(deps.reads, match.endpoint, match.args);
+      if (key === null) throw notFound();
       // Buildbot answers 200 `result: null` to any other method of a force scheduler or a
       // scheduler; here they are -32601 like an unknown method anywhere else.
       if (!endpoint.actions!.includes(call.method)) {
@@ -45,9 +46,9 @@ export function controlHandlers(deps: ActionDeps) {
       }
       switch (`${resource}:${call.method}`) {
         case 'build:stop':
-          return stopBuild(deps, call);
+          return stopBuild(deps, Number(key), call);
         case 'build:rebuild':
-          return rebuild(deps, call);
+          return rebuild(deps, Number(key));
         case 'buildrequest:cancel':
           return cancel(deps, call);
         case 'buildrequest:set_priority':
@@ -60,7 +61,7 @@ export function controlHandlers(deps: ActionDeps) {
         case 'worker:pause':
         case 'worker:unpause':
         case 'worker:kill':
-          return workerAction(deps, call);
+          return workerAction(deps.redis, Number(key), call);
         default:
           throw unsupportedAction(call.method);
       }

@@ -255,6 +255,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     jsonRpc: jsonRpcHandler(
       controlHandlers({
         db: deps.db,
+        reads,
         redis: deps.redis,
         forceSchedulers: forceByName,
         onPublishError: (err) => deps.log.warn({ err: err.message }, 'events not published'),

@@ -3,7 +3,7 @@ import { type SQLQuery, sql } from '../../core/db/pool.js';
 import { notFound } from '../errors/catalogue.js';
 import type { Registry } from '../registry/index.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
-import { compileRows, existsSql } from './compile.js';
+import { compileRows, existsSql, keyField } from './compile.js';
 import type { Envelope } from './envelope.js';
 import type { RowReader } from './read-pool.js';
 import type { ResultSpec } from './spec.js';
@@ -76,6 +76,23 @@ export async function readRows(
     env: { plural: endpoint.resource.plural, rows, total: endpoint.collection ? Number(row.total) : null },
     stamp: stampOf(tables, row),
   };
+}
+
+/**
+ * The key of the one entity an endpoint names (a build's id, a worker's id, a force
+ * scheduler's name); null when it names nothing that exists.
+ */
+export async function entityKey(
+  db: RowReader,
+  endpoint: Endpoint,
+  args: PathArgs,
+): Promise<number | string | null> {
+  const conds = endpoint.scope(args);
+  const where = conds.length ? sql.join(conds, sql` AND `) : sql`true`;
+  const rows = await db.rows<{ key: number | string }>(
+    sql`SELECT ${keyField(endpoint).sql(args)} AS key FROM ${endpoint.resource.from} WHERE ${where} LIMIT 1`,
+  );
+  return rows[0]?.key ?? null;
 }
 
 /** A `properties` endpoint: the owner row must exist; its properties form one object. */

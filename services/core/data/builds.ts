@@ -12,7 +12,7 @@
 // The contract's initial state string is `starting` (Buildbot's addBuild writes `created`).
 // finishBuild finishes a build once: a finished build keeps its results (a master that was
 // expired and finished with RETRY cannot turn that into SUCCESS later).
-import { maybeOne, sql } from '../db/pool.js';
+import { maybeOne, type Queryable, sql } from '../db/pool.js';
 import { build } from '../entities/build.js';
 import { noSuch } from '../errors.js';
 import { buildKeys } from '../events/keys.js';
@@ -86,6 +86,18 @@ export async function finishBuild(tx: Tx, buildid: number, results: number): Pro
   }
   await emit(tx, buildid, 'finished');
   return true;
+}
+
+/** Whether a build has finished, and whether the master that runs it is active; undefined: no such build. */
+export async function buildRunState(
+  q: Queryable,
+  buildid: number,
+): Promise<{ complete: boolean; masterActive: boolean } | undefined> {
+  return maybeOne(
+    q,
+    sql`SELECT b.complete_at IS NOT NULL AS complete, m.active <> 0 AS "masterActive"
+        FROM builds b JOIN masters m ON m.id = b.masterid WHERE b.id = ${buildid}`,
+  );
 }
 
 /**

@@ -102,6 +102,49 @@ export async function addBuildset(tx: Tx, b: NewBuildset): Promise<AddedBuildset
 
 export { buildrequestKeys };
 
+/**
+ * Buildbot's rebuildBuildrequest: a new build set for the builder of build `buildid`, with
+ * its build set's source stamps, properties, external id and parent; reason `rebuild`.
+ */
+export async function rebuildBuild(tx: Tx, buildid: number): Promise<AddedBuildset> {
+  const b = await maybeOne<{
+    builderid: number;
+    bsid: number;
+    external_idstring: string | null;
+    parent_buildid: number | null;
+    parent_relationship: string | null;
+  }>(
+    tx.q,
+    sql`SELECT br.builderid, bs.id AS bsid, bs.external_idstring, bs.parent_buildid, bs.parent_relationship
+        FROM builds b JOIN buildrequests br ON br.id = b.buildrequestid JOIN buildsets bs ON bs.id = br.buildsetid
+        WHERE b.id = ${buildid}`,
+  );
+  if (!b) throw noSuch(`build ${buildid}`);
+  const ss = await many<{ sourcestampid: number }>(
+    tx.q,
+    sql`SELECT sourcestampid FROM buildset_sourcestamps WHERE buildsetid = ${b.bsid} ORDER BY id`,
+  );
+  const props = await many<{ property_name: string; pair: unknown }>(
+    tx.q,
+    sql`SELECT property_name, flotilla.try_json(property_value) AS pair FROM buildset_properties
+        WHERE buildsetid = ${b.bsid}`,
+  );
+  const properties: Record<string, [unknown, string]> = {};
+  for (const p of props)
+    if (Array.isArray(p.pair) && p.pair.length === 2)
+      properties[p.property_name] = p.pair as [unknown, string];
+  return addBuildset(tx, {
+    scheduler: 'rebuild',
+    sourcestamps: ss.map((r) => r.sourcestampid),
+    reason: 'rebuild',
+    properties,
+    builderids: [b.builderid],
+    external_idstring: b.external_idstring,
+    parent_buildid: b.parent_buildid,
+    parent_relationship: b.parent_relationship,
+  });
+}
+
 export async function maybeBuildsetComplete(tx: Tx, bsid: number): Promise<boolean> {
   // Lock the build set so that two masters finishing its last requests complete it once.
   const bs = await maybeOne<{
