@@ -17,6 +17,7 @@
 // Each step is its own transaction; a failure ends this run (counted in /metrics) and the
 // next period does it all again, so the job is not retried within a period.
 import type { Job, JobSchedulerTemplateOptions, Queue } from 'bullmq';
+import { compactCounts } from '../../core/data/counts.js';
 import {
   type DataContext,
   EXPIRE_SECONDS,
@@ -24,7 +25,6 @@ import {
   transact,
   unclaimExpiredRequests,
 } from '../../core/data/index.js';
-import { compactCounts } from '../../core/db/counts.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { RENEW_MS } from '../claims.js';
 
