@@ -4,9 +4,9 @@
 // parameter, as Buildbot answers a form's errors. Then one build set is added with a request
 // per builder.
 
+import { builderIdsByName, builderName } from '../../core/data/builders.js';
 import { addBuildset } from '../../core/data/buildsets.js';
 import { type DataContext, transact } from '../../core/data/transaction.js';
-import { sql } from '../../core/db/pool.js';
 import { forcedBuilders } from '../../core/force/builder-names.js';
 import type { ForceScheduler } from '../../core/force/parameters.js';
 import { checkForce, unknownParameters } from '../../core/force/validate.js';
@@ -21,10 +21,7 @@ export async function force(
   const sched = schedulers.get(String(call.match.args.schedulername));
   if (!sched) throw notFound();
   const { builderNames: _n, builderid: _i, owner: _o, ...formParams } = call.params;
-  const builders = await forcedBuilders(sched, call.params, async (id) => {
-    const [row] = await ctx.db.query(sql`SELECT name FROM builders WHERE id = ${id}`);
-    return row ? (row.name as string) : null;
-  });
+  const builders = await forcedBuilders(sched, call.params, (id) => builderName(ctx.db, id));
   const checked = checkForce(sched, formParams, call.owner === 'anonymous' ? null : call.owner);
   // Every refusal at once, as Buildbot collects a form's errors.
   const refused = { ...unknownParameters(sched, call.params), ...(checked.ok ? {} : checked.errors) };
@@ -33,13 +30,12 @@ export async function force(
   const { build } = checked;
   const names = builders.names;
   return transact(ctx, async (tx) => {
-    const ids = await tx.q.query(sql`SELECT id FROM builders WHERE name = ANY(${names}::text[]) ORDER BY id`);
     const added = await addBuildset(tx, {
       scheduler: sched.name,
       sourcestamps: build.sourcestamps,
       reason: build.reason,
       properties: build.properties,
-      builderids: ids.map((r) => r.id as number),
+      builderids: await builderIdsByName(tx.q, names),
     });
     return [added.bsid, added.brids];
   });

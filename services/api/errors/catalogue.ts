@@ -47,7 +47,9 @@ export type ApiErrorCode =
   | 'RPC_PARSE_ERROR'
   | 'RPC_INVALID_REQUEST'
   | 'INVALID_PARAMS'
-  | 'UNSUPPORTED_ACTION';
+  | 'UNSUPPORTED_ACTION'
+  | 'HOOK_INVALID'
+  | 'HOOK_SIGNATURE';
 
 export type ErrorCode = CoreErrorCode | ApiErrorCode;
 
@@ -99,6 +101,10 @@ export const CATALOGUE: Readonly<Record<ErrorCode, Entry>> = {
   RPC_INVALID_REQUEST: { status: 400, rpc: JSONRPC.invalidRequest },
   INVALID_PARAMS: { status: 400, rpc: JSONRPC.invalidParams },
   UNSUPPORTED_ACTION: { status: 501, rpc: JSONRPC.methodNotFound },
+  // Change hooks: Buildbot answers a ValueError with 400 and its message; a signature that
+  // does not check is ours to refuse with 403.
+  HOOK_INVALID: { status: 400 },
+  HOOK_SIGNATURE: { status: 403 },
 };
 
 /** For a code the table does not list (a new one not yet added here): by its kind. */
@@ -128,8 +134,8 @@ export const badPreflight = () => new InputError<ErrorCode>('BAD_PREFLIGHT', 'in
 export const badOrigin = () => new InputError<ErrorCode>('BAD_ORIGIN', 'invalid origin');
 export const noContentType = () =>
   new InputError<ErrorCode>('NO_CONTENT_TYPE', 'a JSON-RPC call needs Content-Type: application/json');
-export const unsupportedMediaType = () =>
-  new InputError<ErrorCode>('UNSUPPORTED_MEDIA_TYPE', 'unsupported media type');
+export const unsupportedMediaType = (message = 'unsupported media type') =>
+  new InputError<ErrorCode>('UNSUPPORTED_MEDIA_TYPE', message);
 export const bodyTooLarge = () => new LimitError<ErrorCode>('BODY_TOO_LARGE', 'request body too large');
 export const uriTooLong = () => new LimitError<ErrorCode>('URI_TOO_LONG', 'request URI too long');
 export const headersTooLarge = () =>
@@ -153,5 +159,8 @@ export const invalidParams = (problems: string | Readonly<Record<string, string>
   typeof problems === 'string'
     ? new InputError<ErrorCode>('INVALID_PARAMS', problems)
     : new InputError<ErrorCode>('INVALID_PARAMS', JSON.stringify(problems), problems);
+/** A change hook's request it cannot make changes of (Buildbot's ValueError). */
+export const hookInvalid = (message: string) => new InputError<ErrorCode>('HOOK_INVALID', message);
+export const hookSignature = (message: string) => new NotAllowedError<ErrorCode>('HOOK_SIGNATURE', message);
 export const unsupportedAction = (method: string) =>
   new NotSupportedError<ErrorCode>('UNSUPPORTED_ACTION', `action: ${method} is not supported`);

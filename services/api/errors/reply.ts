@@ -7,7 +7,7 @@
 // - any other REST error is {"error": "<message>"} as text/plain (Python's json.dumps);
 // - a JSON-RPC call's error is {"jsonrpc": "2.0", "id": ..., "error": {"code", "message"}},
 //   application/json, for the errors the catalogue gives a JSON-RPC code;
-// - a change hook's error is its message as the body;
+// - a change hook's error is its message as the body, as text/plain;
 // - a database that is away (core/db/outage.ts) is a 503 with Retry-After, like every error
 //   of the `unavailable` kind: it passes by itself, and the client is told when to come back;
 // - anything that is not one of our errors is logged and answered 500 "internal error",

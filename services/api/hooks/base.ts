@@ -11,15 +11,15 @@
 // (Buildbot answers some of these 500, or stores nonsense).
 import type { NewChange } from '../../core/data/index.js';
 import { INT32_MAX } from '../../core/identifiers.js';
+import { hookInvalid } from '../errors/catalogue.js';
 import { parseJson } from './body.js';
-import { badRequest } from './errors.js';
 
 function str(fields: ReadonlyMap<string, unknown>, name: string): string | undefined {
   const v = fields.get(name);
   if (v === undefined || v === null) return undefined;
   if (typeof v === 'string') return v;
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  throw badRequest(`${name} must be a string`);
+  throw hookInvalid(`${name} must be a string`);
 }
 
 /** A field that holds JSON in a form (a string), or the value itself in a JSON body. */
@@ -32,14 +32,14 @@ function files(fields: ReadonlyMap<string, unknown>): string[] {
   const v = structured(fields, 'files');
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v) || v.some((f) => typeof f !== 'string'))
-    throw badRequest('files must be a JSON list of file names');
+    throw hookInvalid('files must be a JSON list of file names');
   return v;
 }
 
 function properties(fields: ReadonlyMap<string, unknown>): Record<string, unknown> {
   const v = structured(fields, 'properties');
   if (v === undefined || v === null) return {};
-  if (typeof v !== 'object' || Array.isArray(v)) throw badRequest('properties must be a JSON object');
+  if (typeof v !== 'object' || Array.isArray(v)) throw hookInvalid('properties must be a JSON object');
   return v as Record<string, unknown>;
 }
 
@@ -48,13 +48,13 @@ function when(fields: ReadonlyMap<string, unknown>): number | null {
   if (v === undefined || v === null) return null;
   const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : Number.NaN;
   if (!Number.isFinite(n) || n < 0 || Math.trunc(n) > INT32_MAX)
-    throw badRequest(`when_timestamp must be a number of seconds since the epoch, not ${JSON.stringify(v)}`);
+    throw hookInvalid(`when_timestamp must be a number of seconds since the epoch, not ${JSON.stringify(v)}`);
   return Math.trunc(n);
 }
 
 export function baseChange(fields: ReadonlyMap<string, unknown>): NewChange {
   const author = str(fields, 'author') || str(fields, 'who');
-  if (!author) throw badRequest('author is required');
+  if (!author) throw hookInvalid('author is required');
   return {
     author,
     committer: str(fields, 'committer') ?? null,

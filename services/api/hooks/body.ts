@@ -2,11 +2,15 @@
 // Buildbot (Twisted) reads form fields from the query string and, for a form-encoded or
 // multipart body, from the body too (a body field replacing a query field of the same
 // name); a field given twice counts once, the first time.
-import { badRequest } from './errors.js';
+import { hookInvalid, unsupportedMediaType } from '../errors/catalogue.js';
 
 export const FORM = 'application/x-www-form-urlencoded';
 export const MULTIPART = 'multipart/form-data';
 export const JSON_TYPE = 'application/json';
+
+/** A body of a media type no dialect reads: 415, naming the type (the answer is text/plain). */
+export const unsupportedType = (type: string | undefined) =>
+  unsupportedMediaType(`Unknown content type: ${type ?? 'none'}`);
 
 /** The media type of a Content-Type header, lower case, without parameters. */
 export function mediaType(header: string | undefined): string | undefined {
@@ -20,7 +24,7 @@ export function text(body: Buffer): string {
   try {
     return utf8.decode(body);
   } catch {
-    throw badRequest('the body is not UTF-8 text');
+    throw hookInvalid('the body is not UTF-8 text');
   }
 }
 
@@ -28,7 +32,7 @@ export function parseJson(source: string, what: string): unknown {
   try {
     return JSON.parse(source);
   } catch (err) {
-    throw badRequest(`${what} is not valid JSON: ${(err as Error).message}`);
+    throw hookInvalid(`${what} is not valid JSON: ${(err as Error).message}`);
   }
 }
 
@@ -50,7 +54,7 @@ export async function formFields(body: Buffer, contentType: string): Promise<Map
   try {
     form = await new Response(body, { headers: { 'content-type': contentType } }).formData();
   } catch {
-    throw badRequest('the multipart body cannot be read');
+    throw hookInvalid('the multipart body cannot be read');
   }
   const out = new Map<string, string>();
   for (const [k, v] of form) {

@@ -21,8 +21,8 @@
 // Buildbot turns into changes by asking GitHub's API) are not supported: "Unknown event".
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { NewChange } from '../../core/data/index.js';
-import { FORM, formFields, JSON_TYPE, mediaType, parseJson, text } from './body.js';
-import { badRequest, forbidden, unsupportedType } from './errors.js';
+import { hookInvalid, hookSignature } from '../errors/catalogue.js';
+import { FORM, formFields, JSON_TYPE, mediaType, parseJson, text, unsupportedType } from './body.js';
 
 export interface GithubOptions {
   /** The webhook secret; null: signatures are not checked. */
@@ -41,14 +41,15 @@ const header = (headers: Headers, name: string): string | undefined => {
 export function verifySignature(secret: string, body: Buffer, headers: Headers): void {
   const sha256 = header(headers, 'x-hub-signature-256');
   const signature = sha256 ?? header(headers, 'x-hub-signature');
-  if (!signature) throw forbidden('Request has no required signature');
+  if (!signature) throw hookSignature('Request has no required signature');
   const m = /^(sha1|sha256)=([0-9a-fA-F]+)$/.exec(signature.trim());
-  if (!m) throw forbidden('Wrong signature format');
+  if (!m) throw hookSignature('Wrong signature format');
   const algorithm = m[1]!;
-  if (sha256 !== undefined && algorithm !== 'sha256') throw forbidden('Wrong signature format');
+  if (sha256 !== undefined && algorithm !== 'sha256') throw hookSignature('Wrong signature format');
   const expected = createHmac(algorithm, secret).update(body).digest();
   const given = Buffer.from(m[2]!, 'hex');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw forbidden('Hash mismatch');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    throw hookSignature('Hash mismatch');
 }
 
 async function payloadOf(body: Buffer, contentType: string | undefined): Promise<unknown> {
@@ -56,7 +57,7 @@ async function payloadOf(body: Buffer, contentType: string | undefined): Promise
   if (type === JSON_TYPE) return parseJson(text(body), 'the payload');
   if (type === FORM) {
     const payload = (await formFields(body, contentType!)).get('payload');
-    if (payload === undefined) throw badRequest('the form has no payload field');
+    if (payload === undefined) throw hookInvalid('the form has no payload field');
     return parseJson(payload, 'the payload');
   }
   throw unsupportedType(contentType);
@@ -69,7 +70,7 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 /** A field of the payload (at `where` in it) that must hold a string. */
 function field(o: Json, path: string, where = ''): string {
   const v = path.split('.').reduce<unknown>((at, k) => (isObject(at) ? at[k] : undefined), o);
-  if (typeof v !== 'string') throw badRequest(`malformed push payload: ${where}${path} is not a string`);
+  if (typeof v !== 'string') throw hookInvalid(`malformed push payload: ${where}${path} is not a string`);
   return v;
 }
 
@@ -78,7 +79,7 @@ function fileList(commit: Json, i: number): string[] {
   for (const kind of ['added', 'modified', 'removed']) {
     const list = commit[kind] ?? [];
     if (!Array.isArray(list) || list.some((f) => typeof f !== 'string'))
-      throw badRequest(`malformed push payload: commits[${i}].${kind} is not a list of file names`);
+      throw hookInvalid(`malformed push payload: commits[${i}].${kind} is not a list of file names`);
     files.push(...list);
   }
   return files;
@@ -98,13 +99,13 @@ function pushChanges(payload: Json, options: GithubOptions): NewChange[] {
   const headMessage = isObject(head) && typeof head.message === 'string' ? head.message : '';
   if (SKIPS.some((re) => re.test(headMessage))) return [];
   const commits = payload.created ? [head] : payload.commits;
-  if (!Array.isArray(commits)) throw badRequest('malformed push payload: commits is not a list');
+  if (!Array.isArray(commits)) throw hookInvalid('malformed push payload: commits is not a list');
   return commits.map((commit, i): NewChange => {
-    if (!isObject(commit)) throw badRequest(`malformed push payload: commits[${i}] is not an object`);
+    if (!isObject(commit)) throw hookInvalid(`malformed push payload: commits[${i}] is not an object`);
     const at = (p: string) => field(commit, p, `commits[${i}].`);
     const stamp = Date.parse(at('timestamp'));
     if (!Number.isFinite(stamp))
-      throw badRequest(`malformed push payload: commits[${i}].timestamp is not a date`);
+      throw hookInvalid(`malformed push payload: commits[${i}].timestamp is not a date`);
     return {
       author: `${at('author.name')} <${at('author.email')}>`,
       committer: `${at('committer.name')} <${at('committer.email')}>`,
@@ -138,9 +139,9 @@ export async function githubChanges(
     case 'workflow_run':
       return [];
     case 'push':
-      if (!isObject(payload)) throw badRequest('malformed push payload: not an object');
+      if (!isObject(payload)) throw hookInvalid('malformed push payload: not an object');
       return pushChanges(payload, options);
     default:
-      throw badRequest(`Unknown event: ${event ?? 'None'}`);
+      throw hookInvalid(`Unknown event: ${event ?? 'None'}`);
   }
 }

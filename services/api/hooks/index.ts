@@ -18,10 +18,20 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ConfigError } from '../../core/config/errors.js';
 import type { ChangeHooksConfig } from '../../core/config/master-config.js';
 import { addChange, type DataContext, type NewChange, transact } from '../../core/data/index.js';
-import { FlotillaError } from '../../core/errors.js';
+import { hookInvalid, notFound } from '../errors/catalogue.js';
+import { errorHandler } from '../errors/reply.js';
 import { baseChange } from './base.js';
-import { FORM, formFields, JSON_TYPE, MULTIPART, mediaType, parseJson, queryFields, text } from './body.js';
-import { badRequest, HookError, noDialect, unsupportedType } from './errors.js';
+import {
+  FORM,
+  formFields,
+  JSON_TYPE,
+  MULTIPART,
+  mediaType,
+  parseJson,
+  queryFields,
+  text,
+  unsupportedType,
+} from './body.js';
 import { type GithubOptions, githubChanges } from './github.js';
 
 export interface ChangeHooksOptions {
@@ -71,7 +81,7 @@ async function baseFields(req: FastifyRequest, body: Buffer): Promise<Map<string
   } else if (type === JSON_TYPE) {
     const json = parseJson(text(body), 'the body');
     if (typeof json !== 'object' || json === null || Array.isArray(json))
-      throw badRequest('the body must be a JSON object');
+      throw hookInvalid('the body must be a JSON object');
     for (const [k, v] of Object.entries(json)) fields.set(k, v);
   } else if (body.length > 0) {
     throw unsupportedType(contentType);
@@ -93,16 +103,8 @@ export const changeHooks: FastifyPluginAsync<ChangeHooksOptions> = async (app, o
     { parseAs: 'buffer', bodyLimit: opts.bodyLimit ?? 1024 * 1024 },
     (_r, b, done) => done(null, b),
   );
-  app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
-    if (err instanceof HookError) return answer(reply, err.status, err.message);
-    if (err instanceof FlotillaError) return answer(reply, 400, err.message);
-    const status = err.statusCode;
-    if (status === 413) return answer(reply, 413, 'the body is too large');
-    if (status === 415) return answer(reply, 415, unsupportedType(req.headers['content-type']).message);
-    if (status && status >= 400 && status < 500) return answer(reply, status, err.message);
-    req.log.error({ err, url: req.raw.url }, 'adding changes from a web hook failed');
-    return answer(reply, 500, 'Error processing changes.');
-  });
+  // Refusals are thrown, and answered as text by the one mapper (../errors/reply.ts).
+  app.setErrorHandler(errorHandler('hook'));
 
   const handle = async (req: FastifyRequest<{ Params: { dialect?: string } }>, reply: FastifyReply) => {
     const dialect = req.params.dialect || 'base';
@@ -110,7 +112,8 @@ export const changeHooks: FastifyPluginAsync<ChangeHooksOptions> = async (app, o
     let changes: NewChange[];
     if (dialect === 'base' && baseEnabled) changes = [baseChange(await baseFields(req, body))];
     else if (dialect === 'github' && github) changes = await githubChanges(body, req.headers, github);
-    else throw noDialect();
+    // A dialect that is not enabled: like any path that names nothing, and naming nothing back.
+    else throw notFound();
     if (changes.length === 0) return answer(reply, 200, 'no change found');
     const ids = await transact(opts.ctx, async (tx) => {
       const added: number[] = [];

@@ -10,7 +10,7 @@
 // - updateBuilderInfo replaces the description and the tags (builders_tags, in the given
 //   order) and produces builders/<id>/update with the builder entity. Buildbot calls it only
 //   when the configuration changed; we produce the event only when something did.
-import { many, maybeOne, sql } from '../db/pool.js';
+import { many, maybeOne, type Queryable, sql } from '../db/pool.js';
 import { builder } from '../entities/builder.js';
 import { jsonOf } from '../entities/field.js';
 import { noSuch } from '../errors.js';
@@ -28,6 +28,21 @@ export interface BuilderSpec {
 
 export async function findBuilderId(tx: Tx, name: string, autoCreate = true): Promise<number | null> {
   return findNamedId(tx, 'builders', name, autoCreate);
+}
+
+/** A builder's name by its id; null when there is none. */
+export async function builderName(q: Queryable, builderid: number): Promise<string | null> {
+  const row = await maybeOne<{ name: string }>(q, sql`SELECT name FROM builders WHERE id = ${builderid}`);
+  return row?.name ?? null;
+}
+
+/** The ids of the builders with these names (those that exist), in id order. */
+export async function builderIdsByName(q: Queryable, names: readonly string[]): Promise<number[]> {
+  const rows = await many<{ id: number }>(
+    q,
+    sql`SELECT id FROM builders WHERE name = ANY(${[...names]}::text[]) ORDER BY id`,
+  );
+  return rows.map((r) => r.id);
 }
 
 export async function findTagId(tx: Tx, name: string): Promise<number> {

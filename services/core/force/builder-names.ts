@@ -7,6 +7,7 @@
 // a force scheduler could start any builder). Here a scheduler only ever starts its own
 // builders, and asking for any other (or for none, or in a shape that is not a list of
 // names or an id) is refused, naming the parameter (docs/security.md).
+import { isId } from '../identifiers.js';
 import type { ForceScheduler } from './parameters.js';
 
 export type ForcedBuilders =
@@ -45,7 +46,7 @@ export async function forcedBuilders(
   if (idParam !== undefined && idParam !== null) {
     const id = typeof idParam === 'number' || typeof idParam === 'string' ? Number(idParam) : Number.NaN;
     // Ids are 32-bit: larger ones name no builder.
-    const name = Number.isInteger(id) && id >= 0 && id < 2 ** 31 ? await builderName(id) : null;
+    const name = isId(id) ? await builderName(id) : null;
     if (name === null || !own.has(name))
       return refuse('builderid', `not the id of a builder of this scheduler: ${quote(idParam)}`);
     return { ok: true, names: [name] };
