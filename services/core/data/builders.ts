@@ -36,6 +36,17 @@ export async function builderName(q: Queryable, builderid: number): Promise<stri
   return row?.name ?? null;
 }
 
+/** A builder's id by its name; null when there is none. */
+export async function builderIdByName(q: Queryable, name: string): Promise<number | null> {
+  const row = await maybeOne<{ id: number }>(q, sql`SELECT id FROM builders WHERE name = ${name}`);
+  return row?.id ?? null;
+}
+
+/** Every builder's id and name, in id order. */
+export function allBuilders(q: Queryable): Promise<{ id: number; name: string }[]> {
+  return many(q, sql`SELECT id, name FROM builders ORDER BY id`);
+}
+
 /** The ids of the builders with these names (those that exist), in id order. */
 export async function builderIdsByName(q: Queryable, names: readonly string[]): Promise<number[]> {
   const rows = await many<{ id: number }>(
