@@ -19,6 +19,13 @@ describe('regressions', () => {
     expect((await api.get('/builders/a%00b/forceschedulers')).status).toBe(404);
   });
 
+  it("a boolean filter spelled like an object's own property is a 400 (the fuzz suite's __proto__)", async () => {
+    for (const v of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+      const a = await api.get(`/schedulers?enabled=${v}`);
+      expect([a.status, a.json()], v).toEqual([400, { error: 'invalid filter value for enabled' }]);
+    }
+  });
+
   it('repeated contains on a list of integers matches any of them', async () => {
     const a = await api.get('/builders?masterids__contains=1&masterids__contains=2');
     expect(a.status).toBe(200);

@@ -8,16 +8,17 @@ import { isUrlIdentifier } from '../../core/identifiers.js';
 export type FilterValue = number | string | boolean;
 
 const PY_INT = /^\s*[+-]?\d+(_\d+)*\s*$/;
-const BOOLEANS: Record<string, boolean> = {
-  on: true,
-  true: true,
-  yes: true,
-  '1': true,
-  off: false,
-  false: false,
-  no: false,
-  '0': false,
-};
+// A Map, not an object: `__proto__` and `constructor` are words a client may send.
+const BOOLEANS: ReadonlyMap<string, boolean> = new Map([
+  ['on', true],
+  ['true', true],
+  ['yes', true],
+  ['1', true],
+  ['off', false],
+  ['false', false],
+  ['no', false],
+  ['0', false],
+]);
 // Every integer column is 32-bit; clamping to the 64-bit range keeps comparisons exact.
 const INT8_MAX = 2n ** 63n - 1n;
 
@@ -45,8 +46,7 @@ export function valueFromString(type: FieldType, raw: string): FilterValue | und
       if (!isUrlIdentifier(raw, type.len)) return undefined;
       return raw;
     case 'boolean': {
-      const b = BOOLEANS[raw.toLowerCase()];
-      return b;
+      return BOOLEANS.get(raw.toLowerCase());
     }
     case 'list':
       return valueFromString(type.of, raw);
