@@ -22,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../services/core/db/pool.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
 import { freePort, type Running, start, startRedis, status, waitFor } from '../helpers/processes.js';
+import { buildWebUi } from '../../services/web/build.js';
 import { copies, type Dockerfile, effective, lineage, readDockerfile, stageEnv } from './dockerfile.js';
 
 const df = readDockerfile();
@@ -36,11 +37,11 @@ let db: TestDatabase;
 let redis: Awaited<ReturnType<typeof startRedis>>;
 
 /** The build stage's product: /src/dist, compiled as its RUN line compiles it. */
-function buildStage(): void {
+async function buildStage(): Promise<void> {
   const s = df.stage('build');
   const workdir = s.instructions.find((i) => i.op === 'WORKDIR')!.args;
   const runs = s.instructions.filter((i) => i.op === 'RUN').map((i) => i.args);
-  expect(runs.at(-1)).toMatch(/tsc -p tsconfig\.build\.json$/);
+  expect(runs.at(-2)).toMatch(/tsc -p tsconfig\.build\.json$/);
   execFileSync(process.execPath, [
     'node_modules/typescript/bin/tsc',
     '-p',
@@ -48,6 +49,8 @@ function buildStage(): void {
     '--outDir',
     inRoot('build', join(workdir, 'dist')),
   ]);
+  expect(runs.at(-1)).toMatch(/services\/web\/build\.ts$/);
+  await buildWebUi(inRoot('build', join(workdir, 'services/web/dist')));
 }
 
 /** Carries out a stage's WORKDIRs, COPYs and (when asked) RUNs into its folder. */
@@ -127,7 +130,7 @@ function healthy(target: 'server' | 'worker', env: Record<string, string>): numb
 
 beforeAll(async () => {
   chmodSync(work, 0o755);
-  buildStage();
+  await buildStage();
   materialize(df, 'deps', { run: true });
   materialize(df, 'server');
   materialize(df, 'worker');

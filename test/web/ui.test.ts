@@ -406,6 +406,9 @@ describe('the web UI', () => {
     await page.locator('.log-scroll').evaluate((el) => {
       el.scrollTop = el.scrollHeight / 2;
     });
+    // The view follows the scroll on the next frame: until then the rows on screen are still
+    // the first ones, all loaded.
+    await expect.poll(firstLine, { timeout: 30_000 }).toBeGreaterThan(400_000);
     await page.waitForFunction(() => {
       const rows: any[] = [...(globalThis as any).document.querySelectorAll('.ln')];
       return rows.length > 0 && rows.every((r) => !r.textContent.includes('…'));
