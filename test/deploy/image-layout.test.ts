@@ -20,9 +20,9 @@ import {
 import { basename, dirname, join, posix, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../services/core/db/pool.js';
+import { buildWebUi } from '../../services/web/build.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
 import { freePort, type Running, start, startRedis, status, waitFor } from '../helpers/processes.js';
-import { buildWebUi } from '../../services/web/build.js';
 import { copies, type Dockerfile, effective, lineage, readDockerfile, stageEnv } from './dockerfile.js';
 
 const df = readDockerfile();
