@@ -1,4 +1,4 @@
-// The master's YAML configuration: builders, workers, schedulers, force schedulers, change
+// The master's YAML configuration: builders, workers and their protocols, schedulers, force schedulers, change
 // sources and hooks, auth and www. The schema is the documentation of every key; a mistake is reported with the
 // path of the bad key and what was expected there.
 // Each section's schema is in master-config/; this file composes them, parses and loads.
@@ -11,6 +11,7 @@ import { builder } from './master-config/builders.js';
 import { changeHooks } from './master-config/change-hooks.js';
 import { changeSource } from './master-config/change-sources.js';
 import { forceScheduler } from './master-config/force-schedulers.js';
+import { protocols } from './master-config/protocols.js';
 import { scheduler } from './master-config/schedulers.js';
 import { worker } from './master-config/workers.js';
 import { www } from './master-config/www.js';
@@ -23,6 +24,7 @@ export const masterConfigSchema = z
   .object({
     title: z.string().default('Flotilla'),
     workers: z.array(worker).default([]),
+    protocols: protocols.default({}),
     builders: z.array(builder).default([]),
     schedulers: z.array(scheduler).default([]),
     force_schedulers: z.array(forceScheduler).default([]),
@@ -43,6 +45,7 @@ export type SchedulerConfig = MasterConfig['schedulers'][number];
 export type ChangeHooksConfig = MasterConfig['change_hooks'];
 export type AuthConfig = MasterConfig['auth'];
 export type WwwConfig = MasterConfig['www'];
+export type ProtocolsConfig = MasterConfig['protocols'];
 export type ForceSchedulerConfig = MasterConfig['force_schedulers'][number];
 export type StepConfig = BuilderConfig['steps'][number];
 
@@ -103,6 +106,11 @@ function checkReferences(cfg: MasterConfig): string[] {
         `force_schedulers[${i}].name: duplicate name ${JSON.stringify(f.name)} (a scheduler has it)`,
       );
   });
+  const { flotilla, msgpack_experimental_v7: msgpack } = cfg.protocols;
+  if (flotilla && msgpack && flotilla.port === msgpack.port && flotilla.port !== 0)
+    problems.push(
+      `protocols.msgpack_experimental_v7.port: port ${msgpack.port} is the flotilla protocol's too`,
+    );
   const workers = new Set(cfg.workers.map((w) => w.name));
   const builders = new Set(cfg.builders.map((b) => b.name));
   const triggerables = new Set(cfg.schedulers.filter((s) => s.type === 'triggerable').map((s) => s.name));

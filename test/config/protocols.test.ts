@@ -1,0 +1,51 @@
+// The master's `protocols` section: Buildbot's c['protocols'] shape, ports as numbers or
+// Buildbot's endpoint strings, PB refused with a pointer to what works.
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../services/core/config/errors.js';
+import { parseMasterConfig } from '../../services/core/config/master-config.js';
+
+function problems(yaml: string): string[] {
+  try {
+    parseMasterConfig(yaml);
+  } catch (err) {
+    if (err instanceof ConfigError) return [...err.problems];
+    throw err;
+  }
+  throw new Error('expected the configuration to be refused');
+}
+
+describe('protocols', () => {
+  it('is empty by default: Flotilla’s own protocol only, on WORKER_PORT', () => {
+    expect(parseMasterConfig('title: t').protocols).toEqual({});
+  });
+
+  it("reads Buildbot's shape, with numbers and endpoint strings", () => {
+    expect(parseMasterConfig('protocols: { msgpack_experimental_v7: { port: 9989 } }').protocols).toEqual({
+      msgpack_experimental_v7: { port: 9989 },
+    });
+    expect(
+      parseMasterConfig(`
+protocols:
+  flotilla: { port: "tcp:9990" }
+  msgpack_experimental_v7: { port: "tcp:9989:interface=127.0.0.1" }
+`).protocols,
+    ).toEqual({ flotilla: { port: 9990 }, msgpack_experimental_v7: { port: 9989, host: '127.0.0.1' } });
+  });
+
+  it('refuses PB, unknown protocols, bad ports and one port for two protocols', () => {
+    expect(problems('protocols: { pb: { port: 9989 } }')[0]).toMatch(
+      /^protocols\.pb: Buildbot's PB protocol is not supported: create the workers with --protocol=msgpack_experimental_v7/,
+    );
+    expect(problems('protocols: { xmpp: { port: 1 } }')).toEqual(['protocols: unknown key "xmpp"']);
+    expect(problems('protocols: { msgpack_experimental_v7: { port: 70000 } }')).toEqual([
+      'protocols.msgpack_experimental_v7.port: expected a port (0-65535) or "tcp:PORT[:interface=ADDRESS]"',
+    ]);
+    expect(problems('protocols: { msgpack_experimental_v7: { port: "unix:/x" } }')).toHaveLength(1);
+    expect(problems('protocols: { msgpack_experimental_v7: { port: 1, extra: 2 } }')).toEqual([
+      'protocols.msgpack_experimental_v7: unknown key "extra"',
+    ]);
+    expect(
+      problems('protocols: { flotilla: { port: 9989 }, msgpack_experimental_v7: { port: 9989 } }'),
+    ).toEqual(["protocols.msgpack_experimental_v7.port: port 9989 is the flotilla protocol's too"]);
+  });
+});
