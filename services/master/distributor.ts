@@ -98,7 +98,13 @@ export class Distributor {
       const conn = this.deps.workers.get(name);
       const cfg = this.deps.config.workers.find((w) => w.name === name);
       if (!conn || conn.lost.aborted || !cfg || this.deps.isPaused(name)) continue;
-      if (this.deps.runner.onWorker(name) < cfg.max_builds) out.push(conn);
+      // max_builds caps the worker's builds across builders; a builder runs one build at a
+      // time on a worker, as in Buildbot, whose builders each have one directory there.
+      if (
+        this.deps.runner.onWorker(name) < cfg.max_builds &&
+        this.deps.runner.onWorker(name, builder.name) === 0
+      )
+        out.push(conn);
     }
     // The least busy first.
     return out.sort((a, b) => this.deps.runner.onWorker(a.name) - this.deps.runner.onWorker(b.name));

@@ -15,10 +15,13 @@ const CONFIG = `
 log_compression: none
 workers:
   - { name: solo, password: x, max_builds: 1 }
+  - { name: pair, password: x, max_builds: 2 }
 ${Array.from({ length: 8 }, (_, i) => `  - { name: q${i}, password: x, max_builds: 3 }`).join('\n')}
 builders:
   - { name: ordered, workers: [solo], steps: [{ type: shell, command: "echo ok" }] }
   - { name: folded, workers: [solo], collapse_requests: true, steps: [{ type: shell, command: "echo ok" }] }
+  - { name: twice, workers: [pair], steps: [{ type: shell, command: "echo twice" }] }
+  - { name: other, workers: [pair], steps: [{ type: shell, command: "echo other" }] }
   - name: busy
     workers: [${Array.from({ length: 8 }, (_, i) => `q${i}`).join(', ')}]
     steps: [{ type: shell, command: "echo one; echo two" }]
@@ -115,6 +118,48 @@ describe('one master', () => {
 });
 
 describe('four masters racing', () => {
+  it('runs one build of a builder at a time on a worker, whatever its max_builds (as Buildbot)', async () => {
+    // Two builds of one builder would share its directory on the worker (issue 16).
+    const m = await stage.master('one-per-builder', CONFIG);
+    const running = new Map<string, number>();
+    const most = { twice: 0, all: 0 };
+    let firstRuns: () => void = () => {};
+    const firstRunning = new Promise<void>((r) => {
+      firstRuns = r;
+    });
+    let together: () => void = () => {};
+    const twoAtOnce = new Promise<void>((r) => {
+      together = r;
+    });
+    try {
+      m.workers.connect(
+        new ScriptedWorker('pair', async (cmd) => {
+          const builder = cmd.request.workdir.split('/')[0]!;
+          running.set(builder, (running.get(builder) ?? 0) + 1);
+          const all = [...running.values()].reduce((a, b) => a + b, 0);
+          most.twice = Math.max(most.twice, running.get('twice') ?? 0);
+          most.all = Math.max(most.all, all);
+          firstRuns();
+          if (all >= 2) together();
+          // Each command holds its slot until the worker has run two builds at once.
+          await twoAtOnce;
+          running.set(builder, running.get(builder)! - 1);
+          return { rc: 0 };
+        }),
+      );
+      const [t1] = await requests('twice', [{}]);
+      await firstRunning;
+      // The worker has a free slot: the second build of `twice` must not take it, `other` must.
+      const [t2] = await requests('twice', [{}]);
+      const [o1] = await requests('other', [{}]);
+      const rows = await completed([t1!, t2!, o1!]);
+      expect(rows.map((r) => r.results)).toEqual([0, 0, 0]);
+      expect(most).toEqual({ twice: 1, all: 2 });
+    } finally {
+      await m.stop();
+    }
+  });
+
   it('claim 200 requests added at once: each is claimed and built exactly once, within every worker’s slots', async () => {
     const masters = await Promise.all(
       ['race-1', 'race-2', 'race-3', 'race-4'].map((n) => stage.master(n, CONFIG)),

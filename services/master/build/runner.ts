@@ -23,17 +23,24 @@ const tracer = trace.getTracer('flotilla-master');
 
 interface Running {
   worker: WorkerConnection;
+  builder: string;
   interrupts: BuildInterrupts;
+}
+
+/** A build handed to a worker whose build row is still being written. */
+interface Starting {
+  worker: string;
+  builder: string;
 }
 
 export class BuildRunner {
   private readonly running = new Map<number, Running>();
   /**
-   * Builds handed to a worker whose build row is still being written, by worker name: they
-   * occupy the worker from the moment run() is called, so that a distribution pass (or the
-   * next one) never hands the same slot out twice while newBuild commits.
+   * Builds handed to a worker whose build row is still being written: they occupy the worker
+   * from the moment run() is called, so that a distribution pass (or the next one) never
+   * hands the same slot out twice while newBuild commits.
    */
-  private readonly starting = new Map<string, number>();
+  private readonly starting = new Set<Starting>();
   private readonly earlyStops = new Map<number, { reason: string; results: number; at: number }>();
   /** Who waits for builds to end, and for what. */
   private readonly waiters = new Set<{ done: () => boolean; resolve: () => void }>();
@@ -44,10 +51,16 @@ export class BuildRunner {
     return this.running.size;
   }
 
-  /** Builds on this worker, running or about to. */
-  onWorker(name: string): number {
-    let n = this.starting.get(name) ?? 0;
-    for (const r of this.running.values()) if (r.worker.name === name) n++;
+  /**
+   * Builds on this worker, running or about to; of one builder only when `builder` is given
+   * (a worker runs one build of a builder at a time, as Buildbot's does: the builder's
+   * directory on the worker is one).
+   */
+  onWorker(name: string, builder?: string): number {
+    const counts = (w: string, b: string) => w === name && (builder === undefined || b === builder);
+    let n = 0;
+    for (const s of this.starting) if (counts(s.worker, s.builder)) n++;
+    for (const r of this.running.values()) if (counts(r.worker.name, r.builder)) n++;
     return n;
   }
 
@@ -76,16 +89,11 @@ export class BuildRunner {
   }
 
   /** Count a build against its worker until it runs (or fails to start); the release is idempotent. */
-  private reserve(name: string): () => void {
-    this.starting.set(name, (this.starting.get(name) ?? 0) + 1);
-    let held = true;
+  private reserve(worker: string, builder: string): () => void {
+    const entry: Starting = { worker, builder };
+    this.starting.add(entry);
     return () => {
-      if (!held) return;
-      held = false;
-      const n = (this.starting.get(name) ?? 1) - 1;
-      if (n > 0) this.starting.set(name, n);
-      else this.starting.delete(name);
-      this.settled();
+      if (this.starting.delete(entry)) this.settled();
     };
   }
 
@@ -111,7 +119,7 @@ export class BuildRunner {
   /** Run the build of a claimed request on this worker; resolves with its results. */
   async run(req: ClaimedRequest, worker: WorkerConnection): Promise<number> {
     // Before anything is awaited: the caller's next look at the worker must see it taken.
-    const release = this.reserve(worker.name);
+    const release = this.reserve(worker.name, req.builder.name);
     const startedAt = performance.now();
     const interrupts = new BuildInterrupts(worker);
     let buildid: number | null = null;
@@ -126,7 +134,7 @@ export class BuildRunner {
         const results = await runBuild(this.deps, req, worker, interrupts, (b) => {
           buildid = b.buildid;
           span.setAttributes({ 'flotilla.buildid': b.buildid, 'flotilla.number': b.number });
-          this.running.set(b.buildid, { worker, interrupts });
+          this.running.set(b.buildid, { worker, builder: req.builder.name, interrupts });
           release();
           const early = this.earlyStops.get(b.buildid);
           if (early) {
