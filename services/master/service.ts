@@ -1,5 +1,5 @@
 // The master process, run by main.ts once telemetry is on: the environment and the YAML
-// configuration become a database pool, Redis connections and a worker listener, which
+// configuration become a database pool, Redis connections and worker listeners, which
 // startMaster (master.ts) runs on; its probes answer beside it, and SIGTERM stops it all.
 import { readFileSync } from 'node:fs';
 import { type MasterEnv, redact } from '../core/config/env.js';
@@ -16,7 +16,7 @@ import { createLogger, type Logger } from '../core/telemetry/logger.js';
 import { startTelemetry } from '../core/telemetry/tracing.js';
 import { startMaster } from './master.js';
 import { schedulerConfigProblems } from './schedulers/index.js';
-import { startWorkerServer } from './workers/flotilla/server.js';
+import { listenForWorkers, type WorkerListeners, workerPortProblems } from './workers/listen.js';
 
 // Beyond the drain, the steps after it (jobs, schedulers, closing connections) get this long.
 const SHUTDOWN_MARGIN_MS = 30_000;
@@ -25,7 +25,10 @@ function loadConfig(env: MasterEnv, log: Logger): MasterConfig {
   try {
     const config = loadMasterConfig(env.configPath);
     // Problems the schema cannot see (a cron expression that never fires, for one) fail the start too.
-    const bad = schedulerConfigProblems(config);
+    const bad = [
+      ...schedulerConfigProblems(config),
+      ...workerPortProblems(config, env.workerPort, env.msgpackWorkerPort),
+    ];
     if (bad.length) throw new ConfigError('CONFIG_SCHEMA', `${env.configPath} is invalid`, bad);
     return config;
   } catch (err) {
@@ -57,7 +60,7 @@ export async function runMasterProcess(
   const tls = env.workerTls
     ? { cert: readFileSync(env.workerTls.certFile), key: readFileSync(env.workerTls.keyFile) }
     : undefined;
-  let workerPort = 0;
+  let workerPorts: WorkerListeners['ports'] | null = null;
 
   const master = await startMaster({
     db,
@@ -71,18 +74,19 @@ export async function runMasterProcess(
     env: processEnv,
     drainMs: env.drainSeconds * 1000,
     listenForWorkers: async (workerEvents) => {
-      const server = await startWorkerServer({
-        host: env.host,
-        port: env.workerPort,
-        ...(tls ? { tls } : {}),
+      const listeners = await listenForWorkers({
         config,
+        host: env.host,
+        workerPort: env.workerPort,
+        msgpackPort: env.msgpackWorkerPort,
+        ...(tls ? { tls } : {}),
         masterName: env.masterName,
         env: processEnv,
         log,
         events: workerEvents,
       });
-      workerPort = server.port;
-      return server;
+      workerPorts = listeners.ports;
+      return listeners;
     },
   });
 
@@ -97,7 +101,7 @@ export async function runMasterProcess(
       master: env.masterName,
       masterid: master.masterid,
       builders: config.builders.length,
-      workerPort,
+      workerPorts,
       workerTls: env.workerTls !== null,
       probePort: probes.port,
       database: redact(env.databaseUrl),

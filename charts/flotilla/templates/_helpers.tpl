@@ -339,3 +339,8 @@ topologySpreadConstraints:
 {{- fail "ingress.host is required when ingress.tls.enabled is true (a certificate names a host)" }}
 {{- end }}
 {{- end }}
+
+{{/* The port buildbot-workers connect to (config.protocols.msgpack_experimental_v7), or nothing. */}}
+{{- define "flotilla.msgpackPort" -}}
+{{- with (.Values.config.protocols | default dict).msgpack_experimental_v7 }}{{ .port }}{{ end }}
+{{- end }}

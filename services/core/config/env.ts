@@ -40,8 +40,13 @@ export interface ApiEnv extends CommonEnv {
 export interface MasterEnv extends CommonEnv {
   configPath: string;
   masterName: string;
-  /** Port the master listens on for worker connections. */
+  /** Port the master listens on for worker connections (Flotilla's protocol, unless its configuration names one). */
   workerPort: number;
+  /**
+   * Port of Buildbot's msgpack_experimental_v7 when the configuration turns it on, instead of
+   * the configuration's (several masters on one host); null: the configuration's.
+   */
+  msgpackWorkerPort: number | null;
   /** PEM files of the worker listener's certificate and key: workers then connect with wss://. */
   workerTls: { certFile: string; keyFile: string } | null;
   /** Where the master keeps scratch files (git pollers' mirrors); nothing in it must survive. */
@@ -200,6 +205,7 @@ export function loadMasterEnv(src: Source = process.env): MasterEnv {
     // Buildbot names a master host:basedir; in Kubernetes MASTER_NAME is the StatefulSet pod name.
     masterName: r.string('MASTER_NAME', `${hostname()}:${process.cwd()}`),
     workerPort: r.port('WORKER_PORT', 9989),
+    msgpackWorkerPort: src.MSGPACK_WORKER_PORT ? r.port('MSGPACK_WORKER_PORT', 0) : null,
     workerTls: workerTls(r),
     workdir: r.string('MASTER_WORKDIR', join(tmpdir(), 'flotilla-master')),
     drainSeconds: r.seconds('MASTER_DRAIN_SECONDS', 60),

@@ -43,6 +43,8 @@ export async function startWorkerServer(opts: {
   env?: Record<string, string | undefined>;
   /** Certificate and key (PEM): workers connect with wss:// and the password never crosses in clear. */
   tls?: { cert: Buffer | string; key: Buffer | string };
+  /** A worker of this name is connected by another protocol (../listen.ts). */
+  connectedElsewhere?: (name: string) => boolean;
 }): Promise<WorkerServer> {
   const { log } = opts;
   const passwords = new Map(opts.config.workers.map((w) => [w.name, workerPassword(w, opts.env ?? {})]));
@@ -80,7 +82,8 @@ export async function startWorkerServer(opts: {
         log.warn({ worker: msg.name, peer }, 'worker refused: bad credentials');
         return socket.close(CloseCode.badCredentials, 'bad credentials');
       }
-      if (workers.has(msg.name)) return socket.close(CloseCode.alreadyConnected, 'already connected');
+      if (workers.has(msg.name) || opts.connectedElsewhere?.(msg.name))
+        return socket.close(CloseCode.alreadyConnected, 'already connected');
       const c = new FlotillaConnection(msg.name, msg.info, socket);
       conn = c;
       workers.set(c.name, c);

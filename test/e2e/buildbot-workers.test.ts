@@ -1,0 +1,174 @@
+// Buildbot's own workers run Flotilla's builds: real buildbot-worker 3.7 processes, created
+// with `buildbot-worker create-worker --protocol=msgpack_experimental_v7` as a team would,
+// connect to a real master process and run forced builds end to end, checked through the
+// REST API: output line by line, a failing step, a stop mid-command, a killed worker (RETRY,
+// then a rerun on another worker), two builders at once on one worker, and one builder with
+// both kinds of worker.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBuildbotWorker, startBuildbotWorker } from '../helpers/buildbot-worker.js';
+import { freePort, type Running, waitFor } from '../helpers/processes.js';
+import { Cluster, type MasterProc } from './cluster.js';
+
+let c: Cluster;
+let master: MasterProc;
+let msgpackPort: number;
+const bbw: Record<string, Running> = {};
+
+async function startBbw(name: string, password: string): Promise<Running> {
+  const dir = join(c.dir, `bbw-${name}`);
+  createBuildbotWorker({
+    dir,
+    port: msgpackPort,
+    name,
+    password,
+    admin: `${name} admin`,
+    host: `${name} host`,
+  });
+  const proc = startBuildbotWorker(dir);
+  c.procs.push(proc);
+  bbw[name] = proc;
+  await waitFor(
+    `buildbot-worker ${name} to connect`,
+    async () => (await c.get(`/workers?name=${name}`)).workers[0]?.connected_to.length === 1,
+    30_000,
+    proc,
+  );
+  return proc;
+}
+
+beforeAll(async () => {
+  c = await Cluster.start({ configure: () => readFileSync('test/e2e/buildbot-workers.yaml', 'utf8') });
+  msgpackPort = await freePort();
+  master = await c.startMaster('bbw-master', { MSGPACK_WORKER_PORT: String(msgpackPort) });
+  await startBbw('bb1', 'bb-one');
+}, 120_000);
+afterAll(async () => {
+  await c?.stop();
+});
+
+const first = (o: Record<string, number>) => Object.values(o)[0]!;
+async function forced(scheduler: string): Promise<any> {
+  const [, brids] = await c.force(scheduler);
+  return c.buildOf(first(brids));
+}
+async function stepLog(buildid: number, step: string, log = 'stdio'): Promise<string> {
+  const s = (await c.get(`/builds/${buildid}/steps?name=${step}`)).steps[0];
+  return c.text(`/steps/${s.stepid}/logs/${log}/raw`);
+}
+
+describe('a buildbot-worker', () => {
+  it('shows in /api/v2/workers with its workerinfo', async () => {
+    const w = (await c.get('/workers?name=bb1')).workers[0];
+    expect(w.workerinfo).toMatchObject({
+      admin: 'bb1 admin',
+      host: 'bb1 host',
+      version: expect.stringMatching(/^3\.7/),
+    });
+    expect(w.connected_to).toHaveLength(1);
+  });
+
+  it('runs a forced build with shell steps, every line in order, with properties', async () => {
+    const b = await c.finished((await forced('force-bb-basic')).buildid);
+    expect(b.results).toBe(0);
+    const steps = (await c.get(`/builds/${b.buildid}/steps`)).steps;
+    expect(steps.map((s: any) => [s.name, s.results])).toEqual([
+      ['worker_preparation', 0],
+      ['lines', 0],
+      ['get-version', 0],
+      ['use-property', 0],
+      ['unicode', 0],
+      ['logfile', 0],
+    ]);
+    const s = steps.find((x: any) => x.name === 'lines');
+    const log = (await c.get(`/steps/${s.stepid}/logs/stdio`)).logs[0];
+    const content: string = (await c.get(`/logs/${log.logid}/contents`)).logchunks[0].content;
+    const lines = content.split('\n');
+    const out = lines.filter((l) => l.startsWith('o'));
+    expect(out).toEqual(Array.from({ length: 500 }, (_, i) => `oline ${i + 1}`));
+    expect(lines).toContain('eto stderr');
+    expect(lines).toContain('hprogram finished with exit code 0');
+    expect(await stepLog(b.buildid, 'use-property')).toContain('version is 1.2.42\n');
+    expect(await stepLog(b.buildid, 'unicode')).toContain('é ü ß ✓\n');
+    expect(await stepLog(b.buildid, 'logfile', 'out')).toBe('one\ntwo\n');
+    const props = (await c.get(`/builds/${b.buildid}/properties`)).properties[0];
+    expect(props.version).toEqual(['1.2.42', 'SetPropertyFromCommand Step']);
+    expect(props.workername).toEqual(['bb1', 'Worker']);
+  });
+
+  it('fails a build whose step fails, and still runs the alwaysRun step', async () => {
+    const b = await c.finished((await forced('force-bb-failing')).buildid);
+    expect(b.results).toBe(2);
+    const steps = (await c.get(`/builds/${b.buildid}/steps`)).steps;
+    expect(steps.map((s: any) => [s.name, s.results])).toEqual([
+      ['worker_preparation', 0],
+      ['fails', 2],
+      ['cleanup', 0],
+    ]);
+    expect(await stepLog(b.buildid, 'fails')).toContain('program finished with exit code 3');
+  });
+
+  it('stops a build in the middle of a long command', async () => {
+    const b = await forced('force-bb-slow');
+    await waitFor('the command to start', async () => (await stepLog(b.buildid, 'wait')).includes('started'));
+    await c.rpc(`/builds/${b.buildid}`, 'stop', { reason: 'enough' });
+    const done = await c.finished(b.buildid, 30_000);
+    expect(done.results).toBe(6);
+    const log = await stepLog(b.buildid, 'wait');
+    expect(log).toContain('command interrupted');
+    expect(log.split('\n')).not.toContain('never');
+  });
+
+  it('runs two builds of different builders at once', async () => {
+    // Each command waits for the other one's marker: they finish only if both run at once.
+    const [, brids] = await c.force('force-bb-ab');
+    const builds = await Promise.all(Object.values(brids).map((brid) => c.buildOf(brid)));
+    const done = await Promise.all(builds.map((b) => c.finished(b.buildid, 30_000)));
+    expect(done.map((b) => b.results)).toEqual([0, 0]);
+    expect(new Set(done.map((b) => b.workerid)).size).toBe(1);
+  });
+
+  it('shares a builder with a Flotilla agent', async () => {
+    await startBbw('bb2', 'bb-two');
+    await c.startWorker('w1', master);
+    const ids = new Set<number>();
+    for (let i = 0; i < 2; i++) {
+      const [, brids] = await c.force('force-mixed');
+      ids.add(first(brids));
+    }
+    const builds = await Promise.all([...ids].map((brid) => c.buildOf(brid)));
+    const done = await Promise.all(builds.map((b) => c.finished(b.buildid)));
+    expect(done.map((b) => b.results)).toEqual([0, 0]);
+    const names = await Promise.all(
+      done.map(async (b) => (await c.get(`/workers/${b.workerid}`)).workers[0].name),
+    );
+    expect(names.sort()).toEqual(['bb2', 'w1']);
+  });
+});
+
+describe('a buildbot-worker killed mid-build', () => {
+  it('ends the build RETRY and the request runs again on another worker', async () => {
+    const b = await forced('force-bb-retry');
+    await waitFor('the command to start', async () => (await stepLog(b.buildid, 'wait')).includes('started'));
+    const victim = (await c.get(`/workers/${b.workerid}`)).workers[0].name as string;
+    await bbw[victim]!.stop('SIGKILL');
+    const done = await c.finished(b.buildid, 30_000);
+    expect(done.results).toBe(5);
+    let second: any;
+    await waitFor(
+      'the request to run again',
+      async () => {
+        second = (await c.get(`/buildrequests/${b.buildrequestid}/builds`)).builds.find(
+          (x: any) => x.buildid !== b.buildid,
+        );
+        return second !== undefined;
+      },
+      30_000,
+    );
+    const again = await c.finished(second.buildid, 60_000);
+    expect(again.results).toBe(0);
+    expect(again.workerid).not.toBe(b.workerid);
+    expect(await stepLog(again.buildid, 'wait')).toContain('finished');
+  });
+});
