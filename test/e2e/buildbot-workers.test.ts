@@ -2,8 +2,8 @@
 // with `buildbot-worker create-worker --protocol=msgpack_experimental_v7` as a team would,
 // connect to a real master process and run forced builds end to end, checked through the
 // REST API: output line by line, a failing step, a stop mid-command, a killed worker (RETRY,
-// then a rerun on another worker), two builders at once on one worker, and one builder with
-// both kinds of worker.
+// then a rerun on another worker), two builders at once on one worker, one builder with
+// both kinds of worker, and an operator's stop and kill.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -145,6 +145,25 @@ describe('a buildbot-worker', () => {
     );
     expect(names.sort()).toEqual(['bb2', 'w1']);
   });
+});
+
+describe("an operator's worker actions", () => {
+  for (const [action, name, password] of [
+    ['stop', 'bb3', 'bb-three'],
+    ['kill', 'bb4', 'bb-four'],
+  ] as const) {
+    it(`${action} makes the worker exit, and it shows disconnected`, async () => {
+      const proc = await startBbw(name, password);
+      const id = (await c.get(`/workers?name=${name}`)).workers[0].workerid;
+      await c.rpc(`/workers/${id}`, action, { reason: 'by the test' });
+      // buildbot-worker stops its reactor when told to shut down: a clean exit, no reconnection.
+      expect(await proc.exited).toBe(0);
+      await waitFor(
+        `${name} to show disconnected`,
+        async () => (await c.get(`/workers/${id}`)).workers[0].connected_to.length === 0,
+      );
+    });
+  }
 });
 
 describe('a buildbot-worker killed mid-build', () => {
