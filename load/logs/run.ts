@@ -62,7 +62,13 @@ try {
     join(dir, 'master.yaml'),
     `workers:\n${workers.map((w) => `  - { name: ${w}, password: pw, max_builds: 2 }`).join('\n')}
 builders:
-  - name: spew
+  # Two builders: a worker runs one build of a builder at a time, so 5 workers with 2 slots
+  # run 10 builds at once only across two builders.
+  - name: spew-a
+    workers: [${workers.join(', ')}]
+    steps:
+      - { type: shell, name: spew, command: 'seq 1 ${LINES} | sed "s/^/log line number /"' }
+  - name: spew-b
     workers: [${workers.join(', ')}]
     steps:
       - { type: shell, name: spew, command: 'seq 1 ${LINES} | sed "s/^/log line number /"' }
@@ -71,7 +77,7 @@ builders:
     steps:
       - { type: shell, name: tick, command: 'for i in $(seq 1 100); do echo "tick $(date +%s%N)"; sleep 0.05; done' }
 force_schedulers:
-  - { name: spew, builders: [spew] }
+  - { name: spew, builders: [spew-a, spew-b] }
   - { name: ticker, builders: [ticker] }
 # The latency probe polls every few milliseconds, past the default per-client rate limit.
 www:
@@ -114,7 +120,7 @@ www:
   );
 
   // Throughput: 10 builds at once, each streaming LINES lines.
-  for (let i = 0; i < BUILDS; i++) await force('spew');
+  for (let i = 0; i < BUILDS / 2; i++) await force('spew');
   await until(
     'spew builds done',
     async () => (await get('/builds?complete=true')).meta.total >= BUILDS,
@@ -131,7 +137,8 @@ www:
   await force('ticker');
   let logid = 0;
   await until('ticker log', async () => {
-    const b = (await get('/builds?builderid=2&limit=1')).builds[0];
+    const ticker = (await get('/builders?name=ticker')).builders[0].builderid;
+    const b = (await get(`/builds?builderid=${ticker}&limit=1`)).builds[0];
     if (!b) return false;
     const s = (await get(`/builds/${b.buildid}/steps?name=tick`)).steps[0];
     if (!s) return false;
