@@ -40,6 +40,8 @@ export function connectToMaster(opts: {
   handlers: LinkHandlers;
   info?: Partial<WorkerInfo>;
   maxBuilds?: number;
+  /** The agent's base directory, absolute (the master names builds' directories after it). */
+  basedir?: string;
   /** Trusted authority (PEM) for a wss:// master whose certificate the system does not know. */
   ca?: Buffer | string;
 }): MasterLink {
@@ -68,6 +70,7 @@ export function connectToMaster(opts: {
         password: opts.password,
         info,
         ...(opts.maxBuilds ? { maxBuilds: opts.maxBuilds } : {}),
+        ...(opts.basedir ? { basedir: opts.basedir } : {}),
       };
       ws.send(JSON.stringify(hello));
     });

@@ -2,6 +2,7 @@
 // database and no Redis: a worker runs untrusted build commands, so it holds nothing but
 // its own name and password, and talks only to a master.
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { loadWorkerEnv } from '../core/config/env.js';
 import { startProbeServer } from '../core/http/probe-server.js';
 import { onShutdown } from '../core/lifecycle.js';
@@ -32,6 +33,7 @@ link = connectToMaster({
   url: env.masterUrl,
   name: env.workerName,
   password: env.workerPassword,
+  basedir: resolve(env.workdir),
   ...(env.masterCaFile ? { ca: readFileSync(env.masterCaFile) } : {}),
   log,
   handlers: {

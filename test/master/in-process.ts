@@ -4,7 +4,7 @@
 // test decides what each command prints, how it ends, and when a worker goes away.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { Redis } from 'ioredis';
 import { parseMasterConfig } from '../../services/core/config/master-config.js';
 import type { DataContext } from '../../services/core/data/index.js';
@@ -111,6 +111,11 @@ export class ScriptedWorker implements WorkerConnection {
     } finally {
       this.running--;
     }
+  }
+
+  /** Its base directory is /scripted/<name>. */
+  workerPath(...parts: string[]): string {
+    return posix.join('/scripted', this.name, ...parts);
   }
 
   shutdown(reason: string): void {

@@ -14,7 +14,8 @@
 // - housekeeping, in Buildbot's order: its workers are deconfigured, its builders removed
 //   (builder_masters, with builders/<id>/stopped), its schedulers and change sources
 //   released; each of its unfinished builds has the logs of its unfinished steps finished,
-//   those steps finished RETRY (not hidden) and the build finished RETRY; its claims on
+//   those steps finished RETRY (not hidden) and the build finished RETRY (its state string
+//   saying so, where Buildbot leaves what it said before: "starting", a step's summary); its claims on
 //   incomplete requests are removed so another master runs them.
 // Where we go further (the issue's section 3): the claims are looked up by the dead
 // master's id (Buildbot 3.7 uses the caller's and leaves them claimed), workers connected
@@ -28,7 +29,7 @@ import { masterKeys } from '../events/keys.js';
 import { Results } from '../results.js';
 import { updateBuilderList } from './builders.js';
 import { unclaimMasterRequests } from './buildrequests.js';
-import { finishBuild } from './builds.js';
+import { finishBuild, setBuildStateString } from './builds.js';
 import { finishLog } from './logs.js';
 import { nameHash } from './names.js';
 import { releaseAll } from './ownership.js';
@@ -109,12 +110,12 @@ export async function expireMasters(
 async function deactivate(tx: Tx, masterid: number, name: string, wasActive: boolean, force: boolean) {
   await tx.q.query(sql`UPDATE masters SET active = 0 WHERE id = ${masterid}`);
   await releaseAll(tx, 'scheduler', masterid);
-  if (wasActive || force) await housekeeping(tx, masterid);
+  if (wasActive || force) await housekeeping(tx, masterid, name);
   if (wasActive) tx.out.addAll(masterKeys(masterid), 'stopped', { masterid, name, active: false });
   return wasActive;
 }
 
-async function housekeeping(tx: Tx, masterid: number): Promise<void> {
+async function housekeeping(tx: Tx, masterid: number, name: string): Promise<void> {
   await deconfigureAllWorkersForMaster(tx, masterid);
   await disconnectAllWorkersForMaster(tx, masterid);
   await updateBuilderList(tx, masterid, []);
@@ -137,6 +138,9 @@ async function housekeeping(tx: Tx, masterid: number): Promise<void> {
       for (const log of logs) await finishLog(tx, log.id);
       await finishStep(tx, step.id, Results.RETRY, false);
     }
+    // Without this the build would list forever as what it was doing when its master died
+    // ("starting", or its last step's summary), though it ended RETRY.
+    await setBuildStateString(tx, build.id, `retry (master ${name} was lost)`);
     await finishBuild(tx, build.id, Results.RETRY);
   }
   await unclaimMasterRequests(tx, masterid);

@@ -49,7 +49,16 @@ export interface CommandOutcome {
 }
 
 export type WorkerToMaster =
-  | { type: 'hello'; protocol: number; name: string; password: string; info: WorkerInfo; maxBuilds?: number }
+  | {
+      type: 'hello';
+      protocol: number;
+      name: string;
+      password: string;
+      info: WorkerInfo;
+      maxBuilds?: number;
+      /** The worker's base directory, absolute: the master makes the `builddir` property of it. */
+      basedir?: string;
+    }
   | { type: 'output'; cmd: string; seq: number; stream: OutputStream; text: string; log?: string }
   | { type: 'done'; cmd: string; outcome: CommandOutcome };
 
@@ -95,6 +104,7 @@ export function parseWorkerMessage(text: string): WorkerToMaster | null {
         password: o.password as string,
         info: { admin: s('admin'), host: s('host'), access_uri: s('access_uri'), version: s('version') },
         ...(num(o.maxBuilds) ? { maxBuilds: o.maxBuilds as number } : {}),
+        ...(str(o.basedir) && o.basedir ? { basedir: o.basedir as string } : {}),
       };
     }
     case 'output':

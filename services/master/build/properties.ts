@@ -17,6 +17,8 @@ export interface BuildFacts {
   builderProperties: Record<string, unknown>;
   workerName: string;
   workerProperties: Record<string, unknown>;
+  /** The builder's directory on the worker, absolute; null when the worker did not say its own. */
+  builddir: string | null;
 }
 
 export async function initialProperties(q: Queryable, b: BuildFacts): Promise<Properties> {
@@ -35,12 +37,16 @@ export async function initialProperties(q: Queryable, b: BuildFacts): Promise<Pr
     set('project', ss.project, 'Build');
     set('codebase', ss.codebase, 'Build');
   }
-  // The owners: whoever forced it, or the authors of its changes.
+  // The owners: the authors of its changes and whoever forced it, sorted, as Buildbot's
+  // setupBuild gathers them; an owner property is kept whatever it holds, even an empty
+  // name (a force by no one in particular makes [""]).
+  const owners = new Set<string>(await buildsetChangeAuthors(q, b.bsid));
   const owner = props.owner?.[0];
-  const owners = typeof owner === 'string' && owner ? [owner] : await buildsetChangeAuthors(q, b.bsid);
-  if (owners.length) set('owners', owners, 'Build');
+  if (typeof owner === 'string') owners.add(owner);
+  if (owners.size) set('owners', [...owners].sort(), 'Build');
   set('workername', b.workerName, 'Worker');
   for (const [k, v] of Object.entries(b.workerProperties)) set(k, v, 'Worker');
-  set('builddir', b.builderName, 'Worker');
+  // As Buildbot: absolute on the worker, and left unset when the worker's base directory is unknown.
+  if (b.builddir !== null) set('builddir', b.builddir, 'Worker');
   return props;
 }

@@ -71,6 +71,7 @@ export async function runBuild(
         builderProperties: req.builder.properties,
         workerName: worker.name,
         workerProperties: workerCfg?.properties ?? {},
+        builddir: worker.workerPath(req.builder.name),
       });
       await setBuildProperties(tx, buildid, p);
       return p;

@@ -18,6 +18,11 @@ export type CommandEnd = CommandOutcome | { lost: true; reason: string };
 export interface WorkerConnection {
   readonly name: string;
   readonly info: WorkerInfo;
+  /**
+   * An absolute path on the worker, from parts relative to its base directory (joined as the
+   * worker's system joins paths); null when the worker did not say where that directory is.
+   */
+  workerPath(...parts: string[]): string | null;
   /** Aborted once the link to the worker is gone, with the reason (a string) why. */
   readonly lost: AbortSignal;
   /**

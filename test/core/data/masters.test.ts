@@ -123,7 +123,11 @@ describe('expireMasters on the fixture', () => {
 
   it('ends its unfinished build RETRY, finishing the logs and steps that were still open', async () => {
     const [b] = await apiGet(h.db.pool, `builds/${build.buildid}`);
-    expect(b).toMatchObject({ complete: true, results: Results.RETRY });
+    expect(b).toMatchObject({
+      complete: true,
+      results: Results.RETRY,
+      state_string: 'retry (master vm:/srv/oracle/run/master was lost)',
+    });
     const st = await apiGet(h.db.pool, `builds/${build.buildid}/steps`);
     expect(st.map((s) => [s.name, s.complete, s.results, s.hidden])).toEqual([
       ['checkout', true, Results.SUCCESS, false],

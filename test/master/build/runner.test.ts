@@ -47,7 +47,10 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => stage?.close());
 
-async function request(builder: string): Promise<{ bsid: number; brid: number }> {
+async function request(
+  builder: string,
+  properties?: Record<string, readonly [unknown, string]>,
+): Promise<{ bsid: number; brid: number }> {
   return transact(stage.ctx, async (tx) => {
     const builderid = (await findBuilderId(tx, builder, false))!;
     const added = await addBuildset(tx, {
@@ -55,6 +58,7 @@ async function request(builder: string): Promise<{ bsid: number; brid: number }>
       sourcestamps: [{ codebase: '', repository: 'r', branch: 'main', revision: 'abc', project: '' }],
       reason: 'test',
       builderids: [builderid],
+      ...(properties ? { properties } : {}),
     });
     return { bsid: added.bsid, brid: added.brids[builderid]! };
   });
@@ -129,6 +133,18 @@ describe('a build on a scripted worker', () => {
       SELECT value, source FROM build_properties WHERE buildid = ${build!.id} AND name = 'version'`);
     expect(prop).toEqual({ value: '"1.2.3"', source: 'SetPropertyFromCommand Step' });
     expect(await requestRow(brid)).toMatchObject({ complete: 1, results: Results.WARNINGS });
+  });
+
+  it("sets builddir absolute on the worker, and owners from an empty owner as Buildbot does ([''])", async () => {
+    const { brid } = await request('basic', { owner: ['', 'Force Build Form'] });
+    const [build] = await finished(brid);
+    const rows = await stage.db.pool.query(sql`
+      SELECT name, value, source FROM build_properties
+      WHERE buildid = ${build!.id} AND name IN ('builddir', 'owners') ORDER BY name`);
+    expect(rows).toEqual([
+      { name: 'builddir', value: '"/scripted/w1/basic"', source: 'Worker' },
+      { name: 'owners', value: '[""]', source: 'Build' },
+    ]);
   });
 
   it('a stop interrupts the running step; after it only alwaysRun steps run, in full', async () => {

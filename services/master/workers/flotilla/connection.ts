@@ -2,6 +2,7 @@
 // frames over a WebSocket): commands are started by id, their output arrives in numbered
 // batches, each acknowledged once the sink has stored it, and the command's end comes last.
 import { randomUUID } from 'node:crypto';
+import { posix } from 'node:path';
 import { context, propagation } from '@opentelemetry/api';
 import type { WebSocket } from 'ws';
 import {
@@ -33,7 +34,14 @@ export class FlotillaConnection implements WorkerConnection {
     readonly name: string,
     readonly info: WorkerInfo,
     private readonly socket: WebSocket,
+    /** What the agent said its base directory is (absolute), if it did. */
+    private readonly basedir: string | null = null,
   ) {}
+
+  workerPath(...parts: string[]): string | null {
+    // Flotilla's agent runs on POSIX systems only.
+    return this.basedir === null ? null : posix.join(this.basedir, ...parts);
+  }
 
   get lost(): AbortSignal {
     return this.link.signal;

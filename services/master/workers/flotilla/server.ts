@@ -84,7 +84,7 @@ export async function startWorkerServer(opts: {
       }
       if (workers.has(msg.name) || opts.connectedElsewhere?.(msg.name))
         return socket.close(CloseCode.alreadyConnected, 'already connected');
-      const c = new FlotillaConnection(msg.name, msg.info, socket);
+      const c = new FlotillaConnection(msg.name, msg.info, socket, msg.basedir ?? null);
       conn = c;
       workers.set(c.name, c);
       const welcome: MasterToWorker = {

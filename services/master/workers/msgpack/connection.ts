@@ -118,6 +118,10 @@ export class MsgpackWorkerConnection implements WorkerConnection {
     return this.pending;
   }
 
+  workerPath(...parts: string[]): string | null {
+    return this.details.basedir ? this.path(...parts) : null;
+  }
+
   /** An absolute path on the worker, from parts relative to its base directory. */
   path(...parts: string[]): string {
     const p = this.details.system === 'nt' ? win32 : posix;
