@@ -3,8 +3,9 @@
 // connect to a real master process and run forced builds end to end, checked through the
 // REST API: output line by line, a failing step, a stop mid-command, a killed worker (RETRY,
 // then a rerun on another worker), two builders at once on one worker, one builder with
-// both kinds of worker, and an operator's stop and kill.
-import { readFileSync } from 'node:fs';
+// both kinds of worker (each with its absolute builddir), and an operator's stop, kill, pause
+// and unpause, and a graceful stop that lets the running build finish.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBuildbotWorker, startBuildbotWorker } from '../helpers/buildbot-worker.js';
@@ -95,6 +96,8 @@ describe('a buildbot-worker', () => {
     const props = (await c.get(`/builds/${b.buildid}/properties`)).properties[0];
     expect(props.version).toEqual(['1.2.42', 'SetPropertyFromCommand Step']);
     expect(props.workername).toEqual(['bb1', 'Worker']);
+    // Absolute on the worker, as Buildbot makes it of the base directory the worker reports.
+    expect(props.builddir).toEqual([join(c.dir, 'bbw-bb1', 'bb-basic'), 'Worker']);
   });
 
   it('fails a build whose step fails, and still runs the alwaysRun step', async () => {
@@ -144,6 +147,11 @@ describe('a buildbot-worker', () => {
       done.map(async (b) => (await c.get(`/workers/${b.workerid}`)).workers[0].name),
     );
     expect(names.sort()).toEqual(['bb2', 'w1']);
+    // Each kind of worker says where its base directory is.
+    const dirs = await Promise.all(
+      done.map(async (b) => (await c.get(`/builds/${b.buildid}/properties`)).properties[0].builddir[0]),
+    );
+    expect(dirs.sort()).toEqual([join(c.dir, 'bbw-bb2', 'mixed'), join(c.dir, 'w1', 'mixed')]);
   });
 });
 
@@ -164,6 +172,48 @@ describe("an operator's worker actions", () => {
       );
     });
   }
+});
+
+describe("an operator's pause and graceful stop", () => {
+  const worker = async (name: string) => (await c.get(`/workers?name=${name}`)).workers[0];
+
+  it('pause keeps new builds off a buildbot-worker; unpause lets them run', async () => {
+    await startBbw('bb5', 'bb-five');
+    const id = (await worker('bb5')).workerid;
+    await c.rpc(`/workers/${id}`, 'pause', { reason: 'maintenance' });
+    await waitFor('bb5 to show paused', async () => (await worker('bb5')).paused === true);
+    const [, held] = await c.force('force-bb-held');
+    // A request made later, for another worker, runs to its end: the master has looked at
+    // the queue since, and left the paused worker's request where it was.
+    const [, after] = await c.force('force-bb-after');
+    expect((await c.finished((await c.buildOf(first(after))).buildid)).results).toBe(0);
+    expect((await c.get(`/buildrequests/${first(held)}`)).buildrequests[0].claimed).toBe(false);
+
+    await c.rpc(`/workers/${id}`, 'unpause');
+    const b = await c.finished((await c.buildOf(first(held))).buildid);
+    expect(b.results).toBe(0);
+    expect(b.workerid).toBe(id);
+    expect((await worker('bb5')).paused).toBe(false);
+  });
+
+  it('a graceful stop lets the running build finish, then the buildbot-worker exits', async () => {
+    const proc = await startBbw('bb6', 'bb-six');
+    const id = (await worker('bb6')).workerid;
+    const b = await forced('force-bb-drain');
+    await waitFor('the command to start', async () => (await stepLog(b.buildid, 'wait')).includes('started'));
+    await c.rpc(`/workers/${id}`, 'stop', { reason: 'draining' });
+    await waitFor('bb6 to show graceful', async () => (await worker('bb6')).graceful === true);
+    // Told to stop gracefully, it is still connected and its build still running.
+    expect((await worker('bb6')).connected_to).toHaveLength(1);
+    expect((await c.get(`/builds/${b.buildid}`)).builds[0].complete).toBe(false);
+
+    writeFileSync(join(c.dir, 'bbw-bb6', 'go'), '');
+    const done = await c.finished(b.buildid, 30_000);
+    expect(done.results).toBe(0);
+    expect(await stepLog(b.buildid, 'wait')).toContain('finished\n');
+    expect(await proc.exited).toBe(0);
+    await waitFor('bb6 to show disconnected', async () => (await worker('bb6')).connected_to.length === 0);
+  });
 });
 
 describe('a buildbot-worker killed mid-build', () => {
