@@ -12,6 +12,7 @@ import { changeHooks } from './master-config/change-hooks.js';
 import { changeSource } from './master-config/change-sources.js';
 import { forceScheduler } from './master-config/force-schedulers.js';
 import { protocols } from './master-config/protocols.js';
+import { reporter } from './master-config/reporters.js';
 import { scheduler } from './master-config/schedulers.js';
 import { worker } from './master-config/workers.js';
 import { www } from './master-config/www.js';
@@ -19,6 +20,12 @@ import { www } from './master-config/www.js';
 export { ENDPOINT_MATCHERS, userSchema, usersFileSchema } from './master-config/auth.js';
 export type { ChangeSourceConfig } from './master-config/change-sources.js';
 export type { ForceParameterConfig } from './master-config/force-schedulers.js';
+export type {
+  FormatterConfig,
+  GeneratorConfig,
+  ReporterConfig,
+  ReportMode,
+} from './master-config/reporters.js';
 
 export const masterConfigSchema = z
   .object({
@@ -30,6 +37,7 @@ export const masterConfigSchema = z
     force_schedulers: z.array(forceScheduler).default([]),
     change_sources: z.array(changeSource).default([]),
     change_hooks: changeHooks.default({}),
+    reporters: z.array(reporter).default([]),
     auth: auth.default({}),
     www: www.default({}),
     log_compression: z.enum(['none', 'gzip', 'zstd']).default('gzip'),
@@ -141,8 +149,23 @@ function checkReferences(cfg: MasterConfig): string[] {
       });
     });
   }
+  cfg.reporters.forEach((r, i) => {
+    r.generators?.forEach((g, j) => {
+      g.builders?.forEach((b, k) => {
+        if (!builders.has(b))
+          problems.push(`reporters[${i}].generators[${j}].builders[${k}]: no builder named ${JSON.stringify(b)}`);
+      });
+    });
+  });
+  unique(
+    'reporters',
+    cfg.reporters.map(reporterName),
+  );
   return problems;
 }
+
+/** A reporter's name: its own, else its type. */
+export const reporterName = (r: MasterConfig['reporters'][number]): string => r.name ?? r.type;
 
 export function parseMasterConfig(text: string, source = 'master configuration'): MasterConfig {
   const doc = parseDocument(text, { prettyErrors: true });
