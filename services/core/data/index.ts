@@ -9,6 +9,8 @@ export * from './changesources.js';
 export * from './logs.js';
 export * from './masters.js';
 export * from './properties.js';
+export * from './report-details.js';
+export * from './reporter-deliveries.js';
 export * from './schedulers.js';
 export * from './sourcestamps.js';
 export * from './steps.js';
