@@ -1,0 +1,85 @@
+// GitHub commit statuses, as Buildbot's GitHubStatusPush sends them: for each source stamp
+// of the build with a revision, POST {baseURL}/repos/{owner}/{repo}/statuses/{sha} with
+// {state, target_url, description, context} (GitHub's "create a commit status" API).
+// - state: pending until the build is complete, then success (also for warnings and
+//   skipped), failure, or error (exception, cancelled); a build ended RETRY is pending again.
+// - owner and repo: the source stamp's project when it is `owner/repo`, else its repository URL.
+// - context: an Interpolate template, `buildbot/%(prop:buildername)s` by default (Buildbot's,
+//   so a branch protection rule that names Buildbot's contexts keeps working).
+// - description: the report's body (the formatter's text: "Build started.", ...).
+// - Authorization `token <token>`. Source stamps without a revision are skipped, as Buildbot
+//   skips them. A failure is the job's (retried or given up, http-client.ts).
+import type { ReporterConfig } from '../../core/config/master-config.js';
+import { Results } from '../../core/results.js';
+import { interpolate } from '../build/interpolate.js';
+import { gitRepoName } from './git-url.js';
+import { DeliveryError, request } from './http-client.js';
+import type { Report, Sender, SourceStamp } from './report.js';
+
+export const GITHUB_API = 'https://api.github.com';
+export const DEFAULT_CONTEXT = 'buildbot/%(prop:buildername)s';
+
+type State = 'pending' | 'success' | 'failure' | 'error';
+
+const STATES: Record<number, State> = {
+  [Results.SUCCESS]: 'success',
+  [Results.WARNINGS]: 'success',
+  [Results.FAILURE]: 'failure',
+  [Results.SKIPPED]: 'success',
+  [Results.EXCEPTION]: 'error',
+  [Results.RETRY]: 'pending',
+  [Results.CANCELLED]: 'error',
+};
+
+export function githubState(build: Report['builds'][number]): State {
+  return build.complete ? (STATES[build.results ?? -1] ?? 'error') : 'pending';
+}
+
+/** The repository of a source stamp: `owner/repo` in its project, else its URL's. */
+export function githubRepo(ss: SourceStamp): { owner: string; repo: string } | null {
+  if (ss.project?.includes('/')) {
+    const [owner, repo, ...rest] = ss.project.split('/');
+    return owner && repo && rest.length === 0 ? { owner, repo } : null;
+  }
+  return ss.repository ? gitRepoName(ss.repository) : null;
+}
+
+type StatusPush = Extract<ReporterConfig, { type: 'github' | 'gitlab' }>;
+
+export function githubSender(cfg: StatusPush, token: string): Sender {
+  const base = (cfg.baseURL ?? GITHUB_API).replace(/\/+$/, '');
+  const headers = {
+    Authorization: `token ${token}`,
+    Accept: 'application/vnd.github+json',
+    'Content-Type': 'application/json',
+    'User-Agent': 'Flotilla',
+  };
+  return {
+    async send(reports) {
+      const report = reports[0]!;
+      const build = report.builds[0]!;
+      const state = githubState(build);
+      const context = interpolate(cfg.context ?? DEFAULT_CONTEXT, build.properties);
+      const failures: DeliveryError[] = [];
+      let sent = 0;
+      for (const ss of build.buildset.sourcestamps) {
+        const repo = githubRepo(ss);
+        if (!repo || !ss.revision) continue;
+        const body: Record<string, unknown> = { state, target_url: build.url, context };
+        if (typeof report.body === 'string') body.description = report.body;
+        const path = ['repos', repo.owner, repo.repo, 'statuses', ss.revision].map(encodeURIComponent).join('/');
+        try {
+          await request('POST', `${base}/${path}`, headers, JSON.stringify(body));
+          sent++;
+        } catch (err) {
+          if (!(err instanceof DeliveryError)) throw err;
+          failures.push(err);
+        }
+      }
+      // Every stamp was tried; a retry posts them all again, harmlessly: GitHub shows the latest
+      // status of each context.
+      if (failures.length) throw new DeliveryError(failures.map((f) => f.message).join('; '), failures.some((f) => f.retryable));
+      return sent;
+    },
+  };
+}
