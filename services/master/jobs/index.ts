@@ -66,6 +66,8 @@ export interface Jobs {
   metrics(): Promise<{ contentType: string; body: string }>;
   /** The metrics' registry, to merge with other registries of the process. */
   readonly registry: JobMetrics['registry'];
+  /** The jobs' metrics, for queues opened elsewhere (the reporters') to join. */
+  readonly jobMetrics: JobMetrics;
   /** Let running jobs finish, then close every queue and worker connection. Idempotent. */
   stop(): Promise<void>;
 }
@@ -131,6 +133,7 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
     queueCompressLog: (logid) => queueCompressLog(compress, logid, codec),
     metrics: () => metrics.text(),
     registry: metrics.registry,
+    jobMetrics: metrics,
     stop: () => {
       stopping ??= stop();
       return stopping;

@@ -8,11 +8,11 @@
 // - flotilla_jobs_failures_total{queue}: failed attempts processed on this master; a job
 //   tried three times before it succeeded counts two. Sum over masters.
 // - flotilla_jobs_duration_seconds{queue,outcome}: how long each attempt on this master
-//   took, outcome `completed` or `failed`.
+//   took, outcome `completed`, `failed`, or `delayed` (a job that chose to wait and run again).
 // A queue whose counts cannot be read (Redis away) has no depth samples in that scrape rather
 // than stale ones; the other metrics are this process's own and always answer.
 import { SpanStatusCode, trace } from '@opentelemetry/api';
-import type { Job, Queue } from 'bullmq';
+import { DelayedError, type Job, type Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { QueueName } from './queues.js';
 
@@ -25,7 +25,11 @@ export class JobMetrics {
   private readonly failures: Counter<'queue'>;
   private readonly durations: Histogram<'queue' | 'outcome'>;
 
+  private readonly queues: Queue[];
+
   constructor(queues: readonly Queue[]) {
+    this.queues = [...queues];
+    const all = this.queues;
     const depth: Gauge<'queue' | 'state'> = new Gauge({
       name: 'flotilla_jobs_queue_depth',
       help: 'Jobs in each state of a background queue (the whole cluster).',
@@ -33,7 +37,7 @@ export class JobMetrics {
       registers: [this.registry],
       collect: async () => {
         await Promise.all(
-          queues.map(async (q) => {
+          all.map(async (q) => {
             try {
               const c = await q.getJobCounts(
                 'waiting',
@@ -75,8 +79,14 @@ export class JobMetrics {
     for (const q of queues) this.failures.inc({ queue: q.name }, 0);
   }
 
+  /** A queue opened after the others (a reporter's): its depth and attempts are shown too. */
+  watch(queue: Queue): void {
+    this.queues.push(queue);
+    this.failures.inc({ queue: queue.name }, 0);
+  }
+
   /** One attempt of a job: in a span, timed, and counted when it fails. */
-  run<T>(queue: QueueName, job: Job, fn: () => Promise<T>): Promise<T> {
+  run<T>(queue: QueueName | string, job: Job, fn: () => Promise<T>): Promise<T> {
     const attributes = {
       'messaging.system': 'bullmq',
       'job.queue': queue,
@@ -90,6 +100,11 @@ export class JobMetrics {
         end({ outcome: 'completed' });
         return result;
       } catch (err) {
+        // A job that put itself back to wait (a reporter's busy request) has not failed.
+        if (err instanceof DelayedError) {
+          end({ outcome: 'delayed' });
+          throw err;
+        }
         end({ outcome: 'failed' });
         this.failures.inc({ queue });
         span.recordException(err as Error);
