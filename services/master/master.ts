@@ -17,9 +17,10 @@ import { listenToCluster } from './cluster-events.js';
 import { Distributor } from './distributor.js';
 import { logCodec } from './jobs/compress-log.js';
 import { startJobs } from './jobs/index.js';
-import type { RedisTarget } from './jobs/queues.js';
+import { DEFAULT_PREFIX, type RedisTarget } from './jobs/queues.js';
 import { Membership } from './membership.js';
 import { MasterMetrics } from './metrics.js';
+import { type Reporters, startReporters } from './reporters/index.js';
 import { SchedulerManager } from './schedulers/index.js';
 import { RequestTraces } from './trace-links.js';
 import type { ConnectedWorkers, WorkerEvents } from './workers/connection.js';
@@ -57,6 +58,8 @@ export interface MasterDeps {
     claimRenewMs?: number;
     schedulerRoundMs?: number;
     triggerPollMs?: number;
+    /** The reporters' first retry delay. */
+    reportBackoffMs?: number;
   };
 }
 
@@ -96,6 +99,25 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     expirePeriodMs: Math.min(EXPIRE_PERIOD_MS, config.master_expiry_seconds * 500),
     log,
   });
+  // Reporters hear events from here on; none configured, nothing is started.
+  let reporters: Reporters | null;
+  try {
+    reporters = await startReporters({
+      db,
+      config,
+      env: deps.env,
+      redis: deps.jobsRedis,
+      prefix: deps.jobsPrefix ?? DEFAULT_PREFIX,
+      subscribe: deps.events,
+      jobMetrics: jobs.jobMetrics,
+      log,
+      ...(deps.timing?.reportBackoffMs !== undefined ? { backoffMs: deps.timing.reportBackoffMs } : {}),
+    });
+  } catch (err) {
+    await jobs.stop();
+    await membership.stop();
+    throw err;
+  }
   const workerNames = new Map([...membership.workerIds].map(([name, id]) => [id, name]));
   const paused = new Set(
     await pausedWorkerNames(
@@ -213,6 +235,7 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     },
     // After the builds (their last logs get queued), before the stores close.
     { name: 'jobs', run: () => jobs.stop() },
+    { name: 'reporters', run: async () => reporters?.stop() },
     // Before masterStopped: a round after it would take schedulers back for a stopped master.
     { name: 'schedulers', run: () => schedulers.stop() },
     { name: 'events', run: () => stopListening() },
@@ -226,7 +249,11 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     workers,
     schedulers,
     metrics: async () => {
-      const all = Registry.merge([metrics.registry, jobs.registry]);
+      const all = Registry.merge([
+        metrics.registry,
+        jobs.registry,
+        ...(reporters ? [reporters.registry] : []),
+      ]);
       return { contentType: all.contentType, body: await all.metrics() };
     },
     shutdownSteps,

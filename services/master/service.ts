@@ -15,15 +15,22 @@ import { createRedis } from '../core/redis.js';
 import { createLogger, type Logger } from '../core/telemetry/logger.js';
 import { startTelemetry } from '../core/telemetry/tracing.js';
 import { startMaster } from './master.js';
+import { checkReporters } from './reporters/reporter.js';
 import { schedulerConfigProblems } from './schedulers/index.js';
 import { listenForWorkers, type WorkerListeners, workerPortProblems } from './workers/listen.js';
 
 // Beyond the drain, the steps after it (jobs, schedulers, closing connections) get this long.
 const SHUTDOWN_MARGIN_MS = 30_000;
 
-function loadConfig(env: MasterEnv, log: Logger): MasterConfig {
+function loadConfig(
+  env: MasterEnv,
+  processEnv: Readonly<Record<string, string | undefined>>,
+  log: Logger,
+): MasterConfig {
   try {
     const config = loadMasterConfig(env.configPath);
+    // The reporters' credentials and templates: a file that cannot be read fails the start.
+    checkReporters(config, processEnv);
     // Problems the schema cannot see (a cron expression that never fires, for one) fail the start too.
     const bad = [
       ...schedulerConfigProblems(config),
@@ -47,7 +54,7 @@ export async function runMasterProcess(
   processEnv: Readonly<Record<string, string | undefined>>,
 ): Promise<void> {
   const log = createLogger('master', env.logLevel);
-  const config = loadConfig(env, log);
+  const config = loadConfig(env, processEnv, log);
   const telemetry = startTelemetry('flotilla-master');
   const db = createPool(env.databaseUrl, { applicationName: `flotilla-master ${env.masterName}` });
   await ensureMigratedOrExit(db, env.migrateOnStart, log);

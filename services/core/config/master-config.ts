@@ -30,6 +30,12 @@ export type {
 export const masterConfigSchema = z
   .object({
     title: z.string().default('Flotilla'),
+    // The web UI's address, for the links in reports (Buildbot's c['buildbotURL'], and its default).
+    buildbotURL: z
+      .string()
+      .url()
+      .default('http://localhost:8080/')
+      .transform((u) => (u.endsWith('/') ? u : `${u}/`)),
     workers: z.array(worker).default([]),
     protocols: protocols.default({}),
     builders: z.array(builder).default([]),
@@ -153,14 +159,13 @@ function checkReferences(cfg: MasterConfig): string[] {
     r.generators?.forEach((g, j) => {
       g.builders?.forEach((b, k) => {
         if (!builders.has(b))
-          problems.push(`reporters[${i}].generators[${j}].builders[${k}]: no builder named ${JSON.stringify(b)}`);
+          problems.push(
+            `reporters[${i}].generators[${j}].builders[${k}]: no builder named ${JSON.stringify(b)}`,
+          );
       });
     });
   });
-  unique(
-    'reporters',
-    cfg.reporters.map(reporterName),
-  );
+  unique('reporters', cfg.reporters.map(reporterName));
   return problems;
 }
 

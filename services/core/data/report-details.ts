@@ -65,7 +65,11 @@ export async function reportSteps(q: Queryable, buildid: number, withLogs: boole
  * The builder's build before this one that did not end RETRY (Buildbot's getPreviousBuild:
  * a previous build still running counts, with its results null); null when there is none.
  */
-export async function reportPreviousBuild(q: Queryable, builderid: number, number: number): Promise<Json | null> {
+export async function reportPreviousBuild(
+  q: Queryable,
+  builderid: number,
+  number: number,
+): Promise<Json | null> {
   const [row] = await q.query(sql`
     SELECT id FROM builds WHERE builderid = ${builderid} AND number < ${number}
       AND results IS DISTINCT FROM ${Results.RETRY}
@@ -77,7 +81,11 @@ export async function reportPreviousBuild(q: Queryable, builderid: number, numbe
  * Who a build's report is for (Buildbot's blamelist): the authors of its changes, and its
  * `owner` and `owners` properties, sorted, each once.
  */
-export async function reportBlamelist(q: Queryable, bsid: number, props: SourcedProperties): Promise<string[]> {
+export async function reportBlamelist(
+  q: Queryable,
+  bsid: number,
+  props: SourcedProperties,
+): Promise<string[]> {
   const users = new Set(await buildsetChangeAuthors(q, bsid));
   const add = (v: unknown) => {
     if (typeof v === 'string' && v) users.add(v);

@@ -77,11 +77,19 @@ export async function loadDetails(
     };
     return { build, users: [] };
   }
-  const snapshot = job.build as Record<string, unknown> & { buildid: number; number: number; builderid: number };
-  const [properties, parent] = await Promise.all([
+  const snapshot = job.build as Record<string, unknown> & {
+    buildid: number;
+    number: number;
+    builderid: number;
+  };
+  const [own, known, parent] = await Promise.all([
     getBuildProperties(q, snapshot.buildid),
+    requestProperties(q, config, buildset.bsid, builder.name),
     reportParent(q, buildset),
   ]);
+  // A build just started may not have its properties stored yet (they follow its row): what
+  // the request already says fills in, so `buildbot/%(prop:buildername)s` never loses its name.
+  const properties: Properties = { ...known, buildnumber: [snapshot.number, 'Build'], ...own };
   const url = buildUrl(buildbotURL, snapshot.builderid, snapshot.number);
   const build: BuildDict = {
     ...snapshot,
@@ -108,6 +116,11 @@ export async function loadDetails(
         : s,
     );
   }
-  if (needs.previousBuild) build.prev_build = await reportPreviousBuild(q, snapshot.builderid, snapshot.number);
+  if (needs.previousBuild)
+    build.prev_build = (await reportPreviousBuild(
+      q,
+      snapshot.builderid,
+      snapshot.number,
+    )) as BuildDict['prev_build'];
   return { build, users: await reportBlamelist(q, buildset.bsid, properties) };
 }

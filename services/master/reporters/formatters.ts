@@ -16,7 +16,6 @@ import { DEFAULT_HTML_BODY, DEFAULT_PLAIN_BODY, DEFAULT_SUBJECT, RESULTS_STYLE }
 
 nunjucks.installJinjaCompat();
 
-
 export interface Formatter {
   readonly wantSteps: boolean;
   readonly wantLogs: boolean;
@@ -27,7 +26,11 @@ const statusString = (r: number | null): string =>
   r === null ? 'not finished' : (RESULT_NAMES[r] ?? 'Invalid status');
 
 /** Buildbot's status_detected: the build's outcome, compared with the previous one by some modes. */
-function statusDetected(mode: FormatContext['mode'], results: number | null, previous: number | null): string {
+function statusDetected(
+  mode: FormatContext['mode'],
+  results: number | null,
+  previous: number | null,
+): string {
   const compares = (m: ReportMode) => mode.includes(m);
   if (results === Results.FAILURE)
     return (compares('change') || compares('problem')) && previous !== null && previous !== Results.FAILURE
@@ -35,7 +38,9 @@ function statusDetected(mode: FormatContext['mode'], results: number | null, pre
       : 'failed build';
   if (results === Results.WARNINGS) return 'problem in the build';
   if (results === Results.SUCCESS)
-    return compares('change') && previous !== null && previous !== results ? 'restored build' : 'passing build';
+    return compares('change') && previous !== null && previous !== results
+      ? 'restored build'
+      : 'passing build';
   if (results === Results.EXCEPTION) return 'build exception';
   return `${statusString(results)} build`;
 }
@@ -92,7 +97,10 @@ function jinja(source: string, autoescape: boolean): nunjucks.Template {
 function messageFormatter(cfg: Extract<FormatterConfig, { type: 'message' }>): Formatter {
   const type = cfg.template_type;
   const defaultBody = cfg.template === undefined;
-  const body = jinja(cfg.template ?? (type === 'html' ? DEFAULT_HTML_BODY : DEFAULT_PLAIN_BODY), type === 'html');
+  const body = jinja(
+    cfg.template ?? (type === 'html' ? DEFAULT_HTML_BODY : DEFAULT_PLAIN_BODY),
+    type === 'html',
+  );
   const subject = jinja(cfg.subject ?? DEFAULT_SUBJECT, false);
   return {
     wantSteps: defaultBody || cfg.want_steps || cfg.want_logs,

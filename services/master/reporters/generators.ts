@@ -51,7 +51,8 @@ export function neededByResults(mode: readonly ReportMode[], build: BuildDict): 
   if (mode.includes('change') && prev && prev.results !== r) return true;
   if (mode.includes('failing') && r === Results.FAILURE) return true;
   if (mode.includes('passing') && r === Results.SUCCESS) return true;
-  if (mode.includes('problem') && r === Results.FAILURE && prev && prev.results !== Results.FAILURE) return true;
+  if (mode.includes('problem') && r === Results.FAILURE && prev && prev.results !== Results.FAILURE)
+    return true;
   if (mode.includes('warnings') && r === Results.WARNINGS) return true;
   if (mode.includes('exception') && r === Results.EXCEPTION) return true;
   if (mode.includes('cancelled') && r === Results.CANCELLED) return true;
@@ -97,8 +98,17 @@ export function createGenerator(g: GeneratorConfig): Generator {
         generate(kind, build, s) {
           if (!neededByProps(g, build)) return null;
           if (kind !== 'build-new' && !neededByResults(g.mode, build)) return null;
-          const result = build.results === null ? 'not finished' : (RESULT_NAMES[build.results] ?? 'Invalid status');
-          return report(g, f, build, s, g.mode, false, `Flotilla ${result} in ${s.title} on ${build.builder.name}`);
+          const result =
+            build.results === null ? 'not finished' : (RESULT_NAMES[build.results] ?? 'Invalid status');
+          return report(
+            g,
+            f,
+            build,
+            s,
+            g.mode,
+            false,
+            `Flotilla ${result} in ${s.title} on ${build.builder.name}`,
+          );
         },
       };
     }
@@ -120,7 +130,8 @@ export function createGenerator(g: GeneratorConfig): Generator {
         wants: (k) => k === 'request-new' || k === 'request-cancel',
         needs: () => needs(f),
         generate(kind, build, s) {
-          const b = kind === 'request-cancel' ? { ...build, complete: true, results: Results.CANCELLED } : build;
+          const b =
+            kind === 'request-cancel' ? { ...build, complete: true, results: Results.CANCELLED } : build;
           if (!neededByProps(g, b)) return null;
           return report(g, f, b, s, ALL_MODES, true, null);
         },

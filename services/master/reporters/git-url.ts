@@ -2,7 +2,8 @@
 // giturlparse, whose unit tests list the forms): https://host/owner/repo.git,
 // ssh://git@host:2222/owner/repo, git@host:owner/repo.git, git://host/owner/repo; a GitLab
 // subgroup stays in the owner (`group/sub`). Anything else (a local path) names none.
-const GIT_URL = /^(?:https?:\/\/|ssh:\/\/|git:\/\/)?(?:[^@]*@)?[^/:]+(?::(?:\d+\/)?|\/)(?:(?<owner>.+)\/)?(?<repo>[^/]+?)(?:\.git)?$/;
+const GIT_URL =
+  /^(?:https?:\/\/|ssh:\/\/|git:\/\/)?(?:[^@]*@)?[^/:]+(?::(?:\d+\/)?|\/)(?:(?<owner>.+)\/)?(?<repo>[^/]+?)(?:\.git)?$/;
 
 export interface GitRepoName {
   owner: string;

@@ -67,7 +67,9 @@ export function githubSender(cfg: StatusPush, token: string): Sender {
         if (!repo || !ss.revision) continue;
         const body: Record<string, unknown> = { state, target_url: build.url, context };
         if (typeof report.body === 'string') body.description = report.body;
-        const path = ['repos', repo.owner, repo.repo, 'statuses', ss.revision].map(encodeURIComponent).join('/');
+        const path = ['repos', repo.owner, repo.repo, 'statuses', ss.revision]
+          .map(encodeURIComponent)
+          .join('/');
         try {
           await request('POST', `${base}/${path}`, headers, JSON.stringify(body));
           sent++;
@@ -78,7 +80,11 @@ export function githubSender(cfg: StatusPush, token: string): Sender {
       }
       // Every stamp was tried; a retry posts them all again, harmlessly: GitHub shows the latest
       // status of each context.
-      if (failures.length) throw new DeliveryError(failures.map((f) => f.message).join('; '), failures.some((f) => f.retryable));
+      if (failures.length)
+        throw new DeliveryError(
+          failures.map((f) => f.message).join('; '),
+          failures.some((f) => f.retryable),
+        );
       return sent;
     },
   };

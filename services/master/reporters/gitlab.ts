@@ -82,7 +82,11 @@ export function gitlabSender(cfg: StatusPush, token: string): Sender {
           failures.push(err);
         }
       }
-      if (failures.length) throw new DeliveryError(failures.map((f) => f.message).join('; '), failures.some((f) => f.retryable));
+      if (failures.length)
+        throw new DeliveryError(
+          failures.map((f) => f.message).join('; '),
+          failures.some((f) => f.retryable),
+        );
       return sent;
     },
   };

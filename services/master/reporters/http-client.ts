@@ -43,13 +43,19 @@ export async function request(
     });
   } catch (err) {
     const e = err as Error & { cause?: { code?: string; message?: string } };
-    const why = e.name === 'TimeoutError' ? `no answer in ${timeoutMs} ms` : (e.cause?.code ?? e.cause?.message ?? e.message);
+    const why =
+      e.name === 'TimeoutError'
+        ? `no answer in ${timeoutMs} ms`
+        : (e.cause?.code ?? e.cause?.message ?? e.message);
     throw new DeliveryError(`${method} ${redact(url)}: ${why}`, true);
   }
   const text = await res.text().catch(() => '');
   if (res.status < 200 || res.status > 299) {
     const retryable = res.status >= 500 || RETRYABLE_STATUS.has(res.status);
-    throw new DeliveryError(`${method} ${redact(url)}: HTTP ${res.status} ${text.slice(0, 200)}`.trim(), retryable);
+    throw new DeliveryError(
+      `${method} ${redact(url)}: HTTP ${res.status} ${text.slice(0, 200)}`.trim(),
+      retryable,
+    );
   }
   return { status: res.status, text };
 }

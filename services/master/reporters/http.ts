@@ -19,13 +19,19 @@ export function httpSender(
   cfg: Extract<ReporterConfig, { type: 'http' }>,
   secrets: { password?: string; hmacSecret?: string },
 ): Sender {
-  const base: Record<string, string> = { 'User-Agent': 'Flotilla', ...cfg.headers, 'Content-Type': 'application/json' };
+  const base: Record<string, string> = {
+    'User-Agent': 'Flotilla',
+    ...cfg.headers,
+    'Content-Type': 'application/json',
+  };
   if (cfg.auth && secrets.password !== undefined)
     base.Authorization = `Basic ${Buffer.from(`${cfg.auth.user}:${secrets.password}`).toString('base64')}`;
   return {
     async send(reports) {
       const body = JSON.stringify(reports[0]!.body ?? null);
-      const headers = secrets.hmacSecret ? { ...base, [SIGNATURE_HEADER]: signature(secrets.hmacSecret, body) } : base;
+      const headers = secrets.hmacSecret
+        ? { ...base, [SIGNATURE_HEADER]: signature(secrets.hmacSecret, body) }
+        : base;
       await request('POST', cfg.serverUrl, headers, body);
       return 1;
     },

@@ -14,8 +14,8 @@
 // else (no connection, a 4xx, a timeout) is retried.
 import { readFileSync } from 'node:fs';
 import nodemailer from 'nodemailer';
-import type { ReporterConfig } from '../../core/config/master-config.js';
 import { VALID_EMAIL } from '../../core/config/master-config/reporters.js';
+import type { ReporterConfig } from '../../core/config/master-config.js';
 import { interpolate } from '../build/interpolate.js';
 import { DeliveryError } from './http-client.js';
 import type { Report, Sender } from './report.js';
@@ -68,7 +68,9 @@ export function mailSender(cfg: MailConfig, smtpPassword: string | undefined): S
     port: cfg.smtpPort,
     secure: cfg.useSmtps,
     requireTLS: cfg.useTls,
-    ...(cfg.smtpUser && smtpPassword !== undefined ? { auth: { user: cfg.smtpUser, pass: smtpPassword } } : {}),
+    ...(cfg.smtpUser && smtpPassword !== undefined
+      ? { auth: { user: cfg.smtpUser, pass: smtpPassword } }
+      : {}),
     ...(cfg.smtpCaFile ? { tls: { ca: readFileSync(cfg.smtpCaFile) } } : {}),
     connectionTimeout: 10_000,
     greetingTimeout: 10_000,

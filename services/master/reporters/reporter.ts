@@ -85,7 +85,10 @@ export function credential(
   try {
     return readFileSync(file, 'utf8').trim();
   } catch (err) {
-    throw new ConfigError('CONFIG_FILE_UNREADABLE', `${owner}: cannot read ${file}: ${(err as Error).message}`);
+    throw new ConfigError(
+      'CONFIG_FILE_UNREADABLE',
+      `${owner}: cannot read ${file}: ${(err as Error).message}`,
+    );
   }
 }
 
@@ -100,14 +103,20 @@ function sender(r: ReporterConfig, env: Readonly<Record<string, string | undefin
     case 'http': {
       const password = r.auth ? credential(r.auth, 'password', env, owner) : undefined;
       const hmacSecret = credential(rec, 'hmac_secret', env, owner);
-      return httpSender(r, { ...(password !== undefined ? { password } : {}), ...(hmacSecret ? { hmacSecret } : {}) });
+      return httpSender(r, {
+        ...(password !== undefined ? { password } : {}),
+        ...(hmacSecret ? { hmacSecret } : {}),
+      });
     }
     case 'mail':
       return mailSender(r, credential(rec, 'smtpPassword', env, owner));
   }
 }
 
-export function createReporter(r: ReporterConfig, env: Readonly<Record<string, string | undefined>>): Reporter {
+export function createReporter(
+  r: ReporterConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): Reporter {
   return {
     name: reporterName(r),
     type: r.type,
@@ -130,7 +139,10 @@ export function needs(r: Reporter, kind: ReportEventKind): Needs {
 }
 
 /** Every reporter of the configuration; throws a ConfigError for a template or a credential. */
-export function createReporters(config: MasterConfig, env: Readonly<Record<string, string | undefined>>): Reporter[] {
+export function createReporters(
+  config: MasterConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): Reporter[] {
   const problems: string[] = [];
   const made: Reporter[] = [];
   config.reporters.forEach((r, i) => {
@@ -144,4 +156,12 @@ export function createReporters(config: MasterConfig, env: Readonly<Record<strin
   });
   if (problems.length) throw new ConfigError('CONFIG_SCHEMA', 'the reporters cannot be made', problems);
   return made;
+}
+
+/** Make the configuration's reporters and let them go: throws what createReporters throws. */
+export function checkReporters(
+  config: MasterConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): void {
+  for (const r of createReporters(config, env)) r.sender.close?.();
 }

@@ -41,7 +41,7 @@ while building {{ projects }}.</p>
 
 export const DEFAULT_SUBJECT =
   "[{{ result_names[results] if results is number else 'pending' }}] Flotilla ({{ buildbot_title }}): " +
-  "{{ build.properties.project[0] if is_buildset and build.properties.project else buildername }} - " +
+  '{{ build.properties.project[0] if is_buildset and build.properties.project else buildername }} - ' +
   '{{ build.state_string }} ' +
   "({{ build.properties.branch[0] if build.properties.branch and build.properties.branch[0] else (build.properties.got_revision[0] if build.properties.got_revision else '(unknown revision)') }})";
 

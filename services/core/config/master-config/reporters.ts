@@ -13,7 +13,15 @@ import { z } from 'zod';
 import { identifier } from './identifiers.js';
 
 // Buildbot's BuildStatusGeneratorMixin.possible_modes, and the two shortcuts it expands.
-export const REPORT_MODES = ['change', 'failing', 'passing', 'problem', 'warnings', 'exception', 'cancelled'] as const;
+export const REPORT_MODES = [
+  'change',
+  'failing',
+  'passing',
+  'problem',
+  'warnings',
+  'exception',
+  'cancelled',
+] as const;
 export type ReportMode = (typeof REPORT_MODES)[number];
 
 const mode = z
@@ -165,7 +173,10 @@ const mail = z
     ...secret('smtpPassword'),
     // Ours: a PEM authority the relay's certificate is checked against (else the system's).
     smtpCaFile: z.string().min(1).optional(),
-    lookup: z.string().regex(/^[^@\s]+$/, 'expected a domain').optional(),
+    lookup: z
+      .string()
+      .regex(/^[^@\s]+$/, 'expected a domain')
+      .optional(),
     extraRecipients: z.array(email).default([]),
     sendToInterestedUsers: z.boolean().default(true),
     extraHeaders: z.record(z.string()).default({}),
@@ -198,7 +209,11 @@ export const reporter = z
     if (r.type === 'mail') {
       once('smtpPassword', false);
       if ((r.smtpUser === undefined) !== (given(rec, 'smtpPassword') === 0))
-        ctx.addIssue({ code: 'custom', path: ['smtpUser'], message: 'expected smtpUser and smtpPassword together' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['smtpUser'],
+          message: 'expected smtpUser and smtpPassword together',
+        });
     }
   });
 
