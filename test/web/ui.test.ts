@@ -249,8 +249,10 @@ describe('the web UI', () => {
     const seen = await lines();
     await waitFor('more lines, live', async () => (await lines()) > seen + 20, 30_000);
     // Following: the newest line is on screen.
-    const newest = await page.locator('.ln .tx').last().textContent();
-    expect(newest).toMatch(/^tick \d+$|^ *$/);
+    // (A row just scrolled into view shows '…' until its text arrives.)
+    await expect
+      .poll(() => page.locator('.ln .tx').last().textContent(), { timeout: 30_000 })
+      .toMatch(/^tick \d+$|^ *$/);
     expect(await page.evaluate('window.__sameDocument')).toBe(true);
     await page.goBack();
     await page.getByTestId('build-actions').getByRole('button', { name: 'Stop' }).click();
