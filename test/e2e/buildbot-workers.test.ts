@@ -4,7 +4,8 @@
 // REST API: output line by line, a failing step, a stop mid-command, a killed worker (RETRY,
 // then a rerun on another worker), two builders at once on one worker, one builder with
 // both kinds of worker (each with its absolute builddir), and an operator's stop, kill, pause
-// and unpause, and a graceful stop that lets the running build finish.
+// and unpause, a graceful stop that lets the running build finish, and a master replaced
+// under its workers.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -239,5 +240,32 @@ describe('a buildbot-worker killed mid-build', () => {
     expect(again.results).toBe(0);
     expect(again.workerid).not.toBe(b.workerid);
     expect(await stepLog(again.buildid, 'wait')).toContain('finished');
+  });
+});
+
+describe('a master replaced', () => {
+  it('its buildbot-workers connect to the master that takes its place, and run its builds', async () => {
+    const proc = await startBbw('bb7', 'bb-seven');
+    const was = (await c.get('/workers?name=bb7')).workers[0].connected_to[0].masterid;
+    // As a rolling update replaces a master: SIGTERM, then a new one on the same ports.
+    await master.proc.stop('SIGTERM');
+    master = await c.startMaster(
+      'bbw-master-2',
+      { MSGPACK_WORKER_PORT: String(msgpackPort) },
+      master.workerPort,
+    );
+    await waitFor(
+      'bb7 to connect to the new master',
+      async () => {
+        const to = (await c.get('/workers?name=bb7')).workers[0].connected_to;
+        return to.length === 1 && to[0].masterid !== was;
+      },
+      90_000,
+      proc,
+    );
+    const b = await c.finished((await forced('force-bb-restart')).buildid);
+    expect(b.results).toBe(0);
+    expect(b.masterid).not.toBe(was);
+    expect(await stepLog(b.buildid, 'ran')).toContain('ran\n');
   });
 });
