@@ -143,8 +143,7 @@ describe('compress-log', () => {
         if (j?.processedOn) starts.add(j.processedOn);
         return starts.size >= 3;
       },
-      10_000,
-      10,
+      { everyMs: 10 },
     );
     const failing = (await job(logid))!;
     expect(failing.failedReason).toMatch(/not finished/);

@@ -4,7 +4,9 @@
 import { Redis } from 'ioredis';
 import { createPool } from '../../../services/core/db/pool.js';
 import { createLogger } from '../../../services/core/telemetry/logger.js';
-import { startJobs } from '../../../services/master/jobs/index.js';
+import { QUEUES, startJobs } from '../../../services/master/jobs/index.js';
+import { sample } from '../../helpers/prometheus.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const databaseUrl = process.env.JOBS_DATABASE_URL!;
 const redisUrl = process.env.JOBS_REDIS_URL!;
@@ -26,7 +28,16 @@ const jobs = await startJobs({
   expirePeriodMs: 200,
 });
 await jobs.queueCompressLog(logid);
-await new Promise((resolve) => setTimeout(resolve, 1000));
+const completed = async (queue: string) =>
+  sample((await jobs.metrics()).body, 'flotilla_jobs_duration_seconds_count', {
+    queue,
+    outcome: 'completed',
+  }) ?? 0;
+// Both queues at work: the log compressed, and expire-masters run at least twice.
+await waitFor(
+  'both queues to do work',
+  async () => (await completed(QUEUES.compressLog)) >= 1 && (await completed(QUEUES.expireMasters)) >= 2,
+);
 const { body } = await jobs.metrics();
 await jobs.stop();
 await db.dispose();

@@ -1,5 +1,5 @@
 // What the jobs suites share: startJobs on a queue prefix of the suite's own (the queues live
-// in the one test Redis), waiting for a condition, reading a sample out of /metrics, and
+// in the one test Redis), reading a sample out of /metrics, and
 // removing a prefix's queues afterwards; logs of many small chunks, and reading them back.
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
@@ -13,6 +13,7 @@ import { createLogger } from '../../../services/core/telemetry/logger.js';
 import { type Jobs, type JobsOptions, QUEUES, startJobs } from '../../../services/master/jobs/index.js';
 import { buildParts, type Harness } from '../../core/data/harness.js';
 import { testEnv } from '../../helpers/env.js';
+import { sample } from '../../helpers/prometheus.js';
 
 export const quiet = createLogger('test-jobs', 'silent');
 
@@ -70,34 +71,8 @@ export class JobsUnderTest {
   }
 }
 
-export async function waitFor(
-  what: string,
-  check: () => Promise<boolean>,
-  timeoutMs = 15_000,
-  everyMs = 50,
-): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
-
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The value of one sample of Prometheus text, `undefined` when absent. */
-export function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  const want = Object.entries(labels)
-    .map(([k, v]) => `${k}="${v}"`)
-    .sort();
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const have = (m[2] ?? '').split(',').filter(Boolean).sort();
-    if (have.length === want.length && have.every((l, i) => l === want[i])) return Number(m[3]);
-  }
-  return undefined;
-}
+export { sample } from '../../helpers/prometheus.js';
+export { waitFor } from '../../helpers/wait.js';
 
 /**
  * Logs on one step of one build, written a few lines per append (so in many small chunks).

@@ -6,7 +6,7 @@ import { QUEUES } from '../../../services/master/jobs/index.js';
 import { type Harness, openHarness } from '../../core/data/harness.js';
 import { testEnv } from '../../helpers/env.js';
 import { start } from '../../helpers/processes.js';
-import { JobsUnderTest, Logs, sample, sleep, waitFor } from './helpers.js';
+import { JobsUnderTest, Logs, sample, waitFor } from './helpers.js';
 
 let h: Harness;
 let logs: Logs;
@@ -33,14 +33,15 @@ describe('stop', () => {
         (await suite.queue(QUEUES.compressLog).getJob(compressLogJobId(logid)))?.getState();
       await waitFor('the job to be active', async () => (await state()) === 'active');
 
-      let stopped = false;
-      const stopping = jobs.stop().then(() => {
-        stopped = true;
-      });
-      await sleep(500);
-      expect(stopped).toBe(false);
+      // What happens, in order: stop() must not be done before the job it waits for is.
+      const order: string[] = [];
+      const stopping = jobs.stop().then(() => order.push('stopped'));
+      // The job is still held, and still active, after stop() was asked.
+      expect(await state()).toBe('active');
+      order.push('released');
       await release();
       await stopping;
+      expect(order).toEqual(['released', 'stopped']);
       expect(await state()).toBe('completed');
       expect((await logs.rows(logid)).length).toBe(1);
     } finally {
@@ -59,9 +60,10 @@ describe('stop', () => {
       JOBS_MASTERID: String(masterid),
     });
     try {
-      await waitFor('the child to stop its jobs', async () => child.output().includes('stopped\n'), 20_000);
-      const code = await Promise.race([child.exited, sleep(8000).then(() => 'still running')]);
-      expect(code, child.output()).toBe(0);
+      await waitFor('the child to stop its jobs', async () => child.output().includes('stopped\n'));
+      // Nothing left open: it exits by itself (the limit only ends a test that fails).
+      await waitFor('the child to exit by itself', () => child.child.exitCode !== null);
+      expect(await child.exited, child.output()).toBe(0);
       const out = child.output();
       const done = (queue: string) =>
         sample(out, 'flotilla_jobs_duration_seconds_count', { queue, outcome: 'completed' }) ?? 0;

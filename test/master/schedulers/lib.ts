@@ -123,18 +123,29 @@ export async function buildsetsOf(h: Harness, name: string): Promise<MadeBuildse
   return out;
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * A clock that stands still until the test moves it: a scheduler's timers fire exactly when
+ * the test says (they look at the clock every maxSleepMs), never because the machine is slow.
+ * It starts `beforeMinute` seconds before a whole minute (cron times fall on whole minutes).
+ */
+export function frozenClock(beforeMinute = 0.5): {
+  clock: () => number;
+  skip: (s: number) => void;
+  now: () => number;
+} {
+  let t = Math.ceil(Date.now() / 1000 / 60) * 60 - beforeMinute;
+  return { clock: () => t, skip: (s) => (t += s), now: () => t };
+}
 
-/** Polls `probe` until `done` holds of its value (or the time is up, returning the last value). */
-export async function eventually<T>(
-  probe: () => Promise<T>,
-  done: (v: T) => boolean,
-  ms = 5_000,
-): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (done(v) || Date.now() > until) return v;
-    await sleep(50);
-  }
+/** A value a scheduler keeps in object_state (undefined when absent). */
+export async function schedulerState(
+  h: Harness,
+  name: string,
+  className: string,
+  key: string,
+): Promise<unknown> {
+  const [row] = await h.db.pool.query(sql`
+    SELECT s.value_json FROM object_state s JOIN objects o ON o.id = s.objectid
+    WHERE o.name = ${name} AND o.class_name = ${className} AND s.name = ${key}`);
+  return row ? JSON.parse(row.value_json) : undefined;
 }

@@ -2,10 +2,13 @@
 // stamped with the newest; other branches are ignored; file_pattern decides importance;
 // without a timer each important change builds at once; a master that takes the scheduler
 // over builds what its previous owner had classified and what came while nobody ran it.
+// The tree-stable timer runs on a clock that stands still until the test moves it (lib.ts
+// frozenClock): it fires when the test says, never because the machine is slow.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expireMasters, getChangeClassifications, transact } from '../../../services/core/data/index.js';
 import { sql } from '../../../services/core/db/pool.js';
-import { buildsetsOf, type Cluster, configWith, eventually, openCluster, sleep, uniq } from './lib.js';
+import { eventually } from '../../helpers/wait.js';
+import { buildsetsOf, type Cluster, configWith, frozenClock, openCluster, uniq } from './lib.js';
 
 let c: Cluster;
 beforeAll(async () => {
@@ -18,10 +21,20 @@ afterAll(async () => {
 const schedulerId = async (name: string) =>
   (await c.h.db.pool.query(sql`SELECT id FROM schedulers WHERE name = ${name}`))[0]!.id as number;
 
+/** The scheduler's classified changes, once there are `n`. */
+const classified = async (name: string, n: number) => {
+  const id = await schedulerId(name);
+  return eventually(
+    async () => [...(await c.h.run((tx) => getChangeClassifications(tx, id)))],
+    (m) => m.length === n,
+  );
+};
+
 describe('with a tree-stable timer', () => {
   it('coalesces three quick changes into one build set with the newest revision', async () => {
     const name = uniq('stable');
     const branch = uniq('main');
+    const t = frozenClock();
     await c.manager(
       configWith(`
   - type: single-branch
@@ -31,23 +44,24 @@ describe('with a tree-stable timer', () => {
     builders: [b1, b2]
     priority: 7
     properties: { color: blue }`),
+      { clock: t.clock },
     );
     const ids: number[] = [];
     for (const rev of ['r1', 'r2', 'r3']) {
       ids.push(await c.change({ branch, revision: rev, properties: { from_change: rev } }));
-      await sleep(200);
+      t.skip(0.2);
     }
     // Still within the timer: classified, not built.
+    expect(await classified(name, 3)).toEqual(ids.map((id) => [id, true]));
     expect(await buildsetsOf(c.h, name)).toEqual([]);
-    const classified = await c.h.run(async (tx) => getChangeClassifications(tx, await schedulerId(name)));
-    expect([...classified]).toEqual(ids.map((id) => [id, true]));
 
+    // A second after the last change, the tree is stable.
+    t.skip(1);
     const sets = await eventually(
       () => buildsetsOf(c.h, name),
       (s) => s.length > 0,
     );
-    await sleep(1_300);
-    expect(await buildsetsOf(c.h, name)).toHaveLength(1);
+    expect(sets).toHaveLength(1);
     const [bs] = sets;
     expect(bs!.reason).toBe(`The SingleBranchScheduler named '${name}' triggered this build`);
     expect(bs!.stamps).toEqual([{ branch, revision: 'r3', repository: 'r', codebase: '' }]);
@@ -66,19 +80,23 @@ describe('with a tree-stable timer', () => {
   it('ignores a change on another branch, and unimportant ones ride along with important ones', async () => {
     const name = uniq('pattern');
     const branch = uniq('main');
+    const t = frozenClock();
     await c.manager(
       configWith(`
   - { type: single-branch, name: ${name}, branch: ${branch}, tree_stable_timer: 1, file_pattern: "\\\\.c$", builders: [b1] }`),
+      { clock: t.clock },
     );
+    // Weighed in order: once the second is classified, the first (another branch) was ignored.
     await c.change({ branch: uniq('other'), revision: 'x1', files: ['a.c'] });
     const docs = await c.change({ branch, revision: 'd1', files: ['README'] });
-    await sleep(1_500);
-    // Only an unimportant change: classified, no timer, no build set.
-    expect(await buildsetsOf(c.h, name)).toEqual([]);
-    const classified = await c.h.run(async (tx) => getChangeClassifications(tx, await schedulerId(name)));
-    expect([...classified]).toEqual([[docs, false]]);
+    expect(await classified(name, 1)).toEqual([[docs, false]]);
+    // Only an unimportant change: no timer, so time passing builds nothing (had it started
+    // one, the build set below would be d1's).
+    t.skip(2);
 
     const code = await c.change({ branch, revision: 'c1', files: ['src/main.c', 'README'] });
+    await classified(name, 2);
+    t.skip(1);
     const sets = await eventually(
       () => buildsetsOf(c.h, name),
       (s) => s.length > 0,
@@ -103,12 +121,12 @@ describe('without a timer', () => {
     await c.change({ branch, revision: 'n1', files: ['src/a.ts'] });
     await c.change({ branch, revision: 'n2', files: ['docs/x.md'] });
     await c.change({ branch, revision: 'n3', files: ['src/b.ts'] });
+    // Weighed in order: once n3 is built, n2 was weighed (and not built).
     const sets = await eventually(
       () => buildsetsOf(c.h, name),
-      (s) => s.length >= 2,
+      (s) => s.some((x) => x.stamps[0]!.revision === 'n3'),
     );
-    await sleep(300);
-    expect((await buildsetsOf(c.h, name)).map((s) => s.stamps[0]!.revision)).toEqual(['n1', 'n3']);
+    expect(sets.map((s) => s.stamps[0]!.revision)).toEqual(['n1', 'n3']);
     expect(sets[0]!.requests).toEqual([{ builderid: expect.any(Number), priority: 0 }]);
   });
 
@@ -117,11 +135,11 @@ describe('without a timer', () => {
     await c.manager(configWith(`  - { type: single-branch, name: ${name}, builders: [b1] }`));
     await c.change({ branch: 'main', revision: 'm1' });
     await c.change({ revision: 'd1' });
+    // Weighed in order: once d1 is built, m1 was weighed (and not built).
     const sets = await eventually(
       () => buildsetsOf(c.h, name),
       (s) => s.length > 0,
     );
-    await sleep(300);
     expect(sets.map((s) => s.stamps[0])).toEqual([
       { branch: null, revision: 'd1', repository: 'r', codebase: '' },
     ]);
@@ -132,32 +150,34 @@ describe('changing hands', () => {
   it('a master that takes the scheduler over builds what the old owner classified and what came meanwhile', async () => {
     const name = uniq('handover');
     const branch = uniq('main');
+    const t = frozenClock();
     const config = configWith(`
   - { type: single-branch, name: ${name}, branch: ${branch}, tree_stable_timer: 1, builders: [b1] }`);
-    const first = await c.manager(config);
+    const first = await c.manager(config, { clock: t.clock });
     await c.change({ branch, revision: 'h1' });
-    await eventually(
-      async () => (await c.h.run(async (tx) => getChangeClassifications(tx, await schedulerId(name)))).size,
-      (n) => n === 1,
-    );
+    await classified(name, 1);
     // The owner dies before its timer fires; a change comes while nobody runs the scheduler.
     await first.manager.stop({ release: false });
     await c.change({ branch, revision: 'h2' });
-    await sleep(1_300);
+    t.skip(2);
     expect(await buildsetsOf(c.h, name)).toEqual([]);
 
-    const second = await c.manager(config);
+    const second = await c.manager(config, { clock: t.clock });
     expect(second.manager.ownedNames().schedulers).toEqual([]);
     await c.h.db.pool.query(sql`UPDATE masters SET last_active = 0 WHERE id = ${first.masterid}`);
     await transact(c.h.ctx, (tx) => expireMasters(tx, 600, second.masterid));
+    // It catches up on h2, classified beside h1, and times the tree from now.
+    await eventually(
+      async () => second.manager.ownedNames().schedulers,
+      (s) => s.includes(name),
+    );
+    await classified(name, 2);
+    t.skip(1);
     const sets = await eventually(
       () => buildsetsOf(c.h, name),
       (s) => s.length > 0,
     );
-    expect(second.manager.ownedNames().schedulers).toEqual([name]);
-    await sleep(1_300);
-    const all = await buildsetsOf(c.h, name);
-    expect(all).toHaveLength(1);
+    expect(sets).toHaveLength(1);
     expect(sets[0]!.stamps[0]!.revision).toBe('h2');
   });
 });

@@ -1,10 +1,21 @@
 // The timed schedulers: periodic builds on start and then every period; nightly builds at
 // its cron times, with only_if_changed skipping a time with no important change; a master
 // that takes a timed scheduler over goes on from the last build time its owner recorded.
+// Each runs on a clock that stands still until the test moves it (lib.ts frozenClock), so a
+// build happens when the test says and at no other time, however slow the machine.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expireMasters, transact } from '../../../services/core/data/index.js';
+import { expireMasters, getChangeClassifications, transact } from '../../../services/core/data/index.js';
 import { sql } from '../../../services/core/db/pool.js';
-import { buildsetsOf, type Cluster, configWith, eventually, openCluster, sleep, uniq } from './lib.js';
+import { eventually } from '../../helpers/wait.js';
+import {
+  buildsetsOf,
+  type Cluster,
+  configWith,
+  frozenClock,
+  openCluster,
+  schedulerState,
+  uniq,
+} from './lib.js';
 
 let c: Cluster;
 beforeAll(async () => {
@@ -14,94 +25,92 @@ afterAll(async () => {
   await c?.close();
 });
 
+/** The scheduler's build sets once there are `n`. */
+const sets = (name: string, n: number) =>
+  eventually(
+    () => buildsetsOf(c.h, name),
+    (s) => s.length >= n,
+  );
+
+/** Its last build time (object_state last_build), once it is `at`. */
+const lastBuild = (name: string, className: string, at: number) =>
+  eventually(
+    () => schedulerState(c.h, name, className, 'last_build'),
+    (v) => v === at,
+  );
+
 describe('periodic', () => {
   it('builds on start, then every period', async () => {
-    const name = uniq('every-second');
+    const name = uniq('every-minute');
+    const t = frozenClock();
+    const start = t.now();
     const { manager } = await c.manager(
       configWith(`
-  - { type: periodic, name: ${name}, period: 1, builders: [b1, b2], priority: 3, properties: { kind: timed } }`),
+  - { type: periodic, name: ${name}, period: 60, builders: [b1, b2], priority: 3, properties: { kind: timed } }`),
+      { clock: t.clock },
     );
-    const count = async () => (await buildsetsOf(c.h, name)).length;
-    await eventually(count, (n) => n === 1, 2_000);
-    const started = Date.now();
-    // The first at once, then at 1, 2 and 3 seconds: look half-way between.
-    await sleep(started + 1_500 - Date.now());
-    expect(await count()).toBe(2);
-    await sleep(started + 2_500 - Date.now());
-    expect(await count()).toBe(3);
-    await sleep(started + 3_500 - Date.now());
-    expect(await count()).toBe(4);
+    expect(await sets(name, 1)).toHaveLength(1);
+    expect(await lastBuild(name, 'Periodic', start)).toBe(start);
+    for (const n of [2, 3, 4]) {
+      t.skip(60);
+      expect(await sets(name, n)).toHaveLength(n);
+      expect(await lastBuild(name, 'Periodic', start + 60 * (n - 1))).toBe(start + 60 * (n - 1));
+    }
     await manager.stop();
-    const [bs] = await buildsetsOf(c.h, name);
+    // Stopped: it no longer runs (its timer went with it).
+    expect(manager.ownedNames().schedulers).toEqual([]);
+    const all = await buildsetsOf(c.h, name);
+    expect(all).toHaveLength(4);
+    const [bs] = all;
     expect(bs!.reason).toBe(`The Periodic scheduler named '${name}' triggered this build`);
     expect(bs!.stamps).toEqual([{ branch: null, revision: null, repository: '', codebase: '' }]);
     expect(bs!.properties).toEqual({ kind: ['timed', 'Scheduler'], scheduler: [name, 'Scheduler'] });
     expect(bs!.requests.map((r) => r.priority)).toEqual([3, 3]);
-    await sleep(1_200);
-    expect(await count()).toBe(4);
   });
 
   it('a master that takes it over goes on from the last build, not from scratch', async () => {
     const name = uniq('every-3s');
+    const t = frozenClock();
+    const start = t.now();
     const config = configWith(`  - { type: periodic, name: ${name}, period: 3, builders: [b1] }`);
-    const first = await c.manager(config);
-    await eventually(
-      () => buildsetsOf(c.h, name),
-      (s) => s.length === 1,
-    );
+    const first = await c.manager(config, { clock: t.clock });
+    await sets(name, 1);
     await first.manager.stop();
-    const second = await c.manager(config);
+    t.skip(1);
+    const second = await c.manager(config, { clock: t.clock });
     expect(second.manager.ownedNames().schedulers).toEqual([name]);
-    // The next build is due 3 s after the first, not at once.
-    await sleep(1_000);
-    expect(await buildsetsOf(c.h, name)).toHaveLength(1);
-    await eventually(
-      () => buildsetsOf(c.h, name),
-      (s) => s.length === 2,
-    );
-    const [state] = await c.h.db.pool.query(sql`
-      SELECT s.value_json FROM object_state s JOIN objects o ON o.id = s.objectid
-      WHERE o.name = ${name} AND o.class_name = 'Periodic' AND s.name = 'last_build'`);
-    expect(typeof JSON.parse(state!.value_json)).toBe('number');
+    // The next build is due 3 s after the first: had it started from scratch, it would have
+    // built at once (a last build at start + 1) and not again before start + 4.
+    t.skip(2);
+    expect(await sets(name, 2)).toHaveLength(2);
+    expect(await lastBuild(name, 'Periodic', start + 3)).toBe(start + 3);
   });
 });
 
 describe('nightly', () => {
-  /** A clock half a second before the next whole minute, that tests can move on. */
-  function testClock() {
-    const now = Date.now() / 1000;
-    let offset = Math.ceil(now / 60) * 60 - 0.5 - now;
-    return { clock: () => Date.now() / 1000 + offset, skip: (s: number) => (offset += s) };
-  }
-
   it('builds at the cron times', async () => {
     const name = uniq('each-minute');
-    const t = testClock();
+    const t = frozenClock(0.5);
+    const minute = t.now() + 0.5;
     await c.manager(configWith(`  - { type: nightly, name: ${name}, cron: "* * * * *", builders: [b2] }`), {
       clock: t.clock,
     });
-    await sleep(200);
-    expect(await buildsetsOf(c.h, name)).toEqual([]);
-    const sets = await eventually(
-      () => buildsetsOf(c.h, name),
-      (s) => s.length > 0,
-      3_000,
-    );
-    expect(sets).toHaveLength(1);
-    expect(sets[0]!.reason).toBe(`The Nightly scheduler named '${name}' triggered this build`);
+    t.skip(0.5);
+    const first = await sets(name, 1);
+    expect(first).toHaveLength(1);
+    expect(first[0]!.reason).toBe(`The Nightly scheduler named '${name}' triggered this build`);
+    // Built at the minute, not before it.
+    expect(await lastBuild(name, 'Nightly', minute)).toBe(minute);
     t.skip(60);
-    await eventually(
-      () => buildsetsOf(c.h, name),
-      (s) => s.length === 2,
-      3_000,
-    );
-    expect(await buildsetsOf(c.h, name)).toHaveLength(2);
+    expect(await sets(name, 2)).toHaveLength(2);
+    expect(await lastBuild(name, 'Nightly', minute + 60)).toBe(minute + 60);
   });
 
   it('only_if_changed: the first time builds, then only after an important change', async () => {
     const name = uniq('if-changed');
     const branch = uniq('main');
-    const t = testClock();
+    const t = frozenClock(0.5);
+    const minute = t.now() + 0.5;
     await c.manager(
       configWith(`
   - type: nightly
@@ -113,56 +122,51 @@ describe('nightly', () => {
     builders: [b1]`),
       { clock: t.clock },
     );
+    const schedulerid = (await c.h.db.pool.query(sql`SELECT id FROM schedulers WHERE name = ${name}`))[0]!.id;
+    const classified = () => c.h.run((tx) => getChangeClassifications(tx, schedulerid));
     // First time: it builds whatever there is.
-    await eventually(
-      () => buildsetsOf(c.h, name),
-      (s) => s.length === 1,
-      3_000,
-    );
-    // No change: the next time makes no build set.
+    t.skip(0.5);
+    await sets(name, 1);
+    // No change: the next time passes (its last build time moves on) and makes no build set.
     t.skip(60);
-    await sleep(1_000);
+    await lastBuild(name, 'Nightly', minute + 60);
     expect(await buildsetsOf(c.h, name)).toHaveLength(1);
-    // An unimportant change, and one of another branch: still nothing.
-    await c.change({ branch, revision: 'doc', files: ['docs/a.md'] });
+    // A change of another branch, then an unimportant one: weighed in that order, so once the
+    // second is classified the first was ignored. Still nothing at the next time.
     await c.change({ branch: uniq('other'), revision: 'o1', files: ['src/a.c'] });
+    const doc = await c.change({ branch, revision: 'doc', files: ['docs/a.md'] });
+    expect([...(await eventually(classified, (m) => m.size === 1))]).toEqual([[doc, false]]);
     t.skip(60);
-    await sleep(1_000);
+    await lastBuild(name, 'Nightly', minute + 120);
     expect(await buildsetsOf(c.h, name)).toHaveLength(1);
     // An important change: built (with the unimportant one) at the next time.
-    await c.change({ branch, revision: 'code', files: ['src/a.c'] });
-    await sleep(300);
+    const code = await c.change({ branch, revision: 'code', files: ['src/a.c'] });
+    expect([...(await eventually(classified, (m) => m.size === 2))]).toEqual([
+      [doc, false],
+      [code, true],
+    ]);
     t.skip(60);
-    const sets = await eventually(
-      () => buildsetsOf(c.h, name),
-      (s) => s.length === 2,
-      3_000,
-    );
-    expect(sets[1]!.stamps).toEqual([{ branch, revision: 'code', repository: 'r', codebase: '' }]);
+    const all = await sets(name, 2);
+    expect(all).toHaveLength(2);
+    expect(all[1]!.stamps).toEqual([{ branch, revision: 'code', repository: 'r', codebase: '' }]);
   });
 
   it('a time missed while its master was dead is built when another takes over', async () => {
     const name = uniq('missed');
-    const t = testClock();
+    const t = frozenClock(0.5);
+    const minute = t.now() + 0.5;
     const config = configWith(`  - { type: nightly, name: ${name}, cron: "* * * * *", builders: [b1] }`);
     const first = await c.manager(config, { clock: t.clock });
-    await eventually(
-      () => buildsetsOf(c.h, name),
-      (s) => s.length === 1,
-      3_000,
-    );
+    t.skip(0.5);
+    await sets(name, 1);
     await first.manager.stop({ release: false });
-    t.skip(120);
+    // Two minutes pass with nobody running it: the times at minute + 60 and + 120 are missed.
+    t.skip(150);
     const second = await c.manager(config, { clock: t.clock });
     await c.h.db.pool.query(sql`UPDATE masters SET last_active = 0 WHERE id = ${first.masterid}`);
     await transact(c.h.ctx, (tx) => expireMasters(tx, 600, second.masterid));
-    await eventually(
-      () => buildsetsOf(c.h, name),
-      (s) => s.length === 2,
-      3_000,
-    );
-    await sleep(500);
-    // One build for the missed times, not one each.
+    // One build for the missed times, made now, not one each.
+    await lastBuild(name, 'Nightly', minute + 150);
     expect(await buildsetsOf(c.h, name)).toHaveLength(2);
   });
 });
