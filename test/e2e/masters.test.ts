@@ -1,10 +1,12 @@
 // Several masters on one database and one Redis: each scheduler runs on exactly one of them,
-// and requests added all at once are each claimed, and built, exactly once.
+// and requests added all at once are each claimed, and built, exactly once. The race at
+// 1,000 requests is a benchmark (load/claims); four in-process masters race for 200 in
+// test/master/distributor.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addBuildset, transact } from '../../services/core/data/index.js';
 import { sql } from '../../services/core/db/pool.js';
 import { createRedis } from '../../services/core/redis.js';
-import { waitFor } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 import { Cluster } from './cluster.js';
 
 let c: Cluster;
@@ -15,7 +17,7 @@ beforeAll(async () => {
     await c.startWorker(`q${2 * i + 1}`, m);
     await c.startWorker(`q${2 * i + 2}`, m);
   }
-}, 180_000);
+});
 afterAll(async () => {
   await c?.stop();
 });
@@ -35,15 +37,19 @@ describe('three masters', () => {
     for (const s of schedulers) expect(masters).toContain(s.master.masterid);
   });
 
-  it('claim 1,000 requests added at once: each is claimed and built exactly once', async () => {
+  // More than the 48 slots of the six workers, so that the masters race for the rest as
+  // builds finish; every master runs some.
+  const REQUESTS = 120;
+
+  it('claim requests added at once: each is claimed and built exactly once', async () => {
     const redis = createRedis(c.redis.url, 'e2e-masters');
     const builderid = (await c.get('/builders/quick')).builders[0].builderid;
     const brids: number[] = [];
     try {
       // One build set per request, added in bursts, as a busy scheduler would.
-      for (let i = 0; i < 1000; i += 100) {
+      for (let i = 0; i < REQUESTS; i += 40) {
         await transact({ db: c.db.pool, redis }, async (tx) => {
-          for (let j = i; j < i + 100; j++) {
+          for (let j = i; j < i + 40; j++) {
             const added = await addBuildset(tx, {
               scheduler: 'load',
               sourcestamps: [{ codebase: '', repository: '', branch: 'main', revision: `r${j}` }],
@@ -58,24 +64,24 @@ describe('three masters', () => {
       redis.disconnect();
     }
     await waitFor(
-      'all 1,000 requests to complete',
+      'every request to complete',
       async () => {
         const [r] = await c.db.pool.query(sql`
           SELECT count(*)::int AS n FROM buildrequests WHERE id = ANY(${brids}::int[]) AND complete = 1`);
-        return r.n === 1000;
+        return r.n === REQUESTS;
       },
-      600_000,
+      { timeoutMs: 120_000, everyMs: 200 },
     );
     const [r] = await c.db.pool.query(sql`
       SELECT count(*)::int AS builds, count(DISTINCT b.buildrequestid)::int AS requests,
              count(DISTINCT b.masterid)::int AS masters,
              count(*) FILTER (WHERE b.results <> 0)::int AS not_ok
       FROM builds b WHERE b.buildrequestid = ANY(${brids}::int[])`);
-    expect(r).toEqual({ builds: 1000, requests: 1000, masters: 3, not_ok: 0 });
+    expect(r).toEqual({ builds: REQUESTS, requests: REQUESTS, masters: 3, not_ok: 0 });
     const [claims] = await c.db.pool.query(sql`
       SELECT count(*)::int AS n, count(DISTINCT brid)::int AS d FROM buildrequest_claims WHERE brid = ANY(${brids}::int[])`);
-    expect(claims).toEqual({ n: 1000, d: 1000 });
-  }, 660_000);
+    expect(claims).toEqual({ n: REQUESTS, d: REQUESTS });
+  });
 
   it('a clean SIGTERM of a master in the middle of the work leaves nothing claimed by it', async () => {
     const m3 = c.masters.find((m) => m.name === 'm3')!;
@@ -93,5 +99,5 @@ describe('three masters', () => {
       const s = (await c.get('/schedulers')).schedulers;
       return s.every((x: any) => x.master !== null && x.master.masterid !== id.masterid);
     });
-  }, 120_000);
+  });
 });
