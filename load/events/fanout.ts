@@ -29,6 +29,8 @@ export interface FanoutOptions {
   /** What every client subscribes to; every event published matches it. */
   path?: string;
   log?: (line: string) => void;
+  /** How long after the last publish deliveries still count (default 10 s). */
+  settleMs?: number;
 }
 
 export interface PodFigures {
@@ -240,7 +242,7 @@ export async function measureFanout(opts: FanoutOptions): Promise<FanoutResult> 
     }
     // Let the last events arrive (or not).
     const expected = opts.events * clients.length;
-    const settleDeadline = performance.now() + 10_000;
+    const settleDeadline = performance.now() + (opts.settleMs ?? 10_000);
     while (delivered < expected && performance.now() < settleDeadline) {
       await new Promise((r) => setTimeout(r, 20));
     }

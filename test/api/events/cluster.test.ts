@@ -1,12 +1,13 @@
 // Across pods, with real API processes: every pod subscribes once to the bus and fans events
 // out to its own clients, so an event published anywhere (here by the test, as a master
 // would) reaches the clients of every pod; SSE add/remove reach a stream on another pod; and
-// a small fan-out (100 clients over 2 pods) delivers every event to every client, in order,
-// within a bound. The full measurement is load/events/run.ts (load/events/RESULTS.md).
+// a small fan-out (100 clients over 2 pods) delivers every event to every client, in order.
+// How fast is a benchmark's question: load/events/run.ts (load/events/RESULTS.md).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { measureFanout, type Pod, startPod, stopPod } from '../../../load/events/fanout.js';
 import { publish } from '../../../services/core/events/bus.js';
 import { createDatabase, type TestDatabase } from '../../helpers/databases.js';
+import { waitFor } from '../../helpers/wait.js';
 import { request, SseClient, until, useRedis, WsClient } from './lib.js';
 
 const bus = useRedis();
@@ -40,11 +41,14 @@ describe('two API processes', () => {
     const sse = await Promise.all(pods.map((p) => SseClient.open(`${p.origin}/sse/listen/builds/*/*`)));
     for (const c of ws) await c.subscribe('builds/*/*');
     // A pod's subscription to the bus may still be on its way: publish until both hear.
-    for (let n = 1; !ws.every((c) => c.events.length > 0) || !sse.every((s) => s.data.length > 0); n++) {
-      if (n > 50) throw new Error('events do not reach both pods');
-      await publish(bus.redis, ['builds', 0, 'probe'], {});
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitFor(
+      'events to reach both pods',
+      async () => {
+        await publish(bus.redis, ['builds', 0, 'probe'], {});
+        return ws.every((c) => c.events.length > 0) && sse.every((s) => s.data.length > 0);
+      },
+      { everyMs: 100 },
+    );
     const id = await publish(bus.redis, ['builds', 42, 'new'], { buildid: 42 });
     for (const c of ws) await until('ws event', () => c.events.some((e) => e.id === id));
     for (const s of sse) await until('sse event', () => s.events.some((e) => e.id === id));
@@ -77,7 +81,7 @@ describe('two API processes', () => {
 });
 
 describe('fan-out', () => {
-  it('delivers every event to each of 100 clients over 2 pods, in order, p99 within 500 ms', async () => {
+  it('delivers every event to each of 100 clients over 2 pods, in order', async () => {
     const result = await measureFanout({
       databaseUrl: db.url,
       redisUrl: bus.url,
@@ -86,10 +90,11 @@ describe('fan-out', () => {
       clients: 100,
       rate: 50,
       events: 150,
+      // A test waits as long as a loaded machine needs; the bound on time is the benchmark's.
+      settleMs: 60_000,
     });
-    console.log(`fan-out, 100 clients over 2 pods, 50 events/s: ${JSON.stringify(result)}`);
     expect(result.missing).toBe(0);
     expect(result.outOfOrder).toBe(0);
-    expect(result.p99).toBeLessThan(500);
-  }, 120_000);
+    expect(result.dropped).toBe(0);
+  });
 });
