@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publish } from '../../services/core/events/bus.js';
 import { createRedis } from '../../services/core/redis.js';
 import { testEnv } from '../helpers/env.js';
+import { waitFor } from '../helpers/wait.js';
 import { ApiUnderTest } from './lib/harness.js';
 
 let api: ApiUnderTest;
@@ -49,12 +50,10 @@ describe("an API pod's /metrics", () => {
     try {
       const before = (await scrape()).get('flotilla_events_dispatched_total') ?? 0;
       await publish(redis, ['builds', 1, 'updated'], { buildid: 1 });
-      let after = before;
-      for (let i = 0; i < 50 && after === before; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        after = (await scrape()).get('flotilla_events_dispatched_total') ?? 0;
-      }
-      expect(after).toBeGreaterThan(before);
+      await waitFor(
+        'the event to be dispatched',
+        async () => ((await scrape()).get('flotilla_events_dispatched_total') ?? 0) > before,
+      );
     } finally {
       redis.disconnect();
     }

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { masterConfigSchema } from '../../services/core/config/master-config.js';
 import { sql } from '../../services/core/db/pool.js';
+import { eventually } from '../helpers/wait.js';
 import { ApiUnderTest } from './lib/harness.js';
 import { addOneStep } from './lib/one-step.js';
 
@@ -43,7 +44,7 @@ beforeAll(async () => {
   ]) {
     await api.db.pool.query(q);
   }
-}, 120_000);
+});
 
 afterAll(async () => {
   await api?.close();
@@ -80,14 +81,6 @@ async function files(): Promise<{ name: string; bytes: number }[]> {
 const download = async (id: number) => (await api.get(`/logs/${id}/raw`, {})).raw;
 
 /** A copy is renamed into place just after its download ends: wait until `probe` holds. */
-async function eventually<T>(probe: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const v = await probe();
-    if (ok(v) || Date.now() > deadline) return v;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 const keptNames = async () => (await files()).map((f) => f.name.split('/')[1]!);
 
 describe('kept downloads', () => {
@@ -129,7 +122,7 @@ describe('kept downloads', () => {
     const big = await download(3);
     expect(big.length).toBeGreaterThan(39_000_000);
     expect((await files()).map((f) => f.name.split('/')[1])).toEqual(['2-1000-s']);
-  }, 60_000);
+  });
 
   it('HEAD and If-None-Match answer as before, with the type in the ETag', async () => {
     const head = await api.request('HEAD', '/logs/2/raw', {});
@@ -171,11 +164,7 @@ describe('downloads cut short', () => {
       await hangUp(`${base}/logs/1/raw`);
       const inFolder = async () =>
         (await readdir(cutDir)).length && readdir(join(cutDir, (await readdir(cutDir))[0]!));
-      const deadline = Date.now() + 5000;
-      while (((await inFolder()) || []).length > 0 && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      expect(await inFolder()).toEqual([]);
+      expect(await eventually(inFolder, (n) => (n || []).length === 0)).toEqual([]);
       // The next whole download is kept.
       const whole = (await cut.get('/logs/1/raw', {})).raw;
       expect(whole.length).toBe(33_000 * (7 + 1 + PAD) + 32_999);
@@ -199,7 +188,7 @@ describe('downloads cut short', () => {
       await cut.close();
       await rm(cutDir, { recursive: true, force: true });
     }
-  }, 60_000);
+  });
 });
 
 describe('the folder', () => {

@@ -14,6 +14,7 @@ import { encode } from '../../services/core/logs/codecs.js';
 import { createRedis, type Redis } from '../../services/core/redis.js';
 import { createLogger } from '../../services/core/telemetry/logger.js';
 import { testEnv } from '../helpers/env.js';
+import { eventually, waitFor } from '../helpers/wait.js';
 import { ApiUnderTest } from './lib/harness.js';
 import { addOneStep } from './lib/one-step.js';
 
@@ -84,7 +85,7 @@ beforeAll(async () => {
     publicUrl: 'http://flotilla.test:8010/',
   });
   await cursorApp.ready();
-}, 120_000);
+});
 
 afterAll(async () => {
   await cursorApp?.close();
@@ -110,7 +111,7 @@ describe('raw stdio downloads', () => {
     );
     const viaCursor = await cursorApp.inject({ method: 'GET', url: '/api/v2/logs/2/raw' });
     expect(viaCursor.rawPayload.equals(viaCopy.raw)).toBe(true);
-  }, 60_000);
+  });
 });
 
 describe('clients that hang up in the middle of a download', () => {
@@ -154,15 +155,12 @@ describe('clients that hang up in the middle of a download', () => {
     return { inUse: sample('in_use'), waiting: sample('waiting') };
   }
 
-  /** Waits until no download holds or waits for a connection, nor runs a COPY. */
+  /** Waits until no download holds or waits for a connection, nor runs a COPY (or the time is up). */
   async function downloadsSettled(): Promise<void> {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const pool = await downloadPool();
-      if ((pool.inUse === 0 && pool.waiting === 0 && (await copiesRunning()) === 0) || Date.now() > deadline)
-        return;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await eventually(
+      async () => ({ ...(await downloadPool()), copies: await copiesRunning() }),
+      (s) => s.inUse === 0 && s.waiting === 0 && s.copies === 0,
+    );
   }
 
   it('downloads that their clients stop reading hold no connection a page needs', async () => {
@@ -178,21 +176,24 @@ describe('clients that hang up in the middle of a download', () => {
         );
         stalled.at(-1)!.on('error', () => {});
       }
-      await new Promise((r) => setTimeout(r, 500));
-      const t0 = Date.now();
-      // Not a kept page: read from the database.
+      // The four download connections are all held, and the other eight downloads wait.
+      await waitFor('the downloads to stall', async () => {
+        const pool = await downloadPool();
+        return pool.inUse === 4 && pool.waiting === 8;
+      });
+      // Not a kept page: read from the database. Had it waited for a download connection, it
+      // would wait for as long as the stalled downloads are held.
       const res = await fetch(`${base}/builders?limit=3&order=-builderid`, {
-        signal: AbortSignal.timeout(10_000),
+        signal: AbortSignal.timeout(60_000),
       });
       expect(res.status).toBe(200);
-      expect(Date.now() - t0).toBeLessThan(5000);
     } finally {
       for (const req of stalled) req.destroy();
     }
     await downloadsSettled();
     expect(await downloadPool()).toEqual({ inUse: 0, waiting: 0 });
     expect(await copiesRunning()).toBe(0);
-  }, 60_000);
+  });
 
   it('a reader that stops after the first row ends the COPY, even with the connection paused mid-COPY', async () => {
     const pool = new ReadPool(api.db.url, 1, 1);
@@ -201,15 +202,17 @@ describe('clients that hang up in the middle of a download', () => {
       for (let i = 0; i < 3; i++) {
         for await (const row of pool.copyRows(big, { 'flotilla.test_log': '2' })) {
           expect(row.length).toBe(2);
-          // Long enough for PostgreSQL to fill the socket and block in its write.
-          await new Promise((r) => setTimeout(r, 300));
+          // Until PostgreSQL has filled the socket and blocks in its write.
+          await waitFor('the COPY to block on its client', async () => {
+            const [r] = await api.db.pool.query(sql`
+              SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND query LIKE 'COPY%' AND wait_event = 'ClientWrite'`);
+            return r.n > 0;
+          });
           break;
         }
       }
-      const deadline = Date.now() + 5_000;
-      while ((await copiesRunning()) > 0 && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 50));
-      expect(await copiesRunning()).toBe(0);
+      expect(await eventually(copiesRunning, (n) => n === 0)).toBe(0);
       expect(pool.downloadStats()).toEqual({ total: 0, idle: 0, waiting: 0 });
       // A download whose client left while it waited for a connection runs nothing.
       const gone = new AbortController();
@@ -221,7 +224,7 @@ describe('clients that hang up in the middle of a download', () => {
     } finally {
       await pool.end();
     }
-  }, 60_000);
+  });
 
   it('more hang-ups than the read pool has connections: none left in a COPY, and the next download whole', async () => {
     for (let i = 0; i < 12; i++) expect(await hangUp('/logs/2/raw')).toBeGreaterThan(0);
@@ -232,5 +235,5 @@ describe('clients that hang up in the middle of a download', () => {
     expect(res.status).toBe(200);
     expect((await res.arrayBuffer()).byteLength).toBe(BIG_BYTES);
     expect((await fetch(`${base}/logs/1/raw`).then((r) => r.text())) === WANT).toBe(true);
-  }, 60_000);
+  });
 });

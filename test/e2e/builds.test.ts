@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../services/core/db/pool.js';
 import { publish } from '../../services/core/events/bus.js';
 import { createRedis } from '../../services/core/redis.js';
-import { waitFor } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 import { Cluster, type MasterProc } from './cluster.js';
 
 let c: Cluster;
@@ -15,7 +15,7 @@ beforeAll(async () => {
   master = await c.startMaster('e2e-master-1');
   await c.startWorker('w1', master);
   await c.startWorker('w2', master);
-}, 120_000);
+});
 afterAll(async () => {
   await c?.stop();
 });
@@ -29,7 +29,7 @@ describe('a forced build', () => {
     const [, brids] = await c.force('force-basic', { reason: 'first run' });
     build = await c.finished((await c.buildOf(ids(brids)[0]!)).buildid);
     steps = (await c.get(`/builds/${build.buildid}/steps`)).steps;
-  }, 90_000);
+  });
 
   it('ends as Buildbot ends it: warnings from a warnOnFailure step, with its summary', () => {
     expect(build.results).toBe(1);
@@ -143,14 +143,10 @@ describe('control', () => {
   it('stop ends a running build CANCELLED, interrupting its step', async () => {
     const [, brids] = await c.force('force-slow');
     const build = await c.buildOf(ids(brids)[0]!);
-    // Wait until the command runs.
-    let stepid = 0;
-    for (let i = 0; i < 100 && !stepid; i++) {
+    await waitFor('the command to run', async () => {
       const s = (await c.get(`/builds/${build.buildid}/steps?name=wait`)).steps[0];
-      if (s?.started_at) stepid = s.stepid;
-      else await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(stepid).toBeGreaterThan(0);
+      return Boolean(s?.started_at);
+    });
     expect(await c.rpc(`/builds/${build.buildid}`, 'stop', { reason: 'e2e stop' })).toBeNull();
     const done = await c.finished(build.buildid, 30_000);
     expect(done.results).toBe(6);
@@ -244,19 +240,28 @@ describe('changes', () => {
 
   it('a change on another branch builds nothing', async () => {
     const before = (await c.get('/buildsets')).meta.total;
-    const res = await fetch(`${c.api.base.replace('/api/v2', '')}/change_hook/base`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        author: 'Dev <dev@example.com>',
-        comments: 'side',
-        revision: 'def456',
-        branch: 'side',
-      }).toString(),
+    const post = (branch: string, revision: string) =>
+      fetch(`${c.api.base.replace('/api/v2', '')}/change_hook/base`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          author: 'Dev <dev@example.com>',
+          comments: 'x',
+          revision,
+          branch,
+        }).toString(),
+      });
+    expect((await post('side', 'def456')).status).toBe(200);
+    // A change on main after it: the scheduler weighs changes in order, so once this one has
+    // its build set, the side change was weighed too.
+    expect((await post('main', 'after-side')).status).toBe(200);
+    let sets: any[] = [];
+    await waitFor('the main change to be scheduled', async () => {
+      sets = (await c.get('/buildsets?order=-bsid&limit=10')).buildsets;
+      return sets.some((bs) => bs.sourcestamps[0]?.revision === 'after-side');
     });
-    expect(res.status).toBe(200);
-    await new Promise((r) => setTimeout(r, 1500));
-    expect((await c.get('/buildsets')).meta.total).toBe(before);
+    expect(sets.filter((bs) => bs.sourcestamps[0]?.revision === 'def456')).toEqual([]);
+    expect((await c.get('/buildsets')).meta.total).toBe(before + 1);
   });
 });
 

@@ -4,11 +4,17 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { publish } from '../../services/core/events/bus.js';
+import { createRedis } from '../../services/core/redis.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
 import { freePort, type Running, startRedis, startService, status, waitFor } from '../helpers/processes.js';
+import { sample } from '../helpers/prometheus.js';
 
 const BASE_CONFIG = 'test/e2e/master.yaml';
 const PASSWORDS = { W1_PASSWORD: 'pw-one', W2_PASSWORD: 'pw-two' };
+// How long a process may take to be ready: generous, since a loaded machine starts Node
+// processes slowly, and only a process that never gets ready waits it out.
+const READY_MS = 90_000;
 
 export interface MasterProc {
   name: string;
@@ -70,7 +76,7 @@ export class Cluster {
     const proc = startService('api', env);
     this.procs.push(proc);
     this.api = { proc, base: `http://127.0.0.1:${port}/api/v2`, env, port };
-    await waitFor('api', async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200, 30_000, proc);
+    await waitFor('api', async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200, READY_MS, proc);
   }
 
   /** Stops the API (SIGTERM, as a rolling update does) and starts a new one on the same port. */
@@ -101,7 +107,7 @@ export class Cluster {
     await waitFor(
       `master ${name}`,
       async () => (await status(`http://127.0.0.1:${probePort}/readyz`)) === 200,
-      30_000,
+      READY_MS,
       proc,
     );
     const m = { name, proc, workerPort: wport, probePort };
@@ -128,7 +134,7 @@ export class Cluster {
     await waitFor(
       `worker ${name}`,
       async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200,
-      30_000,
+      READY_MS,
       proc,
     );
     return Object.assign(proc, { probePort: probe });
@@ -166,7 +172,7 @@ export class Cluster {
     });
   }
 
-  async buildOf(brid: number, timeoutMs = 30_000): Promise<any> {
+  async buildOf(brid: number, timeoutMs = READY_MS): Promise<any> {
     let build: any;
     await waitFor(
       `a build of request ${brid}`,
@@ -179,7 +185,7 @@ export class Cluster {
     return build;
   }
 
-  async finished(buildid: number, timeoutMs = 60_000): Promise<any> {
+  async finished(buildid: number, timeoutMs = 2 * READY_MS): Promise<any> {
     let build: any;
     await waitFor(
       `build ${buildid} to finish`,
@@ -190,6 +196,31 @@ export class Cluster {
       timeoutMs,
     );
     return build;
+  }
+
+  /** How many claim passes a master has made (its /metrics). */
+  async claimPasses(m: MasterProc): Promise<number> {
+    const res = await fetch(`http://127.0.0.1:${m.probePort}/metrics`);
+    return sample(await res.text(), 'flotilla_claim_pass_seconds_count', {}) ?? 0;
+  }
+
+  /**
+   * Resolves once the master has handled every event published before the call, and made a
+   * claim pass after: what a test waits for before saying that something did not happen.
+   * A handed-back request (id 0: none) wakes the distributor; passes never overlap, so the
+   * pass that ends after a second wake-up began after the first was handled.
+   */
+  async settled(m: MasterProc): Promise<void> {
+    const redis = createRedis(this.redis.url, 'e2e-settle');
+    try {
+      for (let round = 0; round < 2; round++) {
+        const before = await this.claimPasses(m);
+        await publish(redis, ['buildrequests', 0, 'unclaimed'], {});
+        await waitFor('a claim pass', async () => (await this.claimPasses(m)) > before);
+      }
+    } finally {
+      redis.disconnect();
+    }
   }
 
   async stop(): Promise<void> {

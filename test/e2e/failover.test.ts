@@ -16,7 +16,7 @@ beforeAll(async () => {
   c = await Cluster.start({ masterExpirySeconds: EXPIRY_SECONDS });
   m1 = await c.startMaster('m1');
   await c.startWorker('w1', m1);
-}, 120_000);
+});
 afterAll(async () => {
   await c?.stop();
 });
@@ -107,5 +107,5 @@ describe('a master killed with SIGKILL', () => {
     await c.rpc(`/builds/${second.buildid}`, 'stop', { reason: 'test over' });
     const done = await c.finished(second.buildid);
     expect(done.results).toBe(Results.CANCELLED);
-  }, 180_000);
+  });
 });

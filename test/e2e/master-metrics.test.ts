@@ -9,7 +9,7 @@ beforeAll(async () => {
   c = await Cluster.start();
   m = await c.startMaster('m1');
   await c.startWorker('w1', m);
-}, 120_000);
+});
 afterAll(async () => {
   await c?.stop();
 });
@@ -59,5 +59,5 @@ describe("a master's /metrics", () => {
     expect(after.has('flotilla_jobs_queue_depth{queue="compress-log",state="waiting"}')).toBe(true);
     expect(after.get('process_resident_memory_bytes')).toBeGreaterThan(10_000_000);
     expect(after.has('nodejs_eventloop_lag_p99_seconds')).toBe(true);
-  }, 120_000);
+  });
 });

@@ -46,7 +46,7 @@ describe('a worker killed mid-build', () => {
     await c.rpc(`/builds/${second.buildid}`, 'stop', { reason: 'done testing' });
     expect((await c.finished(second.buildid)).results).toBe(6);
     await w2.stop();
-  }, 120_000);
+  });
 });
 
 describe('a master stopped with SIGTERM mid-build', () => {
@@ -83,5 +83,5 @@ describe('a master stopped with SIGTERM mid-build', () => {
     expect(second.masterid).toBe((await c.get(`/masters?name=arriving`)).masters[0].masterid);
     await c.rpc(`/builds/${second.buildid}`, 'stop', {});
     await c.finished(second.buildid);
-  }, 120_000);
+  });
 });

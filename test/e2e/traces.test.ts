@@ -16,7 +16,7 @@ beforeAll(async () => {
   c = await Cluster.start({ apiEnv: otlp.env() });
   const m = await c.startMaster('m1', otlp.env());
   await c.startWorker('w1', m, otlp.env());
-}, 120_000);
+});
 afterAll(async () => {
   await c?.stop();
   await otlp?.close();
@@ -62,7 +62,7 @@ describe('traces', () => {
       ),
     ).toBe(true);
     await c.finished(build.buildid);
-  }, 120_000);
+  });
 
   it('show a build, its steps, and the queries and Redis commands made for it', async () => {
     const [, brids] = await c.force('force-basic');
@@ -100,7 +100,7 @@ describe('traces', () => {
       ),
     ).toBe(true);
     expect(below.some((s) => /^(multi|xadd|exec|publish|evalsha)$/i.test(s.name))).toBe(true);
-  }, 120_000);
+  });
 
   it("reach the worker: each step's commands are spans of the worker, below the step", async () => {
     const [, brids] = await c.force('force-basic');
@@ -130,5 +130,5 @@ describe('traces', () => {
     await waitFor('a compress-log job span', async () =>
       otlp.spans.some((s) => s.service === 'flotilla-master' && /compress-log/.test(s.name)),
     );
-  }, 60_000);
+  });
 });

@@ -80,13 +80,18 @@ export function startService(name: 'api' | 'master' | 'worker', env: Record<stri
   });
 }
 
+/**
+ * Wait until `fn` holds (an exception counts as not yet), failing at once, with its output,
+ * if `proc` exits meanwhile. The limit only ends a test that fails.
+ */
 export async function waitFor(
   what: string,
   fn: () => Promise<boolean>,
-  timeoutMs = 20_000,
+  timeoutOrProc: number | Running = 60_000,
   proc?: Running,
 ): Promise<void> {
-  const end = Date.now() + timeoutMs;
+  if (typeof timeoutOrProc !== 'number') return waitFor(what, fn, 60_000, timeoutOrProc);
+  const end = Date.now() + timeoutOrProc;
   for (;;) {
     try {
       if (await fn()) return;

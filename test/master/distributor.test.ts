@@ -30,7 +30,7 @@ builders:
 let stage: Stage;
 beforeAll(async () => {
   stage = await Stage.open();
-}, 60_000);
+});
 afterAll(() => stage?.close());
 
 interface Wanted {
@@ -199,5 +199,5 @@ describe('four masters racing', () => {
     } finally {
       await Promise.all(masters.map((m) => m.stop()));
     }
-  }, 120_000);
+  });
 });

@@ -82,7 +82,7 @@ it('adopts the database and serves it', async () => {
   const started = await startApi(db.url);
   api = started.proc;
   const url = `${started.base}/api/v2/builds?limit=1&order=-buildid`;
-  await waitFor('api', async () => (await fetch(url)).ok, 20_000, api);
+  await waitFor('api', async () => (await fetch(url)).ok, api);
   const body = (await (await fetch(url, { headers: { accept: 'application/json' } })).json()) as {
     meta: { total: number };
     builds: { buildid: number }[];

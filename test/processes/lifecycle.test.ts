@@ -24,17 +24,17 @@ describe('api', () => {
     const api = startService('api', { DATABASE_URL: db.url, REDIS_URL: redis.url, PORT: String(port) });
     running.push(api);
     const base = `http://127.0.0.1:${port}`;
-    await waitFor('api ready', async () => (await status(`${base}/readyz`)) === 200, 20_000, api);
+    await waitFor('api ready', async () => (await status(`${base}/readyz`)) === 200, api);
     expect(await status(`${base}/healthz`)).toBe(200);
     const ready = await (await fetch(`${base}/readyz`)).json();
     expect(ready).toEqual({ ready: true, checks: { postgres: 'ok', schema: 'ok', redis: 'ok' } });
 
     // Redis goes away: not ready (but still alive); it comes back: ready again.
     await redis.proc.stop('SIGKILL');
-    await waitFor('api not ready', async () => (await status(`${base}/readyz`)) === 503, 15_000, api);
+    await waitFor('api not ready', async () => (await status(`${base}/readyz`)) === 503, api);
     expect(await status(`${base}/healthz`)).toBe(200);
     redis = await startRedis(redis.port);
-    await waitFor('api ready again', async () => (await status(`${base}/readyz`)) === 200, 20_000, api);
+    await waitFor('api ready again', async () => (await status(`${base}/readyz`)) === 200, api);
 
     // Logs are JSON lines from pino.
     const first = api
@@ -64,7 +64,6 @@ describe('master and worker', () => {
     await waitFor(
       'master ready',
       async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200,
-      20_000,
       master,
     );
 
@@ -78,7 +77,6 @@ describe('master and worker', () => {
     await waitFor(
       'worker ready',
       async () => (await status(`http://127.0.0.1:${workerProbe}/readyz`)) === 200,
-      20_000,
       worker,
     );
     // The master's log line may reach its stdout after the worker reports itself ready.
@@ -104,7 +102,6 @@ describe('master and worker', () => {
     await waitFor(
       'master ready',
       async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200,
-      20_000,
       master,
     );
     const worker = startService('worker', {
@@ -114,12 +111,7 @@ describe('master and worker', () => {
       PROBE_PORT: String(workerProbe),
     });
     running.push(worker);
-    await waitFor(
-      'refusal',
-      async () => worker.output().includes('master refused our credentials'),
-      15_000,
-      worker,
-    );
+    await waitFor('refusal', async () => worker.output().includes('master refused our credentials'), worker);
     expect(await status(`http://127.0.0.1:${workerProbe}/readyz`)).toBe(503);
     // The master's log line may reach its stdout after the worker has heard the refusal.
     await waitFor('the master to log the refusal', async () =>

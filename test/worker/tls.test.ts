@@ -51,7 +51,7 @@ beforeAll(async () => {
     log,
     tls: { cert: readFileSync(env.workerTls!.certFile), key: readFileSync(env.workerTls!.keyFile) },
   });
-}, 60_000);
+});
 afterAll(async () => {
   for (const l of links) await l.close();
   await server?.close();

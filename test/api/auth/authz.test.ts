@@ -10,6 +10,7 @@ import { authzPolicy } from '../../../services/api/http/server.js';
 import { masterConfigSchema } from '../../../services/core/config/master-config.js';
 import { sql } from '../../../services/core/db/pool.js';
 import { createDatabase, type TestDatabase } from '../../helpers/databases.js';
+import { waitFor } from '../../helpers/wait.js';
 import { oracleForceSchedulers } from '../lib/harness.js';
 import { AuthApp, type Reply, testHash } from './lib.js';
 
@@ -339,11 +340,15 @@ describe('view-builders: reads of some builders for some roles', () => {
 
   it('events: the same rules decide which routing keys a user receives', async () => {
     const parsed = masterConfigSchema.shape.auth.parse({ users: USERS, ...auth });
+    const targets = new Targets(db.pool);
     const authz = new Authorizer(
       authzPolicy(parsed),
-      new Targets(db.pool),
+      targets,
       new Map(oracleForceSchedulers().map((f) => [f.name, f])),
     );
+    /** Once the background lookup of what this (build, request...) belongs to is done. */
+    const known = (kind: 'build' | 'buildrequest', id: number) =>
+      waitFor(`the builder of ${kind} ${id}`, () => targets.cachedBuilderNameOf({ kind, id }) !== undefined);
     const anon = { anonymous: true };
     const ops = { username: 'alice', groups: ['ops'] };
     const key = (k: string) => k.split('/');
@@ -360,13 +365,13 @@ describe('view-builders: reads of some builders for some roles', () => {
     // to match (only ops receive it); then the facts decide.
     expect(authz.authorize(anon, key('builds/2/finished'))).toBe(false);
     expect(authz.authorize(ops, key('builds/2/finished'))).toBe(true);
-    await new Promise((r) => setTimeout(r, 200));
+    await known('build', 2);
     expect(authz.authorize(anon, key('builds/2/finished'))).toBe(true);
     expect(authz.authorize(anon, key('buildrequests/101/new'))).toBe(false);
-    await new Promise((r) => setTimeout(r, 200));
+    await known('buildrequest', 101);
     expect(authz.authorize(anon, key('buildrequests/101/new'))).toBe(false);
     expect(authz.authorize(anon, key('buildrequests/104/new'))).toBe(false);
-    await new Promise((r) => setTimeout(r, 200));
+    await known('buildrequest', 104);
     expect(authz.authorize(anon, key('buildrequests/104/new'))).toBe(true);
     // No rules: everything, at once.
     const open = new Authorizer(authzPolicy(undefined), new Targets(db.pool), new Map());

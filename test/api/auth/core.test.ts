@@ -86,7 +86,7 @@ describe('password hashes', () => {
       code = (err as { status: number }).status;
     }
     expect(code).toBe(2);
-  }, 30_000);
+  });
 });
 
 describe('fnmatch, as Python on POSIX', () => {

@@ -33,14 +33,10 @@ it("sends a restricted builder's events to the role that may read them, and to n
     const open = (n: number) => ['builders', 4, 'builds', n, 'new'];
     // The bus reaches the pod: the open builder's events arrive for both.
     let n = 0;
-    await until(
-      "the open builder's event on both sockets",
-      () => {
-        void publish(api.redis, open(++n), { n });
-        return [ops, anon].every((c) => c.events.some((e) => e.k.startsWith('builders/4/')));
-      },
-      5000,
-    );
+    await until("the open builder's event on both sockets", () => {
+      void publish(api.redis, open(++n), { n });
+      return [ops, anon].every((c) => c.events.some((e) => e.k.startsWith('builders/4/')));
+    });
     await publish(api.redis, ['builders', 2, 'builds', 7, 'new'], { secret: true });
     const marker = open(1000);
     await publish(api.redis, marker, { marker: true });

@@ -7,7 +7,7 @@ import { sql } from '../../../services/core/db/pool.js';
 import { publish } from '../../../services/core/events/bus.js';
 import { LogWriter } from '../../../services/master/build/log-writer.js';
 import { createDatabase, type TestDatabase } from '../../helpers/databases.js';
-import { type EventsApp, SseClient, sleep, startEventsApp, until, useRedis, WsClient } from './lib.js';
+import { type EventsApp, SseClient, startEventsApp, until, useRedis, WsClient } from './lib.js';
 
 const bus = useRedis();
 
@@ -40,10 +40,12 @@ describe('live log lines', () => {
     const wild = await WsClient.open(api.ws);
     await c.subscribe(`logs/${writer.logid}/lines`);
     await wild.subscribe('logs/*/lines');
-    await sleep(150); // the tail starts after what is already there
+    // The tail starts after what is already there, once it has looked (the reader's own state).
+    const tails = (api.hub.logs as unknown as { tails: Map<number, { cursor: string | null }> }).tails;
+    await until('the tail to start', () => tails.get(writer.logid)?.cursor != null);
     for (let i = 0; i < 20; i++) await writer.write(i % 2 ? 'e' : 'o', `line ${i}\n`);
     const expected = Array.from({ length: 20 }, (_, i) => `${i % 2 ? 'e' : 'o'}line ${i}\n`).join('');
-    await until('all lines', () => c.events.map((e) => e.m.content).join('') === expected, 5000);
+    await until('all lines', () => c.events.map((e) => e.m.content).join('') === expected);
     const events = c.events;
     expect(events.length).toBeLessThan(20);
     let line = 1;
@@ -69,9 +71,18 @@ describe('live log lines', () => {
     await c.call({ cmd: 'stopConsuming', path: `logs/${writer.logid}/lines`, _id: 's' });
     expect(api.hub.logs.subscriptionCount()).toBe(0);
     await writer.write('o', 'unheard\n');
-    await sleep(250);
+    // Another client tails the log from now: once it hears a later line, the reader has
+    // polled since the unheard one was written, and had nobody to send it to.
+    const other = await WsClient.open(api.ws);
+    await other.subscribe(`logs/${writer.logid}/lines`);
+    const tails = (api.hub.logs as unknown as { tails: Map<number, { cursor: string | null }> }).tails;
+    await until('the tail to start', () => tails.get(writer.logid)?.cursor != null);
+    await writer.write('o', 'heard\n');
+    await until('the later line', () => other.events.length > 0);
+    expect(other.events.map((e) => e.m.content).join('')).toBe('oheard\n');
     expect(c.events).toEqual([]);
     c.close();
+    other.close();
   });
 });
 
@@ -103,17 +114,24 @@ describe('authorization', () => {
     await publish(bus.redis, ['builds', 13, 'new'], { buildid: 13 });
     await publish(bus.redis, ['control', 'builds', 12, 'stop'], { reason: 'r' });
     await publish(bus.redis, ['builds', 14, 'new'], { buildid: 14 });
-    await until('admin events', () => admin.events.length === 4);
-    await until('anonymous events', () => anon.events.length === 2 && sse.data.length === 2);
-    await sleep(50);
+    // Events arrive in the order published: once everyone has the last, nothing else is coming.
+    await publish(bus.redis, ['builds', 15, 'new'], { buildid: 15 });
+    const hasLast = (keys: string[]) => keys.includes('builds/15/new');
+    await until(
+      'the last event',
+      () =>
+        [admin, anon].every((c) => hasLast(c.events.map((e) => e.k))) &&
+        hasLast(sse.data.map((d) => d.key.join('/'))),
+    );
     expect(admin.events.map((e) => e.k)).toEqual([
       'builds/12/new',
       'builds/13/new',
       'control/builds/12/stop',
       'builds/14/new',
+      'builds/15/new',
     ]);
-    expect(anon.events.map((e) => e.k)).toEqual(['builds/12/new', 'builds/14/new']);
-    expect(sse.data.map((d) => d.key.join('/'))).toEqual(['builds/12/new', 'builds/14/new']);
+    expect(anon.events.map((e) => e.k)).toEqual(['builds/12/new', 'builds/14/new', 'builds/15/new']);
+    expect(sse.data.map((d) => d.key.join('/'))).toEqual(['builds/12/new', 'builds/14/new', 'builds/15/new']);
     anon.close();
     admin.close();
     sse.close();
@@ -127,10 +145,9 @@ describe('authorization', () => {
     });
     const c = await WsClient.open(throwing.ws);
     await c.subscribe('builds/*/*');
-    for (const n of [12, 13, 14]) await publish(bus.redis, ['builds', n, 'new'], { buildid: n });
-    await until('events', () => c.events.length === 2);
-    await sleep(50);
-    expect(c.events.map((e) => e.m.buildid)).toEqual([12, 14]);
+    for (const n of [12, 13, 14, 15]) await publish(bus.redis, ['builds', n, 'new'], { buildid: n });
+    await until('the last event', () => c.events.some((e) => e.m.buildid === 15));
+    expect(c.events.map((e) => e.m.buildid)).toEqual([12, 14, 15]);
     c.close();
     await throwing.close();
   });
@@ -176,9 +193,9 @@ describe('slow clients', () => {
     expect(api.hub.consumers.has(consumer as never)).toBe(false);
     // Nothing more is queued for it.
     for (let n = sent; n < sent + 5; n++) await publish(bus.redis, ['flood', n, 'new'], { n, big });
-    await until('fast client has everything', () => fast.events.length === sent + 5, 10_000);
+    await until('fast client has everything', () => fast.events.length === sent + 5);
     (slow.socket as unknown as { _socket: { resume(): void } })._socket.resume();
-    await until('slow client told', () => slow.closed !== null, 15_000);
+    await until('slow client told', () => slow.closed !== null);
     expect(slow.closed).toEqual({
       code: 1008,
       reason: `too slow: more than ${LIMIT} bytes waiting to be sent`,
@@ -193,7 +210,7 @@ describe('slow clients', () => {
     s.res!.pause();
     await flood(() => !api.hub.consumers.has(consumer as never));
     s.res!.resume();
-    await until('stream ended', () => s.ended, 15_000);
+    await until('stream ended', () => s.ended);
     expect(s.events.at(-1)).toEqual({
       event: 'disconnect',
       data: `{"reason": "too slow: more than ${LIMIT} bytes waiting to be sent"}`,
@@ -214,8 +231,7 @@ describe('server pings', () => {
     const c = await WsClient.open(api.ws);
     let pings = 0;
     c.socket.on('ping', () => pings++);
-    await sleep(550);
-    expect(pings).toBeGreaterThanOrEqual(3);
+    await until('three pings', () => pings >= 3);
     expect(c.closed).toBeNull();
     expect(await c.call({ cmd: 'ping', _id: 1 })).toBe('{"msg":"pong","code":200,"_id":1}');
     c.close();
@@ -224,14 +240,13 @@ describe('server pings', () => {
   it('drops a client that does not answer them', async () => {
     const c = await WsClient.open(api.ws, { autoPong: false });
     await c.subscribe('builds/*/*');
-    await until('dropped', () => c.closed !== null, 2000);
+    await until('dropped', () => c.closed !== null);
     expect(c.closed!.code).toBe(1006);
   });
 
   it('sends SSE comment lines', async () => {
     const s = await SseClient.open(`${api.origin}/sse/listen/builds/*/*`);
-    await sleep(350);
-    expect(s.comments.length).toBeGreaterThanOrEqual(2);
+    await until('two comment lines', () => s.comments.length >= 2);
     expect(s.text).toContain('\n\n: ping\n\n');
     s.close();
   });

@@ -2,6 +2,7 @@
 // (so options such as the ping interval can be set), a private Redis per suite (events of
 // other suites never interleave), and clients that collect what they receive.
 import http from 'node:http';
+import net from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
 import { WebSocket } from 'ws';
@@ -9,6 +10,7 @@ import type { EventHub } from '../../../services/api/events/hub.js';
 import { type EventsOptions, eventsPlugin } from '../../../services/api/events/plugin.js';
 import { createRedis, type Redis } from '../../../services/core/redis.js';
 import { type Running, startRedis } from '../../helpers/processes.js';
+import { waitFor } from '../../helpers/wait.js';
 
 export interface SuiteRedis {
   url: string;
@@ -68,14 +70,56 @@ export async function startEventsApp(
   };
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Waits until `fn` holds, polling (the limit only ends a test that fails). */
+export function until(what: string, fn: () => boolean, timeoutMs?: number): Promise<void> {
+  return waitFor(what, fn, { everyMs: 5, ...(timeoutMs ? { timeoutMs } : {}) });
+}
 
-/** Waits until `fn` holds, polling. */
-export async function until(what: string, fn: () => boolean, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!fn()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
+/**
+ * A door between a client and Redis: cut() drops every connection through it and refuses new
+ * ones until open(), so a test decides exactly how long a connection stays away.
+ */
+export class RedisDoor {
+  private readonly sockets = new Set<net.Socket>();
+  private shut = false;
+  private constructor(
+    private readonly server: net.Server,
+    readonly url: string,
+  ) {}
+
+  static async open(redisUrl: string): Promise<RedisDoor> {
+    const target = new URL(redisUrl);
+    let door: RedisDoor | undefined;
+    const server = net.createServer((client) => {
+      if (door?.shut) return client.destroy();
+      const upstream = net.connect(Number(target.port), target.hostname);
+      for (const s of [client, upstream]) {
+        door?.sockets.add(s);
+        s.on('close', () => door?.sockets.delete(s));
+        s.on('error', () => {});
+      }
+      client.pipe(upstream).pipe(client);
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const port = (server.address() as net.AddressInfo).port;
+    door = new RedisDoor(server, `redis://127.0.0.1:${port}`);
+    return door;
+  }
+
+  cut(): void {
+    this.shut = true;
+    for (const s of this.sockets) s.destroy();
+  }
+
+  reopen(): void {
+    this.shut = false;
+  }
+
+  close(): Promise<void> {
+    this.cut();
+    return new Promise((resolve) => this.server.close(() => resolve()));
   }
 }
 

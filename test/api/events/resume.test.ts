@@ -2,10 +2,14 @@
 // the id of the last event seen first receives the matching events it missed, then live
 // ones, with no gap and no repeat; outside the window kept in Redis it gets a reload frame.
 // The same holds for a pod whose own subscriber connection to Redis dropped for a while.
+// Events reach a client in the order they were published, so a test that must show that
+// nothing more came publishes one more event and waits for it: whatever else was coming
+// came before it.
 import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EVENTS_STREAM, publish } from '../../../services/core/events/bus.js';
-import { type EventsApp, SseClient, sleep, startEventsApp, until, useRedis, WsClient } from './lib.js';
+import { waitFor } from '../../helpers/wait.js';
+import { type EventsApp, RedisDoor, SseClient, startEventsApp, until, useRedis, WsClient } from './lib.js';
 
 const bus = useRedis();
 let api: EventsApp;
@@ -44,8 +48,9 @@ describe('/ws resume', () => {
     await until('missed events', () => again.events.length === 2);
     await build(5);
     await until('live event', () => again.events.length === 3);
-    await sleep(50);
-    expect(again.events.map((e) => e.m.buildid)).toEqual([3, 4, 5]);
+    await build(6);
+    await until('the last event', () => again.events.some((e) => e.m.buildid === 6));
+    expect(again.events.map((e) => e.m.buildid)).toEqual([3, 4, 5, 6]);
     // The ack comes before the replayed events.
     expect(JSON.parse(again.raw[0]!)).toEqual({ msg: 'OK', code: 200, _id: 1 });
     again.close();
@@ -57,8 +62,9 @@ describe('/ws resume', () => {
     await c.subscribe('builds/*/*', { since: seen });
     await build(2);
     await until('live event', () => c.events.length === 1);
-    await sleep(50);
-    expect(c.events.map((e) => e.m.buildid)).toEqual([2]);
+    await build(3);
+    await until('the last event', () => c.events.some((e) => e.m.buildid === 3));
+    expect(c.events.map((e) => e.m.buildid)).toEqual([2, 3]);
     c.close();
   });
 
@@ -71,9 +77,10 @@ describe('/ws resume', () => {
     })();
     await c.subscribe('builds/*/*', { since: seen });
     await publishing;
-    await until('600 events', () => c.events.length >= 600, 10_000);
-    await sleep(100);
-    expect(c.events.map((e) => e.m.buildid)).toEqual(Array.from({ length: 600 }, (_, i) => i + 1));
+    await until('600 events', () => c.events.length >= 600);
+    await build(601);
+    await until('the last event', () => c.events.some((e) => e.m.buildid === 601));
+    expect(c.events.map((e) => e.m.buildid)).toEqual(Array.from({ length: 601 }, (_, i) => i + 1));
     c.close();
   });
 
@@ -93,8 +100,10 @@ describe('/ws resume', () => {
     await until('opening replays', () => c.events.length === 2);
     await c.call({ cmd: 'ping', _id: 'p' });
     await c.subscribe('masters/*/*');
-    await sleep(100);
-    expect(c.events.map((e) => e.k).sort()).toEqual(['builds/2/new', 'changes/7/new']);
+    // A later subscription replays nothing: of the masters' events only a new one comes.
+    await publish(bus.redis, ['masters', 2, 'started'], { masterid: 2 });
+    await until('the new event', () => c.events.some((e) => e.k === 'masters/2/started'));
+    expect(c.events.map((e) => e.k).sort()).toEqual(['builds/2/new', 'changes/7/new', 'masters/2/started']);
     c.close();
   });
 
@@ -131,9 +140,10 @@ describe('/ws resume', () => {
     await d.subscribe('builds/*/*', { since: newest });
     await build(5);
     await until('live event', () => d.events.length === 1);
-    await sleep(50);
+    await build(6);
+    await until('the last event', () => d.events.some((e) => e.m.buildid === 6));
     expect(d.messages.some((m) => m.cmd === 'reload')).toBe(false);
-    expect(d.events.map((e) => e.m.buildid)).toEqual([5]);
+    expect(d.events.map((e) => e.m.buildid)).toEqual([5, 6]);
     c.close();
     d.close();
   });
@@ -150,7 +160,9 @@ describe('/ws resume', () => {
     ]);
     const lost = await build(2);
     await bus.redis.del(EVENTS_STREAM);
-    await sleep(5); // a restarted Redis starts its new stream's ids at a later millisecond
+    // A restarted Redis starts its new stream's ids at a later millisecond.
+    const lostAt = Number(lost.split('-')[0]);
+    await waitFor('a later millisecond', () => Date.now() > lostAt);
     await build(3);
     await c.subscribe('builds/*/*', { since: lost });
     await until('reload', () => c.messages.filter((m) => m.cmd === 'reload').length === 3);
@@ -171,8 +183,9 @@ describe('/ws resume', () => {
     await c.subscribe('builds/*/*', { since: seen });
     await build(14);
     await until('events', () => c.events.length === 2);
-    await sleep(50);
-    expect(c.events.map((e) => e.m.buildid)).toEqual([12, 14]);
+    await build(15);
+    await until('the last event', () => c.events.some((e) => e.m.buildid === 15));
+    expect(c.events.map((e) => e.m.buildid)).toEqual([12, 14, 15]);
     c.close();
     await guarded.close();
   });
@@ -209,46 +222,55 @@ describe('SSE resume', () => {
 });
 
 describe('a pod whose subscriber connection drops', () => {
-  // The pod's subscriber reconnects after 300 ms, which leaves time to publish (and trim).
-  async function podWithSlowReconnect(): Promise<{ pod: EventsApp; subscriber: IORedis }> {
-    const subscriber = new IORedis(bus.url, { retryStrategy: () => 300, connectionName: 'slow-sub' });
+  // The pod's subscriber reaches Redis through a door the test shuts and opens: it is away
+  // exactly while the test publishes (and trims), however slow the machine.
+  async function podBehindDoor(): Promise<{ pod: EventsApp; door: RedisDoor; close: () => Promise<void> }> {
+    const door = await RedisDoor.open(bus.url);
+    const subscriber = new IORedis(door.url, { retryStrategy: () => 20, connectionName: 'door-sub' });
+    // Cut off on purpose: its errors are the point, not news.
+    subscriber.on('error', () => {});
     const pod = await startEventsApp(bus.url, { subscriber });
-    return { pod, subscriber };
-  }
-
-  async function killSubscriber(): Promise<void> {
-    await bus.redis.client('KILL', 'TYPE', 'pubsub');
+    return {
+      pod,
+      door,
+      close: async () => {
+        await pod.close();
+        await door.close();
+      },
+    };
   }
 
   it('fills the gap from the event stream once it is back', async () => {
-    const { pod } = await podWithSlowReconnect();
+    const { pod, door, close } = await podBehindDoor();
     const c = await WsClient.open(pod.ws);
     await c.subscribe('builds/*/*');
     await build(1);
     await until('first event', () => c.events.length === 1);
-    await killSubscriber();
+    door.cut();
     for (let i = 2; i <= 50; i++) await build(i);
-    await sleep(400);
+    door.reopen();
     for (let i = 51; i <= 60; i++) await build(i);
-    await until('all events', () => c.events.length >= 60, 10_000);
-    await sleep(100);
-    expect(c.events.map((e) => e.m.buildid)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+    await until('all events', () => c.events.length >= 60);
+    await build(61);
+    await until('the last event', () => c.events.some((e) => e.m.buildid === 61));
+    expect(c.events.map((e) => e.m.buildid)).toEqual(Array.from({ length: 61 }, (_, i) => i + 1));
     c.close();
-    await pod.close();
+    await close();
   });
 
   it('tells its clients to reload when the events it missed are gone', async () => {
-    const { pod } = await podWithSlowReconnect();
+    const { pod, door, close } = await podBehindDoor();
     const c = await WsClient.open(pod.ws);
     await c.subscribe('builds/*/*');
     await c.subscribe('changes/*/*');
     await build(1);
     await until('first event', () => c.events.length === 1);
-    await killSubscriber();
+    door.cut();
     await build(2);
     await build(3);
     await bus.redis.xtrim(EVENTS_STREAM, 'MAXLEN', 1);
-    await until('reloads', () => c.messages.filter((m) => m.cmd === 'reload').length === 2, 5000);
+    door.reopen();
+    await until('reloads', () => c.messages.filter((m) => m.cmd === 'reload').length === 2);
     expect(c.messages.filter((m) => m.cmd === 'reload').map((m) => m.path)).toEqual([
       'builds/*/*',
       'changes/*/*',
@@ -256,6 +278,6 @@ describe('a pod whose subscriber connection drops', () => {
     await build(4);
     await until('live again', () => c.events.some((e) => e.m.buildid === 4));
     c.close();
-    await pod.close();
+    await close();
   });
 });

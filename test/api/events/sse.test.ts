@@ -1,9 +1,10 @@
 // /sse speaks Buildbot 3.7's server-sent events (oracle/NOTES.md; www/sse.py): listen, add
 // and remove, the handshake and the event framing; an unknown uuid is a 404, not a crash;
 // and add/remove work from any pod, whichever pod holds the stream.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { publish } from '../../../services/core/events/bus.js';
-import { type EventsApp, request, SseClient, sleep, startEventsApp, until, useRedis } from './lib.js';
+import { waitFor } from '../../helpers/wait.js';
+import { type EventsApp, request, SseClient, startEventsApp, until, useRedis } from './lib.js';
 
 const bus = useRedis();
 let podA: EventsApp;
@@ -17,6 +18,15 @@ beforeAll(async () => {
 afterAll(async () => {
   await podA?.close();
   await podB?.close();
+});
+
+// Each test closes its streams; a pod lets go of a closed one a moment later. Counts the
+// tests read start from none.
+beforeEach(async () => {
+  await until(
+    'no stream left from before',
+    () => podA.hub.consumers.size === 0 && podB.hub.consumers.size === 0,
+  );
 });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -50,11 +60,15 @@ describe('listen', () => {
 
   it('with no path sends the handshake and nothing else until paths are added', async () => {
     const s = await SseClient.open(`${podA.origin}/sse/listen`);
-    await until('handshake', () => s.events.length === 1);
+    // A stream that listens to changes, on the same pod: once it has the event, the pod has
+    // handed it to every stream it holds.
+    const watcher = await SseClient.open(`${podA.origin}/sse/listen/changes/*/*`);
+    await until('handshakes', () => s.events.length === 1 && watcher.events.length === 1);
     await publish(bus.redis, ['changes', 4, 'new'], { changeid: 4 });
-    await sleep(100);
+    await until('the watcher to have it', () => watcher.data.length === 1);
     expect(s.data).toEqual([]);
     s.close();
+    watcher.close();
   });
 
   it('forgets the subscriptions of a stream the client closed', async () => {
@@ -78,8 +92,12 @@ describe('add and remove', () => {
       status: 200,
       body: 'ok',
     });
+    const watcher = await SseClient.open(`${podA.origin}/sse/listen/buildsets/*/new`);
+    await until('handshake', () => watcher.events.length === 1);
     await publish(bus.redis, ['buildsets', 2, 'new'], { bsid: 2 });
-    await sleep(100);
+    await until('the watcher to have it', () => watcher.data.length === 1);
+    watcher.close();
+    await until('the watcher forgotten', () => podA.hub.consumers.size === 1);
     expect(s.data.map((d) => d.message.bsid)).toEqual([1]);
     expect(await request(`${podA.origin}/sse/remove/${s.uuid}/buildsets/*/new`)).toEqual({
       status: 404,
@@ -109,9 +127,10 @@ describe('add and remove', () => {
     await until('handshake', () => s.events.length === 1);
     expect((await request(`${podA.origin}/sse/add/${s.uuid}/steps/*/new`)).body).toBe('ok');
     await publish(bus.redis, ['steps', 9, 'new'], { stepid: 9 });
-    await until('event', () => s.data.length === 1);
-    await sleep(100);
-    expect(s.data.length).toBe(1);
+    await publish(bus.redis, ['steps', 10, 'new'], { stepid: 10 });
+    // In order: a second copy of the first would come before the second.
+    await until('the second event', () => s.data.some((d) => d.message.stepid === 10));
+    expect(s.data.map((d) => d.message.stepid)).toEqual([9, 10]);
     s.close();
   });
 
@@ -134,8 +153,11 @@ describe('add and remove', () => {
     });
     s.close();
     await until('stream forgotten', () => podA.hub.consumers.size === 0);
-    // Once the stream is gone, its uuid is unknown everywhere.
-    await sleep(50);
+    // Once the stream is gone, its uuid is soon unknown everywhere.
+    await waitFor(
+      'the uuid to be unknown on the other pod',
+      async () => (await request(`${podB.origin}/sse/add/${s.uuid}/logs/*/finished`)).body === 'unknown uuid',
+    );
     expect(await request(`${podB.origin}/sse/add/${s.uuid}/logs/*/finished`)).toMatchObject({
       status: 404,
       body: 'unknown uuid',

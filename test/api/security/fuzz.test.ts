@@ -34,8 +34,11 @@ import { type FuzzRequest, FuzzRequests, Rng } from './fuzz-requests.js';
 const COUNT = Number(process.env.FUZZ_COUNT ?? 3000);
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const CONCURRENCY = Number(process.env.FUZZ_CONCURRENCY ?? 32);
-/** Every request is answered, or its connection closed, within this. */
-const BOUND_MS = 10_000;
+/**
+ * Every request is answered, or its connection closed, within this: a bound on hanging, not
+ * on speed, so wide enough for a loaded machine (the server cuts requests off at 30 s).
+ */
+const BOUND_MS = 40_000;
 /** The API process's resident memory must stay under this. */
 const RSS_LIMIT_MIB = 512;
 /** Share of the requests that are phase B's administrator calls (sequential, checksummed). */
@@ -104,7 +107,7 @@ beforeAll(async () => {
     30_000,
     api,
   );
-}, 120_000);
+});
 
 afterAll(async () => {
   await api?.stop('SIGTERM', 10_000);

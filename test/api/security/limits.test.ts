@@ -30,7 +30,7 @@ interface Raw {
 }
 
 /** Sends bytes as they are and reads the answer until the server closes or a timeout. */
-function raw(bytes: string | Buffer, timeoutMs = 5000): Promise<Raw> {
+function raw(bytes: string | Buffer, timeoutMs = 30_000): Promise<Raw> {
   return new Promise((resolve, reject) => {
     const s = connect(port, '127.0.0.1');
     let data = Buffer.alloc(0);

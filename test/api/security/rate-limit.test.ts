@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedis } from '../../../services/core/redis.js';
 import { createDatabase, type TestDatabase } from '../../helpers/databases.js';
+import { waitFor } from '../../helpers/wait.js';
 import { AuthApp, type Reply, testHash } from '../auth/lib.js';
 
 let db: TestDatabase;
@@ -86,8 +87,10 @@ describe('two API instances sharing Redis', () => {
       expect((await a.get('/api/v2/builders')).status).toBe(200);
       expect((await b.get('/api/v2/builders')).status).toBe(200);
       expect429(await a.get('/api/v2/builders'), 1);
-      await new Promise((r) => setTimeout(r, 1200));
-      expect((await b.get('/api/v2/builders')).status).toBe(200);
+      // The one-second window ends: a request is let through again.
+      await waitFor('the window to end', async () => (await b.get('/api/v2/builders')).status === 200, {
+        everyMs: 250,
+      });
     } finally {
       await close();
     }
@@ -176,7 +179,9 @@ describe('configuration', () => {
         const t = Date.now();
         const r = await app.get('/api/v2/builders');
         expect(r.status).toBe(200);
-        expect(Date.now() - t).toBeLessThan(2000);
+        // It does not wait for Redis, which would never answer: a bound on hanging, wide
+        // enough for a loaded machine (how soon is the half-second timeout's business).
+        expect(Date.now() - t).toBeLessThan(10_000);
       }
     } finally {
       await app.app.close();

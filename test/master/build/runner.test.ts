@@ -44,7 +44,7 @@ schedulers:
 let stage: Stage;
 beforeAll(async () => {
   stage = await Stage.open();
-}, 60_000);
+});
 afterAll(() => stage?.close());
 
 async function request(
