@@ -10,6 +10,7 @@ const E2E = [
   'test/deploy/node-runtime.test.ts',
   'test/api/events/cluster.test.ts',
   'test/api/security/fuzz.test.ts',
+  'test/web/ui.test.ts',
 ];
 
 const common = {

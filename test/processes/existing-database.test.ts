@@ -55,7 +55,7 @@ it('migrates at start when told to (MIGRATE_ON_START), and /readyz names a migra
   const other = await buildbotDatabase();
   const { proc, base } = await startApi(other.url, { MIGRATE_ON_START: 'true' });
   try {
-    await waitFor('api', async () => (await fetch(`${base}/readyz`)).ok, 30_000, proc);
+    await waitFor('api', async () => (await fetch(`${base}/readyz`)).ok, proc);
     const res = await fetch(`${base}/api/v2/builds?limit=1`, { headers: { accept: 'application/json' } });
     expect(((await res.json()) as { meta: { total: number } }).meta.total).toBe(102);
     await other.pool.query(sql`DELETE FROM flotilla.migrations WHERE id = '0010_flotilla_write_notices'`);
