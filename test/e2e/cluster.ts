@@ -76,7 +76,12 @@ export class Cluster {
     const proc = startService('api', env);
     this.procs.push(proc);
     this.api = { proc, base: `http://127.0.0.1:${port}/api/v2`, env, port };
-    await waitFor('api', async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200, READY_MS, proc);
+    await waitFor(
+      'api',
+      async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200,
+      READY_MS,
+      proc,
+    );
   }
 
   /** Stops the API (SIGTERM, as a rolling update does) and starts a new one on the same port. */
