@@ -46,12 +46,19 @@ export function logCodec(setting: LogCompression): LogCodec | null {
 
 export const compressLogJobId = (logid: number): string => `log-${logid}`;
 
+const DEFAULT_ATTEMPTS = 8;
+const DEFAULT_BACKOFF_MS = 2000;
+// What Redis keeps of finished jobs, for a look at recent work: completed ones for an hour
+// (at most 10,000), failed ones for a week (at most 1,000), so a failure can be looked into.
+const KEEP_COMPLETED = { age: 3600, count: 10_000 };
+const KEEP_FAILED = { age: 7 * 24 * 3600, count: 1000 };
+
 export function compressLogJobOptions(retry: CompressLogRetry = {}): JobsOptions {
   return {
-    attempts: retry.attempts ?? 8,
-    backoff: { type: 'exponential', delay: retry.backoffMs ?? 2000 },
-    removeOnComplete: { age: 3600, count: 10_000 },
-    removeOnFail: { age: 7 * 24 * 3600, count: 1000 },
+    attempts: retry.attempts ?? DEFAULT_ATTEMPTS,
+    backoff: { type: 'exponential', delay: retry.backoffMs ?? DEFAULT_BACKOFF_MS },
+    removeOnComplete: KEEP_COMPLETED,
+    removeOnFail: KEEP_FAILED,
   };
 }
 

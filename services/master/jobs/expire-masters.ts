@@ -58,10 +58,13 @@ export function unclaimAfter(settings: ExpireSettings): number {
   return old;
 }
 
+// Runs of the past kept in Redis: a few completed ones, and enough failed ones to see a pattern.
+const KEEP_COMPLETED_RUNS = 10;
+const KEEP_FAILED_RUNS = 100;
 const TEMPLATE_OPTIONS: JobSchedulerTemplateOptions = {
   attempts: 1,
-  removeOnComplete: { count: 10 },
-  removeOnFail: { count: 100 },
+  removeOnComplete: { count: KEEP_COMPLETED_RUNS },
+  removeOnFail: { count: KEEP_FAILED_RUNS },
 };
 
 /** Create or confirm the cluster's one schedule (every master calls it at start). */

@@ -24,7 +24,10 @@ export const DEFAULT_PREFIX = 'flotilla:jobs';
 /** Where the queues live: a Redis URL, or ioredis options. */
 export type RedisTarget = string | RedisOptions;
 
-const retryStrategy = (times: number): number => Math.min(times * 200, 2000);
+// Reconnecting to Redis: 200 ms more after each failed try, never more than 2 s apart.
+const RETRY_STEP_MS = 200;
+const RETRY_MAX_MS = 2000;
+const retryStrategy = (times: number): number => Math.min(times * RETRY_STEP_MS, RETRY_MAX_MS);
 
 function base(target: RedisTarget): RedisOptions {
   return typeof target === 'string' ? { url: target } : { ...target };

@@ -32,6 +32,11 @@ import { NightlyScheduler, PeriodicScheduler } from './timed.js';
 
 /** Registers a handler for every message of the event bus; returns what removes it. */
 
+// Buildbot asks for ownership every five minutes; five seconds hands a dead master's
+// schedulers over sooner after its expiry, for one cheap query per item.
+const ROUND_MS = 5_000;
+const MAX_SLEEP_MS = 60_000;
+
 export interface SchedulerManagerOptions {
   ctx: DataContext;
   config: MasterConfig;
@@ -110,7 +115,7 @@ export class SchedulerManager {
       masterid: opts.masterid,
       log: opts.log,
       clock: opts.clock ?? (() => Date.now() / 1000),
-      maxSleepMs: opts.maxSleepMs ?? 60_000,
+      maxSleepMs: opts.maxSleepMs ?? MAX_SLEEP_MS,
       catchUpSeconds: opts.catchUpSeconds ?? 2 * opts.config.master_expiry_seconds,
     };
   }
@@ -145,7 +150,7 @@ export class SchedulerManager {
     });
     this.unsubscribe = this.opts.subscribe((msg) => this.dispatch(msg));
     await this.runRound();
-    this.timer = setInterval(() => void this.runRound(), this.opts.roundMs ?? 5_000);
+    this.timer = setInterval(() => void this.runRound(), this.opts.roundMs ?? ROUND_MS);
     this.timer.unref();
   }
 

@@ -25,6 +25,9 @@ export interface WorkerServer extends ConnectedWorkers {
 
 const HELLO_TIMEOUT_MS = 10_000;
 const KEEPALIVE_MS = 30_000;
+// The largest frame a worker may send: output comes in batches of 32 KiB, so anything near
+// this is not a worker speaking our protocol.
+const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 
 function samePassword(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -51,7 +54,7 @@ export async function startWorkerServer(opts: {
   const workers = new Map<string, FlotillaConnection>();
   const refuse: RequestListener = (_req, res) => res.writeHead(426).end('websocket only');
   const http: Server = opts.tls ? createTlsServer(opts.tls, refuse) : createServer(refuse);
-  const wss = new WebSocketServer({ server: http, path: WORKER_PATH, maxPayload: 16 * 1024 * 1024 });
+  const wss = new WebSocketServer({ server: http, path: WORKER_PATH, maxPayload: MAX_FRAME_BYTES });
 
   wss.on('connection', (socket, req) => {
     const peer = `${req.socket.remoteAddress}:${req.socket.remotePort}`;
