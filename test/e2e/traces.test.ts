@@ -124,7 +124,7 @@ describe('traces', () => {
     }
     const lint = commands.find((s) => byId.get(s.parentSpanId!)?.name === 'step lint');
     expect(lint!.attributes['process.exit.code']).not.toBe(0);
-  }, 120_000);
+  });
 
   it('show background jobs on their own', async () => {
     await waitFor('a compress-log job span', async () =>
