@@ -1,6 +1,7 @@
 // A master's /metrics after real builds: builds finished by results, their log lines, the
 // claim loop, the queue and the workers, the background jobs, and Node's process metrics.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/wait.js';
 import { Cluster, type MasterProc } from './cluster.js';
 
 let c: Cluster;
@@ -41,7 +42,15 @@ describe("a master's /metrics", () => {
       const build = await c.buildOf(Object.values(brids)[0]!);
       await c.finished(build.buildid);
     }
-    const after = await scrape();
+    // The API shows a build finished once its row says so; the master counts it just after
+    // writing that row, so the scrape waits for the count (on a loaded machine the gap shows).
+    const after = await eventually(
+      scrape,
+      (s) =>
+        s.get('flotilla_builds_finished_total{results="warnings"}') === 2 &&
+        s.get('flotilla_builds_running') === 0,
+      { timeoutMs: 60_000 },
+    );
     // basic warns by design (its lint step): two builds, results "warnings".
     expect(after.get('flotilla_builds_finished_total{results="warnings"}')).toBe(2);
     expect(after.get('flotilla_build_duration_seconds_count{results="warnings"}')).toBe(2);
@@ -49,10 +58,15 @@ describe("a master's /metrics", () => {
     expect(after.get('flotilla_log_lines_total')).toBeGreaterThan(2 * 501);
     expect(after.get('flotilla_claims_total{outcome="won"}')).toBe(2);
     expect(after.get('flotilla_claims_total{outcome="lost"}')).toBe(0);
-    // At least unreachable's; the periodic scheduler of quick (no worker here) adds its own.
-    const pending = (await c.get('/buildrequests?claimed=false&complete=false')).meta.total;
+    // At least unreachable's; the periodic scheduler of quick (no worker here) adds its own,
+    // at any moment: the gauge and the API are read again until one did not fall between them.
+    const queue = async () => ({
+      gauge: (await scrape()).get('flotilla_buildrequests_queued'),
+      pending: (await c.get('/buildrequests?claimed=false&complete=false')).meta.total as number,
+    });
+    const { gauge, pending } = await eventually(queue, (q) => q.gauge === q.pending, { timeoutMs: 60_000 });
     expect(pending).toBeGreaterThanOrEqual(1);
-    expect(after.get('flotilla_buildrequests_queued')).toBe(pending);
+    expect(gauge).toBe(pending);
     expect(after.get('flotilla_claim_pass_seconds_count')).toBeGreaterThan(0);
     expect(after.get('flotilla_builds_running')).toBe(0);
     // The finished logs were queued for compression, and the jobs show their queues.
