@@ -24,7 +24,7 @@ beforeAll(async () => {
     LOG_LEVEL: 'warn',
   });
   base = `http://127.0.0.1:${port}`;
-  await waitFor('api ready', async () => (await status(`${base}/readyz`)) === 200, 30_000, api);
+  await waitFor('api ready', async () => (await status(`${base}/readyz`)) === 200, api);
 }, FETCH_TIMEOUT_MS);
 
 afterAll(async () => {
@@ -50,7 +50,7 @@ describe('the helm test pod', () => {
     expect(ok.stdout).toBe('/api/v2: 200\n/readyz: 200\n');
     expect(ok.status).toBe(0);
     await redis.proc.stop('SIGKILL');
-    await waitFor('api not ready', async () => (await status(`${base}/readyz`)) === 503, 20_000, api);
+    await waitFor('api not ready', async () => (await status(`${base}/readyz`)) === 503, api);
     const failed = run();
     expect(failed.stdout).toBe('/api/v2: 200\n/readyz: 503\n');
     expect(failed.status).toBe(1);

@@ -204,16 +204,10 @@ builders:
       MASTER_NAME: 'image-layout',
       IMG_WORKER_PASSWORD: 'pw',
     });
-    await waitFor(
-      'api ready',
-      async () => (await status(`http://127.0.0.1:${apiPort}/readyz`)) === 200,
-      30_000,
-      api,
-    );
+    await waitFor('api ready', async () => (await status(`http://127.0.0.1:${apiPort}/readyz`)) === 200, api);
     await waitFor(
       'master ready',
       async () => (await status(`http://127.0.0.1:${ports.PROBE_PORT}/readyz`)) === 200,
-      30_000,
       master,
     );
     expect(await status(`http://127.0.0.1:${apiPort}/api/v2/builders`)).toBe(200);
@@ -247,7 +241,6 @@ builders:
     await waitFor(
       'worker connected',
       async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200,
-      30_000,
       worker,
     );
     expect(uidOf(worker.pid)).toBe(uid);

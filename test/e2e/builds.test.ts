@@ -148,7 +148,7 @@ describe('control', () => {
       return Boolean(s?.started_at);
     });
     expect(await c.rpc(`/builds/${build.buildid}`, 'stop', { reason: 'e2e stop' })).toBeNull();
-    const done = await c.finished(build.buildid, 30_000);
+    const done = await c.finished(build.buildid);
     expect(done.results).toBe(6);
     expect(done.state_string).toMatch(/^cancelled \(e2e stop\)/);
     const steps = (await c.get(`/builds/${build.buildid}/steps`)).steps.map((s: any) => [s.name, s.results]);
@@ -174,7 +174,7 @@ describe('control', () => {
     const [, brids] = await c.force('force-slow');
     const build = await c.buildOf(ids(brids)[0]!);
     expect(build.buildid).toBe(row.id + 1);
-    const done = await c.finished(build.buildid, 30_000);
+    const done = await c.finished(build.buildid);
     expect(done.results).toBe(6);
     expect(done.state_string).toMatch(/^cancelled \(early\)/);
   });

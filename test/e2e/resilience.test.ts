@@ -30,7 +30,7 @@ describe('a worker killed mid-build', () => {
     // Only now does the other worker come: the request can run again only there.
     const w2 = await c.startWorker('w2', m);
     await w1.stop('SIGKILL');
-    const done = await c.finished(first.buildid, 30_000);
+    const done = await c.finished(first.buildid);
     expect(done.results).toBe(5);
     expect(done.state_string).toMatch(/^retry/);
     // The line the worker wrote before dying was acknowledged, so it is stored.
@@ -59,8 +59,8 @@ describe('a master stopped with SIGTERM mid-build', () => {
     const first = await c.buildOf(brid);
     await runningStep(c, first.buildid, 'wait');
 
-    expect(await m1.proc.stop('SIGTERM', 30_000)).toBe(0);
-    const done = await c.finished(first.buildid, 5_000);
+    expect(await m1.proc.stop('SIGTERM', 90_000)).toBe(0);
+    const done = await c.finished(first.buildid);
     expect(done.results).toBe(5);
     const [claims] = await c.db.pool.query(
       sql`SELECT count(*)::int AS n FROM buildrequest_claims WHERE brid = ${brid}`,

@@ -75,7 +75,6 @@ describe("a worker's /metrics", () => {
     await waitFor(
       'worker back',
       async () => samples(await workerMetrics()).get('flotilla_worker_connected') === 1,
-      40_000,
     );
     expect(samples(await workerMetrics()).get('flotilla_worker_reconnects_total')).toBe(1);
   }, 120_000);

@@ -84,13 +84,19 @@ export function startService(name: 'api' | 'master' | 'worker', env: Record<stri
  * Wait until `fn` holds (an exception counts as not yet), failing at once, with its output,
  * if `proc` exits meanwhile. The limit only ends a test that fails.
  */
+// How long a process (or what it does) may take: generous, since Node processes start
+// slowly on a loaded machine (load averages above 20 seen on this one), and a wait that names
+// its process ends as soon as that process exits, so only a live process that never gets
+// there waits it out.
+const PATIENCE_MS = 90_000;
+
 export async function waitFor(
   what: string,
   fn: () => Promise<boolean>,
-  timeoutOrProc: number | Running = 60_000,
+  timeoutOrProc: number | Running = PATIENCE_MS,
   proc?: Running,
 ): Promise<void> {
-  if (typeof timeoutOrProc !== 'number') return waitFor(what, fn, 60_000, timeoutOrProc);
+  if (typeof timeoutOrProc !== 'number') return waitFor(what, fn, PATIENCE_MS, timeoutOrProc);
   const end = Date.now() + timeoutOrProc;
   for (;;) {
     try {
@@ -118,6 +124,6 @@ export async function startRedis(port?: number): Promise<{ port: number; url: st
     ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
     {},
   );
-  await waitFor('redis', async () => proc.output().includes('Ready to accept connections'), 10_000, proc);
+  await waitFor('redis', async () => proc.output().includes('Ready to accept connections'), proc);
   return { port: p, url: `redis://127.0.0.1:${p}`, proc };
 }

@@ -3,13 +3,14 @@
 // and only a failing test ever waits out the (generous) limit.
 
 export interface WaitOptions {
-  /** Give up after this long (default 30 s: only a failing test gets there). */
+  /** Give up after this long (default 60 s: only a failing test gets there). */
   timeoutMs?: number;
   /** Look again after this long (default 20 ms). */
   everyMs?: number;
 }
 
-const DEFAULT_TIMEOUT_MS = 30_000;
+// Generous: child processes and pooled connections come slowly at load averages above 20.
+const DEFAULT_TIMEOUT_MS = 60_000;
 const DEFAULT_EVERY_MS = 20;
 
 const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

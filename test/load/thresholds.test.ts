@@ -49,13 +49,8 @@ describe('load/run.ts against an API with nothing to show', () => {
       PORT: String(port),
       LOG_LEVEL: 'warn',
     });
-    await waitFor(
-      'api ready',
-      async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200,
-      30_000,
-      api,
-    );
-  }, 60_000);
+    await waitFor('api ready', async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200, api);
+  });
   afterAll(async () => {
     await api?.stop('SIGKILL');
     await redis?.proc.stop('SIGKILL');

@@ -115,18 +115,14 @@ async function buildOfRequest(brid: number): Promise<{ buildid: number; number: 
 
 async function stepNumber(buildid: number, name: string): Promise<number> {
   let n = -1;
-  await waitFor(
-    `step ${name} of build ${buildid}`,
-    async () => {
-      const steps = (await cluster.get(`/builds/${buildid}/steps`)).steps as {
-        name: string;
-        number: number;
-      }[];
-      n = steps.find((s) => s.name === name)?.number ?? -1;
-      return n >= 0;
-    },
-    30_000,
-  );
+  await waitFor(`step ${name} of build ${buildid}`, async () => {
+    const steps = (await cluster.get(`/builds/${buildid}/steps`)).steps as {
+      name: string;
+      number: number;
+    }[];
+    n = steps.find((s) => s.name === name)?.number ?? -1;
+    return n >= 0;
+  });
   return n;
 }
 
@@ -178,7 +174,6 @@ beforeAll(async () => {
   await waitFor(
     'the change to build',
     async () => (await cluster.get('/builders/child/builds')).builds.length > 0,
-    30_000,
   );
 }, 180_000);
 
@@ -247,7 +242,7 @@ describe('the web UI', () => {
       .first()
       .waitFor({ timeout: 30_000 });
     const seen = await lines();
-    await waitFor('more lines, live', async () => (await lines()) > seen + 20, 30_000);
+    await waitFor('more lines, live', async () => (await lines()) > seen + 20);
     // Following: the newest line is on screen.
     // (A row just scrolled into view shows '…' until its text arrives.)
     await expect
@@ -311,21 +306,20 @@ describe('the web UI', () => {
     await waitFor(
       'the stdio log',
       async () => (await cluster.get(`/builds/${build.buildid}/steps/${step}/logs`)).logs.length > 0,
-      30_000,
     );
     await page.goto(`${base}#/builders/${build.builderid}/builds/${build.number}/steps/${step}/logs/stdio`);
     const lines = async () =>
       Number((await page.getByTestId('log-count').textContent())!.replace(/[^\d]/g, ''));
-    await waitFor('some lines', async () => (await lines()) > 60, 30_000);
+    await waitFor('some lines', async () => (await lines()) > 60);
     // The API pod goes away and comes back (a rolling update) while the build writes on.
     await cluster.restartApi();
     await page.getByTestId('socket-state').filter({ hasText: 'live' }).waitFor({ timeout: 30_000 });
     const after = await lines();
-    await waitFor('lines after the reconnect', async () => (await lines()) > after + 30, 30_000);
+    await waitFor('lines after the reconnect', async () => (await lines()) > after + 30);
     await adminRpc(`builds/${build.buildid}`, 'stop', { reason: 'enough' });
     await cluster.finished(build.buildid, 60_000);
     const log = (await cluster.get(`/builds/${build.buildid}/steps/${step}/logs/stdio`)).logs[0];
-    await waitFor('every line counted', async () => (await lines()) === log.num_lines, 30_000);
+    await waitFor('every line counted', async () => (await lines()) === log.num_lines);
     const rest: string[] = (await cluster.get(`/logs/${log.logid}/contents`)).logchunks[0].content.split(
       '\n',
     );

@@ -48,12 +48,7 @@ async function startWorker(): Promise<Running> {
     PROBE_PORT: String(probe),
     LOG_LEVEL: 'silent',
   });
-  await waitFor(
-    'the worker',
-    async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200,
-    30_000,
-    proc,
-  );
+  await waitFor('the worker', async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200, proc);
   return proc;
 }
 
@@ -81,7 +76,7 @@ describe('a worker killed with SIGKILL', () => {
     const pids = await startStep();
     expect(pids.map(alive)).toEqual([true, true]);
     await worker.stop('SIGKILL');
-    await waitFor('the commands to die', async () => !pids.some(alive), 10_000);
+    await waitFor('the commands to die', async () => !pids.some(alive));
   });
 
   it('and so does a SIGTERM that the command ignores', async () => {
@@ -89,6 +84,6 @@ describe('a worker killed with SIGKILL', () => {
     // Ignored signals stay ignored across fork and exec: the shell's child ignores it too.
     const pids = await startStep("trap '' TERM; ");
     expect(await worker.stop('SIGTERM')).toBe(0);
-    await waitFor('the commands to die', async () => !pids.some(alive), 10_000);
+    await waitFor('the commands to die', async () => !pids.some(alive));
   });
 });

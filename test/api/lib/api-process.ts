@@ -28,7 +28,7 @@ export async function startApiProcess(databaseUrl: string): Promise<ApiProcess> 
     LOG_LEVEL: 'silent',
   });
   try {
-    await waitFor('api /readyz', async () => (await status(`${origin}/readyz`)) === 200, 30_000, proc);
+    await waitFor('api /readyz', async () => (await status(`${origin}/readyz`)) === 200, proc);
   } catch (err) {
     await proc.stop('SIGKILL');
     throw err;
@@ -38,8 +38,8 @@ export async function startApiProcess(databaseUrl: string): Promise<ApiProcess> 
     pid: proc.pid,
     proc,
     peakRssKiB: () => statusField(proc.pid, 'VmHWM'),
-    // SIGTERM, then SIGKILL of the same pid after 10 s.
-    stop: () => proc.stop('SIGTERM', 10_000),
+    // SIGTERM, then SIGKILL of the same pid if it has not exited after a minute.
+    stop: () => proc.stop('SIGTERM', 60_000),
   };
 }
 

@@ -104,13 +104,12 @@ beforeAll(async () => {
     'api',
     async () =>
       (await send({ kind: 'http', method: 'GET', path: '/readyz', headers: {}, what: '' })).status === 200,
-    30_000,
     api,
   );
 });
 
 afterAll(async () => {
-  await api?.stop('SIGTERM', 10_000);
+  await api?.stop('SIGTERM', 60_000);
   if (redis && redis.exitCode === null) {
     const gone = new Promise((r) => redis!.once('exit', r));
     redis.kill('SIGTERM');
@@ -541,7 +540,7 @@ it(
       clearInterval(sampler);
       agent.destroy();
     }
-    expect(await api!.stop('SIGTERM', 10_000)).toBe(0);
+    expect(await api!.stop('SIGTERM', 60_000)).toBe(0);
     console.log(`fuzz total ${Math.round((Date.now() - started) / 1000)} s`);
   },
   120_000 + COUNT * 20,

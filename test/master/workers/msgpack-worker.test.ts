@@ -50,7 +50,7 @@ beforeAll(async () => {
   // A directory no builder wants: the handshake removes it (--delete-leftover-dirs).
   mkdirSync(join(base, 'stale-builder'));
   worker = startBuildbotWorker(base);
-  await waitFor('the buildbot-worker to attach', async () => server.get('bbw') !== undefined, 30_000, worker);
+  await waitFor('the buildbot-worker to attach', async () => server.get('bbw') !== undefined, worker);
   conn = server.get('bbw')!;
 });
 
