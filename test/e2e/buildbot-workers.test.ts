@@ -34,7 +34,6 @@ async function startBbw(name: string, password: string): Promise<Running> {
   await waitFor(
     `buildbot-worker ${name} to connect`,
     async () => (await c.get(`/workers?name=${name}`)).workers[0]?.connected_to.length === 1,
-    30_000,
     proc,
   );
   return proc;
@@ -117,7 +116,7 @@ describe('a buildbot-worker', () => {
     const b = await forced('force-bb-slow');
     await waitFor('the command to start', async () => (await stepLog(b.buildid, 'wait')).includes('started'));
     await c.rpc(`/builds/${b.buildid}`, 'stop', { reason: 'enough' });
-    const done = await c.finished(b.buildid, 30_000);
+    const done = await c.finished(b.buildid);
     expect(done.results).toBe(6);
     const log = await stepLog(b.buildid, 'wait');
     expect(log).toContain('command interrupted');
@@ -128,7 +127,7 @@ describe('a buildbot-worker', () => {
     // Each command waits for the other one's marker: they finish only if both run at once.
     const [, brids] = await c.force('force-bb-ab');
     const builds = await Promise.all(Object.values(brids).map((brid) => c.buildOf(brid)));
-    const done = await Promise.all(builds.map((b) => c.finished(b.buildid, 30_000)));
+    const done = await Promise.all(builds.map((b) => c.finished(b.buildid)));
     expect(done.map((b) => b.results)).toEqual([0, 0]);
     expect(new Set(done.map((b) => b.workerid)).size).toBe(1);
   });
@@ -209,7 +208,7 @@ describe("an operator's pause and graceful stop", () => {
     expect((await c.get(`/builds/${b.buildid}`)).builds[0].complete).toBe(false);
 
     writeFileSync(join(c.dir, 'bbw-bb6', 'go'), '');
-    const done = await c.finished(b.buildid, 30_000);
+    const done = await c.finished(b.buildid);
     expect(done.results).toBe(0);
     expect(await stepLog(b.buildid, 'wait')).toContain('finished\n');
     expect(await proc.exited).toBe(0);
@@ -223,20 +222,16 @@ describe('a buildbot-worker killed mid-build', () => {
     await waitFor('the command to start', async () => (await stepLog(b.buildid, 'wait')).includes('started'));
     const victim = (await c.get(`/workers/${b.workerid}`)).workers[0].name as string;
     await bbw[victim]!.stop('SIGKILL');
-    const done = await c.finished(b.buildid, 30_000);
+    const done = await c.finished(b.buildid);
     expect(done.results).toBe(5);
     let second: any;
-    await waitFor(
-      'the request to run again',
-      async () => {
-        second = (await c.get(`/buildrequests/${b.buildrequestid}/builds`)).builds.find(
-          (x: any) => x.buildid !== b.buildid,
-        );
-        return second !== undefined;
-      },
-      30_000,
-    );
-    const again = await c.finished(second.buildid, 60_000);
+    await waitFor('the request to run again', async () => {
+      second = (await c.get(`/buildrequests/${b.buildrequestid}/builds`)).builds.find(
+        (x: any) => x.buildid !== b.buildid,
+      );
+      return second !== undefined;
+    });
+    const again = await c.finished(second.buildid);
     expect(again.results).toBe(0);
     expect(again.workerid).not.toBe(b.workerid);
     expect(await stepLog(again.buildid, 'wait')).toContain('finished');
