@@ -67,10 +67,9 @@ describe('expire-masters with three masters running the scheduler', () => {
       // would name other jobs), each run on exactly one master.
       const slots = runs.map((id) => Number(/^repeat:expire-masters:(\d+)$/.exec(id)?.[1]));
       expect(new Set(slots).size).toBe(runs.length);
-      for (let i = 1; i < slots.length; i++) {
-        expect(slots[i]! - slots[i - 1]!).toBeGreaterThan(0);
-        expect((slots[i]! - slots[i - 1]!) % period).toBe(0);
-      }
+      // A period apart at least. Not a multiple of it: a slot missed on a busy machine is
+      // made up at a slot BullMQ aligns to the clock, not to the first run.
+      for (let i = 1; i < slots.length; i++) expect(slots[i]! - slots[i - 1]!).toBeGreaterThanOrEqual(period);
       expect(total).toBe(runs.length);
       // None of them expired another: they are all alive.
       const active = await h.db.pool.query(sql`SELECT active FROM masters WHERE id = ANY(${ids}::int[])`);
