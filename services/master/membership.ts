@@ -16,13 +16,7 @@ import {
   workerDisconnected,
 } from '../core/data/index.js';
 import type { Logger } from '../core/telemetry/logger.js';
-
-// Buildbot 3.7 calls masterActive every minute; the contract asks for at least once a minute.
-// A shorter expiry (master_expiry_seconds) needs a heartbeat well inside it.
-export const HEARTBEAT_MS = 30_000;
-export function heartbeatMs(expirySeconds: number): number {
-  return Math.min(HEARTBEAT_MS, (expirySeconds * 1000) / 4);
-}
+import { heartbeatMs } from './liveness.js';
 
 export class Membership {
   masterid = 0;

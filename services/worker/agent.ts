@@ -52,13 +52,30 @@ export class Agent {
       // The command's span continues the master's trace of the step (when it sent one).
       const parent = propagation.extract(ROOT_CONTEXT, m.trace ?? {});
       context.with(parent, () => this.start(m.cmd, m.request));
-    } else if (m.type === 'interrupt') this.active.get(m.cmd)?.running.interrupt(m.reason);
-    else if (m.type === 'ack') this.ack(m.cmd, m.seq);
+    } else if (m.type === 'interrupt') {
+      const running = this.active.get(m.cmd)?.running;
+      if (m.kill) running?.kill(m.reason);
+      else running?.interrupt(m.reason);
+    } else if (m.type === 'ack') this.ack(m.cmd, m.seq);
   }
 
-  /** The master is gone: nobody will read the output, so stop every command. */
+  /**
+   * The master is gone (its link closed, or it went silent): nobody will read the output,
+   * and the cluster will run its requests elsewhere, so every command dies now.
+   */
   lost(): void {
-    for (const a of this.active.values()) a.running.interrupt('lost the master');
+    for (const a of this.active.values()) a.running.kill('lost the master');
+  }
+
+  /**
+   * The worker is stopping: every command is interrupted, with its usual grace; resolves once
+   * all have ended and the master has been told (so it need not wait for them), or after
+   * `waitMs`.
+   */
+  async stopAll(reason: string, waitMs: number): Promise<void> {
+    for (const a of this.active.values()) a.running.interrupt(reason);
+    const until = Date.now() + waitMs;
+    while (this.active.size > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
   }
 
   private workdir(rel: string): string | null {

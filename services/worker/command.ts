@@ -33,6 +33,8 @@ export interface RunningCommand {
   pgid: number | undefined;
   result: Promise<CommandResult>;
   interrupt(reason: string): void;
+  /** Kill the whole process group now, without the grace an interrupt gives. */
+  kill(reason: string): void;
   /** Stop reading output until resumed (the master has not acknowledged enough yet). */
   pause(): void;
   resume(): void;
@@ -170,6 +172,12 @@ export function runCommand(
     pgid: child.pid,
     result,
     interrupt: (reason) => stop('interrupt', `killing command: ${reason}`),
+    kill: (reason) => {
+      if (ended) return;
+      interrupted = true;
+      onOutput('h', `killing command now: ${reason}\n`);
+      killGroup('SIGKILL');
+    },
     pause: () => {
       child.stdout!.pause();
       child.stderr!.pause();

@@ -1,6 +1,13 @@
 // The worker's link to a master: connect, say hello, hand the master's messages to the
 // agent, and come back with exponential backoff (capped, with jitter) whenever the link
 // drops, to whichever master answers behind the service address.
+//
+// A master can also stop without the link dropping: frozen (SIGSTOP, a VM paused, a long
+// GC), or cut off where the TCP connection lingers. The cluster then expires it and runs its
+// requests elsewhere, so its commands here must not go on. The master says in its welcome how
+// long a silence means it is gone (silenceMs); the worker pings it four times per silence,
+// and when nothing at all came from it for that long it drops the link, which kills the
+// commands (the agent's lost()). services/master/liveness.ts has the arithmetic.
 import { hostname } from 'node:os';
 import WebSocket from 'ws';
 import {
@@ -74,7 +81,13 @@ export function connectToMaster(opts: {
       };
       ws.send(JSON.stringify(hello));
     });
+    let heard = Date.now();
+    let watch: NodeJS.Timeout | undefined;
+    ws.on('pong', () => {
+      heard = Date.now();
+    });
     ws.on('message', (data) => {
+      heard = Date.now();
       const msg = parseMasterMessage(data.toString());
       if (!msg) return;
       if (msg.type === 'welcome') {
@@ -82,11 +95,28 @@ export function connectToMaster(opts: {
         attempt = 0;
         log.info({ master }, 'connected to master');
         opts.handlers.connected?.(msg.master);
+        const silence = msg.silenceMs;
+        if (silence !== undefined) {
+          watch = setInterval(() => {
+            if (Date.now() - heard > silence) {
+              log.warn(
+                { master, silenceMs: silence },
+                'the master went silent: dropping it and its commands',
+              );
+              clearInterval(watch);
+              ws.terminate();
+              return;
+            }
+            if (ws.readyState === WebSocket.OPEN) ws.ping();
+          }, silence / 4);
+          watch.unref();
+        }
       } else if (master !== null) {
         opts.handlers.message(msg);
       }
     });
     ws.on('close', (code, reason) => {
+      clearInterval(watch);
       const was = master;
       master = null;
       if (was) opts.handlers.lost();

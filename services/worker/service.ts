@@ -65,8 +65,12 @@ const probes = await startProbeServer({
 });
 log.info({ master: env.masterUrl, probePort: probes.port }, 'worker started');
 
+// An interrupted command gets KILL_GRACE_MS (command.ts) before SIGKILL; a little more for its end.
+const COMMANDS_GRACE_MS = 6000;
+
 onShutdown(log, () => [
-  { name: 'commands', run: async () => agent.lost() },
+  // Their ends reach the master before the link closes: it then knows they are over.
+  { name: 'commands', run: () => agent.stopAll('the worker is stopping', COMMANDS_GRACE_MS) },
   { name: 'master link', run: () => link!.close() },
   { name: 'probes', run: () => probes.close() },
   { name: 'telemetry', run: () => telemetry.shutdown() },

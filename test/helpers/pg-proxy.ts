@@ -1,53 +1,89 @@
-// A TCP relay in front of the test PostgreSQL that a test can cut: what a database restart or
-// failover looks like to its clients (every connection dies under its queries, new ones are
-// refused) without stopping the server every other suite shares.
+// A TCP relay a test can break, in front of a server every other suite shares:
+// - cut(): what a restart or failover looks like to the clients (every connection dies under
+//   its queries, new ones are refused), without stopping the server;
+// - freeze(): what a frozen peer looks like (SIGSTOP, a paused VM, a black-holed network):
+//   the connections stay open, and nothing crosses them any more, either way.
+// startPgProxy gives a database URL through one.
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
-export interface PgProxy {
-  /** The given database URL, through the relay. */
-  url: string;
+export interface Relay {
+  port: number;
   /** Kill every connection and refuse new ones until restore(). */
   cut(): void;
+  /** Let nothing through, either way, on the connections there are (new ones wait too). */
+  freeze(): void;
   restore(): void;
+  /** Connections refused since the last cut (how often the clients tried again). */
+  readonly refused: number;
   close(): Promise<void>;
+}
+
+export interface PgProxy extends Relay {
+  /** The given database URL, through the relay. */
+  url: string;
+}
+
+export async function startRelay(host: string, port: number): Promise<Relay> {
+  const pairs = new Set<[Socket, Socket]>();
+  let down = false;
+  let frozen = false;
+  let refused = 0;
+  const flow = (on: boolean) => {
+    for (const pair of pairs) for (const s of pair) on ? s.resume() : s.pause();
+  };
+  const server: Server = createServer((client) => {
+    if (down) {
+      refused++;
+      client.destroy();
+      return;
+    }
+    const upstream = connect(port, host);
+    const pair: [Socket, Socket] = [client, upstream];
+    pairs.add(pair);
+    for (const s of pair) {
+      s.on('error', () => {});
+      s.on('close', () => {
+        pairs.delete(pair);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+    if (frozen) flow(false);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    get refused() {
+      return refused;
+    },
+    cut: () => {
+      down = true;
+      refused = 0;
+      for (const pair of pairs) for (const s of pair) s.destroy();
+    },
+    freeze: () => {
+      frozen = true;
+      flow(false);
+    },
+    restore: () => {
+      down = false;
+      frozen = false;
+      flow(true);
+    },
+    close: async () => {
+      for (const pair of pairs) for (const s of pair) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 export async function startPgProxy(databaseUrl: string): Promise<PgProxy> {
   const target = new URL(databaseUrl);
-  const sockets = new Set<Socket>();
-  let down = false;
-  const server: Server = createServer((client) => {
-    if (down) {
-      client.destroy();
-      return;
-    }
-    const upstream = connect(Number(target.port || 5432), target.hostname);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-      s.on('error', () => {});
-    }
-    client.pipe(upstream);
-    upstream.pipe(client);
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const relay = await startRelay(target.hostname, Number(target.port || 5432));
   const url = new URL(databaseUrl);
   url.hostname = '127.0.0.1';
-  url.port = String((server.address() as { port: number }).port);
-  return {
-    url: url.toString(),
-    cut: () => {
-      down = true;
-      for (const s of sockets) s.destroy();
-    },
-    restore: () => {
-      down = false;
-    },
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  url.port = String(relay.port);
+  return Object.assign(relay, { url: url.toString() });
 }

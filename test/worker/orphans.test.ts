@@ -1,7 +1,8 @@
 // A command dies with its agent, whatever killed the agent: a real worker process runs a
 // step whose shell has forked a child of its own (the real work of a step usually is), the
 // worker is killed with SIGKILL (so it runs no code on its way out), and neither the shell
-// nor its child may go on running.
+// nor its child may go on running. And a command dies when its master goes silent (frozen,
+// or cut off while the connection lingers): the cluster will run its request elsewhere.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import { parseMasterConfig } from '../../services/core/config/master-config.js';
 import type { OutputStream } from '../../services/core/protocol/messages.js';
 import { createLogger } from '../../services/core/telemetry/logger.js';
 import { startWorkerServer, type WorkerServer } from '../../services/master/workers/flotilla/server.js';
+import { type Relay, startRelay } from '../helpers/pg-proxy.js';
 import { freePort, type Running, startService, status, waitFor } from '../helpers/processes.js';
 
 const log = createLogger('test', 'silent');
@@ -18,12 +20,17 @@ let server: WorkerServer;
 // Every command's pids, so that a failing test leaves nothing running behind it.
 const started: number[] = [];
 
+let relay: Relay;
+
 beforeAll(async () => {
-  const config = parseMasterConfig('workers: [{ name: w1, password: pw }]');
+  // A worker that hears nothing from this master for half a second drops it and its commands.
+  const config = parseMasterConfig('worker_silence_seconds: 0.5\nworkers: [{ name: w1, password: pw }]');
   server = await startWorkerServer({ host: '127.0.0.1', port: 0, config, masterName: 'm', log });
+  relay = await startRelay('127.0.0.1', server.port);
 });
 afterAll(async () => {
   for (const pid of started.filter(alive)) process.kill(pid, 'SIGKILL');
+  await relay?.close();
   await server?.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -38,10 +45,10 @@ function alive(pid: number): boolean {
   }
 }
 
-async function startWorker(): Promise<Running> {
+async function startWorker(port = server.port): Promise<Running> {
   const probe = await freePort();
   const proc = startService('worker', {
-    MASTER_URL: `ws://127.0.0.1:${server.port}/worker`,
+    MASTER_URL: `ws://127.0.0.1:${port}/worker`,
     WORKER_NAME: 'w1',
     WORKER_PASSWORD: 'pw',
     WORKER_DIR: dir,
@@ -85,5 +92,22 @@ describe('a worker killed with SIGKILL', () => {
     const pids = await startStep("trap '' TERM; ");
     expect(await worker.stop('SIGTERM')).toBe(0);
     await waitFor('the commands to die', async () => !pids.some(alive));
+  });
+});
+
+describe('a worker whose master goes silent', () => {
+  it('kills its commands, and what they started', async () => {
+    // Through a relay that can freeze the link both ways: the master stops answering.
+    const worker = await startWorker(relay.port);
+    try {
+      const pids = await startStep();
+      expect(pids.map(alive)).toEqual([true, true]);
+      relay.freeze();
+      await waitFor('the commands to die', async () => !pids.some(alive), 10_000);
+      expect(worker.child.exitCode).toBeNull();
+    } finally {
+      relay.restore();
+      await worker.stop('SIGKILL');
+    }
   });
 });

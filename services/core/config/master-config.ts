@@ -49,6 +49,14 @@ export const masterConfigSchema = z
     log_compression: z.enum(['none', 'gzip', 'zstd']).default('gzip'),
     // Seconds without a heartbeat after which a master is expired (Buildbot: ten minutes).
     master_expiry_seconds: z.number().int().positive().default(600),
+    // Seconds a worker waits without hearing from its master before it kills that master's
+    // commands (default a quarter of the expiry, at most 30). Must leave a master's commands
+    // dead before the cluster can expire it: checked at start (services/master/liveness.ts).
+    worker_silence_seconds: z.number().positive().optional(),
+    // Seconds a master rides out a database it cannot reach, its builds running and their
+    // output held back, before it kills their commands and they end RETRY (default 60, at most
+    // the expiry less 3): beyond it, the cluster may expire this master.
+    database_outage_seconds: z.number().positive().optional(),
   })
   .strict();
 

@@ -63,7 +63,12 @@ export type WorkerToMaster =
   | { type: 'done'; cmd: string; outcome: CommandOutcome };
 
 export type MasterToWorker =
-  | { type: 'welcome'; master: string; protocol: number }
+  /**
+   * silenceMs: a worker that hears nothing from this master for that long (no message, no
+   * answer to its pings) kills the master's commands at once: the master may be frozen or
+   * cut off, and the cluster will run its requests elsewhere (services/master/liveness.ts).
+   */
+  | { type: 'welcome'; master: string; protocol: number; silenceMs?: number }
   | {
       type: 'start';
       cmd: string;
@@ -71,7 +76,8 @@ export type MasterToWorker =
       /** W3C trace context (traceparent, tracestate) of the step that runs the command. */
       trace?: Record<string, string>;
     }
-  | { type: 'interrupt'; cmd: string; reason: string }
+  /** kill: at once, without the grace an interrupt gives (the request may run elsewhere now). */
+  | { type: 'interrupt'; cmd: string; reason: string; kill?: boolean }
   | { type: 'ack'; cmd: string; seq: number };
 
 const isObj = (v: unknown): v is Record<string, unknown> =>
@@ -144,7 +150,9 @@ export function parseMasterMessage(text: string): MasterToWorker | null {
   if (!o) return null;
   switch (o.type) {
     case 'welcome':
-      return str(o.master) ? (o as unknown as MasterToWorker) : null;
+      return str(o.master) && (o.silenceMs === undefined || (num(o.silenceMs) && (o.silenceMs as number) > 0))
+        ? (o as unknown as MasterToWorker)
+        : null;
     case 'start': {
       const r = o.request;
       if (!str(o.cmd) || !isObj(r) || !str(r.workdir)) return null;
@@ -155,7 +163,9 @@ export function parseMasterMessage(text: string): MasterToWorker | null {
       return o as unknown as MasterToWorker;
     }
     case 'interrupt':
-      return str(o.cmd) && str(o.reason) ? (o as unknown as MasterToWorker) : null;
+      return str(o.cmd) && str(o.reason) && (o.kill === undefined || typeof o.kill === 'boolean')
+        ? (o as unknown as MasterToWorker)
+        : null;
     case 'ack':
       return str(o.cmd) && num(o.seq) ? (o as unknown as MasterToWorker) : null;
     default:

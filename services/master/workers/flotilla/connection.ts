@@ -60,7 +60,15 @@ export class FlotillaConnection implements WorkerConnection {
     if (this.lost.aborted) return Promise.resolve({ lost: true, reason: reasonText(this.lost.reason) });
     const id = randomUUID();
     return new Promise<CommandEnd>((resolve) => {
-      const interrupt = () => this.send({ type: 'interrupt', cmd: id, reason: reasonText(signal?.reason) });
+      const interrupt = () => {
+        const kill = (signal?.reason as { immediate?: unknown } | undefined)?.immediate === true;
+        this.send({
+          type: 'interrupt',
+          cmd: id,
+          reason: reasonText(signal?.reason),
+          ...(kill ? { kill } : {}),
+        });
+      };
       this.commands.set(id, {
         sink,
         chain: Promise.resolve(),
@@ -94,12 +102,14 @@ export class FlotillaConnection implements WorkerConnection {
           await p.sink(m.stream, m.text, m.log);
           this.send({ type: 'ack', cmd: m.cmd, seq: m.seq });
         } catch (err) {
-          // Output we could not store must not be acknowledged: stop the command.
+          // Output we could not store must not be acknowledged: stop the command, at once (its
+          // output has nowhere to go, and its request may already run elsewhere).
           p.failed = err as Error;
           this.send({
             type: 'interrupt',
             cmd: m.cmd,
             reason: `output could not be stored: ${(err as Error).message}`,
+            kill: true,
           });
         }
       });

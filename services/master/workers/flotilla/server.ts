@@ -14,6 +14,7 @@ import {
   WORKER_PATH,
 } from '../../../core/protocol/messages.js';
 import type { Logger } from '../../../core/telemetry/logger.js';
+import { livenessOf } from '../../liveness.js';
 import type { ConnectedWorkers, WorkerEvents } from '../connection.js';
 import { FlotillaConnection } from './connection.js';
 
@@ -94,6 +95,7 @@ export async function startWorkerServer(opts: {
         type: 'welcome',
         master: opts.masterName,
         protocol: PROTOCOL_VERSION,
+        silenceMs: livenessOf(opts.config).workerSilenceMs,
       };
       socket.send(JSON.stringify(welcome));
       log.info({ worker: c.name, peer }, 'worker connected');
