@@ -1,14 +1,149 @@
-// The claims a master holds on the requests its builds run. A claim carries the time it was
-// last renewed; expire-masters releases claims nobody renewed for a long while (their master
-// died without being expired), so every held claim is renewed every RENEW_MS, one request at
-// a time: a build that just finished must not cost the others their renewal.
+// The claims a master holds on the requests its builds run, and the fence they are.
 //
-// This is also where a claim found lost (renewal answers false: another master took the
-// request) will interrupt its build, once claims are fenced.
-import { type DataContext, reclaimBuildRequests, transact } from '../core/data/index.js';
+// Renewal: a claim carries the time it was last renewed; expire-masters releases claims
+// nobody renewed for a long while (their master died without being expired), so every held
+// claim is renewed every RENEW_MS, one request at a time: a build that just finished must
+// not cost the others their renewal. A renewal that finds the claim gone (the cluster
+// expired this master while it was away and handed the request to another) ends the build.
+//
+// Fencing: every write of a build goes through the build's own DataContext (buildContext),
+// whose transactions first check, under row locks, that this master still holds the claim
+// on the build's request and the build is still open (holdsBuild). A master that was expired
+// while it was away (a frozen VM, a network cut) therefore writes nothing over what the
+// cluster decided meanwhile: not a line, not a step, not the request's outcome. Its build
+// ends with ClaimLost and no write at all.
+//
+// Database outages: the same transactions ride out a database that is away (a restart, a
+// failover), retrying with backoff while the master's lease holds (liveness.ts: its last
+// heartbeat recent enough that nobody can have expired it); output waits meanwhile, and the
+// worker holds the command back once its window of unacknowledged output is full. A retry
+// must not apply a write twice (a transaction whose COMMIT was on its way when the
+// connection died may have committed), so each write of a build is numbered and the number
+// recorded in the same transaction (flotilla.build_writes, migration 0011): a retry that finds
+// its number there answers what the first attempt answered instead.
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type DataContext,
+  holdsBuild,
+  lastBuildWrite,
+  Outbox,
+  reclaimBuildRequests,
+  recordBuildWrite,
+  transact,
+} from '../core/data/index.js';
+import { isTransient } from '../core/db/outage.js';
+import type { ConnectionPool, Queryable, SQLQuery } from '../core/db/pool.js';
 import type { Logger } from '../core/telemetry/logger.js';
 
 export const RENEW_MS = 60_000;
+const BACKOFF_MIN_MS = 100;
+const BACKOFF_MAX_MS = 2000;
+
+/** The build's claim is no longer this master's, or the build was ended by someone else. */
+export class ClaimLost extends Error {
+  override name = 'ClaimLost';
+}
+
+/** The database was away longer than this master may ride out (its lease ran out). */
+export class DatabaseAway extends Error {
+  override name = 'DatabaseAway';
+}
+
+/** Whether this master may go on trusting that the cluster has not expired it. */
+export interface Lease {
+  /** False once the last successful heartbeat is older than the outage limit. */
+  valid(): boolean;
+}
+
+function backoff(attempt: number): number {
+  return Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** attempt) * (0.5 + Math.random() / 2);
+}
+
+/**
+ * Run `fn` again while it fails because the database is away, with backoff; give up with
+ * DatabaseAway once `lease` (when given) has run out. Any other error is thrown at once.
+ */
+export async function ridingOut<T>(fn: () => Promise<T>, lease?: Lease, onRetry?: () => void): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!isTransient(err)) throw err;
+      if (lease && !lease.valid()) throw new DatabaseAway(`the database is away: ${(err as Error).message}`);
+      onRetry?.();
+      await sleep(backoff(attempt));
+    }
+  }
+}
+
+/** A pool whose reads ride out an outage (a build's reads: its properties, its build sets). */
+function patientPool(db: ConnectionPool, lease?: Lease, onRetry?: () => void): ConnectionPool {
+  return new Proxy(db, {
+    get(target, prop) {
+      if (prop === 'query') return (q: SQLQuery) => ridingOut(() => target.query(q), lease, onRetry);
+      const v = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+}
+
+export interface BuildFence {
+  /** The build's writes: fenced, numbered, riding out an outage while the lease holds. */
+  ctx: DataContext;
+  /**
+   * The same, riding out an outage for as long as it lasts: for the build's last write
+   * (its end), which must happen once the database is back, unless the claim went meanwhile.
+   */
+  finalCtx: DataContext;
+}
+
+/**
+ * The DataContext of one build's writes. `ctx` is the master's; `lease` its lease. Every
+ * transaction checks the fence first and records its number; a transaction that finds the
+ * fence down throws ClaimLost.
+ */
+export function buildContext(
+  ctx: DataContext,
+  buildid: number,
+  masterid: number,
+  lease: Lease,
+  onRetry?: () => void,
+): BuildFence {
+  let seq = 0;
+  // One write at a time, in the order they were asked for: a number recorded by a later
+  // write must never be taken for an earlier one's.
+  let tail: Promise<unknown> = Promise.resolve();
+  const runTx =
+    (patient: boolean) =>
+    <T>(body: (q: Queryable) => Promise<T>): Promise<T> => {
+      const run = tail.then(() => write(body, patient));
+      tail = run.catch(() => undefined);
+      return run;
+    };
+  const write = <T>(body: (q: Queryable) => Promise<T>, patient: boolean): Promise<T> => {
+    const mine = ++seq;
+    return ridingOut(
+      () =>
+        ctx.db.tx(async (q) => {
+          const w = await lastBuildWrite(q, buildid);
+          // An earlier attempt committed (its answer was lost with the connection).
+          if (w && w.seq >= mine) return (w.result ?? undefined) as T;
+          if (!(await holdsBuild({ q, out: new Outbox() }, buildid, masterid)))
+            throw new ClaimLost(`build ${buildid}: this master no longer holds its request`);
+          const result = await body(q);
+          await recordBuildWrite(q, buildid, mine, result);
+          return result;
+        }),
+      patient ? undefined : lease,
+      onRetry,
+    );
+  };
+  const base = { ...ctx, db: patientPool(ctx.db, lease, onRetry) };
+  return {
+    ctx: { ...base, runTx: runTx(false) },
+    finalCtx: { ...base, db: patientPool(ctx.db, undefined, onRetry), runTx: runTx(true) },
+  };
+}
 
 export interface ClaimsDeps {
   ctx: DataContext;
@@ -19,7 +154,8 @@ export interface ClaimsDeps {
 }
 
 export class Claims {
-  private readonly held = new Set<number>();
+  /** Held claims, with what to do when one is found gone. */
+  private readonly held = new Map<number, (() => void) | undefined>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: ClaimsDeps) {}
@@ -33,9 +169,12 @@ export class Claims {
     clearInterval(this.timer);
   }
 
-  /** Keep renewing this request's claim until the returned release is called. */
-  hold(brid: number): () => void {
-    this.held.add(brid);
+  /**
+   * Keep renewing this request's claim until the returned release is called; `lost` is
+   * called if a renewal finds the claim gone.
+   */
+  hold(brid: number, lost?: () => void): () => void {
+    this.held.set(brid, lost);
     return () => {
       this.held.delete(brid);
     };
@@ -47,10 +186,16 @@ export class Claims {
 
   /** One renewal of every held claim (also what the timer runs). */
   async renew(): Promise<void> {
-    for (const brid of [...this.held]) {
+    for (const [brid, lost] of [...this.held]) {
       try {
-        // False when the request completed meanwhile, or (unfenced, for now) went elsewhere.
-        await transact(this.deps.ctx, (tx) => reclaimBuildRequests(tx, [brid], this.deps.masterid()));
+        const ok = await transact(this.deps.ctx, (tx) =>
+          reclaimBuildRequests(tx, [brid], this.deps.masterid()),
+        );
+        // Released while it ran: its build writes nothing more (the fence) and stops.
+        if (!ok && this.held.has(brid)) {
+          this.deps.log.warn({ brid }, 'the claim on a running build is gone: stopping the build');
+          lost?.();
+        }
       } catch (err) {
         this.deps.log.warn({ brid, err: (err as Error).message }, 'reclaiming a build request failed');
       }

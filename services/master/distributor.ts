@@ -12,8 +12,10 @@ import {
   completeBuildRequests,
   type DataContext,
   pendingBuildRequests,
+  releaseUncertainRequest,
   transact,
 } from '../core/data/index.js';
+import { isTransient } from '../core/db/outage.js';
 import { Results } from '../core/results.js';
 import type { Logger } from '../core/telemetry/logger.js';
 import type { BuildRunner, ClaimedRequest } from './build/runner.js';
@@ -43,6 +45,8 @@ export interface DistributorDeps {
   traces?: RequestTraces;
   /** How often to look for work when nothing said there is any (default POLL_MS). */
   pollMs?: number;
+  /** False while this master must not claim: it was expired, or its lease ran out (membership.ts). */
+  mayClaim?: () => boolean;
 }
 
 export class Distributor {
@@ -52,6 +56,12 @@ export class Distributor {
   private again = false;
   private poll: NodeJS.Timeout | undefined;
   readonly claimed = { won: 0, lost: 0 };
+  /**
+   * Requests this master may hold without running them: the database went away while their
+   * claim (or their build's first row) was being committed, so whether it was is unknown.
+   * Each pass releases them once it can (releaseUncertainRequest).
+   */
+  private readonly uncertain = new Set<number>();
 
   constructor(private readonly deps: DistributorDeps) {}
 
@@ -111,6 +121,15 @@ export class Distributor {
   }
 
   private async pass(): Promise<void> {
+    for (const brid of [...this.uncertain]) {
+      const ended = await transact(this.deps.ctx, (tx) =>
+        releaseUncertainRequest(tx, brid, this.deps.masterid()),
+      );
+      this.uncertain.delete(brid);
+      if (ended.length)
+        this.deps.log.warn({ brid, builds: ended }, 'released a request left claimed by an outage');
+    }
+    if (this.deps.mayClaim && !this.deps.mayClaim()) return;
     for (const builder of this.deps.config.builders) {
       if (this.stopped) return;
       const builderid = this.deps.builderIds.get(builder.name);
@@ -124,7 +143,14 @@ export class Distributor {
       );
       for (const br of pending) {
         if (idle.length === 0 || this.stopped) break;
-        if (!(await this.claim(builder, builderid, br.id))) continue;
+        let won: boolean;
+        try {
+          won = await this.claim(builder, builderid, br.id);
+        } catch (err) {
+          if (isTransient(err)) this.uncertain.add(br.id);
+          throw err;
+        }
+        if (!won) continue;
         const worker = idle.shift()!;
         this.runClaimed(worker, { brid: br.id, bsid: br.buildsetid, builderid, builder });
         idle = this.idleWorkers(builder).filter((w) => idle.includes(w));
@@ -134,15 +160,19 @@ export class Distributor {
 
   /** Run a claimed request's build, renewing its claim while it runs. */
   private runClaimed(worker: WorkerConnection, req: ClaimedRequest): void {
-    const release = this.deps.claims.hold(req.brid);
+    const release = this.deps.claims.hold(req.brid, () =>
+      this.deps.runner.loseRequest(req.brid, 'the claim on its request is gone'),
+    );
     const traceContext = this.deps.traces?.take(req.brid);
     void this.deps.runner
       .run(traceContext ? { ...req, traceContext } : req, worker)
+      // The build never got going (the database went away before its row was known): what
+      // was committed of it is released by a later pass.
+      .catch(() => this.uncertain.add(req.brid))
       .finally(() => {
         release();
         this.kick();
-      })
-      .catch(() => {});
+      });
   }
 
   /**
@@ -155,7 +185,7 @@ export class Distributor {
       if (builder.collapse_requests) {
         const ids = await collapsibleBuildRequests(tx.q, builderid, brid);
         if (ids.length && (await claimBuildRequests(tx, ids, this.deps.masterid()))) {
-          await completeBuildRequests(tx, ids, Results.SKIPPED);
+          await completeBuildRequests(tx, ids, Results.SKIPPED, this.deps.masterid());
         }
       }
       return true;

@@ -5,6 +5,7 @@
 // them); tests start one in-process with a database, a Redis and scripted workers.
 import type { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
+import { ConfigError } from '../core/config/errors.js';
 import type { MasterConfig } from '../core/config/master-config.js';
 import { type DataContext, pausedWorkerNames, queuedBuildRequestCount } from '../core/data/index.js';
 import type { ConnectionPool } from '../core/db/pool.js';
@@ -18,6 +19,7 @@ import { Distributor } from './distributor.js';
 import { logCodec } from './jobs/compress-log.js';
 import { startJobs } from './jobs/index.js';
 import { DEFAULT_PREFIX, type RedisTarget } from './jobs/queues.js';
+import { livenessOf, livenessProblems } from './liveness.js';
 import { Membership } from './membership.js';
 import { MasterMetrics } from './metrics.js';
 import { type Reporters, startReporters } from './reporters/index.js';
@@ -85,7 +87,22 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     onPublishError: (err) => log.warn({ err: err.message }, 'events not published'),
   };
   const drainMs = deps.drainMs ?? DEFAULT_DRAIN_MS;
-  const membership = new Membership(ctx, deps.name, config, log);
+  const timingProblems = livenessProblems(config);
+  if (timingProblems.length)
+    throw new ConfigError(
+      'CONFIG_SCHEMA',
+      'the master timings cannot keep a request from running twice',
+      timingProblems,
+    );
+  const liveness = livenessOf(config);
+  // The runner and the workers exist once membership has started; its hooks run later.
+  const late: { runner?: BuildRunner; workers?: ConnectedWorkers } = {};
+  const membership = new Membership(ctx, deps.name, config, log, {
+    expired: () => late.runner?.abandonAll('this master was expired while it was away', true),
+    leaseLost: () =>
+      late.runner?.abandonAll('the database has been out of reach past the outage limit', true),
+    connectedWorkers: () => (late.workers?.connected() ?? []).map((w) => ({ name: w.name, info: w.info })),
+  });
   await membership.start();
   const masterid = () => membership.masterid;
   // Background jobs shared by the cluster: master expiry and log compression (BullMQ).
@@ -145,12 +162,15 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     log,
     metrics,
     ...(deps.timing?.triggerPollMs ? { triggerPollMs: deps.timing.triggerPollMs } : {}),
+    lease: membership,
+    lostWorkerWaitMs: liveness.lostMasterBoundMs + 1000,
     onLogFinished: (logid) => {
       jobs
         .queueCompressLog(logid)
         .catch((err) => log.warn({ logid, err: (err as Error).message }, 'compression not queued'));
     },
   });
+  late.runner = runner;
   const claims = new Claims({ ctx, masterid, log, renewMs: deps.timing?.claimRenewMs });
   let distributor: Distributor | null = null;
   const traces = new RequestTraces();
@@ -171,6 +191,7 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
         );
     },
   });
+  late.workers = workers;
   distributor = new Distributor({
     ctx,
     config,
@@ -184,6 +205,7 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     onPass: (seconds) => metrics.claimPass(seconds),
     traces,
     pollMs: deps.timing?.distributorPollMs,
+    mayClaim: () => membership.active && membership.valid(),
   });
   const stopListening = await listenToCluster({
     subscribe: deps.events,

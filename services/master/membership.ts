@@ -1,14 +1,21 @@
 // A master's membership in the cluster: its row in `masters` (found by name, so the same
 // across restarts), the heartbeat that keeps it active (expire-masters marks a master that
 // went silent for the expiry time inactive), the builders and workers its configuration
-// names, and the workers connected to it right now.
+// names, and the workers connected to it right now. The heartbeat is also the master's lease
+// (liveness.ts): while it has not succeeded for the outage limit, the master's builds must
+// stop, and a heartbeat that finds the master expired (it was away: paused, cut off) makes
+// it let go of everything the cluster took from it before it registers again.
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { MasterConfig } from '../core/config/master-config.js';
 import {
   type DataContext,
   disconnectAllWorkersForMaster,
   findWorkerId,
   masterActive,
+  masterHeartbeat,
   masterStopped,
+  previousLife,
   transact,
   updateBuilderList,
   workerConfigured,
@@ -16,24 +23,94 @@ import {
   workerDisconnected,
 } from '../core/data/index.js';
 import type { Logger } from '../core/telemetry/logger.js';
-import { heartbeatMs } from './liveness.js';
+import { type Lease, ridingOut } from './claims.js';
+import { type Liveness, livenessOf } from './liveness.js';
 
-export class Membership {
+export interface MembershipHooks {
+  /**
+   * The cluster expired this master while it was away (its heartbeat found it inactive): its
+   * builds were ended and their requests handed on. Called before the master registers again.
+   */
+  expired?: () => void;
+  /**
+   * The database has been out of reach for longer than the outage limit: the cluster may
+   * expire this master soon, so its commands must stop now. Called once per outage.
+   */
+  leaseLost?: () => void;
+  /** The workers connected right now (recorded again when the master registers again). */
+  connectedWorkers?: () => { name: string; info: object }[];
+}
+
+// A heartbeat that failed is tried again this soon (the lease runs on the last success).
+const RETRY_HEARTBEAT_MS = 1000;
+const LEASE_CHECK_MS = 1000;
+
+export class Membership implements Lease {
   masterid = 0;
   readonly builderIds = new Map<string, number>();
   readonly workerIds = new Map<string, number>();
   private heartbeat: NodeJS.Timeout | undefined;
+  private leaseTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  /** When the last heartbeat that succeeded began (what the cluster's view of us rests on). */
+  private lastBeat = 0;
+  private leaseLostSignalled = false;
+  /** False from the moment a heartbeat found this master expired until it is registered again. */
+  active = false;
+  private readonly liveness: Liveness;
 
   constructor(
     private readonly ctx: DataContext,
     private readonly name: string,
     private readonly config: MasterConfig,
     private readonly log: Logger,
-  ) {}
+    private readonly hooks: MembershipHooks = {},
+  ) {
+    this.liveness = livenessOf(config);
+  }
 
-  /** Register (or come back) as an active master and record what the configuration names. */
+  /** Still safe to run and write: the last heartbeat is recent enough (liveness.ts). */
+  valid(): boolean {
+    return Date.now() - this.lastBeat < this.liveness.outageLimitMs;
+  }
+
+  /**
+   * Register (or come back) as an active master and record what the configuration names.
+   * A previous life of this name that did not stop cleanly (killed, its pod rescheduled) is
+   * cleaned up first, as Buildbot's housekeeping cleans up after a stopped master: its open
+   * builds end RETRY with their steps and logs finished, its claims are released, its workers
+   * cleared. Not before its commands can have stopped, though: its workers kill them within
+   * the lost-master bound of its last word, and its requests must not run again sooner.
+   */
   async start(): Promise<number> {
-    await transact(this.ctx, async (tx) => {
+    const life = await ridingOut(() => transact(this.ctx, (tx) => previousLife(tx, this.name)));
+    if (life?.active) {
+      const wait = life.lastActive * 1000 + this.liveness.lostMasterBoundMs + 1000 - Date.now();
+      if (wait > 0) {
+        this.log.info(
+          { masterid: life.masterid, waitMs: Math.round(wait) },
+          'waiting for the commands of a previous life to have stopped',
+        );
+        await sleep(wait);
+      }
+      const cleaned = await ridingOut(() => transact(this.ctx, (tx) => masterStopped(tx, life.masterid)));
+      if (cleaned)
+        this.log.warn({ masterid: life.masterid }, 'cleaned up after a previous life that did not stop');
+    }
+    const started = Date.now();
+    await ridingOut(() => this.register());
+    this.lastBeat = started;
+    this.active = true;
+    this.schedule(this.liveness.heartbeatMs);
+    this.leaseTimer = setInterval(() => this.checkLease(), LEASE_CHECK_MS);
+    this.leaseTimer.unref();
+    this.log.info({ masterid: this.masterid, builders: this.builderIds.size }, 'master registered');
+    return this.masterid;
+  }
+
+  /** masterActive, and what the configuration names, in one transaction. */
+  private register(): Promise<void> {
+    return transact(this.ctx, async (tx) => {
       this.masterid = await masterActive(tx, this.name);
       // Whatever a previous life of this master left connected is not connected now.
       await disconnectAllWorkersForMaster(tx, this.masterid);
@@ -51,15 +128,54 @@ export class Membership {
           .map((b) => this.builderIds.get(b.name)!);
         await workerConfigured(tx, workerid, this.masterid, on);
       }
+      for (const w of this.hooks.connectedWorkers?.() ?? []) {
+        const workerid = this.workerIds.get(w.name);
+        if (workerid !== undefined) await workerConnected(tx, workerid, this.masterid, w.info);
+      }
     });
-    this.heartbeat = setInterval(() => {
-      transact(this.ctx, (tx) => masterActive(tx, this.name)).catch((err) =>
-        this.log.warn({ err: (err as Error).message }, 'heartbeat failed'),
-      );
-    }, heartbeatMs(this.config.master_expiry_seconds));
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.heartbeat = setTimeout(() => void this.beat(), ms);
     this.heartbeat.unref();
-    this.log.info({ masterid: this.masterid, builders: this.builderIds.size }, 'master registered');
-    return this.masterid;
+  }
+
+  private async beat(): Promise<void> {
+    const started = Date.now();
+    try {
+      const alive = await transact(this.ctx, (tx) => masterHeartbeat(tx, this.masterid));
+      if (!alive && !this.stopped) {
+        this.active = false;
+        this.log.error(
+          { masterid: this.masterid },
+          'this master was expired while it was away: its builds were handed on; registering again',
+        );
+        this.hooks.expired?.();
+        await this.register();
+        this.active = true;
+      }
+      this.lastBeat = started;
+      this.checkLease();
+      this.schedule(this.liveness.heartbeatMs);
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'heartbeat failed');
+      this.schedule(Math.min(RETRY_HEARTBEAT_MS, this.liveness.heartbeatMs));
+    }
+  }
+
+  private checkLease(): void {
+    if (this.valid()) {
+      this.leaseLostSignalled = false;
+      return;
+    }
+    if (this.leaseLostSignalled || this.stopped) return;
+    this.leaseLostSignalled = true;
+    this.log.error(
+      { lastHeartbeatAgoMs: Date.now() - this.lastBeat, limitMs: this.liveness.outageLimitMs },
+      "the database has been out of reach past the outage limit: stopping this master's builds",
+    );
+    this.hooks.leaseLost?.();
   }
 
   async workerConnected(name: string, info: object): Promise<void> {
@@ -76,7 +192,9 @@ export class Membership {
 
   /** Leave the cluster: no more heartbeats, and masterStopped's housekeeping. */
   async stop(): Promise<void> {
-    clearInterval(this.heartbeat);
+    this.stopped = true;
+    clearTimeout(this.heartbeat);
+    clearInterval(this.leaseTimer);
     if (this.masterid) await transact(this.ctx, (tx) => masterStopped(tx, this.masterid));
   }
 }

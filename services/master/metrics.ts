@@ -11,6 +11,8 @@
 // - flotilla_claim_pass_seconds: one pass of the claim loop over the builders.
 // - flotilla_log_lines_total: log lines stored (rate() is lines per second).
 // - flotilla_workers_connected: workers attached to this master.
+// - flotilla_build_write_retries_total: writes of running builds tried again because the
+//   database was away (each attempt that failed and was retried counts once).
 // - Node's process metrics (memory, CPU, event loop lag, GC).
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { RESULT_NAMES } from '../core/results.js';
@@ -29,6 +31,7 @@ export class MasterMetrics {
   private readonly durations: Histogram<'results'>;
   private readonly passes: Histogram;
   private readonly lines: Counter;
+  private readonly retries: Counter;
 
   constructor(sources: MasterMetricsSources) {
     const registers = [this.registry];
@@ -98,6 +101,15 @@ export class MasterMetrics {
       help: 'Log lines stored by this master.',
       registers,
     });
+    this.retries = new Counter({
+      name: 'flotilla_build_write_retries_total',
+      help: 'Writes of running builds tried again because the database was away.',
+      registers,
+    });
+  }
+
+  buildWriteRetried(): void {
+    this.retries.inc();
   }
 
   buildFinished(results: number, seconds: number): void {

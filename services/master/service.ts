@@ -14,6 +14,7 @@ import { onShutdown } from '../core/lifecycle.js';
 import { createRedis } from '../core/redis.js';
 import { createLogger, type Logger } from '../core/telemetry/logger.js';
 import { startTelemetry } from '../core/telemetry/tracing.js';
+import { livenessProblems } from './liveness.js';
 import { startMaster } from './master.js';
 import { checkReporters } from './reporters/reporter.js';
 import { schedulerConfigProblems } from './schedulers/index.js';
@@ -35,6 +36,7 @@ function loadConfig(
     const bad = [
       ...schedulerConfigProblems(config),
       ...workerPortProblems(config, env.workerPort, env.msgpackWorkerPort),
+      ...livenessProblems(config),
     ];
     if (bad.length) throw new ConfigError('CONFIG_SCHEMA', `${env.configPath} is invalid`, bad);
     return config;

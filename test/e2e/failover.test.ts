@@ -7,7 +7,8 @@ import { Results } from '../../services/core/results.js';
 import { waitFor } from '../helpers/processes.js';
 import { Cluster, type MasterProc } from './cluster.js';
 
-const EXPIRY_SECONDS = 6;
+// The shortest expiry master.yaml's worker_silence_seconds allows (services/master/liveness.ts).
+const EXPIRY_SECONDS = 10;
 
 let c: Cluster;
 let m1: MasterProc;

@@ -195,7 +195,7 @@ export class Stage {
   async master(
     name: string,
     yaml: string,
-    more: Partial<Pick<MasterDeps, 'drainMs' | 'timing'>> & {
+    more: Partial<Pick<MasterDeps, 'drainMs' | 'timing' | 'db'>> & {
       /** Events the master never hears (as if Redis had lost them). */
       deafTo?: (key: string) => boolean;
     } = {},
@@ -211,7 +211,7 @@ export class Stage {
     });
     const workers = new ScriptedWorkers();
     const master = await startMaster({
-      db: this.db.pool,
+      db: more.db ?? this.db.pool,
       redis,
       jobsRedis: this.redis.url,
       events,

@@ -6,8 +6,10 @@
 // complete and reclaim answer a boolean (AlreadyClaimedError / NotClaimedError become False);
 // a request never completes with RETRY; events carry the request entity under three keys,
 // e = claimed, unclaimed, complete (plus `cancel`). Buildbot's completeBuildRequests does
-// not check the claim; we refuse to complete a request nobody claimed (cancel has its own
-// path), since nobody can have run it. Buildbot's housekeeping unclaims a dead master's
+// not check the claim; we complete a request only for the master that holds its claim (cancel
+// has its own path): a master that was expired while it was away (a long pause, a network
+// cut) and comes back must not write its outcome over the rerun's that the cluster decided
+// on meanwhile. Buildbot's housekeeping unclaims a dead master's
 // requests by the *caller's* master id (unclaimBuildRequests filters on self.masterid), so
 // they stay claimed; unclaimMasterRequests releases them by the dead master's id.
 import { many, maybeOne, one, type Queryable, sql } from '../db/pool.js';
@@ -140,12 +142,14 @@ export async function unclaimMasterRequests(tx: Tx, masterid: number): Promise<n
 
 /**
  * Complete every request, or none: false (and nothing changed) if any is missing, complete
- * already or not claimed. Then complete each build set whose last request this was.
+ * already or not claimed by `claimedBy`. Then complete each build set whose last request
+ * this was.
  */
 export async function completeBuildRequests(
   tx: Tx,
   brids: readonly number[],
   results: number,
+  claimedBy: number,
   completeAt = now(),
 ): Promise<boolean> {
   if (results === Results.RETRY) throw invalid('a build request cannot complete with RETRY');
@@ -154,7 +158,7 @@ export async function completeBuildRequests(
   const open = await many<{ id: number }>(
     tx.q,
     sql`SELECT id FROM buildrequests br WHERE id = ANY(${ids}::int[]) AND complete = 0
-          AND EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = br.id)
+          AND EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = br.id AND c.masterid = ${claimedBy})
         ORDER BY id FOR NO KEY UPDATE`,
   );
   if (open.length !== ids.length) return false;
@@ -170,6 +174,27 @@ export async function completeBuildRequests(
   const bsids = [...new Set(rows.map((r) => r.buildsetid))].sort((a, b) => a - b);
   for (const bsid of bsids) await maybeBuildsetComplete(tx, bsid);
   return true;
+}
+
+/**
+ * The fence of a build's writes: true while `masterid` holds the claim on the build's request
+ * and the build is not finished. The build's row is locked first and the claim's row shared,
+ * in the order expiry's housekeeping takes them (builds, then claims), so that a master's
+ * write and the expiry of that master serialize: either the write commits before the claim
+ * is released, or it sees the claim gone and writes nothing.
+ */
+export async function holdsBuild(tx: Tx, buildid: number, masterid: number): Promise<boolean> {
+  const b = await maybeOne<{ buildrequestid: number }>(
+    tx.q,
+    sql`SELECT buildrequestid FROM builds WHERE id = ${buildid} AND complete_at IS NULL FOR NO KEY UPDATE`,
+  );
+  if (!b) return false;
+  const c = await maybeOne<{ held: number }>(
+    tx.q,
+    sql`SELECT 1 AS held FROM buildrequest_claims
+        WHERE brid = ${b.buildrequestid} AND masterid = ${masterid} FOR SHARE`,
+  );
+  return c !== undefined;
 }
 
 export interface CancelOutcome {

@@ -12,7 +12,7 @@
 // The contract's initial state string is `starting` (Buildbot's addBuild writes `created`).
 // finishBuild finishes a build once: a finished build keeps its results (a master that was
 // expired and finished with RETRY cannot turn that into SUCCESS later).
-import { maybeOne, type Queryable, sql } from '../db/pool.js';
+import { many, maybeOne, type Queryable, sql } from '../db/pool.js';
 import { build } from '../entities/build.js';
 import { noSuch } from '../errors.js';
 import { buildKeys } from '../events/keys.js';
@@ -63,6 +63,22 @@ export async function newBuild(tx: Tx, b: NewBuild): Promise<{ buildid: number; 
   }
 }
 
+/**
+ * The open build this master runs for this request, if there is one: how a master that asked
+ * for a new build while the database went away learns that the row was committed after all.
+ */
+export function openBuildOfRequest(
+  q: Queryable,
+  buildrequestid: number,
+  masterid: number,
+): Promise<{ buildid: number; number: number } | undefined> {
+  return maybeOne(
+    q,
+    sql`SELECT id AS buildid, number FROM builds
+        WHERE buildrequestid = ${buildrequestid} AND masterid = ${masterid} AND complete_at IS NULL`,
+  );
+}
+
 export async function setBuildStateString(tx: Tx, buildid: number, stateString: string): Promise<void> {
   const updated = await maybeOne<{ id: number }>(
     tx.q,
@@ -111,9 +127,9 @@ export async function finishOrphanedBuild(
   results: number,
   stateString: string,
 ): Promise<boolean> {
-  const b = await maybeOne<{ complete_at: number | null; buildrequestid: number }>(
+  const b = await maybeOne<{ complete_at: number | null; buildrequestid: number; masterid: number }>(
     tx.q,
-    sql`SELECT complete_at, buildrequestid FROM builds WHERE id = ${buildid} FOR UPDATE`,
+    sql`SELECT complete_at, buildrequestid, masterid FROM builds WHERE id = ${buildid} FOR UPDATE`,
   );
   if (!b || b.complete_at !== null) return false;
   const at = now();
@@ -124,6 +140,47 @@ export async function finishOrphanedBuild(
   await setBuildStateString(tx, buildid, stateString);
   await finishBuild(tx, buildid, results);
   // Its request completes as the build did (the dead master's claim is still on it).
-  await completeBuildRequests(tx, [b.buildrequestid], results);
+  await completeBuildRequests(tx, [b.buildrequestid], results, b.masterid);
   return true;
+}
+
+/**
+ * Forget the write records (flotilla.build_writes, migration 0011) of builds that finished
+ * more than `olderThanSeconds` ago: nothing retries their writes any more. Returns how many.
+ */
+export async function forgetBuildWrites(tx: Tx, olderThanSeconds = 300): Promise<number> {
+  const rows = await many<{ buildid: number }>(
+    tx.q,
+    sql`DELETE FROM flotilla.build_writes w USING builds b
+        WHERE b.id = w.buildid AND b.complete_at < ${now() - olderThanSeconds} RETURNING w.buildid`,
+  );
+  return rows.length;
+}
+
+/**
+ * The last write of a running build that committed (flotilla.build_writes, migration 0011):
+ * its number and what it answered. The row is locked, so that the write under way and a retry
+ * of it cannot both apply.
+ */
+export function lastBuildWrite(
+  q: Queryable,
+  buildid: number,
+): Promise<{ seq: number; result: unknown } | undefined> {
+  return maybeOne(
+    q,
+    sql`SELECT seq, result FROM flotilla.build_writes WHERE buildid = ${buildid} FOR UPDATE`,
+  );
+}
+
+/** Record, in the transaction that applied it, that write number `seq` of a build committed, and its answer. */
+export async function recordBuildWrite(
+  q: Queryable,
+  buildid: number,
+  seq: number,
+  result: unknown,
+): Promise<void> {
+  await q.query(sql`
+    INSERT INTO flotilla.build_writes (buildid, seq, result)
+    VALUES (${buildid}, ${seq}, ${JSON.stringify(result ?? null)}::jsonb)
+    ON CONFLICT (buildid) DO UPDATE SET seq = EXCLUDED.seq, result = EXCLUDED.result`);
 }

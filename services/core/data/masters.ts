@@ -28,7 +28,7 @@ import { noSuch } from '../errors.js';
 import { masterKeys } from '../events/keys.js';
 import { Results } from '../results.js';
 import { updateBuilderList } from './builders.js';
-import { unclaimMasterRequests } from './buildrequests.js';
+import { unclaimBuildRequests, unclaimMasterRequests } from './buildrequests.js';
 import { finishBuild, setBuildStateString } from './builds.js';
 import { finishLog } from './logs.js';
 import { nameHash } from './names.js';
@@ -65,6 +65,30 @@ export async function masterActive(tx: Tx, name: string): Promise<number> {
   await tx.q.query(sql`UPDATE masters SET active = 1, last_active = ${now()} WHERE id = ${masterid}`);
   if (!m.active) tx.out.addAll(masterKeys(masterid), 'started', { masterid, name, active: true });
   return masterid;
+}
+
+/**
+ * The heartbeat of a registered master: last_active = now, while it is active. False (and
+ * nothing changed) when it is not: the cluster expired it while it was away.
+ */
+export async function masterHeartbeat(tx: Tx, masterid: number): Promise<boolean> {
+  const rows = await many<{ id: number }>(
+    tx.q,
+    sql`UPDATE masters SET last_active = ${now()} WHERE id = ${masterid} AND active <> 0 RETURNING id`,
+  );
+  return rows.length > 0;
+}
+
+/** The row a master of this name left behind, if any: whether it is active, and since when silent. */
+export async function previousLife(
+  tx: Tx,
+  name: string,
+): Promise<{ masterid: number; active: boolean; lastActive: number } | null> {
+  const m = await maybeOne<{ id: number; active: number; last_active: number | string }>(
+    tx.q,
+    sql`SELECT id, active, last_active FROM masters WHERE name_hash = ${nameHash(name)}`,
+  );
+  return m ? { masterid: m.id, active: Boolean(m.active), lastActive: Number(m.last_active) } : null;
 }
 
 /** A clean stop: inactive at once, with the housekeeping. False if it was inactive already. */
@@ -125,23 +149,43 @@ async function housekeeping(tx: Tx, masterid: number, name: string): Promise<voi
     tx.q,
     sql`SELECT id FROM builds WHERE masterid = ${masterid} AND complete_at IS NULL ORDER BY id FOR NO KEY UPDATE`,
   );
-  for (const build of builds) {
-    const steps = await many<{ id: number }>(
-      tx.q,
-      sql`SELECT id FROM steps WHERE buildid = ${build.id} AND results IS NULL ORDER BY number`,
-    );
-    for (const step of steps) {
-      const logs = await many<{ id: number }>(
-        tx.q,
-        sql`SELECT id FROM logs WHERE stepid = ${step.id} AND complete = 0 ORDER BY id`,
-      );
-      for (const log of logs) await finishLog(tx, log.id);
-      await finishStep(tx, step.id, Results.RETRY, false);
-    }
-    // Without this the build would list forever as what it was doing when its master died
-    // ("starting", or its last step's summary), though it ended RETRY.
-    await setBuildStateString(tx, build.id, `retry (master ${name} was lost)`);
-    await finishBuild(tx, build.id, Results.RETRY);
-  }
+  // Without a state string of its own the build would list forever as what it was doing when
+  // its master died ("starting", or its last step's summary), though it ended RETRY.
+  for (const build of builds) await retryBuild(tx, build.id, `retry (master ${name} was lost)`);
   await unclaimMasterRequests(tx, masterid);
+}
+
+/** An unfinished build ends RETRY: the logs of its unfinished steps, those steps, the build. */
+async function retryBuild(tx: Tx, buildid: number, stateString: string): Promise<void> {
+  const steps = await many<{ id: number }>(
+    tx.q,
+    sql`SELECT id FROM steps WHERE buildid = ${buildid} AND results IS NULL ORDER BY number`,
+  );
+  for (const step of steps) {
+    const logs = await many<{ id: number }>(
+      tx.q,
+      sql`SELECT id FROM logs WHERE stepid = ${step.id} AND complete = 0 ORDER BY id`,
+    );
+    for (const log of logs) await finishLog(tx, log.id);
+    await finishStep(tx, step.id, Results.RETRY, false);
+  }
+  await setBuildStateString(tx, buildid, stateString);
+  await finishBuild(tx, buildid, Results.RETRY);
+}
+
+/**
+ * A live master lets go of a request it may have claimed without knowing (the database went
+ * away while the claim, or its build's first row, was being committed): any open build of it
+ * by this master ends RETRY, as housekeeping ends a dead master's, and the claim is released.
+ * Returns the builds it ended.
+ */
+export async function releaseUncertainRequest(tx: Tx, brid: number, masterid: number): Promise<number[]> {
+  const builds = await many<{ id: number }>(
+    tx.q,
+    sql`SELECT id FROM builds WHERE buildrequestid = ${brid} AND masterid = ${masterid} AND complete_at IS NULL
+        ORDER BY id FOR NO KEY UPDATE`,
+  );
+  for (const b of builds) await retryBuild(tx, b.id, 'retry (the database went away as it started)');
+  await unclaimBuildRequests(tx, [brid], masterid);
+  return builds.map((b) => b.id);
 }

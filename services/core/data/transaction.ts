@@ -20,6 +20,13 @@ export interface DataContext {
   redis: Redis;
   /** Called when events could not be published (the data is committed regardless). */
   onPublishError?: (err: Error) => void;
+  /**
+   * Runs each transaction instead of `db.tx`: a build's writes go through one that fences
+   * them with the build's claim, applies each once and rides out a database outage
+   * (services/master/claims.ts). It may run `body` more than once, or not at all when an
+   * earlier attempt is known to have committed.
+   */
+  runTx?: <T>(body: (q: Queryable) => Promise<T>) => Promise<T>;
 }
 
 /** The transaction handle and the outbox every operation takes. */
@@ -29,8 +36,13 @@ export interface Tx {
 }
 
 export async function transact<T>(ctx: DataContext, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  const out = new Outbox();
-  const result = await ctx.db.tx((q) => fn({ q, out }));
+  // The events of the attempt that ran last: the one that committed, when one did.
+  let out = new Outbox();
+  const body = (q: Queryable) => {
+    out = new Outbox();
+    return fn({ q, out });
+  };
+  const result = await (ctx.runTx ? ctx.runTx(body) : ctx.db.tx(body));
   try {
     for (const e of out.events) await publish(ctx.redis, e.key, e.message);
   } catch (err) {

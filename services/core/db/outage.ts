@@ -43,3 +43,13 @@ export function isDatabaseOutage(err: unknown): boolean {
 
 export const databaseUnavailable = (): UnavailableError<'DATABASE_UNAVAILABLE'> =>
   new UnavailableError('DATABASE_UNAVAILABLE', 'the database is unavailable for a moment: try again later');
+
+/**
+ * Worth trying again as it is: the database was away, or PostgreSQL gave up on the
+ * transaction for a reason of its own that a retry does not meet again (a deadlock, a
+ * serialization failure).
+ */
+export function isTransient(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return isDatabaseOutage(err) || code === '40P01' || code === '40001';
+}

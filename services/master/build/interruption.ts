@@ -16,6 +16,11 @@ export class Interruption extends Error {
     /** The results the interrupted step (and the build, at worst) ends with. */
     readonly results: number,
     reason: string,
+    /**
+     * Kill the command at once, without the grace an interrupt gives it: its request may
+     * already run elsewhere (the claim is gone, or the master may be expired any moment).
+     */
+    readonly immediate = false,
   ) {
     super(reason);
   }
@@ -52,9 +57,17 @@ export class BuildInterrupts {
   private readonly stopping = new AbortController();
   private readonly losing = new AbortController();
   private readonly disposers: (() => void)[] = [];
+  /**
+   * When the build's worker was found gone, if it was: its commands may run on until the
+   * worker notices it lost this master (liveness.ts), so its request waits until then.
+   */
+  workerLostAt: number | null = null;
 
   constructor(worker: WorkerConnection) {
-    const onLost = () => this.lose(`worker lost: ${reasonText(worker.lost.reason)}`);
+    const onLost = () => {
+      this.workerLostAt ??= Date.now();
+      this.lose(`worker lost: ${reasonText(worker.lost.reason)}`);
+    };
     if (worker.lost.aborted) onLost();
     else {
       worker.lost.addEventListener('abort', onLost, { once: true });
@@ -67,9 +80,9 @@ export class BuildInterrupts {
     this.stopping.abort(new Interruption(results, reason));
   }
 
-  /** Lose the build: nothing more runs, and it ends RETRY. */
-  lose(reason: string): void {
-    this.losing.abort(new Interruption(Results.RETRY, reason));
+  /** Lose the build: nothing more runs, and it ends RETRY (`immediate`: its command is killed at once). */
+  lose(reason: string, immediate = false): void {
+    this.losing.abort(new Interruption(Results.RETRY, reason, immediate));
   }
 
   /** The stop, once there was one. */

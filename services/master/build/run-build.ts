@@ -3,6 +3,7 @@
 // a loss, only alwaysRun steps run; after a loss, none), the results and state strings as
 // Buildbot writes them, and the request's end: complete with the build's results, or handed
 // back for another try when the build ends RETRY (its worker or its master went away).
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { BuilderConfig } from '../../core/config/master-config.js';
 import {
   completeBuildRequests,
@@ -11,6 +12,7 @@ import {
   getBuildProperties,
   newBuild,
   newStep,
+  openBuildOfRequest,
   setBuildProperties,
   setBuildStateString,
   setStepStateString,
@@ -19,6 +21,7 @@ import {
   unclaimBuildRequests,
 } from '../../core/data/index.js';
 import { RESULT_NAMES, Results, worst } from '../../core/results.js';
+import { type BuildFence, buildContext, ClaimLost, DatabaseAway, ridingOut } from '../claims.js';
 import type { WorkerConnection } from '../workers/connection.js';
 import type { BuildInterrupts } from './interruption.js';
 import { initialProperties } from './properties.js';
@@ -41,6 +44,12 @@ export interface BuildRequestToRun {
  * Run the build of a claimed request on `worker`; `started` hears the build's id as soon as
  * its row exists (stops can find it from then on). Resolves with the build's results; an
  * internal error ends the build EXCEPTION rather than rejecting.
+ *
+ * Every write after the build's row goes through the build's fence (claims.ts): a database
+ * that is away is waited for while the master's lease holds, output held back meanwhile;
+ * past it the build ends RETRY once the database is back; and a build whose claim went to
+ * another master (this one was expired while it was away) ends without writing anything.
+ * EXCEPTION is for the build's own faults only, never the cluster's.
  */
 export async function runBuild(
   deps: BuildDeps,
@@ -49,17 +58,32 @@ export async function runBuild(
   interrupts: BuildInterrupts,
   started: (build: { buildid: number; number: number }) => void,
 ): Promise<number> {
-  const { ctx, log } = deps;
+  const { log } = deps;
+  const masterid = deps.masterid();
   const workerCfg = deps.config.workers.find((w) => w.name === worker.name);
-  const { buildid, number } = await transact(ctx, (tx) =>
-    newBuild(tx, {
-      builderid: req.builderid,
-      buildrequestid: req.brid,
-      workerid: deps.workerId(worker.name) ?? null,
-      masterid: deps.masterid(),
-    }),
+  // A retry after an outage first looks for the row an earlier attempt may have committed.
+  const { buildid, number } = await ridingOut(
+    () =>
+      transact(deps.ctx, async (tx) => {
+        const earlier = await openBuildOfRequest(tx.q, req.brid, masterid);
+        return (
+          earlier ??
+          newBuild(tx, {
+            builderid: req.builderid,
+            buildrequestid: req.brid,
+            workerid: deps.workerId(worker.name) ?? null,
+            masterid,
+          })
+        );
+      }),
+    deps.lease,
   );
   started({ buildid, number });
+  const fence = buildContext(deps.ctx, buildid, masterid, deps.lease, () =>
+    deps.metrics?.buildWriteRetried?.(),
+  );
+  const bdeps: BuildDeps = { ...deps, ctx: fence.ctx };
+  const ctx = fence.ctx;
   log.info({ buildid, builder: req.builder.name, number, worker: worker.name }, 'build started');
   try {
     let props = await transact(ctx, async (tx) => {
@@ -91,7 +115,7 @@ export async function runBuild(
       if (interrupts.lost) break;
       if ((terminated || interrupts.stopped) && !step.alwaysRun) continue;
       const { signal, dispose } = interrupts.forStep();
-      const outcome = await runStep({ step, props, build, deps }, signal).finally(dispose);
+      const outcome = await runStep({ step, props, build, deps: bdeps }, signal).finally(dispose);
       if (outcome.workerLost) interrupts.lose(outcome.workerLost);
       props = await getBuildProperties(ctx.db, buildid);
       if (entersBuildSummary(step, outcome.results)) {
@@ -106,26 +130,63 @@ export async function runBuild(
     if (stop) results = worst(results, stop.results);
     if (interrupts.lost) results = Results.RETRY;
     const state = buildStateString(results, stop && !interrupts.lost ? stop.message : null, summaries);
-    await transact(ctx, async (tx) => {
-      await setBuildStateString(tx, buildid, state);
-      await finishBuild(tx, buildid, results);
-      // A RETRY goes back to the pool; anything else completes the request.
-      if (results === Results.RETRY) await unclaimBuildRequests(tx, [req.brid], deps.masterid());
-      else await completeBuildRequests(tx, [req.brid], results);
-    });
+    await finish(deps, fence, req, interrupts, buildid, results, state);
     log.info({ buildid, results: RESULT_NAMES[results] ?? results, state }, 'build finished');
     return results;
   } catch (err) {
-    log.error({ buildid, err }, 'build failed with an internal error');
-    await transact(ctx, async (tx) => {
-      await setBuildStateString(
-        tx,
-        buildid,
-        `exception ${(err as Error).message}`.slice(0, MAX_EXCEPTION_STATE),
+    if (err instanceof ClaimLost) {
+      // The cluster took the request from this master: whatever runs of it here stops, and
+      // nothing is written over what the cluster decided.
+      interrupts.lose('this master no longer holds the request', true);
+      log.warn({ buildid, err: err.message }, 'build ended: its claim is gone');
+      return Results.RETRY;
+    }
+    const away = err instanceof DatabaseAway;
+    if (away) {
+      interrupts.lose('the database was out of reach too long', true);
+      log.warn(
+        { buildid, err: (err as Error).message },
+        'build ends RETRY: the database was out of reach too long',
       );
-      await finishBuild(tx, buildid, Results.EXCEPTION);
-      await completeBuildRequests(tx, [req.brid], Results.EXCEPTION);
-    }).catch((e) => log.error({ buildid, err: e }, 'could not finish the build'));
-    return Results.EXCEPTION;
+    } else log.error({ buildid, err }, 'build failed with an internal error');
+    const results = away ? Results.RETRY : Results.EXCEPTION;
+    const state = away
+      ? 'retry: the database was out of reach'
+      : `exception ${(err as Error).message}`.slice(0, MAX_EXCEPTION_STATE);
+    await finish(deps, fence, req, interrupts, buildid, results, state).catch((e) => {
+      if (e instanceof ClaimLost) log.warn({ buildid }, 'build ended: its claim is gone');
+      else log.error({ buildid, err: e }, 'could not finish the build');
+    });
+    return results;
   }
+}
+
+/**
+ * The build's last write: its state and results, and its request completed, or handed back
+ * for a RETRY. A build whose worker was lost hands its request back only once that worker
+ * must have stopped its commands (liveness.ts), so that the request never runs twice at
+ * once. This write waits for a database that is away for as long as it takes.
+ */
+async function finish(
+  deps: BuildDeps,
+  fence: BuildFence,
+  req: BuildRequestToRun,
+  interrupts: BuildInterrupts,
+  buildid: number,
+  results: number,
+  state: string,
+): Promise<void> {
+  const lostAt = interrupts.workerLostAt;
+  if (results === Results.RETRY && lostAt !== null) {
+    const wait = lostAt + deps.lostWorkerWaitMs - Date.now();
+    if (wait > 0) await sleep(wait);
+  }
+  const masterid = deps.masterid();
+  await transact(fence.finalCtx, async (tx) => {
+    await setBuildStateString(tx, buildid, state);
+    await finishBuild(tx, buildid, results);
+    // A RETRY goes back to the pool; anything else completes the request.
+    if (results === Results.RETRY) await unclaimBuildRequests(tx, [req.brid], masterid);
+    else await completeBuildRequests(tx, [req.brid], results, masterid);
+  });
 }

@@ -22,6 +22,7 @@ const EARLY_STOP_MS = 60_000;
 const tracer = trace.getTracer('flotilla-master');
 
 interface Running {
+  brid: number;
   worker: WorkerConnection;
   builder: string;
   interrupts: BuildInterrupts;
@@ -111,9 +112,17 @@ export class BuildRunner {
     return true;
   }
 
-  /** Stop every build (the master is leaving): they end RETRY and run again elsewhere. */
-  abandonAll(reason: string): void {
-    for (const r of this.running.values()) r.interrupts.lose(reason);
+  /**
+   * Stop every build (the master is leaving, or may be expired any moment): they end RETRY and
+   * run again elsewhere. `immediate`: their commands are killed at once, without grace.
+   */
+  abandonAll(reason: string, immediate = false): void {
+    for (const r of this.running.values()) r.interrupts.lose(reason, immediate);
+  }
+
+  /** The claim on this request is gone: its build stops at once and writes nothing more. */
+  loseRequest(brid: number, reason: string): void {
+    for (const r of this.running.values()) if (r.brid === brid) r.interrupts.lose(reason, true);
   }
 
   /** Run the build of a claimed request on this worker; resolves with its results. */
@@ -134,7 +143,7 @@ export class BuildRunner {
         const results = await runBuild(this.deps, req, worker, interrupts, (b) => {
           buildid = b.buildid;
           span.setAttributes({ 'flotilla.buildid': b.buildid, 'flotilla.number': b.number });
-          this.running.set(b.buildid, { worker, builder: req.builder.name, interrupts });
+          this.running.set(b.buildid, { brid: req.brid, worker, builder: req.builder.name, interrupts });
           release();
           const early = this.earlyStops.get(b.buildid);
           if (early) {

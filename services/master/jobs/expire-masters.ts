@@ -13,7 +13,8 @@
 //    Live masters renew their claims every RENEW_MS (claims.ts), so `old` must stay
 //    well above that or a live master's running build would be handed to another master.
 //    Default: max(expirySeconds, 5 reclaim periods); below 2 reclaim periods is refused.
-// 3. compactCounts: folds the count deltas (safe any time, advisory-locked).
+// 3. compactCounts: folds the count deltas (safe any time, advisory-locked); and the write
+//    records of builds that finished a while ago are forgotten (services/master/claims.ts).
 // Each step is its own transaction; a failure ends this run (counted in /metrics) and the
 // next period does it all again, so the job is not retried within a period.
 import type { Job, JobSchedulerTemplateOptions, Queue } from 'bullmq';
@@ -22,6 +23,7 @@ import {
   type DataContext,
   EXPIRE_SECONDS,
   expireMasters,
+  forgetBuildWrites,
   transact,
   unclaimExpiredRequests,
 } from '../../core/data/index.js';
@@ -97,6 +99,7 @@ export function expireMastersProcessor(
     const unclaimed = await transact(ctx, (tx) => unclaimExpiredRequests(tx, old));
     if (unclaimed.length > 0) log.info({ unclaimed, olderThanSeconds: old }, 'released expired claims');
     await compactCounts(ctx.db);
+    await transact(ctx, (tx) => forgetBuildWrites(tx));
     return { expired, unclaimed };
   };
 }

@@ -148,7 +148,7 @@ describe('reclaim and unclaim', () => {
     const longAgo = Math.floor(Date.now() / 1000) - 3600;
     await h.run((tx) => claimBuildRequests(tx, [stale, done], m1, longAgo));
     await h.run((tx) => claimBuildRequests(tx, [fresh], m2));
-    await h.run((tx) => completeBuildRequests(tx, [done], Results.SUCCESS));
+    await h.run((tx) => completeBuildRequests(tx, [done], Results.SUCCESS, m1));
     await h.tap.clear();
     const released = await h.run((tx) => unclaimExpiredRequests(tx, 600));
     expect(released).toContain(stale);
@@ -176,12 +176,14 @@ async function claimedPair(): Promise<{ bsid: number; brids: number[] }> {
 }
 
 describe('completeBuildRequests', () => {
-  it('refuses a request that is not claimed, and changes nothing (all or nothing)', async () => {
+  it('refuses a request that is not claimed, or claimed by another master, and changes nothing (all or nothing)', async () => {
     const [claimed, unclaimed] = (await pending(2)) as [number, number];
     await h.run((tx) => claimBuildRequests(tx, [claimed], m1));
     await h.tap.clear();
-    expect(await h.run((tx) => completeBuildRequests(tx, [unclaimed], Results.SUCCESS))).toBe(false);
-    expect(await h.run((tx) => completeBuildRequests(tx, [claimed, unclaimed], Results.SUCCESS))).toBe(false);
+    expect(await h.run((tx) => completeBuildRequests(tx, [unclaimed], Results.SUCCESS, m1))).toBe(false);
+    expect(await h.run((tx) => completeBuildRequests(tx, [claimed, unclaimed], Results.SUCCESS, m1))).toBe(
+      false,
+    );
     const rows = await h.db.pool.query(
       sql`SELECT complete, results FROM buildrequests WHERE id IN (${claimed}, ${unclaimed})`,
     );
@@ -190,7 +192,11 @@ describe('completeBuildRequests', () => {
       { complete: 0, results: -1 },
     ]);
     expect(await h.tap.events(`buildrequests/${claimed}/`, `buildrequests/${unclaimed}/`)).toEqual([]);
-    await expect(h.run((tx) => completeBuildRequests(tx, [claimed], Results.RETRY))).rejects.toMatchObject({
+    // Claimed, but by another master: a master that lost its claim writes nothing over it.
+    expect(await h.run((tx) => completeBuildRequests(tx, [claimed], Results.SUCCESS, m2))).toBe(false);
+    await expect(
+      h.run((tx) => completeBuildRequests(tx, [claimed], Results.RETRY, m1)),
+    ).rejects.toMatchObject({
       code: 'INVALID',
     });
   });
@@ -199,10 +205,10 @@ describe('completeBuildRequests', () => {
     const { bsid, brids } = await claimedPair();
     const [a, b] = brids as [number, number];
     await h.tap.clear();
-    expect(await h.run((tx) => completeBuildRequests(tx, [a], Results.WARNINGS, 500))).toBe(true);
+    expect(await h.run((tx) => completeBuildRequests(tx, [a], Results.WARNINGS, m1, 500))).toBe(true);
     expect(await h.tap.keys(`buildsets/${bsid}/complete`)).toEqual([]);
-    expect(await h.run((tx) => completeBuildRequests(tx, [a], Results.SUCCESS))).toBe(false);
-    expect(await h.run((tx) => completeBuildRequests(tx, [b], Results.SUCCESS))).toBe(true);
+    expect(await h.run((tx) => completeBuildRequests(tx, [a], Results.SUCCESS, m1))).toBe(false);
+    expect(await h.run((tx) => completeBuildRequests(tx, [b], Results.SUCCESS, m1))).toBe(true);
     const [bs] = await apiGet(h.db.pool, `buildsets/${bsid}`);
     expect(bs).toMatchObject({ complete: true, results: Results.WARNINGS });
     const done = await h.tap.events(`buildsets/${bsid}/complete`);
@@ -221,7 +227,7 @@ describe('completeBuildRequests', () => {
         brids.map((brid) =>
           transact({ ...h.ctx, db: h.wide }, async (tx) => {
             await together();
-            return completeBuildRequests(tx, [brid], Results.SUCCESS);
+            return completeBuildRequests(tx, [brid], Results.SUCCESS, m1);
           }),
         ),
       );

@@ -10,8 +10,11 @@ import { Results } from '../../../services/core/results.js';
 import { eventually, waitFor } from '../../helpers/wait.js';
 import { type InProcessMaster, interrupted, ScriptedWorker, Stage } from '../in-process.js';
 
+// A lost worker's request goes back only once that worker must have killed its commands
+// (services/master/liveness.ts): a short silence keeps the wait short.
 const CONFIG = `
 log_compression: none
+worker_silence_seconds: 0.4
 workers:
   - { name: w1, password: x, max_builds: 4, properties: { os: scripted } }
   - { name: w2, password: x, max_builds: 4 }

@@ -7,6 +7,7 @@ import type { BuilderConfig, MasterConfig, StepConfig } from '../../../core/conf
 import type { DataContext, LogCodec } from '../../../core/data/index.js';
 import type { Subscribe } from '../../../core/events/bus.js';
 import type { Logger } from '../../../core/telemetry/logger.js';
+import type { Lease } from '../../claims.js';
 import type { WorkerConnection } from '../../workers/connection.js';
 import type { Properties } from '../interpolate.js';
 
@@ -23,6 +24,8 @@ export interface StepOutcome {
 export interface BuildMetrics {
   buildFinished(results: number, seconds: number): void;
   linesStored(lines: number): void;
+  /** A write of a running build failed because the database was away, and is tried again. */
+  buildWriteRetried?(): void;
 }
 
 /** What every build and step of a master shares. */
@@ -41,6 +44,13 @@ export interface BuildDeps {
   metrics?: BuildMetrics;
   /** How often a waiting trigger step looks for what no event told it (default its module's). */
   triggerPollMs?: number;
+  /** The master's lease: while it holds, a build's writes wait for a database that is away. */
+  lease: Lease;
+  /**
+   * How long after its worker was found gone a build hands its request back: until that
+   * worker must have killed its commands (liveness.ts).
+   */
+  lostWorkerWaitMs: number;
 }
 
 export interface StepContext<C extends StepConfig = StepConfig> {
