@@ -31,6 +31,11 @@ export interface Scenario {
   fault: string;
   /** Extra environment for the masters. */
   masterEnv?: Record<string, string>;
+  /**
+   * A master_expiry_seconds of its own: an outage a build must ride out needs a lease (the
+   * expiry less 3 s, services/master/liveness.ts) longer than the outage plus a heartbeat.
+   */
+  expirySeconds?: number;
   inject(ctx: FaultContext): Promise<void>;
 }
 
@@ -217,7 +222,8 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'postgres-30s',
-    fault: 'PostgreSQL stopped (immediate) for 30 s',
+    fault: 'PostgreSQL stopped (immediate) for 30 s (expiry 60 s)',
+    expirySeconds: 60,
     inject: (ctx) => restartPostgres(ctx, 30),
   },
 ];
@@ -309,7 +315,11 @@ export async function runScenario(sc: Scenario, opts: RunOptions): Promise<Scena
   const log = opts.log ?? (() => {});
   rmSync(opts.dir, { recursive: true, force: true });
   mkdirSync(opts.dir, { recursive: true });
-  const stack = new ChaosStack({ ...opts, masterEnv: { ...opts.masterEnv, ...sc.masterEnv } });
+  const stack = new ChaosStack({
+    ...opts,
+    expirySeconds: sc.expirySeconds ?? opts.expirySeconds,
+    masterEnv: { ...opts.masterEnv, ...sc.masterEnv },
+  });
   const timeline: ScenarioResult['timeline'] = [];
   const t0 = Date.now();
   const note = (event: string) => {
