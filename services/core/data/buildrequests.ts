@@ -176,27 +176,6 @@ export async function completeBuildRequests(
   return true;
 }
 
-/**
- * The fence of a build's writes: true while `masterid` holds the claim on the build's request
- * and the build is not finished. The build's row is locked first and the claim's row shared,
- * in the order expiry's housekeeping takes them (builds, then claims), so that a master's
- * write and the expiry of that master serialize: either the write commits before the claim
- * is released, or it sees the claim gone and writes nothing.
- */
-export async function holdsBuild(tx: Tx, buildid: number, masterid: number): Promise<boolean> {
-  const b = await maybeOne<{ buildrequestid: number }>(
-    tx.q,
-    sql`SELECT buildrequestid FROM builds WHERE id = ${buildid} AND complete_at IS NULL FOR NO KEY UPDATE`,
-  );
-  if (!b) return false;
-  const c = await maybeOne<{ held: number }>(
-    tx.q,
-    sql`SELECT 1 AS held FROM buildrequest_claims
-        WHERE brid = ${b.buildrequestid} AND masterid = ${masterid} FOR SHARE`,
-  );
-  return c !== undefined;
-}
-
 export interface CancelOutcome {
   /** The request was pending and is now complete with CANCELLED. */
   cancelled: boolean;

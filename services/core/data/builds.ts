@@ -158,18 +158,29 @@ export async function forgetBuildWrites(tx: Tx, olderThanSeconds = 300): Promise
 }
 
 /**
- * The last write of a running build that committed (flotilla.build_writes, migration 0011):
- * its number and what it answered. The row is locked, so that the write under way and a retry
- * of it cannot both apply.
+ * The fence of a build's writes, in one statement: the last of its writes that committed
+ * (flotilla.build_writes, migration 0011: its number and answer), and whether `masterid` may
+ * write more (the build is open and this master holds the claim on its request). The build's
+ * row is locked, so that the writes of one build, a retry of one among them, and the expiry
+ * housekeeping that ends the build (it locks the builds of a master first) take turns: either
+ * a write commits before the claim is released, or it sees the claim gone and writes nothing.
+ * A stale claim released without its build (unclaimExpiredRequests) may go just after a write
+ * that saw it, which is the same as going just after that write committed.
  */
-export function lastBuildWrite(
+export async function buildWriteFence(
   q: Queryable,
   buildid: number,
-): Promise<{ seq: number; result: unknown } | undefined> {
-  return maybeOne(
+  masterid: number,
+): Promise<{ seq: number | null; result: unknown; held: boolean }> {
+  const f = await maybeOne<{ seq: number | null; result: unknown; held: boolean }>(
     q,
-    sql`SELECT seq, result FROM flotilla.build_writes WHERE buildid = ${buildid} FOR UPDATE`,
+    sql`SELECT w.seq, w.result,
+          b.complete_at IS NULL AND EXISTS (SELECT 1 FROM buildrequest_claims c
+            WHERE c.brid = b.buildrequestid AND c.masterid = ${masterid}) AS held
+        FROM builds b LEFT JOIN flotilla.build_writes w ON w.buildid = b.id
+        WHERE b.id = ${buildid} FOR NO KEY UPDATE OF b`,
   );
+  return f ?? { seq: null, result: null, held: false };
 }
 
 /** Record, in the transaction that applied it, that write number `seq` of a build committed, and its answer. */
