@@ -8,7 +8,7 @@
 //
 // Fencing: every write of a build goes through the build's own DataContext (buildContext),
 // whose transactions first check, under row locks, that this master still holds the claim
-// on the build's request and the build is still open (holdsBuild). A master that was expired
+// on the build's request and the build is still open (buildWriteFence). A master that was expired
 // while it was away (a frozen VM, a network cut) therefore writes nothing over what the
 // cluster decided meanwhile: not a line, not a step, not the request's outcome. Its build
 // ends with ClaimLost and no write at all.
@@ -23,10 +23,8 @@
 // its number there answers what the first attempt answered instead.
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  buildWriteFence,
   type DataContext,
-  holdsBuild,
-  lastBuildWrite,
-  Outbox,
   reclaimBuildRequests,
   recordBuildWrite,
   transact,
@@ -125,11 +123,10 @@ export function buildContext(
     return ridingOut(
       () =>
         ctx.db.tx(async (q) => {
-          const w = await lastBuildWrite(q, buildid);
+          const fence = await buildWriteFence(q, buildid, masterid);
           // An earlier attempt committed (its answer was lost with the connection).
-          if (w && w.seq >= mine) return (w.result ?? undefined) as T;
-          if (!(await holdsBuild({ q, out: new Outbox() }, buildid, masterid)))
-            throw new ClaimLost(`build ${buildid}: this master no longer holds its request`);
+          if (fence.seq !== null && fence.seq >= mine) return (fence.result ?? undefined) as T;
+          if (!fence.held) throw new ClaimLost(`build ${buildid}: this master no longer holds its request`);
           const result = await body(q);
           await recordBuildWrite(q, buildid, mine, result);
           return result;
@@ -154,8 +151,12 @@ export interface ClaimsDeps {
 }
 
 export class Claims {
-  /** Held claims, with what to do when one is found gone. */
-  private readonly held = new Map<number, (() => void) | undefined>();
+  /**
+   * Held claims, each with what to do when it is found gone. An entry is a hold's own object:
+   * a request run again on this master has a new one, which the end of the earlier run, or a
+   * renewal of the earlier claim that found it gone, must not touch.
+   */
+  private readonly held = new Map<number, { lost: (() => void) | undefined }>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: ClaimsDeps) {}
@@ -174,9 +175,10 @@ export class Claims {
    * called if a renewal finds the claim gone.
    */
   hold(brid: number, lost?: () => void): () => void {
-    this.held.set(brid, lost);
+    const entry = { lost };
+    this.held.set(brid, entry);
     return () => {
-      this.held.delete(brid);
+      if (this.held.get(brid) === entry) this.held.delete(brid);
     };
   }
 
@@ -186,15 +188,15 @@ export class Claims {
 
   /** One renewal of every held claim (also what the timer runs). */
   async renew(): Promise<void> {
-    for (const [brid, lost] of [...this.held]) {
+    for (const [brid, entry] of [...this.held]) {
       try {
         const ok = await transact(this.deps.ctx, (tx) =>
           reclaimBuildRequests(tx, [brid], this.deps.masterid()),
         );
         // Released while it ran: its build writes nothing more (the fence) and stops.
-        if (!ok && this.held.has(brid)) {
+        if (!ok && this.held.get(brid) === entry) {
           this.deps.log.warn({ brid }, 'the claim on a running build is gone: stopping the build');
-          lost?.();
+          entry.lost?.();
         }
       } catch (err) {
         this.deps.log.warn({ brid, err: (err as Error).message }, 'reclaiming a build request failed');
