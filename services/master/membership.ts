@@ -157,7 +157,9 @@ export class Membership implements Lease {
       }
       this.lastBeat = started;
       this.checkLease();
-      this.schedule(this.liveness.heartbeatMs);
+      // At a steady rate, however long this one took: a slow database must not stretch the
+      // time between the beats the lease rests on.
+      this.schedule(Math.max(0, this.liveness.heartbeatMs - (Date.now() - started)));
     } catch (err) {
       this.log.warn({ err: (err as Error).message }, 'heartbeat failed');
       this.schedule(Math.min(RETRY_HEARTBEAT_MS, this.liveness.heartbeatMs));
