@@ -24,12 +24,13 @@ import { Results } from '../../services/core/results.js';
 import { Interruption } from '../../services/master/build/interruption.js';
 import { type PgProxy, startPgProxy } from '../helpers/pg-proxy.js';
 import { waitFor } from '../helpers/wait.js';
-import { interrupted, type Script, ScriptedWorker, Stage } from './in-process.js';
+import { type InProcessMaster, interrupted, type Script, ScriptedWorker, Stage } from './in-process.js';
 
-// E = 8 s: a heartbeat every 2 s, and builds ride out an outage of up to 5 s (liveness.ts).
+// E = 20 s: a heartbeat every 5 s, and builds ride out an outage of up to 17 s (liveness.ts),
+// long enough that a master slowed down by a loaded machine keeps its lease.
 const CONFIG = `
 log_compression: none
-master_expiry_seconds: 8
+master_expiry_seconds: 20
 worker_silence_seconds: 0.4
 workers:
   - { name: w1, password: x, max_builds: 1 }
@@ -124,37 +125,41 @@ const numbered = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 
 describe('a master expired while it was away', () => {
   it('writes nothing over what the cluster decided, and its command is killed at once', async () => {
     const m1 = await stage.master('fence-1', CONFIG, { timing: { claimRenewMs: 200 } });
-    // Its worker's first command counts until killed; any later one ends at once.
-    const first = counter();
-    let given = 0;
-    m1.workers.connect(new ScriptedWorker('w1', (cmd) => (given++ === 0 ? first.script(cmd) : quick(cmd))));
-    const brid = await request();
-    await waitFor('the first lines to be stored', () => first.seen.written >= 5);
-    const [build] = await buildsOf(brid);
+    let m2: InProcessMaster | undefined;
+    try {
+      // Its worker's first command counts until killed; any later one ends at once.
+      const first = counter();
+      let given = 0;
+      m1.workers.connect(new ScriptedWorker('w1', (cmd) => (given++ === 0 ? first.script(cmd) : quick(cmd))));
+      const brid = await request();
+      await waitFor('the first lines to be stored', () => first.seen.written >= 5);
+      const [build] = await buildsOf(brid);
 
-    // Behind its back, the cluster decides it is gone: expired, its build RETRY, its claim released.
-    await transact(stage.ctx, async (tx) => {
-      await tx.q.query(sql`UPDATE masters SET last_active = last_active - 1000 WHERE name = 'fence-1'`);
-      await expireMasters(tx, 8, null);
-    });
-    const linesAtExpiry = (await countLines(build!.id)).length;
-    const m2 = await stage.master('fence-2', CONFIG);
-    m2.workers.connect(new ScriptedWorker('w2', quick));
+      // Behind its back, the cluster decides it is gone: expired, its build RETRY, its claim released.
+      await transact(stage.ctx, async (tx) => {
+        await tx.q.query(sql`UPDATE masters SET last_active = last_active - 1000 WHERE name = 'fence-1'`);
+        await expireMasters(tx, 8, null);
+      });
+      const linesAtExpiry = (await countLines(build!.id)).length;
+      m2 = await stage.master('fence-2', CONFIG);
+      m2.workers.connect(new ScriptedWorker('w2', quick));
 
-    await waitFor('the request to complete', async () => (await requestRow(brid)).complete === 1);
-    await waitFor('the first command to be killed', () => first.seen.aborts.length === 1);
-    // Killed at once, not interrupted with the grace a build's stop gets.
-    const reason = first.seen.aborts[0];
-    expect(reason).toBeInstanceOf(Interruption);
-    expect((reason as Interruption).immediate).toBe(true);
-    expect(await requestRow(brid)).toEqual({ complete: 1, results: Results.SUCCESS });
-    const builds = await buildsOf(brid);
-    // The first build is as the expiry's housekeeping left it; nothing of it was written since.
-    expect(builds[0]).toMatchObject({ id: build!.id, results: Results.RETRY, state_string: 'starting' });
-    expect((await countLines(build!.id)).length).toBe(linesAtExpiry);
-    expect(builds.slice(1).map((b) => b.results)).toEqual([Results.SUCCESS]);
-    await m1.stop();
-    await m2.stop();
+      await waitFor('the request to complete', async () => (await requestRow(brid)).complete === 1);
+      await waitFor('the first command to be killed', () => first.seen.aborts.length === 1);
+      // Killed at once, not interrupted with the grace a build's stop gets.
+      const reason = first.seen.aborts[0];
+      expect(reason).toBeInstanceOf(Interruption);
+      expect((reason as Interruption).immediate).toBe(true);
+      expect(await requestRow(brid)).toEqual({ complete: 1, results: Results.SUCCESS });
+      const builds = await buildsOf(brid);
+      // The first build is as the expiry's housekeeping left it; nothing of it was written since.
+      expect(builds[0]).toMatchObject({ id: build!.id, results: Results.RETRY, state_string: 'starting' });
+      expect((await countLines(build!.id)).length).toBe(linesAtExpiry);
+      expect(builds.slice(1).map((b) => b.results)).toEqual([Results.SUCCESS]);
+    } finally {
+      await m1.stop();
+      await m2?.stop();
+    }
   });
 });
 
@@ -178,21 +183,24 @@ describe('a master started again under the same name', () => {
     );
 
     const m = await stage.master('again-1', CONFIG);
-    expect(m.master.masterid).toBe(old.masterid);
-    const [b] = await stage.db.pool.query(
-      sql`SELECT results, complete_at IS NOT NULL AS done FROM builds WHERE id = ${old.buildid}`,
-    );
-    expect(b).toEqual({ results: Results.RETRY, done: true });
-    const open = await stage.db.pool.query(sql`
+    try {
+      expect(m.master.masterid).toBe(old.masterid);
+      const [b] = await stage.db.pool.query(
+        sql`SELECT results, complete_at IS NOT NULL AS done FROM builds WHERE id = ${old.buildid}`,
+      );
+      expect(b).toEqual({ results: Results.RETRY, done: true });
+      const open = await stage.db.pool.query(sql`
       SELECT (SELECT count(*)::int FROM steps WHERE buildid = ${old.buildid} AND results IS NULL) AS steps,
              (SELECT count(*)::int FROM logs l JOIN steps s ON s.id = l.stepid
                WHERE s.buildid = ${old.buildid} AND l.complete = 0) AS logs`);
-    expect(open).toEqual([{ steps: 0, logs: 0 }]);
+      expect(open).toEqual([{ steps: 0, logs: 0 }]);
 
-    m.workers.connect(new ScriptedWorker('w1', quick));
-    await waitFor('the request to complete', async () => (await requestRow(brid)).complete === 1);
-    expect((await buildsOf(brid)).map((x) => x.results)).toEqual([Results.RETRY, Results.SUCCESS]);
-    await m.stop();
+      m.workers.connect(new ScriptedWorker('w1', quick));
+      await waitFor('the request to complete', async () => (await requestRow(brid)).complete === 1);
+      expect((await buildsOf(brid)).map((x) => x.results)).toEqual([Results.RETRY, Results.SUCCESS]);
+    } finally {
+      await m.stop();
+    }
   });
 });
 
@@ -209,15 +217,9 @@ describe('the database away', () => {
   });
 
   it('for less than the limit costs nothing: the output waits, the log is exact', async () => {
-    // A longer expiry, so a longer outage limit (17 s): the outage below lasts until the
-    // build's writes have been retried a few times, which must not reach it.
-    const m = await stage.master(
-      'outage-1',
-      CONFIG.replace('master_expiry_seconds: 8', 'master_expiry_seconds: 20'),
-      {
-        db: pool,
-      },
-    );
+    // The outage below lasts until the build's writes have been retried a few times, which
+    // must not reach the outage limit (17 s).
+    const m = await stage.master('outage-1', CONFIG, { db: pool });
     const retries = async () => {
       const text = (await m.master.metrics()).body;
       return Number(/^flotilla_build_write_retries_total (\d+)/m.exec(text)?.[1] ?? 0);
@@ -246,7 +248,14 @@ describe('the database away', () => {
   });
 
   it('past the limit kills the command, ends the build RETRY (not EXCEPTION), and runs it again', async () => {
-    const m = await stage.master('outage-2', CONFIG, { db: pool });
+    // E = 8 s: builds ride out an outage of up to 5 s.
+    const m = await stage.master(
+      'outage-2',
+      CONFIG.replace('master_expiry_seconds: 20', 'master_expiry_seconds: 8'),
+      {
+        db: pool,
+      },
+    );
     try {
       const first = counter();
       let given = 0;
