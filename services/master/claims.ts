@@ -19,7 +19,7 @@
 // worker holds the command back once its window of unacknowledged output is full. A retry
 // must not apply a write twice (a transaction whose COMMIT was on its way when the
 // connection died may have committed), so each write of a build is numbered and the number
-// recorded in the same transaction (flotilla.build_writes, migration 0011): a retry that finds
+// recorded in the same transaction (flotilla.build_writes, migration 0012): a retry that finds
 // its number there answers what the first attempt answered instead.
 import { setTimeout as sleep } from 'node:timers/promises';
 import {

@@ -145,7 +145,7 @@ export async function finishOrphanedBuild(
 }
 
 /**
- * Forget the write records (flotilla.build_writes, migration 0011) of builds that finished
+ * Forget the write records (flotilla.build_writes, migration 0012) of builds that finished
  * more than `olderThanSeconds` ago: nothing retries their writes any more. Returns how many.
  */
 export async function forgetBuildWrites(tx: Tx, olderThanSeconds = 300): Promise<number> {
@@ -159,7 +159,7 @@ export async function forgetBuildWrites(tx: Tx, olderThanSeconds = 300): Promise
 
 /**
  * The fence of a build's writes, in one statement: the last of its writes that committed
- * (flotilla.build_writes, migration 0011: its number and answer), and whether `masterid` may
+ * (flotilla.build_writes, migration 0012: its number and answer), and whether `masterid` may
  * write more (the build is open and this master holds the claim on its request). The build's
  * row is locked, so that the writes of one build, a retry of one among them, and the expiry
  * housekeeping that ends the build (it locks the builds of a master first) take turns: either
