@@ -153,7 +153,11 @@ describe('a master expired while it was away', () => {
       expect(await requestRow(brid)).toEqual({ complete: 1, results: Results.SUCCESS });
       const builds = await buildsOf(brid);
       // The first build is as the expiry's housekeeping left it; nothing of it was written since.
-      expect(builds[0]).toMatchObject({ id: build!.id, results: Results.RETRY, state_string: 'starting' });
+      expect(builds[0]).toMatchObject({
+        id: build!.id,
+        results: Results.RETRY,
+        state_string: 'retry (master fence-1 was lost)',
+      });
       expect((await countLines(build!.id)).length).toBe(linesAtExpiry);
       expect(builds.slice(1).map((b) => b.results)).toEqual([Results.SUCCESS]);
     } finally {
