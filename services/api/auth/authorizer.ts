@@ -54,17 +54,36 @@ const UI_ACTION_MATCHERS: Record<UiAction, readonly AllowRule['match'][]> = {
   'enable-scheduler': ['enable-scheduler'],
 };
 
+/**
+ * What a read is about, for the view rules: no builder's data, or one builder's (by name;
+ * null when none exists). A read spanning builders is decided for each of them.
+ */
+type ReadScope = 'none' | { name: string | null };
+
+const isViewRule = (rule: AllowRule) => rule.match === 'view-builders' || rule.match === 'view-builds';
+
+/** Whether a view rule matches a read, for REST and events alike. */
+function viewRuleMatches(rule: AllowRule, scope: ReadScope): boolean {
+  if (scope === 'none') return false;
+  if (!rule.builders) return true;
+  return scope.name !== null && matchesAny(scope.name, rule.builders);
+}
+
+const ALLOWED: Decision = { allowed: true };
+
 export class Authorizer {
   /** Resolves once the caches events need are filled (never rejects). */
   readonly primed: Promise<void>;
+  /** Whether a rule is limited to some builders, so that reads need the builder's name. */
+  private readonly namesNeeded: boolean;
 
   constructor(
     readonly policy: AuthzPolicy,
     private readonly targets: Targets,
     private readonly forceSchedulers: ReadonlyMap<string, ForceScheduler>,
   ) {
-    const needsNames = policy.rules.some((r) => r.match.startsWith('view-') && r.builders);
-    this.primed = needsNames ? targets.primeBuilders().catch(() => {}) : Promise.resolve();
+    this.namesNeeded = policy.rules.some((r) => isViewRule(r) && r.builders);
+    this.primed = this.namesNeeded ? targets.primeBuilders().catch(() => {}) : Promise.resolve();
   }
 
   /** No rules: everything is allowed, nothing is looked up (Buildbot's default authz). */
@@ -72,39 +91,60 @@ export class Authorizer {
     return this.policy.rules.length === 0;
   }
 
-  check(user: SessionUser | undefined, req: AuthzRequest): Promise<Decision> {
-    if (this.open) return Promise.resolve({ allowed: true });
-    const lookups = this.lookups(req);
-    return decide(this.policy, user, (rule) => this.matchRule(rule, req, lookups));
+  async check(user: SessionUser | undefined, req: AuthzRequest): Promise<Decision> {
+    if (this.open) return ALLOWED;
+    const scope = req.segments ? builderScope(req.segments) : 'none';
+    if (req.action === 'get' && scope === 'mixed' && this.namesNeeded)
+      return this.checkEveryBuilder(user, req);
+    return decide(this.policy, user, (rule) => this.matchRule(rule, req, this.lookups(req)));
+  }
+
+  /**
+   * A read of several builders' data (a list of builds, a build set): allowed only where a
+   * read of each builder's would be, so that no rule lets a list show what it keeps from
+   * the builder's own pages. The first refusal is the answer.
+   */
+  private async checkEveryBuilder(user: SessionUser | undefined, req: AuthzRequest): Promise<Decision> {
+    const names = await this.targets.builderNames();
+    for (const name of names.length ? names : [null]) {
+      const look = this.lookups(req, { name });
+      const d = await decide(this.policy, user, (rule) => this.matchRule(rule, req, look));
+      if (!d.allowed) return d;
+    }
+    return ALLOWED;
   }
 
   /**
    * For events (the events plugin's `authorize` option): may this user receive the event with
-   * this routing key? It is a read of what the key names (`builds/12/finished` reads
-   * builds/12). Decided at once, from caches: when a view-builders rule limited to some
-   * builders needs the builder of a build, step or log this pod has not looked up yet, the
-   * rule is taken to match (so only its roles receive the event) while the lookup runs.
+   * this routing key? It is the decision REST makes for a read of the path the key names
+   * (`builds/12/finished` reads builds/12): at once when the caches know the builder it
+   * needs, else awaited from the database. Never assumed: an event waits rather than go out
+   * undecided (a refused lookup withholds it).
    */
-  authorize = (userInfo: SessionUser | undefined, routingKey: readonly string[]): boolean => {
+  authorize = (
+    userInfo: SessionUser | undefined,
+    routingKey: readonly string[],
+  ): boolean | Promise<boolean> => {
     if (this.open) return true;
     const segments = routingKey.slice(0, -1);
-    return decideSync(this.policy, userInfo, (rule) => {
-      switch (rule.match) {
-        case 'any':
-          return true;
-        case 'view-builders':
-        case 'view-builds': {
-          const scope = builderScope(segments);
-          if (scope === 'none') return false;
-          if (scope === 'mixed' || !rule.builders) return true;
-          const name = this.targets.cachedBuilderNameOf(scope.ref);
-          if (name === undefined) return true;
-          return name !== null && matchesAny(name, rule.builders);
-        }
-        default:
-          return false;
+    const scope = builderScope(segments);
+    let read: ReadScope = 'none';
+    if (scope !== 'none') {
+      const name = !this.namesNeeded
+        ? null
+        : scope === 'mixed'
+          ? undefined
+          : this.targets.cachedBuilderNameOf(scope.ref);
+      if (name === undefined) {
+        return this.check(userInfo, { segments, action: 'get', params: {}, match: null }).then(
+          (d) => d.allowed,
+        );
       }
-    }).allowed;
+      read = { name };
+    }
+    return decideSync(this.policy, userInfo, (rule) =>
+      rule.match === 'any' ? true : isViewRule(rule) ? viewRuleMatches(rule, read) : false,
+    ).allowed;
   };
 
   /** What the web UI may offer this user (core/auth/authz.ts's mayEver, per action). */
@@ -128,16 +168,20 @@ export class Authorizer {
     return [...rolesOf(user, this.policy.roleMatchers)];
   }
 
-  private lookups(req: AuthzRequest) {
+  /** What the rules may need to know of a request, each looked up once, when first needed. */
+  private lookups(req: AuthzRequest, read?: ReadScope) {
     const m = req.match;
     return {
       build: once(async () => (m && m.endpoint.resource.name === 'build' ? this.targets.build(m) : null)),
       buildRequest: once(async () =>
         m && m.endpoint.resource.name === 'buildrequest' ? this.targets.buildRequest(m) : null,
       ),
-      scopeBuilder: once(async () => {
+      read: once(async (): Promise<ReadScope> => {
+        if (read) return read;
         const scope = req.segments ? builderScope(req.segments) : 'none';
-        if (scope === 'none' || scope === 'mixed') return scope;
+        if (scope === 'none') return 'none';
+        // Spanning builders, with no rule limited to some: any builder's read is the same.
+        if (scope === 'mixed') return { name: null };
         return { name: await this.targets.builderNameOf(scope.ref) };
       }),
     };
@@ -192,13 +236,8 @@ export class Authorizer {
       case 'enable-scheduler':
         return req.action === 'enable' && resource === 'scheduler' ? NO_OWNER : null;
       case 'view-builders':
-      case 'view-builds': {
-        if (req.action !== 'get') return null;
-        const scope = await look.scopeBuilder();
-        if (scope === 'none') return null;
-        if (scope === 'mixed' || !builders) return NO_OWNER;
-        return scope.name !== null && matchesAny(scope.name, builders) ? NO_OWNER : null;
-      }
+      case 'view-builds':
+        return req.action === 'get' && viewRuleMatches(rule, await look.read()) ? NO_OWNER : null;
     }
   }
 }

@@ -93,6 +93,18 @@ export class Targets {
     }
     if (ref.kind === 'builder') return this.builderName(ref.id);
     const key = `${ref.kind}:${ref.id}`;
+    // An event reaches every client at once: one lookup answers all of them.
+    let pending = this.inflight.get(key);
+    if (!pending) {
+      pending = this.lookUpBuilderOf(ref, key).finally(() => this.inflight.delete(key));
+      this.inflight.set(key, pending);
+    }
+    return pending;
+  }
+
+  private readonly inflight = new Map<string, Promise<string | null>>();
+
+  private async lookUpBuilderOf(ref: Exclude<Ref, { kind: 'builder' | 'builder-name' }>, key: string) {
     let id = this.builderOf.get(key);
     if (id === undefined) {
       const q = {
@@ -112,33 +124,32 @@ export class Targets {
 
   /**
    * The builder name of a ref from the caches alone: a string, null when it names nothing
-   * that exists, undefined when not known yet (then it is looked up in the background, so
-   * the next event about it is decided on facts).
+   * that exists, undefined when not known (then builderNameOf looks it up). A builder named
+   * in a path is never taken from the caches: whether it exists is the database's to say.
    */
   cachedBuilderNameOf(ref: Ref): string | null | undefined {
-    if (ref.kind === 'builder-name') return ref.name;
+    if (ref.kind === 'builder-name') return undefined;
     const id = ref.kind === 'builder' ? ref.id : this.builderOf.get(`${ref.kind}:${ref.id}`);
-    const name = id === undefined ? undefined : id === null ? null : this.names.get(id);
-    if (name === undefined) this.warm(ref);
-    return name;
+    return id === undefined ? undefined : id === null ? null : this.names.get(id);
   }
+
+  /** Every builder's name, now (a list read is decided for each). Concurrent asks share one query. */
+  builderNames(): Promise<string[]> {
+    this.allNames ??= this.db
+      .query(sql`SELECT name FROM builders ORDER BY id`)
+      .then((rows) => rows.map((r) => r.name as string))
+      .finally(() => {
+        this.allNames = null;
+      });
+    return this.allNames;
+  }
+
+  private allNames: Promise<string[]> | null = null;
 
   /** Every builder's name, so events about builders are decided from the start. */
   async primeBuilders(): Promise<void> {
     const rows = await this.db.query(sql`SELECT id, name FROM builders`);
     for (const r of rows) this.names.set(r.id as number, r.name as string);
-  }
-
-  private warming = 0;
-  private warm(ref: Ref): void {
-    // Bounded: a burst of events about new builds must not queue thousands of queries.
-    if (this.warming >= 16) return;
-    this.warming++;
-    this.builderNameOf(ref)
-      .catch(() => null)
-      .finally(() => {
-        this.warming--;
-      });
   }
 
   /** The build (id, builder name) an endpoint names, if it is one of a build and exists. */

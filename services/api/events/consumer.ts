@@ -26,6 +26,8 @@ export type SubscribeResult = 'subscribed' | 'already' | 'too many';
 export abstract class Consumer {
   readonly subscriptions = new Map<string, Subscription>();
   closed = false;
+  /** Events whose authorization is still being decided, and those behind them, in order. */
+  private readonly waiting: { decision: boolean | Promise<boolean>; act: (ok: boolean) => void }[] = [];
 
   constructor(
     protected readonly hub: EventHub,
@@ -86,7 +88,34 @@ export abstract class Consumer {
       if (!isAfter(e.id, sub.floor)) return;
       sub.floor = null;
     }
-    if (this.hub.settings.authorize(this.user, e.parts)) this.write(this.eventFrame(e));
+    this.inOrder(this.hub.settings.authorize(this.user, e.parts), (ok) => {
+      if (ok) this.write(this.eventFrame(e));
+    });
+  }
+
+  /**
+   * Acts on each event's authorization in the order the events came: at once while nothing
+   * waits, otherwise after the decisions before it. A decision still open holds the events
+   * behind it (never sends them undecided).
+   */
+  private inOrder(decision: boolean | Promise<boolean>, act: (ok: boolean) => void): void {
+    if (this.waiting.length === 0 && typeof decision === 'boolean') {
+      act(decision);
+      return;
+    }
+    this.waiting.push({ decision, act });
+    if (this.waiting.length > MAX_HELD) this.drop('too slow: events wait for their authorization');
+    else if (this.waiting.length === 1) void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    while (this.waiting.length > 0 && !this.closed) {
+      const head = this.waiting[0]!;
+      const ok = await head.decision;
+      this.waiting.shift();
+      if (!this.closed) head.act(ok);
+    }
+    this.waiting.length = 0;
   }
 
   /** Tells the client to reload what every subscription shows (events were lost). */
@@ -133,7 +162,7 @@ export abstract class Consumer {
         for (const msg of page.events) {
           const e = this.hub.toEvent(msg);
           covered = e.id ?? covered;
-          if (matches(sub.pattern, e.parts) && this.hub.settings.authorize(this.user, e.parts)) {
+          if (matches(sub.pattern, e.parts) && (await this.hub.settings.authorize(this.user, e.parts))) {
             this.write(this.eventFrame(e));
             await this.paced();
             if (this.closed) return;

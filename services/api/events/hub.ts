@@ -15,8 +15,12 @@ import type { Consumer, Subscription, UserInfo } from './consumer.js';
 import { LogTailer } from './log-lines.js';
 import { logLinesOf, matches } from './paths.js';
 
-/** Whether a user may receive the event with this routing key (its elements). */
-export type Authorize = (userInfo: UserInfo, routingKey: readonly string[]) => boolean;
+/**
+ * Whether a user may receive the event with this routing key (its elements): at once when
+ * it can be told from what is known, else a promise. The event waits for the answer (a
+ * client's events keep their order); anything but `true` withholds it.
+ */
+export type Authorize = (userInfo: UserInfo, routingKey: readonly string[]) => boolean | Promise<boolean>;
 
 export interface HubSettings {
   authorize: Authorize;

@@ -4,7 +4,8 @@
 //   await app.register(eventsPlugin, { redis, authorize, userInfo });
 //
 // `authorize(userInfo, routingKey)` decides, for every event and every client, whether the
-// client's user may receive it (default: everyone may); `userInfo(req)` says who the client
+// client's user may receive it (default: everyone may), at once or through a promise the
+// event waits for; `userInfo(req)` says who the client
 // is, once, when it connects (default: req.userInfo as the session cookies set it, else
 // anonymous). See README.md for what this adds to Buildbot.
 
@@ -41,14 +42,26 @@ export interface EventsOptions {
   onHub?: (hub: EventHub) => void;
 }
 
-/** An authorize() that throws denies (and is logged): one bad call must not stop the fan-out. */
+/**
+ * An authorize() that throws or rejects denies (and is logged): one bad call must not stop
+ * the fan-out, and an event nobody could decide about is withheld.
+ */
 function guarded(authorize: Authorize, log: FastifyInstance['log']): Authorize {
+  const failed = (err: unknown, key: readonly string[]) => {
+    log.error({ err: (err as Error).message, key: key.join('/') }, 'authorize failed; event withheld');
+    return false;
+  };
   return (user, key) => {
     try {
-      return authorize(user, key) === true;
+      const d = authorize(user, key);
+      return typeof d === 'boolean'
+        ? d
+        : d.then(
+            (ok) => ok === true,
+            (err) => failed(err, key),
+          );
     } catch (err) {
-      log.error({ err: (err as Error).message, key: key.join('/') }, 'authorize failed; event withheld');
-      return false;
+      return failed(err, key);
     }
   };
 }

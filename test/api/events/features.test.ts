@@ -151,6 +151,30 @@ describe('authorization', () => {
     c.close();
     await throwing.close();
   });
+  it("waits for a decision that takes time, keeps each client's order, and withholds a rejected one", async () => {
+    // Decisions that arrive out of order: the first event's last; the third's rejected.
+    const delays: Record<string, number> = { '20': 120, '21': 10, '22': 40, '23': 0 };
+    const waiting = await startEventsApp(bus.url, {
+      authorize: (_u, key) => {
+        if (key[1] === '23' || key[1] === '24') return true;
+        return new Promise<boolean>((resolve, reject) =>
+          setTimeout(
+            () => (key[1] === '22' ? reject(new Error('lookup failed')) : resolve(true)),
+            delays[key[1]!],
+          ),
+        );
+      },
+    });
+    const c = await WsClient.open(waiting.ws);
+    await c.subscribe('builds/*/*');
+    for (const n of [20, 21, 22, 23]) await publish(bus.redis, ['builds', n, 'new'], { buildid: n });
+    // A last event, decided at once: once it is here, every earlier one was decided (order is kept).
+    await publish(bus.redis, ['builds', 24, 'new'], { buildid: 24 });
+    await until('the last event', () => c.events.some((e) => e.m.buildid === 24));
+    expect(c.events.map((e) => e.m.buildid)).toEqual([20, 21, 23, 24]);
+    c.close();
+    await waiting.close();
+  });
 });
 
 describe('slow clients', () => {
