@@ -16,6 +16,7 @@ API_PORT="${PORT:-8080}"
 MASTER_PROBE_PORT="${MASTER_PROBE_PORT:-8081}"
 WORKER_PROBE_PORT="${WORKER_PROBE_PORT:-8082}"
 WORKER_PORT="${WORKER_PORT:-9990}"
+REPORTS_PORT="${REPORTS_PORT:-8083}"
 
 [ "$(id -u)" = 0 ] || command -v sudo >/dev/null || die "run as root (or with sudo available): it installs and starts servers"
 ensure_system_packages
@@ -36,6 +37,12 @@ export LOG_LEVEL="${LOG_LEVEL:-info}"
 [ -s "$DATA/worker-password" ] || node -e 'console.log(require("crypto").randomBytes(18).toString("base64url"))' >"$DATA/worker-password"
 LOCAL_WORKER_PASSWORD="$(cat "$DATA/worker-password")"
 
+# The configuration the processes read: the example's, with its local addresses (the web UI
+# for links in reports, the report receiver) on the ports chosen here.
+CONFIG="$DATA/master.yaml"
+sed -e "s#http://127.0.0.1:8080/#http://127.0.0.1:$API_PORT/#g" -e "s#http://127.0.0.1:8083#http://127.0.0.1:$REPORTS_PORT#g" \
+  "$ROOT/deploy/example/master.yaml" >"$CONFIG"
+
 # The example project the example builder clones and tests: a real git repository.
 EXAMPLE_REPO="$DATA/example-repo"
 if [ ! -d "$EXAMPLE_REPO/.git" ]; then
@@ -55,9 +62,12 @@ log "migrating $DATABASE_URL"
   { tail -5 "$DATA/logs/migrate.log" >&2; die "migration failed (see $DATA/logs/migrate.log)"; }
 
 # start_service NAME ENV...: node itself is the process whose pid we keep, so that
-# `npm stop` signals the service and not a wrapper.
+# `npm stop` signals the service and not a wrapper. `reports` is the example's report
+# receiver (deploy/local/report-receiver.ts); every other name is a service.
 start_service() {
   local name="$1"; shift
+  local script="services/$name/main.ts"
+  [ "$name" = reports ] && script="deploy/local/report-receiver.ts"
   if pid_alive "$(cat "$DATA/run/$name.pid" 2>/dev/null)"; then
     log "$name already running (pid $(cat "$DATA/run/$name.pid"))"
     return 0
@@ -68,21 +78,22 @@ start_service() {
   local otel=()
   while IFS= read -r var; do otel+=("$var=${!var}"); done < <(compgen -e | grep '^OTEL_' || true)
   (cd "$ROOT" && exec env -i PATH="$PATH" HOME="$HOME" LANG=C.UTF-8 TZ=UTC LOG_LEVEL="$LOG_LEVEL" "${otel[@]}" "$@" \
-    node --import tsx "services/$name/main.ts" >>"$DATA/logs/$name.log" 2>&1) &
+    node --import tsx "$script" >>"$DATA/logs/$name.log" 2>&1) &
   echo $! >"$DATA/run/$name.pid"
   log "$name started (pid $!, log $REL/logs/$name.log)"
 }
 
-start_service api DATABASE_URL="$DATABASE_URL" REDIS_URL="$REDIS_URL" PORT="$API_PORT" PUBLIC_URL="http://127.0.0.1:$API_PORT/" MASTER_CONFIG="$ROOT/deploy/example/master.yaml"
+start_service reports PORT="$REPORTS_PORT" REPORT_TOKEN=local-example REPORT_HMAC_SECRET=local-example
+start_service api DATABASE_URL="$DATABASE_URL" REDIS_URL="$REDIS_URL" PORT="$API_PORT" PUBLIC_URL="http://127.0.0.1:$API_PORT/" MASTER_CONFIG="$CONFIG"
 start_service master DATABASE_URL="$DATABASE_URL" REDIS_URL="$REDIS_URL" LOCAL_WORKER_PASSWORD="$LOCAL_WORKER_PASSWORD" \
-  MASTER_CONFIG="$ROOT/deploy/example/master.yaml" MASTER_NAME="local:$ROOT" \
+  MASTER_CONFIG="$CONFIG" MASTER_NAME="local:$ROOT" \
   PROBE_PORT="$MASTER_PROBE_PORT" WORKER_PORT="$WORKER_PORT"
 start_service worker WORKER_NAME=local-worker WORKER_PASSWORD="$LOCAL_WORKER_PASSWORD" \
   MASTER_URL="ws://127.0.0.1:$WORKER_PORT/worker" PROBE_PORT="$WORKER_PROBE_PORT" WORKER_DIR="$DATA/worker" \
   EXAMPLE_REPO="$EXAMPLE_REPO"
 
 for probe in "api http://127.0.0.1:$API_PORT/readyz" "master http://127.0.0.1:$MASTER_PROBE_PORT/readyz" \
-             "worker http://127.0.0.1:$WORKER_PROBE_PORT/readyz"; do
+             "worker http://127.0.0.1:$WORKER_PROBE_PORT/readyz" "reports http://127.0.0.1:$REPORTS_PORT/builds"; do
   set -- $probe
   wait_http "$2" 40 "$(cat "$DATA/run/$1.pid")" ||
     { tail -5 "$DATA/logs/$1.log" >&2; die "$1 did not become ready (see $REL/logs/$1.log)"; }
@@ -93,3 +104,6 @@ echo "Build the example project (clones ${EXAMPLE_REPO#$ROOT/} and runs its test
 echo "  curl -s -H 'Content-Type: application/json' -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"force\",\"params\":{\"username\":\"You <you@example.com>\"}}' http://127.0.0.1:$API_PORT/api/v2/forceschedulers/force-example"
 echo "  curl -s 'http://127.0.0.1:$API_PORT/api/v2/builders/example/builds?order=-number&limit=1'"
 echo "Or commit to ${EXAMPLE_REPO#$ROOT/}: the master polls it and builds each new commit on main."
+echo "What the example's reporters sent (each build's start and end; the GitHub statuses of the last commit):"
+echo "  curl -s http://127.0.0.1:$REPORTS_PORT/builds"
+echo "  curl -s http://127.0.0.1:$REPORTS_PORT/repos/flotilla/example/commits/\$(git -C ${EXAMPLE_REPO#$ROOT/} rev-parse HEAD)/statuses"

@@ -3,7 +3,7 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 DATA="${FLOTILLA_DATA:-$ROOT/.data/local}"
-for name in worker master api; do
+for name in worker master api reports; do
   f="$DATA/run/$name.pid"
   [ -f "$f" ] || continue
   stop_pid "$name" "$(cat "$f")"

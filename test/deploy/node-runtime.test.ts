@@ -69,7 +69,7 @@ describe('npm start', () => {
     rmSync(data, { recursive: true, force: true });
   });
 
-  it("starts api, master and worker on the project's Node, ready, from a shell with the system's PATH, passing OTEL_* on", async () => {
+  it("starts api, master, worker and the report receiver on the project's Node, ready, from a shell with the system's PATH, passing OTEL_* on", async () => {
     const otlp = await OtlpReceiver.start();
     onTestFinished(() => otlp.close());
     const ports = {
@@ -79,6 +79,7 @@ describe('npm start', () => {
       MASTER_PROBE_PORT: await freePort(),
       WORKER_PROBE_PORT: await freePort(),
       WORKER_PORT: await freePort(),
+      REPORTS_PORT: await freePort(),
     };
     const env = systemEnv({
       ...otlp.env(),
@@ -91,7 +92,7 @@ describe('npm start', () => {
     expect(started.stdout).toContain(`http://127.0.0.1:${ports.PORT}/api/v2`);
 
     const pids = readdirSync(path.join(data, 'run')).sort();
-    expect(pids).toEqual(['api.pid', 'master.pid', 'worker.pid']);
+    expect(pids).toEqual(['api.pid', 'master.pid', 'reports.pid', 'worker.pid']);
     for (const f of pids) {
       const pid = readFileSync(path.join(data, 'run', f), 'utf8').trim();
       const exe = readlinkSync(`/proc/${pid}/exe`);
@@ -99,6 +100,33 @@ describe('npm start', () => {
     }
     const res = await fetch(`http://127.0.0.1:${ports.PORT}/api/v2/builders`);
     expect(res.status).toBe(200);
+    // The example reports every build to the receiver npm start runs, signed with the
+    // example's secret (the receiver refuses anything else).
+    const forced = await fetch(`http://127.0.0.1:${ports.PORT}/api/v2/forceschedulers/force-hello`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'force',
+        params: { username: 'You <you@example.com>' },
+      }),
+    });
+    expect(forced.status).toBe(200);
+    const reports = `http://127.0.0.1:${ports.REPORTS_PORT}/builds`;
+    await waitFor('the receiver to hear the build end', async () => {
+      const builds = (await (await fetch(reports)).json()) as {
+        builder: string;
+        complete: boolean;
+        results: number;
+      }[];
+      return builds.some((b) => b.builder === 'hello' && b.complete && b.results === 0);
+    });
+    expect(
+      ((await (await fetch(reports)).json()) as { url: string }[]).every((b) =>
+        b.url.startsWith(`http://127.0.0.1:${ports.PORT}/#/builders/`),
+      ),
+    ).toBe(true);
     // OTEL_TRACES_EXPORTER=otlp reached the processes (start.sh clears the environment).
     await waitFor('spans from the api', async () => otlp.spans.some((s) => s.service === 'flotilla-api'));
     expect(readFileSync(path.join(data, 'logs/api.log'), 'utf8')).not.toContain('"level":30');
@@ -106,6 +134,6 @@ describe('npm start', () => {
     const stopped = spawnSync('bash', ['deploy/local/stop.sh'], { env, encoding: 'utf8' });
     expect(stopped.status, stopped.stderr).toBe(0);
     expect(readdirSync(path.join(data, 'run'))).toEqual([]);
-    // start.sh creates a PostgreSQL cluster and waits for three processes (40 s each at most).
+    // start.sh creates a PostgreSQL cluster and waits for four processes (40 s each at most).
   }, 240_000);
 });
