@@ -34,7 +34,7 @@ PORTS
 export DATABASE_URL="postgresql://flotilla:flotilla@127.0.0.1:$PG_PORT/flotilla"
 export REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
 export LOG_LEVEL="${LOG_LEVEL:-info}"
-[ -s "$DATA/worker-password" ] || node -e 'console.log(require("crypto").randomBytes(18).toString("base64url"))' >"$DATA/worker-password"
+[ -s "$DATA/worker-password" ] || (umask 077; node -e 'console.log(require("crypto").randomBytes(18).toString("base64url"))' >"$DATA/worker-password")
 LOCAL_WORKER_PASSWORD="$(cat "$DATA/worker-password")"
 
 # The configuration the processes read: the example's, with its local addresses (the web UI
@@ -88,7 +88,8 @@ start_service api DATABASE_URL="$DATABASE_URL" REDIS_URL="$REDIS_URL" PORT="$API
 start_service master DATABASE_URL="$DATABASE_URL" REDIS_URL="$REDIS_URL" LOCAL_WORKER_PASSWORD="$LOCAL_WORKER_PASSWORD" \
   MASTER_CONFIG="$CONFIG" MASTER_NAME="local:$ROOT" \
   PROBE_PORT="$MASTER_PROBE_PORT" WORKER_PORT="$WORKER_PORT"
-start_service worker WORKER_NAME=local-worker WORKER_PASSWORD="$LOCAL_WORKER_PASSWORD" \
+# The worker reads its password from a file, never from its environment (docs/security.md).
+start_service worker WORKER_NAME=local-worker WORKER_PASSWORD_FILE="$DATA/worker-password" \
   MASTER_URL="ws://127.0.0.1:$WORKER_PORT/worker" PROBE_PORT="$WORKER_PROBE_PORT" WORKER_DIR="$DATA/worker" \
   EXAMPLE_REPO="$EXAMPLE_REPO"
 

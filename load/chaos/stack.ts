@@ -251,10 +251,14 @@ export class ChaosStack {
 
   async startWorker(name: string, master: Proc): Promise<Proc> {
     const probe = await this.port();
+    // A worker reads its password from a file (or standard input), never its environment.
+    const passwordFile = join(this.opts.dir, 'workers', `${name}.password`);
+    mkdirSync(dirname(passwordFile), { recursive: true });
+    writeFileSync(passwordFile, `chaos-${name}\n`, { mode: 0o600 });
     const env = {
       MASTER_URL: this.masterUrl(master),
       WORKER_NAME: name,
-      WORKER_PASSWORD: `chaos-${name}`,
+      WORKER_PASSWORD_FILE: passwordFile,
       WORKER_DIR: join(this.opts.dir, 'workers', name),
       PROBE_PORT: String(probe),
       LOG_LEVEL: this.opts.logLevel ?? 'info',

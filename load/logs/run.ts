@@ -30,11 +30,13 @@ const port = () =>
     });
   });
 const procs: ReturnType<typeof spawn>[] = [];
-function start(name: string, env: Record<string, string>) {
+/** `input`: written to its standard input (a worker's password). */
+function start(name: string, env: Record<string, string>, input?: string) {
   const p = spawn(process.execPath, ['--import', 'tsx', `services/${name}/main.ts`], {
     env: { PATH: process.env.PATH!, HOME: process.env.HOME!, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'inherit'],
   });
+  if (input !== undefined) p.stdin!.end(input);
   procs.push(p);
 }
 async function until(what: string, fn: () => Promise<boolean>, ms = 60_000) {
@@ -98,13 +100,16 @@ www:
     PROBE_PORT: String(probe),
   });
   for (const w of workers) {
-    start('worker', {
-      MASTER_URL: `ws://127.0.0.1:${workerPort}/worker`,
-      WORKER_NAME: w,
-      WORKER_PASSWORD: 'pw',
-      WORKER_DIR: join(dir, w),
-      PROBE_PORT: String(await port()),
-    });
+    start(
+      'worker',
+      {
+        MASTER_URL: `ws://127.0.0.1:${workerPort}/worker`,
+        WORKER_NAME: w,
+        WORKER_DIR: join(dir, w),
+        PROBE_PORT: String(await port()),
+      },
+      'pw\n',
+    );
   }
   const api = `http://127.0.0.1:${apiPort}/api/v2`;
   const get = async (p: string) =>

@@ -115,10 +115,12 @@ force_schedulers: [{ name: count, builders: [count] }]
     });
     const wdir = join(dir, 'dw');
     if (kind === 'flotilla') {
+      // A worker reads its password from a file (or standard input), never its environment.
+      writeFileSync(join(dir, 'dw.password'), 'pw\n', { mode: 0o600 });
       spawnNode('worker', {
         MASTER_URL: `ws://127.0.0.1:${workerPort}/worker`,
         WORKER_NAME: 'dw',
-        WORKER_PASSWORD: 'pw',
+        WORKER_PASSWORD_FILE: join(dir, 'dw.password'),
         WORKER_DIR: wdir,
         PROBE_PORT: String(await port()),
       });

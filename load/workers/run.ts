@@ -95,10 +95,12 @@ force_schedulers:
     });
     for (const w of workers) {
       if (kind === 'flotilla') {
+        // A worker reads its password from a file (or standard input), never its environment.
+        writeFileSync(join(dir, `${w}.password`), 'pw\n', { mode: 0o600 });
         service('worker', {
           MASTER_URL: `ws://127.0.0.1:${workerPort}/worker`,
           WORKER_NAME: w,
-          WORKER_PASSWORD: 'pw',
+          WORKER_PASSWORD_FILE: join(dir, `${w}.password`),
           WORKER_DIR: join(dir, w),
           PROBE_PORT: String(await port()),
         });

@@ -1,7 +1,7 @@
 // The worker's side of running commands for a master: start them in the worker's directory,
 // send their output in numbered batches (one stream per batch, so order is kept), hold the
 // command's pipes while more than WINDOW bytes await acknowledgement, and report the end.
-import { open } from 'node:fs/promises';
+import { open, realpath } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type {
@@ -12,6 +12,7 @@ import type {
 } from '../core/protocol/messages.js';
 import type { Logger } from '../core/telemetry/logger.js';
 import { type RunningCommand, runCommand } from './command.js';
+import type { StepUser } from './credentials.js';
 import type { Reaper } from './reaper.js';
 
 const tracer = trace.getTracer('flotilla-worker');
@@ -41,6 +42,8 @@ export class Agent {
     private readonly log: Logger,
     /** Kills the commands' process groups if this process dies (reaper.ts). */
     private readonly reaper?: Reaper,
+    /** Who steps run as (WORKER_STEP_USER); absent: the agent's own user. */
+    private readonly stepUser?: StepUser,
   ) {}
 
   get running(): number {
@@ -117,7 +120,10 @@ export class Agent {
       kind: SpanKind.INTERNAL,
       attributes: { 'flotilla.command.id': cmd, 'flotilla.command.workdir': request.workdir },
     });
-    a.running = runCommand({ ...request, workdir: dir }, (stream, text) => this.output(cmd, a, stream, text));
+    a.running = runCommand(
+      { ...request, workdir: dir, ...(this.stepUser ? { user: this.stepUser } : {}) },
+      (stream, text) => this.output(cmd, a, stream, text),
+    );
     const pgid = a.running.pgid;
     if (pgid !== undefined) this.reaper?.add(pgid);
     a.running.result.then(async (outcome) => {
@@ -142,8 +148,14 @@ export class Agent {
     if (!this.workdir(path)) return;
     let handle: Awaited<ReturnType<typeof open>> | undefined;
     try {
-      handle = await open(path, 'r');
-      const buf = Buffer.alloc(Math.min((await handle.stat()).size, MAX_LOGFILE_BYTES));
+      // The file is the step's: a link out of its directory, or to what its user may not
+      // read (the agent's password), is no log.
+      const real = await realpath(path);
+      if (!this.workdir(real) || !real.startsWith(await realpath(dir))) return;
+      handle = await open(real, 'r');
+      const st = await handle.stat();
+      if (!st.isFile() || (this.stepUser && st.uid !== this.stepUser.uid)) return;
+      const buf = Buffer.alloc(Math.min(st.size, MAX_LOGFILE_BYTES));
       const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
       // Whole UTF-8 text, batch by batch (a cut never splits a character: decode first).
       const text = buf.subarray(0, bytesRead).toString('utf8');

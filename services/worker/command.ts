@@ -4,7 +4,9 @@
 // The command runs in its own process group, so an interrupt or a timeout kills everything
 // it started, not just the shell.
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { chownSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { type StepUser, stepBaseEnvironment } from './credentials.js';
 
 export type Stream = 'o' | 'e' | 'h';
 
@@ -17,6 +19,8 @@ export interface CommandSpec {
   timeout?: number;
   /** Seconds the command may run at all (Buildbot's `maxTime`). */
   maxTime?: number;
+  /** Who the command runs as (the agent must be root); absent: the agent's own user. */
+  user?: StepUser;
 }
 
 export interface CommandResult {
@@ -40,20 +44,31 @@ export interface RunningCommand {
   resume(): void;
 }
 
-// Never hand the worker's own secret to a build.
-const PRIVATE_ENV = ['WORKER_PASSWORD', 'WORKER_PASSWORD_FILE'];
 const KILL_GRACE_MS = 5000;
 
-function environment(extra: CommandSpec['env'], cwd: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env))
-    if (v !== undefined && !PRIVATE_ENV.includes(k)) env[k] = v;
+function environment(
+  extra: CommandSpec['env'],
+  cwd: string,
+  user: StepUser | undefined,
+): Record<string, string> {
+  const env = stepBaseEnvironment();
+  if (user) Object.assign(env, { HOME: user.home, USER: user.name, LOGNAME: user.name });
   for (const [k, v] of Object.entries(extra ?? {})) {
     if (v === null) delete env[k];
     else env[k] = v;
   }
   env.PWD = cwd;
   return env;
+}
+
+/** The work directory, created; with a step user, the directories made here are theirs. */
+function makeWorkdir(dir: string, user: StepUser | undefined): void {
+  const first = mkdirSync(dir, { recursive: true });
+  if (!user || first === undefined) return;
+  for (let d = dir; ; d = dirname(d)) {
+    chownSync(d, user.uid, user.gid);
+    if (d === first || d === dirname(d)) break;
+  }
 }
 
 /** Python's repr of a str or bytes value, as Buildbot's header shows argv. */
@@ -80,8 +95,8 @@ export function runCommand(
   spec: CommandSpec,
   onOutput: (stream: Stream, text: string) => void,
 ): RunningCommand {
-  mkdirSync(spec.workdir, { recursive: true });
-  const env = environment(spec.env, spec.workdir);
+  makeWorkdir(spec.workdir, spec.user);
+  const env = environment(spec.env, spec.workdir, spec.user);
   onOutput('h', `${headerLines(spec, env).join('\n')}\n`);
   const [file, args] =
     typeof spec.command === 'string'
@@ -93,6 +108,8 @@ export function runCommand(
     env,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
+    // libuv also drops the agent's supplementary groups when it switches.
+    ...(spec.user ? { uid: spec.user.uid, gid: spec.user.gid } : {}),
   });
 
   let interrupted = false;

@@ -128,6 +128,8 @@ export function connectToMaster(opts: {
         return;
       }
       if (code === CloseCode.badCredentials) log.error({ url: opts.url }, 'master refused our credentials');
+      else if (code === CloseCode.throttled)
+        log.error({ url: opts.url }, 'master refused us: too many failed logins');
       else if (was) log.warn({ master: was, code, reason: reason.toString() }, 'lost the master');
       const delay = Math.min(MAX_BACKOFF_MS, MIN_BACKOFF_MS * 2 ** attempt) * (0.5 + Math.random() / 2);
       attempt++;

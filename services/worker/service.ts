@@ -1,21 +1,45 @@
 // The worker agent, started by main.ts once telemetry is on. It needs no
 // database and no Redis: a worker runs untrusted build commands, so it holds nothing but
-// its own name and password, and talks only to a master.
+// its own name and password, and talks only to a master. The password comes from a file or
+// standard input, never the environment, and steps run without the agent's own variables
+// and, given WORKER_STEP_USER, as another user (credentials.ts).
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadWorkerEnv } from '../core/config/env.js';
+import { loadWorkerEnv, type WorkerEnv } from '../core/config/env.js';
+import { ConfigError } from '../core/config/errors.js';
 import { startProbeServer } from '../core/http/probe-server.js';
 import { onShutdown } from '../core/lifecycle.js';
 import { createLogger } from '../core/telemetry/logger.js';
 import { startTelemetry } from '../core/telemetry/tracing.js';
 import { Agent } from './agent.js';
 import { connectToMaster, type MasterLink } from './connection.js';
+import { checkStepUser, readPassword, resolveStepUser, type StepUser } from './credentials.js';
 import { WorkerMetrics } from './metrics.js';
 import { Reaper } from './reaper.js';
 
-const env = loadWorkerEnv();
+let env: WorkerEnv;
+let password: string;
+let stepUser: StepUser | undefined;
+try {
+  env = loadWorkerEnv();
+  password = await readPassword(env.passwordFile);
+  if (env.stepUser !== null) {
+    stepUser = resolveStepUser(env.stepUser);
+    checkStepUser(stepUser, env.passwordFile);
+  }
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  createLogger('worker', 'info').fatal({ code: err.code, problems: err.problems }, err.message);
+  process.exit(2);
+}
 const telemetry = startTelemetry('flotilla-worker');
 const log = createLogger('worker', env.logLevel).child({ worker: env.workerName });
+if (!stepUser) {
+  log.warn(
+    "steps run as the worker's own user: they can read its password file and memory; " +
+      'run the worker as root with WORKER_STEP_USER to keep them out of reach (docs/security.md)',
+  );
+}
 let link: MasterLink | null = null;
 const reaper = new Reaper(log);
 reaper.start();
@@ -27,12 +51,13 @@ const agent = new Agent(
   },
   log,
   reaper,
+  stepUser,
 );
 const metrics = new WorkerMetrics({ running: () => agent.running, connected: () => link?.master() != null });
 link = connectToMaster({
   url: env.masterUrl,
   name: env.workerName,
-  password: env.workerPassword,
+  password,
   basedir: resolve(env.workdir),
   ...(env.masterCaFile ? { ca: readFileSync(env.masterCaFile) } : {}),
   log,

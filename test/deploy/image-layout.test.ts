@@ -231,9 +231,13 @@ builders:
     mkdirSync(workerWork);
     chownSync(workerWork, uid, gid);
     const probe = String(await freePort());
+    // As the chart gives it: a file the worker's user can read, never its environment.
+    const passwordFile = join(work, 'worker-password');
+    writeFileSync(passwordFile, 'pw\n', { mode: 0o600 });
+    chownSync(passwordFile, uid, gid);
     const worker = run('worker', 'worker', {
       WORKER_NAME: 'img-worker',
-      WORKER_PASSWORD: 'pw',
+      WORKER_PASSWORD_FILE: passwordFile,
       MASTER_URL: `ws://127.0.0.1:${ports.WORKER_PORT}/worker`,
       WORKER_DIR: workerWork,
       PROBE_PORT: probe,

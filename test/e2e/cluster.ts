@@ -120,21 +120,25 @@ export class Cluster {
     return m;
   }
 
+  /** A worker, its password on standard input (env: more of its environment). */
   async startWorker(
     name: string,
     master: MasterProc,
     env: Record<string, string> = {},
   ): Promise<Running & { probePort: number }> {
     const probe = await freePort();
-    const proc = startService('worker', {
-      ...env,
-      MASTER_URL: `ws://127.0.0.1:${master.workerPort}/worker`,
-      WORKER_NAME: name,
-      WORKER_PASSWORD: name === 'w1' ? PASSWORDS.W1_PASSWORD : name === 'w2' ? PASSWORDS.W2_PASSWORD : 'q',
-      WORKER_DIR: join(this.dir, name),
-      PROBE_PORT: String(probe),
-      LOG_LEVEL: 'warn',
-    });
+    const proc = startService(
+      'worker',
+      {
+        MASTER_URL: `ws://127.0.0.1:${master.workerPort}/worker`,
+        WORKER_NAME: name,
+        WORKER_DIR: join(this.dir, name),
+        PROBE_PORT: String(probe),
+        LOG_LEVEL: 'warn',
+        ...env,
+      },
+      env.WORKER_PASSWORD_FILE ? {} : { input: `${Cluster.password(name)}\n` },
+    );
     this.procs.push(proc);
     await waitFor(
       `worker ${name}`,
@@ -143,6 +147,11 @@ export class Cluster {
       proc,
     );
     return Object.assign(proc, { probePort: probe });
+  }
+
+  /** The password the configuration gives a worker. */
+  static password(name: string): string {
+    return name === 'w1' ? PASSWORDS.W1_PASSWORD : name === 'w2' ? PASSWORDS.W2_PASSWORD : 'q';
   }
 
   async get<T = any>(path: string): Promise<T> {

@@ -29,6 +29,8 @@ export interface StartOptions {
   uid?: number;
   gid?: number;
   cwd?: string;
+  /** Written to the process's standard input, which is then closed (a worker's password). */
+  input?: string;
 }
 
 export function start(
@@ -39,11 +41,12 @@ export function start(
 ): Running {
   const child = spawn(command, args, {
     env: opts.cleanEnv ? env : { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     ...(opts.uid !== undefined ? { uid: opts.uid } : {}),
     ...(opts.gid !== undefined ? { gid: opts.gid } : {}),
     ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
   });
+  if (opts.input !== undefined) child.stdin!.end(opts.input);
   let out = '';
   child.stdout!.on('data', (d) => {
     out += d;
@@ -73,11 +76,17 @@ export function start(
 }
 
 /** A Flotilla service, run the way `npm run <name>` runs it. */
-export function startService(name: 'api' | 'master' | 'worker', env: Record<string, string>): Running {
-  return start(process.execPath, ['--import', 'tsx', `services/${name}/main.ts`], {
-    LOG_LEVEL: 'info',
-    ...env,
-  });
+export function startService(
+  name: 'api' | 'master' | 'worker',
+  env: Record<string, string>,
+  opts: StartOptions = {},
+): Running {
+  return start(
+    process.execPath,
+    ['--import', 'tsx', `services/${name}/main.ts`],
+    { LOG_LEVEL: 'info', ...env },
+    opts,
+  );
 }
 
 /**

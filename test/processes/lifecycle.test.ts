@@ -67,12 +67,15 @@ describe('master and worker', () => {
       master,
     );
 
-    const worker = startService('worker', {
-      MASTER_URL: `ws://127.0.0.1:${workerPort}/worker`,
-      WORKER_NAME: 'local-worker',
-      WORKER_PASSWORD: 'right',
-      PROBE_PORT: String(workerProbe),
-    });
+    const worker = startService(
+      'worker',
+      {
+        MASTER_URL: `ws://127.0.0.1:${workerPort}/worker`,
+        WORKER_NAME: 'local-worker',
+        PROBE_PORT: String(workerProbe),
+      },
+      { input: 'right\n' },
+    );
     running.push(worker);
     await waitFor(
       'worker ready',
@@ -104,12 +107,15 @@ describe('master and worker', () => {
       async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200,
       master,
     );
-    const worker = startService('worker', {
-      MASTER_URL: `ws://127.0.0.1:${workerPort}/worker`,
-      WORKER_NAME: 'local-worker',
-      WORKER_PASSWORD: 'wrong',
-      PROBE_PORT: String(workerProbe),
-    });
+    const worker = startService(
+      'worker',
+      {
+        MASTER_URL: `ws://127.0.0.1:${workerPort}/worker`,
+        WORKER_NAME: 'local-worker',
+        PROBE_PORT: String(workerProbe),
+      },
+      { input: 'wrong\n' },
+    );
     running.push(worker);
     await waitFor('refusal', async () => worker.output().includes('master refused our credentials'), worker);
     expect(await status(`http://127.0.0.1:${workerProbe}/readyz`)).toBe(503);

@@ -62,12 +62,22 @@ describe('runCommand', () => {
     expect(out.text('h')).toMatch(/ argv: \['printf', '%s\|', 'a b', '\$HOME'\]/);
   });
 
-  it('never passes the worker password to a build', async () => {
-    process.env.WORKER_PASSWORD = 'secret-value';
+  it("never passes the agent's own variables to a build, nor shows them in its log", async () => {
+    const own = {
+      WORKER_NAME: 'w-secret',
+      MASTER_URL: 'ws://m-secret',
+      OTEL_X: 'o-secret',
+      PROBE_PORT: '4242',
+    };
+    Object.assign(process.env, own, { BUILD_VISIBLE: 'host-value' });
     const out = collect();
     await runCommand({ command: 'env', workdir: dir }, out.on).result;
-    delete process.env.WORKER_PASSWORD;
-    expect(out.text('o') + out.text('h')).not.toContain('secret-value');
+    for (const k of [...Object.keys(own), 'BUILD_VISIBLE']) delete process.env[k];
+    const all = out.text('o') + out.text('h');
+    for (const v of Object.values(own)) expect(all).not.toContain(v);
+    // The host's other variables are the step's, shown in the header as Buildbot shows them.
+    expect(out.text('o')).toContain('BUILD_VISIBLE=host-value');
+    expect(out.text('h')).toContain('  BUILD_VISIBLE=host-value');
   });
 
   it('kills the whole process group on interrupt', async () => {

@@ -47,14 +47,17 @@ function alive(pid: number): boolean {
 
 async function startWorker(port = server.port): Promise<Running> {
   const probe = await freePort();
-  const proc = startService('worker', {
-    MASTER_URL: `ws://127.0.0.1:${port}/worker`,
-    WORKER_NAME: 'w1',
-    WORKER_PASSWORD: 'pw',
-    WORKER_DIR: dir,
-    PROBE_PORT: String(probe),
-    LOG_LEVEL: 'silent',
-  });
+  const proc = startService(
+    'worker',
+    {
+      MASTER_URL: `ws://127.0.0.1:${port}/worker`,
+      WORKER_NAME: 'w1',
+      WORKER_DIR: dir,
+      PROBE_PORT: String(probe),
+      LOG_LEVEL: 'silent',
+    },
+    { input: 'pw\n' },
+  );
   await waitFor('the worker', async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200, proc);
   return proc;
 }

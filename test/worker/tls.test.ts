@@ -100,7 +100,6 @@ describe('the worker link over TLS', () => {
   it('admits a worker that trusts the authority (MASTER_CA_FILE)', async () => {
     const env = loadWorkerEnv({
       WORKER_NAME: 'w1',
-      WORKER_PASSWORD: 'pw',
       MASTER_URL: `wss://127.0.0.1:${server.port}/worker`,
       MASTER_CA_FILE: file('ca.pem'),
     });
@@ -114,8 +113,8 @@ describe('the worker link over TLS', () => {
     expect(() =>
       loadMasterEnv({ MASTER_CONFIG: '/x.yaml', WORKER_TLS_CERT_FILE: file('master.pem') }),
     ).toThrow(/set both or neither/);
-    expect(() =>
-      loadWorkerEnv({ WORKER_NAME: 'w', WORKER_PASSWORD: 'p', MASTER_CA_FILE: file('none.pem') }),
-    ).toThrow(/MASTER_CA_FILE: cannot read/);
+    expect(() => loadWorkerEnv({ WORKER_NAME: 'w', MASTER_CA_FILE: file('none.pem') })).toThrow(
+      /MASTER_CA_FILE: cannot read/,
+    );
   });
 });

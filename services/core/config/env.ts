@@ -61,7 +61,17 @@ export interface WorkerEnv {
   host: string;
   masterUrl: string;
   workerName: string;
-  workerPassword: string;
+  /**
+   * WORKER_PASSWORD_FILE: the file holding the worker's password; null: it comes on standard
+   * input. Never the environment: every process the worker starts could read the agent's
+   * initial environment from /proc/<pid>/environ.
+   */
+  passwordFile: string | null;
+  /**
+   * WORKER_STEP_USER: the user (name or uid[:gid]) steps run as, when the agent runs as root,
+   * so that they cannot read the agent's password, memory or /proc entries.
+   */
+  stepUser: string | null;
   workdir: string;
   /** PEM file of the authority a wss:// master's certificate is checked against (else the system's). */
   masterCaFile: string | null;
@@ -214,13 +224,20 @@ export function loadMasterEnv(src: Source = process.env): MasterEnv {
 
 export function loadWorkerEnv(src: Source = process.env): WorkerEnv {
   const r = new Reader(src);
+  if (src.WORKER_PASSWORD !== undefined) {
+    r.problems.push(
+      'WORKER_PASSWORD: not taken from the environment, where every build step could read it ' +
+        '(/proc/<pid>/environ); give WORKER_PASSWORD_FILE, or the password on standard input',
+    );
+  }
   return r.done({
     logLevel: r.logLevel(),
     probePort: r.port('PROBE_PORT', 8012),
     host: r.string('HOST', '127.0.0.1'),
     masterUrl: r.url('MASTER_URL', ['ws:', 'wss:'], 'ws://127.0.0.1:9989/worker'),
     workerName: r.string('WORKER_NAME'),
-    workerPassword: r.string('WORKER_PASSWORD'),
+    passwordFile: r.file('WORKER_PASSWORD_FILE'),
+    stepUser: src.WORKER_STEP_USER ? src.WORKER_STEP_USER : null,
     workdir: r.string('WORKER_DIR', `${process.cwd()}/.data/worker`),
     masterCaFile: r.file('MASTER_CA_FILE'),
   });

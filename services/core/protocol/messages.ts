@@ -18,6 +18,8 @@ export const CloseCode = {
   badMessage: 4004,
   /** An operator's stop or kill (Buildbot's worker shutdown): the worker exits, it does not come back. */
   shutdown: 4005,
+  /** Too many failed logins from this address: refused unchecked until the window ends. */
+  throttled: 4006,
 } as const;
 
 export interface WorkerInfo {

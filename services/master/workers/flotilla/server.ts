@@ -1,5 +1,6 @@
 // Where workers connect: a WebSocket listener that admits a worker only with the name and
-// password of the master configuration, one connection per worker name.
+// password of the master configuration, one connection per worker name, and refuses an
+// address that keeps guessing (login-throttle.ts).
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
@@ -17,6 +18,7 @@ import type { Logger } from '../../../core/telemetry/logger.js';
 import { livenessOf } from '../../liveness.js';
 import type { ConnectedWorkers, WorkerEvents } from '../connection.js';
 import { FlotillaConnection } from './connection.js';
+import { WorkerLoginThrottle, type WorkerThrottleSettings } from '../login-throttle.js';
 
 export interface WorkerServer extends ConnectedWorkers {
   port: number;
@@ -49,9 +51,12 @@ export async function startWorkerServer(opts: {
   tls?: { cert: Buffer | string; key: Buffer | string };
   /** A worker of this name is connected by another protocol (../listen.ts). */
   connectedElsewhere?: (name: string) => boolean;
+  /** Failed logins allowed (default: DEFAULT_WORKER_THROTTLE). */
+  throttle?: WorkerThrottleSettings;
 }): Promise<WorkerServer> {
   const { log } = opts;
   const passwords = new Map(opts.config.workers.map((w) => [w.name, workerPassword(w, opts.env ?? {})]));
+  const throttle = new WorkerLoginThrottle(opts.throttle);
   const workers = new Map<string, FlotillaConnection>();
   const refuse: RequestListener = (_req, res) => res.writeHead(426).end('websocket only');
   const http: Server = opts.tls ? createTlsServer(opts.tls, refuse) : createServer(refuse);
@@ -81,11 +86,18 @@ export async function startWorkerServer(opts: {
       clearTimeout(helloTimer);
       if (msg.protocol !== PROTOCOL_VERSION)
         return socket.close(CloseCode.protocolVersion, `protocol ${PROTOCOL_VERSION} only`);
+      const address = req.socket.remoteAddress ?? '';
+      if (!throttle.allowed(msg.name, address)) {
+        log.warn({ worker: msg.name, peer }, 'worker refused: too many failed logins');
+        return socket.close(CloseCode.throttled, 'too many failed logins: try again later');
+      }
       const expected = passwords.get(msg.name);
       if (expected === undefined || !samePassword(expected, msg.password)) {
+        throttle.failed(msg.name, address);
         log.warn({ worker: msg.name, peer }, 'worker refused: bad credentials');
         return socket.close(CloseCode.badCredentials, 'bad credentials');
       }
+      throttle.succeeded(msg.name, address);
       if (workers.has(msg.name) || opts.connectedElsewhere?.(msg.name))
         return socket.close(CloseCode.alreadyConnected, 'already connected');
       const c = new FlotillaConnection(msg.name, msg.info, socket, msg.basedir ?? null);
