@@ -182,7 +182,12 @@ export async function measureFanout(opts: FanoutOptions): Promise<FanoutResult> 
     const open = (i: number) =>
       new Promise<Client>((resolve, reject) => {
         const pod = pods[i % pods.length]!;
-        const socket = new WebSocket(`${pod.origin.replace('http', 'ws')}/ws`, { skipUTF8Validation: true });
+        // Each client from its own loopback address: many users, not one client holding
+        // hundreds of connections (which the per-client limit refuses).
+        const socket = new WebSocket(`${pod.origin.replace('http', 'ws')}/ws`, {
+          skipUTF8Validation: true,
+          localAddress: `127.1.${Math.floor(i / 250)}.${1 + (i % 250)}`,
+        });
         const c: Client = { socket, lastSeq: -1, received: 0, closedWith: null };
         socket.once('close', (code) => {
           c.closedWith = code;

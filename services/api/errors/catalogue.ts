@@ -39,6 +39,7 @@ export type ApiErrorCode =
   | 'HEADERS_TOO_LARGE'
   | 'REQUEST_TIMEOUT'
   | 'TOO_MANY_REQUESTS'
+  | 'TOO_MANY_CONNECTIONS'
   | 'TOO_MANY_LOGINS'
   | 'NO_LOGIN'
   | 'NO_TOKEN_LOGIN'
@@ -89,6 +90,7 @@ export const CATALOGUE: Readonly<Record<ErrorCode, Entry>> = {
   HEADERS_TOO_LARGE: { status: 431 },
   REQUEST_TIMEOUT: { status: 408 },
   TOO_MANY_REQUESTS: { status: 429 },
+  TOO_MANY_CONNECTIONS: { status: 429 },
   // Logins.
   TOO_MANY_LOGINS: { status: 429 },
   NO_LOGIN: { status: 501 },
@@ -142,6 +144,8 @@ export const headersTooLarge = () =>
   new LimitError<ErrorCode>('HEADERS_TOO_LARGE', 'request header fields too large');
 export const requestTimeout = () => new LimitError<ErrorCode>('REQUEST_TIMEOUT', 'request timeout');
 export const tooManyRequests = () => new LimitError<ErrorCode>('TOO_MANY_REQUESTS', 'too many requests');
+export const tooManyConnections = () =>
+  new LimitError<ErrorCode>('TOO_MANY_CONNECTIONS', 'too many event connections from this client');
 export const tooManyLogins = () =>
   new LimitError<ErrorCode>('TOO_MANY_LOGINS', 'too many failed logins: try again later');
 export const noLogin = () => new NotSupportedError<ErrorCode>('NO_LOGIN', 'no login is configured');

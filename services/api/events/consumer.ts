@@ -4,7 +4,7 @@
 // wait to be sent. ws.ts and sse.ts only frame the messages and drive their transport.
 import { isAfter, readSince } from '../../core/events/stream.js';
 import type { EventHub, HubEvent } from './hub.js';
-import { matches, type Pattern, parsePattern } from './paths.js';
+import { logLinesOf, matches, type Pattern, parsePattern } from './paths.js';
 
 export type UserInfo = Record<string, unknown>;
 
@@ -21,11 +21,13 @@ export interface Subscription {
 // Live events held back while one subscription replays; more means the client cannot keep up.
 const MAX_HELD = 10_000;
 
-export type SubscribeResult = 'subscribed' | 'already' | 'too many';
+export type SubscribeResult = 'subscribed' | 'already' | 'too many' | 'too many logs';
 
 export abstract class Consumer {
   readonly subscriptions = new Map<string, Subscription>();
   closed = false;
+  /** How many of the subscriptions are logs' live lines (capped apart: each tails a stream). */
+  private logTails = 0;
   /** Events whose authorization is still being decided, and those behind them, in order. */
   private readonly waiting: { decision: boolean | Promise<boolean>; act: (ok: boolean) => void }[] = [];
 
@@ -55,6 +57,9 @@ export abstract class Consumer {
   subscribe(path: string, since: string | null): SubscribeResult {
     if (this.subscriptions.has(path)) return 'already';
     if (this.subscriptions.size >= this.hub.settings.maxSubscriptions) return 'too many';
+    const tail = logLinesOf(path) !== null;
+    if (tail && this.logTails >= this.hub.settings.maxLogSubscriptions) return 'too many logs';
+    if (tail) this.logTails++;
     const sub: Subscription = {
       consumer: this,
       path,
@@ -72,6 +77,7 @@ export abstract class Consumer {
     const sub = this.subscriptions.get(path);
     if (!sub) return false;
     this.subscriptions.delete(path);
+    if (logLinesOf(path) !== null) this.logTails--;
     this.hub.remove(sub);
     return true;
   }

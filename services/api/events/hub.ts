@@ -29,6 +29,8 @@ export interface HubSettings {
   /** A client with more than this waiting to be sent is too slow and is disconnected. */
   maxBufferedBytes: number;
   maxSubscriptions: number;
+  /** Of which `logs/<id>/lines` (each a log tailed from Redis). */
+  maxLogSubscriptions: number;
   /** How often the new lines of tailed logs are read and sent, as one event per log. */
   logLinesIntervalMs: number;
 }

@@ -19,6 +19,10 @@ import type { HubEvent } from './hub.js';
 
 // Entries read per log per poll; each entry is one append of the master (a piece of output).
 const ENTRIES_PER_POLL = 200;
+// Logs per XREAD: a poll reads every tailed log, this many at a time, so that neither the
+// command nor anything building it grows with the number of tails (the arguments were once
+// spread into one call, and 100,000 tails overflowed the stack: test/security/event-flood).
+const LOGS_PER_READ = 500;
 
 interface Tail {
   logid: number;
@@ -87,28 +91,33 @@ export class LogTailer {
 
   private async poll(): Promise<void> {
     if (this.polling) return;
-    const ready = [...this.tails.values()].filter((t) => t.cursor !== null);
-    if (ready.length === 0) return;
     this.polling = true;
-    const byKey = new Map(ready.map((t) => [logStream(t.logid), t]));
     try {
-      const reply = (await this.redis.xread(
-        'COUNT',
-        ENTRIES_PER_POLL,
-        'STREAMS',
-        ...byKey.keys(),
-        ...ready.map((t) => t.cursor!),
-      )) as [string, [string, string[]][]][] | null;
-      for (const [key, entries] of reply ?? []) {
-        const tail = byKey.get(key);
-        if (!tail || entries.length === 0) continue;
-        tail.cursor = entries.at(-1)![0];
-        for (const batch of batches(entries)) this.send(tail, batch);
-      }
+      const ready: Tail[] = [];
+      for (const t of this.tails.values()) if (t.cursor !== null) ready.push(t);
+      for (let at = 0; at < ready.length; at += LOGS_PER_READ)
+        await this.read(ready.slice(at, at + LOGS_PER_READ));
     } catch (err) {
       this.log.warn({ err: (err as Error).message }, 'log tails could not be read');
     } finally {
       this.polling = false;
+    }
+  }
+
+  /** One XREAD of some tails' streams, their new lines sent. */
+  private async read(tails: Tail[]): Promise<void> {
+    const byKey = new Map<string, Tail>();
+    const args: (string | number)[] = ['COUNT', ENTRIES_PER_POLL, 'STREAMS'];
+    for (const t of tails) byKey.set(logStream(t.logid), t);
+    for (const key of byKey.keys()) args.push(key);
+    for (const t of tails) args.push(t.cursor!);
+    const reply = (await this.redis.call('XREAD', args)) as [string, [string, string[]][]][] | null;
+    for (const [key, entries] of reply ?? []) {
+      const tail = byKey.get(key);
+      // A tail dropped meanwhile (its last subscriber left) is no longer read.
+      if (!tail || entries.length === 0 || this.tails.get(tail.logid) !== tail) continue;
+      tail.cursor = entries.at(-1)![0];
+      for (const batch of batches(entries)) this.send(tail, batch);
     }
   }
 

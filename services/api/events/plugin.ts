@@ -12,7 +12,10 @@
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import { badOrigin, tooManyConnections } from '../errors/catalogue.js';
+import { sendError } from '../errors/reply.js';
 import { ANONYMOUS } from '../http/session-cookies.js';
+import { ConnectionCounter } from './connections.js';
 import type { UserInfo } from './consumer.js';
 import { type Authorize, EventHub } from './hub.js';
 import { SseRouter } from './sse.js';
@@ -32,8 +35,16 @@ export interface EventsOptions {
   pingIntervalMs?: number;
   /** Default 8 MiB. */
   maxBufferedBytes?: number;
-  /** Per client; default 1000. */
+  /** Per connection; default 1000. */
   maxSubscriptions?: number;
+  /** Of which `logs/<id>/lines`, per connection; default 10. */
+  maxLogSubscriptions?: number;
+  /** Open /ws connections and SSE streams per client on this pod; default 20. */
+  maxConnectionsPerClient?: number;
+  /** Who a client is, for counting its connections (default: its address). */
+  clientKey?: (req: FastifyRequest) => string;
+  /** Whether a page of this Origin may connect (default: any); others get 400 `invalid origin`. */
+  allowOrigin?: (origin: string) => boolean;
   /** Default 100 ms. */
   logLinesIntervalMs?: number;
   /** The largest frame a client may send; default 64 KiB. */
@@ -77,13 +88,23 @@ export async function eventsPlugin(app: FastifyInstance, opts: EventsOptions): P
       pingIntervalMs: opts.pingIntervalMs ?? 30_000,
       maxBufferedBytes: opts.maxBufferedBytes ?? 8 * 1024 * 1024,
       maxSubscriptions: opts.maxSubscriptions ?? 1000,
+      maxLogSubscriptions: opts.maxLogSubscriptions ?? 10,
       logLinesIntervalMs: opts.logLinesIntervalMs ?? 100,
     },
     app.log,
   );
   hub.start();
   opts.onHub?.(hub);
-  const sse = new SseRouter(hub);
+  const connections = new ConnectionCounter(opts.maxConnectionsPerClient ?? 20);
+  const clientKey = opts.clientKey ?? ((req: FastifyRequest) => req.ip);
+  /** Counts a long-lived connection against its client until its socket closes; false: refused. */
+  const admit = (req: FastifyRequest): boolean => {
+    const release = connections.admit(clientKey(req));
+    if (!release) return false;
+    req.raw.socket.once('close', release);
+    return true;
+  };
+  const sse = new SseRouter(hub, admit);
   const resolveUser = opts.userInfo ?? sessionUser;
   const users = new WeakMap<FastifyRequest, UserInfo>();
 
@@ -103,8 +124,15 @@ export async function eventsPlugin(app: FastifyInstance, opts: EventsOptions): P
       handleProtocols: (protocols: Set<string>) => (protocols.has('graphql-ws') ? 'graphql-ws' : false),
     },
   });
-  app.addHook('preHandler', async (req) => {
+  app.addHook('preHandler', async (req, reply) => {
+    // A page of a foreign origin is refused here as REST refuses it: cookies go with a
+    // cross-site websocket (Buildbot's /ws ignores Origin).
+    const origin = req.headers.origin;
+    if (origin !== undefined && opts.allowOrigin && !opts.allowOrigin(origin)) {
+      return sendError(req, reply, badOrigin());
+    }
     users.set(req, await resolveUser(req));
+    if (req.ws && !admit(req)) return sendError(req, reply, tooManyConnections());
   });
 
   app.route({

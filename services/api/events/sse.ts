@@ -16,6 +16,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { tooManyConnections } from '../errors/catalogue.js';
+import { sendError } from '../errors/reply.js';
 import { Consumer, type UserInfo } from './consumer.js';
 import { type EventHub, type HubEvent, podChannel } from './hub.js';
 import { pyDumpsOrdered } from './pyjson.js';
@@ -92,7 +94,11 @@ export class SseRouter {
   private readonly waiting = new Map<string, (a: Answer) => void>();
   private readonly ttlSeconds: number;
 
-  constructor(private readonly hub: EventHub) {
+  constructor(
+    private readonly hub: EventHub,
+    /** Counts a stream against its client's connections; false: the client holds too many. */
+    private readonly admit: (req: FastifyRequest) => boolean = () => true,
+  ) {
     this.ttlSeconds = Math.max(60, Math.ceil((3 * hub.settings.pingIntervalMs) / 1000));
     hub.onPodMessages((msg) => this.onPodMessage(msg as Record<string, unknown>));
   }
@@ -124,7 +130,13 @@ export class SseRouter {
     this.hub.redis.del(ownerKey(c.uuid)).catch(() => {});
   }
 
-  private listen(req: FastifyRequest, reply: FastifyReply, user: UserInfo, path: string[]): undefined {
+  private listen(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    user: UserInfo,
+    path: string[],
+  ): FastifyReply | undefined {
+    if (!this.admit(req)) return sendError(req, reply, tooManyConnections());
     const uuid = randomUUID();
     reply.hijack();
     const res = reply.raw;
@@ -187,7 +199,9 @@ function apply(c: SseConsumer, op: 'add' | 'remove', path: string): Answer {
   if (op === 'remove') {
     return c.unsubscribe(path) ? OK : { status: 404, body: 'consumer is not listening to this event' };
   }
-  if (c.subscribe(path, null) === 'too many') return { status: 400, body: 'too many subscriptions' };
+  const result = c.subscribe(path, null);
+  if (result === 'too many') return { status: 400, body: 'too many subscriptions' };
+  if (result === 'too many logs') return { status: 400, body: 'too many log line subscriptions' };
   return OK;
 }
 

@@ -160,8 +160,13 @@ export class WsConsumer extends Consumer {
       return this.error(`invalid event id '${pyStr(since)}'`, 400, _id);
     }
     // A replay starts after this answer is sent: its first step waits for Redis.
-    if (this.subscribe(path, since) === 'too many') {
+    const result = this.subscribe(path, since);
+    if (result === 'too many') {
       return this.error(`too many subscriptions (at most ${this.hub.settings.maxSubscriptions})`, 400, _id);
+    }
+    if (result === 'too many logs') {
+      const max = this.hub.settings.maxLogSubscriptions;
+      return this.error(`too many log line subscriptions (at most ${max})`, 400, _id);
     }
     return { msg: 'OK', code: 200, _id };
   }

@@ -22,12 +22,18 @@ export function corsPolicy(publicUrl: string, allowed?: readonly string[]): Cors
   return { origins: (allowed?.length ? allowed : [self]).map(globToRegExp) };
 }
 
+/** Whether a browser page of this origin may call us (REST, JSON-RPC, and the events). */
+export function originAllowed(policy: CorsPolicy, origin: string): boolean {
+  const o = origin.toLowerCase();
+  return policy.origins.some((r) => r.test(o));
+}
+
 /** False when the request was refused (the reply is sent). */
 export function checkCors(policy: CorsPolicy, req: FastifyRequest, reply: FastifyReply): boolean {
   const origin = req.headers.origin;
   if (!origin) return true;
   const o = origin.toLowerCase();
-  if (!policy.origins.some((r) => r.test(o))) {
+  if (!originAllowed(policy, o)) {
     sendError(req, reply, badOrigin());
     return false;
   }

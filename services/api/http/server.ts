@@ -16,6 +16,7 @@ import { postgresCheck, readiness, redisCheck, schemaCheck } from '../../core/he
 import { PLATFORM_PATHS } from '../../core/http/platform-paths.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { Authorizer } from '../auth/authorizer.js';
+import { clientKey } from '../auth/client.js';
 import { LoginThrottle } from '../auth/login-throttle.js';
 import { TokenVerifier } from '../auth/oidc.js';
 import { rateLimitHook } from '../auth/rate-limit.js';
@@ -33,7 +34,7 @@ import { LogReader } from '../read/logs.js';
 import { PageCache } from '../read/page-cache.js';
 import { defaultRawLogDir, RawLogCache } from '../read/raw-log-cache.js';
 import { buildRegistry } from '../registry/index.js';
-import { corsPolicy } from './cors.js';
+import { corsPolicy, originAllowed } from './cors.js';
 import { jsonRpcHandler } from './jsonrpc.js';
 import { ApiMetrics } from './metrics.js';
 import { restHandler } from './rest.js';
@@ -244,10 +245,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     authz,
   });
 
+  const cors = corsPolicy(deps.publicUrl, deps.allowedOrigins ?? deps.www?.allowed_origins);
   const rest = restHandler({
     reads,
     registry,
-    cors: corsPolicy(deps.publicUrl, deps.allowedOrigins ?? deps.www?.allowed_origins),
+    cors,
     sessions: cookies,
     authz,
     logs: new LogReader(reads, deps.db, deps.redis, rawCache),
@@ -271,9 +273,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.webUi) webUiRoutes(app, deps.webUi);
   app.route({ method: [...API_METHODS], url: '/api/v2', handler: rest });
   app.route({ method: [...API_METHODS], url: '/api/v2/*', handler: rest });
+  const eventLimits = deps.www?.events;
   await app.register(eventsPlugin, {
     redis: deps.redis,
     authorize: authz.authorize,
+    allowOrigin: (origin) => originAllowed(cors, origin),
+    clientKey,
+    ...(eventLimits
+      ? {
+          maxConnectionsPerClient: eventLimits.max_connections_per_client,
+          maxSubscriptions: eventLimits.max_subscriptions_per_connection,
+          maxLogSubscriptions: eventLimits.max_log_subscriptions_per_connection,
+        }
+      : {}),
     onHub: (h) => {
       hub = h;
     },

@@ -47,6 +47,19 @@ export const www = z
       })
       .strict()
       .default({}),
+    // The event endpoints (/ws, /sse): how much one client may hold, so that no client can
+    // starve the others. A client is a logged-in user, else an address (IPv6 by /64), as for
+    // the rate limit; its connections are counted per API pod. Past a limit: 429 before
+    // the connection opens, or the subscription is refused with a 400 frame.
+    events: z
+      .object({
+        max_connections_per_client: z.number().int().positive().default(20),
+        max_subscriptions_per_connection: z.number().int().positive().default(200),
+        // logs/<id>/lines: each is a live log tailed from Redis, the costly kind.
+        max_log_subscriptions_per_connection: z.number().int().positive().default(10),
+      })
+      .strict()
+      .default({}),
     // Bigger requests are refused: body 413, request line and headers 431, URL 414.
     limits: z
       .object({
