@@ -20,6 +20,7 @@ import { parseMasterConfig } from '../../services/core/config/master-config.js';
 import { CloseCode, PROTOCOL_VERSION } from '../../services/core/protocol/messages.js';
 import { createLogger } from '../../services/core/telemetry/logger.js';
 import { startWorkerServer, type WorkerServer } from '../../services/master/workers/flotilla/server.js';
+import { WorkerLoginThrottle } from '../../services/master/workers/login-throttle.js';
 import { checkStepUser, readPassword, resolveStepUser } from '../../services/worker/credentials.js';
 import { Cluster, type MasterProc } from '../e2e/cluster.js';
 
@@ -188,7 +189,11 @@ describe('worker logins are throttled per name and address, and per address', ()
       ),
       masterName: 'm',
       log: createLogger('test', 'silent'),
-      throttle: { maxFailuresPerWorkerAndAddress: 3, maxFailuresPerAddress: 5, windowMs: 60_000 },
+      throttle: new WorkerLoginThrottle({
+        maxFailuresPerWorkerAndAddress: 3,
+        maxFailuresPerAddress: 5,
+        windowMs: 60_000,
+      }),
     });
   });
   afterAll(async () => server?.close());

@@ -8,6 +8,7 @@ import { type MasterConfig, workerPassword } from '../../core/config/master-conf
 import type { Logger } from '../../core/telemetry/logger.js';
 import type { ConnectedWorkers, WorkerConnection, WorkerEvents } from './connection.js';
 import { startWorkerServer } from './flotilla/server.js';
+import { WorkerLoginThrottle } from './login-throttle.js';
 import { startMsgpackWorkerServer } from './msgpack/server.js';
 
 export interface WorkerListeners extends ConnectedWorkers {
@@ -55,6 +56,8 @@ export async function listenForWorkers(opts: {
   const problems = workerPortProblems(config, opts.workerPort, opts.msgpackPort);
   if (problems.length) throw new ConfigError('CONFIG_REFERENCE', 'two protocols on one port', problems);
   let msgpack: Awaited<ReturnType<typeof startMsgpackWorkerServer>> | null = null;
+  // One count of failed logins for both listeners: a guesser gains nothing by switching.
+  const throttle = new WorkerLoginThrottle();
   const flotilla = await startWorkerServer({
     host: flotillaAt?.host ?? opts.host,
     port: flotillaPort,
@@ -65,6 +68,7 @@ export async function listenForWorkers(opts: {
     log: opts.log,
     events: opts.events,
     connectedElsewhere: (name) => msgpack?.get(name) !== undefined,
+    throttle,
   });
   if (msgpackAt) {
     try {
@@ -75,6 +79,7 @@ export async function listenForWorkers(opts: {
         passwords: new Map(config.workers.map((w) => [w.name, workerPassword(w, opts.env)])),
         builderDirs: (name) => config.builders.filter((b) => b.workers.includes(name)).map((b) => b.name),
         connectedElsewhere: (name) => flotilla.get(name) !== undefined,
+        throttle,
         log: opts.log,
         events: opts.events,
       });

@@ -17,8 +17,8 @@ import {
 import type { Logger } from '../../../core/telemetry/logger.js';
 import { livenessOf } from '../../liveness.js';
 import type { ConnectedWorkers, WorkerEvents } from '../connection.js';
+import { WorkerLoginThrottle } from '../login-throttle.js';
 import { FlotillaConnection } from './connection.js';
-import { WorkerLoginThrottle, type WorkerThrottleSettings } from '../login-throttle.js';
 
 export interface WorkerServer extends ConnectedWorkers {
   port: number;
@@ -51,12 +51,12 @@ export async function startWorkerServer(opts: {
   tls?: { cert: Buffer | string; key: Buffer | string };
   /** A worker of this name is connected by another protocol (../listen.ts). */
   connectedElsewhere?: (name: string) => boolean;
-  /** Failed logins allowed (default: DEFAULT_WORKER_THROTTLE). */
-  throttle?: WorkerThrottleSettings;
+  /** Failed logins counted (shared with the master's other worker listener); default: a new one. */
+  throttle?: WorkerLoginThrottle;
 }): Promise<WorkerServer> {
   const { log } = opts;
   const passwords = new Map(opts.config.workers.map((w) => [w.name, workerPassword(w, opts.env ?? {})]));
-  const throttle = new WorkerLoginThrottle(opts.throttle);
+  const throttle = opts.throttle ?? new WorkerLoginThrottle();
   const workers = new Map<string, FlotillaConnection>();
   const refuse: RequestListener = (_req, res) => res.writeHead(426).end('websocket only');
   const http: Server = opts.tls ? createTlsServer(opts.tls, refuse) : createServer(refuse);

@@ -17,6 +17,7 @@ import { WebSocketServer } from 'ws';
 import { closeReason } from '../../../core/http/close-reason.js';
 import { CloseCode } from '../../../core/protocol/messages.js';
 import type { Logger } from '../../../core/telemetry/logger.js';
+import { WorkerLoginThrottle } from '../login-throttle.js';
 import { listdir, mkdir, rmdir, stat } from './commands.js';
 import { MsgpackWorkerConnection } from './connection.js';
 import { parseWorkerFrame, type WorkerSettings } from './messages.js';
@@ -63,6 +64,8 @@ export interface MsgpackServerOptions {
   };
   tls?: { cert: Buffer | string; key: Buffer | string };
   keepaliveMs?: number;
+  /** Failed logins counted (shared with the master's other worker listener); default: a new one. */
+  throttle?: WorkerLoginThrottle;
 }
 
 function samePassword(a: string, b: string): boolean {
@@ -86,6 +89,7 @@ function refuse(socket: Socket, status: number, reason: string): void {
 
 export async function startMsgpackWorkerServer(opts: MsgpackServerOptions): Promise<MsgpackWorkerServer> {
   const { log } = opts;
+  const throttle = opts.throttle ?? new WorkerLoginThrottle();
   const workers = new Map<string, MsgpackWorkerConnection>();
   /** Names between the upgrade and the end of the handshake: one connection per name. */
   const joining = new Set<string>();
@@ -102,11 +106,18 @@ export async function startMsgpackWorkerServer(opts: MsgpackServerOptions): Prom
     if (header === undefined) return refuse(socket, 401, 'Unauthorized');
     const cred = basicCredentials(header);
     if (!cred) return refuse(socket, 400, 'Bad request');
+    const address = req.socket.remoteAddress ?? '';
+    if (!throttle.allowed(cred.name, address)) {
+      log.warn({ worker: cred.name, peer, protocol: 'msgpack' }, 'worker refused: too many failed logins');
+      return refuse(socket, 429, 'Too Many Requests');
+    }
     const expected = opts.passwords.get(cred.name);
     if (expected === undefined || !samePassword(expected, cred.password)) {
+      throttle.failed(cred.name, address);
       log.warn({ worker: cred.name, peer, protocol: 'msgpack' }, 'worker refused: bad credentials');
       return refuse(socket, 401, 'Unauthorized');
     }
+    throttle.succeeded(cred.name, address);
     wss.handleUpgrade(req, socket, head, (ws) => {
       const name = cred.name;
       if (workers.has(name) || joining.has(name) || opts.connectedElsewhere?.(name))
