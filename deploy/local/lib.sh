@@ -76,6 +76,18 @@ ensure_buildbot_worker() {
   fi
 }
 
+# The test that proves a Buildbot 3.7 master on the same database still accepts our session
+# cookies asks Buildbot's own session code (python3 -c 'import buildbot.www.service'), from
+# Debian's buildbot package (3.7 on Debian 12); npm start does not need it.
+ensure_buildbot_master() {
+  /usr/bin/python3 -c 'import buildbot.www.service' 2>/dev/null && return 0
+  log "installing buildbot (the master, for its session code) from Debian's packages"
+  if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends buildbot >/dev/null; then
+    as_root apt-get update -qq >/dev/null
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends buildbot >/dev/null
+  fi
+}
+
 ensure_node_modules() {
   local want have
   want="$(project_node_version)"

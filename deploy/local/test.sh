@@ -9,6 +9,7 @@ source "$(dirname "$0")/lib.sh"
 ensure_system_packages
 ensure_buildbot_worker
 ensure_browser
+ensure_buildbot_master
 ensure_node_modules
 log "scripts run on Node $(node --version) (node_modules/.bin/node; the system has $(/usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin node --version 2>/dev/null || echo none))"
 

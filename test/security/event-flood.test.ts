@@ -26,6 +26,7 @@ beforeAll(async () => {
         max_connections_per_client: 3,
         max_subscriptions_per_connection: 10,
         max_log_subscriptions_per_connection: 2,
+        session_check_seconds: 10,
       };
     },
   });

@@ -68,7 +68,8 @@ async function client(who: keyof typeof sessions, url = ws): Promise<WsClient> {
 
 /** Another API pod on the same database and Redis: nothing it decides about is cached yet. */
 async function freshPod(): Promise<string> {
-  const pod = await ReviewStack.start({ db: stack.db, redis });
+  // Same database, Redis and key prefix as the first: another pod of one deployment.
+  const pod = await ReviewStack.start({ db: stack.db, redis, keyPrefix: stack.keyPrefix });
   pods.push(pod);
   return `${(await pod.listen()).replace('http', 'ws')}/ws`;
 }

@@ -29,6 +29,22 @@ export class RedisUnavailable extends Error {
   override name = 'RedisUnavailable';
 }
 
+/** A Redis answer within `timeoutMs`; RedisUnavailable otherwise, or for any Redis error. */
+export async function redisInTime<T>(p: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RedisUnavailable('redis did not answer in time')), timeoutMs);
+  });
+  try {
+    return await Promise.race([p, timeout]);
+  } catch (err) {
+    if (err instanceof RedisUnavailable) throw err;
+    throw new RedisUnavailable((err as Error).message);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** A short, safe key part for any string (user names can hold anything). */
 export function keyPart(s: string): string {
   return createHash('sha256').update(s).digest('base64url').slice(0, 22);
@@ -50,19 +66,8 @@ export class WindowCounter {
     this.redis = r;
   }
 
-  private async timed<T>(p: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new RedisUnavailable('redis did not answer in time')), this.timeoutMs);
-    });
-    try {
-      return await Promise.race([p, timeout]);
-    } catch (err) {
-      if (err instanceof RedisUnavailable) throw err;
-      throw new RedisUnavailable((err as Error).message);
-    } finally {
-      clearTimeout(timer);
-    }
+  private timed<T>(p: Promise<T>): Promise<T> {
+    return redisInTime(p, this.timeoutMs);
   }
 
   async hit(key: string, by = 1): Promise<Count> {

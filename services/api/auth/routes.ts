@@ -7,14 +7,17 @@
 // - GET /auth/login?token=<access token> (OAuth 2.0 / OIDC), or with `Authorization: Bearer
 //   <access token>`: a verified token's claims become the session's user; redirect to
 //   PUBLIC_URL (or PUBLIC_URL#<redirect>); a bad token 401.
-// - GET /auth/logout: back to an anonymous session, redirect to PUBLIC_URL#<redirect or />.
+// - GET /auth/logout: the session ends on every pod (session-store.ts), the cookie becomes an
+//   anonymous one, redirect to PUBLIC_URL#<redirect or />.
+// A login records its session (every pod honours the cookie while it is recorded); without
+// Redis there is no login (503), and no logout either.
 // - GET /config: the web UI's settings, with `user` (the session's user info) and `auth`, and
 //   ours: the user's `roles` and the `permissions` the web UI shows buttons by.
 // Every attempt counts against the login throttle; no answer says which part was wrong.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { UiConfig } from '../../core/api-shapes.js';
 import { verifyPassword } from '../../core/auth/password.js';
-import { type UserDirectory, userInfoOf } from '../../core/auth/users.js';
+import { fingerprintOf, type UserDirectory, userInfoOf } from '../../core/auth/users.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { loginUnavailable, noLogin, noTokenLogin, tooManyLogins } from '../errors/catalogue.js';
 import type { SessionCookies } from '../http/session-cookies.js';
@@ -23,6 +26,7 @@ import { addressKey } from './client.js';
 import { RedisUnavailable } from './counters.js';
 import type { LoginThrottle, Verdict } from './login-throttle.js';
 import type { TokenVerifier } from './oidc.js';
+import type { SessionRecord } from './session-store.js';
 
 export interface AuthRoutesDeps {
   publicUrl: string;
@@ -115,6 +119,16 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
     throw tooManyLogins();
   };
 
+  /** A login's session, recorded on every pod; no session without the store (503). */
+  async function startSession(reply: FastifyReply, user: Record<string, unknown>, record: SessionRecord) {
+    try {
+      await deps.cookies.start(reply, user, record);
+    } catch (err) {
+      if (err instanceof RedisUnavailable) throw loginUnavailable();
+      throw err;
+    }
+  }
+
   async function tokenLogin(req: FastifyRequest, reply: FastifyReply, token: string) {
     if (!deps.tokens) throw noTokenLogin();
     const client = addressKey(req.ip);
@@ -128,7 +142,7 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
       return unauthorized(reply, `${BEARER_CHALLENGE}, error="invalid_token"`);
     }
     await succeeded(client, String(user.username));
-    deps.cookies.set(reply, user);
+    await startSession(reply, user, { user: String(user.username), via: 'token', fingerprint: null });
     const r = queryParams(req).get('redirect');
     return redirect(reply, r === null ? home : `${home}#${safeFragment(r)}`);
   }
@@ -149,7 +163,15 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
       return unauthorized(reply, BASIC_CHALLENGE);
     }
     await succeeded(client, entry.username);
-    deps.cookies.set(reply, { ...userInfoOf(entry) });
+    await startSession(
+      reply,
+      { ...userInfoOf(entry) },
+      {
+        user: entry.username,
+        via: 'password',
+        fingerprint: fingerprintOf(entry),
+      },
+    );
     return redirect(reply, `${home}#${fragment(req)}`);
   }
 
@@ -163,7 +185,13 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
   });
 
   app.get('/auth/logout', async (req, reply) => {
-    deps.cookies.set(reply, { anonymous: true });
+    try {
+      await deps.cookies.end(req, reply);
+    } catch (err) {
+      // The cookie is replaced all the same; the session itself lives on until it expires.
+      if (!(err instanceof RedisUnavailable)) throw err;
+      throw loginUnavailable();
+    }
     return redirect(reply, `${home}#${fragment(req)}`);
   });
 

@@ -26,6 +26,8 @@ export type SubscribeResult = 'subscribed' | 'already' | 'too many' | 'too many 
 export abstract class Consumer {
   readonly subscriptions = new Map<string, Subscription>();
   closed = false;
+  /** The logged-in session the client came with (checked again while it stays). */
+  sessionId: string | null = null;
   /** How many of the subscriptions are logs' live lines (capped apart: each tails a stream). */
   private logTails = 0;
   /** Events whose authorization is still being decided, and those behind them, in order. */

@@ -33,6 +33,13 @@ export interface HubSettings {
   maxLogSubscriptions: number;
   /** How often the new lines of tailed logs are read and sent, as one event per log. */
   logLinesIntervalMs: number;
+  /**
+   * Whether a logged-in client's session still counts (not logged out, its user unchanged);
+   * asked every sessionCheckIntervalMs for each client that came with one, which is
+   * disconnected once it does not. Absent: sessions are not checked again.
+   */
+  sessionAlive?: (sessionId: string, user: UserInfo) => Promise<boolean>;
+  sessionCheckIntervalMs: number;
 }
 
 export interface HubEvent {
@@ -88,6 +95,10 @@ export class EventHub {
       for (const c of this.consumers) c.heartbeat();
     }, this.settings.pingIntervalMs);
     this.heartbeatTimer.unref();
+    if (this.settings.sessionAlive) {
+      this.sessionTimer = setInterval(() => void this.checkSessions(), this.settings.sessionCheckIntervalMs);
+      this.sessionTimer.unref();
+    }
     this.ready = this.subscribeFirst();
   }
 
@@ -106,9 +117,29 @@ export class EventHub {
     this.connectedOnce = true;
   }
 
+  private sessionTimer: NodeJS.Timeout | null = null;
+  private checkingSessions = false;
+
+  /** Disconnects the clients whose session ended (a logout on any pod, a changed user). */
+  private async checkSessions(): Promise<void> {
+    if (this.checkingSessions) return;
+    this.checkingSessions = true;
+    try {
+      const alive = this.settings.sessionAlive!;
+      for (const c of [...this.consumers]) {
+        if (c.sessionId === null || c.closed) continue;
+        const ok = await alive(c.sessionId, c.user).catch(() => false);
+        if (!ok) c.drop('the session ended');
+      }
+    } finally {
+      this.checkingSessions = false;
+    }
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    if (this.sessionTimer) clearInterval(this.sessionTimer);
     this.logs.stop();
     for (const c of [...this.consumers]) c.release();
     this.subscriber.disconnect();

@@ -43,6 +43,9 @@ export interface EventsOptions {
   maxConnectionsPerClient?: number;
   /** Who a client is, for counting its connections (default: its address). */
   clientKey?: (req: FastifyRequest) => string;
+  /** Whether a logged-in client's session still counts; checked every sessionCheckIntervalMs (10 s). */
+  sessionAlive?: (sessionId: string, user: UserInfo) => Promise<boolean>;
+  sessionCheckIntervalMs?: number;
   /** Whether a page of this Origin may connect (default: any); others get 400 `invalid origin`. */
   allowOrigin?: (origin: string) => boolean;
   /** Default 100 ms. */
@@ -90,6 +93,8 @@ export async function eventsPlugin(app: FastifyInstance, opts: EventsOptions): P
       maxSubscriptions: opts.maxSubscriptions ?? 1000,
       maxLogSubscriptions: opts.maxLogSubscriptions ?? 10,
       logLinesIntervalMs: opts.logLinesIntervalMs ?? 100,
+      ...(opts.sessionAlive ? { sessionAlive: opts.sessionAlive } : {}),
+      sessionCheckIntervalMs: opts.sessionCheckIntervalMs ?? 10_000,
     },
     app.log,
   );
@@ -146,7 +151,13 @@ export async function eventsPlugin(app: FastifyInstance, opts: EventsOptions): P
         .send('this is a websocket endpoint'),
     wsHandler: (socket, req) => {
       const q = (req.query as Record<string, unknown> | undefined)?.last_event_id;
-      new WsConsumer(hub, users.get(req) ?? ANONYMOUS, socket, typeof q === 'string' && q !== '' ? q : null);
+      const c = new WsConsumer(
+        hub,
+        users.get(req) ?? ANONYMOUS,
+        socket,
+        typeof q === 'string' && q !== '' ? q : null,
+      );
+      c.sessionId = req.sessionId ?? null;
     },
   });
   const sseHandler = (req: FastifyRequest, reply: FastifyReply) =>

@@ -150,6 +150,7 @@ export class SseRouter {
     res.socket?.setKeepAlive(true, this.hub.settings.pingIntervalMs);
     res.write(`event: handshake\ndata: ${uuid}\n\n`);
     const consumer = new SseConsumer(this.hub, user, uuid, res, this);
+    consumer.sessionId = req.sessionId ?? null;
     this.local.set(uuid, consumer);
     this.refresh(consumer);
     res.on('close', () => consumer.release());

@@ -8,7 +8,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Redis } from 'ioredis';
 import { type AuthzPolicy, DEFAULT_RULES } from '../../core/auth/authz.js';
-import { UserDirectory } from '../../core/auth/users.js';
+import { fingerprintOf, UserDirectory } from '../../core/auth/users.js';
 import type { AuthConfig, WwwConfig } from '../../core/config/master-config.js';
 import type { ConnectionPool } from '../../core/db/pool.js';
 import { type ForceScheduler, forceSchedulerSpec } from '../../core/force/parameters.js';
@@ -21,6 +21,7 @@ import { LoginThrottle } from '../auth/login-throttle.js';
 import { TokenVerifier } from '../auth/oidc.js';
 import { rateLimitHook } from '../auth/rate-limit.js';
 import { authRoutes } from '../auth/routes.js';
+import { SessionStore } from '../auth/session-store.js';
 import { Targets } from '../auth/targets.js';
 import { controlHandlers } from '../control/index.js';
 import { notFound, uriTooLong } from '../errors/catalogue.js';
@@ -180,8 +181,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // The session secret lives in the database, which may come up after us: read it on first use.
   let sessions: Sessions | null = null;
   const secure = new URL(deps.publicUrl).protocol === 'https:';
-  const cookies = new SessionCookies(() => sessions!, secure);
-  // Callback style: once the secret is known, nothing here waits, and every request passes.
+  let storeWarnedAt = 0;
+  const cookies = new SessionCookies(() => sessions!, secure, {
+    store: new SessionStore(deps.redis, keyPrefix),
+    // A password login's session lasts while its user's entry is the same (users files are
+    // read again when they change, within UserDirectory's recheck interval).
+    current: (record) => {
+      if (record.via !== 'password') return true;
+      const entry = users?.find(record.user);
+      return entry !== undefined && fingerprintOf(entry) === record.fingerprint;
+    },
+    onError: (err) => {
+      if (Date.now() - storeWarnedAt < 10_000) return;
+      storeWarnedAt = Date.now();
+      deps.log.warn({ err: err.message }, 'sessions not checked (redis unavailable): requests are anonymous');
+    },
+  });
+  // Callback style: once the secret is known, only a logged-in cookie waits (for the store).
   securityHeaders(app);
   app.addHook('onRequest', (req, reply, done) => {
     // Longer URLs than this are refused before anything reads them (answered: no done()).
@@ -191,14 +207,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     // The probes must answer while PostgreSQL is away: they need no session.
     if (PLATFORM_PATHS.has(req.url)) return done();
-    if (sessions) {
-      cookies.peek(req);
-      return done();
-    }
+    const resolve = () =>
+      cookies.resolve(req).then(
+        () => done(),
+        (err: Error) => done(err),
+      );
+    if (sessions) return void resolve();
     loadSessionSecret(deps.db, deps.sessionSecret).then((secret) => {
       sessions ??= new Sessions(secret, auth?.session_expiry_seconds);
-      cookies.peek(req);
-      done();
+      resolve();
     }, done);
   });
   if (deps.www?.rate_limit.enabled) {
@@ -279,11 +296,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     authorize: authz.authorize,
     allowOrigin: (origin) => originAllowed(cors, origin),
     clientKey,
+    sessionAlive: (id, user) => cookies.live(id, user),
     ...(eventLimits
       ? {
           maxConnectionsPerClient: eventLimits.max_connections_per_client,
           maxSubscriptions: eventLimits.max_subscriptions_per_connection,
           maxLogSubscriptions: eventLimits.max_log_subscriptions_per_connection,
+          sessionCheckIntervalMs: eventLimits.session_check_seconds * 1000,
         }
       : {}),
     onHub: (h) => {

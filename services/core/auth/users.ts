@@ -2,6 +2,7 @@
 // those of auth.users_file (a mounted Secret, re-read when it changes, so a rotated Secret
 // takes effect without a restart). A file that cannot be read or is invalid keeps the last
 // good list and is reported once per change.
+import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { ConfigError } from '../config/errors.js';
@@ -24,6 +25,15 @@ export function userInfoOf(u: UserEntry): UserInfo {
     ...(u.full_name !== undefined ? { full_name: u.full_name } : {}),
     groups: [...u.groups],
   };
+}
+
+/**
+ * What a session started by a password login depends on: a change of the password, the
+ * groups, the email or the name changes this, and ends the user's sessions.
+ */
+export function fingerprintOf(u: UserEntry): string {
+  const parts = [u.username, u.password_hash, u.email ?? '', u.full_name ?? '', JSON.stringify(u.groups)];
+  return createHash('sha256').update(JSON.stringify(parts)).digest('base64url');
 }
 
 export function parseUsersFile(text: string, source: string): UserEntry[] {

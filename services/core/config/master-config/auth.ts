@@ -124,12 +124,15 @@ export const auth = z
       .optional(),
     role_matchers: z.array(roleMatcher).default([]),
     allow_rules: z.array(allowRule).optional(),
-    // The session cookie's lifetime (the JWT's exp), as Buildbot's cookie_expiration_time.
+    // The session cookie's lifetime (the JWT's exp), as Buildbot's cookie_expiration_time
+    // (Buildbot: a week). A logout or a change of the user ends a session sooner on our pods;
+    // a Buildbot master on the same database honours the cookie until this runs out.
     session_expiry_seconds: z
       .number()
       .int()
       .positive()
-      .default(7 * 24 * 3600),
+      .max(30 * 24 * 3600)
+      .default(24 * 3600),
     // Failed logins (password or token) counted in Redis across API pods, per user name and
     // per client; past either limit, logins answer 429 until the window has passed.
     login_throttle: z

@@ -57,6 +57,9 @@ export const www = z
         max_subscriptions_per_connection: z.number().int().positive().default(200),
         // logs/<id>/lines: each is a live log tailed from Redis, the costly kind.
         max_log_subscriptions_per_connection: z.number().int().positive().default(10),
+        // A logged-in client's session is checked again this often: a logout elsewhere, or a
+        // change of its user, disconnects it within this time.
+        session_check_seconds: z.number().positive().max(300).default(10),
       })
       .strict()
       .default({}),
