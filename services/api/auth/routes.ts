@@ -24,7 +24,8 @@ import type { SessionCookies } from '../http/session-cookies.js';
 import type { Authorizer } from './authorizer.js';
 import { addressKey } from './client.js';
 import { RedisUnavailable } from './counters.js';
-import type { LoginThrottle, Verdict } from './login-throttle.js';
+import type { DeviceCookies } from './device-cookies.js';
+import type { Attempt, LoginThrottle, Verdict } from './login-throttle.js';
 import type { TokenVerifier } from './oidc.js';
 import type { SessionRecord } from './session-store.js';
 
@@ -35,6 +36,7 @@ export interface AuthRoutesDeps {
   users: UserDirectory | null;
   tokens: TokenVerifier | null;
   throttle: LoginThrottle;
+  devices: DeviceCookies;
   log: Logger;
   /** For /config's roles and permissions: what the web UI shows and offers the user. */
   authz: Authorizer;
@@ -99,17 +101,17 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
   const home = deps.publicUrl;
   const fragment = (req: FastifyRequest) => safeFragment(queryParams(req).get('redirect') ?? '/');
 
-  async function throttled(client: string, username: string | null): Promise<Verdict> {
+  async function throttled(attempt: Attempt): Promise<Verdict> {
     try {
-      return await deps.throttle.begin(client, username);
+      return await deps.throttle.begin(attempt);
     } catch (err) {
       if (err instanceof RedisUnavailable) throw loginUnavailable();
       throw err;
     }
   }
-  async function succeeded(client: string, username: string): Promise<void> {
+  async function succeeded(attempt: Attempt & { username: string }): Promise<void> {
     try {
-      await deps.throttle.succeeded(client, username);
+      await deps.throttle.succeeded(attempt);
     } catch (err) {
       deps.log.warn({ err: (err as Error).message }, 'login throttle not updated');
     }
@@ -131,8 +133,8 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
 
   async function tokenLogin(req: FastifyRequest, reply: FastifyReply, token: string) {
     if (!deps.tokens) throw noTokenLogin();
-    const client = addressKey(req.ip);
-    const v = await throttled(client, null);
+    const attempt = { client: addressKey(req.ip), username: null, device: null };
+    const v = await throttled(attempt);
     if (!v.ok) return refuse(reply, v);
     let user: Record<string, unknown>;
     try {
@@ -141,7 +143,7 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
       req.log.info({ reason: (err as Error).message }, 'token login refused');
       return unauthorized(reply, `${BEARER_CHALLENGE}, error="invalid_token"`);
     }
-    await succeeded(client, String(user.username));
+    await succeeded({ ...attempt, username: String(user.username) });
     await startSession(reply, user, { user: String(user.username), via: 'token', fingerprint: null });
     const r = queryParams(req).get('redirect');
     return redirect(reply, r === null ? home : `${home}#${safeFragment(r)}`);
@@ -151,9 +153,10 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
     if (!deps.users) return unauthorized(reply, BEARER_CHALLENGE);
     const creds = basicCredentials(req.headers.authorization);
     if (creds === null) return unauthorized(reply, BASIC_CHALLENGE);
-    const client = addressKey(req.ip);
     const username = creds === 'malformed' ? null : creds.username;
-    const v = await throttled(client, username);
+    const device = username === null ? null : deps.devices.deviceOf(req, username);
+    const attempt = { client: addressKey(req.ip), username, device };
+    const v = await throttled(attempt);
     if (!v.ok) return refuse(reply, v);
     if (creds === 'malformed') return unauthorized(reply, BASIC_CHALLENGE);
     const entry = deps.users.find(creds.username);
@@ -162,7 +165,8 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
       req.log.info({ username: creds.username.slice(0, 64) }, 'password login refused');
       return unauthorized(reply, BASIC_CHALLENGE);
     }
-    await succeeded(client, entry.username);
+    await succeeded({ ...attempt, username: entry.username });
+    deps.devices.set(reply, entry.username, device);
     await startSession(
       reply,
       { ...userInfoOf(entry) },

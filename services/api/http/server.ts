@@ -17,6 +17,7 @@ import { PLATFORM_PATHS } from '../../core/http/platform-paths.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { Authorizer } from '../auth/authorizer.js';
 import { clientKey } from '../auth/client.js';
+import { DeviceCookies } from '../auth/device-cookies.js';
 import { LoginThrottle } from '../auth/login-throttle.js';
 import { TokenVerifier } from '../auth/oidc.js';
 import { rateLimitHook } from '../auth/rate-limit.js';
@@ -76,7 +77,12 @@ export interface AppDeps {
 const API_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS', 'PUT', 'DELETE', 'PATCH'] as const;
 // Kubernetes and Prometheus call these; they need no session and must answer while PostgreSQL is away.
 const DEFAULT_LIMITS = { body_bytes: 1024 * 1024, header_bytes: 16 * 1024, url_bytes: 8 * 1024 };
-const DEFAULT_THROTTLE = { max_failures_per_user: 10, max_failures_per_client: 30, window_seconds: 900 };
+const DEFAULT_THROTTLE = {
+  max_failures_per_user: 10,
+  max_failures_per_client: 30,
+  max_failures_per_user_global: 100,
+  window_seconds: 900,
+};
 // A request (headers and body) must arrive within this; slow senders are cut off.
 const REQUEST_TIMEOUT_MS = 30_000;
 const HEADERS_TIMEOUT_MS = 20_000;
@@ -174,6 +180,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const throttle = new LoginThrottle(deps.redis, {
     maxFailuresPerUser: throttleCfg.max_failures_per_user,
     maxFailuresPerClient: throttleCfg.max_failures_per_client,
+    maxFailuresPerUserGlobal: throttleCfg.max_failures_per_user_global,
     windowSeconds: throttleCfg.window_seconds,
     keyPrefix,
   });
@@ -258,6 +265,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     users,
     tokens,
     throttle,
+    devices: new DeviceCookies(() => sessions!.derivedKey('device-cookie'), secure),
     log: deps.log,
     authz,
   });

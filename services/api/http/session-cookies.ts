@@ -38,7 +38,8 @@ export interface SessionChecks {
 /** The longest cookie value we try to verify: a session is a few hundred bytes. */
 const MAX_TOKEN = 8 * 1024;
 
-function readCookie(header: string | undefined, name: string): string | undefined {
+/** The value of cookie `name` in a Cookie header. */
+export function readCookie(header: string | undefined, name: string): string | undefined {
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');

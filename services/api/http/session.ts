@@ -47,6 +47,11 @@ export class Sessions {
     return createHmac('sha256', this.secret).update(data).digest('base64url');
   }
 
+  /** A key for another kind of signed token, derived from the secret (never the secret itself). */
+  derivedKey(label: string): Buffer {
+    return createHmac('sha256', this.secret).update(`flotilla:${label}`).digest();
+  }
+
   get lifetimeSeconds(): number {
     return this.expirySeconds;
   }

@@ -28,7 +28,12 @@ describe('a database that fails', () => {
         users: [{ username: 'u', password_hash: await testHash('p'), groups: [] }],
         role_matchers: [],
         session_expiry_seconds: 60,
-        login_throttle: { max_failures_per_user: 10, max_failures_per_client: 10, window_seconds: 60 },
+        login_throttle: {
+          max_failures_per_user: 10,
+          max_failures_per_client: 10,
+          max_failures_per_user_global: 10,
+          window_seconds: 60,
+        },
       },
     });
     await app.ready();

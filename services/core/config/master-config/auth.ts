@@ -133,12 +133,17 @@ export const auth = z
       .positive()
       .max(30 * 24 * 3600)
       .default(24 * 3600),
-    // Failed logins (password or token) counted in Redis across API pods, per user name and
-    // per client; past either limit, logins answer 429 until the window has passed.
+    // Failed logins (password or token) counted in Redis across API pods: per user name from
+    // one client address (max_failures_per_user), per client address (max_failures_per_client),
+    // and per user name from everywhere (max_failures_per_user_global), which holds back only
+    // clients without a device cookie from an earlier login of that user (those are counted
+    // per device, with max_failures_per_user): an attacker cannot lock the owner out. Past a
+    // limit, logins answer 429 until the window has passed (services/api/auth/login-throttle.ts).
     login_throttle: z
       .object({
         max_failures_per_user: z.number().int().positive().default(10),
         max_failures_per_client: z.number().int().positive().default(30),
+        max_failures_per_user_global: z.number().int().positive().default(100),
         window_seconds: z.number().int().positive().default(900),
       })
       .strict()
