@@ -6,6 +6,7 @@ import { startCountCompaction } from '../core/data/counts.js';
 import { ensureMigratedOrExit } from '../core/db/migrate.js';
 import { createPool } from '../core/db/pool.js';
 import { forceScheduler } from '../core/force/parameters.js';
+import { startProbeServer } from '../core/http/probe-server.js';
 import { onShutdown } from '../core/lifecycle.js';
 import { createRedis } from '../core/redis.js';
 import { createLogger } from '../core/telemetry/logger.js';
@@ -60,13 +61,22 @@ try {
   process.exit(2);
 }
 await app.listen({ port: env.port, host: env.host });
-log.info({ url: env.publicUrl, database: redact(env.databaseUrl) }, 'api listening');
+// /metrics and the readiness details on a port of their own (PROBE_PORT), as the masters
+// have them: nothing a client of the public port should see (docs/security.md).
+const probes = await startProbeServer({
+  host: env.host,
+  port: env.probePort,
+  checks: app.probes.checks,
+  metrics: app.probes.metrics,
+});
+log.info({ url: env.publicUrl, probePort: probes.port, database: redact(env.databaseUrl) }, 'api listening');
 
 const stopCompaction = startCountCompaction(db, log);
 
 onShutdown(log, () => [
   { name: 'count compaction', run: async () => stopCompaction() },
   { name: 'http', run: () => app.close() },
+  { name: 'probes', run: () => probes.close() },
   { name: 'postgres', run: () => db.dispose() },
   { name: 'redis', run: () => redis.quit() },
   { name: 'telemetry', run: () => telemetry.shutdown() },

@@ -1,6 +1,6 @@
 // An API pod's /metrics: requests by route (the endpoint's pattern, never the raw URL) and
-// status, their durations, the read pool, the event fan-out and Node's process metrics; and
-// /metrics itself needs no session and is never rate limited.
+// status, their durations, the read pool, the event fan-out and Node's process metrics,
+// served on the probe port (services/api/service.ts), never on the public one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publish } from '../../services/core/events/bus.js';
 import { createRedis } from '../../services/core/redis.js';
@@ -17,9 +17,9 @@ afterAll(async () => {
 });
 
 async function scrape(): Promise<Map<string, number>> {
-  const a = await api.app.inject({ method: 'GET', url: '/metrics' });
-  expect(a.statusCode).toBe(200);
-  expect(a.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+  // What the probe port's /metrics serves (services/api/service.ts).
+  const a = await api.app.probes.metrics();
+  expect(a.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
   const samples = new Map<string, number>();
   for (const line of a.body.split('\n')) {
     if (line === '' || line.startsWith('#')) continue;
@@ -43,6 +43,8 @@ describe("an API pod's /metrics", () => {
     expect(m.get(`flotilla_http_request_duration_seconds_bucket{le="10",method="GET",${steps}}`)).toBe(4);
     // No series is named after a raw URL.
     expect([...m.keys()].some((k) => k.includes('999999'))).toBe(false);
+    // The public port does not serve them.
+    expect((await api.app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(404);
   });
 
   it('shows the read pool, the event fan-out and the process', async () => {

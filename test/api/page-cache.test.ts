@@ -52,7 +52,7 @@ interface Lookups {
 }
 
 async function lookups(app: FastifyInstance = api.app): Promise<Lookups> {
-  const body = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+  const body = (await app.probes.metrics()).body;
   const out: Lookups = { hit: 0, miss: 0, expired: 0 };
   for (const m of body.matchAll(/^flotilla_page_cache_lookups_total\{outcome="(\w+)"\} (\d+)/gm)) {
     out[m[1] as keyof Lookups] = Number(m[2]);

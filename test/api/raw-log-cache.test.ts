@@ -52,7 +52,7 @@ afterAll(async () => {
 });
 
 async function counts(): Promise<{ hit: number; miss: number }> {
-  const body = (await api.app.inject({ method: 'GET', url: '/metrics' })).body;
+  const body = (await api.app.probes.metrics()).body;
   const n = (outcome: string) =>
     Number(
       new RegExp(`^flotilla_raw_log_cache_downloads_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(

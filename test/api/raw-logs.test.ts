@@ -145,7 +145,7 @@ describe('clients that hang up in the middle of a download', () => {
 
   /** The download pool's connections in use and requests waiting for one (from /metrics). */
   async function downloadPool(): Promise<{ inUse: number; waiting: number }> {
-    const body = (await api.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const body = (await api.app.probes.metrics()).body;
     const sample = (state: string) =>
       Number(
         new RegExp(`^flotilla_db_pool_connections\\{pool="download",state="${state}"\\} (\\d+)$`, 'm').exec(

@@ -123,7 +123,7 @@ describe('the page cache on write notices', () => {
   });
 
   async function metric(name: string): Promise<number> {
-    const body = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+    const body = (await app.probes.metrics()).body;
     const m = body.match(new RegExp(`^${name}(?:\\{outcome="hit"\\})? (\\S+)$`, 'm'));
     if (!m) throw new Error(`no ${name}`);
     return Number(m[1]);

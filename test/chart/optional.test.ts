@@ -81,7 +81,7 @@ describe('optional objects', () => {
       };
     });
     expect(scraped).toEqual([
-      { monitor: 'flotilla-prod-api', services: ['flotilla-prod-api'], port: 'http' },
+      { monitor: 'flotilla-prod-api', services: ['flotilla-prod-api'], port: 'probe' },
       { monitor: 'flotilla-prod-master', services: ['flotilla-prod-master-headless'], port: 'probe' },
       { monitor: 'flotilla-prod-worker', services: ['flotilla-prod-worker-headless'], port: 'probe' },
     ]);

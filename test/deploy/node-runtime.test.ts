@@ -78,6 +78,7 @@ describe('npm start', () => {
       PORT: await freePort(),
       MASTER_PROBE_PORT: await freePort(),
       WORKER_PROBE_PORT: await freePort(),
+      API_PROBE_PORT: await freePort(),
       WORKER_PORT: await freePort(),
       REPORTS_PORT: await freePort(),
     };

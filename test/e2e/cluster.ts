@@ -25,7 +25,7 @@ export interface MasterProc {
 
 export class Cluster {
   readonly procs: Running[] = [];
-  api!: { proc: Running; base: string; env: Record<string, string>; port: number };
+  api!: { proc: Running; base: string; env: Record<string, string>; port: number; probePort: number };
   readonly masters: MasterProc[] = [];
   private constructor(
     readonly db: TestDatabase,
@@ -52,18 +52,20 @@ export class Cluster {
     if (opts.extraYaml) yaml += `\n${opts.extraYaml}\n`;
     writeFileSync(config, yaml);
     const c = new Cluster(await createDatabase('migrated'), await startRedis(), dir, config);
-    const port = await freePort();
+    const [port, probePort] = [await freePort(), await freePort()];
     const env = {
       DATABASE_URL: c.db.url,
       REDIS_URL: c.redis.url,
       PORT: String(port),
+      // /metrics and the readiness details (the public port has neither).
+      PROBE_PORT: String(probePort),
       PUBLIC_URL: `http://127.0.0.1:${port}/`,
       MASTER_CONFIG: c.config,
       LOG_LEVEL: 'warn',
       ...opts.apiEnv,
     };
     try {
-      await c.startApi(env, port);
+      await c.startApi(env, port, probePort);
     } catch (err) {
       // The caller gets no cluster to stop: what was started is stopped here.
       await c.stop();
@@ -72,10 +74,10 @@ export class Cluster {
     return c;
   }
 
-  private async startApi(env: Record<string, string>, port: number): Promise<void> {
+  private async startApi(env: Record<string, string>, port: number, probePort: number): Promise<void> {
     const proc = startService('api', env);
     this.procs.push(proc);
-    this.api = { proc, base: `http://127.0.0.1:${port}/api/v2`, env, port };
+    this.api = { proc, base: `http://127.0.0.1:${port}/api/v2`, env, port, probePort };
     await waitFor(
       'api',
       async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200,
@@ -87,7 +89,7 @@ export class Cluster {
   /** Stops the API (SIGTERM, as a rolling update does) and starts a new one on the same port. */
   async restartApi(): Promise<void> {
     await this.api.proc.stop('SIGTERM');
-    await this.startApi(this.api.env, this.api.port);
+    await this.startApi(this.api.env, this.api.port, this.api.probePort);
   }
 
   /** `workerPort`: where workers connect; a restarted master takes its old one back. */

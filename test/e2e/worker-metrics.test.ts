@@ -83,7 +83,7 @@ describe("a worker's /metrics", () => {
 describe('promtool check metrics', () => {
   it('accepts the exposition of every process: api, master and worker', async () => {
     for (const [who, url] of [
-      ['api', `${c.api.base.replace(/\/api\/v2$/, '')}/metrics`],
+      ['api', `http://127.0.0.1:${c.api.probePort}/metrics`],
       ['master', `http://127.0.0.1:${m.probePort}/metrics`],
       ['worker', `http://127.0.0.1:${w.probePort}/metrics`],
     ] as const) {

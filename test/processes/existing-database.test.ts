@@ -29,16 +29,17 @@ afterAll(async () => {
 async function startApi(
   url: string,
   env: Record<string, string> = {},
-): Promise<{ proc: Running; base: string }> {
-  const port = await freePort();
+): Promise<{ proc: Running; base: string; probe: string }> {
+  const [port, probe] = [await freePort(), await freePort()];
   const proc = startService('api', {
     DATABASE_URL: url,
     REDIS_URL: testEnv().redisUrl,
     PORT: String(port),
+    PROBE_PORT: String(probe),
     LOG_LEVEL: 'warn',
     ...env,
   });
-  return { proc, base: `http://127.0.0.1:${port}` };
+  return { proc, base: `http://127.0.0.1:${port}`, probe: `http://127.0.0.1:${probe}` };
 }
 
 it('refuses the database before it is migrated, naming npm run migrate', async () => {
@@ -53,13 +54,14 @@ it('refuses the database before it is migrated, naming npm run migrate', async (
 
 it('migrates at start when told to (MIGRATE_ON_START), and /readyz names a migration lost later', async () => {
   const other = await buildbotDatabase();
-  const { proc, base } = await startApi(other.url, { MIGRATE_ON_START: 'true' });
+  const { proc, base, probe } = await startApi(other.url, { MIGRATE_ON_START: 'true' });
   try {
     await waitFor('api', async () => (await fetch(`${base}/readyz`)).ok, proc);
     const res = await fetch(`${base}/api/v2/builds?limit=1`, { headers: { accept: 'application/json' } });
     expect(((await res.json()) as { meta: { total: number } }).meta.total).toBe(102);
     await other.pool.query(sql`DELETE FROM flotilla.migrations WHERE id = '0010_flotilla_write_notices'`);
-    const ready = await fetch(`${base}/readyz`);
+    // The checks' details are on the probe port (the public /readyz says only ready or not).
+    const ready = await fetch(`${probe}/readyz`);
     expect(ready.status).toBe(503);
     expect(((await ready.json()) as { checks: { schema: string } }).checks.schema).toMatch(
       /^the database lacks 1 of Flotilla's migrations \(0010_flotilla_write_notices\): run `npm run migrate`/,

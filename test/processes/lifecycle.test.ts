@@ -20,14 +20,23 @@ afterAll(async () => {
 
 describe('api', () => {
   it('is live, ready only while PostgreSQL and Redis answer, and stops on SIGTERM', async () => {
-    const port = await freePort();
-    const api = startService('api', { DATABASE_URL: db.url, REDIS_URL: redis.url, PORT: String(port) });
+    const [port, probe] = [await freePort(), await freePort()];
+    const api = startService('api', {
+      DATABASE_URL: db.url,
+      REDIS_URL: redis.url,
+      PORT: String(port),
+      PROBE_PORT: String(probe),
+    });
     running.push(api);
     const base = `http://127.0.0.1:${port}`;
     await waitFor('api ready', async () => (await status(`${base}/readyz`)) === 200, api);
     expect(await status(`${base}/healthz`)).toBe(200);
-    const ready = await (await fetch(`${base}/readyz`)).json();
+    // The public port says ready or not, no more; the probe port says why, and has /metrics.
+    expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ready' });
+    const ready = await (await fetch(`http://127.0.0.1:${probe}/readyz`)).json();
     expect(ready).toEqual({ ready: true, checks: { postgres: 'ok', schema: 'ok', redis: 'ok' } });
+    expect(await status(`http://127.0.0.1:${probe}/metrics`)).toBe(200);
+    expect(await status(`${base}/metrics`)).toBe(404);
 
     // Redis goes away: not ready (but still alive); it comes back: ready again.
     await redis.proc.stop('SIGKILL');

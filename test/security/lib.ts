@@ -80,6 +80,7 @@ export class ReviewStack extends InjectClient {
       ctx: { db: db.pool, redis },
       config: config.change_hooks,
       env: { REVIEW_GITHUB_SECRET: GITHUB_SECRET },
+      keyPrefix,
     });
     opts.beforeReady?.(app);
     await app.ready();

@@ -35,7 +35,8 @@ export class DeviceCookies {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
     try {
       const claims = JSON.parse(Buffer.from(data, 'base64url').toString('utf8'));
-      if (claims.u !== username || typeof claims.d !== 'string' || typeof claims.exp !== 'number') return null;
+      if (claims.u !== username || typeof claims.d !== 'string' || typeof claims.exp !== 'number')
+        return null;
       return claims.exp * 1000 > now ? claims.d : null;
     } catch {
       return null;

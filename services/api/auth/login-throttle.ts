@@ -45,7 +45,8 @@ export class LoginThrottle {
   }
 
   private keys(a: Attempt): [string, number][] {
-    if (a.username !== null && a.device !== null) return [[`d:${keyPart(a.device)}`, this.s.maxFailuresPerUser]];
+    if (a.username !== null && a.device !== null)
+      return [[`d:${keyPart(a.device)}`, this.s.maxFailuresPerUser]];
     const k: [string, number][] = [[`c:${a.client}`, this.s.maxFailuresPerClient]];
     if (a.username !== null) {
       const user = keyPart(a.username);

@@ -19,7 +19,7 @@ import type { UiConfig } from '../../core/api-shapes.js';
 import { verifyPassword } from '../../core/auth/password.js';
 import { fingerprintOf, type UserDirectory, userInfoOf } from '../../core/auth/users.js';
 import type { Logger } from '../../core/telemetry/logger.js';
-import { loginUnavailable, noLogin, noTokenLogin, tooManyLogins } from '../errors/catalogue.js';
+import { crossSite, loginUnavailable, noLogin, noTokenLogin, tooManyLogins } from '../errors/catalogue.js';
 import type { SessionCookies } from '../http/session-cookies.js';
 import type { Authorizer } from './authorizer.js';
 import { addressKey } from './client.js';
@@ -179,8 +179,16 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
     return redirect(reply, `${home}#${fragment(req)}`);
   }
 
+  // Buildbot's clients log in and out with GETs, which any page can make a browser send: a
+  // foreign page could log its visitor in as the attacker (?token=, a login CSRF) or out.
+  // Browsers say where a request comes from; one from another site is refused.
+  const sameSite = (req: FastifyRequest) => {
+    if (req.headers['sec-fetch-site'] === 'cross-site') throw crossSite();
+  };
+
   // Errors are thrown, and answered by the app's error handler (../errors/reply.ts).
   app.get('/auth/login', async (req, reply) => {
+    sameSite(req);
     if (!deps.users && !deps.tokens) throw noLogin();
     // ?token= as Buildbot's OAuth2 login takes it; or a Bearer header, which no proxy logs.
     const bearer = /^\s*bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
@@ -189,6 +197,7 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
   });
 
   app.get('/auth/logout', async (req, reply) => {
+    sameSite(req);
     try {
       await deps.cookies.end(req, reply);
     } catch (err) {

@@ -40,6 +40,7 @@ export type ApiErrorCode =
   | 'REQUEST_TIMEOUT'
   | 'TOO_MANY_REQUESTS'
   | 'TOO_MANY_CONNECTIONS'
+  | 'CROSS_SITE'
   | 'TOO_MANY_LOGINS'
   | 'NO_LOGIN'
   | 'NO_TOKEN_LOGIN'
@@ -50,7 +51,8 @@ export type ApiErrorCode =
   | 'INVALID_PARAMS'
   | 'UNSUPPORTED_ACTION'
   | 'HOOK_INVALID'
-  | 'HOOK_SIGNATURE';
+  | 'HOOK_SIGNATURE'
+  | 'HOOK_UNAVAILABLE';
 
 export type ErrorCode = CoreErrorCode | ApiErrorCode;
 
@@ -91,6 +93,7 @@ export const CATALOGUE: Readonly<Record<ErrorCode, Entry>> = {
   REQUEST_TIMEOUT: { status: 408 },
   TOO_MANY_REQUESTS: { status: 429 },
   TOO_MANY_CONNECTIONS: { status: 429 },
+  CROSS_SITE: { status: 403 },
   // Logins.
   TOO_MANY_LOGINS: { status: 429 },
   NO_LOGIN: { status: 501 },
@@ -107,6 +110,9 @@ export const CATALOGUE: Readonly<Record<ErrorCode, Entry>> = {
   // does not check is ours to refuse with 403.
   HOOK_INVALID: { status: 400 },
   HOOK_SIGNATURE: { status: 403 },
+  // Remembered deliveries cannot be checked (Redis is away): a replay is never let through
+  // unchecked, and GitHub delivers again later.
+  HOOK_UNAVAILABLE: { status: 503, retryAfter: RETRY_AFTER_SECONDS },
 };
 
 /** For a code the table does not list (a new one not yet added here): by its kind. */
@@ -144,6 +150,9 @@ export const headersTooLarge = () =>
   new LimitError<ErrorCode>('HEADERS_TOO_LARGE', 'request header fields too large');
 export const requestTimeout = () => new LimitError<ErrorCode>('REQUEST_TIMEOUT', 'request timeout');
 export const tooManyRequests = () => new LimitError<ErrorCode>('TOO_MANY_REQUESTS', 'too many requests');
+/** A login or logout a page of another site set off (the browser says so: Sec-Fetch-Site). */
+export const crossSite = () =>
+  new NotAllowedError<ErrorCode>('CROSS_SITE', 'refused: a request from another site');
 export const tooManyConnections = () =>
   new LimitError<ErrorCode>('TOO_MANY_CONNECTIONS', 'too many event connections from this client');
 export const tooManyLogins = () =>
@@ -165,6 +174,11 @@ export const invalidParams = (problems: string | Readonly<Record<string, string>
     : new InputError<ErrorCode>('INVALID_PARAMS', JSON.stringify(problems), problems);
 /** A change hook's request it cannot make changes of (Buildbot's ValueError). */
 export const hookInvalid = (message: string) => new InputError<ErrorCode>('HOOK_INVALID', message);
+export const hookUnavailable = () =>
+  new UnavailableError<ErrorCode>(
+    'HOOK_UNAVAILABLE',
+    'deliveries cannot be checked for a moment: try again later',
+  );
 export const hookSignature = (message: string) => new NotAllowedError<ErrorCode>('HOOK_SIGNATURE', message);
 export const unsupportedAction = (method: string) =>
   new NotSupportedError<ErrorCode>('UNSUPPORTED_ACTION', `action: ${method} is not supported`);

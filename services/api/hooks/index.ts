@@ -18,7 +18,8 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ConfigError } from '../../core/config/errors.js';
 import type { ChangeHooksConfig } from '../../core/config/master-config.js';
 import { addChange, type DataContext, type NewChange, transact } from '../../core/data/index.js';
-import { hookInvalid, notFound } from '../errors/catalogue.js';
+import { RedisUnavailable } from '../auth/counters.js';
+import { hookInvalid, hookUnavailable, notFound } from '../errors/catalogue.js';
 import { errorHandler } from '../errors/reply.js';
 import { baseChange } from './base.js';
 import {
@@ -32,6 +33,7 @@ import {
   text,
   unsupportedType,
 } from './body.js';
+import { Deliveries } from './deliveries.js';
 import { type GithubOptions, githubChanges } from './github.js';
 
 export interface ChangeHooksOptions {
@@ -40,6 +42,8 @@ export interface ChangeHooksOptions {
   config: ChangeHooksConfig | undefined;
   /** Where secret_env is looked up (default process.env). */
   env?: Record<string, string | undefined>;
+  /** Prefix of the Redis keys of remembered GitHub deliveries (default `flotilla:`). */
+  keyPrefix?: string;
   /** Largest body accepted, in bytes (default 1 MiB). */
   bodyLimit?: number;
 }
@@ -95,6 +99,7 @@ const answer = (reply: FastifyReply, status: number, body: string) =>
 export const changeHooks: FastifyPluginAsync<ChangeHooksOptions> = async (app, opts) => {
   const github = opts.config?.github ? githubOptions(opts.config.github, opts.env) : null;
   const baseEnabled = opts.config?.base?.enabled ?? false;
+  const deliveries = new Deliveries(opts.ctx.redis, opts.keyPrefix ?? 'flotilla:');
 
   // Raw bytes for every content type: the GitHub signature is over the body as sent.
   app.removeAllContentTypeParsers();
@@ -115,10 +120,28 @@ export const changeHooks: FastifyPluginAsync<ChangeHooksOptions> = async (app, o
     // A dialect that is not enabled: like any path that names nothing, and naming nothing back.
     else throw notFound();
     if (changes.length === 0) return answer(reply, 200, 'no change found');
+    const delivery =
+      typeof req.headers['x-github-delivery'] === 'string' ? req.headers['x-github-delivery'] : undefined;
+    if (dialect === 'github') {
+      let first: boolean;
+      try {
+        first = await deliveries.claim(delivery, body);
+      } catch (err) {
+        // A replay is never let through unchecked.
+        throw err instanceof RedisUnavailable ? hookUnavailable() : err;
+      }
+      if (!first) {
+        req.log.warn({ delivery: delivery?.slice(0, 64) }, 'a GitHub delivery came again: no change made');
+        return answer(reply, 200, 'no change found');
+      }
+    }
     const ids = await transact(opts.ctx, async (tx) => {
       const added: number[] = [];
       for (const c of changes) added.push(await addChange(tx, c));
       return added;
+    }).catch(async (err: unknown) => {
+      if (dialect === 'github') await deliveries.release(delivery, body);
+      throw err;
     });
     req.log.info({ dialect, changeids: ids }, 'changes added from a web hook');
     return answer(reply, 200, `${changes.length} change found`);

@@ -215,7 +215,12 @@ export class ApiMetrics {
     return s;
   }
 
-  /** Count every answer and serve GET /metrics. */
+  /** The exposition, for the probe port's /metrics (never the public port: docs/security.md). */
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  /** Count every answer. */
   install(app: FastifyInstance): void {
     app.addHook('onResponse', (req, reply, done) => {
       if (req.url !== '/metrics') {
@@ -226,8 +231,5 @@ export class ApiMetrics {
       }
       done();
     });
-    app.get('/metrics', async (_req, reply) =>
-      reply.type(this.registry.contentType).send(await this.registry.metrics()),
-    );
   }
 }

@@ -22,8 +22,13 @@ export function sendRendered(
   r: Rendered,
   etag: string = etagOf(r.body),
 ): FastifyReply {
-  // The body depends on Accept (compact JSON or indented text): caches must key on it.
-  reply.header('etag', etag).header('vary', 'Accept').type(r.contentType);
+  // The body depends on Accept (compact JSON or indented text): caches must key on it (and
+  // on what else the route said it depends on: who asks, rest.ts).
+  const vary = reply.getHeader('vary');
+  reply
+    .header('etag', etag)
+    .header('vary', vary ? `Accept, ${vary}` : 'Accept')
+    .type(r.contentType);
   if (notModified(req, etag)) return reply.code(304).send();
   if (req.method === 'HEAD') return reply.header('content-length', Buffer.byteLength(r.body)).send();
   return reply.send(r.body);

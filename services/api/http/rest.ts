@@ -60,6 +60,9 @@ function nextLink(req: FastifyRequest, offset: number, limit: number): string {
 export function restHandler(deps: RestDeps) {
   // Errors are thrown, and answered by the app's error handler (../errors/reply.ts).
   return async (req: FastifyRequest, reply: FastifyReply) => {
+    // Once rules decide who may read what, an answer is for the one who asked: no shared
+    // cache may keep it for someone else (the session cookie or a token decides).
+    if (!deps.authz.open) reply.header('cache-control', 'private').header('vary', 'Cookie, Authorization');
     if (!checkCors(deps.cors, req, reply)) return reply;
     // OPTIONS is only a CORS preflight (checkCors answered the headers); without Origin it is
     // just another method Buildbot refuses.

@@ -40,9 +40,13 @@ export function securityHeaders(app: FastifyInstance): void {
       .header('referrer-policy', 'no-referrer');
     done();
   });
-  // The type is known only once the answer is: HTML gets the policy it can live with.
+  // The type is known only once the answer is: the pod's own HTML (the web UI) gets the
+  // policy it can live with. HTML a build wrote (an html log, sent as an attachment) keeps
+  // the sandbox: it runs nothing, on our origin or any.
   app.addHook('onSend', (_req, reply, payload, done) => {
-    if (isHtml(reply.getHeader('content-type'))) reply.header('content-security-policy', HTML_POLICY);
+    const download = /^\s*attachment/i.test(String(reply.getHeader('content-disposition') ?? ''));
+    if (isHtml(reply.getHeader('content-type')) && !download)
+      reply.header('content-security-policy', HTML_POLICY);
     done(null, payload);
   });
 }

@@ -12,7 +12,14 @@ import { fingerprintOf, UserDirectory } from '../../core/auth/users.js';
 import type { AuthConfig, WwwConfig } from '../../core/config/master-config.js';
 import type { ConnectionPool } from '../../core/db/pool.js';
 import { type ForceScheduler, forceSchedulerSpec } from '../../core/force/parameters.js';
-import { postgresCheck, readiness, redisCheck, schemaCheck } from '../../core/health.js';
+import {
+  type Check,
+  postgresCheck,
+  type Readiness,
+  readiness,
+  redisCheck,
+  schemaCheck,
+} from '../../core/health.js';
 import { PLATFORM_PATHS } from '../../core/http/platform-paths.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { Authorizer } from '../auth/authorizer.js';
@@ -87,6 +94,25 @@ const DEFAULT_THROTTLE = {
 const REQUEST_TIMEOUT_MS = 30_000;
 const HEADERS_TIMEOUT_MS = 20_000;
 
+const READINESS_CACHE_MS = 1000;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** What the probe port serves (services/api/service.ts): readiness checks and /metrics. */
+    probes: { checks: readonly Check[]; metrics: () => Promise<{ contentType: string; body: string }> };
+  }
+}
+
+/** Readiness asked at most once per `ms`; concurrent asks share one answer. */
+function cachedReadiness(checks: readonly Check[], ms: number): () => Promise<Readiness> {
+  let last: { at: number; answer: Promise<Readiness> } | null = null;
+  return () => {
+    const now = Date.now();
+    if (!last || now - last.at >= ms) last = { at: now, answer: readiness(checks) };
+    return last.answer;
+  };
+}
+
 /** The authorization rules in force, Buildbot's way (see core/config/master-config/auth.ts). */
 export function authzPolicy(auth: AuthConfig | undefined): AuthzPolicy {
   const loginsExist = !!auth && (auth.users.length > 0 || auth.users_file !== undefined || !!auth.oidc);
@@ -143,7 +169,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const rawCfg = deps.www?.raw_log_cache ?? { enabled: true, max_mb: 256 };
   // Without a folder to write to, downloads are still served, each from the database.
   const rawCache = rawCfg.enabled
-    ? await RawLogCache.open(rawCfg.dir ?? defaultRawLogDir(), rawCfg.max_mb * 1024 * 1024).catch((err) => {
+    ? await RawLogCache.open(
+        rawCfg.dir ?? defaultRawLogDir(),
+        rawCfg.max_mb * 1024 * 1024,
+        rawCfg.dir === undefined,
+      ).catch((err) => {
         deps.log.warn({ err: (err as Error).message }, 'raw log cache off: its folder cannot be used');
         return null;
       })
@@ -244,12 +274,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setErrorHandler(errorHandler('api'));
   app.setNotFoundHandler((req, reply) => sendError(req, reply, notFound()));
 
+  // The public port answers liveness, and readiness cheaply: one check of the stores a
+  // second whatever the number of asks, and no detail. The details and /metrics are on the
+  // probe port (service.ts), as the masters have them.
   app.get('/healthz', async () => ({ status: 'ok' }));
+  const ready = cachedReadiness(checks, READINESS_CACHE_MS);
   app.get('/readyz', async (_req, reply) => {
-    if (closing) return reply.code(503).send({ ready: false, checks: { shutdown: 'stopping' } });
-    const r = await readiness(checks);
-    return reply.code(r.ready ? 200 : 503).send(r);
+    // A stopping pod leaves the rotation at once, whatever the cached answer says.
+    const r = closing ? { ready: false } : await ready();
+    return reply.code(r.ready ? 200 : 503).send({ status: r.ready ? 'ready' : 'unavailable' });
   });
+  app.decorate('probes', { checks, metrics: () => metrics.render() });
 
   const base = new URL(deps.publicUrl);
   app.get('/api', async (_req, reply) =>

@@ -11,16 +11,20 @@
 // has gone out; a download cut short leaves nothing. Memory stays constant: a download that
 // is being copied waits for the disk when the disk falls behind, as it waits for its client.
 //
-// Each process has a folder of its own under `dir` (so API processes side by side never
-// share files), removed when it closes; folders of processes that are gone are removed when
-// one starts. The least recently used bodies go first once `maxBytes` is reached.
+// Each process has a private folder of its own (0700, made with a random name) under `dir`,
+// so that API processes side by side, or other users on the host, never share or touch its
+// files; it removes that folder when it closes, and never anything else: a folder left by a
+// process that died stays until someone removes it (in Kubernetes, `dir` is the pod's own
+// emptyDir). The default `dir` is a folder of this user's in the system's temporary folder,
+// used only while it is a real directory that this user owns and no one else may write to
+// (docs/security.md). The least recently used bodies go first once `maxBytes` is reached.
 //
 // Measured (load/RESULTS.md, section 3e): the 1,000,000-line log (40 MB) is downloaded 17
 // times a second from the database and 96 times from the kept file at one connection (17 and
 // 104 at eight); Buildbot 3.7 serves it 2.5 times a second.
 import { createWriteStream, type WriteStream } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { mkdir, mkdtemp, open, readdir, rename, rm, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, open, rename, rm, unlink } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,7 +44,6 @@ export interface RawLogCacheStats {
 }
 
 const PREFIX = 'raw-';
-const FOLDER = new RegExp(`^${PREFIX}(\\d+)-`);
 // A kept body is sent in reads of 1 MiB through two buffers taken from a small pool: one is
 // filled from the file while the other is being written to the socket, and nothing is
 // allocated per read. With a file stream of 64 KiB reads (Node's default) the 40 MB log went
@@ -108,19 +111,20 @@ export async function sendKept(res: ServerResponse, kept: KeptBody): Promise<voi
   }
 }
 
-export const defaultRawLogDir = () => join(tmpdir(), 'flotilla-raw-logs');
-
-// Folders this process made (several API apps may live in one process: tests, embedders).
-const ours = new Set<string>();
+/** This user's own folder in the system's temporary folder (checked by open: ownDir). */
+export const defaultRawLogDir = () => join(tmpdir(), `flotilla-raw-logs-${process.getuid?.() ?? 'user'}`);
 
 const nameOf = (k: RawLogKey) => `${k.id}-${k.numLines}-${k.type}`;
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+/**
+ * `dir` is usable: a directory, not a link to one elsewhere; and, when `ownOnly` (the
+ * default folder in a shared temporary folder), this user's and writable by no one else.
+ */
+async function checkRoot(dir: string, ownOnly: boolean): Promise<void> {
+  const st = await lstat(dir);
+  if (!st.isDirectory()) throw new Error(`${dir} is not a directory (a link is not followed)`);
+  if (ownOnly && (st.uid !== process.getuid?.() || (st.mode & 0o022) !== 0)) {
+    throw new Error(`${dir} is not this user's own folder`);
   }
 }
 
@@ -136,19 +140,13 @@ export class RawLogCache {
     private readonly maxBytes: number,
   ) {}
 
-  static async open(dir: string, maxBytes: number): Promise<RawLogCache> {
-    await mkdir(dir, { recursive: true });
-    const folder = await mkdtemp(join(dir, `${PREFIX}${process.pid}-`));
-    ours.add(folder);
-    // A folder whose process is gone holds nothing anyone will read. (In a container the new
-    // process may have the old one's pid: a folder with our pid that we did not make is stale.)
-    for (const name of await readdir(dir)) {
-      const m = FOLDER.exec(name);
-      const path = join(dir, name);
-      if (!m || ours.has(path)) continue;
-      const pid = Number(m[1]);
-      if (pid === process.pid || !alive(pid)) await rm(path, { recursive: true, force: true });
-    }
+  /** `ownOnly`: `dir` must belong to this user alone (the default folder under /tmp). */
+  static async open(dir: string, maxBytes: number, ownOnly = false): Promise<RawLogCache> {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await checkRoot(dir, ownOnly);
+    // A random name, made exclusively, then only ours: no one can have made it first.
+    const folder = await mkdtemp(join(dir, PREFIX));
+    await chmod(folder, 0o700);
     return new RawLogCache(folder, maxBytes);
   }
 
@@ -229,7 +227,6 @@ export class RawLogCache {
     this.kept.clear();
     this.bytes = 0;
     await rm(this.folder, { recursive: true, force: true });
-    ours.delete(this.folder);
   }
 }
 

@@ -1,5 +1,6 @@
-// The small HTTP server of processes that serve no API (master, worker): /healthz says the
-// process is alive, /readyz whether it can do its work, /metrics what it is doing.
+// The small HTTP server of every process, on a port of its own (PROBE_PORT): /healthz says
+// the process is alive, /readyz whether it can do its work (and why not), /metrics what it
+// is doing. An API pod answers its public port with a cheap /healthz and /readyz only.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Check, readiness } from '../health.js';

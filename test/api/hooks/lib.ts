@@ -1,5 +1,6 @@
 // What the change hook suites share: a Fastify app with the hooks plugin on a database of
 // its own (harness.ts), and the change rows a request made, read back from the database.
+import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { changeHooks } from '../../../services/api/hooks/index.js';
 import type { ChangeHooksConfig } from '../../../services/core/config/master-config.js';
@@ -12,7 +13,9 @@ export async function hookApp(
   env: Record<string, string | undefined> = {},
 ): Promise<FastifyInstance> {
   const app = Fastify();
-  await app.register(changeHooks, { ctx: h.ctx, config, env });
+  // Deliveries remembered apart from every other app's (a suite sends one payload many times).
+  const keyPrefix = `hooks:${randomBytes(6).toString('hex')}:`;
+  await app.register(changeHooks, { ctx: h.ctx, config, env, keyPrefix });
   await app.ready();
   return app;
 }

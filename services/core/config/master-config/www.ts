@@ -37,8 +37,9 @@ export const www = z
       .default({}),
     // Finished logs' raw downloads each API pod keeps on its local disk (a finished log never
     // changes), so that downloading one again reads a file, not every chunk from the
-    // database; max_mb bounds the disk they take, dir is where (default: the system's temporary
-    // folder). See services/api/read/raw-log-cache.ts.
+    // database; max_mb bounds the disk they take, dir is where each process makes its private
+    // folder (default: this user's own folder in the system's temporary folder). See
+    // services/api/read/raw-log-cache.ts.
     raw_log_cache: z
       .object({
         enabled: z.boolean().default(true),
