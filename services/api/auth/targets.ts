@@ -2,9 +2,18 @@
 // builder of a build, build request, step, log or test result set, a builder's name, and the
 // owner of a build or build request (the `owner` property of its build set, as Buildbot
 // reads it). Builders never change for these rows, so answers are cached (bounded); owners
-// are read each time.
-import { type Queryable, type SQLQuery, sql } from '../../core/db/pool.js';
+// are read each time. The statements are core/data's; which row a path names, the read path's.
+import { allBuilders, builderIdByName, builderName } from '../../core/data/index.js';
+import {
+  buildOwnership,
+  buildRequestBuilder,
+  buildRequestOwner,
+  owningBuilderId,
+} from '../../core/data/owners.js';
+import type { Queryable } from '../../core/db/pool.js';
 import { idOfSegment, isUrlIdentifier } from '../../core/identifiers.js';
+import { plainReader, type RowReader } from '../query/read-pool.js';
+import { entityKey } from '../query/run.js';
 import type { Match } from '../registry/paths.js';
 
 /** A part of a path that names something owned by a builder. */
@@ -68,18 +77,16 @@ class Bounded<K, V> {
 export class Targets {
   private readonly builderOf = new Bounded<string, number | null>(20_000);
   private readonly names = new Bounded<number, string | null>(5_000);
+  private readonly reads: RowReader;
 
-  constructor(private readonly db: Queryable) {}
-
-  private async one(query: SQLQuery): Promise<Record<string, any> | undefined> {
-    return (await this.db.query(query))[0];
+  constructor(private readonly db: Queryable) {
+    this.reads = plainReader(db);
   }
 
   async builderName(id: number): Promise<string | null> {
     const hit = this.names.get(id);
     if (hit !== undefined) return hit;
-    const row = await this.one(sql`SELECT name FROM builders WHERE id = ${id}`);
-    const name = (row?.name as string | undefined) ?? null;
+    const name = await builderName(this.db, id);
     // Only what exists is cached: a builder made later must be found then.
     if (name !== null) this.names.set(id, name);
     return name;
@@ -87,10 +94,8 @@ export class Targets {
 
   /** The name of the builder a ref belongs to; null when it names nothing that exists. */
   async builderNameOf(ref: Ref): Promise<string | null> {
-    if (ref.kind === 'builder-name') {
-      const row = await this.one(sql`SELECT name FROM builders WHERE name = ${ref.name}`);
-      return (row?.name as string | undefined) ?? null;
-    }
+    if (ref.kind === 'builder-name')
+      return (await builderIdByName(this.db, ref.name)) === null ? null : ref.name;
     if (ref.kind === 'builder') return this.builderName(ref.id);
     const key = `${ref.kind}:${ref.id}`;
     // An event reaches every client at once: one lookup answers all of them.
@@ -107,16 +112,7 @@ export class Targets {
   private async lookUpBuilderOf(ref: Exclude<Ref, { kind: 'builder' | 'builder-name' }>, key: string) {
     let id = this.builderOf.get(key);
     if (id === undefined) {
-      const q = {
-        build: sql`SELECT builderid FROM builds WHERE id = ${ref.id}`,
-        buildrequest: sql`SELECT builderid FROM buildrequests WHERE id = ${ref.id}`,
-        step: sql`SELECT b.builderid FROM steps s JOIN builds b ON b.id = s.buildid WHERE s.id = ${ref.id}`,
-        log: sql`SELECT b.builderid FROM logs l JOIN steps s ON s.id = l.stepid
-                 JOIN builds b ON b.id = s.buildid WHERE l.id = ${ref.id}`,
-        test_result_set: sql`SELECT builderid FROM test_result_sets WHERE id = ${ref.id}`,
-      }[ref.kind];
-      const row = await this.one(q);
-      id = (row?.builderid as number | undefined) ?? null;
+      id = await owningBuilderId(this.db, ref.kind, ref.id);
       if (id !== null) this.builderOf.set(key, id);
     }
     return id === null ? null : this.builderName(id);
@@ -135,9 +131,8 @@ export class Targets {
 
   /** Every builder's name, now (a list read is decided for each). Concurrent asks share one query. */
   builderNames(): Promise<string[]> {
-    this.allNames ??= this.db
-      .query(sql`SELECT name FROM builders ORDER BY id`)
-      .then((rows) => rows.map((r) => r.name as string))
+    this.allNames ??= allBuilders(this.db)
+      .then((rows) => rows.map((r) => r.name))
       .finally(() => {
         this.allNames = null;
       });
@@ -148,42 +143,26 @@ export class Targets {
 
   /** Every builder's name, so events about builders are decided from the start. */
   async primeBuilders(): Promise<void> {
-    const rows = await this.db.query(sql`SELECT id, name FROM builders`);
-    for (const r of rows) this.names.set(r.id as number, r.name as string);
+    for (const r of await allBuilders(this.db)) this.names.set(r.id, r.name);
   }
 
   /** The build (id, builder name) an endpoint names, if it is one of a build and exists. */
   async build(match: Match): Promise<{ id: number; builder: string; buildrequestid: number } | null> {
-    const conds = match.endpoint.scope(match.args);
-    const row = await this.one(
-      sql`SELECT a.id, a.buildrequestid, bl.name FROM builds a JOIN builders bl ON bl.id = a.builderid
-          WHERE ${conds.length ? sql.join(conds, sql` AND `) : sql`true`} LIMIT 1`,
-    );
-    return row ? { id: row.id, builder: row.name, buildrequestid: row.buildrequestid } : null;
+    const id = await entityKey(this.reads, match.endpoint, match.args);
+    if (typeof id !== 'number') return null;
+    const b = await buildOwnership(this.db, id);
+    return b ? { id, ...b } : null;
   }
 
   async buildRequest(match: Match): Promise<{ id: number; builder: string } | null> {
-    const conds = match.endpoint.scope(match.args);
-    const row = await this.one(
-      sql`SELECT a.id, bl.name FROM buildrequests a JOIN builders bl ON bl.id = a.builderid
-          WHERE ${conds.length ? sql.join(conds, sql` AND `) : sql`true`} LIMIT 1`,
-    );
-    return row ? { id: row.id, builder: row.name } : null;
+    const id = await entityKey(this.reads, match.endpoint, match.args);
+    if (typeof id !== 'number') return null;
+    const builder = await buildRequestBuilder(this.db, id);
+    return builder === null ? null : { id, builder };
   }
 
   /** The `owner` property of a build request's build set (null when none). */
-  async ownerOfBuildRequest(brid: number): Promise<string | null> {
-    const row = await this.one(
-      sql`SELECT p.property_value FROM buildrequests br
-          JOIN buildset_properties p ON p.buildsetid = br.buildsetid AND p.property_name = 'owner'
-          WHERE br.id = ${brid}`,
-    );
-    if (!row) return null;
-    try {
-      const v = JSON.parse(row.property_value as string);
-      return Array.isArray(v) && typeof v[0] === 'string' ? v[0] : null;
-    } catch {
-      return null;
-    }
+  ownerOfBuildRequest(brid: number): Promise<string | null> {
+    return buildRequestOwner(this.db, brid);
   }
 }
