@@ -47,8 +47,10 @@ export function verifySignature(secret: string, body: Buffer, headers: Headers):
   const algorithm = m[1]!;
   if (sha256 !== undefined && algorithm !== 'sha256') throw hookSignature('Wrong signature format');
   const expected = createHmac(algorithm, secret).update(body).digest();
-  const given = Buffer.from(m[2]!, 'hex');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+  // Exactly two hex digits a byte: Buffer.from(hex) would drop an odd last digit, and a
+  // signature with something appended would pass.
+  const hex = m[2]!;
+  if (hex.length !== expected.length * 2 || !timingSafeEqual(Buffer.from(hex, 'hex'), expected))
     throw hookSignature('Hash mismatch');
 }
 
