@@ -38,11 +38,22 @@ export LOG_LEVEL="${LOG_LEVEL:-info}"
 [ -s "$DATA/worker-password" ] || (umask 077; node -e 'console.log(require("crypto").randomBytes(18).toString("base64url"))' >"$DATA/worker-password")
 LOCAL_WORKER_PASSWORD="$(cat "$DATA/worker-password")"
 
+# The example's login (deploy/example/master.yaml): user admin, a generated password, its
+# scrypt hash in the users file the API pods read (both private to this user).
+[ -s "$DATA/admin-password" ] || (umask 077; node -e 'console.log(require("crypto").randomBytes(12).toString("base64url"))' >"$DATA/admin-password")
+ADMIN_PASSWORD="$(cat "$DATA/admin-password")"
+if [ ! -s "$DATA/users.yaml" ] || [ "$DATA/admin-password" -nt "$DATA/users.yaml" ]; then
+  hash="$(cd "$ROOT" && printf '%s\n' "$ADMIN_PASSWORD" | node --import tsx services/core/auth/hash-password.ts)" ||
+    die "could not hash the admin password"
+  (umask 077; printf 'users:\n  - { username: admin, password_hash: "%s", full_name: Admin }\n' "$hash" >"$DATA/users.yaml")
+fi
+
 # The configuration the processes read: the example's, with its local addresses (the web UI
-# for links in reports, the report receiver) on the ports chosen here.
+# for links in reports, the report receiver) on the ports chosen here, and its files under
+# this data folder.
 CONFIG="$DATA/master.yaml"
 sed -e "s#http://127.0.0.1:8080/#http://127.0.0.1:$API_PORT/#g" -e "s#http://127.0.0.1:8083#http://127.0.0.1:$REPORTS_PORT#g" \
-  "$ROOT/deploy/example/master.yaml" >"$CONFIG"
+  -e "s#\.data/local/#$DATA/#g" "$ROOT/deploy/example/master.yaml" >"$CONFIG"
 
 # The example project the example builder clones and tests: a real git repository.
 EXAMPLE_REPO="$DATA/example-repo"
@@ -103,8 +114,11 @@ for probe in "api http://127.0.0.1:$API_PORT/readyz" "master http://127.0.0.1:$M
 done
 log "ready"
 echo "Flotilla is up: open http://127.0.0.1:$API_PORT/ (the REST API is at http://127.0.0.1:$API_PORT/api/v2)"
+echo "Reads are open to everyone; to force, stop or rebuild, log in as admin with password $ADMIN_PASSWORD"
+echo "(kept in $REL/admin-password)."
 echo "Build the example project (clones ${EXAMPLE_REPO#$ROOT/} and runs its tests):"
-echo "  curl -s -H 'Content-Type: application/json' -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"force\",\"params\":{\"username\":\"You <you@example.com>\"}}' http://127.0.0.1:$API_PORT/api/v2/forceschedulers/force-example"
+echo "  curl -s -c .data/cookies -u admin:$ADMIN_PASSWORD -o /dev/null http://127.0.0.1:$API_PORT/auth/login"
+echo "  curl -s -b .data/cookies -H 'Content-Type: application/json' -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"force\",\"params\":{\"username\":\"You <you@example.com>\"}}' http://127.0.0.1:$API_PORT/api/v2/forceschedulers/force-example"
 echo "  curl -s 'http://127.0.0.1:$API_PORT/api/v2/builders/example/builds?order=-number&limit=1'"
 echo "Or commit to ${EXAMPLE_REPO#$ROOT/}: the master polls it and builds each new commit on main."
 echo "What the example's reporters sent (each build's start and end; the GitHub statuses of the last commit):"

@@ -2,7 +2,7 @@
 // npm registry's `node` package, a dev dependency), whatever Node the system has: here the
 // system's PATH comes first, as on a fresh Debian where only its own node and npm exist.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { OtlpReceiver } from '../helpers/otlp-receiver.js';
@@ -101,19 +101,35 @@ describe('npm start', () => {
     }
     const res = await fetch(`http://127.0.0.1:${ports.PORT}/api/v2/builders`);
     expect(res.status).toBe(200);
-    // The example reports every build to the receiver npm start runs, signed with the
-    // example's secret (the receiver refuses anything else).
-    const forced = await fetch(`http://127.0.0.1:${ports.PORT}/api/v2/forceschedulers/force-hello`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'force',
-        params: { username: 'You <you@example.com>' },
-      }),
-    });
-    expect(forced.status).toBe(200);
+
+    // The example's login: reads open to everyone, control for the admin it printed, whose
+    // password and hash only this user can read.
+    const password = /log in as admin with password (\S+)/.exec(started.stdout)?.[1];
+    expect(password, started.stdout).toBeDefined();
+    for (const f of ['admin-password', 'users.yaml'])
+      expect(statSync(path.join(data, f)).mode & 0o777, f).toBe(0o600);
+    const api = `http://127.0.0.1:${ports.PORT}`;
+    const force = (cookie?: string) =>
+      fetch(`${api}/api/v2/forceschedulers/force-hello`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'force', params: {} }),
+      });
+    const login = (pw: string) =>
+      fetch(`${api}/auth/login`, {
+        headers: { authorization: `Basic ${Buffer.from(`admin:${pw}`).toString('base64')}` },
+        redirect: 'manual',
+      });
+    expect((await force()).status).toBe(403);
+    expect((await login('wrong')).status).toBe(401);
+    const session = await login(password!);
+    expect(session.status).toBe(302);
+    const cookie = session.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const forced = await force(cookie);
+    expect(forced.status, await forced.clone().text()).toBe(200);
     const reports = `http://127.0.0.1:${ports.REPORTS_PORT}/builds`;
     await waitFor('the receiver to hear the build end', async () => {
       const builds = (await (await fetch(reports)).json()) as {
