@@ -13,7 +13,7 @@ import type { ReporterConfig } from '../../core/config/master-config.js';
 import { Results } from '../../core/results.js';
 import { interpolate } from '../build/interpolate.js';
 import { gitRepoName } from './git-url.js';
-import { DeliveryError, request } from './http-client.js';
+import { postEachStamp, request } from './http-client.js';
 import type { Report, Sender, SourceStamp } from './report.js';
 
 export const GITHUB_API = 'https://api.github.com';
@@ -60,32 +60,17 @@ export function githubSender(cfg: StatusPush, token: string): Sender {
       const build = report.builds[0]!;
       const state = githubState(build);
       const context = interpolate(cfg.context ?? DEFAULT_CONTEXT, build.properties);
-      const failures: DeliveryError[] = [];
-      let sent = 0;
-      for (const ss of build.buildset.sourcestamps) {
+      return postEachStamp(build.buildset.sourcestamps, async (ss) => {
         const repo = githubRepo(ss);
-        if (!repo || !ss.revision) continue;
+        if (!repo || !ss.revision) return false;
         const body: Record<string, unknown> = { state, target_url: build.url, context };
         if (typeof report.body === 'string') body.description = report.body;
         const path = ['repos', repo.owner, repo.repo, 'statuses', ss.revision]
           .map(encodeURIComponent)
           .join('/');
-        try {
-          await request('POST', `${base}/${path}`, headers, JSON.stringify(body));
-          sent++;
-        } catch (err) {
-          if (!(err instanceof DeliveryError)) throw err;
-          failures.push(err);
-        }
-      }
-      // Every stamp was tried; a retry posts them all again, harmlessly: GitHub shows the latest
-      // status of each context.
-      if (failures.length)
-        throw new DeliveryError(
-          failures.map((f) => f.message).join('; '),
-          failures.some((f) => f.retryable),
-        );
-      return sent;
+        await request('POST', `${base}/${path}`, headers, JSON.stringify(body));
+        return true;
+      });
     },
   };
 }

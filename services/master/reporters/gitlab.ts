@@ -14,7 +14,7 @@ import { Results } from '../../core/results.js';
 import { interpolate } from '../build/interpolate.js';
 import { gitRepoName } from './git-url.js';
 import { DEFAULT_CONTEXT } from './github.js';
-import { DeliveryError, request } from './http-client.js';
+import { DeliveryError, postEachStamp, request } from './http-client.js';
 import type { BuildDict, Sender, SourceStamp } from './report.js';
 
 export const GITLAB_URL = 'https://gitlab.com';
@@ -64,30 +64,17 @@ export function gitlabSender(cfg: StatusPush, token: string): Sender {
       const build = report.builds[0]!;
       const state = gitlabState(build);
       const context = interpolate(cfg.context ?? DEFAULT_CONTEXT, build.properties);
-      const failures: DeliveryError[] = [];
-      let sent = 0;
-      for (const ss of build.buildset.sourcestamps) {
-        if (!ss.revision) continue;
-        try {
-          const id = await projectId(ss, build.properties);
-          if (id === null) continue;
-          const branch = build.properties.source_branch?.[0] ?? ss.branch;
-          const body: Record<string, unknown> = { state, ref: branch, target_url: build.url, name: context };
-          if (typeof report.body === 'string') body.description = report.body;
-          const path = `api/v4/projects/${encodeURIComponent(String(id))}/statuses/${encodeURIComponent(ss.revision)}`;
-          await request('POST', `${base}/${path}`, headers, JSON.stringify(body));
-          sent++;
-        } catch (err) {
-          if (!(err instanceof DeliveryError)) throw err;
-          failures.push(err);
-        }
-      }
-      if (failures.length)
-        throw new DeliveryError(
-          failures.map((f) => f.message).join('; '),
-          failures.some((f) => f.retryable),
-        );
-      return sent;
+      return postEachStamp(build.buildset.sourcestamps, async (ss) => {
+        if (!ss.revision) return false;
+        const id = await projectId(ss, build.properties);
+        if (id === null) return false;
+        const branch = build.properties.source_branch?.[0] ?? ss.branch;
+        const body: Record<string, unknown> = { state, ref: branch, target_url: build.url, name: context };
+        if (typeof report.body === 'string') body.description = report.body;
+        const path = `api/v4/projects/${encodeURIComponent(String(id))}/statuses/${encodeURIComponent(ss.revision)}`;
+        await request('POST', `${base}/${path}`, headers, JSON.stringify(body));
+        return true;
+      });
     },
   };
 }

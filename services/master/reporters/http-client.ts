@@ -17,6 +17,34 @@ export class DeliveryError extends Error {
   }
 }
 
+/**
+ * Posts one status per source stamp: every stamp is tried, then the failures (if any) are
+ * thrown as one, retryable when any of them is. A retry posts them all again, harmlessly:
+ * forges show the latest status of each context. Returns how many were posted; `post`
+ * returns false for a stamp it skips.
+ */
+export async function postEachStamp<T>(
+  stamps: readonly T[],
+  post: (stamp: T) => Promise<boolean>,
+): Promise<number> {
+  const failures: DeliveryError[] = [];
+  let sent = 0;
+  for (const stamp of stamps) {
+    try {
+      if (await post(stamp)) sent++;
+    } catch (err) {
+      if (!(err instanceof DeliveryError)) throw err;
+      failures.push(err);
+    }
+  }
+  if (failures.length)
+    throw new DeliveryError(
+      failures.map((f) => f.message).join('; '),
+      failures.some((f) => f.retryable),
+    );
+  return sent;
+}
+
 const RETRYABLE_STATUS = new Set([408, 429]);
 
 export interface HttpAnswer {
