@@ -9,11 +9,12 @@
 // all by pid at the end. Prints a markdown table.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrate } from '../../services/core/db/migrate.js';
 import { createPool, sql } from '../../services/core/db/pool.js';
+import { freePort } from '../../test/helpers/processes.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 const LINES = Number(process.argv[2] ?? 100_000);
 const BUILDS = 10;
@@ -22,13 +23,6 @@ const base = process.env.DATABASE_URL;
 const redisUrl = process.env.REDIS_URL;
 if (!base || !redisUrl) throw new Error('set DATABASE_URL and REDIS_URL');
 
-const port = () =>
-  new Promise<number>((res) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => res(p));
-    });
-  });
 const procs: ReturnType<typeof spawn>[] = [];
 /** `input`: written to its standard input (a worker's password). */
 function start(name: string, env: Record<string, string>, input?: string) {
@@ -38,16 +32,6 @@ function start(name: string, env: Record<string, string>, input?: string) {
   });
   if (input !== undefined) p.stdin!.end(input);
   procs.push(p);
-}
-async function until(what: string, fn: () => Promise<boolean>, ms = 60_000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    try {
-      if (await fn()) return;
-    } catch {}
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'flotilla-logbench-'));
@@ -86,7 +70,7 @@ www:
   rate_limit: { enabled: false }
 `,
   );
-  const [apiPort, workerPort, probe] = [await port(), await port(), await port()];
+  const [apiPort, workerPort, probe] = [await freePort(), await freePort(), await freePort()];
   const common = {
     DATABASE_URL: url.toString(),
     REDIS_URL: redisUrl,
@@ -106,7 +90,7 @@ www:
         MASTER_URL: `ws://127.0.0.1:${workerPort}/worker`,
         WORKER_NAME: w,
         WORKER_DIR: join(dir, w),
-        PROBE_PORT: String(await port()),
+        PROBE_PORT: String(await freePort()),
       },
       'pw\n',
     );
@@ -120,17 +104,16 @@ www:
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'force', params: { username: 'b <b@x.y>' } }),
     });
-  await until('workers connected', async () =>
+  await waitFor('workers connected', async () =>
     (await get('/workers')).workers.every((w: any) => w.connected_to.length > 0),
   );
 
   // Throughput: 10 builds at once, each streaming LINES lines.
   for (let i = 0; i < BUILDS / 2; i++) await force('spew');
-  await until(
-    'spew builds done',
-    async () => (await get('/builds?complete=true')).meta.total >= BUILDS,
-    600_000,
-  );
+  await waitFor('spew builds done', async () => (await get('/builds?complete=true')).meta.total >= BUILDS, {
+    timeoutMs: 600_000,
+    everyMs: 50,
+  });
   const [t] = await db.query(sql`
     SELECT sum(l.num_lines)::bigint AS lines, min(s.started_at) AS first, max(s.complete_at) AS last,
            extract(epoch FROM now())::bigint AS now
@@ -141,7 +124,7 @@ www:
   // Latency: a build prints a timestamped line every 50 ms; poll /contents for new lines.
   await force('ticker');
   let logid = 0;
-  await until('ticker log', async () => {
+  await waitFor('ticker log', async () => {
     const ticker = (await get('/builders?name=ticker')).builders[0].builderid;
     const b = (await get(`/builds?builderid=${ticker}&limit=1`)).builds[0];
     if (!b) return false;

@@ -9,35 +9,18 @@
 // an API, a master and one worker as real processes, all stopped by pid. Prints a table.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrate } from '../../services/core/db/migrate.js';
 import { createPool, sql } from '../../services/core/db/pool.js';
+import { freePort } from '../../test/helpers/processes.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 const ROUNDS = Number(process.argv[2] ?? 3);
 const RATE = Number(process.argv[3] ?? 2000);
 const base = process.env.DATABASE_URL;
 const redisUrl = process.env.REDIS_URL;
 if (!base || !redisUrl) throw new Error('set DATABASE_URL and REDIS_URL');
-
-const port = () =>
-  new Promise<number>((res) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => res(p));
-    });
-  });
-async function until(what: string, fn: () => Promise<boolean>, ms = 60_000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    try {
-      if (await fn()) return;
-    } catch {}
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 type Kind = 'flotilla' | 'buildbot-worker';
 interface Round {
@@ -95,10 +78,10 @@ force_schedulers: [{ name: count, builders: [count] }]
 `,
     );
     const [apiPort, workerPort, msgpackPort, probe] = [
-      await port(),
-      await port(),
-      await port(),
-      await port(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
     ];
     const common = {
       DATABASE_URL: url.toString(),
@@ -122,7 +105,7 @@ force_schedulers: [{ name: count, builders: [count] }]
         WORKER_NAME: 'dw',
         WORKER_PASSWORD_FILE: join(dir, 'dw.password'),
         WORKER_DIR: wdir,
-        PROBE_PORT: String(await port()),
+        PROBE_PORT: String(await freePort()),
       });
     } else {
       execFileSync('buildbot-worker', [
@@ -143,8 +126,8 @@ force_schedulers: [{ name: count, builders: [count] }]
     const api = `http://127.0.0.1:${apiPort}/api/v2`;
     const get = async (p: string) =>
       (await (await fetch(api + p, { headers: { accept: 'application/json' } })).json()) as any;
-    await until('the API', async () => (await fetch(`${api}/workers`)).ok);
-    await until('the worker', async () => (await get('/workers')).workers[0]?.connected_to.length > 0);
+    await waitFor('the API', async () => (await fetch(`${api}/workers`)).ok);
+    await waitFor('the worker', async () => (await get('/workers')).workers[0]?.connected_to.length > 0);
     await fetch(`${api}/forceschedulers/count`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -157,7 +140,7 @@ force_schedulers: [{ name: count, builders: [count] }]
       return r?.id as number | undefined;
     };
     // Well into the step: a few thousand lines stored.
-    await until('output stored', async () => {
+    await waitFor('output stored', async () => {
       const id = await logid();
       if (id === undefined) return false;
       const [r] = await db.query(sql`SELECT num_lines FROM logs WHERE id = ${id}`);

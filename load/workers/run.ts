@@ -10,11 +10,12 @@
 // processes, all stopped by pid at the end. Prints a markdown table.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrate } from '../../services/core/db/migrate.js';
 import { createPool, sql } from '../../services/core/db/pool.js';
+import { freePort } from '../../test/helpers/processes.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 const LINES = Number(process.argv[2] ?? 100_000);
 const BUILDS = 10;
@@ -22,24 +23,6 @@ const WORKERS = 5;
 const base = process.env.DATABASE_URL;
 const redisUrl = process.env.REDIS_URL;
 if (!base || !redisUrl) throw new Error('set DATABASE_URL and REDIS_URL');
-
-const port = () =>
-  new Promise<number>((res) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => res(p));
-    });
-  });
-async function until(what: string, fn: () => Promise<boolean>, ms = 60_000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    try {
-      if (await fn()) return;
-    } catch {}
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 type Kind = 'flotilla' | 'buildbot-worker';
 
@@ -75,10 +58,10 @@ force_schedulers:
 `,
     );
     const [apiPort, workerPort, msgpackPort, probe] = [
-      await port(),
-      await port(),
-      await port(),
-      await port(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
     ];
     const common = {
       DATABASE_URL: url.toString(),
@@ -102,7 +85,7 @@ force_schedulers:
           WORKER_NAME: w,
           WORKER_PASSWORD_FILE: join(dir, `${w}.password`),
           WORKER_DIR: join(dir, w),
-          PROBE_PORT: String(await port()),
+          PROBE_PORT: String(await freePort()),
         });
       } else {
         const wdir = join(dir, w);
@@ -125,8 +108,8 @@ force_schedulers:
     const api = `http://127.0.0.1:${apiPort}/api/v2`;
     const get = async (p: string) =>
       (await (await fetch(api + p, { headers: { accept: 'application/json' } })).json()) as any;
-    await until('the API', async () => (await fetch(`${api}/workers`)).ok);
-    await until('workers connected', async () =>
+    await waitFor('the API', async () => (await fetch(`${api}/workers`)).ok);
+    await waitFor('workers connected', async () =>
       (await get('/workers')).workers.every((w: any) => w.connected_to.length > 0),
     );
     for (let i = 0; i < BUILDS / 2; i++)
@@ -135,11 +118,10 @@ force_schedulers:
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'force', params: { username: 'b <b@x.y>' } }),
       });
-    await until(
-      'builds done',
-      async () => (await get('/builds?complete=true')).meta.total >= BUILDS,
-      900_000,
-    );
+    await waitFor('builds done', async () => (await get('/builds?complete=true')).meta.total >= BUILDS, {
+      timeoutMs: 900_000,
+      everyMs: 50,
+    });
     const [t] = await db.query(sql`
       SELECT sum(l.num_lines)::bigint AS lines, min(s.started_at) AS first, max(s.complete_at) AS last,
              count(*) FILTER (WHERE s.results = 0)::int AS ok
