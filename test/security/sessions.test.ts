@@ -18,6 +18,7 @@ import type { MasterConfig } from '../../services/core/config/master-config.js';
 import { sql } from '../../services/core/db/pool.js';
 import { claimsOf } from '../api/auth/lib.js';
 import { until, WsClient } from '../api/events/lib.js';
+import { eventually } from '../helpers/wait.js';
 import { ReviewStack, sessionOf } from './lib.js';
 
 let stack: ReviewStack;
@@ -134,13 +135,11 @@ describe('a change of the user ends their sessions', () => {
         const dev = await s.login('dev');
         expect((await who(s, dev)).username).toBe('dev');
         writeFileSync(file, stringify({ users: [] }));
-        let user: unknown = { username: 'dev' };
-        const end = Date.now() + 20_000;
-        while ((user as { username?: string }).username === 'dev' && Date.now() < end) {
-          user = await who(s, dev);
-          if ((user as { username?: string }).username === 'dev')
-            await new Promise((r) => setTimeout(r, 200));
-        }
+        const user = await eventually(
+          () => who(s, dev),
+          (u) => (u as { username?: string }).username !== 'dev',
+          { timeoutMs: 20_000, everyMs: 200 },
+        );
         expect(user).toEqual({ anonymous: true });
       } finally {
         await s.close();
