@@ -2,8 +2,8 @@
 // live lines, and which buttons the authz rules may allow (mayEver).
 import { describe, expect, it } from 'vitest';
 import { type AuthzPolicy, mayEver } from '../../services/core/auth/authz.js';
-import { parseAnsi } from '../../services/web/src/ansi.js';
-import { LogModel, PAGE, splitLines } from '../../services/web/src/log-model.js';
+import { ansiEnd, PLAIN, parseAnsi } from '../../services/web/src/ansi.js';
+import { LogModel, PAGE, splitLines, streamOf } from '../../services/web/src/log-model.js';
 
 describe('parseAnsi', () => {
   it('leaves plain text alone', () => {
@@ -26,6 +26,27 @@ describe('parseAnsi', () => {
   it('keeps bright colours apart from the normal ones', () => {
     expect(parseAnsi('\x1b[92mok')).toEqual([{ text: 'ok', cls: 'af10' }]);
   });
+
+  it('carries what a line opens onto the next lines until a reset', () => {
+    const l1 = '\x1b[1;32mgreen starts';
+    const l2 = 'still green';
+    const l3 = 'ends\x1b[0m here';
+    const s1 = ansiEnd(l1);
+    expect(parseAnsi(l2, s1)).toEqual([{ text: 'still green', cls: 'af2 a-bold' }]);
+    // A line with no escape leaves the very state it was given (nothing to work out again).
+    expect(ansiEnd(l2, s1)).toBe(s1);
+    expect(parseAnsi(l3, s1)).toEqual([
+      { text: 'ends', cls: 'af2 a-bold' },
+      { text: ' here', cls: '' },
+    ]);
+    expect(ansiEnd(l3, s1)).toBe(PLAIN);
+    expect(parseAnsi('after', ansiEnd(l3, s1))).toEqual([{ text: 'after', cls: '' }]);
+    // Partial resets keep the rest open; a 256-colour background carries as well.
+    const s2 = ansiEnd('\x1b[4;31;48;5;196mx\x1b[24;39m', PLAIN);
+    expect(parseAnsi('y', s2)).toEqual([{ text: 'y', cls: '', background: 'rgb(255,0,0)' }]);
+    // A line's own state never leaks into the one it started from.
+    expect(parseAnsi('z', PLAIN)).toEqual([{ text: 'z', cls: '' }]);
+  });
 });
 
 describe('splitLines', () => {
@@ -37,19 +58,66 @@ describe('splitLines', () => {
 });
 
 describe('LogModel', () => {
-  const noFetch = () => {
-    throw new Error('no read expected');
+  /** Runs `fn` where any read over REST fails the test: only live lines feed the model. */
+  const offline = (fn: () => void) => {
+    const real = globalThis.fetch;
+    globalThis.fetch = (() => {
+      throw new Error('no read expected');
+    }) as unknown as typeof fetch;
+    try {
+      fn();
+    } finally {
+      globalThis.fetch = real;
+    }
   };
 
   it('appends live lines that continue a page, and grows its count', () => {
     const m = new LogModel(1, 0);
-    const real = globalThis.fetch;
-    globalThis.fetch = noFetch as unknown as typeof fetch;
-    try {
+    offline(() => {
       m.append({ logid: 1, firstline: 0, content: 'oa\nob\n' });
       m.append({ logid: 1, firstline: 2, content: 'oc\n' });
       expect(m.numLines).toBe(3);
       expect([m.line(0), m.line(1), m.line(2)]).toEqual(['oa', 'ob', 'oc']);
+    });
+  });
+
+  it('carries colours down the lines it holds, each stdio stream on its own', () => {
+    const m = new LogModel(1, 0, true);
+    offline(() => {
+      m.append({ logid: 1, firstline: 0, content: 'o\x1b[31mred\neerr\noout\x1b[0m\noplain\n' });
+      const cls = (i: number) => {
+        const [, body] = streamOf(m.line(i)!, true);
+        return parseAnsi(body, m.startState(i)).map((s) => s.cls);
+      };
+      expect([cls(0), cls(1), cls(2), cls(3)]).toEqual([['af1'], [''], ['af1'], ['']]);
+      // A line arriving later starts where the one above left off.
+      m.append({ logid: 1, firstline: 4, content: 'h\x1b[7;33mhdr\no\x1b[34mblue\nomore\nhnext\n' });
+      expect([cls(5), cls(6), cls(7)]).toEqual([['af4'], ['af4'], ['af3']]);
+    });
+  });
+
+  it('carries colours across pages, and works a page out again once the page above arrives', async () => {
+    const page0 = Array.from({ length: PAGE }, (_, i) => (i === PAGE - 1 ? '\x1b[35mlast' : `l${i}`));
+    const m = new LogModel(1, PAGE + 1, false);
+    const real = globalThis.fetch;
+    globalThis.fetch = (async (url: string) => {
+      const first = Number(new URL(url, 'http://x').searchParams.get('offset'));
+      const content = first === 0 ? `${page0.join('\n')}\n` : 'next\n';
+      return new Response(JSON.stringify({ logchunks: [{ firstline: first, content }] }));
+    }) as unknown as typeof fetch;
+    const read = (from: number) =>
+      new Promise<void>((resolve) => {
+        m.onChange = resolve;
+        m.want(from, from + 1);
+      });
+    try {
+      // The end opened first: the page above is not held, so its line starts plain...
+      await read(PAGE);
+      expect(parseAnsi(m.line(PAGE)!, m.startState(PAGE))).toEqual([{ text: 'next', cls: '' }]);
+      // ...until that page is read: then the colour its last line opened carries on.
+      await read(0);
+      expect(parseAnsi(m.line(PAGE)!, m.startState(PAGE))).toEqual([{ text: 'next', cls: 'af5' }]);
+      expect(m.startState(PAGE - 1)).toBe(PLAIN);
     } finally {
       globalThis.fetch = real;
     }

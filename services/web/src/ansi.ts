@@ -1,8 +1,10 @@
 // ANSI colours in log lines (SGR: ESC [ ... m): bold, dim, italic, underline, the 16
 // colours as classes, 256-colour and true-colour as inline CSSOM colours (allowed under a
 // CSP without 'unsafe-inline', unlike a style attribute). Other escape sequences (cursor
-// moves, erase) are dropped. Each line is parsed on its own: only the lines on screen are
-// ever parsed, so a colour never bleeds in from a line far above.
+// moves, erase) are dropped. As in a terminal, what a line opens stays open on the lines
+// after it until a reset: a line is parsed from the state the line above left (`start`),
+// and `ansiEnd` gives the state it leaves. Which line is "above" is the log model's
+// business (log-model.ts: per stream, as far up as the pages it holds).
 
 export interface Segment {
   text: string;
@@ -11,13 +13,29 @@ export interface Segment {
   background?: string;
 }
 
-interface State {
-  fg: number | string | null;
-  bg: number | string | null;
-  bold: boolean;
-  dim: boolean;
-  italic: boolean;
-  underline: boolean;
+/** The SGR attributes open at a point of a log. Never changed in place: shared freely. */
+export interface AnsiState {
+  readonly fg: number | string | null;
+  readonly bg: number | string | null;
+  readonly bold: boolean;
+  readonly dim: boolean;
+  readonly italic: boolean;
+  readonly underline: boolean;
+}
+
+type State = { -readonly [K in keyof AnsiState]: AnsiState[K] };
+
+export const PLAIN: AnsiState = Object.freeze({
+  fg: null,
+  bg: null,
+  bold: false,
+  dim: false,
+  italic: false,
+  underline: false,
+});
+
+export function isPlain(s: AnsiState): boolean {
+  return s === PLAIN || (s.fg === null && s.bg === null && !s.bold && !s.dim && !s.italic && !s.underline);
 }
 
 const PALETTE_16 = [0x000000, 0xcd0000, 0x00cd00, 0xcdcd00, 0x0000ee, 0xcd00cd, 0x00cdcd, 0xe5e5e5];
@@ -68,7 +86,7 @@ function apply(state: State, codes: number[]): void {
   }
 }
 
-function segment(text: string, s: State): Segment {
+function segment(text: string, s: AnsiState): Segment {
   const cls: string[] = [];
   if (typeof s.fg === 'number') cls.push(`af${s.fg}`);
   if (typeof s.bg === 'number') cls.push(`ab${s.bg}`);
@@ -84,20 +102,38 @@ function segment(text: string, s: State): Segment {
 
 const ESCAPES = /\x1b\[([0-9;?]*)([A-Za-z])|\x1b[()][A-Za-z0-9]|\x1b[=>]/g;
 
-export function parseAnsi(line: string): Segment[] {
-  if (!line.includes('\x1b')) return [{ text: line, cls: '' }];
+/** Walks a line from `start`: its segments (when `emit`) and the state it leaves. */
+function scan(line: string, start: AnsiState, emit: boolean): { segments: Segment[]; end: AnsiState } {
   const out: Segment[] = [];
-  const state: State = { fg: null, bg: null, bold: false, dim: false, italic: false, underline: false };
+  if (!line.includes('\x1b')) {
+    if (emit) out.push(segment(line, start));
+    return { segments: out, end: start };
+  }
+  const state: State = { ...start };
+  let changed = false;
   let last = 0;
   for (const m of line.matchAll(ESCAPES)) {
-    if (m.index! > last) out.push(segment(line.slice(last, m.index), state));
+    if (emit && m.index! > last) out.push(segment(line.slice(last, m.index), state));
     last = m.index! + m[0].length;
-    if (m[2] === 'm')
+    if (m[2] === 'm') {
       apply(
         state,
         (m[1] || '0').split(';').map((x) => Number(x) || 0),
       );
+      changed = true;
+    }
   }
-  if (last < line.length) out.push(segment(line.slice(last), state));
-  return out;
+  if (emit && last < line.length) out.push(segment(line.slice(last), state));
+  const end = !changed ? start : isPlain(state) ? PLAIN : Object.freeze(state);
+  return { segments: out, end };
+}
+
+/** A line's coloured segments, from the state the line above left open (plain by default). */
+export function parseAnsi(line: string, start: AnsiState = PLAIN): Segment[] {
+  return scan(line, start, true).segments;
+}
+
+/** The state a line leaves open for the next one. */
+export function ansiEnd(line: string, start: AnsiState = PLAIN): AnsiState {
+  return scan(line, start, false).end;
 }

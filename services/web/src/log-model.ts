@@ -4,18 +4,39 @@
 // extend the pages they continue; a page that does not hold every line the log is known to
 // have is read again, so a gap (lines missed while /ws was away, or written while a page
 // was being read) always closes and no line is lost.
+//
+// Colours carry from line to line (ansi.ts): the state each line starts in is worked out
+// a page at a time from the state the page above ends in, and kept until that page or one
+// above it changes. Only pages held are walked, so a page whose page above is not held
+// (the end of a long log opened directly) starts plain; it is walked again, and its colours
+// may change, once the page above arrives. In a stdio log each stream (stdout, stderr,
+// headers) carries its own state, as the two pipes the worker reads are two terminals' worth
+// of escapes, interleaved only by arrival.
 
 import type { LogLinesMessage } from '../../core/api-shapes.js';
+import { type AnsiState, ansiEnd, PLAIN } from './ansi.js';
 import { apiUrl } from './api.js';
 
 export const PAGE = 1000;
 const MAX_PAGES = 64;
 const MAX_IN_FLIGHT = 2;
 
+/** The state open per stream ('o', 'e', 'h' in a stdio log; '' in any other). */
+type Streams = Readonly<Record<string, AnsiState>>;
+const NONE: Streams = Object.freeze({});
+
+/** A stdio line's stream and text (its first character names the stream). */
+export function streamOf(text: string, stdio: boolean): [stream: string, body: string] {
+  if (stdio && text.length > 0 && 'oeh'.includes(text[0]!)) return [text[0]!, text.slice(1)];
+  return ['', text];
+}
+
 export class LogModel {
   private readonly pages = new Map<number, string[]>();
   private readonly inFlight = new Set<number>();
   private wanted: number[] = [];
+  /** Per page: the states its lines start in, and the state it leaves (see the header). */
+  private readonly carried = new Map<number, { n: number; starts: Streams[]; end: Streams }>();
   numLines: number;
   /** Bumped whenever something on screen may have changed. */
   version = 0;
@@ -25,8 +46,42 @@ export class LogModel {
   constructor(
     readonly logid: number,
     numLines: number,
+    /** A stdio log: each line's first character names its stream. */
+    readonly stdio = false,
   ) {
     this.numLines = numLines;
+  }
+
+  /** The colours open where line i (0-based) starts, left by the lines above it. */
+  startState(i: number): AnsiState {
+    const text = this.line(i);
+    const c = this.carry(Math.floor(i / PAGE));
+    if (text === null || !c) return PLAIN;
+    return c.starts[i % PAGE]![streamOf(text, this.stdio)[0]] ?? PLAIN;
+  }
+
+  private carry(page: number): { n: number; starts: Streams[]; end: Streams } | null {
+    const lines = this.pages.get(page);
+    if (!lines) return null;
+    const have = this.carried.get(page);
+    if (have && have.n === lines.length) return have;
+    let state = page > 0 ? (this.carry(page - 1)?.end ?? NONE) : NONE;
+    const starts: Streams[] = [];
+    for (const text of lines) {
+      starts.push(state);
+      const [stream, body] = streamOf(text, this.stdio);
+      const before = state[stream] ?? PLAIN;
+      const after = ansiEnd(body, before);
+      if (after !== before) state = { ...state, [stream]: after };
+    }
+    const c = { n: lines.length, starts, end: state };
+    this.carried.set(page, c);
+    return c;
+  }
+
+  /** Page p changed: what it and the pages below it carry is worked out again. */
+  private uncarry(page: number): void {
+    for (const p of this.carried.keys()) if (p >= page) this.carried.delete(p);
   }
 
   /** The text of line i (0-based), or null while it is being read. */
@@ -86,12 +141,14 @@ export class LogModel {
   }
 
   private store(page: number, lines: string[]): void {
+    this.uncarry(page);
     this.pages.delete(page);
     this.pages.set(page, lines);
     while (this.pages.size > MAX_PAGES) {
       const oldest = this.pages.keys().next().value as number;
       if (this.wanted.includes(oldest)) break;
       this.pages.delete(oldest);
+      this.carried.delete(oldest);
     }
   }
 
@@ -107,7 +164,10 @@ export class LogModel {
         p = [];
         this.pages.set(page, p);
       }
-      if (p && at === p.length) p.push(lines[k]!);
+      if (p && at === p.length) {
+        p.push(lines[k]!);
+        this.uncarry(page);
+      }
     }
     this.numLines = Math.max(this.numLines, m.firstline + lines.length);
     this.version++;

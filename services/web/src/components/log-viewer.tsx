@@ -8,8 +8,8 @@
 // End go to the start and the end (End also follows a running log). Each line number is a
 // link to that line.
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { parseAnsi } from '../ansi.js';
-import type { LogModel } from '../log-model.js';
+import { type AnsiState, parseAnsi } from '../ansi.js';
+import { type LogModel, streamOf } from '../log-model.js';
 
 export const LINE_PX = 18;
 const MAX_SPACE_PX = 15_000_000;
@@ -19,21 +19,19 @@ function Line({
   n,
   text,
   stdio,
+  start,
   selected,
   link,
 }: {
   n: number;
   text: string | null;
   stdio: boolean;
+  /** The colours the lines above left open. */
+  start: AnsiState;
   selected: boolean;
   link: string;
 }) {
-  let kind = '';
-  let body = text;
-  if (text !== null && stdio && text.length > 0 && 'oeh'.includes(text[0]!)) {
-    kind = text[0]!;
-    body = text.slice(1);
-  }
+  const [kind, body] = text === null ? ['', null] : streamOf(text, stdio);
   return (
     <div class={`ln${kind ? ` l-${kind}` : ''}${selected ? ' sel' : ''}`} data-line={n}>
       <a class="no" href={link} tabIndex={-1}>
@@ -43,7 +41,7 @@ function Line({
         {body === null ? (
           <span class="muted">…</span>
         ) : (
-          parseAnsi(body).map((s, i) =>
+          parseAnsi(body, start).map((s, i) =>
             s.cls || s.color || s.background ? (
               <span
                 key={i}
@@ -185,6 +183,7 @@ export function LogViewer({
         n={i + 1}
         text={model.line(i)}
         stdio={stdio}
+        start={model.startState(i)}
         selected={selected === i + 1}
         link={lineLink(i + 1)}
       />,
