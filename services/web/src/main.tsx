@@ -15,6 +15,7 @@ import { LoginPage } from './pages/login.js';
 import { WorkersPage } from './pages/workers.js';
 import { href, type Route, useRoute } from './router.js';
 import { isLoggedIn, loadSession, logout, useSession } from './session.js';
+import { useTitle } from './title.js';
 import './style.css';
 
 const NAV: [string, string, Route['name'][]][] = [
@@ -96,15 +97,20 @@ function Page({ route }: { route: Route }) {
     case 'login':
       return <LoginPage route={route} />;
     default:
-      return (
-        <main id="main">
-          <h1>Not found</h1>
-          <p>
-            No page here. <a href="#/">Home</a>
-          </p>
-        </main>
-      );
+      return <NotFound />;
   }
+}
+
+function NotFound() {
+  useTitle('Not found');
+  return (
+    <main id="main">
+      <h1>Not found</h1>
+      <p>
+        No page here. <a href="#/">Home</a>
+      </p>
+    </main>
+  );
 }
 
 function App() {

@@ -22,7 +22,6 @@ export async function loadSession(): Promise<void> {
     if (!res.ok) throw new ApiError(res.status, (await res.text()) || res.statusText);
     current = (await res.json()) as UiConfig;
     failure = null;
-    document.title = current.title || 'Flotilla';
   } catch (err) {
     failure = err instanceof ApiError ? err : new ApiError(0, 'the server cannot be reached');
   }

@@ -9,6 +9,7 @@ import { elapsed, timestamp } from '../format.js';
 import { useLive, useNow } from '../live.js';
 import { href, navigate, type Route } from '../router.js';
 import { can, useSession } from '../session.js';
+import { useTitle } from '../title.js';
 import type { Build, BuildData, BuildRequest, Buildset, Change, Log, Step } from '../types.js';
 
 /** Only web links are followed: a step URL is the build's text, never a script. */
@@ -292,6 +293,7 @@ export function BuildPage({ route }: { route: Route }) {
   }, [byId, b?.buildid]);
   const builderName = useNames('builders', [b?.builderid]);
   const workerName = useNames('workers', [b?.workerid]);
+  useTitle(b ? `${builderName(b.builderid)} #${b.number}` : 'Build');
   if (build.error) {
     return (
       <main id="main" tabIndex={-1}>

@@ -11,6 +11,7 @@ import { ago, elapsed } from '../format.js';
 import { useLive, useNow } from '../live.js';
 import { href, navigate, type Route } from '../router.js';
 import { can, useSession } from '../session.js';
+import { useTitle } from '../title.js';
 import type { Build, Builder, BuildRequest } from '../types.js';
 
 const PAGE = 25;
@@ -79,6 +80,7 @@ export function BuilderPage({ route }: { route: Route }) {
       ),
     [builderid],
   );
+  useTitle(builder.data?.name ?? `Builder ${builderid}`);
   const workerName = useNames(
     'workers',
     (builds.data?.items ?? []).map((b) => b.workerid),

@@ -5,6 +5,7 @@ import { getPage } from '../api.js';
 import { BuildBox, ErrorBox, Loading, Pager, pageOf } from '../components/common.js';
 import { useLive } from '../live.js';
 import { href, navigate, type Route } from '../router.js';
+import { useTitle } from '../title.js';
 import type { Build, Builder, Worker } from '../types.js';
 
 const PAGE = 25;
@@ -83,6 +84,7 @@ export function BuildersPage({ route }: { route: Route }) {
   const name = route.query.get('name') ?? '';
   const page = pageOf(route.query);
   const [typed, setTyped] = useState(name);
+  useTitle(tag ? `Builders tagged ${tag}` : 'Builders');
   const list = useLive(
     (s) =>
       getPage<Builder>(

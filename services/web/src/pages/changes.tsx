@@ -6,6 +6,7 @@ import { useNames } from '../components/names.js';
 import { timestamp } from '../format.js';
 import { useLive } from '../live.js';
 import { href, type Route } from '../router.js';
+import { useTitle } from '../title.js';
 import type { Build, Change } from '../types.js';
 import { safeUrl } from './build.js';
 
@@ -35,6 +36,7 @@ function ChangeBuilds({ changeid }: { changeid: number }) {
 
 export function ChangesPage({ route }: { route: Route }) {
   const page = pageOf(route.query);
+  useTitle('Changes');
   const changes = useLive(
     (s) => getPage<Change>('changes', 'changes', { order: '-changeid', limit: PAGE, offset: page * PAGE }, s),
     [page],

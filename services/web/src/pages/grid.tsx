@@ -6,6 +6,7 @@ import { BuildBox, ErrorBox, Loading, Pager, pageOf } from '../components/common
 import { timestamp } from '../format.js';
 import { useLive } from '../live.js';
 import { href, type Route } from '../router.js';
+import { useTitle } from '../title.js';
 import type { Build, Builder, Change } from '../types.js';
 
 const CHANGES = 12;
@@ -14,6 +15,7 @@ const BUILDERS = 25;
 export function GridPage({ route }: { route: Route }) {
   const page = pageOf(route.query);
   const tag = route.query.get('tag') ?? '';
+  useTitle('Grid');
   const data = useLive(
     async (s) => {
       const changes = (await getPage<Change>('changes', 'changes', { order: '-changeid', limit: CHANGES }, s))

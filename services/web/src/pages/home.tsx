@@ -7,6 +7,7 @@ import { useNames } from '../components/names.js';
 import { ago, elapsed, plural } from '../format.js';
 import { useLive, useNow } from '../live.js';
 import { href } from '../router.js';
+import { useTitle } from '../title.js';
 import type { Build, BuildRequest, Master, Step, Worker } from '../types.js';
 
 const RUNNING = 25;
@@ -42,6 +43,7 @@ async function runningBuilds(signal: AbortSignal) {
 }
 
 export function HomePage() {
+  useTitle('');
   const now = useNow();
   const running = useLive(runningBuilds, [], ['builds/*/*', 'steps/*/*'], 1000);
   const finished = useLive(

@@ -11,6 +11,7 @@ import { events } from '../events.js';
 import { useLive } from '../live.js';
 import { LogModel } from '../log-model.js';
 import { href, navigate, type Route } from '../router.js';
+import { useTitle } from '../title.js';
 import type { Log, Step } from '../types.js';
 
 export function LogPage({ route }: { route: Route }) {
@@ -31,8 +32,9 @@ export function LogPage({ route }: { route: Route }) {
     [base],
   );
   const builderName = useNames('builders', [Number(builderid)]);
+  useTitle(`${log.data?.name ?? slug} · ${builderName(Number(builderid))} #${number}`);
   const l = log.data;
-  const model = useMemo(() => (l ? new LogModel(l.logid, l.num_lines) : null), [l?.logid]);
+  const model = useMemo(() => (l ? new LogModel(l.logid, l.num_lines, l.type === 's') : null), [l?.logid]);
   const [complete, setComplete] = useState(true);
   const [follow, setFollow] = useState(false);
   const [, tick] = useState(0);
