@@ -10,7 +10,8 @@ export type UiPermissions = Record<UiAction, boolean>;
 
 /** GET /config (Buildbot's web UI settings), with `permissions` of ours. */
 export interface UiConfig {
-  auth: { name: string; oauth2?: boolean };
+  /** Buildbot's auth dict; `token_login` (ours): a token logs in too, beside the passwords. */
+  auth: { name: string; oauth2?: boolean; token_login?: boolean };
   authz: Record<string, never>;
   buildbotURL: string;
   title: string;

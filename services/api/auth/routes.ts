@@ -208,8 +208,12 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
     return redirect(reply, `${home}#${fragment(req)}`);
   });
 
+  // With both users and a token provider, Buildbot's dict names only the first; ours also
+  // says that a token works, so the web UI offers both forms.
   const authDict = deps.users
-    ? { name: 'UserPasswordAuth' }
+    ? deps.tokens
+      ? { name: 'UserPasswordAuth', token_login: true }
+      : { name: 'UserPasswordAuth' }
     : deps.tokens
       ? { name: 'OIDC', oauth2: true, fa_icon: 'fa-sign-in', autologin: false }
       : { name: 'NoAuth' };

@@ -5,14 +5,17 @@ import { ApiError } from '../api.js';
 import { ErrorBox } from '../components/common.js';
 import { navigate, type Route } from '../router.js';
 import { isLoggedIn, loginWithPassword, loginWithToken, useSession } from '../session.js';
+import { useTitle } from '../title.js';
 
 export function LoginPage({ route }: { route: Route }) {
   const { config } = useSession();
+  useTitle('Log in');
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
   const next = route.query.get('next') ?? '/';
   const done = () => navigate(`#${next.startsWith('/') ? next : '/'}`);
-  const tokens = config?.auth.name === 'OIDC';
+  const tokens = config?.auth.name === 'OIDC' || config?.auth.token_login === true;
+  const passwords = config?.auth.name !== 'OIDC';
   const attempt = async (fn: () => Promise<void>) => {
     setBusy(true);
     setError(null);
@@ -42,7 +45,7 @@ export function LoginPage({ route }: { route: Route }) {
         <p>This Flotilla has no logins configured: everyone may do everything.</p>
       )}
       <ErrorBox error={error} what="logging in" />
-      {!tokens && (
+      {passwords && (
         <form
           class="stack"
           onSubmit={(e) => {
@@ -64,6 +67,7 @@ export function LoginPage({ route }: { route: Route }) {
           </button>
         </form>
       )}
+      {tokens && passwords && <h2 class="small">Or with an access token</h2>}
       {tokens && (
         <form
           class="stack"
