@@ -1,17 +1,22 @@
 // The web UI in a real browser (Debian's Chromium, driven by playwright-core) against a real
 // stack: an API process serving the built UI, a master and two workers running real
 // commands, PostgreSQL and Redis. What a person does: force a build from the dialog with
-// the keyboard and watch it run, stop it, log in and out with buttons following the role,
-// see a 403 and a validation error, read a 1,000,000-line log, keep every line across a
-// reconnect of /ws; and every page passes axe-core with no serious or critical violation.
+// the keyboard and watch it run, stop it, log in and out (a password, an access token) with
+// buttons following the role, pause and kill a worker, see a 403 and a validation error,
+// read a 1,000,000-line log (its colours carried across lines), keep every line across a
+// reconnect of /ws; and every page names itself in the title and passes axe-core with no
+// serious or critical violation. One browser and one stack for the file: each test opens
+// its own context (cookies apart), which costs milliseconds, not a browser's start.
 //
 // UPDATE_SCREENSHOTS=1 also writes a screenshot of every page to docs/screenshots/.
-import { mkdirSync } from 'node:fs';
+import { generateKeyPairSync, sign } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../services/core/auth/password.js';
 import { createPool, sql } from '../../services/core/db/pool.js';
-import { Cluster } from '../e2e/cluster.js';
+import { Cluster, type MasterProc } from '../e2e/cluster.js';
 import { waitFor } from '../helpers/processes.js';
 import { expectAccessible, launchBrowser, unpagedReads, watchPage } from './browser.js';
 
@@ -37,13 +42,34 @@ const HUGE = 1_000_000;
 const SHOTS = process.env.UPDATE_SCREENSHOTS ? 'docs/screenshots' : null;
 
 let cluster: Cluster;
+let master: MasterProc;
 let browser: Browser;
 let base: string;
 const ids: Record<string, number> = {};
 
+// Token login: an identity provider's key (ES256), its key set in a file the API reads.
+const ISSUER = 'https://idp.example.test/realms/ci';
+const idpKey = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const jwksDir = mkdtempSync(`${tmpdir()}/flotilla-ui-jwks-`);
+
+/** An access token the provider would issue (a JWT signed with its key). */
+function accessToken(claims: Record<string, unknown>): string {
+  const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  const data = `${b64({ alg: 'ES256', typ: 'JWT', kid: 'ui-1' })}.${b64({ iss: ISSUER, aud: 'flotilla', iat: now, exp: now + 600, ...claims })}`;
+  const sig = sign('sha256', Buffer.from(data), { key: idpKey.privateKey, dsaEncoding: 'ieee-p1363' });
+  return `${data}.${sig.toString('base64url')}`;
+}
+
 async function authYaml(): Promise<string> {
   const h = (p: string) => hashPassword(p, { N: 1024, r: 8, p: 1 });
+  const jwks = `${jwksDir}/jwks.json`;
+  writeFileSync(
+    jwks,
+    JSON.stringify({ keys: [{ ...idpKey.publicKey.export({ format: 'jwk' }), kid: 'ui-1', alg: 'ES256' }] }),
+  );
   return `auth:
+  oidc: { issuer: "${ISSUER}", audience: flotilla, jwks_file: "${jwks}" }
   users:
     - { username: admin, password_hash: "${await h(PASSWORDS.admin)}", full_name: Ada Admin, email: ada@example.test, groups: [admins] }
     - { username: dev, password_hash: "${await h(PASSWORDS.dev)}", groups: [devs] }
@@ -90,7 +116,7 @@ async function login(page: Page, user: 'admin' | 'dev'): Promise<void> {
   await page.goto(`${base}#/login`);
   await page.getByLabel('User name').fill(user);
   await page.getByLabel('Password').fill(PASSWORDS[user]);
-  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('button', { name: 'Log in', exact: true }).click();
   await page.getByTestId('user-name').waitFor();
 }
 
@@ -136,6 +162,7 @@ beforeAll(async () => {
   });
   base = `http://127.0.0.1:${cluster.api.port}/`;
   const m = await cluster.startMaster('ui-master');
+  master = m;
   await Promise.all([
     cluster.startWorker('w1', m),
     cluster.startWorker('w2', m),
@@ -180,6 +207,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await cluster?.stop();
+  rmSync(jwksDir, { recursive: true, force: true });
 });
 
 describe('the web UI', () => {
@@ -203,6 +231,69 @@ describe('the web UI', () => {
     expect(await page.getByTestId('user-name').textContent()).toBe('Ada Admin');
     await page.goto(`${base}#/builders/${ids.basic}/builds/1`);
     await page.getByTestId('build-actions').getByRole('button', { name: 'Rebuild' }).waitFor();
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('logs in with an access token and out again, the name, roles and buttons following', async () => {
+    const { page, watch } = await newPage();
+    const forceButtons = page.locator('[data-testid=force-buttons][data-ready=yes]');
+    await page.goto(`${base}#/login?next=/builders/${ids.basic}`);
+    const token = page.getByLabel('Access token');
+    // A token the provider did not sign: the API's 401, said on the page.
+    await token.fill(accessToken({ preferred_username: 'mallory' }).replace(/\.[^.]+$/, '.AAAA'));
+    await page.getByRole('button', { name: 'Log in with the token' }).click();
+    expect(await page.getByRole('alert').textContent()).toContain('wrong user name, password or token');
+    await token.fill(accessToken({ preferred_username: 'tess', name: 'Tess Token', groups: ['admins'] }));
+    await page.getByRole('button', { name: 'Log in with the token' }).click();
+    await page.getByTestId('user-name').filter({ hasText: 'Tess Token' }).waitFor();
+    expect(await page.getByTestId('user-roles').textContent()).toContain('admins');
+    // Back where the login was asked for, with the buttons the role allows.
+    expect(new URL(page.url()).hash).toBe(`#/builders/${ids.basic}`);
+    await forceButtons.getByRole('button', { name: 'force-basic…' }).waitFor();
+    await logout(page);
+    await forceButtons.waitFor({ state: 'attached' });
+    expect(await forceButtons.getByRole('button').count()).toBe(0);
+    // The session is over for the API too, not only on screen.
+    const user = await page.evaluate(() =>
+      fetch('config')
+        .then((r) => r.json() as Promise<{ user: unknown }>)
+        .then((c) => c.user),
+    );
+    expect(user).toEqual({ anonymous: true });
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('pauses, unpauses and kills a worker from its page, saying what the API answered', async () => {
+    const q1 = await cluster.startWorker('q1', master);
+    const { page, watch } = await newPage();
+    const row = page
+      .getByRole('row')
+      .filter({ has: page.getByRole('rowheader', { name: 'q1', exact: true }) });
+    await page.goto(`${base}#/workers`);
+    await row.getByText('connected').waitFor();
+    expect(await row.getByRole('button').count()).toBe(0);
+    await login(page, 'admin');
+    await page.goto(`${base}#/workers`);
+    const answer = page.getByTestId('worker-answer');
+    await row.getByRole('button', { name: 'Pause' }).click();
+    await answer.filter({ hasText: 'q1: pause accepted' }).waitFor();
+    await row.getByRole('button', { name: 'Unpause' }).waitFor();
+    expect(await row.textContent()).toContain('paused');
+    await row.getByRole('button', { name: 'Unpause' }).click();
+    await answer.filter({ hasText: 'q1: unpause accepted' }).waitFor();
+    await row.getByRole('button', { name: 'Pause' }).waitFor();
+    // Kill asks first; a no leaves the worker be.
+    page.once('dialog', (d) => void d.dismiss());
+    await row.getByRole('button', { name: 'Kill' }).click();
+    expect(await answer.textContent()).toContain('unpause accepted');
+    page.once('dialog', (d) => void d.accept());
+    await row.getByRole('button', { name: 'Kill' }).click();
+    await answer.filter({ hasText: 'q1: kill accepted' }).waitFor();
+    await row.getByText('offline').waitFor({ timeout: 30_000 });
+    expect(await row.getByRole('button').count()).toBe(0);
+    await q1.exited;
     expect(watch.problems).toEqual([]);
     await page.context().close();
   });
@@ -368,6 +459,8 @@ describe('the web UI', () => {
         INSERT INTO logchunks (logid, first_line, last_line, content, compressed)
         SELECT ${id}, ch * 1000, ch * 1000 + 999,
                convert_to((SELECT string_agg(CASE WHEN n = 1 THEN E'o\\x1b[31mred\\x1b[0m line 2'
+                                                  WHEN n = 3 THEN E'o\\x1b[1;32mline 4'
+                                                  WHEN n = 4 THEN E'oline 5\\x1b[0m'
                                                   WHEN n % 100000 = 2 THEN 'eline ' || (n + 1)
                                                   ELSE 'oline ' || (n + 1) END, E'\\n' ORDER BY n)
                            FROM generate_series(ch * 1000, ch * 1000 + 999) AS n), 'UTF8'), 0
@@ -383,6 +476,11 @@ describe('the web UI', () => {
     await expect.poll(() => row(1).textContent()).toBe('line 1');
     await row(2).locator('.af1', { hasText: 'red' }).waitFor();
     expect(await page.locator('.ln[data-line="3"]').getAttribute('class')).toContain('l-e');
+    // A colour opened on line 4 carries onto line 5, and its reset at the end of line 5
+    // leaves line 6 plain.
+    await row(5).locator('.af2.a-bold', { hasText: 'line 5' }).waitFor();
+    expect(await row(4).locator('.af2').textContent()).toBe('line 4');
+    expect(await row(6).locator('span').count()).toBe(0);
     // Only the lines on screen are in the page.
     expect(await page.locator('.ln').count()).toBeLessThan(100);
     await tabTo(page, 'the log', "el.classList.contains('log-scroll')");
@@ -436,9 +534,23 @@ describe('the web UI', () => {
     const { page, watch } = await newPage();
     const basic = (await cluster.get(`/builders/${ids.basic}/builds/1`)).builds[0];
     const lines = (await cluster.get(`/builds/${basic.buildid}/steps/lines`)).steps[0];
+    // Each page names itself in the tab's title, before the site's.
+    const site = 'Flotilla end-to-end tests';
+    const titles: Record<string, string> = {
+      login: `Log in · ${site}`,
+      home: site,
+      builders: `Builders · ${site}`,
+      builder: `basic · ${site}`,
+      build: `basic #1 · ${site}`,
+      log: `stdio · basic #1 · ${site}`,
+      workers: `Workers · ${site}`,
+      changes: `Changes · ${site}`,
+      grid: `Grid · ${site}`,
+    };
     const visit = async (name: string, hash: string, ready: () => Promise<unknown>) => {
       await page.goto(`${base}${hash}`);
       await ready();
+      await expect.poll(() => page.title()).toBe(titles[name]);
       await page.getByTestId('socket-state').filter({ hasText: 'live' }).waitFor();
       await expectAccessible(page, name);
       if (SHOTS) await page.screenshot({ path: `${SHOTS}/${name}.png` });

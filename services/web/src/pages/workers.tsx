@@ -1,20 +1,35 @@
 // Workers: which masters each is connected to, what it runs now, and pause / unpause /
-// graceful stop / kill for those the rules allow.
+// graceful stop / kill for those the rules allow. An action is Buildbot's JSON-RPC call on
+// the worker; the API's answer (accepted, or its error) is said on the page, and what the
+// master then does (paused, stopping, gone) shows as the worker's state changes, live.
 import { useState } from 'preact/hooks';
-import { type ApiError, getPage, rpc } from '../api.js';
+import { ApiError, getPage, rpc } from '../api.js';
 import { ErrorBox, Loading, Pager, pageOf } from '../components/common.js';
 import { useNames } from '../components/names.js';
 import { useLive } from '../live.js';
 import { href, type Route } from '../router.js';
 import { can, useSession } from '../session.js';
+import { useTitle } from '../title.js';
 import type { Build, Worker } from '../types.js';
 
 const PAGE = 50;
 
+type Method = 'pause' | 'unpause' | 'stop' | 'kill';
+
+const DONE: Record<Method, string> = {
+  pause: 'pause accepted: no new builds start on it',
+  unpause: 'unpause accepted: builds may start on it again',
+  stop: 'graceful stop accepted: it disconnects once its running builds are done',
+  kill: 'kill accepted: its master disconnects it now, running builds and all',
+};
+
 export function WorkersPage({ route }: { route: Route }) {
   const page = pageOf(route.query);
   const { config } = useSession();
+  useTitle('Workers');
   const [actionError, setActionError] = useState<ApiError | null>(null);
+  const [answer, setAnswer] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
   const workers = useLive(
     (s) => getPage<Worker>('workers', 'workers', { order: 'name', limit: PAGE, offset: page * PAGE }, s),
     [page],
@@ -43,13 +58,19 @@ export function WorkersPage({ route }: { route: Route }) {
     (running.data?.items ?? []).map((b) => b.builderid),
   );
   const control = can(config, 'worker-control');
-  const act = async (w: Worker, method: string) => {
+  const act = async (w: Worker, method: Method) => {
+    if (method === 'kill' && !confirm(`Kill ${w.name}? Its running builds end at once.`)) return;
     setActionError(null);
+    setAnswer(null);
+    setBusy(true);
     try {
       await rpc(`workers/${w.workerid}`, method, { reason: `${method} from the web UI` });
+      setAnswer(`${w.name}: ${DONE[method]}.`);
       workers.reload();
     } catch (err) {
-      setActionError(err as ApiError);
+      setActionError(err instanceof ApiError ? err : new ApiError(0, String(err)));
+    } finally {
+      setBusy(false);
     }
   };
   return (
@@ -57,6 +78,11 @@ export function WorkersPage({ route }: { route: Route }) {
       <h1>Workers</h1>
       <ErrorBox error={workers.error} what="reading workers" />
       <ErrorBox error={actionError} what="acting on a worker" />
+      {answer && (
+        <p class="notice" role="status" data-testid="worker-answer">
+          {answer}
+        </p>
+      )}
       <Loading when={!workers.data && !workers.error} />
       {workers.data && (
         <>
@@ -100,20 +126,30 @@ export function WorkersPage({ route }: { route: Route }) {
                       {control && online && (
                         <>
                           {w.paused ? (
-                            <button type="button" onClick={() => act(w, 'unpause')}>
+                            <button type="button" disabled={busy} onClick={() => act(w, 'unpause')}>
                               Unpause
                             </button>
                           ) : (
-                            <button type="button" onClick={() => act(w, 'pause')}>
+                            <button type="button" disabled={busy} onClick={() => act(w, 'pause')}>
                               Pause
                             </button>
                           )}{' '}
                           <button
                             type="button"
+                            disabled={busy || w.graceful}
                             onClick={() => act(w, 'stop')}
                             title="Stop after its running builds"
                           >
                             Graceful stop
+                          </button>{' '}
+                          <button
+                            type="button"
+                            class="danger"
+                            disabled={busy}
+                            onClick={() => act(w, 'kill')}
+                            title="Disconnect it now, ending its running builds"
+                          >
+                            Kill
                           </button>
                         </>
                       )}
