@@ -24,6 +24,7 @@ import { Membership } from './membership.js';
 import { MasterMetrics } from './metrics.js';
 import { type Reporters, startReporters } from './reporters/index.js';
 import { SchedulerManager } from './schedulers/index.js';
+import { secretsProviders } from './secrets.js';
 import { RequestTraces } from './trace-links.js';
 import type { ConnectedWorkers, WorkerEvents } from './workers/connection.js';
 
@@ -87,6 +88,8 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     onPublishError: (err) => log.warn({ err: err.message }, 'events not published'),
   };
   const drainMs = deps.drainMs ?? DEFAULT_DRAIN_MS;
+  // Before anything starts: a secrets directory anyone may read is refused, as Buildbot does.
+  const secrets = secretsProviders(config.secrets, deps.env);
   const timingProblems = livenessProblems(config);
   if (timingProblems.length)
     throw new ConfigError(
@@ -160,6 +163,7 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     // Chunks are first written as the compress-log job would write them (uncompressed with none).
     codec: logCodec(config.log_compression) ?? 'raw',
     log,
+    secrets,
     metrics,
     ...(deps.timing?.triggerPollMs ? { triggerPollMs: deps.timing.triggerPollMs } : {}),
     lease: membership,

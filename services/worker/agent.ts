@@ -1,7 +1,7 @@
 // The worker's side of running commands for a master: start them in the worker's directory,
-// send their output in numbered batches (one stream per batch, so order is kept), hold the
-// command's pipes while more than WINDOW bytes await acknowledgement, and report the end.
-import { open, realpath } from 'node:fs/promises';
+// send their output in numbered batches (one stream, or one logfile, per batch, so order is
+// kept), hold the command's pipes and its logfiles while more than WINDOW bytes await
+// acknowledgement, and report the end.
 import { resolve, sep } from 'node:path';
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type {
@@ -13,22 +13,27 @@ import type {
 import type { Logger } from '../core/telemetry/logger.js';
 import { type RunningCommand, runCommand } from './command.js';
 import type { StepUser } from './credentials.js';
+import { LogfileWatchers } from './logfiles.js';
 import type { Reaper } from './reaper.js';
 
 const tracer = trace.getTracer('flotilla-worker');
 const BATCH_BYTES = 32 * 1024;
-// An extra log is a file read after the command; a bigger one is cut at this size.
-export const MAX_LOGFILE_BYTES = 16 * 1024 * 1024;
 const BATCH_DELAY_MS = 10;
 export const WINDOW_BYTES = 1024 * 1024;
 
 interface Active {
-  running: RunningCommand;
+  /** Unset while its logfiles' states are being taken. */
+  running: RunningCommand | undefined;
+  watchers: LogfileWatchers | undefined;
+  /** An interrupt that came before the command started. */
+  interruptedEarly: { reason: string; kill: boolean } | undefined;
   seq: number;
   inFlight: Map<number, number>;
   inFlightBytes: number;
   paused: boolean;
   stream: OutputStream | null;
+  /** The logfile the batch's text belongs to, if it is not the command's own output. */
+  log: string | undefined;
   text: string;
   timer: NodeJS.Timeout | undefined;
 }
@@ -55,11 +60,19 @@ export class Agent {
       // The command's span continues the master's trace of the step (when it sent one).
       const parent = propagation.extract(ROOT_CONTEXT, m.trace ?? {});
       context.with(parent, () => this.start(m.cmd, m.request));
-    } else if (m.type === 'interrupt') {
-      const running = this.active.get(m.cmd)?.running;
-      if (m.kill) running?.kill(m.reason);
-      else running?.interrupt(m.reason);
-    } else if (m.type === 'ack') this.ack(m.cmd, m.seq);
+    } else if (m.type === 'interrupt') this.interrupt(m.cmd, m.reason, m.kill === true);
+    else if (m.type === 'ack') this.ack(m.cmd, m.seq);
+  }
+
+  /** With `kill`, the whole process group dies now, without the grace an interrupt gives. */
+  private interrupt(cmd: string, reason: string, kill: boolean): void {
+    const a = this.active.get(cmd);
+    if (!a) return;
+    if (!a.running) {
+      a.interruptedEarly ??= { reason, kill };
+      if (kill) a.interruptedEarly.kill = true;
+    } else if (kill) a.running.kill(reason);
+    else a.running.interrupt(reason);
   }
 
   /**
@@ -67,7 +80,7 @@ export class Agent {
    * and the cluster will run its requests elsewhere, so every command dies now.
    */
   lost(): void {
-    for (const a of this.active.values()) a.running.kill('lost the master');
+    for (const cmd of this.active.keys()) this.interrupt(cmd, 'lost the master', true);
   }
 
   /**
@@ -76,7 +89,7 @@ export class Agent {
    * `waitMs`.
    */
   async stopAll(reason: string, waitMs: number): Promise<void> {
-    for (const a of this.active.values()) a.running.interrupt(reason);
+    for (const cmd of this.active.keys()) this.interrupt(cmd, reason, false);
     const until = Date.now() + waitMs;
     while (this.active.size > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
   }
@@ -105,80 +118,63 @@ export class Agent {
       });
       return;
     }
-    const a = {
+    const a: Active = {
+      running: undefined,
+      watchers: undefined,
+      interruptedEarly: undefined,
       seq: 0,
       inFlight: new Map(),
       inFlightBytes: 0,
       paused: false,
       stream: null,
+      log: undefined,
       text: '',
       timer: undefined,
-    } as unknown as Active;
+    };
     this.active.set(cmd, a);
     this.log.debug({ cmd, workdir: dir }, 'command started');
+    void this.begin(cmd, a, request, dir);
+  }
+
+  private async begin(cmd: string, a: Active, request: CommandRequest, dir: string): Promise<void> {
     const span = tracer.startSpan('worker command', {
       kind: SpanKind.INTERNAL,
       attributes: { 'flotilla.command.id': cmd, 'flotilla.command.workdir': request.workdir },
     });
+    // The files' states are taken before the command can touch them.
+    a.watchers = await LogfileWatchers.start(
+      dir,
+      request.logfiles ?? {},
+      (p) => this.workdir(p) !== null,
+      this.stepUser?.uid,
+      (name, text) => this.output(cmd, a, 'o', text, name),
+    );
     a.running = runCommand(
       { ...request, workdir: dir, ...(this.stepUser ? { user: this.stepUser } : {}) },
       (stream, text) => this.output(cmd, a, stream, text),
     );
     const pgid = a.running.pgid;
     if (pgid !== undefined) this.reaper?.add(pgid);
-    a.running.result.then(async (outcome) => {
-      if (pgid !== undefined) this.reaper?.remove(pgid);
-      span.setAttributes({
-        'process.exit.code': outcome.rc ?? -1,
-        'flotilla.command.interrupted': outcome.interrupted,
-      });
-      if (outcome.rc !== 0) span.setStatus({ code: SpanStatusCode.ERROR, message: `rc ${outcome.rc}` });
-      span.end();
-      this.flush(cmd, a);
-      for (const [name, file] of Object.entries(request.logfiles ?? {}))
-        await this.sendLogfile(cmd, a, dir, name, file);
-      this.active.delete(cmd);
-      this.send({ type: 'done', cmd, outcome });
+    if (a.interruptedEarly?.kill) a.running.kill(a.interruptedEarly.reason);
+    else if (a.interruptedEarly) a.running.interrupt(a.interruptedEarly.reason);
+    const outcome = await a.running.result;
+    if (pgid !== undefined) this.reaper?.remove(pgid);
+    span.setAttributes({
+      'process.exit.code': outcome.rc ?? -1,
+      'flotilla.command.interrupted': outcome.interrupted,
     });
+    if (outcome.rc !== 0) span.setStatus({ code: SpanStatusCode.ERROR, message: `rc ${outcome.rc}` });
+    span.end();
+    await a.watchers.stop();
+    this.flush(cmd, a);
+    this.active.delete(cmd);
+    this.send({ type: 'done', cmd, outcome });
   }
 
-  /** The contents of an extra log file, as batches of the named log; a missing file sends nothing. */
-  private async sendLogfile(cmd: string, a: Active, dir: string, name: string, file: string): Promise<void> {
-    const path = resolve(dir, file);
-    if (!this.workdir(path)) return;
-    let handle: Awaited<ReturnType<typeof open>> | undefined;
-    try {
-      // The file is the step's: a link out of its directory, or to what its user may not
-      // read (the agent's password), is no log.
-      const real = await realpath(path);
-      if (!this.workdir(real) || !real.startsWith(await realpath(dir))) return;
-      handle = await open(real, 'r');
-      const st = await handle.stat();
-      if (!st.isFile() || (this.stepUser && st.uid !== this.stepUser.uid)) return;
-      const buf = Buffer.alloc(Math.min(st.size, MAX_LOGFILE_BYTES));
-      const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
-      // Whole UTF-8 text, batch by batch (a cut never splits a character: decode first).
-      const text = buf.subarray(0, bytesRead).toString('utf8');
-      for (let at = 0; at < text.length; at += BATCH_BYTES) {
-        this.send({
-          type: 'output',
-          cmd,
-          seq: ++a.seq,
-          stream: 'o',
-          text: text.slice(at, at + BATCH_BYTES),
-          log: name,
-        });
-      }
-    } catch {
-      // Buildbot shows no log for a file that is not there.
-    } finally {
-      await handle?.close();
-    }
-  }
-
-  private output(cmd: string, a: Active, stream: OutputStream, text: string): void {
-    if (a.stream !== null && a.stream !== stream) this.flush(cmd, a);
+  private output(cmd: string, a: Active, stream: OutputStream, text: string, log?: string): void {
+    if (a.stream !== null && (a.stream !== stream || a.log !== log)) this.flush(cmd, a);
     a.stream = stream;
+    a.log = log;
     a.text += text;
     if (a.text.length >= BATCH_BYTES) this.flush(cmd, a);
     else a.timer ??= setTimeout(() => this.flush(cmd, a), BATCH_DELAY_MS);
@@ -192,12 +188,21 @@ export class Agent {
     const bytes = Buffer.byteLength(a.text);
     a.inFlight.set(seq, bytes);
     a.inFlightBytes += bytes;
-    this.send({ type: 'output', cmd, seq, stream: a.stream, text: a.text });
+    this.send({
+      type: 'output',
+      cmd,
+      seq,
+      stream: a.stream,
+      text: a.text,
+      ...(a.log !== undefined ? { log: a.log } : {}),
+    });
     a.text = '';
     a.stream = null;
+    a.log = undefined;
     if (!a.paused && a.inFlightBytes > WINDOW_BYTES) {
       a.paused = true;
-      a.running.pause();
+      a.running?.pause();
+      a.watchers?.pause(true);
     }
   }
 
@@ -210,7 +215,8 @@ export class Agent {
     a.inFlightBytes -= bytes;
     if (a.paused && a.inFlightBytes <= WINDOW_BYTES / 2) {
       a.paused = false;
-      a.running.resume();
+      a.running?.resume();
+      a.watchers?.pause(false);
     }
   }
 }

@@ -21,6 +21,10 @@ export interface CommandSpec {
   maxTime?: number;
   /** Who the command runs as (the agent must be root); absent: the agent's own user. */
   user?: StepUser;
+  /** The signal that ends it when interrupted or timed out, without SIG (default KILL). */
+  interruptSignal?: string;
+  /** Seconds between a SIGTERM and interruptSignal (Buildbot's sigtermTime); unset: no SIGTERM first. */
+  sigtermTime?: number;
 }
 
 export interface CommandResult {
@@ -44,7 +48,10 @@ export interface RunningCommand {
   resume(): void;
 }
 
+// After its signal, a command that is still there this long later is killed (buildbot-worker
+// gives up on it after as long, and reports a fake rc).
 const KILL_GRACE_MS = 5000;
+const SIGNALS = new Set(['KILL', 'TERM', 'INT', 'HUP', 'QUIT', 'USR1', 'USR2']);
 
 function environment(
   extra: CommandSpec['env'],
@@ -123,13 +130,22 @@ export function runCommand(
       // already gone
     }
   };
+  const signalName = SIGNALS.has(spec.interruptSignal ?? 'KILL') ? (spec.interruptSignal ?? 'KILL') : 'KILL';
+  const interruptSignal = `SIG${signalName}` as NodeJS.Signals;
+  // Buildbot's order: SIGTERM first when sigtermTime is set, then interruptSignal after it.
   const stop = (why: 'interrupt' | 'timeout', message: string) => {
-    if (ended) return;
+    if (ended || interrupted || timedOut) return;
     if (why === 'interrupt') interrupted = true;
     else timedOut = true;
     onOutput('h', `${message}\n`);
-    killGroup('SIGTERM');
-    setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS).unref();
+    const last = () => {
+      killGroup(interruptSignal);
+      setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS).unref();
+    };
+    if (spec.sigtermTime) {
+      killGroup('SIGTERM');
+      setTimeout(last, spec.sigtermTime * 1000).unref();
+    } else last();
   };
 
   let silence: NodeJS.Timeout | undefined;

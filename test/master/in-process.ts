@@ -36,6 +36,8 @@ export interface ScriptedCommand {
   text: string;
   /** Send output; resolves once the master has stored it (as a real worker's acknowledgement). */
   write(stream: OutputStream, text: string): Promise<void>;
+  /** Send text of one of the command's logfiles, as a worker following that file does. */
+  writeLog(name: string, text: string): Promise<void>;
   signal: AbortSignal;
 }
 
@@ -61,13 +63,16 @@ export function interrupted(signal: AbortSignal): Promise<Partial<CommandOutcome
 
 /**
  * The default script: a tiny shell of `;`-separated commands. `echo TEXT` prints a line
- * (`echo TEXT >&2` to stderr), `exit N` ends with N, `hang` waits until interrupted.
+ * (`echo TEXT >&2` to stderr), `log NAME TEXT` writes a line to logfile NAME, `exit N` ends
+ * with N, `hang` waits until interrupted.
  */
 export const tinyShell: Script = async (cmd) => {
   for (const part of cmd.text.split(';').map((p) => p.trim())) {
     if (cmd.signal.aborted) return interrupted(cmd.signal);
     const echo = /^echo (.*?)( >&2)?$/.exec(part);
+    const log = /^log (\S+) (.*)$/.exec(part);
     if (echo) await cmd.write(echo[2] ? 'e' : 'o', `${echo[1]}\n`);
+    else if (log) await cmd.writeLog(log[1]!, `${log[2]}\n`);
     else if (/^exit \d+$/.test(part)) return { rc: Number(part.slice(5)) };
     else if (part === 'hang') return interrupted(cmd.signal);
     else if (part) throw new Error(`the scripted worker cannot run ${JSON.stringify(part)}`);
@@ -99,7 +104,13 @@ export class ScriptedWorker implements WorkerConnection {
     const stop = signal ?? new AbortController().signal;
     const text = typeof request.command === 'string' ? request.command : request.command.join(' ');
     try {
-      const ran = this.script({ request, text, write: (stream, t) => sink(stream, t), signal: stop });
+      const ran = this.script({
+        request,
+        text,
+        write: (stream, t) => sink(stream, t),
+        writeLog: (name, t) => sink('o', t, name),
+        signal: stop,
+      });
       // A worker that goes away ends its commands lost, whatever they were doing.
       const gone = new Promise<'lost'>((resolve) => {
         if (this.lost.aborted) resolve('lost');
@@ -195,7 +206,7 @@ export class Stage {
   async master(
     name: string,
     yaml: string,
-    more: Partial<Pick<MasterDeps, 'drainMs' | 'timing' | 'db'>> & {
+    more: Partial<Pick<MasterDeps, 'drainMs' | 'timing' | 'db' | 'env'>> & {
       /** Events the master never hears (as if Redis had lost them). */
       deafTo?: (key: string) => boolean;
     } = {},
@@ -220,7 +231,7 @@ export class Stage {
       log: createLogger(`master ${name}`, 'silent'),
       listenForWorkers: async (e) => workers.attach(e),
       workdir: this.dir,
-      env: {},
+      env: more.env ?? {},
       ...(more.drainMs !== undefined ? { drainMs: more.drainMs } : {}),
       timing: { distributorPollMs: 500, ...more.timing },
     });

@@ -89,7 +89,7 @@ describe('runCommand', () => {
     running.interrupt('stopped by a test');
     const r = await running.result;
     expect(r.interrupted).toBe(true);
-    expect(r.signal).toBe('SIGTERM');
+    expect(r.signal).toBe('SIGKILL');
     expect(out.text('h')).toMatch(/killing command: stopped by a test/);
     await waitFor('the child to die', () => !alive(childPid));
   });

@@ -14,6 +14,7 @@ import { forceScheduler } from './master-config/force-schedulers.js';
 import { protocols } from './master-config/protocols.js';
 import { reporter } from './master-config/reporters.js';
 import { scheduler } from './master-config/schedulers.js';
+import { secretsProvider } from './master-config/secrets.js';
 import { worker } from './master-config/workers.js';
 import { www } from './master-config/www.js';
 
@@ -44,6 +45,7 @@ export const masterConfigSchema = z
     change_sources: z.array(changeSource).default([]),
     change_hooks: changeHooks.default({}),
     reporters: z.array(reporter).default([]),
+    secrets: z.array(secretsProvider).default([]),
     auth: auth.default({}),
     www: www.default({}),
     log_compression: z.enum(['none', 'gzip', 'zstd']).default('gzip'),
@@ -70,6 +72,9 @@ export type WwwConfig = MasterConfig['www'];
 export type ProtocolsConfig = MasterConfig['protocols'];
 export type ForceSchedulerConfig = MasterConfig['force_schedulers'][number];
 export type StepConfig = BuilderConfig['steps'][number];
+export type SecretsProviderConfig = MasterConfig['secrets'][number];
+export type { Condition } from './master-config/step-common.js';
+export type Renderable = string | { interpolate: string; kw: Record<string, unknown> };
 
 function pathOf(path: (string | number)[]): string {
   return (

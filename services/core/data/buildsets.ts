@@ -189,6 +189,26 @@ export async function buildsetSourceStampIds(q: Queryable, bsid: number): Promis
   return rows.map((r) => r.sourcestampid);
 }
 
+export interface SourceStampFacts {
+  ssid: number;
+  branch: string | null;
+  revision: string | null;
+  repository: string;
+  project: string;
+  codebase: string;
+}
+
+/** Every source stamp of a build set, one per codebase, in the order they were given. */
+export function buildsetSourceStamps(q: Queryable, bsid: number): Promise<SourceStampFacts[]> {
+  return many(
+    q,
+    sql`
+    SELECT ss.id AS ssid, ss.branch, ss.revision, ss.repository, ss.project, ss.codebase
+    FROM buildset_sourcestamps bss JOIN sourcestamps ss ON ss.id = bss.sourcestampid
+    WHERE bss.buildsetid = ${bsid} ORDER BY bss.id`,
+  );
+}
+
 /** The source stamp a build takes its branch, revision... from: the default codebase's, else the first. */
 export function buildsetMainSourceStamp(
   q: Queryable,

@@ -38,8 +38,17 @@ export interface CommandRequest {
   env?: Record<string, string | null>;
   timeout?: number;
   maxTime?: number;
-  /** Extra logs: log name -> file (relative to workdir) whose contents the worker sends after the command. */
-  logfiles?: Record<string, string>;
+  /**
+   * Extra logs: log name -> a file (relative to workdir) that the worker follows while the
+   * command runs, as Buildbot's worker does: once it changes from how it was when the command
+   * started, its contents (only what was added since the start, with `follow`) come as output
+   * of that log.
+   */
+  logfiles?: Record<string, { filename: string; follow: boolean }>;
+  /** The signal an interrupt sends (without SIG; default KILL). */
+  interruptSignal?: string;
+  /** Seconds between SIGTERM and interruptSignal when interrupting; unset: interruptSignal at once. */
+  sigtermTime?: number;
 }
 
 export interface CommandOutcome {

@@ -22,6 +22,8 @@ export class LogWriter {
     private readonly codec: LogCodec,
     /** Told how many lines each append stored (the master's log line rate). */
     private readonly onStored?: (lines: number) => void,
+    /** Each whole line passes through this before it is stored (secrets redacted: redact.ts). */
+    private readonly clean: (line: string) => string = (l) => l,
   ) {}
 
   async write(stream: OutputStream, text: string): Promise<void> {
@@ -35,7 +37,8 @@ export class LogWriter {
     await this.store(all.slice(0, cut).split('\n'), stream);
   }
 
-  private async store(lines: string[], stream: OutputStream): Promise<void> {
+  private async store(raw: string[], stream: OutputStream): Promise<void> {
+    const lines = raw.map(this.clean);
     const body = `${(this.type === 's' ? lines.map((l) => stream + l) : lines).join('\n')}\n`;
     const range = await transact(this.ctx, (tx) => appendLog(tx, this.logid, body, { codec: this.codec }));
     this.lines += lines.length;

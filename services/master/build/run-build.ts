@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BuilderConfig } from '../../core/config/master-config.js';
 import {
+  buildsetSourceStamps,
   completeBuildRequests,
   finishBuild,
   finishStep,
@@ -23,8 +24,10 @@ import {
 import { RESULT_NAMES, Results, worst } from '../../core/results.js';
 import { type BuildFence, buildContext, ClaimLost, DatabaseAway, ridingOut } from '../claims.js';
 import type { WorkerConnection } from '../workers/connection.js';
+import { holds } from './conditions.js';
 import type { BuildInterrupts } from './interruption.js';
 import { initialProperties } from './properties.js';
+import { Redactor } from './redact.js';
 import { runStep } from './run-step.js';
 import type { BuildDeps } from './steps/step.js';
 import { buildStateString, combine, entersBuildSummary } from './summary.js';
@@ -110,10 +113,17 @@ export async function runBuild(
     let results: number = Results.SUCCESS;
     let terminated = false;
     const summaries: string[] = [];
-    const build = { buildid, bsid: req.bsid, builder: req.builder, worker };
+    const build = {
+      buildid,
+      bsid: req.bsid,
+      builder: req.builder,
+      worker,
+      sourcestamps: await buildsetSourceStamps(ctx.db, req.bsid),
+      redactor: new Redactor(),
+    };
     for (const step of req.builder.steps) {
       if (interrupts.lost) break;
-      if ((terminated || interrupts.stopped) && !step.alwaysRun) continue;
+      if ((terminated || interrupts.stopped) && !holds(step.alwaysRun, props)) continue;
       const { signal, dispose } = interrupts.forStep();
       const outcome = await runStep({ step, props, build, deps: bdeps }, signal).finally(dispose);
       if (outcome.workerLost) interrupts.lose(outcome.workerLost);

@@ -1,18 +1,25 @@
-// One step of a build, around whatever its kind does: the step's row, doStepIf (a step that
-// should not run ends SKIPPED at once), its URLs and state strings, its span, its end and
-// whether it is hidden.
+// One step of a build, around whatever its kind does: the step's row, its templates rendered
+// (a template that cannot be rendered, such as an unknown secret, ends the step EXCEPTION
+// with the reason in its `err.text` log, as Buildbot's addLogWithFailure), doStepIf (a step
+// that should not run ends SKIPPED at once), its URLs and state strings (secrets redacted),
+// its span, its end and whether it is hidden.
 import { trace } from '@opentelemetry/api';
-import type { StepConfig } from '../../core/config/master-config.js';
+import type { Renderable, StepConfig } from '../../core/config/master-config.js';
 import {
+  addLog,
   addStepURL,
+  appendLog,
+  finishLog,
   finishStep,
   newStep,
   setStepStateString,
   startStep,
   transact,
 } from '../../core/data/index.js';
+import { InterpolationError } from '../../core/interpolate.js';
 import { RESULT_NAMES, Results } from '../../core/results.js';
-import { interpolate, type Properties } from './interpolate.js';
+import { holds } from './conditions.js';
+import { render } from './interpolate.js';
 import { stepKind } from './steps/index.js';
 import type { StepContext, StepOutcome } from './steps/step.js';
 import { stepSummary } from './summary.js';
@@ -23,21 +30,7 @@ export function stepName(step: StepConfig): string {
   return step.name ?? stepKind(step).defaultName;
 }
 
-function shouldRun(step: StepConfig, props: Properties): boolean {
-  const c = step.doStepIf;
-  if (c === undefined || c === true) return true;
-  if (c === false) return false;
-  const v = props[c.property]?.[0];
-  return c.equals === undefined ? Boolean(v) : JSON.stringify(v) === JSON.stringify(c.equals);
-}
-
-function hidden(step: StepConfig, results: number): boolean {
-  const h = step.hideStepIf;
-  if (h === undefined || typeof h === 'boolean') return h === true;
-  return h.results.includes(results);
-}
-
-export type StepRun = Omit<StepContext, 'stepid' | 'text'>;
+export type StepRun = Omit<StepContext, 'stepid' | 'text' | 'render'>;
 
 /** Run one step in its span; the signal interrupts it (interruption.ts says with what). */
 export function runStep(s: StepRun, signal: AbortSignal): Promise<StepOutcome> {
@@ -52,31 +45,75 @@ export function runStep(s: StepRun, signal: AbortSignal): Promise<StepOutcome> {
   });
 }
 
+/** A step's text: its description, or what its kind says it does, with its suffix. */
+function describe(s: StepRun, r: (x: Renderable) => string): string | null {
+  const text = s.step.descriptionDone ?? s.step.description ?? stepKind(s.step).describe(s.step, r);
+  return text !== null && s.step.descriptionSuffix ? `${text} ${s.step.descriptionSuffix}` : text;
+}
+
 async function recordStep(s: StepRun, signal: AbortSignal): Promise<StepOutcome> {
   const { ctx } = s.deps;
-  const { step, props } = s;
-  const kind = stepKind(step);
-  const { stepid } = await transact(ctx, (tx) => newStep(tx, s.build.buildid, stepName(step)));
-  const text = step.descriptionDone ?? step.description ?? kind.describe(step, props);
-  if (!shouldRun(step, props)) {
-    const summary = stepSummary(text, Results.SKIPPED);
-    await transact(ctx, async (tx) => {
-      await startStep(tx, stepid);
-      await setStepStateString(tx, stepid, summary);
-      await finishStep(tx, stepid, Results.SKIPPED, hidden(step, Results.SKIPPED));
+  const { step, props, build } = s;
+  const clean = (t: string) => build.redactor.clean(t);
+  const r = (x: Renderable) =>
+    render(x, {
+      props,
+      sourcestamps: build.sourcestamps,
+      worker: { ...build.worker.info },
+      secrets: s.deps.secrets,
+      redactor: build.redactor,
     });
-    return { results: Results.SKIPPED, summary };
+  const { stepid } = await transact(ctx, (tx) => newStep(tx, build.buildid, stepName(step)));
+  const end = async (results: number, summary: string): Promise<StepOutcome> => {
+    const shown = clean(summary);
+    await transact(ctx, async (tx) => {
+      await setStepStateString(tx, stepid, shown);
+      await finishStep(tx, stepid, results, holds(step.hideStepIf, props, results));
+    });
+    return { results, summary: shown };
+  };
+  await transact(ctx, (tx) => startStep(tx, stepid));
+  let text: string | null;
+  try {
+    text = describe(s, r);
+  } catch (err) {
+    if (!(err instanceof InterpolationError)) throw err;
+    return failedToRender(s, stepid, err, end);
   }
+  if (!holds(step.doStepIf, props)) return end(Results.SKIPPED, stepSummary(text, Results.SKIPPED));
+  try {
+    const urls = step.urls.map((u) => ({ name: r(u.name), url: r(u.url) }));
+    await transact(ctx, async (tx) => {
+      await setStepStateString(tx, stepid, clean(step.description ?? text ?? 'running'));
+      for (const u of urls) await addStepURL(tx, stepid, u.name, clean(u.url));
+    });
+    const outcome = await stepKind(step).run({ ...s, stepid, text, render: r }, signal);
+    const done = await end(outcome.results, outcome.summary);
+    return {
+      ...outcome,
+      summary: done.summary,
+      ...(outcome.buildSummary ? { buildSummary: clean(outcome.buildSummary) } : {}),
+    };
+  } catch (err) {
+    if (!(err instanceof InterpolationError)) throw err;
+    return failedToRender(s, stepid, err, end);
+  }
+}
+
+async function failedToRender(
+  s: StepRun,
+  stepid: number,
+  err: InterpolationError,
+  end: (results: number, summary: string) => Promise<StepOutcome>,
+): Promise<StepOutcome> {
+  const { ctx } = s.deps;
   await transact(ctx, async (tx) => {
-    await startStep(tx, stepid);
-    await setStepStateString(tx, stepid, step.description ?? text ?? 'running');
-    for (const u of step.urls)
-      await addStepURL(tx, stepid, interpolate(u.name, props), interpolate(u.url, props));
+    const logid = await addLog(tx, stepid, 'err.text', 't');
+    await appendLog(tx, logid, `${s.build.redactor.clean(err.message)}\n`);
+    await finishLog(tx, logid);
   });
-  const outcome = await kind.run({ ...s, stepid, text }, signal);
-  await transact(ctx, async (tx) => {
-    await setStepStateString(tx, stepid, outcome.summary);
-    await finishStep(tx, stepid, outcome.results, hidden(step, outcome.results));
-  });
-  return outcome;
+  return end(
+    Results.EXCEPTION,
+    stepSummary(s.step.descriptionDone ?? s.step.description ?? null, Results.EXCEPTION),
+  );
 }

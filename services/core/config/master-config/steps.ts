@@ -1,54 +1,54 @@
 // The steps of a builder: one schema per step kind, and the union of them, which the
 // master's step kinds (services/master/build/steps/) mirror one to one. A new kind: its
 // schema here, its line in STEP_KINDS, and its file beside the others in the master.
+// What every kind shares (conditions, templates, results): step-common.ts.
 import { z } from 'zod';
 import { identifier } from './identifiers.js';
+import { renderable, result, stepCommon } from './step-common.js';
 
-const command = z.union([z.string().min(1), z.array(z.string()).min(1)], {
+const command = z.union([renderable, z.array(renderable).min(1)], {
   errorMap: () => ({ message: 'expected a shell string or a list of arguments' }),
 });
 
-const stepCommon = {
-  name: identifier.optional(),
-  description: z.string().optional(),
-  descriptionDone: z.string().optional(),
-  haltOnFailure: z.boolean().default(false),
-  flunkOnFailure: z.boolean().default(true),
-  warnOnFailure: z.boolean().default(false),
-  alwaysRun: z.boolean().default(false),
-  // Conditions on build properties: run (or hide) the step only when the property is truthy,
-  // or equals the given value.
-  doStepIf: z
-    .union([z.boolean(), z.object({ property: z.string(), equals: z.unknown().optional() }).strict()])
-    .optional(),
-  hideStepIf: z
-    .union([z.boolean(), z.object({ results: z.array(z.number().int().min(0).max(6)) }).strict()])
-    .optional(),
-  // Links shown with the step (Buildbot's addStepURL), with properties filled in when the
-  // step starts: `{ name: coverage, url: "https://cov.example/%(prop:buildnumber)s" }`.
-  urls: z.array(z.object({ name: z.string().min(1), url: z.string().min(1) }).strict()).default([]),
-  timeout: z.number().positive().default(1200),
+// A file on the worker followed as a log of its own while the command runs (Buildbot's
+// logfiles): `name: path`, or `name: {filename: path, follow: true}` to send only what is
+// written after the command starts.
+const logfile = z.union([
+  z
+    .string()
+    .min(1)
+    .transform((filename) => ({ filename, follow: false })),
+  z.object({ filename: z.string().min(1), follow: z.boolean().default(false) }).strict(),
+]);
+
+// Signals a command may be interrupted with (Buildbot's interruptSignal, without SIG).
+const SIGNALS = ['KILL', 'TERM', 'INT', 'HUP', 'QUIT', 'USR1', 'USR2'] as const;
+
+/** Buildbot's ShellMixin parameters: a command on the worker. */
+const shellCommon = {
+  command,
+  workdir: z.string().optional(),
+  env: z.record(renderable).default({}),
+  logfiles: z.record(logfile).default({}),
+  // Logs of `logfiles` created only once their file has something (Buildbot's lazylogfiles).
+  lazylogfiles: z.boolean().default(false),
+  // Seconds the command may run at all, output or not (Buildbot's maxTime).
+  maxTime: z.number().positive().optional(),
+  interruptSignal: z.enum(SIGNALS).default('KILL'),
+  // Seconds between SIGTERM and interruptSignal when interrupting (Buildbot's sigtermTime).
+  sigtermTime: z.number().positive().optional(),
+  // Exit code -> result (Buildbot's decodeRC, default {0: success}): `{0: success, 1: warnings}`.
+  decodeRC: z.record(z.string().regex(/^-?\d+$/, 'expected an exit code'), result).default({ '0': 0 }),
 };
 
-const shellStep = z
-  .object({
-    type: z.literal('shell'),
-    command,
-    workdir: z.string().optional(),
-    env: z.record(z.string()).default({}),
-    logfiles: z.record(z.string()).default({}),
-    ...stepCommon,
-  })
-  .strict();
+const shellStep = z.object({ type: z.literal('shell'), ...shellCommon, ...stepCommon }).strict();
 
 const setPropertyStep = z
   .object({
     type: z.literal('set_property'),
-    command,
+    ...shellCommon,
     property: z.string().min(1),
     strip: z.boolean().default(true),
-    workdir: z.string().optional(),
-    env: z.record(z.string()).default({}),
     ...stepCommon,
   })
   .strict();

@@ -1,11 +1,13 @@
 // Running one command on the build's worker, for the step kinds that do (shell,
-// set_property): its output goes into the step's `stdio` log as it comes (and a shell step's
-// logfiles into logs of their own once their text arrives), and its end becomes results.
+// set_property): its output goes into the step's `stdio` log as it comes, the files of its
+// `logfiles` into logs of their own (created up front, or only once they have text with
+// `lazylogfiles`), each line with the build's secrets redacted; its end becomes results
+// through decodeRC, as Buildbot's RemoteCommand.results(): an exit code the map does not
+// name is FAILURE, and a command killed by a signal counts as exit code -1.
 import type { StepConfig } from '../../../core/config/master-config.js';
 import { addLog, transact } from '../../../core/data/index.js';
-import type { OutputStream } from '../../../core/protocol/messages.js';
+import type { CommandRequest, OutputStream } from '../../../core/protocol/messages.js';
 import { Results } from '../../../core/results.js';
-import { interpolate, type Properties } from '../interpolate.js';
 import { interruptedResults } from '../interruption.js';
 import { LogWriter } from '../log-writer.js';
 import type { StepContext } from './step.js';
@@ -20,28 +22,50 @@ export interface CommandResult {
   workerLost?: string;
 }
 
-/** The command with the build's properties filled in. */
-export function renderCommand(command: string | readonly string[], props: Properties): string | string[] {
-  return typeof command === 'string'
-    ? interpolate(command, props)
-    : command.map((a) => interpolate(a, props));
+/** The command with the build's values filled in. */
+export function renderCommand(
+  command: CommandStep['command'],
+  render: StepContext['render'],
+): string | string[] {
+  return Array.isArray(command) ? command.map(render) : render(command);
 }
 
 /** Logs named *.html are HTML ('h'); any other logfile is text ('t'). */
 const logType = (name: string): 't' | 'h' => (/\.html?$/i.test(name) ? 'h' : 't');
 
+/** What the worker is asked to run for this step. */
+export function commandRequest(c: StepContext<CommandStep>): CommandRequest {
+  const { step } = c;
+  return {
+    command: renderCommand(step.command, c.render),
+    workdir: `${c.build.builder.name}/${step.workdir ?? 'build'}`,
+    env: Object.fromEntries(Object.entries(step.env).map(([k, v]) => [k, c.render(v)])),
+    timeout: step.timeout,
+    ...(step.maxTime !== undefined ? { maxTime: step.maxTime } : {}),
+    ...(Object.keys(step.logfiles).length ? { logfiles: step.logfiles } : {}),
+    interruptSignal: step.interruptSignal,
+    ...(step.sigtermTime !== undefined ? { sigtermTime: step.sigtermTime } : {}),
+  };
+}
+
+/** Buildbot's decodeRC: the result the map gives the exit code, else FAILURE. */
+export function decodeRC(map: Readonly<Record<string, number>>, rc: number | null): number {
+  return map[String(rc ?? -1)] ?? Results.FAILURE;
+}
+
 export async function runCommand(
   c: StepContext<CommandStep>,
   signal: AbortSignal,
-  opts: { keepStdout?: boolean; logfiles?: Record<string, string> } = {},
+  opts: { keepStdout?: boolean } = {},
 ): Promise<CommandResult> {
   const { ctx, redis, codec, metrics, onLogFinished } = c.deps;
-  const { step, props, stepid } = c;
+  const { step, stepid } = c;
+  const request = commandRequest(c);
   const stored = metrics ? (n: number) => metrics.linesStored(n) : undefined;
+  const clean = (line: string) => c.build.redactor.clean(line);
   const writer = (logid: number, type: 's' | 't' | 'h') =>
-    new LogWriter(ctx, redis, logid, type, codec, stored);
+    new LogWriter(ctx, redis, logid, type, codec, stored, clean);
   const stdio = writer(await transact(ctx, (tx) => addLog(tx, stepid, 'stdio', 's')), 's');
-  const logfiles = opts.logfiles ?? {};
   const extra = new Map<string, Promise<LogWriter>>();
   const extraLog = (name: string) => {
     let w = extra.get(name);
@@ -52,6 +76,8 @@ export async function runCommand(
     }
     return w;
   };
+  // Buildbot adds every logfile's log before the command starts, unless lazylogfiles.
+  if (!step.lazylogfiles) for (const name of Object.keys(step.logfiles)) await extraLog(name);
   const finishLogs = async () => {
     await stdio.finish();
     onLogFinished?.(stdio.logid);
@@ -70,16 +96,10 @@ export async function runCommand(
   }
   let stdout = '';
   const end = await c.build.worker.run(
-    {
-      command: renderCommand(step.command, props),
-      workdir: `${c.build.builder.name}/${step.workdir ?? 'build'}`,
-      env: Object.fromEntries(Object.entries(step.env).map(([k, v]) => [k, interpolate(v, props)])),
-      timeout: step.timeout,
-      ...(Object.keys(logfiles).length ? { logfiles } : {}),
-    },
+    request,
     async (stream: OutputStream, chunk: string, log?: string) => {
       if (log !== undefined) {
-        if (Object.hasOwn(logfiles, log)) await (await extraLog(log)).write(stream, chunk);
+        if (Object.hasOwn(step.logfiles, log)) await (await extraLog(log)).write(stream, chunk);
         return;
       }
       if (opts.keepStdout && stream === 'o') stdout += chunk;
@@ -94,5 +114,5 @@ export async function runCommand(
   // going down): RETRY.
   if (end.interrupted)
     return { results: signal.aborted ? interruptedResults(signal) : Results.RETRY, stdout };
-  return { results: end.rc === 0 ? Results.SUCCESS : Results.FAILURE, stdout };
+  return { results: decodeRC(step.decodeRC, end.rc), stdout };
 }

@@ -11,7 +11,7 @@ type SetPropertyStep = Extract<StepConfig, { type: 'set_property' }>;
 
 export const setProperty: StepKind<SetPropertyStep> = {
   defaultName: 'setproperty',
-  describe: (step, props) => commandSummary(renderCommand(step.command, props)),
+  describe: (step, render) => commandSummary(renderCommand(step.command, render)),
   async run(c, signal) {
     const r = await runCommand(c, signal, { keepStdout: true });
     const lost = r.workerLost ? { workerLost: r.workerLost } : {};

@@ -3,13 +3,20 @@
 // run-step.ts's; a kind only does its work. Adding a kind: a file here exporting a StepKind,
 // its line in index.ts, and its schema in core/config/master-config/steps.ts.
 import type { Redis } from 'ioredis';
-import type { BuilderConfig, MasterConfig, StepConfig } from '../../../core/config/master-config.js';
-import type { DataContext, LogCodec } from '../../../core/data/index.js';
+import type {
+  BuilderConfig,
+  MasterConfig,
+  Renderable,
+  StepConfig,
+} from '../../../core/config/master-config.js';
+import type { DataContext, LogCodec, SourceStampFacts } from '../../../core/data/index.js';
 import type { Subscribe } from '../../../core/events/bus.js';
 import type { Logger } from '../../../core/telemetry/logger.js';
 import type { Lease } from '../../claims.js';
+import type { SecretsProvider } from '../../secrets.js';
 import type { WorkerConnection } from '../../workers/connection.js';
 import type { Properties } from '../interpolate.js';
+import type { Redactor } from '../redact.js';
 
 export interface StepOutcome {
   results: number;
@@ -39,6 +46,8 @@ export interface BuildDeps {
   workerId: (name: string) => number | undefined;
   codec: LogCodec;
   log: Logger;
+  /** Where `%(secret:...)s` finds its values. */
+  secrets: SecretsProvider;
   /** A log finished: queue its compression. */
   onLogFinished?: (logid: number) => void;
   metrics?: BuildMetrics;
@@ -61,15 +70,29 @@ export interface StepContext<C extends StepConfig = StepConfig> {
   props: Properties;
   /** What the step says it does (its description, or its kind's), for its summary. */
   text: string | null;
-  build: { buildid: number; bsid: number; builder: BuilderConfig; worker: WorkerConnection };
+  build: BuildFacts;
   deps: BuildDeps;
+  /** A template with this build's values as the step starts (interpolate.ts); throws InterpolationError. */
+  render(r: Renderable): string;
+}
+
+/** The build a step belongs to. */
+export interface BuildFacts {
+  buildid: number;
+  bsid: number;
+  builder: BuilderConfig;
+  worker: WorkerConnection;
+  /** Its source stamps, one per codebase. */
+  sourcestamps: readonly SourceStampFacts[];
+  /** The secrets its templates used, kept out of its logs and state strings. */
+  redactor: Redactor;
 }
 
 export interface StepKind<C extends StepConfig = StepConfig> {
   /** The name of a step that the configuration leaves unnamed. */
   defaultName: string;
-  /** What a step of this kind says it does, properties filled in (Buildbot's describe). */
-  describe(step: C, props: Properties): string | null;
+  /** What a step of this kind says it does, its templates rendered (Buildbot's describe). */
+  describe(step: C, render: (r: Renderable) => string): string | null;
   /**
    * Do the step's work. An abort of `signal` interrupts it: it then ends soon, with
    * interruptedResults(signal) (interruption.ts), and leaves nothing running.

@@ -15,7 +15,6 @@ import {
 } from '../../../core/data/index.js';
 import { RESULT_NAMES, Results } from '../../../core/results.js';
 import { addBuildsetForSourceStamps } from '../../schedulers/buildset.js';
-import { interpolate } from '../interpolate.js';
 import { interruptedResults } from '../interruption.js';
 import { stepSummary } from '../summary.js';
 import type { StepContext, StepKind } from './step.js';
@@ -52,11 +51,11 @@ export const trigger: StepKind<TriggerStep> = {
 };
 
 async function addBuildsets(c: StepContext<TriggerStep>): Promise<number[]> {
-  const { step, props, deps } = c;
+  const { step, deps } = c;
   const properties = Object.fromEntries(
     Object.entries(step.set_properties).map(([k, v]) => [
       k,
-      [typeof v === 'string' ? interpolate(v, props) : v, 'Trigger'] as const,
+      [typeof v === 'string' ? c.render(v) : v, 'Trigger'] as const,
     ]),
   );
   const bsids: number[] = [];

@@ -1,0 +1,82 @@
+// What the build tests read back from the database: a request added, its builds once
+// finished, their steps, logs and properties.
+import { addBuildset, findBuilderId, transact } from '../../../services/core/data/index.js';
+import { sql } from '../../../services/core/db/pool.js';
+import { eventually } from '../../helpers/wait.js';
+import type { Stage } from '../in-process.js';
+
+export interface Stamp {
+  codebase?: string;
+  repository?: string;
+  branch?: string | null;
+  revision?: string | null;
+}
+
+/** A build request for `builder` on these source stamps (default: codebase '' at main/abc). */
+export function request(
+  stage: Stage,
+  builder: string,
+  stamps: Stamp[] = [{}],
+  properties: Record<string, [unknown, string]> = {},
+): Promise<{ bsid: number; brid: number }> {
+  return transact(stage.ctx, async (tx) => {
+    const builderid = (await findBuilderId(tx, builder, false))!;
+    const added = await addBuildset(tx, {
+      scheduler: 'test',
+      sourcestamps: stamps.map((s) => ({
+        codebase: s.codebase ?? '',
+        repository: s.repository ?? 'r',
+        branch: s.branch === undefined ? 'main' : s.branch,
+        revision: s.revision === undefined ? 'abc' : s.revision,
+        project: '',
+      })),
+      reason: 'test',
+      builderids: [builderid],
+      properties,
+    });
+    return { bsid: added.bsid, brid: added.brids[builderid]! };
+  });
+}
+
+export interface BuildRow {
+  id: number;
+  results: number | null;
+  state_string: string;
+}
+
+/** The request's first build, once finished. */
+export async function finishedBuild(stage: Stage, brid: number, timeoutMs = 30_000): Promise<BuildRow> {
+  const rows = await eventually(
+    () =>
+      stage.db.pool.query(
+        sql`SELECT id, results, state_string FROM builds WHERE buildrequestid = ${brid} ORDER BY id`,
+      ) as Promise<BuildRow[]>,
+    (bs) => bs.some((b) => b.results !== null),
+    { timeoutMs },
+  );
+  return rows.find((b) => b.results !== null)!;
+}
+
+export function steps(
+  stage: Stage,
+  buildid: number,
+): Promise<{ name: string; results: number; state_string: string; hidden: number; urls_json: string }[]> {
+  return stage.db.pool.query(sql`
+    SELECT name, results, state_string, hidden, urls_json FROM steps WHERE buildid = ${buildid} ORDER BY number`);
+}
+
+/** A step's logs by name, each as its stored text (an 's' log's lines keep their stream letter). */
+export async function logs(stage: Stage, buildid: number, step: string): Promise<Record<string, string>> {
+  const rows = await stage.db.pool.query(sql`
+    SELECT l.name, string_agg(convert_from(c.content, 'UTF8'), E'\n' ORDER BY c.first_line) AS text
+    FROM logs l JOIN steps s ON s.id = l.stepid LEFT JOIN logchunks c ON c.logid = l.id
+    WHERE s.buildid = ${buildid} AND s.name = ${step} GROUP BY l.id, l.name ORDER BY l.id`);
+  return Object.fromEntries(rows.map((r) => [r.name, r.text ?? '']));
+}
+
+export async function property(stage: Stage, buildid: number, name: string): Promise<unknown> {
+  const [row] = await stage.db.pool.query(
+    sql`SELECT value FROM build_properties WHERE buildid = ${buildid} AND name = ${name}`,
+  );
+  return row ? JSON.parse(row.value) : undefined;
+}
