@@ -148,7 +148,7 @@ describe('shell', () => {
       {
         command: 'echo first > extra.log; sleep 0.5; echo second >> extra.log; echo done',
         workdir: 'alpha/build',
-        logfiles: { extra: 'extra.log' },
+        logfiles: { extra: { filename: 'extra.log', follow: false } },
       },
       c.sink,
     );

@@ -30,8 +30,6 @@ export const PAUSE_BYTES = 8 * 1024 * 1024;
 /** How long a shutdown waits for the worker's answer before it closes the link anyway. */
 const SHUTDOWN_ANSWER_MS = 5_000;
 const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
-/** Seconds an interrupted command gets after SIGTERM before SIGKILL, as a Flotilla agent gives. */
-const SIGTERM_SECONDS = 5;
 
 /** The worker answered a request with an error (`is_exception`). */
 export class RemoteWorkerError extends Error {
@@ -223,11 +221,11 @@ export class MsgpackWorkerConnection implements WorkerConnection {
         logfiles: request.logfiles ?? {},
         timeout: request.timeout ?? null,
         maxTime: request.maxTime ?? null,
-        sigtermTime: SIGTERM_SECONDS,
+        sigtermTime: request.sigtermTime ?? null,
         usePTY: false,
         logEnviron: true,
         initial_stdin: null,
-        interruptSignal: 'KILL',
+        interruptSignal: request.interruptSignal ?? 'KILL',
       },
       { output },
     );
