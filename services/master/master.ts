@@ -12,6 +12,7 @@ import type { ConnectionPool } from '../core/db/pool.js';
 import type { Subscribe } from '../core/events/bus.js';
 import type { ShutdownStep } from '../core/lifecycle.js';
 import type { Logger } from '../core/telemetry/logger.js';
+import { Locks } from './build/locks.js';
 import { BuildRunner } from './build/runner.js';
 import { Claims } from './claims.js';
 import { listenToCluster } from './cluster-events.js';
@@ -153,6 +154,7 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     workers: () => workers.connected().length,
     claims: () => distributor?.claimed ?? { won: 0, lost: 0 },
   });
+  const locks = new Locks(ctx, config.locks, masterid, deps.events);
   const runner = new BuildRunner({
     ctx,
     redis,
@@ -164,6 +166,7 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     codec: logCodec(config.log_compression) ?? 'raw',
     log,
     secrets,
+    locks,
     metrics,
     ...(deps.timing?.triggerPollMs ? { triggerPollMs: deps.timing.triggerPollMs } : {}),
     lease: membership,
@@ -264,7 +267,13 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     { name: 'reporters', run: async () => reporters?.stop() },
     // Before masterStopped: a round after it would take schedulers back for a stopped master.
     { name: 'schedulers', run: () => schedulers.stop() },
-    { name: 'events', run: () => stopListening() },
+    {
+      name: 'events',
+      run: () => {
+        locks.close();
+        return stopListening();
+      },
+    },
     { name: 'membership', run: () => membership.stop() },
     { name: 'workers', run: () => workers.close() },
   ];

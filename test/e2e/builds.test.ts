@@ -106,7 +106,7 @@ describe('a forced build', () => {
 });
 
 describe('extra logs', () => {
-  it('a step sends the files it names as text and HTML logs', async () => {
+  it('a step follows the files it names as text and HTML logs', async () => {
     const [, brids] = await c.force('force-reports');
     const build = await c.finished((await c.buildOf(Object.values(brids)[0]!)).buildid);
     expect(build.results).toBe(0);
@@ -116,6 +116,8 @@ describe('extra logs', () => {
       ['stdio', 'stdio', 's', true],
       ['summary', 'summary', 't', true],
       ['report.html', 'report_html', 'h', true],
+      // As Buildbot's: every logfile has its log from the start, empty if its file never came.
+      ['missing', 'missing', 't', true],
     ]);
     expect(await c.text(`/steps/${step.stepid}/logs/summary/raw`)).toBe('summary line 1\nsummary line 2\n');
     const html = await fetch(`${c.api.base}/steps/${step.stepid}/logs/report_html/raw`);

@@ -12,6 +12,7 @@ import { changeHooks } from './master-config/change-hooks.js';
 import { changeSource } from './master-config/change-sources.js';
 import { forceScheduler } from './master-config/force-schedulers.js';
 import { protocols } from './master-config/protocols.js';
+import { lock } from './master-config/locks.js';
 import { reporter } from './master-config/reporters.js';
 import { scheduler } from './master-config/schedulers.js';
 import { secretsProvider } from './master-config/secrets.js';
@@ -39,6 +40,7 @@ export const masterConfigSchema = z
       .transform((u) => (u.endsWith('/') ? u : `${u}/`)),
     workers: z.array(worker).default([]),
     protocols: protocols.default({}),
+    locks: z.array(lock).default([]),
     builders: z.array(builder).default([]),
     schedulers: z.array(scheduler).default([]),
     force_schedulers: z.array(forceScheduler).default([]),
@@ -72,6 +74,8 @@ export type WwwConfig = MasterConfig['www'];
 export type ProtocolsConfig = MasterConfig['protocols'];
 export type ForceSchedulerConfig = MasterConfig['force_schedulers'][number];
 export type StepConfig = BuilderConfig['steps'][number];
+export type LockConfig = MasterConfig['locks'][number];
+export type { LockAccessConfig } from './master-config/locks.js';
 export type SecretsProviderConfig = MasterConfig['secrets'][number];
 export type { Condition } from './master-config/step-common.js';
 export type Renderable = string | { interpolate: string; kw: Record<string, unknown> };
@@ -141,7 +145,31 @@ function checkReferences(cfg: MasterConfig): string[] {
   const workers = new Set(cfg.workers.map((w) => w.name));
   const builders = new Set(cfg.builders.map((b) => b.name));
   const triggerables = new Set(cfg.schedulers.filter((s) => s.type === 'triggerable').map((s) => s.name));
+  unique(
+    'locks',
+    cfg.locks.map((l) => l.name),
+  );
+  const locks = new Set(cfg.locks.map((l) => l.name));
+  cfg.locks.forEach((l, i) => {
+    for (const w of Object.keys(l.maxCountForWorker))
+      if (!workers.has(w))
+        problems.push(`locks[${i}].maxCountForWorker.${w}: no worker named ${JSON.stringify(w)}`);
+  });
   cfg.builders.forEach((b, i) => {
+    const builderLocks = new Set(b.locks.map((a) => a.lock));
+    b.locks.forEach((a, j) => {
+      if (!locks.has(a.lock))
+        problems.push(`builders[${i}].locks[${j}]: no lock named ${JSON.stringify(a.lock)}`);
+    });
+    b.steps.forEach((s, j) => {
+      s.locks.forEach((a, k) => {
+        const at = `builders[${i}].steps[${j}].locks[${k}]`;
+        if (!locks.has(a.lock)) problems.push(`${at}: no lock named ${JSON.stringify(a.lock)}`);
+        // Buildbot refuses this when the step starts ("lock claimed by both Step and Build").
+        else if (builderLocks.has(a.lock))
+          problems.push(`${at}: lock ${JSON.stringify(a.lock)} is the builder's already`);
+      });
+    });
     b.workers.forEach((w, j) => {
       if (!workers.has(w))
         problems.push(`builders[${i}].workers[${j}]: no worker named ${JSON.stringify(w)}`);

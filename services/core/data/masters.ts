@@ -20,7 +20,7 @@
 // Where we go further (the issue's section 3): the claims are looked up by the dead
 // master's id (Buildbot 3.7 uses the caller's and leaves them claimed), workers connected
 // to it are disconnected (workers/<id>/disconnected), and the released requests produce
-// `unclaimed`. The master calling expireMasters is alive by definition and is never expired.
+// `unclaimed`, and every lock it held or waited for is let go (locks.ts). The master calling expireMasters is alive by definition and is never expired.
 // Masters being expired are row-locked in id order, so two concurrent expiries do the
 // housekeeping once.
 import { many, maybeOne, one, sql } from '../db/pool.js';
@@ -30,6 +30,7 @@ import { Results } from '../results.js';
 import { updateBuilderList } from './builders.js';
 import { unclaimBuildRequests, unclaimMasterRequests } from './buildrequests.js';
 import { finishBuild, setBuildStateString } from './builds.js';
+import { releaseMasterLocks } from './locks.js';
 import { finishLog } from './logs.js';
 import { nameHash } from './names.js';
 import { releaseAll } from './ownership.js';
@@ -153,6 +154,7 @@ async function housekeeping(tx: Tx, masterid: number, name: string): Promise<voi
   // its master died ("starting", or its last step's summary), though it ended RETRY.
   for (const build of builds) await retryBuild(tx, build.id, `retry (master ${name} was lost)`);
   await unclaimMasterRequests(tx, masterid);
+  await releaseMasterLocks(tx, masterid);
 }
 
 /** An unfinished build ends RETRY: the logs of its unfinished steps, those steps, the build. */

@@ -1,5 +1,6 @@
 // One build, from its row to its end: the build row and its properties, the
-// worker_preparation step, each configured step in turn (after a halting failure, a stop or
+// worker_preparation step (where the builder's locks are taken; they are let go when the
+// build ends, whatever ends it), each configured step in turn (after a halting failure, a stop or
 // a loss, only alwaysRun steps run; after a loss, none), the results and state strings as
 // Buildbot writes them, and the request's end: complete with the build's results, or handed
 // back for another try when the build ends RETRY (its worker or its master went away).
@@ -25,7 +26,8 @@ import { RESULT_NAMES, Results, worst } from '../../core/results.js';
 import { type BuildFence, buildContext, ClaimLost, DatabaseAway, ridingOut } from '../claims.js';
 import type { WorkerConnection } from '../workers/connection.js';
 import { holds } from './conditions.js';
-import type { BuildInterrupts } from './interruption.js';
+import { type BuildInterrupts, interruptedResults } from './interruption.js';
+import type { HeldLocks } from './locks.js';
 import { initialProperties } from './properties.js';
 import { Redactor } from './redact.js';
 import { runStep } from './run-step.js';
@@ -88,6 +90,7 @@ export async function runBuild(
   const bdeps: BuildDeps = { ...deps, ctx: fence.ctx };
   const ctx = fence.ctx;
   log.info({ buildid, builder: req.builder.name, number, worker: worker.name }, 'build started');
+  let held: HeldLocks | null = null;
   try {
     let props = await transact(ctx, async (tx) => {
       const p = await initialProperties(tx.q, {
@@ -103,12 +106,8 @@ export async function runBuild(
       await setBuildProperties(tx, buildid, p);
       return p;
     });
-    await transact(ctx, async (tx) => {
-      const s = await newStep(tx, buildid, 'worker_preparation');
-      await startStep(tx, s.stepid);
-      await setStepStateString(tx, s.stepid, `worker ${worker.name} ready`);
-      await finishStep(tx, s.stepid, Results.SUCCESS);
-    });
+    const prepared = await prepare(bdeps, req, worker, buildid, interrupts);
+    held = prepared.locks;
 
     let results: number = Results.SUCCESS;
     let terminated = false;
@@ -122,7 +121,7 @@ export async function runBuild(
       redactor: new Redactor(),
     };
     for (const step of req.builder.steps) {
-      if (interrupts.lost) break;
+      if (interrupts.lost || !prepared.ready) break;
       if ((terminated || interrupts.stopped) && !holds(step.alwaysRun, props)) continue;
       const { signal, dispose } = interrupts.forStep();
       const outcome = await runStep({ step, props, build, deps: bdeps }, signal).finally(dispose);
@@ -168,6 +167,8 @@ export async function runBuild(
       else log.error({ buildid, err: e }, 'could not finish the build');
     });
     return results;
+  } finally {
+    await held?.release().catch((err) => log.error({ buildid, err }, "could not release the build's locks"));
   }
 }
 
@@ -199,4 +200,47 @@ async function finish(
     if (results === Results.RETRY) await unclaimBuildRequests(tx, [req.brid], masterid);
     else await completeBuildRequests(tx, [req.brid], results, masterid);
   });
+}
+
+/**
+ * The worker_preparation step: the builder's locks taken (the build shows `acquiring locks`
+ * meanwhile, as Buildbot's does), then `worker NAME ready`. A stop or loss while waiting ends
+ * the step with the interruption's results, and the build runs no step.
+ */
+async function prepare(
+  deps: BuildDeps,
+  req: BuildRequestToRun,
+  worker: WorkerConnection,
+  buildid: number,
+  interrupts: BuildInterrupts,
+): Promise<{ ready: boolean; locks: HeldLocks | null }> {
+  const { ctx } = deps;
+  const { stepid } = await transact(ctx, async (tx) => {
+    const s = await newStep(tx, buildid, 'worker_preparation');
+    await startStep(tx, s.stepid);
+    return s;
+  });
+  let locks: HeldLocks | null = null;
+  if (req.builder.locks.length) {
+    await transact(ctx, (tx) => setBuildStateString(tx, buildid, 'acquiring locks'));
+    const { signal, dispose } = interrupts.forStep();
+    try {
+      locks = await deps.locks.acquire(req.builder.locks, worker.name, `build ${buildid}`, signal);
+      if (!locks) {
+        await transact(ctx, async (tx) => {
+          await setStepStateString(tx, stepid, 'cancelled while waiting for locks');
+          await finishStep(tx, stepid, interruptedResults(signal));
+        });
+        return { ready: false, locks: null };
+      }
+    } finally {
+      dispose();
+    }
+  }
+  await transact(ctx, async (tx) => {
+    await setStepStateString(tx, stepid, `worker ${worker.name} ready`);
+    await finishStep(tx, stepid, Results.SUCCESS);
+    if (req.builder.locks.length) await setBuildStateString(tx, buildid, 'building');
+  });
+  return { ready: true, locks };
 }

@@ -1,4 +1,6 @@
-// One step of a build, around whatever its kind does: the step's row, its templates rendered
+// One step of a build, around whatever its kind does: the step's row, its locks (held until
+// its kind is done; a stop while waiting for them cancels it with the reason in its
+// `cancelled while waiting for locks` log, as Buildbot's), its templates rendered
 // (a template that cannot be rendered, such as an unknown secret, ends the step EXCEPTION
 // with the reason in its `err.text` log, as Buildbot's addLogWithFailure), doStepIf (a step
 // that should not run ends SKIPPED at once), its URLs and state strings (secrets redacted),
@@ -18,8 +20,10 @@ import {
 } from '../../core/data/index.js';
 import { InterpolationError } from '../../core/interpolate.js';
 import { RESULT_NAMES, Results } from '../../core/results.js';
+import { reasonText } from '../workers/connection.js';
 import { holds } from './conditions.js';
 import { render } from './interpolate.js';
+import { interruptedResults } from './interruption.js';
 import { stepKind } from './steps/index.js';
 import type { StepContext, StepOutcome } from './steps/step.js';
 import { stepSummary } from './summary.js';
@@ -73,6 +77,32 @@ async function recordStep(s: StepRun, signal: AbortSignal): Promise<StepOutcome>
     return { results, summary: shown };
   };
   await transact(ctx, (tx) => startStep(tx, stepid));
+  // Buildbot takes a step's locks before it renders anything or decides whether to run.
+  const held = await s.deps.locks.acquire(step.locks, build.worker.name, `step ${stepid}`, signal);
+  if (!held) {
+    await addTextLog(s, stepid, 'cancelled while waiting for locks', reasonText(signal.reason));
+    return end(
+      interruptedResults(signal),
+      stepSummary(step.descriptionDone ?? step.description ?? null, interruptedResults(signal)),
+    );
+  }
+  try {
+    return await runHolding(s, stepid, signal, r, end);
+  } finally {
+    await held.release();
+  }
+}
+
+async function runHolding(
+  s: StepRun,
+  stepid: number,
+  signal: AbortSignal,
+  r: (x: Renderable) => string,
+  end: (results: number, summary: string) => Promise<StepOutcome>,
+): Promise<StepOutcome> {
+  const { ctx } = s.deps;
+  const { step, props, build } = s;
+  const clean = (t: string) => build.redactor.clean(t);
   let text: string | null;
   try {
     text = describe(s, r);
@@ -106,14 +136,19 @@ async function failedToRender(
   err: InterpolationError,
   end: (results: number, summary: string) => Promise<StepOutcome>,
 ): Promise<StepOutcome> {
-  const { ctx } = s.deps;
-  await transact(ctx, async (tx) => {
-    const logid = await addLog(tx, stepid, 'err.text', 't');
-    await appendLog(tx, logid, `${s.build.redactor.clean(err.message)}\n`);
-    await finishLog(tx, logid);
-  });
+  await addTextLog(s, stepid, 'err.text', err.message);
   return end(
     Results.EXCEPTION,
     stepSummary(s.step.descriptionDone ?? s.step.description ?? null, Results.EXCEPTION),
   );
+}
+
+/** A finished text log of one message (secrets redacted). */
+async function addTextLog(s: StepRun, stepid: number, name: string, message: string): Promise<void> {
+  const lines = s.build.redactor.clean(message).replace(/\r\n?/g, '\n');
+  await transact(s.deps.ctx, async (tx) => {
+    const logid = await addLog(tx, stepid, name, 't');
+    await appendLog(tx, logid, lines.endsWith('\n') ? lines : `${lines}\n`);
+    await finishLog(tx, logid);
+  });
 }

@@ -1,6 +1,7 @@
-// A builder: its workers, properties and steps (steps.ts).
+// A builder: its workers, properties, locks (locks.ts) and steps (steps.ts).
 import { z } from 'zod';
 import { identifier } from './identifiers.js';
+import { lockAccess } from './locks.js';
 import { step } from './steps.js';
 
 export const builder = z
@@ -11,6 +12,8 @@ export const builder = z
     workers: z.array(identifier).min(1),
     collapse_requests: z.boolean().default(false),
     properties: z.record(z.unknown()).default({}),
+    // Locks the whole build holds, taken before its first step (Buildbot's BuilderConfig locks).
+    locks: z.array(lockAccess).default([]),
     steps: z.array(step).default([]),
   })
   .strict();

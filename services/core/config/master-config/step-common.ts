@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { InterpolationError, parse } from '../../interpolate.js';
 import { RESULT_NAMES } from '../../results.js';
 import { identifier } from './identifiers.js';
+import { lockAccess } from './locks.js';
 
 // A plain string has no keywords: a `%(kw:...)s` in it can never render.
 const NO_KEYWORDS: ReadonlySet<string> = new Set();
@@ -91,5 +92,6 @@ export const stepCommon = {
   // Links shown with the step (Buildbot's addStepURL), with properties filled in when the
   // step starts: `{ name: coverage, url: "https://cov.example/%(prop:buildnumber)s" }`.
   urls: z.array(z.object({ name: renderable, url: renderable }).strict()).default([]),
+  locks: z.array(lockAccess).default([]),
   timeout: z.number().positive().default(1200),
 };

@@ -16,6 +16,7 @@ import type { Lease } from '../../claims.js';
 import type { SecretsProvider } from '../../secrets.js';
 import type { WorkerConnection } from '../../workers/connection.js';
 import type { Properties } from '../interpolate.js';
+import type { Locks } from '../locks.js';
 import type { Redactor } from '../redact.js';
 
 export interface StepOutcome {
@@ -48,6 +49,8 @@ export interface BuildDeps {
   log: Logger;
   /** Where `%(secret:...)s` finds its values. */
   secrets: SecretsProvider;
+  /** The cluster's locks (builders' and steps'). */
+  locks: Locks;
   /** A log finished: queue its compression. */
   onLogFinished?: (logid: number) => void;
   metrics?: BuildMetrics;
