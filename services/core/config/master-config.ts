@@ -16,6 +16,7 @@ import { lock } from './master-config/locks.js';
 import { reporter } from './master-config/reporters.js';
 import { scheduler } from './master-config/schedulers.js';
 import { secretsProvider } from './master-config/secrets.js';
+import { gitStepProblems } from './master-config/source-steps.js';
 import { worker } from './master-config/workers.js';
 import { www } from './master-config/www.js';
 
@@ -162,6 +163,8 @@ function checkReferences(cfg: MasterConfig): string[] {
         problems.push(`builders[${i}].locks[${j}]: no lock named ${JSON.stringify(a.lock)}`);
     });
     b.steps.forEach((s, j) => {
+      if (s.type === 'git')
+        for (const p of gitStepProblems(s)) problems.push(`builders[${i}].steps[${j}].${p}`);
       s.locks.forEach((a, k) => {
         const at = `builders[${i}].steps[${j}].locks[${k}]`;
         if (!locks.has(a.lock)) problems.push(`${at}: no lock named ${JSON.stringify(a.lock)}`);

@@ -31,7 +31,8 @@ import { stepSummary } from './summary.js';
 const tracer = trace.getTracer('flotilla-master');
 
 export function stepName(step: StepConfig): string {
-  return step.name ?? stepKind(step).defaultName;
+  const kind = stepKind(step);
+  return step.name ?? kind.nameOf?.(step) ?? kind.defaultName;
 }
 
 export type StepRun = Omit<StepContext, 'stepid' | 'text' | 'render'>;

@@ -4,6 +4,7 @@
 // What every kind shares (conditions, templates, results): step-common.ts.
 import { z } from 'zod';
 import { identifier } from './identifiers.js';
+import { gitStep } from './source-steps.js';
 import { renderable, result, stepCommon } from './step-common.js';
 
 const command = z.union([renderable, z.array(renderable).min(1)], {
@@ -63,11 +64,13 @@ const triggerStep = z
   })
   .strict();
 
-const STEP_KINDS = [shellStep, setPropertyStep, triggerStep] as const;
+const STEP_KINDS = [shellStep, setPropertyStep, triggerStep, gitStep] as const;
+
+const KIND_NAMES = ['shell', 'set_property', 'trigger', 'git'];
 
 export const step = z.discriminatedUnion('type', [...STEP_KINDS], {
   errorMap: (issue, ctx) =>
     issue.code === 'invalid_union_discriminator'
-      ? { message: `expected type to be one of ${STEP_KINDS.map((k) => k.shape.type.value).join(', ')}` }
+      ? { message: `expected type to be one of ${KIND_NAMES.join(', ')}` }
       : { message: ctx.defaultError },
 });

@@ -1,6 +1,7 @@
 // The step kinds, by the `type` of their configuration: one line each. The type makes the
 // list complete: a kind the configuration schema knows and this list lacks does not compile.
 import type { StepConfig } from '../../../core/config/master-config.js';
+import { git } from './git.js';
 import { setProperty } from './set-property.js';
 import { shell } from './shell.js';
 import type { StepKind } from './step.js';
@@ -12,6 +13,7 @@ const KINDS: StepKinds = {
   shell,
   set_property: setProperty,
   trigger,
+  git,
 };
 
 export function stepKind<C extends StepConfig>(step: C): StepKind<C> {

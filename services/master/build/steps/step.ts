@@ -94,6 +94,8 @@ export interface BuildFacts {
 export interface StepKind<C extends StepConfig = StepConfig> {
   /** The name of a step that the configuration leaves unnamed. */
   defaultName: string;
+  /** When the kind names its steps after their configuration (a source step's codebase). */
+  nameOf?(step: C): string;
   /** What a step of this kind says it does, its templates rendered (Buildbot's describe). */
   describe(step: C, render: (r: Renderable) => string): string | null;
   /**
