@@ -89,14 +89,13 @@ export class Locks {
     }
     try {
       for (;;) {
-        if (signal.aborted) {
-          const left = place;
-          if (left) await transact(this.ctx, (tx) => leaveLockQueue(tx, left));
-          return null;
-        }
+        if (signal.aborted) return null;
         heard = false;
         const got = await transact(this.ctx, (tx) => tryAcquireLocks(tx, requests, who, place));
-        if ('held' in got) return this.holding(got.held);
+        if ('held' in got) {
+          place = null;
+          return this.holding(got.held);
+        }
         place = got.waiting;
         // A release heard while the attempt ran is not waited for again.
         if (heard) continue;
@@ -114,6 +113,9 @@ export class Locks {
       }
     } finally {
       for (const n of names) this.wakers.get(n)?.delete(waker);
+      // Stopped, or an attempt failed: a place left in the queue would hold up everyone behind it.
+      const left = place as WaitingPlace | null;
+      if (left) await transact(this.ctx, (tx) => leaveLockQueue(tx, left)).catch(() => {});
     }
   }
 
