@@ -15,6 +15,7 @@ import { type RunningCommand, runCommand } from './command.js';
 import type { StepUser } from './credentials.js';
 import { LogfileWatchers } from './logfiles.js';
 import type { Reaper } from './reaper.js';
+import { Transfers } from './transfer.js';
 
 const tracer = trace.getTracer('flotilla-worker');
 const BATCH_BYTES = 32 * 1024;
@@ -49,7 +50,12 @@ export class Agent {
     private readonly reaper?: Reaper,
     /** Who steps run as (WORKER_STEP_USER); absent: the agent's own user. */
     private readonly stepUser?: StepUser,
-  ) {}
+  ) {
+    this.transfers = new Transfers(send, (rel) => this.workdir(rel), stepUser);
+  }
+
+  /** File transfers (transfer.ts), by their own command ids. */
+  private readonly transfers: Transfers;
 
   get running(): number {
     return this.active.size;
@@ -60,8 +66,15 @@ export class Agent {
       // The command's span continues the master's trace of the step (when it sent one).
       const parent = propagation.extract(ROOT_CONTEXT, m.trace ?? {});
       context.with(parent, () => this.start(m.cmd, m.request));
-    } else if (m.type === 'interrupt') this.interrupt(m.cmd, m.reason, m.kill === true);
-    else if (m.type === 'ack') this.ack(m.cmd, m.seq);
+    } else if (m.type === 'transfer') this.transfers.start(m.cmd, m.request);
+    else if (m.type === 'data') this.transfers.data(m);
+    else if (m.type === 'interrupt') {
+      if (this.transfers.has(m.cmd)) this.transfers.interrupt(m.cmd, m.reason);
+      else this.interrupt(m.cmd, m.reason, m.kill === true);
+    } else if (m.type === 'ack') {
+      if (this.transfers.has(m.cmd)) this.transfers.ack(m.cmd, m.seq);
+      else this.ack(m.cmd, m.seq);
+    }
   }
 
   /** With `kill`, the whole process group dies now, without the grace an interrupt gives. */
@@ -80,6 +93,7 @@ export class Agent {
    * and the cluster will run its requests elsewhere, so every command dies now.
    */
   lost(): void {
+    this.transfers.lost();
     for (const cmd of this.active.keys()) this.interrupt(cmd, 'lost the master', true);
   }
 
@@ -89,6 +103,7 @@ export class Agent {
    * `waitMs`.
    */
   async stopAll(reason: string, waitMs: number): Promise<void> {
+    this.transfers.lost(reason);
     for (const cmd of this.active.keys()) this.interrupt(cmd, reason, false);
     const until = Date.now() + waitMs;
     while (this.active.size > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));

@@ -21,6 +21,7 @@ import type {
   CommandEnd,
   ConnectedWorkers,
   OutputSink,
+  TransferEnd,
   WorkerConnection,
   WorkerEvents,
 } from '../../services/master/workers/connection.js';
@@ -127,6 +128,19 @@ export class ScriptedWorker implements WorkerConnection {
   /** Its base directory is /scripted/<name>. */
   workerPath(...parts: string[]): string {
     return posix.join('/scripted', this.name, ...parts);
+  }
+
+  // Scripted workers move no files: a test that needs transfers uses a real agent.
+  async upload(): Promise<TransferEnd> {
+    return { rc: 1, text: 'the scripted worker moves no files\n' };
+  }
+
+  uploadDirectory(): Promise<TransferEnd> {
+    return this.upload();
+  }
+
+  download(): Promise<TransferEnd> {
+    return this.upload();
   }
 
   shutdown(reason: string): void {

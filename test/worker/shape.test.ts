@@ -5,39 +5,22 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseMasterConfig } from '../../services/core/config/master-config.js';
 import type { OutputStream } from '../../services/core/protocol/messages.js';
-import { createLogger } from '../../services/core/telemetry/logger.js';
 import type { FlotillaConnection } from '../../services/master/workers/flotilla/connection.js';
-import { startWorkerServer, type WorkerServer } from '../../services/master/workers/flotilla/server.js';
-import { Agent } from '../../services/worker/agent.js';
 import { runCommand, type Stream } from '../../services/worker/command.js';
-import { connectToMaster, type MasterLink } from '../../services/worker/connection.js';
 import { waitFor } from '../helpers/wait.js';
+import { connectAgent, type Pair } from './pair.js';
 
-const log = createLogger('test', 'silent');
 const dir = mkdtempSync(join(tmpdir(), 'flotilla-shape-'));
-let server: WorkerServer;
-let link: MasterLink;
+let pair: Pair;
 let w: FlotillaConnection;
 
 beforeAll(async () => {
-  const config = parseMasterConfig('workers: [{ name: w1, password: pw }]');
-  server = await startWorkerServer({ host: '127.0.0.1', port: 0, config, masterName: 'm', log });
-  const agent = new Agent(dir, (m) => link.send(m), log);
-  link = connectToMaster({
-    url: `ws://127.0.0.1:${server.port}/worker`,
-    name: 'w1',
-    password: 'pw',
-    log,
-    handlers: { message: (m) => agent.handle(m), lost: () => agent.lost(), shutdown: () => {} },
-  });
-  await waitFor('the worker to connect', () => server.get('w1') !== undefined);
-  w = server.get('w1')!;
+  pair = await connectAgent(dir);
+  w = pair.conn;
 });
 afterAll(async () => {
-  await link?.close();
-  await server?.close();
+  await pair?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

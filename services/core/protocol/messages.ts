@@ -59,6 +59,22 @@ export interface CommandOutcome {
   elapsedSeconds: number;
 }
 
+/**
+ * A file transfer, as buildbot-worker's upload_file, upload_directory and download_file: a
+ * file (or a directory, as a tar archive) from the worker in blocks, or a file to it. Paths
+ * are relative to the worker's base directory. Past `maxsize` bytes the transfer stops with
+ * rc 1 (what was sent stays sent, as Buildbot's worker truncates); `mode` is the downloaded
+ * file's permission bits.
+ */
+export interface TransferRequest {
+  op: 'upload' | 'upload-directory' | 'download';
+  path: string;
+  maxsize?: number | null;
+  blocksize?: number;
+  mode?: number | null;
+  compress?: 'gz' | null;
+}
+
 export type WorkerToMaster =
   | {
       type: 'hello';
@@ -71,6 +87,10 @@ export type WorkerToMaster =
       basedir?: string;
     }
   | { type: 'output'; cmd: string; seq: number; stream: OutputStream; text: string; log?: string }
+  /** A block of an upload (base64), acknowledged like output. */
+  | { type: 'data'; cmd: string; seq: number; data: string }
+  /** A block of a download is written. */
+  | { type: 'ack'; cmd: string; seq: number }
   | { type: 'done'; cmd: string; outcome: CommandOutcome };
 
 export type MasterToWorker =
@@ -87,6 +107,9 @@ export type MasterToWorker =
       /** W3C trace context (traceparent, tracestate) of the step that runs the command. */
       trace?: Record<string, string>;
     }
+  | { type: 'transfer'; cmd: string; request: TransferRequest }
+  /** A block of a download (base64); `eof` after the last. */
+  | { type: 'data'; cmd: string; seq: number; data: string; eof?: boolean }
   /** kill: at once, without the grace an interrupt gives (the request may run elsewhere now). */
   | { type: 'interrupt'; cmd: string; reason: string; kill?: boolean }
   | { type: 'ack'; cmd: string; seq: number };
@@ -136,6 +159,11 @@ export function parseWorkerMessage(text: string): WorkerToMaster | null {
         text: o.text as string,
         ...(str(o.log) ? { log: o.log as string } : {}),
       };
+    case 'data':
+      if (!str(o.cmd) || !num(o.seq) || !str(o.data)) return null;
+      return { type: 'data', cmd: o.cmd as string, seq: o.seq as number, data: o.data as string };
+    case 'ack':
+      return str(o.cmd) && num(o.seq) ? { type: 'ack', cmd: o.cmd as string, seq: o.seq as number } : null;
     case 'done': {
       const r = o.outcome;
       if (!str(o.cmd) || !isObj(r)) return null;
@@ -173,6 +201,14 @@ export function parseMasterMessage(text: string): MasterToWorker | null {
       if (o.trace !== undefined && !(isObj(o.trace) && Object.values(o.trace).every(str))) delete o.trace;
       return o as unknown as MasterToWorker;
     }
+    case 'transfer': {
+      const r = o.request;
+      if (!str(o.cmd) || !isObj(r) || !str(r.path)) return null;
+      if (!['upload', 'upload-directory', 'download'].includes(r.op as string)) return null;
+      return o as unknown as MasterToWorker;
+    }
+    case 'data':
+      return str(o.cmd) && num(o.seq) && str(o.data) ? (o as unknown as MasterToWorker) : null;
     case 'interrupt':
       return str(o.cmd) && str(o.reason) && (o.kill === undefined || typeof o.kill === 'boolean')
         ? (o as unknown as MasterToWorker)

@@ -2,11 +2,13 @@
 // (flotilla/: our JSON over a WebSocket; later Buildbot's own): start a command, receive its
 // output in order (each piece acknowledged to the worker only after the sink has stored it,
 // which is what makes an acknowledged line durable), interrupt it through a signal, learn how
-// it ended, or that the worker was lost.
+// it ended, or that the worker was lost; and move files both ways (upload, uploadDirectory,
+// download), with Buildbot's worker commands' semantics whatever the protocol.
 import type {
   CommandOutcome,
   CommandRequest,
   OutputStream,
+  TransferRequest,
   WorkerInfo,
 } from '../../core/protocol/messages.js';
 
@@ -14,6 +16,12 @@ import type {
 export type OutputSink = (stream: OutputStream, text: string, log?: string) => Promise<void>;
 
 export type CommandEnd = CommandOutcome | { lost: true; reason: string };
+
+/** A transfer's parameters (core/protocol/messages.ts TransferRequest, without its op). */
+export type TransferSpec = Omit<TransferRequest, 'op'>;
+
+/** How a transfer ended: rc 0, or what the worker said when it failed (a missing file, maxsize). */
+export type TransferEnd = { rc: number; text: string } | { lost: true; reason: string };
 
 export interface WorkerConnection {
   readonly name: string;
@@ -30,6 +38,27 @@ export interface WorkerConnection {
    * interrupts it on the worker (the reason, or its message, is what the worker shows).
    */
   run(request: CommandRequest, sink: OutputSink, signal?: AbortSignal): Promise<CommandEnd>;
+  /**
+   * A file from the worker (buildbot-worker's upload_file), block by block into `write`; the
+   * next block comes only once `write` has resolved.
+   */
+  upload(
+    spec: TransferSpec,
+    write: (block: Uint8Array) => Promise<void>,
+    signal?: AbortSignal,
+  ): Promise<TransferEnd>;
+  /** A directory from the worker as a tar archive (upload_directory; compress null or gz). */
+  uploadDirectory(
+    spec: TransferSpec,
+    write: (block: Uint8Array) => Promise<void>,
+    signal?: AbortSignal,
+  ): Promise<TransferEnd>;
+  /** A file to the worker (download_file): `read(n)` gives up to n bytes, an empty block at the end. */
+  download(
+    spec: TransferSpec,
+    read: (n: number) => Promise<Uint8Array>,
+    signal?: AbortSignal,
+  ): Promise<TransferEnd>;
   /** An operator's stop or kill: close the link, and the worker exits instead of coming back. */
   shutdown(reason: string): void;
 }

@@ -9,16 +9,31 @@ import {
   CloseCode,
   type CommandRequest,
   type MasterToWorker,
+  type TransferRequest,
   type WorkerInfo,
   type WorkerToMaster,
 } from '../../../core/protocol/messages.js';
-import { type CommandEnd, type OutputSink, reasonText, type WorkerConnection } from '../connection.js';
+import {
+  type CommandEnd,
+  type OutputSink,
+  reasonText,
+  type TransferEnd,
+  type TransferSpec,
+  type WorkerConnection,
+} from '../connection.js';
+
+// A download's blocks, when the request names no size (buildbot-worker's default).
+const DEFAULT_BLOCK = 256 * 1024;
 
 // A WebSocket close reason is at most 123 bytes.
 const MAX_CLOSE_REASON = 120;
 
 interface Pending {
   sink: OutputSink;
+  /** An upload's blocks go here (stored before they are acknowledged, as output is). */
+  write?: (block: Uint8Array) => Promise<void>;
+  /** A download's blocks the worker has written, by seq. */
+  written?: Map<number, () => void>;
   /** Output is stored strictly in order: each batch waits for the one before. */
   chain: Promise<void>;
   resolve: (end: CommandEnd) => void;
@@ -92,6 +107,31 @@ export class FlotillaConnection implements WorkerConnection {
     if (m.type === 'hello') return;
     const p = this.commands.get(m.cmd);
     if (!p) return;
+    if (m.type === 'ack') {
+      p.written?.get(m.seq)?.();
+      return;
+    }
+    if (m.type === 'data') {
+      const block = Buffer.from(m.data, 'base64');
+      this.pending += block.length;
+      p.chain = p.chain.then(async () => {
+        this.pending -= block.length;
+        if (p.failed) return;
+        try {
+          if (!p.write) throw new Error('this command sends no file');
+          await p.write(block);
+          this.send({ type: 'ack', cmd: m.cmd, seq: m.seq });
+        } catch (err) {
+          p.failed = err as Error;
+          this.send({
+            type: 'interrupt',
+            cmd: m.cmd,
+            reason: `upload could not be stored: ${(err as Error).message}`,
+          });
+        }
+      });
+      return;
+    }
     if (m.type === 'output') {
       const bytes = Buffer.byteLength(m.text);
       this.pending += bytes;
@@ -120,6 +160,100 @@ export class FlotillaConnection implements WorkerConnection {
           p.failed ? { lost: true, reason: `output could not be stored: ${p.failed.message}` } : m.outcome,
         );
       });
+    }
+  }
+
+  upload(
+    spec: TransferSpec,
+    write: (b: Uint8Array) => Promise<void>,
+    signal?: AbortSignal,
+  ): Promise<TransferEnd> {
+    return this.transfer({ ...spec, op: 'upload' }, { write }, signal);
+  }
+
+  uploadDirectory(
+    spec: TransferSpec,
+    write: (b: Uint8Array) => Promise<void>,
+    signal?: AbortSignal,
+  ): Promise<TransferEnd> {
+    return this.transfer({ ...spec, op: 'upload-directory' }, { write }, signal);
+  }
+
+  download(
+    spec: TransferSpec,
+    read: (n: number) => Promise<Uint8Array>,
+    signal?: AbortSignal,
+  ): Promise<TransferEnd> {
+    return this.transfer({ ...spec, op: 'download' }, { read }, signal);
+  }
+
+  private transfer(
+    request: TransferRequest,
+    h: { write?: (b: Uint8Array) => Promise<void>; read?: (n: number) => Promise<Uint8Array> },
+    signal?: AbortSignal,
+  ): Promise<TransferEnd> {
+    if (this.lost.aborted) return Promise.resolve({ lost: true, reason: reasonText(this.lost.reason) });
+    const id = randomUUID();
+    let text = '';
+    const written = new Map<number, () => void>();
+    const ended = new AbortController();
+    const done = new Promise<TransferEnd>((resolve) => {
+      const interrupt = () => this.send({ type: 'interrupt', cmd: id, reason: reasonText(signal?.reason) });
+      this.commands.set(id, {
+        sink: async (stream, t) => {
+          if (stream !== 'o') text += t;
+        },
+        ...(h.write ? { write: h.write } : {}),
+        written,
+        chain: Promise.resolve(),
+        resolve: (end) => {
+          signal?.removeEventListener('abort', interrupt);
+          ended.abort();
+          for (const w of written.values()) w();
+          resolve('lost' in end ? end : { rc: end.rc ?? -1, text });
+        },
+        failed: null,
+      });
+      this.send({ type: 'transfer', cmd: id, request });
+      if (signal?.aborted) interrupt();
+      else signal?.addEventListener('abort', interrupt, { once: true });
+    });
+    if (h.read) void this.pump(id, h.read, request.blocksize ?? DEFAULT_BLOCK, written, ended.signal);
+    return done;
+  }
+
+  /** A download's blocks, one at a time: the next goes once the worker has written the last. */
+  private async pump(
+    id: string,
+    read: (n: number) => Promise<Uint8Array>,
+    blocksize: number,
+    written: Map<number, () => void>,
+    ended: AbortSignal,
+  ): Promise<void> {
+    for (let seq = 1; !ended.aborted; seq++) {
+      let block: Uint8Array;
+      try {
+        block = await read(blocksize);
+      } catch (err) {
+        this.send({
+          type: 'interrupt',
+          cmd: id,
+          reason: `download could not be read: ${(err as Error).message}`,
+        });
+        return;
+      }
+      if (ended.aborted) return;
+      const ack = new Promise<void>((resolve) => written.set(seq, resolve));
+      this.send({
+        type: 'data',
+        cmd: id,
+        seq,
+        data: Buffer.from(block).toString('base64'),
+        eof: block.length === 0,
+      });
+      if (block.length === 0) return;
+      await ack;
+      written.delete(seq);
     }
   }
 

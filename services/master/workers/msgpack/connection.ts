@@ -15,7 +15,7 @@ import type { WebSocket } from 'ws';
 import { closeReason } from '../../../core/http/close-reason.js';
 import type { CommandRequest, OutputStream, WorkerInfo } from '../../../core/protocol/messages.js';
 import { CloseCode } from '../../../core/protocol/messages.js';
-import type { CommandEnd, OutputSink, WorkerConnection } from '../connection.js';
+import type { CommandEnd, OutputSink, TransferEnd, TransferSpec, WorkerConnection } from '../connection.js';
 import {
   type BuildbotWorkerInfo,
   encodeFrame,
@@ -25,6 +25,8 @@ import {
   type WorkerOp,
 } from './messages.js';
 
+/** A transfer's blocks when the step names no size (Buildbot's transfer steps' default). */
+const BLOCK = 256 * 1024;
 /** Output received and not yet stored beyond which the socket is no longer read. */
 export const PAUSE_BYTES = 8 * 1024 * 1024;
 /** How long a shutdown waits for the worker's answer before it closes the link anyway. */
@@ -283,6 +285,80 @@ export class MsgpackWorkerConnection implements WorkerConnection {
     if ('lost' in end) throw new ConnectionLostError(end.reason);
     const rc = end.values.get('rc');
     return { rc: typeof rc === 'number' ? rc : null, values: end.values, failure: end.failure, text };
+  }
+
+  /** A file from the worker (buildbot-worker's upload_file), block by block. */
+  upload(
+    spec: TransferSpec,
+    write: (b: Uint8Array) => Promise<void>,
+    signal?: AbortSignal,
+  ): Promise<TransferEnd> {
+    const args = {
+      path: this.path(spec.path),
+      maxsize: spec.maxsize ?? null,
+      blocksize: spec.blocksize ?? BLOCK,
+      keepstamp: false,
+    };
+    return this.moveFile(
+      'upload_file',
+      args,
+      { write, close: async () => {}, utime: async () => {} },
+      signal,
+    );
+  }
+
+  /** A directory from the worker as a tar archive (upload_directory). */
+  uploadDirectory(
+    spec: TransferSpec,
+    write: (b: Uint8Array) => Promise<void>,
+    signal?: AbortSignal,
+  ): Promise<TransferEnd> {
+    const args = {
+      path: this.path(spec.path),
+      maxsize: spec.maxsize ?? null,
+      blocksize: spec.blocksize ?? BLOCK,
+      compress: spec.compress ?? null,
+    };
+    return this.moveFile('upload_directory', args, { write, unpack: async () => {} }, signal);
+  }
+
+  /** A file to the worker (download_file): its parent directories made, its mode set. */
+  download(
+    spec: TransferSpec,
+    read: (n: number) => Promise<Uint8Array>,
+    signal?: AbortSignal,
+  ): Promise<TransferEnd> {
+    const args = {
+      path: this.path(spec.path),
+      maxsize: spec.maxsize ?? null,
+      blocksize: spec.blocksize ?? BLOCK,
+      mode: spec.mode ?? null,
+    };
+    return this.moveFile('download_file', args, { read, close: async () => {} }, signal);
+  }
+
+  private async moveFile(
+    name: string,
+    args: Record<string, unknown>,
+    handlers: CommandHandlers,
+    signal?: AbortSignal,
+  ): Promise<TransferEnd> {
+    let text = '';
+    const { id, done } = this.start(name, args, {
+      ...handlers,
+      output: async (stream, t) => {
+        if (stream !== 'o') text += t;
+      },
+    });
+    const interrupt = () => this.interruptCommand(id, String(signal?.reason));
+    if (signal?.aborted) interrupt();
+    else signal?.addEventListener('abort', interrupt, { once: true });
+    const end = await done;
+    signal?.removeEventListener('abort', interrupt);
+    if ('lost' in end) return end;
+    if (end.failure !== null) return { rc: -1, text: end.failure };
+    const rc = end.values.get('rc');
+    return { rc: typeof rc === 'number' ? rc : -1, text };
   }
 
   /**
