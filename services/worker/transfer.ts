@@ -3,7 +3,7 @@
 // - upload: the file in blocks; a file that cannot be opened ends rc 1 ("Cannot open file
 //   ... for upload"); past maxsize, what fits is sent and the transfer ends rc 1 ("Maximum
 //   filesize reached, truncating file ...");
-// - upload-directory: the directory as a tar archive (gz with compress), made by the system's
+// - upload-directory: the directory as a tar archive (gz or bz2 with compress), made by the system's
 //   tar, in blocks, with the same maxsize rule;
 // - download: the parent directories made, each block written before it is acknowledged,
 //   truncated at maxsize (rc 1), the mode set once the last block is written.
@@ -136,10 +136,22 @@ export class Transfers {
       }
       source = handle.createReadStream({ highWaterMark: blocksize, autoClose: false });
     } else {
-      const tar = spawn('tar', ['-c', ...(r.compress === 'gz' ? ['-z'] : []), '-f', '-', '-C', path, '.'], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        ...(this.stepUser ? { uid: this.stepUser.uid, gid: this.stepUser.gid } : {}),
-      });
+      const tar = spawn(
+        'tar',
+        [
+          '-c',
+          ...(r.compress === 'gz' ? ['-z'] : r.compress === 'bz2' ? ['-j'] : []),
+          '-f',
+          '-',
+          '-C',
+          path,
+          '.',
+        ],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+          ...(this.stepUser ? { uid: this.stepUser.uid, gid: this.stepUser.gid } : {}),
+        },
+      );
       let err = '';
       tar.stderr.on('data', (d) => {
         err += d;

@@ -223,6 +223,8 @@ export class Stage {
     more: Partial<Pick<MasterDeps, 'drainMs' | 'timing' | 'db' | 'env'>> & {
       /** Events the master never hears (as if Redis had lost them). */
       deafTo?: (key: string) => boolean;
+      /** Real workers in place of scripted ones (a worker server the test starts). */
+      listenForWorkers?: MasterDeps['listenForWorkers'];
     } = {},
   ): Promise<InProcessMaster> {
     const redis = new Redis(this.redis.url, { maxRetriesPerRequest: 3 });
@@ -243,7 +245,7 @@ export class Stage {
       config: parseMasterConfig(yaml),
       name,
       log: createLogger(`master ${name}`, 'silent'),
-      listenForWorkers: async (e) => workers.attach(e),
+      listenForWorkers: more.listenForWorkers ?? (async (e) => workers.attach(e)),
       workdir: this.dir,
       env: more.env ?? {},
       ...(more.drainMs !== undefined ? { drainMs: more.drainMs } : {}),

@@ -8,6 +8,7 @@ import { renderEnvelope } from '../query/envelope.js';
 import { groupArgs, parseResultSpec } from '../query/parse.js';
 import type { RowReader } from '../query/read-pool.js';
 import { readProperties, readRows } from '../query/run.js';
+import type { ArtifactReader } from '../read/artifacts.js';
 import type { LogReader } from '../read/logs.js';
 import type { PageCache } from '../read/page-cache.js';
 import type { Registry } from '../registry/index.js';
@@ -24,6 +25,7 @@ export interface RestDeps {
   sessions: SessionCookies;
   authz: Authorizer;
   logs: LogReader;
+  artifacts: ArtifactReader;
   /** Rendered pages kept while their tables are unchanged; null when turned off. */
   pages: PageCache | null;
   jsonRpc: (
@@ -138,6 +140,8 @@ export function restHandler(deps: RestDeps) {
         return await deps.logs.raw(req, reply, endpoint, args);
       case 'build-data-value':
         return await deps.logs.buildDataValue(req, reply, endpoint, args);
+      case 'artifact-raw':
+        return await deps.artifacts.raw(req, reply, endpoint, args);
     }
   };
 }

@@ -39,6 +39,7 @@ import { eventsPlugin } from '../events/plugin.js';
 import { plainReader, ReadPool } from '../query/read-pool.js';
 import { WriteVersionsSource } from '../query/versions.js';
 import { WriteNotices } from '../query/write-notices.js';
+import { ArtifactReader } from '../read/artifacts.js';
 import { LogReader } from '../read/logs.js';
 import { PageCache } from '../read/page-cache.js';
 import { defaultRawLogDir, RawLogCache } from '../read/raw-log-cache.js';
@@ -313,6 +314,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     sessions: cookies,
     authz,
     logs: new LogReader(reads, deps.db, deps.redis, rawCache),
+    artifacts: new ArtifactReader(reads),
     pages: pageCache,
     jsonRpc: jsonRpcHandler(
       controlHandlers({

@@ -3,6 +3,7 @@
 // generated from it.
 import type { Endpoint, Resource } from './model.js';
 import { PathMatcher } from './paths.js';
+import { artifactEndpoints } from './resources/artifacts.js';
 import { buildDataEndpoints } from './resources/build-data.js';
 import { builderEndpoints } from './resources/builders.js';
 import { buildrequestEndpoints } from './resources/buildrequests.js';
@@ -65,7 +66,12 @@ export function buildRegistry(forceSchedulers: readonly object[]): Registry {
     ...schedulerEndpoints,
     ...force,
   ];
-  const tail: Endpoint[] = [...propertyEndpoints, ...testResultEndpoints, ...testResultSetEndpoints];
+  const tail: Endpoint[] = [
+    ...propertyEndpoints,
+    ...testResultEndpoints,
+    ...testResultSetEndpoints,
+    ...artifactEndpoints,
+  ];
   const rootLinks = [...body, ...tail].flatMap((e) => (e.rootLink ? [e.rootLink] : []));
   const root: Endpoint = {
     pattern: '',
@@ -87,7 +93,7 @@ export function buildRegistry(forceSchedulers: readonly object[]): Registry {
     kind: 'rows',
     scope: () => [],
   };
-  const listed = [...body, root, specStub, ...tail];
+  const listed = [...body, root, specStub, ...tail].filter((e) => !e.unlisted);
   const entries = listed.map(specEntry).sort((p, q) => byPathTuple(p.path, q.path));
   const spec: Endpoint = { ...specStub, resource: specResource(entries) };
   const endpoints = [...body, root, spec, ...tail];

@@ -42,7 +42,8 @@ export type EndpointKind =
   | 'properties' // a sourcedproperties object (one dict)
   | 'logchunk' // a range of log lines
   | 'raw-log' // a log download
-  | 'build-data-value'; // a build_data value download
+  | 'build-data-value' // a build_data value download
+  | 'artifact-raw'; // an artifact download (Flotilla's)
 
 export interface Endpoint {
   pattern: string;
@@ -57,6 +58,8 @@ export interface Endpoint {
   actions?: readonly string[];
   /** Registered (it names a parent, and /application.spec lists it) but not readable itself. */
   noGet?: boolean;
+  /** Flotilla's own (artifacts): served, but not in /application.spec, which stays Buildbot's. */
+  unlisted?: boolean;
   /** For `properties` endpoints: the one JSON value, as SQL over the owner row `a`. */
   value?: (args: PathArgs) => SQLQuery;
   /** The dimensions of the resource's counted totals that this path fixes (text SQL values). */

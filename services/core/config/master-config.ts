@@ -17,6 +17,7 @@ import { reporter } from './master-config/reporters.js';
 import { scheduler } from './master-config/schedulers.js';
 import { secretsProvider } from './master-config/secrets.js';
 import { gitStepProblems } from './master-config/source-steps.js';
+import { fileDownloadProblems } from './master-config/transfer-steps.js';
 import { worker } from './master-config/workers.js';
 import { www } from './master-config/www.js';
 
@@ -33,7 +34,7 @@ export type {
 export const masterConfigSchema = z
   .object({
     title: z.string().default('Flotilla'),
-    // The web UI's address, for the links in reports (Buildbot's c['buildbotURL'], and its default).
+    // The web UI's address, for the links in reports and to artifacts (Buildbot's c['buildbotURL'], and its default).
     buildbotURL: z
       .string()
       .url()
@@ -165,6 +166,8 @@ function checkReferences(cfg: MasterConfig): string[] {
     b.steps.forEach((s, j) => {
       if (s.type === 'git')
         for (const p of gitStepProblems(s)) problems.push(`builders[${i}].steps[${j}].${p}`);
+      if (s.type === 'file_download')
+        for (const p of fileDownloadProblems(s)) problems.push(`builders[${i}].steps[${j}].${p}`);
       s.locks.forEach((a, k) => {
         const at = `builders[${i}].steps[${j}].locks[${k}]`;
         if (!locks.has(a.lock)) problems.push(`${at}: no lock named ${JSON.stringify(a.lock)}`);

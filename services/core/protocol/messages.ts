@@ -61,7 +61,7 @@ export interface CommandOutcome {
 
 /**
  * A file transfer, as buildbot-worker's upload_file, upload_directory and download_file: a
- * file (or a directory, as a tar archive) from the worker in blocks, or a file to it. Paths
+ * file (or a directory, as a tar archive, gzipped or bzipped with compress) from the worker in blocks, or a file to it. Paths
  * are relative to the worker's base directory. Past `maxsize` bytes the transfer stops with
  * rc 1 (what was sent stays sent, as Buildbot's worker truncates); `mode` is the downloaded
  * file's permission bits.
@@ -72,7 +72,7 @@ export interface TransferRequest {
   maxsize?: number | null;
   blocksize?: number;
   mode?: number | null;
-  compress?: 'gz' | null;
+  compress?: 'gz' | 'bz2' | null;
 }
 
 export type WorkerToMaster =

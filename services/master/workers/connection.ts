@@ -47,7 +47,7 @@ export interface WorkerConnection {
     write: (block: Uint8Array) => Promise<void>,
     signal?: AbortSignal,
   ): Promise<TransferEnd>;
-  /** A directory from the worker as a tar archive (upload_directory; compress null or gz). */
+  /** A directory from the worker as a tar archive (upload_directory; compress null, gz or bz2). */
   uploadDirectory(
     spec: TransferSpec,
     write: (block: Uint8Array) => Promise<void>,

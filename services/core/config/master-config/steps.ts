@@ -6,6 +6,13 @@ import { z } from 'zod';
 import { identifier } from './identifiers.js';
 import { gitStep } from './source-steps.js';
 import { renderable, result, stepCommon } from './step-common.js';
+import {
+  directoryUploadStep,
+  fileDownloadStep,
+  fileUploadStep,
+  multipleFileUploadStep,
+  stringDownloadStep,
+} from './transfer-steps.js';
 
 const command = z.union([renderable, z.array(renderable).min(1)], {
   errorMap: () => ({ message: 'expected a shell string or a list of arguments' }),
@@ -64,9 +71,19 @@ const triggerStep = z
   })
   .strict();
 
-const STEP_KINDS = [shellStep, setPropertyStep, triggerStep, gitStep] as const;
+const STEP_KINDS = [
+  shellStep,
+  setPropertyStep,
+  triggerStep,
+  gitStep,
+  fileUploadStep,
+  directoryUploadStep,
+  multipleFileUploadStep,
+  fileDownloadStep,
+  stringDownloadStep,
+] as const;
 
-const KIND_NAMES = ['shell', 'set_property', 'trigger', 'git'];
+const KIND_NAMES = STEP_KINDS.map((k) => k.shape.type.value);
 
 export const step = z.discriminatedUnion('type', [...STEP_KINDS], {
   errorMap: (issue, ctx) =>

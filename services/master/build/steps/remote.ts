@@ -32,6 +32,8 @@ export interface RunOptions {
   /** Throw StepFailed unless the exit code is 0 (default true). */
   abandonOnFailure?: boolean;
   sigtermTime?: number;
+  /** Keep the command's output out of the log (a question the step asks the worker). */
+  quiet?: boolean;
 }
 
 export class RemoteCommands {
@@ -65,7 +67,7 @@ export class RemoteCommands {
       async (stream, text, log) => {
         if (log !== undefined) return;
         if (o.collectStdout && stream === 'o') stdout += text;
-        await this.stdio.write(stream, text);
+        if (!o.quiet) await this.stdio.write(stream, text);
       },
       this.signal,
     );
@@ -80,6 +82,11 @@ export class RemoteCommands {
   /** A line of the master's own in the log (Buildbot's addHeader). */
   header(text: string): Promise<void> {
     return this.stdio.write('h', `${text}\n`);
+  }
+
+  /** Text the worker said about a transfer (its errors go to stderr, as buildbot-worker's). */
+  stderr(text: string): Promise<void> {
+    return this.stdio.write('e', text.endsWith('\n') ? text : `${text}\n`);
   }
 
   async finish(): Promise<void> {

@@ -1,0 +1,81 @@
+// Artifact downloads (artifacts/{artifactid}/raw): the bytes of a complete artifact, streamed
+// from its PostgreSQL large object a range at a time (services/core/data/artifacts.ts says
+// why a large object), so an artifact of any size is served in constant memory by any pod.
+// A directory's artifact is its tar archive, named so (.tar, .tar.gz, .tar.bz2). An
+// artifact never changes once complete (a new upload of its name is a new artifact), so its
+// id and length make its ETag.
+import { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sql } from '../../core/db/pool.js';
+import { notFound } from '../errors/catalogue.js';
+import { notModified } from '../http/reply.js';
+import type { RowReader } from '../query/read-pool.js';
+import type { Endpoint, PathArgs } from '../registry/model.js';
+
+// Bytes per round trip: memory per download stays about this.
+const RANGE = 1024 * 1024;
+
+interface ArtifactHead {
+  id: number;
+  name: string;
+  kind: 'file' | 'directory';
+  compress: 'gz' | 'bz2' | null;
+  length: number;
+}
+
+const SUFFIX = { gz: '.tar.gz', bz2: '.tar.bz2' } as const;
+const TYPES = { gz: 'application/gzip', bz2: 'application/x-bzip2' } as const;
+
+/** The file name a download is saved as: the name's last part, a directory's with its archive's suffix. */
+function filename(a: ArtifactHead): string {
+  const base = a.name.replace(/\/+$/, '').split('/').pop() || 'artifact';
+  return a.kind === 'directory' ? `${base}${a.compress ? SUFFIX[a.compress] : '.tar'}` : base;
+}
+
+/** Content-Disposition with the name percent-encoded (RFC 6266/5987): nothing of it is taken as header syntax. */
+function disposition(name: string): string {
+  const ascii = name.replace(/[^A-Za-z0-9._-]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+}
+
+export class ArtifactReader {
+  constructor(private readonly reads: RowReader) {}
+
+  async raw(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    endpoint: Endpoint,
+    args: PathArgs,
+  ): Promise<FastifyReply> {
+    const conds = endpoint.scope(args);
+    const [a] = await this.reads.rows<ArtifactHead>(sql`
+      SELECT a.id, a.name, a.kind, a.compress, a.length::float8 AS length FROM flotilla.artifacts a
+      WHERE ${sql.join(conds, sql` AND `)}`);
+    if (!a) throw notFound();
+    const etag = `"artifact-${a.id}-${a.length}"`;
+    const type =
+      a.kind === 'directory'
+        ? a.compress
+          ? TYPES[a.compress]
+          : 'application/x-tar'
+        : 'application/octet-stream';
+    reply
+      .header('etag', etag)
+      .header('content-type', type)
+      .header('content-disposition', disposition(filename(a)))
+      .header('content-length', String(a.length));
+    if (notModified(req, etag)) return reply.code(304).send();
+    if (req.method === 'HEAD') return reply.send();
+    return reply.send(Readable.from(this.ranges(a)));
+  }
+
+  private async *ranges(a: ArtifactHead): AsyncGenerator<Buffer> {
+    for (let at = 0; at < a.length; at += RANGE) {
+      const [row] = await this.reads.rows<{ data: Buffer }>(
+        sql`SELECT lo_get(a.object, ${at}, ${RANGE}) AS data FROM flotilla.artifacts a WHERE a.id = ${a.id}`,
+      );
+      if (!row) return;
+      yield row.data;
+    }
+  }
+}

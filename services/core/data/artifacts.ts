@@ -1,0 +1,106 @@
+// Artifacts: what transfer steps upload (migration 0012 has the table): newArtifact,
+// appendArtifact, completeArtifact, dropArtifact, readArtifact, artifactsOfStep.
+//
+// Why PostgreSQL large objects: an artifact must be served by every master and API pod, and
+// the database is the one thing they all reach (no shared disk, no bucket to configure).
+// A large object is written and read in ranges (lo_put, lo_get), so an upload is stored
+// block by block as it arrives, each block committed before the worker is told to send the
+// next, and a download streams in ranges without the whole file in memory.
+//
+// Buildbot facts (buildbot/process/remotetransfer.py FileWriter): a second upload to the
+// same masterdest replaces the first; a transfer that fails leaves no file behind.
+import { many, maybeOne, one, type Queryable, sql } from '../db/pool.js';
+import { now, type Tx } from './transaction.js';
+
+export interface NewArtifact {
+  buildid: number;
+  stepid: number;
+  name: string;
+  kind: 'file' | 'directory';
+  compress?: 'gz' | 'bz2' | null;
+  mode?: number | null;
+}
+
+export interface ArtifactRow {
+  id: number;
+  buildid: number;
+  stepid: number;
+  name: string;
+  kind: 'file' | 'directory';
+  compress: 'gz' | 'bz2' | null;
+  mode: number | null;
+  length: number;
+  complete: boolean;
+}
+
+/** A new, empty artifact (replacing one of the same name in the build): its id. */
+export async function newArtifact(tx: Tx, a: NewArtifact): Promise<number> {
+  await tx.q.query(sql`DELETE FROM flotilla.artifacts WHERE buildid = ${a.buildid} AND name = ${a.name}`);
+  const row = await one<{ id: number }>(
+    tx.q,
+    sql`
+    INSERT INTO flotilla.artifacts (buildid, stepid, name, kind, compress, mode, object, created_at)
+    VALUES (${a.buildid}, ${a.stepid}, ${a.name}, ${a.kind}, ${a.compress ?? null}, ${a.mode ?? null},
+            lo_from_bytea(0, ''::bytea), ${now()})
+    RETURNING id`,
+  );
+  return row.id;
+}
+
+/** One more block at the end of an artifact being written. */
+export async function appendArtifact(tx: Tx, id: number, block: Uint8Array): Promise<void> {
+  await tx.q.query(sql`
+    WITH a AS (
+      UPDATE flotilla.artifacts SET length = length + ${block.length}
+      WHERE id = ${id} AND NOT complete
+      RETURNING object, length - ${block.length} AS at
+    )
+    SELECT lo_put(a.object, a.at, ${Buffer.from(block.buffer, block.byteOffset, block.length)}) FROM a`);
+}
+
+/** The upload ended well: the artifact can be served. */
+export async function completeArtifact(tx: Tx, id: number): Promise<void> {
+  await tx.q.query(sql`UPDATE flotilla.artifacts SET complete = true WHERE id = ${id}`);
+}
+
+/** The upload failed: nothing of it stays (the trigger unlinks its object). */
+export async function dropArtifact(tx: Tx, id: number): Promise<void> {
+  await tx.q.query(sql`DELETE FROM flotilla.artifacts WHERE id = ${id}`);
+}
+
+const ROW = sql`id, buildid, stepid, name, kind, compress, mode, length::float8 AS length, complete`;
+
+export function artifactsOfStep(q: Queryable, stepid: number): Promise<ArtifactRow[]> {
+  return many<ArtifactRow>(
+    q,
+    sql`SELECT ${ROW} FROM flotilla.artifacts WHERE stepid = ${stepid} ORDER BY id`,
+  );
+}
+
+/** A complete artifact of a build by name (what a download step fetches). */
+export function completeArtifactByName(
+  q: Queryable,
+  buildid: number,
+  name: string,
+): Promise<ArtifactRow | undefined> {
+  return maybeOne<ArtifactRow>(
+    q,
+    sql`SELECT ${ROW} FROM flotilla.artifacts WHERE buildid = ${buildid} AND name = ${name} AND complete`,
+  );
+}
+
+/** Up to `length` bytes of a complete artifact from `offset` (fewer at its end). */
+export async function readArtifact(
+  q: Queryable,
+  id: number,
+  offset: number,
+  length: number,
+): Promise<Buffer> {
+  const row = await maybeOne<{ data: Buffer }>(
+    q,
+    sql`
+    SELECT lo_get(object, ${offset}, ${length}) AS data FROM flotilla.artifacts
+    WHERE id = ${id} AND complete AND ${offset}::bigint < length`,
+  );
+  return row?.data ?? Buffer.alloc(0);
+}

@@ -1,0 +1,195 @@
+// What the transfer steps share (file-upload.ts, directory-upload.ts, multiple-file-upload.ts,
+// file-download.ts, string-download.ts), as Buildbot's _TransferBuildStep: worker paths under
+// the step's workdir, the step's `stdio` log with what the worker said, results from the
+// transfer's rc (0 SUCCESS, anything else FAILURE, as makeStatusRemoteCommand decodes it),
+// an interrupt's or a lost worker's results as every step has them; and, for uploads, the
+// artifact: stored block by block as the worker sends it (each block committed before the
+// next is asked for), linked from the step once complete, dropped if the upload fails.
+import { posix } from 'node:path';
+import type { StepConfig } from '../../../core/config/master-config.js';
+import {
+  addLog,
+  addStepURL,
+  appendArtifact,
+  appendLog,
+  completeArtifact,
+  dropArtifact,
+  finishLog,
+  newArtifact,
+  transact,
+} from '../../../core/data/index.js';
+import { Results } from '../../../core/results.js';
+import type { TransferEnd, TransferSpec } from '../../workers/connection.js';
+import { interruptedResults } from '../interruption.js';
+import { stepSummary } from '../summary.js';
+import { RemoteCommands, StepEnded } from './remote.js';
+import type { StepContext, StepKind, StepOutcome } from './step.js';
+
+type TransferStep = Extract<StepConfig, { workdir: string; blocksize: number }>;
+
+/** A path relative to the step's workdir as the worker's connection takes it (relative to its base). */
+export function workerPath(c: StepContext<TransferStep>, rel: string): string {
+  return posix.join(c.build.builder.name, c.step.workdir, rel);
+}
+
+/** An artifact's download link (under the configuration's buildbotURL, where the web UI and the API are). */
+export function artifactUrl(c: StepContext<TransferStep>, artifactid: number): string {
+  return `${c.deps.config.buildbotURL}api/v2/artifacts/${artifactid}/raw`;
+}
+
+/** A transfer's end as results (Buildbot: rc 0 or none SUCCESS, else FAILURE). */
+export async function transferResults(
+  end: TransferEnd,
+  cmd: RemoteCommands,
+  signal: AbortSignal,
+): Promise<number> {
+  if ('lost' in end) throw new StepEnded(Results.RETRY, end.reason);
+  if (end.text) await cmd.stderr(end.text);
+  if (signal.aborted) throw new StepEnded(interruptedResults(signal));
+  return end.rc === 0 ? Results.SUCCESS : Results.FAILURE;
+}
+
+export interface UploadTarget {
+  /** The artifact's name in the build (the step's masterdest). */
+  name: string;
+  kind: 'file' | 'directory';
+  compress?: 'gz' | 'bz2' | null;
+  mode?: number | null;
+  /** The link's text (default: the name's last part). */
+  urlText?: string;
+}
+
+/** One upload from the worker into an artifact: its results. */
+export async function uploadArtifact(
+  c: StepContext<TransferStep>,
+  cmd: RemoteCommands,
+  signal: AbortSignal,
+  spec: TransferSpec,
+  target: UploadTarget,
+): Promise<number> {
+  const { ctx } = c.deps;
+  const id = await transact(ctx, (tx) =>
+    newArtifact(tx, {
+      buildid: c.build.buildid,
+      stepid: c.stepid,
+      name: target.name,
+      kind: target.kind,
+      compress: target.compress ?? null,
+      mode: target.mode ?? null,
+    }),
+  );
+  const write = (block: Uint8Array) => transact(ctx, (tx) => appendArtifact(tx, id, block));
+  let results: number = Results.EXCEPTION;
+  try {
+    const end =
+      target.kind === 'file'
+        ? await c.build.worker.upload(spec, write, signal)
+        : await c.build.worker.uploadDirectory(spec, write, signal);
+    results = await transferResults(end, cmd, signal);
+  } finally {
+    if (results === Results.SUCCESS) {
+      const text = target.urlText ?? posix.basename(posix.normalize(target.name));
+      await transact(ctx, async (tx) => {
+        await completeArtifact(tx, id);
+        await addStepURL(tx, c.stepid, text, artifactUrl(c, id));
+      });
+    } else await transact(ctx, (tx) => dropArtifact(tx, id));
+  }
+  return results;
+}
+
+/** Buildbot's `url`/`urlText` link, when the step has one. */
+export async function addConfiguredUrl(
+  c: StepContext<TransferStep & { url?: unknown; urlText?: unknown; masterdest: unknown }>,
+  masterdest: string,
+): Promise<void> {
+  const step = c.step as { url?: Parameters<typeof c.render>[0]; urlText?: Parameters<typeof c.render>[0] };
+  if (step.url === undefined) return;
+  const text =
+    step.urlText !== undefined ? c.render(step.urlText) : posix.basename(posix.normalize(masterdest));
+  const url = c.render(step.url);
+  await transact(c.deps.ctx, (tx) =>
+    addStepURL(tx, c.stepid, c.build.redactor.clean(text), c.build.redactor.clean(url)),
+  );
+}
+
+/** Run a transfer step's body with its stdio log, turning how it ended into the outcome. */
+export async function transferStep(
+  c: StepContext<TransferStep>,
+  signal: AbortSignal,
+  body: (cmd: RemoteCommands) => Promise<number>,
+  summary: (results: number) => string,
+): Promise<StepOutcome> {
+  const cmd = await RemoteCommands.open(c, signal);
+  try {
+    if (signal.aborted) throw new StepEnded(interruptedResults(signal));
+    const results = await body(cmd);
+    return { results, summary: summary(results) };
+  } catch (err) {
+    if (err instanceof StepEnded)
+      return {
+        results: err.results,
+        summary: summary(err.results),
+        ...(err.workerLost ? { workerLost: err.workerLost } : {}),
+      };
+    throw err;
+  } finally {
+    await cmd.finish();
+  }
+}
+
+/** A finished text log of one message (Buildbot's addCompleteLog), secrets redacted. */
+export async function completeLog(c: StepContext<TransferStep>, name: string, text: string): Promise<void> {
+  const clean = c.build.redactor.clean(text);
+  await transact(c.deps.ctx, async (tx) => {
+    const logid = await addLog(tx, c.stepid, name, 't');
+    await appendLog(tx, logid, clean.endsWith('\n') ? clean : `${clean}\n`);
+    await finishLog(tx, logid);
+  });
+}
+
+type SingleUpload = Extract<StepConfig, { type: 'file_upload' | 'directory_upload' }>;
+
+/**
+ * FileUpload and DirectoryUpload: one source under the workdir, one artifact named
+ * masterdest, described as Buildbot's ("uploading <base name of the source>").
+ */
+export function singleUpload<C extends SingleUpload>(kind: 'file' | 'directory'): StepKind<C> {
+  return {
+    defaultName: 'upload',
+    describe: (step, render) => `uploading ${posix.basename(render(step.workersrc))}`,
+    run: (c, signal) =>
+      transferStep(
+        c,
+        signal,
+        async (cmd) => {
+          const { step } = c;
+          const masterdest = c.render(step.masterdest);
+          await addConfiguredUrl(c, masterdest);
+          const compress = step.type === 'directory_upload' ? (step.compress ?? null) : null;
+          return uploadArtifact(
+            c,
+            cmd,
+            signal,
+            {
+              path: workerPath(c, c.render(step.workersrc)),
+              maxsize: step.maxsize ?? null,
+              blocksize: step.blocksize,
+              ...(kind === 'directory' ? { compress } : {}),
+            },
+            {
+              name: masterdest,
+              kind,
+              compress,
+              mode: step.type === 'file_upload' ? (step.mode ?? null) : null,
+              // Without `url`, urlText names the artifact's own link.
+              ...(step.urlText !== undefined && step.url === undefined
+                ? { urlText: c.render(step.urlText) }
+                : {}),
+            },
+          );
+        },
+        (results) => stepSummary(c.text, results),
+      ),
+  };
+}

@@ -1,0 +1,275 @@
+// The transfer steps (Buildbot's FileUpload, DirectoryUpload, MultipleFileUpload, FileDownload,
+// StringDownload) in real builds: an in-process master on a real database runs them against a
+// real Flotilla agent (over its WebSocket protocol) and a real buildbot-worker 3.7 (over
+// msgpack), the same configuration on each. Checked: the bytes stored as artifacts (PostgreSQL
+// large objects) are the worker's, byte for byte, a directory's as its tar archive; the step
+// links them; the API lists them and serves them back; downloads land with their mode; a
+// missing file, maxsize and a missing master file fail the step as Buildbot's do, keeping
+// nothing, and halt the build.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../../services/api/http/server.js';
+import { parseMasterConfig } from '../../../services/core/config/master-config.js';
+import { sql } from '../../../services/core/db/pool.js';
+import { createRedis, type Redis } from '../../../services/core/redis.js';
+import { Results } from '../../../services/core/results.js';
+import { createLogger } from '../../../services/core/telemetry/logger.js';
+import { startWorkerServer } from '../../../services/master/workers/flotilla/server.js';
+import { startMsgpackWorkerServer } from '../../../services/master/workers/msgpack/server.js';
+import { Agent } from '../../../services/worker/agent.js';
+import { connectToMaster, type MasterLink } from '../../../services/worker/connection.js';
+import { createBuildbotWorker, startBuildbotWorker } from '../../helpers/buildbot-worker.js';
+import { freePort, type Running } from '../../helpers/processes.js';
+import { Stage } from '../in-process.js';
+import { finishedBuild, logs, request, steps } from './lib.js';
+
+const log = createLogger('test', 'silent');
+const root = mkdtempSync(join(tmpdir(), 'flotilla-transfer-steps-'));
+const agentDir = join(root, 'agent');
+const bbwDir = join(root, 'bbw');
+const masterFile = join(root, 'on-master.bin');
+const masterBytes = randomBytes(100 * 1024 + 5);
+writeFileSync(masterFile, masterBytes);
+
+const artifacts = (worker: string) => `
+  - name: art-${worker}
+    workers: [${worker}]
+    properties: { who: world }
+    steps:
+      - { type: string_download, s: "hello %(prop:who)s\\n", workerdest: out/hello.txt, mode: 0o750 }
+      - type: shell
+        name: make
+        command: "mkdir -p dist/sub && cp out/hello.txt dist/a.txt && echo b > dist/b.txt && head -c 300000 /dev/urandom > dist/sub/big.bin"
+      - { type: file_upload, workersrc: dist/a.txt, masterdest: "hello-%(prop:who)s.txt", url: "https://example.test/a", urlText: mirror }
+      - { type: file_upload, workersrc: dist/sub/big.bin, masterdest: big.bin, blocksize: 65536 }
+      - { type: directory_upload, workersrc: dist, masterdest: dist, compress: gz }
+      - { type: multiple_file_upload, workersrcs: [dist/b.txt, dist/sub], masterdest: many }
+      - { type: multiple_file_upload, workersrcs: ["dist/*.txt"], glob: true, masterdest: globbed }
+      - { type: file_download, artifact: big.bin, workerdest: back/big.bin, mode: 0o600 }
+      - { type: file_download, mastersrc: ${JSON.stringify(masterFile)}, workerdest: back/from-master.bin }
+      - { type: shell, name: check, command: "cmp back/big.bin dist/sub/big.bin && test \\"$(stat -c %a back/big.bin)\\" = 600" }
+  - name: fail-${worker}
+    workers: [${worker}]
+    steps:
+      - { type: shell, name: make, command: "echo 0123456789 > small.txt" }
+      - { type: file_upload, name: capped, workersrc: small.txt, masterdest: capped.txt, maxsize: 4, haltOnFailure: false }
+      - { type: file_download, name: nothing-here, mastersrc: /nonexistent/flotilla/file, workerdest: x, haltOnFailure: false }
+      - { type: multiple_file_upload, name: none, workersrcs: [nope.txt], masterdest: m, haltOnFailure: false }
+      - { type: file_upload, name: missing, workersrc: nope.txt, masterdest: nope.txt }
+      - { type: shell, name: after, command: "echo never" }
+`;
+
+const CONFIG = `
+log_compression: none
+buildbotURL: http://ci.example.test
+workers: [{ name: agent, password: pw }, { name: bbw, password: pw }]
+builders:
+${artifacts('agent')}
+${artifacts('bbw')}
+`;
+
+let stage: Stage;
+let link: MasterLink;
+let bbw: Running;
+let api: FastifyInstance;
+let apiRedis: Redis;
+
+beforeAll(async () => {
+  stage = await Stage.open();
+  const config = parseMasterConfig(CONFIG);
+  // One master with the Flotilla agent, one with the buildbot-worker: each builds its own builders.
+  await stage.master('m-agent', CONFIG, {
+    listenForWorkers: (events) =>
+      startWorkerServer({ host: '127.0.0.1', port: 0, config, masterName: 'm-agent', log, events }).then(
+        (s) => {
+          mkdirSync(agentDir, { recursive: true });
+          const agent = new Agent(agentDir, (m) => link?.send(m), log);
+          link = connectToMaster({
+            url: `ws://127.0.0.1:${s.port}/worker`,
+            name: 'agent',
+            password: 'pw',
+            log,
+            handlers: { message: (m) => agent.handle(m), lost: () => agent.lost(), shutdown: () => {} },
+          });
+          return s;
+        },
+      ),
+  });
+  const port = await freePort();
+  await stage.master('m-bbw', CONFIG, {
+    listenForWorkers: (events) =>
+      startMsgpackWorkerServer({
+        host: '127.0.0.1',
+        port,
+        passwords: new Map([['bbw', 'pw']]),
+        builderDirs: () => ['art-bbw', 'fail-bbw'],
+        log,
+        events,
+      }),
+  });
+  createBuildbotWorker({ dir: bbwDir, port, name: 'bbw', password: 'pw' });
+  bbw = startBuildbotWorker(bbwDir);
+  apiRedis = createRedis(stage.redis.url, 'flotilla-api-test');
+  apiRedis.on('error', () => {});
+  api = await buildApp({
+    db: stage.db.pool,
+    redis: apiRedis,
+    log,
+    publicUrl: 'http://ci.example.test/',
+    databaseUrl: stage.db.url,
+    forceSchedulers: [],
+  });
+  await api.ready();
+}, 120_000);
+
+afterAll(async () => {
+  await api?.close();
+  apiRedis?.disconnect();
+  await link?.close();
+  await bbw?.stop();
+  await stage?.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+const get = (path: string) => api.inject({ method: 'GET', url: `/api/v2${path}` });
+
+describe.each([
+  ['agent', agentDir],
+  ['bbw', bbwDir],
+])('transfer steps on %s', (worker, base) => {
+  it('upload files, a directory and several, download them back, link and serve them', async () => {
+    const { brid } = await request(stage, `art-${worker}`);
+    const build = await finishedBuild(stage, brid, 90_000);
+    const ran = (await steps(stage, build.id)).filter((s) => s.name !== 'worker_preparation');
+    expect(ran.map((s) => [s.name, s.results, s.state_string])).toEqual([
+      ['string_download', Results.SUCCESS, 'downloading to hello.txt'],
+      ['make', Results.SUCCESS, expect.any(String)],
+      ['upload', Results.SUCCESS, 'uploading a.txt'],
+      ['upload_1', Results.SUCCESS, 'uploading big.bin'],
+      ['upload_2', Results.SUCCESS, 'uploading dist'],
+      ['upload_3', Results.SUCCESS, 'uploading 2 files'],
+      ['upload_4', Results.SUCCESS, 'uploading 2 files'],
+      ['download', Results.SUCCESS, 'downloading to big.bin'],
+      ['download_1', Results.SUCCESS, 'downloading to from-master.bin'],
+      ['check', Results.SUCCESS, expect.any(String)],
+    ]);
+    expect(build.results).toBe(Results.SUCCESS);
+
+    const workdir = join(base, `art-${worker}`, 'build');
+    expect(readFileSync(join(workdir, 'out', 'hello.txt'), 'utf8')).toBe('hello world\n');
+    expect(statSync(join(workdir, 'out', 'hello.txt')).mode & 0o777).toBe(0o750);
+    expect(readFileSync(join(workdir, 'back', 'from-master.bin')).equals(masterBytes)).toBe(true);
+
+    // The first upload carries Buildbot's url link and the artifact's own.
+    const urls = JSON.parse(ran[2]!.urls_json) as { name: string; url: string }[];
+    expect(urls[0]).toEqual({ name: 'mirror', url: 'https://example.test/a' });
+    expect(urls[1]).toEqual({
+      name: 'hello-world.txt',
+      url: expect.stringMatching(/^http:\/\/ci\.example\.test\/api\/v2\/artifacts\/\d+\/raw$/),
+    });
+
+    const list = await get(`/builds/${build.id}/artifacts`);
+    expect(list.statusCode).toBe(200);
+    const rows = list.json().artifacts as {
+      artifactid: number;
+      name: string;
+      kind: string;
+      length: number;
+    }[];
+    expect(rows.map((r) => [r.name, r.kind])).toEqual([
+      ['hello-world.txt', 'file'],
+      ['big.bin', 'file'],
+      ['dist', 'directory'],
+      ['many/b.txt', 'file'],
+      ['many/sub', 'directory'],
+      ['globbed/a.txt', 'file'],
+      ['globbed/b.txt', 'file'],
+    ]);
+    const byName = new Map(rows.map((r) => [r.name, r]));
+    const number = (await stage.db.pool.query(sql`SELECT number FROM builds WHERE id = ${build.id}`))[0]
+      .number;
+    const named = await get(
+      `/builders/art-${worker}/builds/${number}/artifacts?field=name&field=artifactid&order=-artifactid&limit=2`,
+    );
+    expect(named.statusCode, named.body).toBe(200);
+    expect(named.json().artifacts.map((a: { name: string }) => a.name)).toEqual([
+      'globbed/b.txt',
+      'globbed/a.txt',
+    ]);
+
+    // Served back byte for byte, through the link the step carries.
+    const linked = new URL(urls[1]!.url).pathname;
+    const hello = await api.inject({ method: 'GET', url: linked });
+    expect(hello.statusCode).toBe(200);
+    expect(hello.body).toBe('hello world\n');
+    expect(hello.headers['content-disposition']).toMatch(/filename="hello-world.txt"/);
+    const big = await get(`/artifacts/${byName.get('big.bin')!.artifactid}/raw`);
+    expect(big.rawPayload.equals(readFileSync(join(workdir, 'dist', 'sub', 'big.bin')))).toBe(true);
+    expect(Number(big.headers['content-length'])).toBe(300000);
+    const again = await api.inject({
+      method: 'GET',
+      url: `/api/v2/artifacts/${byName.get('big.bin')!.artifactid}/raw`,
+      headers: { 'if-none-match': String(big.headers.etag) },
+    });
+    expect(again.statusCode).toBe(304);
+
+    const dist = await get(`/artifacts/${byName.get('dist')!.artifactid}/raw`);
+    expect(dist.headers['content-type']).toBe('application/gzip');
+    expect(dist.headers['content-disposition']).toMatch(/filename="dist.tar.gz"/);
+    const listing = execFileSync('tar', ['-t', '-z', '-f', '-'], { input: dist.rawPayload }).toString();
+    expect(listing).toMatch(/a\.txt/);
+    expect(listing).toMatch(/sub\/big\.bin/);
+    const sub = await get(`/artifacts/${byName.get('many/sub')!.artifactid}/raw`);
+    expect(execFileSync('tar', ['-t', '-f', '-'], { input: sub.rawPayload }).toString()).toMatch(/big\.bin/);
+
+    const one = await get(`/artifacts/${byName.get('many/b.txt')!.artifactid}`);
+    expect(one.json().artifacts[0]).toMatchObject({ name: 'many/b.txt', length: 2, buildid: build.id });
+  }, 120_000);
+
+  it('a missing file, maxsize and a missing master file fail as Buildbot says, keeping nothing', async () => {
+    const { brid } = await request(stage, `fail-${worker}`);
+    const build = await finishedBuild(stage, brid, 90_000);
+    const ran = (await steps(stage, build.id)).filter((s) => s.name !== 'worker_preparation');
+    // `missing` halts the build (transfer steps haltOnFailure by default): `after` never runs.
+    expect(ran.map((s) => [s.name, s.results])).toEqual([
+      ['make', Results.SUCCESS],
+      ['capped', Results.FAILURE],
+      ['nothing-here', Results.FAILURE],
+      ['none', Results.FAILURE],
+      ['missing', Results.FAILURE],
+    ]);
+    expect(build.results).toBe(Results.FAILURE);
+    expect((await logs(stage, build.id, 'capped')).stdio).toMatch(/Maximum filesize reached/);
+    expect((await logs(stage, build.id, 'nothing-here')).stderr).toBe(
+      "File '/nonexistent/flotilla/file' not available at master",
+    );
+    expect((await logs(stage, build.id, 'none')).stderr).toBe('File build/nope.txt not available at worker');
+    expect((await logs(stage, build.id, 'missing')).stdio).toMatch(
+      /Cannot open file '.*nope\.txt' for upload/,
+    );
+    const kept = await stage.db.pool.query(
+      sql`SELECT count(*)::int AS n FROM flotilla.artifacts WHERE buildid = ${build.id}`,
+    );
+    expect(kept[0].n).toBe(0);
+    const objects = await stage.db.pool.query(
+      sql`SELECT count(*)::int AS n FROM pg_largeobject_metadata m WHERE NOT EXISTS (SELECT 1 FROM flotilla.artifacts a WHERE a.object = m.oid)`,
+    );
+    expect(objects[0].n).toBe(0);
+    expect((await get(`/builds/${build.id}/artifacts`)).json().artifacts).toEqual([]);
+  }, 120_000);
+});
+
+describe('the API on artifacts', () => {
+  it('an artifact that does not exist is a 404, and a bad id is not a 500', async () => {
+    expect((await get('/artifacts/999999/raw')).statusCode).toBe(404);
+    expect((await get('/artifacts/999999')).statusCode).toBe(404);
+    expect((await get('/artifacts/x/raw')).statusCode).toBe(404);
+    const spec = (await get('/application.spec')).json().specs as { path: string }[];
+    expect(spec.some((s) => s.path.includes('artifact'))).toBe(false);
+  });
+});
