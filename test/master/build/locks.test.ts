@@ -10,6 +10,27 @@ import { waitFor } from '../../helpers/wait.js';
 import { type InProcessMaster, type Script, ScriptedWorker, Stage, tinyShell } from '../in-process.js';
 import { finishedBuild, logs, request, steps } from './lib.js';
 
+// A worker runs one build of a builder at a time (as Buildbot's), so concurrent builds come
+// from several builders of the same shape: limited-0..4 share the master lock, on-a-0..2 and
+// on-b-0..1 the worker lock.
+const limited = (i: number) => `
+  - name: limited-${i}
+    workers: [a1, b1]
+    locks: [db]
+    steps:
+      - { type: shell, name: work, command: gate }`;
+const onA = (i: number) => `
+  - name: on-a-${i}
+    workers: [a1]
+    steps:
+      - { type: shell, name: free, command: "echo free" }
+      - { type: shell, name: locked, command: gate, locks: [box] }`;
+const onB = (i: number) => `
+  - name: on-b-${i}
+    workers: [b1]
+    steps:
+      - { type: shell, name: locked, command: gate, locks: [{ lock: box, mode: exclusive }] }`;
+
 const CONFIG = `
 log_compression: none
 locks:
@@ -18,21 +39,7 @@ locks:
 workers:
   - { name: a1, password: x, max_builds: 6 }
   - { name: b1, password: x, max_builds: 6 }
-builders:
-  - name: limited
-    workers: [a1, b1]
-    locks: [db]
-    steps:
-      - { type: shell, name: work, command: gate }
-  - name: on-a
-    workers: [a1]
-    steps:
-      - { type: shell, name: free, command: "echo free" }
-      - { type: shell, name: locked, command: gate, locks: [box] }
-  - name: on-b
-    workers: [b1]
-    steps:
-      - { type: shell, name: locked, command: gate, locks: [{ lock: box, mode: exclusive }] }
+builders:${[0, 1, 2, 3, 4].map(limited).join('')}${[0, 1, 2].map(onA).join('')}${[0, 1].map(onB).join('')}
 `;
 
 /** Commands named `gate` run until the test lets one go; it counts how many run at once. */
@@ -96,8 +103,9 @@ const waiters = async () =>
 describe('a master lock of maxCount 2', () => {
   it('under 10 concurrent builds on two masters, never has 3 holders, and each build gets its turn', async () => {
     const brids = [];
-    for (let i = 0; i < 10; i++) brids.push((await request(stage, 'limited')).brid);
-    // All ten are claimed (each master's worker takes up to six): two hold, eight wait.
+    for (let i = 0; i < 10; i++) brids.push((await request(stage, `limited-${i % 5}`)).brid);
+    // All ten are claimed (each master's worker takes five, one of each builder): two hold,
+    // eight wait.
     await waitFor('two holders and eight waiters', async () => gate.running === 2 && (await waiters()) === 8);
     const mastersSeen = new Set<number>();
     // waitFor takes a failed expectation for "not yet": the largest count seen is checked after.
@@ -124,9 +132,9 @@ describe('a master lock of maxCount 2', () => {
   });
 
   it("a waiting build shows it in worker_preparation's place, and a stop there cancels it", async () => {
-    const first = await request(stage, 'limited');
-    const second = await request(stage, 'limited');
-    const third = await request(stage, 'limited');
+    const first = await request(stage, 'limited-0');
+    const second = await request(stage, 'limited-1');
+    const third = await request(stage, 'limited-2');
     await waitFor('two running, one waiting', async () => gate.running === 2 && (await waiters()) === 1);
     const [waiting] = await stage.db.pool.query(sql`
       SELECT id FROM builds WHERE buildrequestid = ${third.brid} AND state_string = 'acquiring locks'`);
@@ -150,8 +158,8 @@ describe('a worker lock', () => {
   it('counts per worker (maxCountForWorker), and a step holds it only while it runs', async () => {
     const onA = [];
     const onB = [];
-    for (let i = 0; i < 3; i++) onA.push((await request(stage, 'on-a')).brid);
-    for (let i = 0; i < 2; i++) onB.push((await request(stage, 'on-b')).brid);
+    for (let i = 0; i < 3; i++) onA.push((await request(stage, `on-a-${i}`)).brid);
+    for (let i = 0; i < 2; i++) onB.push((await request(stage, `on-b-${i}`)).brid);
     await waitFor(
       'two steps on a1 and one on b1',
       async () => gate.on('a1') === 2 && gate.on('b1') === 1 && (await waiters()) === 2,
