@@ -1,4 +1,4 @@
-// Artifacts: what transfer steps upload (migration 0012 has the table): newArtifact,
+// Artifacts: what transfer steps upload (migration 0014 has the table): newArtifact,
 // appendArtifact, completeArtifact, dropArtifact, readArtifact, artifactsOfStep.
 //
 // Why PostgreSQL large objects: an artifact must be served by every master and API pod, and

@@ -1,5 +1,5 @@
 // Locks: Buildbot's MasterLock and WorkerLock, held cluster-wide in PostgreSQL
-// (migration 0011 has the tables).
+// (migration 0013 has the tables).
 //
 // Why PostgreSQL and not Redis: a holder is a build of some master, and whether that master
 // is alive is already decided in PostgreSQL (its `masters` row, its heartbeat, its expiry with
