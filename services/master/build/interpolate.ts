@@ -53,3 +53,20 @@ export function render(r: Renderable, s: RenderScope): string {
     },
   });
 }
+
+/**
+ * A template over a build's properties alone (what reporters' templates see, as Buildbot
+ * renders them against a build's properties): src, kw and worker render empty; a secret,
+ * which no report may carry, cannot render (InterpolationError).
+ */
+export function interpolate(template: string, props: Properties): string {
+  return renderParts(partsOf(template), {
+    prop: (name) => (Object.hasOwn(props, name) ? { value: props[name]![0] } : undefined),
+    src: () => undefined,
+    kw: () => undefined,
+    worker: () => undefined,
+    secret: (name) => {
+      throw new InterpolationError(`secret ${name} cannot be rendered in a report`);
+    },
+  });
+}
