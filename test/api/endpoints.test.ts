@@ -225,7 +225,9 @@ describe('every endpoint answers its resource for ids that exist', () => {
     expect(registry.endpoints.length - readable.length).toBe(2);
   });
 
-  for (const e of registry.endpoints) {
+  // Flotilla's own (unlisted) artifacts: the Buildbot fixture has none; real uploads are
+  // read back through them in test/master/build/transfer.test.ts.
+  for (const e of registry.endpoints.filter((x) => !x.unlisted)) {
     it(`GET /${e.pattern}`, async () => {
       const path = pathOf(e.pattern, ctx);
       if (NOT_READABLE(e)) return expectNotFound(await api.get(path), path);
