@@ -82,7 +82,10 @@ export class Transfers {
         if (d === first || d === dirname(d)) break;
       }
     if (!this.inside(await realpath(dirname(path)))) throw new Error('outside');
-    const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW);
+    const handle = await open(
+      path,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,
+    );
     await handle.chown(user.uid, user.gid);
     return handle;
   }

@@ -9,7 +9,7 @@
 //   neither the password file nor the agent's /proc entries, nor smuggle the file out as a
 //   log file;
 // - worker logins are throttled per worker name and address, and per address.
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -100,9 +100,14 @@ describe('a hostile build step on a real worker', () => {
   beforeAll(async () => {
     secrets = mkdtempSync(join(tmpdir(), 'flotilla-secrets-'));
     writeFileSync(pwFile(), `${Cluster.password('w2')}\n`, { mode: 0o600 });
+    // After looking around, the step's files go through the transfer steps, which the agent
+    // runs itself: an upload of the link to the password, a download into a link it planted.
     const builder = (name: string, worker: string) =>
       `  - name: ${name}\n    workers: [${worker}]\n    steps:\n      - type: shell\n        name: look\n` +
-      `        logfiles: { stolen: stolen.txt }\n        command: ${JSON.stringify(LOOK(pwFile()))}\n`;
+      `        logfiles: { stolen: stolen.txt }\n        command: ${JSON.stringify(LOOK(pwFile()))}\n` +
+      `      - { type: file_upload, name: smuggle, workersrc: stolen.txt, masterdest: stolen.txt, haltOnFailure: false }\n` +
+      `      - { type: shell, name: plant, command: ${JSON.stringify(`ln -sf ${join(secrets, `planted-${name}`)} victim.txt`)} }\n` +
+      `      - { type: string_download, name: overwrite, s: planted, workerdest: victim.txt, haltOnFailure: false }\n`;
     c = await Cluster.start({
       configure: (yaml) =>
         yaml
@@ -135,7 +140,14 @@ describe('a hostile build step on a real worker', () => {
     const lines = content.split('\n');
     const logs = (await c.get(`/steps/${step.stepid}/logs`)).logs.map((l: any) => l.slug);
     const stolen = logs.includes('stolen') ? await c.text(`/steps/${step.stepid}/logs/stolen/raw`) : '';
+    const stepsDone = (await c.get(`/builds/${build.buildid}/steps`)).steps as any[];
+    const artifacts = (await c.get(`/builds/${build.buildid}/artifacts`)).artifacts as any[];
     return {
+      transfers: {
+        smuggle: stepsDone.find((s) => s.name === 'smuggle')?.results,
+        overwrite: stepsDone.find((s) => s.name === 'overwrite')?.results,
+        artifacts: artifacts.map((a) => a.name),
+      },
       header: lines.filter((l) => l.startsWith('h')).map((l) => l.slice(1)),
       output: lines.filter((l) => !l.startsWith('h')).map((l) => l.slice(1)),
       stolen,
@@ -163,7 +175,7 @@ describe('a hostile build step on a real worker', () => {
     'password in a file, steps as WORKER_STEP_USER: nothing of the agent is readable, no log file smuggles it out',
     async () => {
       await c.startWorker('w2', master, { WORKER_PASSWORD_FILE: pwFile(), WORKER_STEP_USER: 'nobody' });
-      const { header, output, stolen } = await lookAround('force-look-step-user');
+      const { header, output, stolen, transfers } = await lookAround('force-look-step-user');
       const text = output.join('\n');
       expect(text).not.toContain(Cluster.password('w2'));
       expect(stolen).not.toContain(Cluster.password('w2'));
@@ -174,6 +186,9 @@ describe('a hostile build step on a real worker', () => {
       }
       expect(header.some((l) => AGENT_VARIABLE.test(l))).toBe(false);
       expect(header).toContain('  USER=nobody');
+      // The agent, as root, neither reads the link to its password nor writes through a link.
+      expect(transfers).toEqual({ smuggle: 2, overwrite: 2, artifacts: [] });
+      expect(existsSync(join(secrets, 'planted-look-step-user'))).toBe(false);
     },
   );
 });
