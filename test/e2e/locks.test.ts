@@ -6,7 +6,9 @@ import { lockHolders } from '../../services/core/data/index.js';
 import { waitFor } from '../helpers/processes.js';
 import { Cluster, type MasterProc } from './cluster.js';
 
-const EXPIRY_SECONDS = 6;
+// The shortest expiry that master.yaml's worker_silence_seconds (4) allows: a frozen master's
+// commands must have been killed before it is expired (services/master/liveness.ts).
+const EXPIRY_SECONDS = 10;
 
 let c: Cluster;
 let m1: MasterProc;
