@@ -3,27 +3,15 @@
 // event, the replay of missed events when a subscription resumes, and the bound on what may
 // wait to be sent. ws.ts and sse.ts only frame the messages and drive their transport.
 import { isAfter, readSince } from '../../core/events/stream.js';
-import type { EventHub, HubEvent } from './hub.js';
-import { logLinesOf, matches, type Pattern, parsePattern } from './paths.js';
-
-export type UserInfo = Record<string, unknown>;
-
-export interface Subscription {
-  readonly consumer: Consumer;
-  readonly path: string;
-  readonly pattern: Pattern;
-  /** While the subscription replays what it missed: the live events held back, in order. */
-  held: HubEvent[] | null;
-  /** After a replay: live events up to this id were sent by the replay already. */
-  floor: string | null;
-}
+import { logLinesOf, matches, parsePattern } from './paths.js';
+import type { Client, Hub, HubEvent, Subscription, UserInfo } from './types.js';
 
 // Live events held back while one subscription replays; more means the client cannot keep up.
 const MAX_HELD = 10_000;
 
 export type SubscribeResult = 'subscribed' | 'already' | 'too many' | 'too many logs';
 
-export abstract class Consumer {
+export abstract class Consumer implements Client {
   readonly subscriptions = new Map<string, Subscription>();
   closed = false;
   /** The logged-in session the client came with (checked again while it stays). */
@@ -34,7 +22,7 @@ export abstract class Consumer {
   private readonly waiting: { decision: boolean | Promise<boolean>; act: (ok: boolean) => void }[] = [];
 
   constructor(
-    protected readonly hub: EventHub,
+    protected readonly hub: Hub,
     readonly user: UserInfo,
   ) {
     hub.consumers.add(this);

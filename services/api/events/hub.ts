@@ -11,52 +11,16 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import { type BusMessage, EVENTS_WITH_IDS_CHANNEL, parseBusMessage } from '../../core/events/bus.js';
 import { isAfter, lastEventId, readSince } from '../../core/events/stream.js';
-import type { Consumer, Subscription, UserInfo } from './consumer.js';
 import { LogTailer } from './log-lines.js';
 import { logLinesOf, matches } from './paths.js';
-
-/**
- * Whether a user may receive the event with this routing key (its elements): at once when
- * it can be told from what is known, else a promise. The event waits for the answer (a
- * client's events keep their order); anything but `true` withholds it.
- */
-export type Authorize = (userInfo: UserInfo, routingKey: readonly string[]) => boolean | Promise<boolean>;
-
-export interface HubSettings {
-  authorize: Authorize;
-  /** WebSocket ping frames and SSE comment lines, this often; a client silent for two is dropped. */
-  pingIntervalMs: number;
-  /** A client with more than this waiting to be sent is too slow and is disconnected. */
-  maxBufferedBytes: number;
-  maxSubscriptions: number;
-  /** Of which `logs/<id>/lines` (each a log tailed from Redis). */
-  maxLogSubscriptions: number;
-  /** How often the new lines of tailed logs are read and sent, as one event per log. */
-  logLinesIntervalMs: number;
-  /**
-   * Whether a logged-in client's session still counts (not logged out, its user unchanged);
-   * asked every sessionCheckIntervalMs for each client that came with one, which is
-   * disconnected once it does not. Absent: sessions are not checked again.
-   */
-  sessionAlive?: (sessionId: string, user: UserInfo) => Promise<boolean>;
-  sessionCheckIntervalMs: number;
-}
-
-export interface HubEvent {
-  readonly key: string;
-  readonly parts: readonly string[];
-  readonly message: unknown;
-  readonly id: string | undefined;
-  /** Frames cached by the transports, one serialization per event. */
-  readonly frames: { ws?: Buffer; sse?: Buffer };
-}
+import type { Client, Hub, HubEvent, HubSettings, Subscription } from './types.js';
 
 /** Messages between API pods (SSE add/remove for a stream another pod holds). */
 export const podChannel = (podId: string): string => `flotilla:events:pod:${podId}`;
 
-export class EventHub {
+export class EventHub implements Hub {
   readonly podId = randomUUID();
-  readonly consumers = new Set<Consumer>();
+  readonly consumers = new Set<Client>();
   readonly logs: LogTailer;
   private readonly byLength = new Map<number, Set<Subscription>>();
   private lastId: string | null = null;

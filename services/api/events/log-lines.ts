@@ -14,8 +14,7 @@ import type { Redis } from 'ioredis';
 import type { LogLinesMessage } from '../../core/api-shapes.js';
 import { streamField } from '../../core/events/stream.js';
 import { logStreamKey as logStream } from '../../core/logs/live-stream.js';
-import type { Subscription } from './consumer.js';
-import type { HubEvent } from './hub.js';
+import type { HubEvent, Subscription } from './types.js';
 
 // Entries read per log per poll; each entry is one append of the master (a piece of output).
 const ENTRIES_PER_POLL = 200;

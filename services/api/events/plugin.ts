@@ -16,13 +16,12 @@ import { badOrigin, tooManyConnections } from '../errors/catalogue.js';
 import { sendError } from '../errors/reply.js';
 import { ANONYMOUS } from '../http/session-cookies.js';
 import { ConnectionCounter } from './connections.js';
-import type { UserInfo } from './consumer.js';
-import { type Authorize, EventHub } from './hub.js';
+import { EventHub } from './hub.js';
 import { SseRouter } from './sse.js';
+import type { Authorize, UserInfo } from './types.js';
 import { WsConsumer } from './ws.js';
 
-export type { UserInfo } from './consumer.js';
-export type { Authorize } from './hub.js';
+export type { Authorize, UserInfo } from './types.js';
 
 export interface EventsOptions {
   /** Commands: the event stream (resume), log tails, SSE stream owners. */

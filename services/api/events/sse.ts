@@ -18,9 +18,10 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { tooManyConnections } from '../errors/catalogue.js';
 import { sendError } from '../errors/reply.js';
-import { Consumer, type UserInfo } from './consumer.js';
-import { type EventHub, type HubEvent, podChannel } from './hub.js';
+import { Consumer } from './consumer.js';
+import { type EventHub, podChannel } from './hub.js';
 import { pyDumpsOrdered } from './pyjson.js';
+import type { HubEvent, UserInfo } from './types.js';
 
 interface Answer {
   status: number;

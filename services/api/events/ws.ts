@@ -11,9 +11,10 @@
 // default in Buildbot 3.7) is not served.
 import type { RawData, WebSocket } from 'ws';
 import { closeReason } from '../../core/http/close-reason.js';
-import { Consumer, type UserInfo } from './consumer.js';
-import type { EventHub, HubEvent } from './hub.js';
+import { Consumer } from './consumer.js';
+import type { EventHub } from './hub.js';
 import { pyDumpsOrdered, pyStr } from './pyjson.js';
+import type { HubEvent, UserInfo } from './types.js';
 
 type Frame = Record<string, unknown>;
 

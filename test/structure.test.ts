@@ -1,0 +1,119 @@
+// The shape of the code that review found drifting (issue 14 §6), checked so it cannot drift
+// back: no import circles (type-only imports count: they couple two files as much as any),
+// and the arrows between services that DESIGN.md draws. Reads the sources with TypeScript's
+// own import scanner, so an import written any way TypeScript accepts is seen.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '..');
+
+function sources(dir: string, out: string[] = []): string[] {
+  for (const name of readdirSync(dir)) {
+    if (name === 'node_modules' || name.startsWith('.')) continue;
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) sources(path, out);
+    else if (/\.tsx?$/.test(name) && !name.endsWith('.d.ts')) out.push(path);
+  }
+  return out;
+}
+
+/** Each file's relative imports (static, dynamic, `export … from`, type-only), resolved to files. */
+function importGraph(files: string[]): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+    const targets: string[] = [];
+    for (const { fileName } of importedFiles) {
+      if (!fileName.startsWith('.')) continue;
+      const base = resolve(dirname(file), fileName);
+      const stem = base.replace(/\.js$/, '');
+      const found = [`${stem}.ts`, `${stem}.tsx`, join(stem, 'index.ts'), base].find((c) => existsSync(c));
+      // An import the scanner cannot place would hide its edge; tsc would reject it anyway.
+      if (!found) throw new Error(`${relative(ROOT, file)}: cannot resolve ${fileName}`);
+      targets.push(found);
+    }
+    graph.set(file, targets);
+  }
+  return graph;
+}
+
+/** The strongly connected components with more than one file, or a file importing itself (Tarjan). */
+function circles(graph: Map<string, string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next);
+    next++;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || graph.get(v)?.includes(v)) found.push(component.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+const service = (file: string): string | null =>
+  /^services\/([^/]+)\//.exec(relative(ROOT, file))?.[1] ?? null;
+
+describe('the code’s shape', () => {
+  const files = ['services', 'test', 'load', 'deploy'].flatMap((d) => sources(join(ROOT, d)));
+  const graph = importGraph(files);
+
+  it('finds a circle when there is one (the detector itself)', () => {
+    const g = new Map([
+      ['a', ['b']],
+      ['b', ['c']],
+      ['c', ['a', 'd']],
+      ['d', []],
+      ['e', ['e']],
+    ]);
+    expect(circles(g)).toEqual([['a', 'b', 'c'], ['e']]);
+    const acyclic = new Map([
+      ['a', ['b']],
+      ['b', ['c']],
+      ['c', []],
+    ]);
+    expect(circles(acyclic)).toEqual([]);
+  });
+
+  it('has no import circles, type-only imports included', () => {
+    expect(graph.size).toBeGreaterThan(400);
+    const found = circles(graph).map((c) => c.map((f) => relative(ROOT, f)));
+    expect(found).toEqual([]);
+  });
+
+  it('keeps the arrows: core imports no service, and services never import each other', () => {
+    const wrong: string[] = [];
+    for (const [file, targets] of graph) {
+      const from = service(file);
+      if (from === null) continue;
+      for (const target of targets) {
+        const to = service(target);
+        if (to === null || to === from || to === 'core') continue;
+        wrong.push(`${relative(ROOT, file)} -> ${relative(ROOT, target)}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+});
