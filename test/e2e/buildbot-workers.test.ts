@@ -1,11 +1,13 @@
 // Buildbot's own workers run Flotilla's builds: real buildbot-worker 3.7 processes, created
 // with `buildbot-worker create-worker --protocol=msgpack_experimental_v7` as a team would,
 // connect to a real master process and run forced builds end to end, checked through the
-// REST API: output line by line, a failing step, a stop mid-command, a killed worker (RETRY,
+// REST API: output line by line, a failing step, a stop mid-command, files round-tripped
+// through the transfer steps and served back by the API, a killed worker (RETRY,
 // then a rerun on another worker), two builders at once on one worker, one builder with
 // both kinds of worker (each with its absolute builddir), and an operator's stop, kill, pause
 // and unpause, a graceful stop that lets the running build finish, and a master replaced
 // under its workers.
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -53,6 +55,12 @@ const first = (o: Record<string, number>) => Object.values(o)[0]!;
 async function forced(scheduler: string): Promise<any> {
   const [, brids] = await c.force(scheduler);
   return c.buildOf(first(brids));
+}
+/** The bytes the API serves at an absolute path. */
+async function raw(path: string): Promise<Buffer> {
+  const res = await fetch(new URL(path, c.api.base));
+  if (!res.ok) throw new Error(`GET ${path}: ${res.status}`);
+  return Buffer.from(await res.arrayBuffer());
 }
 async function stepLog(buildid: number, step: string, log = 'stdio'): Promise<string> {
   const s = (await c.get(`/builds/${buildid}/steps?name=${step}`)).steps[0];
@@ -121,6 +129,42 @@ describe('a buildbot-worker', () => {
     const log = await stepLog(b.buildid, 'wait');
     expect(log).toContain('command interrupted');
     expect(log.split('\n')).not.toContain('never');
+  });
+
+  it('round-trips files: a string and an artifact down to it, a file and a directory up, served by the API', async () => {
+    const b = await c.finished((await forced('force-bb-transfer')).buildid);
+    const steps = (await c.get(`/builds/${b.buildid}/steps`)).steps;
+    expect(steps.map((s: any) => [s.name, s.results])).toEqual([
+      ['worker_preparation', 0],
+      ['string_download', 0],
+      ['make', 0],
+      ['upload', 0],
+      ['upload_1', 0],
+      ['download', 0],
+      ['check', 0],
+    ]);
+    expect(b.results).toBe(0);
+    // What the worker wrote, read from its own directory; what the master stored, through the API.
+    const dist = join(c.dir, 'bbw-bb1', 'bb-transfer', 'build', 'dist');
+    expect(readFileSync(join(dist, 'hello.txt'), 'utf8')).toBe(`hello ${b.number}\n`);
+    const artifacts = (await c.get(`/builds/${b.buildid}/artifacts`)).artifacts;
+    expect(artifacts.map((a: any) => [a.name, a.kind, a.length])).toEqual([
+      ['data.bin', 'file', 300000],
+      ['dist', 'directory', expect.any(Number)],
+    ]);
+    // The upload step links its artifact; the link serves the bytes the worker had.
+    const upload = steps.find((s: any) => s.name === 'upload');
+    const link = upload.urls.find((u: any) => u.name === 'data.bin');
+    const data = await raw(new URL(link.url).pathname);
+    expect(data.equals(readFileSync(join(dist, 'data.bin')))).toBe(true);
+    const archive = await raw(`/api/v2/artifacts/${artifacts[1].artifactid}/raw`);
+    const listing = execFileSync('tar', ['-t', '-z', '-f', '-'], { input: archive }).toString().split('\n');
+    // buildbot-worker's archive (Python's tarfile) names its members without a leading ./
+    expect(listing).toEqual(expect.arrayContaining(['data.bin', 'hello.txt']));
+    const hello = execFileSync('tar', ['-x', '-z', '-O', '-f', '-', 'hello.txt'], {
+      input: archive,
+    }).toString();
+    expect(hello).toBe(`hello ${b.number}\n`);
   });
 
   it('runs two builds of different builders at once', async () => {
