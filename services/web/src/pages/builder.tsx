@@ -1,39 +1,21 @@
 // A builder: its builds (paged by offset/limit), its pending requests (cancel), and a force
 // button per force scheduler that builds it. After a force, the page follows the request
 // and opens its build as soon as one starts.
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { ForceSchedulerSpec } from '../../../core/api-shapes.js';
 import { type ApiError, getOne, getPage, rpc } from '../api.js';
 import { ErrorBox, Loading, Pager, pageOf, Result, Section } from '../components/common.js';
+import { FollowRequests } from '../components/follow-requests.js';
 import { ForceDialog } from '../components/force-dialog.js';
 import { useNames } from '../components/names.js';
 import { ago, elapsed } from '../format.js';
 import { useLive, useNow } from '../live.js';
-import { href, navigate, type Route } from '../router.js';
+import { href, type Route } from '../router.js';
 import { can, useSession } from '../session.js';
 import { useTitle } from '../title.js';
 import type { Build, Builder, BuildRequest } from '../types.js';
 
 const PAGE = 25;
-
-/** Waits for the builds of the requests a force made, and opens the first. */
-function FollowRequests({ builderid, brids }: { builderid: number; brids: number[] }) {
-  const first = brids[0]!;
-  const builds = useLive(
-    (s) => getPage<Build>(`buildrequests/${first}/builds`, 'builds', { limit: 1 }, s),
-    [first],
-    [`builders/${builderid}/builds/*/new`, `buildrequests/${first}/*`],
-  );
-  const b = builds.data?.items[0];
-  useEffect(() => {
-    if (b) navigate(href(`/builders/${b.builderid}/builds/${b.number}`));
-  }, [b?.buildid]);
-  return (
-    <p class="notice" role="status">
-      Build request {brids.join(', ')} submitted; waiting for a worker to start it…
-    </p>
-  );
-}
 
 export function BuilderPage({ route }: { route: Route }) {
   const builderid = Number(route.params.builderid);
@@ -142,7 +124,7 @@ export function BuilderPage({ route }: { route: Route }) {
           }}
         />
       )}
-      {forced && forced.length > 0 && <FollowRequests builderid={builderid} brids={forced} />}
+      {forced && forced.length > 0 && <FollowRequests builderid={builderid} brids={forced} open />}
       <ErrorBox error={actionError} what="cancelling a request" />
       <Section title={`Pending requests${pending.data ? ` (${pending.data.total})` : ''}`} id="b-pending">
         <ErrorBox error={pending.error} what="reading pending requests" />

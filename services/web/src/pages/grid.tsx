@@ -1,40 +1,39 @@
 // Grid: builders down, the most recent changes across, each cell the builds that change
 // caused on that builder (Buildbot's grid view). One read for the changes, one per change
-// for its builds, one paged read for the builders.
+// for its builds (components/change-builds.ts), one paged read for the builders. Someone
+// the rules may let force builds gets each builder's force buttons in its row (the same
+// dialog as the builder page); the grid stays on screen and links the build once it starts.
+import { useState } from 'preact/hooks';
+import type { ForceSchedulerSpec } from '../../../core/api-shapes.js';
 import { getPage } from '../api.js';
-import { BuildBox, ErrorBox, Loading, Pager, pageOf } from '../components/common.js';
+import { CellBuilds, useChangeBuilds } from '../components/change-builds.js';
+import { ErrorBox, Loading, Pager, pageOf } from '../components/common.js';
+import { FollowRequests } from '../components/follow-requests.js';
+import { ForceDialog } from '../components/force-dialog.js';
 import { timestamp } from '../format.js';
 import { useLive } from '../live.js';
 import { href, type Route } from '../router.js';
+import { can, useSession } from '../session.js';
 import { useTitle } from '../title.js';
-import type { Build, Builder, Change } from '../types.js';
+import type { Builder } from '../types.js';
 
 const CHANGES = 12;
 const BUILDERS = 25;
+
+interface Forcing {
+  builder: Builder;
+  scheduler: ForceSchedulerSpec;
+}
 
 export function GridPage({ route }: { route: Route }) {
   const page = pageOf(route.query);
   const tag = route.query.get('tag') ?? '';
   useTitle('Grid');
-  const data = useLive(
-    async (s) => {
-      const changes = (await getPage<Change>('changes', 'changes', { order: '-changeid', limit: CHANGES }, s))
-        .items;
-      const builds = await Promise.all(
-        changes.map((c) =>
-          getPage<Build>(
-            `changes/${c.changeid}/builds`,
-            'builds',
-            { limit: 50, field: ['buildid', 'number', 'builderid', 'results', 'complete'] },
-            s,
-          ).then((p) => p.items),
-        ),
-      );
-      return { changes, builds };
-    },
-    [],
-    ['changes/*/*', 'builds/*/new', 'builds/*/finished'],
-  );
+  const { config } = useSession();
+  const mayForce = can(config, 'force');
+  const [forcing, setForcing] = useState<Forcing | null>(null);
+  const [forced, setForced] = useState<{ builder: Builder; brids: number[] } | null>(null);
+  const data = useChangeBuilds(CHANGES);
   const builders = useLive(
     (s) =>
       getPage<Builder>(
@@ -46,12 +45,56 @@ export function GridPage({ route }: { route: Route }) {
     [page, tag],
     ['builders/*/*'],
   );
+  // The force schedulers of the builders on screen, only for someone who may force.
+  // Each answer says which builders it is for: the buttons are complete once it matches.
+  const shown = (builders.data?.items ?? []).map((b) => b.builderid);
+  const key = `${mayForce}:${shown.join(',')}`;
+  const schedulers = useLive(
+    async (s) => {
+      const lists = mayForce
+        ? await Promise.all(
+            shown.map((id) =>
+              getPage<ForceSchedulerSpec>(
+                `builders/${id}/forceschedulers`,
+                'forceschedulers',
+                { limit: 20 },
+                s,
+              ),
+            ),
+          )
+        : [];
+      return { key, byBuilder: new Map(lists.map((l, i) => [shown[i]!, l.items])) };
+    },
+    [key],
+  );
+  const buttonsReady = !!config && !!builders.data && schedulers.data?.key === key;
   return (
     <main id="main" tabIndex={-1}>
       <h1>Grid</h1>
       <p class="muted">Builders down, the latest {CHANGES} changes across (newest first).</p>
       <ErrorBox error={data.error} what="reading changes and their builds" />
       <ErrorBox error={builders.error} what="reading builders" />
+      <ErrorBox error={schedulers.error} what="reading force schedulers" />
+      {forcing && (
+        <ForceDialog
+          scheduler={forcing.scheduler}
+          builderid={forcing.builder.builderid}
+          onClose={() => setForcing(null)}
+          onForced={(brids) => {
+            setForced({ builder: forcing.builder, brids });
+            setForcing(null);
+          }}
+        />
+      )}
+      {forced && forced.brids.length > 0 && (
+        <FollowRequests
+          key={forced.brids[0]}
+          builderid={forced.builder.builderid}
+          brids={forced.brids}
+          builderName={forced.builder.name}
+          open={false}
+        />
+      )}
       <Loading when={!data.data || !builders.data} />
       {data.data && builders.data && (
         <>
@@ -59,7 +102,7 @@ export function GridPage({ route }: { route: Route }) {
             <p class="muted">No change yet: builds forced by hand do not show here.</p>
           )}
           <div class="scroll-x">
-            <table class="grid">
+            <table class="grid" data-testid="grid" data-ready={buttonsReady ? 'yes' : undefined}>
               <thead>
                 <tr>
                   <th scope="col">Builder</th>
@@ -80,20 +123,22 @@ export function GridPage({ route }: { route: Route }) {
                   <tr key={b.builderid}>
                     <th scope="row">
                       <a href={href(`/builders/${b.builderid}`)}>{b.name}</a>
+                      {mayForce &&
+                        (schedulers.data?.byBuilder.get(b.builderid) ?? []).map((f) => (
+                          <button
+                            type="button"
+                            class="small force"
+                            key={f.name}
+                            aria-label={`${f.button_name || f.name}… on ${b.name}`}
+                            onClick={() => setForcing({ builder: b, scheduler: f })}
+                          >
+                            {f.button_name || f.name}…
+                          </button>
+                        ))}
                     </th>
                     {data.data!.builds.map((list, i) => (
                       <td key={data.data!.changes[i]!.changeid} class="boxes">
-                        {list
-                          .filter((x) => x.builderid === b.builderid)
-                          .map((x) => (
-                            <BuildBox
-                              key={x.buildid}
-                              builderid={x.builderid}
-                              number={x.number}
-                              results={x.results}
-                              complete={x.complete}
-                            />
-                          ))}
+                        <CellBuilds list={list} builderid={b.builderid} />
                       </td>
                     ))}
                   </tr>
