@@ -1,7 +1,7 @@
 // The web UI in a real browser (Debian's Chromium, driven by playwright-core) against a real
 // stack: an API process serving the built UI, a master and two workers running real
 // commands, PostgreSQL and Redis. What a person does: force a build from the dialog with
-// the keyboard and watch it run, stop it, log in and out (a password, an access token) with
+// the keyboard and watch it run, stop it, force one from the grid, read the console, log in and out (a password, an access token) with
 // buttons following the role, pause and kill a worker, see a 403 and a validation error,
 // read a 1,000,000-line log (its colours carried across lines), keep every line across a
 // reconnect of /ws; and every page names itself in the title and passes axe-core with no
@@ -385,6 +385,41 @@ describe('the web UI', () => {
     await page.context().close();
   });
 
+  it('forces a build from the grid, whose rows offer force only to those who may', async () => {
+    const { page, watch } = await newPage();
+    const ready = page.locator('[data-testid=grid][data-ready=yes]');
+    const row = (builder: string) =>
+      page
+        .locator('table.grid tbody tr')
+        .filter({ has: page.getByRole('link', { name: builder, exact: true }) });
+    await page.goto(`${base}#/grid`);
+    await ready.waitFor();
+    expect(await page.locator('table.grid button').count()).toBe(0);
+    await login(page, 'dev');
+    await page.goto(`${base}#/grid`);
+    await ready.waitFor();
+    expect(await row('basic').getByRole('button').allTextContents()).toEqual(['force-basic…']);
+    await row('ticker').getByRole('button', { name: 'Count… on ticker' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Count ticks' });
+    await dialog.getByLabel('Ticks').fill('5');
+    await dialog.getByLabel('Note').fill('forced from the grid');
+    await dialog.getByRole('button', { name: 'Count' }).click();
+    // The grid stays; the notice follows the request and links its build once it starts.
+    const started = page.getByTestId('forced').getByRole('link', { name: /^ticker #\d+$/ });
+    await started.waitFor({ timeout: 30_000 });
+    expect(await dialog.count()).toBe(0);
+    expect(new URL(page.url()).hash).toBe('#/grid');
+    const number = Number((await started.textContent())!.replace(/^ticker #/, ''));
+    const build = (await cluster.get(`/builders/${ids.ticker}/builds/${number}`)).builds[0];
+    await cluster.finished(build.buildid);
+    const props = (await cluster.get(`/builds/${build.buildid}/properties`)).properties[0];
+    expect(props.note[0]).toBe('forced from the grid');
+    await started.click();
+    await page.getByRole('heading', { name: new RegExp(`ticker #${number}`) }).waitFor();
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
   it('loses no line on screen when /ws reconnects in the middle of a build', async () => {
     const { page, watch } = await newPage();
     const [, brids] = await adminRpc('forceschedulers/force-ticker', 'force', {
@@ -546,6 +581,7 @@ describe('the web UI', () => {
       workers: `Workers · ${site}`,
       changes: `Changes · ${site}`,
       grid: `Grid · ${site}`,
+      console: `Console · ${site}`,
     };
     const visit = async (name: string, hash: string, ready: () => Promise<unknown>) => {
       await page.goto(`${base}${hash}`);
@@ -574,6 +610,18 @@ describe('the web UI', () => {
       page.getByText('Make the child build say hello').first().waitFor(),
     );
     await visit('grid', '#/grid', () => page.locator('table.grid .box').first().waitFor());
+    await visit('console', '#/console', () => page.locator('table.console .box').first().waitFor());
+    // The change's row holds, in the child builder's column, the build it caused.
+    const columns = await page.locator('table.console thead th').allTextContents();
+    const change = page
+      .locator('table.console tbody tr')
+      .filter({ has: page.getByRole('rowheader', { name: /a1b2c3d4/ }) });
+    expect(await change.getByRole('rowheader').textContent()).toContain('Make the child build say hello');
+    const cell = change.locator('td').nth(columns.indexOf('child') - 1);
+    expect(await cell.locator('.box').first().getAttribute('href')).toMatch(
+      new RegExp(`^#/builders/${ids.child}/builds/\\d+$`),
+    );
+    expect(await change.locator('td .box').count()).toBe(await cell.locator('.box').count());
     await page.goto(`${base}#/builders/${ids.ticker}`);
     await page.getByRole('button', { name: 'Count…' }).click();
     await page.getByRole('dialog').waitFor();

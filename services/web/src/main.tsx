@@ -8,6 +8,7 @@ import { BuildPage } from './pages/build.js';
 import { BuilderPage } from './pages/builder.js';
 import { BuildersPage } from './pages/builders.js';
 import { ChangesPage } from './pages/changes.js';
+import { ConsolePage } from './pages/console.js';
 import { GridPage } from './pages/grid.js';
 import { HomePage } from './pages/home.js';
 import { LogPage } from './pages/log.js';
@@ -22,6 +23,7 @@ const NAV: [string, string, Route['name'][]][] = [
   ['/', 'Home', ['home']],
   ['/builders', 'Builders', ['builders', 'builder', 'build', 'buildById', 'log']],
   ['/grid', 'Grid', ['grid']],
+  ['/console', 'Console', ['console']],
   ['/changes', 'Changes', ['changes']],
   ['/workers', 'Workers', ['workers']],
 ];
@@ -94,6 +96,8 @@ function Page({ route }: { route: Route }) {
       return <ChangesPage route={route} />;
     case 'grid':
       return <GridPage route={route} />;
+    case 'console':
+      return <ConsolePage route={route} />;
     case 'login':
       return <LoginPage route={route} />;
     default:

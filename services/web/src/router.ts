@@ -19,6 +19,7 @@ export type RouteName =
   | 'workers'
   | 'changes'
   | 'grid'
+  | 'console'
   | 'login'
   | 'notFound';
 
@@ -36,6 +37,7 @@ const ROUTES: [RouteName, RegExp, string[]][] = [
   ['workers', /^\/workers$/, []],
   ['changes', /^\/changes$/, []],
   ['grid', /^\/grid$/, []],
+  ['console', /^\/console$/, []],
   ['login', /^\/login$/, []],
 ];
 
