@@ -137,7 +137,10 @@ export class Transfers {
         this.uploads.delete(cmd);
         return this.done(cmd, 1, `Cannot open file '${path}' for upload`);
       }
-      source = handle.createReadStream({ highWaterMark: blocksize, autoClose: false });
+      const stream = handle.createReadStream({ highWaterMark: blocksize, autoClose: false });
+      // A read that waits (a pipe, a slow disk) must not hold an interrupt back.
+      u.stop = () => stream.destroy();
+      source = stream;
     } else {
       const tar = spawn(
         'tar',
@@ -263,6 +266,8 @@ export class Transfers {
       u.stopped = reason;
       u.stop();
       u.wake?.();
+      // Said at once: the upload may be waiting to open or read its file, and sends no more.
+      this.done(cmd, -1, `interrupted: ${reason}`, true);
       return;
     }
     const d = this.downloads.get(cmd);

@@ -8,7 +8,8 @@
 // nothing, and halt the build.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -25,7 +26,8 @@ import { Agent } from '../../../services/worker/agent.js';
 import { connectToMaster, type MasterLink } from '../../../services/worker/connection.js';
 import { createBuildbotWorker, startBuildbotWorker } from '../../helpers/buildbot-worker.js';
 import { freePort, type Running } from '../../helpers/processes.js';
-import { Stage } from '../in-process.js';
+import { eventually, waitFor } from '../../helpers/wait.js';
+import { type InProcessMaster, Stage } from '../in-process.js';
 import { finishedBuild, logs, request, steps } from './lib.js';
 
 const log = createLogger('test', 'silent');
@@ -35,6 +37,12 @@ const bbwDir = join(root, 'bbw');
 const masterFile = join(root, 'on-master.bin');
 const masterBytes = randomBytes(100 * 1024 + 5);
 writeFileSync(masterFile, masterBytes);
+
+// An upload that is still going when the build is stopped: on the agent a pipe, which has
+// what the test writes into it and waits for more; buildbot-worker reads its file in the
+// reactor (a pipe would block the whole worker), so there 50 MB sent in 1 KiB blocks, each
+// stored before the next is asked for.
+const SLOW_SOURCE = { agent: 'rm -f slow && mkfifo slow', bbw: 'head -c 50000000 /dev/zero > slow' };
 
 const artifacts = (worker: string) => `
   - name: art-${worker}
@@ -62,6 +70,12 @@ const artifacts = (worker: string) => `
       - { type: multiple_file_upload, name: none, workersrcs: [nope.txt], masterdest: m, haltOnFailure: false }
       - { type: file_upload, name: missing, workersrc: nope.txt, masterdest: nope.txt }
       - { type: shell, name: after, command: "echo never" }
+  - name: stop-${worker}
+    workers: [${worker}]
+    steps:
+      - { type: shell, name: make, command: ${JSON.stringify(SLOW_SOURCE[worker as 'agent' | 'bbw'])} }
+      - { type: file_upload, workersrc: slow, masterdest: slow.bin, blocksize: 1024 }
+      - { type: shell, name: after, command: "echo never" }
 `;
 
 const CONFIG = `
@@ -74,6 +88,7 @@ ${artifacts('bbw')}
 `;
 
 let stage: Stage;
+let masters: InProcessMaster[];
 let link: MasterLink;
 let bbw: Running;
 let api: FastifyInstance;
@@ -83,7 +98,7 @@ beforeAll(async () => {
   stage = await Stage.open();
   const config = parseMasterConfig(CONFIG);
   // One master with the Flotilla agent, one with the buildbot-worker: each builds its own builders.
-  await stage.master('m-agent', CONFIG, {
+  const mAgent = await stage.master('m-agent', CONFIG, {
     listenForWorkers: (events) =>
       startWorkerServer({ host: '127.0.0.1', port: 0, config, masterName: 'm-agent', log, events }).then(
         (s) => {
@@ -101,17 +116,18 @@ beforeAll(async () => {
       ),
   });
   const port = await freePort();
-  await stage.master('m-bbw', CONFIG, {
+  const mBbw = await stage.master('m-bbw', CONFIG, {
     listenForWorkers: (events) =>
       startMsgpackWorkerServer({
         host: '127.0.0.1',
         port,
         passwords: new Map([['bbw', 'pw']]),
-        builderDirs: () => ['art-bbw', 'fail-bbw'],
+        builderDirs: () => ['art-bbw', 'fail-bbw', 'stop-bbw'],
         log,
         events,
       }),
   });
+  masters = [mAgent, mBbw];
   createBuildbotWorker({ dir: bbwDir, port, name: 'bbw', password: 'pw' });
   bbw = startBuildbotWorker(bbwDir);
   apiRedis = createRedis(stage.redis.url, 'flotilla-api-test');
@@ -262,6 +278,52 @@ describe.each([
     expect(objects[0].n).toBe(0);
     expect((await get(`/builds/${build.id}/artifacts`)).json().artifacts).toEqual([]);
   }, 120_000);
+
+  it('a stop mid-upload cancels the step and keeps nothing, neither listed half-written nor after', async () => {
+    const { brid } = await request(stage, `stop-${worker}`);
+    const slow = join(base, `stop-${worker}`, 'build', 'slow');
+    let writer: FileHandle | undefined;
+    try {
+      if (worker === 'agent') {
+        await waitFor('the pipe', () => existsSync(slow));
+        // Opened once the upload opens it to read.
+        writer = await open(slow, 'w');
+        await writer.write(randomBytes(64 * 1024));
+      }
+      const [partial] = await eventually(
+        () =>
+          stage.db.pool.query(sql`
+            SELECT a.id, a.buildid, a.object, a.length::int AS length FROM flotilla.artifacts a
+            JOIN builds b ON b.id = a.buildid WHERE b.buildrequestid = ${brid}`) as Promise<
+            { id: number; buildid: number; object: number; length: number }[]
+          >,
+        (rows) => rows.length === 1 && rows[0]!.length > 0,
+        { timeoutMs: 90_000 },
+      );
+      // Being written: neither listed nor served.
+      expect((await get(`/builds/${partial!.buildid}/artifacts`)).json().artifacts).toEqual([]);
+      expect((await get(`/artifacts/${partial!.id}/raw`)).statusCode).toBe(404);
+
+      expect(masters.map((m) => m.master.runner.stop(partial!.buildid, 'enough')).includes(true)).toBe(true);
+      const build = await finishedBuild(stage, brid, 90_000);
+      const ran = (await steps(stage, build.id)).filter((s) => s.name !== 'worker_preparation');
+      expect(ran.map((s) => [s.name, s.results])).toEqual([
+        ['make', Results.SUCCESS],
+        ['upload', Results.CANCELLED],
+      ]);
+      expect(build.results).toBe(Results.CANCELLED);
+      const kept = await stage.db.pool.query(
+        sql`SELECT count(*)::int AS n FROM flotilla.artifacts WHERE buildid = ${build.id}`,
+      );
+      expect(kept[0].n).toBe(0);
+      const object = await stage.db.pool.query(
+        sql`SELECT count(*)::int AS n FROM pg_largeobject_metadata WHERE oid = ${partial!.object}`,
+      );
+      expect(object[0].n).toBe(0);
+    } finally {
+      await writer?.close();
+    }
+  }, 180_000);
 });
 
 describe('the API on artifacts', () => {
