@@ -1,5 +1,6 @@
 // Artifacts: what transfer steps upload (migration 0014 has the table): newArtifact,
-// appendArtifact, completeArtifact, dropArtifact, readArtifact, artifactsOfStep.
+// appendArtifact, completeArtifact, dropArtifact, dropIncompleteArtifacts, readArtifact,
+// artifactsOfStep.
 //
 // Why PostgreSQL large objects: an artifact must be served by every master and API pod, and
 // the database is the one thing they all reach (no shared disk, no bucket to configure).
@@ -66,6 +67,15 @@ export async function completeArtifact(tx: Tx, id: number): Promise<void> {
 /** The upload failed: nothing of it stays (the trigger unlinks its object). */
 export async function dropArtifact(tx: Tx, id: number): Promise<void> {
   await tx.q.query(sql`DELETE FROM flotilla.artifacts WHERE id = ${id}`);
+}
+
+/**
+ * A build has ended: an upload it left unfinished goes, with its object. The step drops its
+ * own on failure or stop, but not when its master died or lost the database mid-upload; such
+ * builds end here too (finishBuild, from the master's own end or from a dead master's expiry).
+ */
+export async function dropIncompleteArtifacts(tx: Tx, buildid: number): Promise<void> {
+  await tx.q.query(sql`DELETE FROM flotilla.artifacts WHERE buildid = ${buildid} AND NOT complete`);
 }
 
 const ROW = sql`id, buildid, stepid, name, kind, compress, mode, length::float8 AS length, complete`;

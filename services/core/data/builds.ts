@@ -11,11 +11,13 @@
 //   builds/<id> and workers/<id>/builds/<id>: `new`, `update` (state string), `finished`.
 // The contract's initial state string is `starting` (Buildbot's addBuild writes `created`).
 // finishBuild finishes a build once: a finished build keeps its results (a master that was
-// expired and finished with RETRY cannot turn that into SUCCESS later).
+// expired and finished with RETRY cannot turn that into SUCCESS later); an upload the build
+// left unfinished is dropped then (artifacts.ts).
 import { many, maybeOne, type Queryable, sql } from '../db/pool.js';
 import { build } from '../entities/build.js';
 import { noSuch } from '../errors.js';
 import { buildKeys } from '../events/keys.js';
+import { dropIncompleteArtifacts } from './artifacts.js';
 import { completeBuildRequests } from './buildrequests.js';
 import { entity } from './entities.js';
 import { now, type Tx } from './transaction.js';
@@ -100,6 +102,7 @@ export async function finishBuild(tx: Tx, buildid: number, results: number): Pro
     if (!exists) throw noSuch(`build ${buildid}`);
     return false;
   }
+  await dropIncompleteArtifacts(tx, buildid);
   await emit(tx, buildid, 'finished');
   return true;
 }
