@@ -104,12 +104,20 @@ export class ScriptedWorker implements WorkerConnection {
     this.running++;
     const stop = signal ?? new AbortController().signal;
     const text = typeof request.command === 'string' ? request.command : request.command.join(' ');
+    // Output goes through the sink one piece after another, in the order it was written, as
+    // both real connections pass it on (a script may write without waiting for each piece).
+    let chain: Promise<void> = Promise.resolve();
+    const ordered = (...args: Parameters<OutputSink>) => {
+      const next = chain.then(() => sink(...args));
+      chain = next.catch(() => {});
+      return next;
+    };
     try {
       const ran = this.script({
         request,
         text,
-        write: (stream, t) => sink(stream, t),
-        writeLog: (name, t) => sink('o', t, name),
+        write: (stream, t) => ordered(stream, t),
+        writeLog: (name, t) => ordered('o', t, name),
         signal: stop,
       });
       // A worker that goes away ends its commands lost, whatever they were doing.
