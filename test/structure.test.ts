@@ -1,6 +1,7 @@
-// The shape of the code that review found drifting (issue 14 §6), checked so it cannot drift
-// back: no import circles (type-only imports count: they couple two files as much as any),
-// and the arrows between services that DESIGN.md draws. Reads the sources with TypeScript's
+// The shape of the code that review found drifting (issue 14 §4, §6), checked so it cannot
+// drift back: no import circles (type-only imports count: they couple two files as much as
+// any), the arrows between services that DESIGN.md draws, and no file of the API, the master
+// or the worker longer than 400 lines. Reads the sources with TypeScript's
 // own import scanner, so an import written any way TypeScript accepts is seen.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -73,6 +74,9 @@ function circles(graph: Map<string, string[]>): string[][] {
   return found;
 }
 
+// A file past this holds more than one concern; split it along them (issue 14 §4).
+const MAX_LINES = 400;
+
 const service = (file: string): string | null =>
   /^services\/([^/]+)\//.exec(relative(ROOT, file))?.[1] ?? null;
 
@@ -115,5 +119,13 @@ describe('the code’s shape', () => {
       }
     }
     expect(wrong).toEqual([]);
+  });
+
+  it(`keeps every file of the API, the master and the worker within ${MAX_LINES} lines`, () => {
+    const long = [...graph.keys()]
+      .filter((f) => ['api', 'master', 'worker'].includes(service(f) ?? ''))
+      .map((f) => [relative(ROOT, f), readFileSync(f, 'utf8').split('\n').length - 1] as const)
+      .filter(([, n]) => n > MAX_LINES);
+    expect(long).toEqual([]);
   });
 });

@@ -1,6 +1,9 @@
 // One buildbot-worker connected over msgpack_experimental_v7, as the master's build runner
 // sees it: a WorkerConnection (../connection.ts) like a Flotilla agent's, and command() for
 // the worker's other commands (./commands.ts: directories, stat, glob, listdir, transfers).
+// This file holds the link: requests and their answers, the commands it started and the
+// updates routed to them; what one kind of command asks and makes of its end is in
+// ./shell.ts and ./transfers.ts (through ./command-start.ts).
 //
 // Durability: an update is answered only after its output went through the sink, in order,
 // as Buildbot's master answers only after storing it. buildbot-worker does not wait for
@@ -9,13 +12,13 @@
 // worker back. What the worker sent and the master had not stored when it died is lost: see
 // docs/migrating-from-buildbot.md.
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:os';
 import { posix, win32 } from 'node:path';
 import type { WebSocket } from 'ws';
 import { closeReason } from '../../../core/http/close-reason.js';
 import type { CommandRequest, OutputStream, WorkerInfo } from '../../../core/protocol/messages.js';
 import { CloseCode } from '../../../core/protocol/messages.js';
 import type { CommandEnd, OutputSink, TransferEnd, TransferSpec, WorkerConnection } from '../connection.js';
+import type { CommandHandlers, CommandStarter, RawEnd } from './command-start.js';
 import {
   type BuildbotWorkerInfo,
   encodeFrame,
@@ -24,9 +27,9 @@ import {
   type WorkerFrame,
   type WorkerOp,
 } from './messages.js';
+import { runShell } from './shell.js';
+import * as transfers from './transfers.js';
 
-/** A transfer's blocks when the step names no size (Buildbot's transfer steps' default). */
-const BLOCK = 256 * 1024;
 /** Output received and not yet stored beyond which the socket is no longer read. */
 export const PAUSE_BYTES = 8 * 1024 * 1024;
 /** How long a shutdown waits for the worker's answer before it closes the link anyway. */
@@ -51,18 +54,6 @@ export interface CommandResult {
   text: string;
 }
 
-/** What a command's updates and transfer operations go to. */
-export interface CommandHandlers {
-  output?: OutputSink;
-  write?: (data: Uint8Array) => Promise<void>;
-  close?: () => Promise<void>;
-  utime?: (accessTime: number, modifiedTime: number) => Promise<void>;
-  unpack?: () => Promise<void>;
-  read?: (length: number) => Promise<Uint8Array>;
-}
-
-type RawEnd = { values: Map<string, unknown>; failure: string | null } | { lost: true; reason: string };
-
 interface Command {
   handlers: CommandHandlers;
   values: Map<string, unknown>;
@@ -74,7 +65,7 @@ interface Command {
 
 const STREAMS: Record<string, OutputStream> = { stdout: 'o', stderr: 'e', header: 'h' };
 
-export class MsgpackWorkerConnection implements WorkerConnection {
+export class MsgpackWorkerConnection implements WorkerConnection, CommandStarter {
   readonly protocol = 'msgpack_experimental_v7';
   /** The four fields Buildbot keeps as workerinfo; set once get_worker_info has answered. */
   info: WorkerInfo = { admin: '', host: '', access_uri: '', version: '' };
@@ -160,7 +151,7 @@ export class MsgpackWorkerConnection implements WorkerConnection {
   }
 
   /** Start a worker command; its end arrives with `complete` (or the connection's loss). */
-  private start(
+  start(
     name: string,
     args: Record<string, unknown>,
     handlers: CommandHandlers,
@@ -190,82 +181,18 @@ export class MsgpackWorkerConnection implements WorkerConnection {
     return { id, done };
   }
 
-  private interruptCommand(id: string, why: string): void {
+  interruptCommand(id: string, why: string): void {
     if (!this.commands.has(id)) return;
     this.call({ op: 'interrupt_command', command_id: id, why }).catch(() => {});
   }
 
   /**
-   * A shell command: the same request and outcome as on a Flotilla agent. An abort of `signal`
-   * interrupts it on the worker; the result settles after all its output went through the sink.
+   * A shell command: the same request and outcome as on a Flotilla agent (./shell.ts). An abort
+   * of `signal` interrupts it on the worker; the result settles after all its output went
+   * through the sink.
    */
   run(request: CommandRequest, sink: OutputSink, signal?: AbortSignal): Promise<CommandEnd> {
-    let timedOut = false;
-    let killedBy: string | null = null;
-    let interrupted = false;
-    const output: OutputSink = (stream, text, log) => {
-      if (stream === 'h' && log === undefined) {
-        if (/^command timed out/m.test(text)) timedOut = true;
-        const m = /process killed by signal (\d+)/.exec(text);
-        if (m) killedBy = signalName(Number(m[1]));
-      }
-      return sink(stream, text, log);
-    };
-    const started = Date.now();
-    const { id, done } = this.start(
-      'shell',
-      {
-        command: request.command,
-        workdir: this.path(request.workdir),
-        env: request.env ?? {},
-        want_stdout: true,
-        want_stderr: true,
-        logfiles: request.logfiles ?? {},
-        timeout: request.timeout ?? null,
-        maxTime: request.maxTime ?? null,
-        sigtermTime: request.sigtermTime ?? null,
-        usePTY: false,
-        logEnviron: true,
-        initial_stdin: null,
-        interruptSignal: request.interruptSignal ?? 'KILL',
-      },
-      { output },
-    );
-    const interrupt = () => {
-      interrupted = true;
-      const r = signal?.reason;
-      this.interruptCommand(id, r instanceof Error ? r.message : String(r));
-    };
-    if (signal?.aborted) interrupt();
-    else signal?.addEventListener('abort', interrupt, { once: true });
-    return done.then(async (end): Promise<CommandEnd> => {
-      signal?.removeEventListener('abort', interrupt);
-      if ('lost' in end) return end;
-      const value = end.values.get('rc');
-      const rc = end.failure === null && typeof value === 'number' ? value : null;
-      // The worker sends only the code; Buildbot's master writes this line (remotecommand.py).
-      const last =
-        end.failure !== null
-          ? `${end.failure}\n`
-          : rc !== null
-            ? `program finished with exit code ${rc}\n`
-            : '';
-      if (last) {
-        try {
-          await sink('h', last);
-        } catch (err) {
-          return { lost: true, reason: `output could not be stored: ${(err as Error).message}` };
-        }
-      }
-      const elapsed = end.values.get('elapsed');
-      return {
-        rc,
-        signal: killedBy,
-        interrupted,
-        timedOut,
-        elapsedSeconds: typeof elapsed === 'number' ? elapsed : (Date.now() - started) / 1000,
-      };
-    });
+    return runShell(this, request, sink, signal);
   }
 
   /** Any other worker command (./commands.ts), its text collected; rejects if the connection is lost. */
@@ -287,78 +214,31 @@ export class MsgpackWorkerConnection implements WorkerConnection {
     return { rc: typeof rc === 'number' ? rc : null, values: end.values, failure: end.failure, text };
   }
 
-  /** A file from the worker (buildbot-worker's upload_file), block by block. */
+  /** A file from the worker (./transfers.ts). */
   upload(
     spec: TransferSpec,
     write: (b: Uint8Array) => Promise<void>,
     signal?: AbortSignal,
   ): Promise<TransferEnd> {
-    const args = {
-      path: this.path(spec.path),
-      maxsize: spec.maxsize ?? null,
-      blocksize: spec.blocksize ?? BLOCK,
-      keepstamp: false,
-    };
-    return this.moveFile(
-      'upload_file',
-      args,
-      { write, close: async () => {}, utime: async () => {} },
-      signal,
-    );
+    return transfers.upload(this, spec, write, signal);
   }
 
-  /** A directory from the worker as a tar archive (upload_directory). */
+  /** A directory from the worker as a tar archive (./transfers.ts). */
   uploadDirectory(
     spec: TransferSpec,
     write: (b: Uint8Array) => Promise<void>,
     signal?: AbortSignal,
   ): Promise<TransferEnd> {
-    const args = {
-      path: this.path(spec.path),
-      maxsize: spec.maxsize ?? null,
-      blocksize: spec.blocksize ?? BLOCK,
-      compress: spec.compress ?? null,
-    };
-    return this.moveFile('upload_directory', args, { write, unpack: async () => {} }, signal);
+    return transfers.uploadDirectory(this, spec, write, signal);
   }
 
-  /** A file to the worker (download_file): its parent directories made, its mode set. */
+  /** A file to the worker (./transfers.ts). */
   download(
     spec: TransferSpec,
     read: (n: number) => Promise<Uint8Array>,
     signal?: AbortSignal,
   ): Promise<TransferEnd> {
-    const args = {
-      path: this.path(spec.path),
-      maxsize: spec.maxsize ?? null,
-      blocksize: spec.blocksize ?? BLOCK,
-      mode: spec.mode ?? null,
-    };
-    return this.moveFile('download_file', args, { read, close: async () => {} }, signal);
-  }
-
-  private async moveFile(
-    name: string,
-    args: Record<string, unknown>,
-    handlers: CommandHandlers,
-    signal?: AbortSignal,
-  ): Promise<TransferEnd> {
-    let text = '';
-    const { id, done } = this.start(name, args, {
-      ...handlers,
-      output: async (stream, t) => {
-        if (stream !== 'o') text += t;
-      },
-    });
-    const interrupt = () => this.interruptCommand(id, String(signal?.reason));
-    if (signal?.aborted) interrupt();
-    else signal?.addEventListener('abort', interrupt, { once: true });
-    const end = await done;
-    signal?.removeEventListener('abort', interrupt);
-    if ('lost' in end) return end;
-    if (end.failure !== null) return { rc: -1, text: end.failure };
-    const rc = end.values.get('rc');
-    return { rc: typeof rc === 'number' ? rc : -1, text };
+    return transfers.download(this, spec, read, signal);
   }
 
   /**
@@ -480,8 +360,4 @@ export class MsgpackWorkerConnection implements WorkerConnection {
       c.chain.then(() => c.resolve({ lost: true, reason }));
     }
   }
-}
-
-function signalName(n: number): string {
-  return Object.entries(constants.signals).find(([, v]) => v === n)?.[0] ?? `signal ${n}`;
 }
