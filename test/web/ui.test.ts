@@ -135,6 +135,24 @@ async function tabTo(page: Page, what: string, test: string): Promise<void> {
   throw new Error(`Tab never reached ${what}`);
 }
 
+/** A commit on main, through the base change hook (the child builder's scheduler builds it). */
+async function postChange(revision: string, comments: string): Promise<void> {
+  const hook = await fetch(`http://127.0.0.1:${cluster.api.port}/change_hook/base`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      author: 'Grace <grace@example.test>',
+      comments,
+      revision,
+      branch: 'main',
+      repository: 'https://example.test/repo.git',
+      revlink: `https://example.test/repo/commit/${revision}`,
+      files: JSON.stringify(['src/hello.c', 'README.md']),
+    }).toString(),
+  });
+  expect(hook.status).toBe(200);
+}
+
 async function buildOfRequest(brid: number): Promise<{ buildid: number; number: number; builderid: number }> {
   return cluster.buildOf(brid);
 }
@@ -181,20 +199,7 @@ beforeAll(async () => {
     username: 'Ada <ada@example.test>',
     reason: 'ui',
   });
-  const hook = await fetch(`http://127.0.0.1:${cluster.api.port}/change_hook/base`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      author: 'Grace <grace@example.test>',
-      comments: 'Make the child build say hello\n\nA longer description.',
-      revision: 'a1b2c3d4e5f6a7b8c9d0',
-      branch: 'main',
-      repository: 'https://example.test/repo.git',
-      revlink: 'https://example.test/repo/commit/a1b2c3d4e5f6a7b8c9d0',
-      files: JSON.stringify(['src/hello.c', 'README.md']),
-    }).toString(),
-  });
-  expect(hook.status).toBe(200);
+  await postChange('a1b2c3d4e5f6a7b8c9d0', 'Make the child build say hello\n\nA longer description.');
   for (const brid of [...Object.values(basic as object), ...Object.values(halting as object)]) {
     await cluster.finished((await buildOfRequest(brid as number)).buildid);
   }
@@ -416,6 +421,32 @@ describe('the web UI', () => {
     expect(props.note[0]).toBe('forced from the grid');
     await started.click();
     await page.getByRole('heading', { name: new RegExp(`ticker #${number}`) }).waitFor();
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('adds a change to the console as it arrives, and its build as it starts, without a reload', async () => {
+    const { page, watch } = await newPage();
+    await page.goto(`${base}#/console?bpage=7`);
+    // A link past the last page of builders says so (and links back to the last one).
+    const pager = page.getByRole('navigation', { name: 'Builders pages' });
+    await pager.getByText(/^none of \d+ here$/).waitFor();
+    await pager.getByRole('link', { name: '← Previous' }).click();
+    await page.locator('table.console .box').first().waitFor();
+    expect(new URL(page.url()).hash).toBe('#/console');
+    await page.evaluate('window.__sameDocument = true');
+    await postChange('f00dfeedf00dfeedf00d', 'Say hello on the console, live');
+    const rows = page.locator('table.console tbody tr');
+    // Newest first: the new change is the top row, and its build fills in once started.
+    await rows
+      .first()
+      .getByRole('rowheader', { name: /f00dfeed/ })
+      .waitFor({ timeout: 30_000 });
+    await rows.first().locator('.box').first().waitFor({ timeout: 60_000 });
+    expect(await rows.first().locator('.box').first().getAttribute('href')).toMatch(
+      new RegExp(`^#/builders/${ids.child}/builds/\\d+$`),
+    );
+    expect(await page.evaluate('window.__sameDocument')).toBe(true);
     expect(watch.problems).toEqual([]);
     await page.context().close();
   });

@@ -87,14 +87,16 @@ export function Pager({
 }) {
   const [prev, next] = newest ? ['← Newer', 'Older →'] : ['← Previous', 'Next →'];
   const pages = Math.max(1, Math.ceil(total / size));
+  // A link past the end (the list shrank, or a hand-made link) says so, and goes back to
+  // the last page rather than one more empty one.
+  const past = page >= pages;
   const first = total === 0 ? 0 : page * size + 1;
   const last = Math.min(total, (page + 1) * size);
+  const n = (x: number) => x.toLocaleString('en');
   return (
     <nav class="pager" aria-label={`${label} pages`}>
-      {page > 0 ? <a href={link(page - 1)}>{prev}</a> : <span class="muted">{prev}</span>}
-      <span>
-        {first.toLocaleString('en')}–{last.toLocaleString('en')} of {total.toLocaleString('en')}
-      </span>
+      {page > 0 ? <a href={link(Math.min(page, pages) - 1)}>{prev}</a> : <span class="muted">{prev}</span>}
+      <span>{past ? `none of ${n(total)} here` : `${n(first)}–${n(last)} of ${n(total)}`}</span>
       {page + 1 < pages ? <a href={link(page + 1)}>{next}</a> : <span class="muted">{next}</span>}
     </nav>
   );
