@@ -4,8 +4,8 @@
 //   npx tsx load/chaos/run.ts                    # every scenario, the issue's sizes
 //   ONLY=master-freeze,postgres-restart npx tsx load/chaos/run.ts
 //
-// Environment (defaults: the cluster the issue tortured): ONLY (scenario names), BUILDS (10),
-// LINES (200000 per build), BATCH (2000 lines), PAUSE (0.3 s between batches), EXPIRY (15 s),
+// Environment (defaults: the cluster the issue tortured): ONLY (scenario names), BUILDS (one
+// per worker, see below), LINES (200000 per build), BATCH (2000 lines), PAUSE (0.3 s between batches), EXPIRY (15 s),
 // LOAD (100 GET/s per API; 0 for none), APIS (2), MASTERS (2), WORKERS (4), MAX_BUILDS (5
 // per worker: one master's workers can run every build), BASE_PORT (26000), SETTLE (600 s to
 // wait for every request), DIR (.data/chaos). Each scenario's state, logs and result.json
@@ -54,7 +54,11 @@ for (const sc of SCENARIOS) {
   console.error(`# ${sc.name}: ${sc.fault}`);
   const r = await runScenario(sc, {
     dir: join(dir, sc.name),
-    builds: num('BUILDS', 10),
+    // One build per worker: a worker runs one build of a builder at a time (the chaos cluster
+    // has one builder), so more builds than workers queue, and the fault, which waits until
+    // every build is a quarter through, would come when the first round had ended and some
+    // workers were idle. With one each, every worker is mid-build when the fault comes.
+    builds: num('BUILDS', num('WORKERS', 4)),
     job: { lines: num('LINES', 200_000), batch: num('BATCH', 2000), pause: num('PAUSE', 0.3) },
     expirySeconds: num('EXPIRY', 15),
     load: num('LOAD', 100),
