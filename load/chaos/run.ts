@@ -5,9 +5,10 @@
 //   ONLY=master-freeze,postgres-restart npx tsx load/chaos/run.ts
 //
 // Environment (defaults: the cluster the issue tortured): ONLY (scenario names), BUILDS (one
-// per worker, see below), LINES (200000 per build), BATCH (2000 lines), PAUSE (0.3 s between batches), EXPIRY (15 s),
-// LOAD (100 GET/s per API; 0 for none), APIS (2), MASTERS (2), WORKERS (4), MAX_BUILDS (5
-// per worker: one master's workers can run every build), BASE_PORT (26000), SETTLE (600 s to
+// per worker, see below), LINES (200000 per build), BATCH (2000 lines), PAUSE (0.3 s between
+// batches), EXPIRY (15 s), LOAD (100 GET/s per API; 0 for none), APIS (2), MASTERS (2),
+// WORKERS (4), MAX_BUILDS (5 per worker, of which one build of the chaos builder at a time),
+// BASE_PORT (26000), SETTLE (600 s to
 // wait for every request), DIR (.data/chaos). Each scenario's state, logs and result.json
 // stay in DIR/<scenario>; the results also go to load/chaos/results/<scenario>.json.
 // FLOTILLA_REV runs the services of another commit (a snapshot, as load/bench does), for
@@ -15,7 +16,7 @@
 // Needs root (PostgreSQL runs as the postgres OS user).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { stuckTotal } from './checker.js';
 import { runScenario, SCENARIOS, type ScenarioResult } from './scenarios.js';
 import { ROOT } from './stack.js';
@@ -30,7 +31,8 @@ if (unknown.length) {
   );
   process.exit(2);
 }
-const dir = env.DIR ?? join(ROOT, '.data/chaos');
+// Absolute: pg_up walks the folder's parents up to /.
+const dir = env.DIR ? resolve(env.DIR) : join(ROOT, '.data/chaos');
 const out = join(ROOT, 'load/chaos/results');
 const src = env.FLOTILLA_REV
   ? execFileSync(join(ROOT, 'load/bench/cluster.sh'), ['src', env.FLOTILLA_REV], { encoding: 'utf8' }).trim()

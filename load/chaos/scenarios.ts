@@ -74,6 +74,25 @@ async function rerunElsewhere(s: ChaosStack, name: string): Promise<boolean> {
   return r!.n > 0;
 }
 
+/** Some request's second execution has printed two batches (records.ts). */
+function rerunUnderWay(record: string): boolean {
+  const ex = readExecutions(record);
+  return ex.some((e) => e.ticks >= 2 && ex.some((o) => o.token === e.token && o.start < e.start));
+}
+
+/**
+ * The master a master fault hits: the one running the most builds (m1 on a tie, which is every
+ * run of the runner, where each worker has a build). A master with no build to lose would make
+ * the fault a no-op; a smaller cluster (the tests') may place its builds on either master.
+ */
+async function busiestMaster(s: ChaosStack): Promise<Proc> {
+  const [m] = await s.query(
+    `SELECT m.name FROM masters m LEFT JOIN builds b ON b.masterid = m.id AND b.complete_at IS NULL
+     WHERE m.active = 1 GROUP BY m.name ORDER BY count(b.id) DESC, m.name LIMIT 1`,
+  );
+  return s.get(m!.name);
+}
+
 async function kill(ctx: FaultContext, p: Proc, sig: NodeJS.Signals): Promise<void> {
   ctx.stack.signal(p, sig);
   ctx.note(`${sig} ${p.name}`);
@@ -137,23 +156,23 @@ export const SCENARIOS: readonly Scenario[] = [
   {
     name: 'master-kill',
     fault: 'kill -9 of a master, left down',
-    inject: (ctx) => kill(ctx, ctx.stack.get('m1'), 'SIGKILL'),
+    inject: async (ctx) => kill(ctx, await busiestMaster(ctx.stack), 'SIGKILL'),
   },
   {
     name: 'master-term',
     fault: 'SIGTERM of a master (5 s drain), left down',
     masterEnv: { MASTER_DRAIN_SECONDS: '5' },
-    inject: (ctx) => kill(ctx, ctx.stack.get('m1'), 'SIGTERM'),
+    inject: async (ctx) => kill(ctx, await busiestMaster(ctx.stack), 'SIGTERM'),
   },
   {
     name: 'master-restart',
     fault: 'kill -9 of a master, started again under the same name 3 s later',
     inject: async (ctx) => {
-      const m = ctx.stack.get('m1');
+      const m = await busiestMaster(ctx.stack);
       await kill(ctx, m, 'SIGKILL');
       await ctx.hold(3, 'the master down', async () => true);
       await ctx.stack.restart(m);
-      ctx.note('m1 ready again');
+      ctx.note(`${m.name} ready again`);
     },
   },
   {
@@ -161,16 +180,21 @@ export const SCENARIOS: readonly Scenario[] = [
     fault: 'SIGSTOP of a master for 30 s (past its 15 s expiry), then SIGCONT',
     inject: async (ctx) => {
       const { stack } = ctx;
-      const m = stack.get('m1');
+      const m = await busiestMaster(stack);
       stack.signal(m, 'SIGSTOP');
-      ctx.note('SIGSTOP m1');
+      ctx.note(`SIGSTOP ${m.name}`);
+      // Held until the rerun's command is under way (two batches printed), so that a command
+      // of the frozen master that nothing stopped would be seen beside it.
       await ctx.hold(
         30,
-        'm1 expired and a build of its requests rerun elsewhere',
-        async () => !(await masterActive(stack, 'm1')) && (await rerunElsewhere(stack, 'm1')),
+        `${m.name} expired and a build of its requests rerun elsewhere`,
+        async () =>
+          !(await masterActive(stack, m.name)) &&
+          (await rerunElsewhere(stack, m.name)) &&
+          rerunUnderWay(stack.record),
       );
       stack.signal(m, 'SIGCONT');
-      ctx.note('SIGCONT m1');
+      ctx.note(`SIGCONT ${m.name}`);
     },
   },
   {
@@ -212,7 +236,7 @@ export const SCENARIOS: readonly Scenario[] = [
       await waitFor('the masters ready again', async () =>
         (await Promise.all(stack.of('master').map(probe))).every(Boolean),
       );
-      await kill(ctx, stack.get('m1'), 'SIGKILL');
+      await kill(ctx, await busiestMaster(stack), 'SIGKILL');
     },
   },
   {
@@ -355,7 +379,7 @@ export async function runScenario(sc: Scenario, opts: RunOptions): Promise<Scena
       extra,
       hold: async (seconds, what, until) => {
         if (opts.fixed) await sleep(seconds * 1000);
-        else await waitFor(what, until, 600_000);
+        else await waitFor(what, until, opts.settleSeconds * 1000);
       },
     });
     await waitFor(
