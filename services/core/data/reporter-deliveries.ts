@@ -7,7 +7,9 @@
 // a time per (reporter, request): claimDelivery takes a lease (database time, so masters'
 // clocks need not agree), completeDelivery records the position and lets go, releaseDelivery
 // lets go after a failed attempt. A holder that dies loses its lease when it expires.
-import { type Queryable, sql } from '../db/pool.js';
+import { many, type Queryable, sql } from '../db/pool.js';
+import { build } from '../entities/build.js';
+import { type EntityJson, entities } from './entities.js';
 
 /** Positions of a request's events (see the header). */
 export const deliveryPosition = {
@@ -80,4 +82,34 @@ export async function deliveredPosition(q: Queryable, key: DeliveryKey): Promise
     SELECT position FROM flotilla.reporter_deliveries
     WHERE reporter = ${key.reporter} AND buildrequestid = ${key.buildrequestid}`);
   return row ? Number(row.position) : 0;
+}
+
+/**
+ * Builds finished whose end this reporter has not delivered, on requests whose delivery state
+ * it touched in the last `withinSeconds` (a request it never reported, such as one of a
+ * database adopted from Buildbot, is not reported late): the entities of the newest `limit`,
+ * oldest first. What catch-up (master/reporters/catch-up.ts) queues jobs for.
+ */
+export async function finishedBuildsNotDelivered(
+  q: Queryable,
+  reporter: string,
+  withinSeconds: number,
+  limit: number,
+): Promise<EntityJson[]> {
+  const rows = await many<{ id: number }>(
+    q,
+    sql`
+    SELECT b.id FROM flotilla.reporter_deliveries d
+    JOIN builds b ON b.buildrequestid = d.buildrequestid
+    WHERE d.reporter = ${reporter}
+      AND d.updated_at > now() - ${withinSeconds} * interval '1 second'
+      AND b.complete_at IS NOT NULL
+      AND d.position < b.id::bigint * 4 + 3
+    ORDER BY b.id DESC LIMIT ${limit}`,
+  );
+  return entities(
+    q,
+    build,
+    rows.map((r) => r.id),
+  );
 }

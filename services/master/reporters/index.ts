@@ -6,6 +6,8 @@
 //   queue one job, and it waits in Redis across a master's restart.
 // - Running: deliver.ts, with retries and exponential backoff (REPORT_ATTEMPTS over about
 //   eight minutes by default); a job that used them up stays failed, counted in /metrics.
+// - Catching up: each master also queues, from the database, the jobs of build ends that no
+//   master heard (catch-up.ts), so that a build's end is reported at least once.
 // - /metrics: each queue's depth, attempts and failures (flotilla_jobs_* with queue
 //   `report-<name>`), and flotilla_reports_total{reporter,outcome}: sent, nothing (the
 //   generators had nothing to say), superseded, gone (the request was deleted).
@@ -18,6 +20,7 @@ import type { Subscribe } from '../../core/events/bus.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import type { JobMetrics } from '../jobs/metrics.js';
 import { consumerConnection, producerConnection, type RedisTarget } from '../jobs/queues.js';
+import { CATCH_UP_MS, catchUp } from './catch-up.js';
 import { deliver } from './deliver.js';
 import { type ReportJob, reportJobId, reportJobOf } from './events.js';
 import { createReporters, type Reporter, wants } from './reporter.js';
@@ -126,6 +129,20 @@ export async function startReporters(opts: ReportersOptions): Promise<Reporters 
     }
   });
   await opts.subscribe.ready;
+  // After subscribing: an event from now on is queued as it comes, and one before it is in
+  // the database for the first pass to find.
+  let passing: Promise<void> = Promise.resolve();
+  const pass = () => {
+    passing = passing
+      .then(() => catchUp(opts.db, byQueue))
+      .then((n) => {
+        if (n) log.debug({ builds: n }, 'build ends no master heard, queued if not already');
+      })
+      .catch((err) => log.warn({ err: (err as Error).message }, 'catch-up failed'));
+  };
+  pass();
+  const catchUpTimer = setInterval(pass, CATCH_UP_MS);
+  catchUpTimer.unref();
 
   let stopping: Promise<void> | undefined;
   return {
@@ -133,6 +150,8 @@ export async function startReporters(opts: ReportersOptions): Promise<Reporters 
     stop: () => {
       stopping ??= (async () => {
         unsubscribe();
+        clearInterval(catchUpTimer);
+        await passing;
         await Promise.allSettled(workers.map((w) => w.close()));
         await Promise.allSettled(queues.map((q) => q.close()));
         for (const r of reporters) r.sender.close?.();

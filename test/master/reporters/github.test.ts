@@ -216,6 +216,55 @@ describe('GitHub commit statuses', () => {
     await b.stop();
   });
 
+  it('reports the end of a build that ended while no master with reporters ran, once', async () => {
+    // The build runs on a master without reporters; the one with them hears its start, then
+    // stops before the build ends: nothing is left to hear that end.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const hearing = await stage.master('gh-f', config(forge));
+    const running = await stage.master('gh-g', BUILDERS);
+    running.workers.connect(
+      new ScriptedWorker('w1', async () => {
+        await gate;
+        return {};
+      }),
+    );
+    const sha = nextSha();
+    const brid = await request('app', sha);
+    await waitFor('the start reported', () =>
+      bodies(delivered(sha)).some((s) => s.description === 'Build started.'),
+    );
+    await hearing.stop();
+    release();
+    await eventually(
+      () => buildResults(brid),
+      (r) => r === Results.SUCCESS,
+    );
+    await running.stop();
+    expect(bodies(delivered(sha)).some((s) => s.description === 'Build done.')).toBe(false);
+
+    // A master with reporters starts: it finds the undelivered end and reports it.
+    const later = await stage.master('gh-h', config(forge));
+    await waitFor('the final status', () =>
+      bodies(delivered(sha)).some((s) => s.state === 'success' && s.description === 'Build done.'),
+    );
+    await waitFor('the queue to empty', async () => {
+      const text = (await later.master.metrics()).body;
+      return ['waiting', 'active', 'delayed'].every((s) =>
+        new RegExp(`flotilla_jobs_queue_depth\\{queue="report-github",state="${s}"\\} 0`).test(text),
+      );
+    });
+    const ok = bodies(delivered(sha));
+    expect(ok.map((s) => [s.state, s.description])).toEqual([
+      ['pending', 'Build pending.'],
+      ['pending', 'Build started.'],
+      ['success', 'Build done.'],
+    ]);
+    await later.stop();
+  });
+
   it('starts nothing for a master without reporters', async () => {
     const m = await stage.master('gh-e', BUILDERS);
     expect((await m.master.metrics()).body).not.toContain('report-');
