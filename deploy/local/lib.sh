@@ -23,6 +23,8 @@ ensure_system_packages() {
   pg_bin >/dev/null || need+=(postgresql)
   command -v psql >/dev/null || need+=(postgresql-client)
   command -v redis-server >/dev/null || need+=(redis-server)
+  # The failover tests run Redis Sentinel (Debian ships it as its own package).
+  command -v redis-sentinel >/dev/null || need+=(redis-sentinel)
   command -v git >/dev/null || need+=(git)
   # The worker TLS tests make their own certificate authority.
   command -v openssl >/dev/null || need+=(openssl)

@@ -28,7 +28,7 @@ try {
 const telemetry = startTelemetry('flotilla-api');
 const db = createPool(env.databaseUrl, { applicationName: 'flotilla-api' });
 await ensureMigratedOrExit(db, env.migrateOnStart, log);
-const redis = createRedis(env.redisUrl, 'flotilla-api');
+const redis = createRedis(env.redis, 'flotilla-api');
 redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
 
 const webUi = loadWebUi();

@@ -60,8 +60,8 @@ export async function runMasterProcess(
   const telemetry = startTelemetry('flotilla-master');
   const db = createPool(env.databaseUrl, { applicationName: `flotilla-master ${env.masterName}` });
   await ensureMigratedOrExit(db, env.migrateOnStart, log);
-  const redis = createRedis(env.redisUrl, 'flotilla-master');
-  const subscriber = createRedis(env.redisUrl, 'flotilla-master-events');
+  const redis = createRedis(env.redis, 'flotilla-master');
+  const subscriber = createRedis(env.redis, 'flotilla-master-events');
   for (const r of [redis, subscriber]) r.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
   const events = busSubscription(subscriber, (err) =>
     log.warn({ err: err.message }, 'could not subscribe to events'),
@@ -74,7 +74,7 @@ export async function runMasterProcess(
   const master = await startMaster({
     db,
     redis,
-    jobsRedis: env.redisUrl,
+    jobsRedis: env.redis,
     events,
     config,
     name: env.masterName,

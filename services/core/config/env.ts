@@ -3,6 +3,7 @@
 import { accessSync, constants } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseSentinelList, type RedisTarget } from '../redis.js';
 import { ConfigError } from './errors.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -10,7 +11,11 @@ const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debu
 
 export interface CommonEnv {
   databaseUrl: string;
-  redisUrl: string;
+  /**
+   * REDIS_URL (one server), or, when REDIS_SENTINELS is set, the Sentinel deployment it names
+   * (REDIS_SENTINEL_NAME, REDIS_PASSWORD, REDIS_SENTINEL_PASSWORD).
+   */
+  redis: RedisTarget;
   logLevel: LogLevel;
   /** Port of the small /healthz, /readyz, /metrics server (master and worker). */
   probePort: number;
@@ -89,6 +94,12 @@ class Reader {
     if (fallback !== undefined) return fallback;
     this.problems.push(`${name}: required, not set`);
     return '';
+  }
+
+  /** A value that may be left unset (or empty): null then. */
+  optional(name: string): string | null {
+    const v = this.src[name];
+    return v === undefined || v === '' ? null : v;
   }
 
   url(name: string, protocols: readonly string[], fallback?: string): string {
@@ -178,11 +189,29 @@ const DEFAULT_REDIS = 'redis://127.0.0.1:6379';
 function common(r: Reader, probeDefault: number): CommonEnv {
   return {
     databaseUrl: r.url('DATABASE_URL', ['postgres:', 'postgresql:'], DEFAULT_DB),
-    redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:'], DEFAULT_REDIS),
+    redis: redisTarget(r),
     logLevel: r.logLevel(),
     probePort: r.port('PROBE_PORT', probeDefault),
     host: r.string('HOST', '127.0.0.1'),
     migrateOnStart: r.boolean('MIGRATE_ON_START', false),
+  };
+}
+
+// Sentinel when REDIS_SENTINELS is set; then REDIS_URL must not be (which one would win is
+// not something an operator should have to guess).
+function redisTarget(r: Reader): RedisTarget {
+  const list = r.optional('REDIS_SENTINELS');
+  if (list === null) return r.url('REDIS_URL', ['redis:', 'rediss:'], DEFAULT_REDIS);
+  if (r.optional('REDIS_URL') !== null) r.problems.push('REDIS_URL and REDIS_SENTINELS: set one, not both');
+  const { sentinels, problems } = parseSentinelList(list);
+  for (const p of problems) r.problems.push(`REDIS_SENTINELS: ${p}`);
+  const password = r.optional('REDIS_PASSWORD');
+  const sentinelPassword = r.optional('REDIS_SENTINEL_PASSWORD');
+  return {
+    sentinels,
+    masterName: r.string('REDIS_SENTINEL_NAME'),
+    ...(password !== null ? { password } : {}),
+    ...(sentinelPassword !== null ? { sentinelPassword } : {}),
   };
 }
 

@@ -2,14 +2,17 @@
 // prefix, and how their connections behave.
 //
 // Connections: BullMQ opens and closes its own (a Queue one, a Worker two: commands and the
-// blocking fetch), built from the same URL the rest of the master uses, so stop() can close
+// blocking fetch), built for the same Redis (URL or Sentinel) the rest of the master uses, so stop() can close
 // every one of them and never touches the master's own Redis client.
 // - a Worker's connections retry each command forever (maxRetriesPerRequest: null, which
 //   BullMQ requires of its blocking connection): a Redis restart pauses the jobs, nothing else;
 // - a Queue's (the producer's) give up after a few retries, like services/core/redis.ts, so
 //   queueing a job while Redis is away fails in bounded time instead of holding up the build
 //   that finished the log. Losing such a job loses no data: the log stays readable, only larger.
-import type { ConnectionOptions, RedisOptions } from 'bullmq';
+import type { ConnectionOptions } from 'bullmq';
+import { type RedisTarget, redisConnectionOptions, retryStrategy } from '../../core/redis.js';
+
+export type { RedisTarget };
 
 export const QUEUES = {
   compressLog: 'compress-log',
@@ -21,22 +24,12 @@ export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 /** Every key of the queues starts with it; tests use their own so they share one Redis. */
 export const DEFAULT_PREFIX = 'flotilla:jobs';
 
-/** Where the queues live: a Redis URL, or ioredis options. */
-export type RedisTarget = string | RedisOptions;
-
-// Reconnecting to Redis: 200 ms more after each failed try, never more than 2 s apart.
-const RETRY_STEP_MS = 200;
-const RETRY_MAX_MS = 2000;
-const retryStrategy = (times: number): number => Math.min(times * RETRY_STEP_MS, RETRY_MAX_MS);
-
-function base(target: RedisTarget): RedisOptions {
-  return typeof target === 'string' ? { url: target } : { ...target };
-}
-
+// The address (URL or Sentinel) and its failover handling come from core/redis.ts, as for
+// every other Redis client of Flotilla; only the retry policy is the queues' own.
 export function producerConnection(target: RedisTarget, name: string): ConnectionOptions {
-  return { ...base(target), connectionName: name, maxRetriesPerRequest: 3, retryStrategy };
+  return redisConnectionOptions(target, { connectionName: name, maxRetriesPerRequest: 3, retryStrategy });
 }
 
 export function consumerConnection(target: RedisTarget, name: string): ConnectionOptions {
-  return { ...base(target), connectionName: name, maxRetriesPerRequest: null, retryStrategy };
+  return redisConnectionOptions(target, { connectionName: name, maxRetriesPerRequest: null, retryStrategy });
 }

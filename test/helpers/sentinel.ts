@@ -1,0 +1,170 @@
+// A real Redis Sentinel deployment on loopback, from Debian's redis-server and redis-sentinel
+// (npm test installs the latter): a primary, one replica, and three sentinels that agree (a
+// quorum of two) on when the primary is down. Every process is started here and stopped by
+// its pid; each sentinel rewrites its own configuration file, so each gets a writable one.
+//
+// The sentinels decide fast (down-after 500 ms, failover-timeout 3 s) so that a test waits
+// seconds, not the minutes of the defaults; what a test waits for is a condition (the
+// sentinels naming the new primary), never a length of time.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import type { SentinelTarget } from '../../services/core/redis.js';
+import { freePort, type Running, start, waitFor } from './processes.js';
+
+export const MASTER_NAME = 'flotilla-test';
+
+export interface SentinelDeployment {
+  primaryPort: number;
+  replicaPort: number;
+  sentinelPorts: number[];
+  target: SentinelTarget;
+  /** The port the sentinels name as the primary now. */
+  currentPrimaryPort(): Promise<number>;
+  /** SIGKILL the primary (no shutdown, no last save), as a crashed node. */
+  killPrimary(): Promise<void>;
+  /** Resolves once the sentinels have promoted another server; its port. */
+  waitForFailover(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+// One `redis-cli`-like round trip to a server or a sentinel, on a connection of its own that
+// neither retries nor queues (a dead server answers "no" at once).
+async function ask<T>(port: number, fn: (r: Redis) => Promise<T>): Promise<T> {
+  const r = new Redis({
+    host: '127.0.0.1',
+    port,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  r.on('error', () => {});
+  try {
+    await r.connect();
+    return await fn(r);
+  } finally {
+    r.disconnect();
+  }
+}
+
+function startServer(port: number, dir: string, extra: string[] = []): Running {
+  return start(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      ...extra,
+    ],
+    {},
+  );
+}
+
+export async function startSentinelDeployment(): Promise<SentinelDeployment> {
+  const dir = mkdtempSync(join(tmpdir(), 'flotilla-sentinel-'));
+  const procs: Running[] = [];
+  const stop = async () => {
+    await Promise.all(procs.map((p) => p.stop('SIGKILL', 5000)));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const [primaryPort, replicaPort, ...sentinelPorts] = (await Promise.all(
+      [0, 1, 2, 3, 4].map(() => freePort()),
+    )) as [number, number, number, number, number];
+    const primary = startServer(primaryPort, dir, ['--dbfilename', 'primary.rdb']);
+    procs.push(primary);
+    await waitFor(
+      'the primary',
+      async () => primary.output().includes('Ready to accept connections'),
+      primary,
+    );
+    const replica = startServer(replicaPort, dir, [
+      '--dbfilename',
+      'replica.rdb',
+      '--replicaof',
+      '127.0.0.1',
+      String(primaryPort),
+    ]);
+    procs.push(replica);
+    await waitFor(
+      'the replica to sync',
+      async () => (await ask(replicaPort, (r) => r.info('replication'))).includes('master_link_status:up'),
+      replica,
+    );
+
+    const sentinels = sentinelPorts.map((port, i) => {
+      const conf = join(dir, `sentinel-${i}.conf`);
+      writeFileSync(
+        conf,
+        [
+          `port ${port}`,
+          'bind 127.0.0.1',
+          `dir ${dir}`,
+          `sentinel monitor ${MASTER_NAME} 127.0.0.1 ${primaryPort} 2`,
+          `sentinel down-after-milliseconds ${MASTER_NAME} 500`,
+          `sentinel failover-timeout ${MASTER_NAME} 3000`,
+          `sentinel parallel-syncs ${MASTER_NAME} 1`,
+          '',
+        ].join('\n'),
+      );
+      const p = start('redis-sentinel', [conf], {});
+      procs.push(p);
+      return p;
+    });
+    // A failover needs each sentinel to know the replica and the other two (they learn both
+    // through the primary's hello channel, every 2 s).
+    for (const [i, port] of sentinelPorts.entries()) {
+      await waitFor(
+        `sentinel ${port} to know the replica and the other sentinels`,
+        async () => {
+          const [replicas, peers] = await ask(port, async (r) => [
+            (await r.call('SENTINEL', 'REPLICAS', MASTER_NAME)) as unknown[],
+            (await r.call('SENTINEL', 'SENTINELS', MASTER_NAME)) as unknown[],
+          ]);
+          return replicas.length === 1 && peers.length === 2;
+        },
+        sentinels[i]!,
+      );
+    }
+
+    const primarySeenBy = async (sentinelPort: number) => {
+      const addr = (await ask(sentinelPort, (r) =>
+        r.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', MASTER_NAME),
+      )) as [string, string];
+      return Number(addr[1]);
+    };
+    return {
+      primaryPort,
+      replicaPort,
+      sentinelPorts,
+      target: {
+        sentinels: sentinelPorts.map((port) => ({ host: '127.0.0.1', port })),
+        masterName: MASTER_NAME,
+      },
+      currentPrimaryPort: () => primarySeenBy(sentinelPorts[0]!),
+      async killPrimary() {
+        await primary.stop('SIGKILL');
+      },
+      async waitForFailover() {
+        // Promoted: every sentinel names the replica, and the replica says it is the primary.
+        await waitFor('the sentinels to promote the replica', async () => {
+          for (const port of sentinelPorts) if ((await primarySeenBy(port)) !== replicaPort) return false;
+          return (await ask(replicaPort, (r) => r.info('replication'))).includes('role:master');
+        });
+        return replicaPort;
+      },
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
