@@ -269,10 +269,29 @@ seccompProfile:
 {{- end }}
 {{- end }}
 
-{{/* The database and Redis URLs, for api and master. */}}
+{{/* The database and Redis addresses, for api and master. */}}
 {{- define "flotilla.storeEnv" -}}
 {{ include "flotilla.secretEnv" (dict "name" "DATABASE_URL" "secret" (include "flotilla.databaseSecretName" .) "key" .Values.database.existingSecretKey) }}
+{{- with .Values.redis.sentinel }}
+{{- if .hosts }}
+- name: REDIS_SENTINELS
+  value: {{ join "," .hosts | quote }}
+- name: REDIS_SENTINEL_NAME
+  value: {{ .masterName | quote }}
+{{- /* optional: a deployment without AUTH has no such key in its Secret. */}}
+{{- range $name, $key := dict "REDIS_PASSWORD" .passwordKey "REDIS_SENTINEL_PASSWORD" .sentinelPasswordKey }}
+- name: {{ $name }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "flotilla.redisSecretName" $ }}
+      key: {{ $key }}
+      optional: true
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if not .Values.redis.sentinel.hosts }}
 {{ include "flotilla.secretEnv" (dict "name" "REDIS_URL" "secret" (include "flotilla.redisSecretName" .) "key" .Values.redis.existingSecretKey) }}
+{{- end }}
 {{- end }}
 
 {{/* The configuration (and users) volumes of api and master. */}}
@@ -323,7 +342,14 @@ topologySpreadConstraints:
 {{- if not (or .Values.database.url .Values.database.existingSecret) }}
 {{- fail "database.url or database.existingSecret is required: PostgreSQL is external" }}
 {{- end }}
-{{- if not (or .Values.redis.url .Values.redis.existingSecret) }}
+{{- if .Values.redis.sentinel.hosts }}
+{{- if not .Values.redis.sentinel.masterName }}
+{{- fail "redis.sentinel.masterName is required with redis.sentinel.hosts: the name the sentinels monitor the primary under" }}
+{{- end }}
+{{- if .Values.redis.url }}
+{{- fail "redis.url and redis.sentinel.hosts: set one, not both" }}
+{{- end }}
+{{- else if not (or .Values.redis.url .Values.redis.existingSecret) }}
 {{- fail "redis.url or redis.existingSecret is required: Redis is external" }}
 {{- end }}
 {{- if and .Values.ingress.enabled .Values.ingress.tls.enabled (not .Values.ingress.tls.secretName) }}
