@@ -490,8 +490,11 @@ describe('the web UI', () => {
       }, top);
       await page.waitForFunction((t) => {
         const el = (globalThis as any).document.querySelector('.log-scroll');
+        // The rows follow a scroll one animation frame later: read them only once the viewer
+        // has drawn this position (its first line matches the scroll), or lines are skipped.
         return (
           Math.abs(el.scrollTop - Math.min(t, el.scrollHeight - el.clientHeight)) < 1 &&
+          Number(el.dataset.firstLine) === Math.floor(el.scrollTop / 18) + 1 &&
           !el.textContent.includes('…')
         );
       }, top);
