@@ -49,6 +49,11 @@ export class EventHub implements Hub {
 
   /** Subscribes to the bus, retrying while Redis is away (the pod serves meanwhile). */
   start(): void {
+    // Without a listener, ioredis prints every lost connection to stderr as an unhandled
+    // error; the reconnect and catch-up below are the handling, so it is a warning here.
+    this.subscriber.on('error', (err: Error) =>
+      this.log.warn({ err: err.message }, 'events subscriber: redis error'),
+    );
     this.subscriber.on('message', (channel: string, raw: string) => {
       if (channel === EVENTS_WITH_IDS_CHANNEL) this.onBusMessage(raw);
       else if (channel === podChannel(this.podId)) this.onPodMessage(raw);
