@@ -46,6 +46,12 @@ export function readExecutions(file: string): Execution[] {
   return [...byKey.values()];
 }
 
+/** Some request's second execution has printed two batches (it is under way, not just started). */
+export function rerunUnderWay(file: string): boolean {
+  const ex = readExecutions(file);
+  return ex.some((e) => e.ticks >= 2 && ex.some((o) => o.token === e.token && o.start < e.start));
+}
+
 /** Pairs of executions of one request whose [start, last] intervals intersect. */
 export function overlaps(execs: readonly Execution[]): Overlap[] {
   const byToken = new Map<string, Execution[]>();

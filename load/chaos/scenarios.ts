@@ -11,7 +11,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitFor } from '../../test/helpers/processes.js';
 import { type Check, check } from './checker.js';
-import { readExecutions, runningExecutions } from './records.js';
+import { readExecutions, rerunUnderWay, runningExecutions } from './records.js';
 import { ChaosStack, type JobShape, type Proc, type StackOptions } from './stack.js';
 import { Traffic, type TrafficCounts } from './traffic.js';
 
@@ -72,12 +72,6 @@ async function rerunElsewhere(s: ChaosStack, name: string): Promise<boolean> {
     [name],
   );
   return r!.n > 0;
-}
-
-/** Some request's second execution has printed two batches (records.ts). */
-function rerunUnderWay(record: string): boolean {
-  const ex = readExecutions(record);
-  return ex.some((e) => e.ticks >= 2 && ex.some((o) => o.token === e.token && o.start < e.start));
 }
 
 /**

@@ -2,7 +2,7 @@
 // with `buildbot-worker create-worker --protocol=msgpack_experimental_v7`, as a team would,
 // and run in the foreground so that the test holds its pid and stops it by that pid.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Running, start } from './processes.js';
 
@@ -17,7 +17,14 @@ export interface BuildbotWorkerOptions {
   deleteLeftoverDirs?: boolean;
   /** Passed as --use-tls (the master's listener must then speak TLS). */
   tls?: boolean;
+  /**
+   * The masters' worker_silence_seconds: buildbot.tac gets Flotilla's silence guard
+   * (deploy/buildbot-worker/silence-guard.py), as the migration guide tells a team to add it.
+   */
+  silenceGuard?: number;
 }
+
+const GUARD = 'deploy/buildbot-worker/silence-guard.py';
 
 export function createBuildbotWorker(o: BuildbotWorkerOptions): void {
   mkdirSync(o.dir, { recursive: true });
@@ -37,6 +44,11 @@ export function createBuildbotWorker(o: BuildbotWorkerOptions): void {
   );
   if (o.admin !== undefined) writeFileSync(join(o.dir, 'info', 'admin'), o.admin);
   if (o.host !== undefined) writeFileSync(join(o.dir, 'info', 'host'), o.host);
+  if (o.silenceGuard !== undefined)
+    appendFileSync(
+      join(o.dir, 'buildbot.tac'),
+      `\n${readFileSync(GUARD, 'utf8')}\nflotilla_silence_guard(s, silence_seconds=${o.silenceGuard})\n`,
+    );
 }
 
 /**

@@ -23,7 +23,11 @@ export interface PgProxy extends Relay {
   url: string;
 }
 
-export async function startRelay(host: string, port: number): Promise<Relay> {
+/**
+ * `port`: the server's, or a choice made for each new connection (a Service in front of
+ * several servers that routes to one that is ready).
+ */
+export async function startRelay(host: string, port: number | (() => Promise<number>)): Promise<Relay> {
   const pairs = new Set<[Socket, Socket]>();
   let down = false;
   let frozen = false;
@@ -31,13 +35,22 @@ export async function startRelay(host: string, port: number): Promise<Relay> {
   const flow = (on: boolean) => {
     for (const pair of pairs) for (const s of pair) on ? s.resume() : s.pause();
   };
+  const upstreamPort = typeof port === 'number' ? async () => port : port;
   const server: Server = createServer((client) => {
     if (down) {
       refused++;
       client.destroy();
       return;
     }
-    const upstream = connect(port, host);
+    client.pause();
+    client.on('error', () => {});
+    upstreamPort().then(
+      (p) => link(client, p),
+      () => client.destroy(),
+    );
+  });
+  const link = (client: Socket, p: number) => {
+    const upstream = connect(p, host);
     const pair: [Socket, Socket] = [client, upstream];
     pairs.add(pair);
     for (const s of pair) {
@@ -51,7 +64,7 @@ export async function startRelay(host: string, port: number): Promise<Relay> {
     client.pipe(upstream);
     upstream.pipe(client);
     if (frozen) flow(false);
-  });
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as { port: number }).port,

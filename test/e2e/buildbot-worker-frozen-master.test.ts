@@ -1,0 +1,158 @@
+// Buildbot's own worker under a frozen master (issue 15): a real buildbot-worker 3.7 with
+// Flotilla's silence guard in its buildbot.tac (deploy/buildbot-worker/silence-guard.py)
+// connects through a Service-like relay to one of two masters. Its master is frozen
+// (SIGSTOP) mid-command: the worker must see the connection end and stop that master's
+// command, connect again to the live master, and the request must run again there once,
+// never beside the frozen master's command. The command records its own start, ticks and
+// end (load/chaos/job.sh), so "at once" is what the commands saw, not what Flotilla says.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { overlaps, readExecutions, rerunUnderWay, runningExecutions } from '../../load/chaos/records.js';
+import { createBuildbotWorker, startBuildbotWorker } from '../helpers/buildbot-worker.js';
+import { type Relay, startRelay } from '../helpers/pg-proxy.js';
+import { freePort, type Running, status, waitFor } from '../helpers/processes.js';
+import { Cluster, type MasterProc } from './cluster.js';
+
+// E = 12 s: a heartbeat every 3 s; the workers' silence 3 s, which the guard is given too.
+const SILENCE_SECONDS = 3;
+// 200 batches of 10 lines, 0.2 s apart (about 40 s): the frozen master's command, if nothing
+// stopped it, would still run when the live master reruns its request (after the expiry,
+// 12 s, and the expiry job's period, 6 s).
+const JOB = '2000 10 0.2';
+
+let c: Cluster;
+let dir: string;
+let record: string;
+let relay: Relay | undefined;
+const masters: { m: MasterProc; msgpack: number }[] = [];
+const frozen = new Set<Running>();
+
+function config(): string {
+  const job = resolve('load/chaos/job.sh');
+  return [
+    'title: a buildbot-worker under a frozen master',
+    'www: { page_cache: { max_staleness_ms: 0 } }',
+    'master_expiry_seconds: 12',
+    `worker_silence_seconds: ${SILENCE_SECONDS}`,
+    'protocols:',
+    '  msgpack_experimental_v7: { port: 0 }',
+    'workers:',
+    '  - { name: bbf, password: bb-frozen }',
+    'builders:',
+    '  - name: bb-frozen',
+    '    workers: [bbf]',
+    '    steps:',
+    `      - { type: shell, name: print, command: "sh ${job} %(prop:token)s %(prop:buildnumber)s ${JOB} ${record}" }`,
+    'force_schedulers:',
+    '  - name: bb-frozen',
+    '    builders: [bb-frozen]',
+    '    properties: [{ type: string, name: token }]',
+    '',
+  ].join('\n');
+}
+
+async function answers(m: MasterProc): Promise<boolean> {
+  try {
+    return (await status(`http://127.0.0.1:${m.probePort}/readyz`)) === 200;
+  } catch {
+    return false;
+  }
+}
+
+async function startMaster(name: string): Promise<MasterProc> {
+  const msgpack = await freePort();
+  const m = await c.startMaster(name, { MSGPACK_WORKER_PORT: String(msgpack) });
+  masters.push({ m, msgpack });
+  return m;
+}
+
+async function masterid(name: string): Promise<number> {
+  return (await c.get(`/masters?name=${name}`)).masters[0].masterid;
+}
+
+async function connectedTo(): Promise<number | undefined> {
+  return (await c.get('/workers?name=bbf')).workers[0]?.connected_to[0]?.masterid;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'flotilla-bbw-frozen-'));
+  record = join(dir, 'record.txt');
+  c = await Cluster.start({ configure: config });
+}, 120_000);
+afterAll(async () => {
+  for (const p of frozen) process.kill(p.pid, 'SIGCONT');
+  await relay?.close();
+  await c?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a buildbot-worker whose master froze', () => {
+  it('drops it and its command, connects to the live master, and the request runs again there once', {
+    timeout: 240_000,
+  }, async () => {
+    const a = await startMaster('bbf-a');
+    // A Service in front of the masters: each new connection goes to the first master whose
+    // readiness answers (a frozen one does not), as a Kubernetes Service drops a pod that
+    // fails its readiness probe.
+    relay = await startRelay('127.0.0.1', async () => {
+      for (const { m, msgpack } of masters) if (!frozen.has(m.proc) && (await answers(m))) return msgpack;
+      throw new Error('no master is ready');
+    });
+    const wdir = join(dir, 'bbf');
+    createBuildbotWorker({
+      dir: wdir,
+      port: relay.port,
+      name: 'bbf',
+      password: 'bb-frozen',
+      silenceGuard: SILENCE_SECONDS,
+    });
+    const worker = startBuildbotWorker(wdir);
+    c.procs.push(worker);
+    await waitFor(
+      'bbf to connect to the first master',
+      async () => (await connectedTo()) === (await masterid('bbf-a')),
+      worker,
+    );
+    const b = await startMaster('bbf-b');
+
+    const [, brids] = await c.force('bb-frozen', { token: 't1' });
+    const brid = Object.values(brids)[0]!;
+    await waitFor(
+      'the command under way',
+      async () => readExecutions(record).some((e) => e.ticks >= 2),
+      worker,
+    );
+
+    process.kill(a.proc.pid, 'SIGSTOP');
+    frozen.add(a.proc);
+    const bid = await masterid('bbf-b');
+    await waitFor('bbf to connect to the live master', async () => (await connectedTo()) === bid, worker);
+    await waitFor('the request to run again, under way', async () => rerunUnderWay(record), worker);
+    // The frozen master wakes up to find itself expired: it must write nothing over the rerun.
+    process.kill(a.proc.pid, 'SIGCONT');
+    frozen.delete(a.proc);
+
+    await waitFor(
+      'the request to complete',
+      async () => (await c.get(`/buildrequests/${brid}`)).buildrequests[0].complete === true,
+      worker,
+    );
+    const request = (await c.get(`/buildrequests/${brid}`)).buildrequests[0];
+    expect(request.results).toBe(0);
+    const builds = (await c.get(`/buildrequests/${brid}/builds`)).builds;
+    // The frozen master's build RETRY, the live master's SUCCESS; nothing else.
+    expect(builds.map((x: any) => [x.masterid, x.results])).toEqual([
+      [await masterid('bbf-a'), 5],
+      [bid, 0],
+    ]);
+    const executions = readExecutions(record);
+    expect(executions).toHaveLength(2);
+    expect(overlaps(executions)).toEqual([]);
+    // The first was stopped short (killed: no record of its end), the rerun printed everything.
+    expect(executions.map((e) => e.end === 'end')).toEqual([false, true]);
+    expect(runningExecutions(record)).toEqual([]);
+    expect(b.proc.child.exitCode).toBeNull();
+  });
+});
