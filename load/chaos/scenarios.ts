@@ -217,6 +217,11 @@ export const SCENARIOS: readonly Scenario[] = [
     inject: (ctx) => restartRedis(ctx, { empty: false, seconds: 5 }),
   },
   {
+    name: 'redis-30s',
+    fault: 'kill -9 of Redis, started again 30 s later with its data',
+    inject: (ctx) => restartRedis(ctx, { empty: false, seconds: 30 }),
+  },
+  {
     name: 'redis-empty',
     fault: 'kill -9 of Redis, started again 5 s later empty',
     inject: (ctx) => restartRedis(ctx, { empty: true, seconds: 5 }),
