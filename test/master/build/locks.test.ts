@@ -132,17 +132,25 @@ describe('a master lock of maxCount 2', () => {
   });
 
   it("a waiting build shows it in worker_preparation's place, and a stop there cancels it", async () => {
-    const first = await request(stage, 'limited-0');
-    const second = await request(stage, 'limited-1');
-    const third = await request(stage, 'limited-2');
+    const requests = [
+      await request(stage, 'limited-0'),
+      await request(stage, 'limited-1'),
+      await request(stage, 'limited-2'),
+    ];
+    const brids = requests.map((r) => r.brid);
     await waitFor('two running, one waiting', async () => gate.running === 2 && (await waiters()) === 1);
-    const [waiting] = await stage.db.pool.query(sql`
-      SELECT id FROM builds WHERE buildrequestid = ${third.brid} AND state_string = 'acquiring locks'`);
-    expect(waiting).toBeDefined();
+    // Two masters claim the three at once, so any of them may be the one left waiting.
+    let waiting: { id: number; buildrequestid: number } | undefined;
+    await waitFor('the waiting build to say so', async () => {
+      [waiting] = await stage.db.pool.query(sql`
+        SELECT id, buildrequestid FROM builds
+        WHERE buildrequestid = ANY(${brids}::int[]) AND state_string = 'acquiring locks'`);
+      return waiting !== undefined;
+    });
     const stopped =
-      m1.master.runner.stop(waiting.id, 'no patience') || m2.master.runner.stop(waiting.id, 'no patience');
+      m1.master.runner.stop(waiting!.id, 'no patience') || m2.master.runner.stop(waiting!.id, 'no patience');
     expect(stopped).toBe(true);
-    const build = await finishedBuild(stage, third.brid);
+    const build = await finishedBuild(stage, waiting!.buildrequestid);
     expect(build.results).toBe(Results.CANCELLED);
     expect((await steps(stage, build.id)).map((s) => [s.name, s.results, s.state_string])).toEqual([
       ['worker_preparation', Results.CANCELLED, 'cancelled while waiting for locks'],
@@ -150,7 +158,9 @@ describe('a master lock of maxCount 2', () => {
     expect(await waiters()).toBe(0);
     gate.next();
     gate.next();
-    for (const { brid } of [first, second]) expect((await finishedBuild(stage, brid)).results).toBe(0);
+    for (const brid of brids.filter((b) => b !== waiting!.buildrequestid)) {
+      expect((await finishedBuild(stage, brid)).results).toBe(0);
+    }
   });
 });
 
