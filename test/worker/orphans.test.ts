@@ -19,6 +19,8 @@ const dir = mkdtempSync(join(tmpdir(), 'flotilla-orphans-'));
 let server: WorkerServer;
 // Every command's pids, so that a failing test leaves nothing running behind it.
 const started: number[] = [];
+// And every worker process, for the same reason (a test that times out never reaches its stop).
+const workers: Running[] = [];
 
 let relay: Relay;
 
@@ -30,6 +32,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const pid of started.filter(alive)) process.kill(pid, 'SIGKILL');
+  await Promise.all(workers.map((w) => w.stop('SIGKILL')));
   await relay?.close();
   await server?.close();
   rmSync(dir, { recursive: true, force: true });
@@ -58,6 +61,7 @@ async function startWorker(port = server.port): Promise<Running> {
     },
     { input: 'pw\n' },
   );
+  workers.push(proc);
   await waitFor('the worker', async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200, proc);
   return proc;
 }
