@@ -18,6 +18,8 @@ const mode = z
 
 const maxsize = z.number().int().positive().optional();
 const compress = z.enum(['gz', 'bz2']).optional();
+// Bytes per message; Buildbot's default differs by step (256 KiB up a file, 16 KiB otherwise).
+const blocksize = (byDefault: number) => z.number().int().positive().default(byDefault);
 
 // What Buildbot's _TransferBuildStep changes of every step: it halts the build on failure.
 const transferCommon = {
@@ -40,11 +42,7 @@ export const fileUploadStep = z
     type: z.literal('file_upload'),
     workersrc: renderable,
     ...upload,
-    blocksize: z
-      .number()
-      .int()
-      .positive()
-      .default(256 * 1024),
+    blocksize: blocksize(256 * 1024),
     mode,
     keepstamp: z.boolean().default(false),
     ...transferCommon,
@@ -56,11 +54,7 @@ export const directoryUploadStep = z
     type: z.literal('directory_upload'),
     workersrc: renderable,
     ...upload,
-    blocksize: z
-      .number()
-      .int()
-      .positive()
-      .default(16 * 1024),
+    blocksize: blocksize(16 * 1024),
     compress,
     ...transferCommon,
   })
@@ -71,11 +65,7 @@ export const multipleFileUploadStep = z
     type: z.literal('multiple_file_upload'),
     workersrcs: z.union([renderable, z.array(renderable)]),
     ...upload,
-    blocksize: z
-      .number()
-      .int()
-      .positive()
-      .default(16 * 1024),
+    blocksize: blocksize(16 * 1024),
     // Each of workersrcs a shell pattern, expanded on the worker (Buildbot's glob).
     glob: z.boolean().default(false),
     mode,
@@ -93,11 +83,7 @@ export const fileDownloadStep = z
     artifact: renderable.optional(),
     workerdest: renderable,
     maxsize,
-    blocksize: z
-      .number()
-      .int()
-      .positive()
-      .default(16 * 1024),
+    blocksize: blocksize(16 * 1024),
     mode,
     ...transferCommon,
   })
@@ -109,11 +95,7 @@ export const stringDownloadStep = z
     s: renderable,
     workerdest: renderable,
     maxsize,
-    blocksize: z
-      .number()
-      .int()
-      .positive()
-      .default(16 * 1024),
+    blocksize: blocksize(16 * 1024),
     mode,
     ...transferCommon,
   })
