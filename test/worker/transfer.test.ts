@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FlotillaConnection } from '../../services/master/workers/flotilla/connection.js';
+import { collector, reader } from '../helpers/transfer-ends.js';
 import { connectAgent, type Pair } from './pair.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'flotilla-transfer-'));
@@ -23,32 +24,6 @@ afterAll(async () => {
   await pair?.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-function collector() {
-  const blocks: Buffer[] = [];
-  let writing = 0;
-  let overlapped = false;
-  return {
-    write: async (b: Uint8Array) => {
-      if (writing++) overlapped = true;
-      blocks.push(Buffer.from(b));
-      await new Promise((r) => setImmediate(r));
-      writing--;
-    },
-    bytes: () => Buffer.concat(blocks),
-    count: () => blocks.length,
-    overlapped: () => overlapped,
-  };
-}
-
-function reader(data: Buffer) {
-  let at = 0;
-  return async (n: number) => {
-    const block = data.subarray(at, at + n);
-    at += block.length;
-    return block;
-  };
-}
 
 describe('upload', () => {
   it('sends a file in blocks, each written before the next', async () => {

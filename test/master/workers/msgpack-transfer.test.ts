@@ -15,6 +15,7 @@ import {
 } from '../../../services/master/workers/msgpack/server.js';
 import { createBuildbotWorker, startBuildbotWorker } from '../../helpers/buildbot-worker.js';
 import { type Running, waitFor } from '../../helpers/processes.js';
+import { collector, reader } from '../../helpers/transfer-ends.js';
 
 const log = createLogger('test', 'silent');
 const dir = mkdtempSync(join(tmpdir(), 'flotilla-bbw-transfer-'));
@@ -42,25 +43,6 @@ afterAll(async () => {
   await server?.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-function collector() {
-  const blocks: Buffer[] = [];
-  return {
-    write: async (b: Uint8Array) => {
-      blocks.push(Buffer.from(b));
-    },
-    bytes: () => Buffer.concat(blocks),
-  };
-}
-
-function reader(data: Buffer) {
-  let at = 0;
-  return async (n: number) => {
-    const block = data.subarray(at, at + n);
-    at += block.length;
-    return block;
-  };
-}
 
 describe('transfers with buildbot-worker', () => {
   it('upload: a file in blocks; a missing file and maxsize end rc 1 with its words', async () => {
