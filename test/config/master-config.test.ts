@@ -1,21 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../services/core/config/errors.js';
 import {
   loadMasterConfig,
   parseMasterConfig,
   workerPassword,
 } from '../../services/core/config/master-config.js';
-
-function problems(yaml: string): string[] {
-  try {
-    parseMasterConfig(yaml);
-  } catch (err) {
-    if (err instanceof ConfigError) return [...err.problems];
-    throw err;
-  }
-  throw new Error('expected the configuration to be refused');
-}
+import { problems } from './problems.js';
 
 describe('master configuration', () => {
   it('accepts the example configurations', () => {

@@ -1,18 +1,8 @@
 // The master's `protocols` section: Buildbot's c['protocols'] shape, ports as numbers or
 // Buildbot's endpoint strings, PB refused with a pointer to what works.
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../services/core/config/errors.js';
 import { parseMasterConfig } from '../../services/core/config/master-config.js';
-
-function problems(yaml: string): string[] {
-  try {
-    parseMasterConfig(yaml);
-  } catch (err) {
-    if (err instanceof ConfigError) return [...err.problems];
-    throw err;
-  }
-  throw new Error('expected the configuration to be refused');
-}
+import { problems } from './problems.js';
 
 describe('protocols', () => {
   it('is empty by default: Flotilla’s own protocol only, on WORKER_PORT', () => {

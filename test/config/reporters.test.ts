@@ -7,21 +7,14 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../services/core/config/errors.js';
 import { parseMasterConfig } from '../../services/core/config/master-config.js';
 import { createReporters } from '../../services/master/reporters/reporter.js';
+import { problems } from './problems.js';
 
 const BASE = `
 workers: [{ name: w1, password: p }]
 builders: [{ name: app, workers: [w1], steps: [{ type: shell, command: make }] }]
 `;
 
-function problems(yaml: string): string[] {
-  try {
-    parseMasterConfig(BASE + yaml);
-  } catch (err) {
-    if (err instanceof ConfigError) return [...err.problems];
-    throw err;
-  }
-  throw new Error('expected the configuration to be refused');
-}
+const refused = (yaml: string): string[] => problems(BASE + yaml);
 
 describe('reporters configuration', () => {
   it("takes Buildbot's defaults", () => {
@@ -49,27 +42,27 @@ reporters:
   });
 
   it('names what is wrong', () => {
-    expect(problems('reporters: [{ type: bitbucket }]')).toEqual([
+    expect(refused('reporters: [{ type: bitbucket }]')).toEqual([
       'reporters[0].type: expected type to be one of github, gitlab, http, mail',
     ]);
-    expect(problems('reporters: [{ type: github }]')).toEqual([
+    expect(refused('reporters: [{ type: github }]')).toEqual([
       'reporters[0]: expected exactly one of token, token_env, token_file',
     ]);
-    expect(problems('reporters: [{ type: github, token: a, token_env: B }]')).toEqual([
+    expect(refused('reporters: [{ type: github, token: a, token_env: B }]')).toEqual([
       'reporters[0]: expected exactly one of token, token_env, token_file',
     ]);
-    expect(problems('reporters: [{ type: http, serverUrl: "not a url" }]')[0]).toMatch(
+    expect(refused('reporters: [{ type: http, serverUrl: "not a url" }]')[0]).toMatch(
       /^reporters\[0\]\.serverUrl: /,
     );
-    expect(problems('reporters: [{ type: mail, fromaddr: nobody }]')).toEqual([
+    expect(refused('reporters: [{ type: mail, fromaddr: nobody }]')).toEqual([
       'reporters[0].fromaddr: expected an email address',
     ]);
     expect(
-      problems(
+      refused(
         `reporters: [{ type: github, token: t, generators: [{ type: build_status, builders: [nope] }] }]`,
       ),
     ).toEqual(['reporters[0].generators[0].builders[0]: no builder named "nope"']);
-    expect(problems('reporters: [{ type: github, token: t }, { type: github, token: u }]')[0]).toMatch(
+    expect(refused('reporters: [{ type: github, token: t }, { type: github, token: u }]')[0]).toMatch(
       /reporters.*github/,
     );
   });

@@ -1,8 +1,8 @@
 // The steps' configuration: templates checked when the configuration loads (with the key
 // that holds a bad one), Buildbot's result names, decodeRC, logfiles and conditions.
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../services/core/config/errors.js';
 import { parseMasterConfig } from '../../services/core/config/master-config.js';
+import { problems } from './problems.js';
 
 const withSteps = (steps: string) => `
 workers: [{ name: w1, password: p }]
@@ -10,16 +10,6 @@ builders:
   - name: b1
     workers: [w1]
     steps: ${steps}`;
-
-function problems(yaml: string): string[] {
-  try {
-    parseMasterConfig(yaml);
-  } catch (err) {
-    if (err instanceof ConfigError) return [...err.problems];
-    throw err;
-  }
-  throw new Error('expected the configuration to be refused');
-}
 
 describe('step configuration', () => {
   it('refuses a bad template where it is, and a keyword the template does not have', () => {
