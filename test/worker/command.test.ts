@@ -4,23 +4,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCommand, type Stream } from '../../services/worker/command.js';
+import { runCommand } from '../../services/worker/command.js';
 import { waitFor } from '../helpers/wait.js';
+import { collect } from './collect.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'flotilla-cmd-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function collect() {
-  const parts: [Stream, string][] = [];
-  return {
-    on: (s: Stream, t: string) => parts.push([s, t]),
-    text: (s: Stream) =>
-      parts
-        .filter(([x]) => x === s)
-        .map(([, t]) => t)
-        .join(''),
-  };
-}
 
 // A killed process whose parent died may linger as a zombie until reaped: that is dead too.
 const alive = (pid: number) => {

@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OutputStream } from '../../services/core/protocol/messages.js';
 import type { FlotillaConnection } from '../../services/master/workers/flotilla/connection.js';
-import { runCommand, type Stream } from '../../services/worker/command.js';
+import { runCommand } from '../../services/worker/command.js';
 import { waitFor } from '../helpers/wait.js';
+import { collect } from './collect.js';
 import { connectAgent, type Pair } from './pair.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'flotilla-shape-'));
@@ -86,18 +87,6 @@ describe('logfiles', () => {
     expect(out.of('outside')).toBe('');
   });
 });
-
-function collect() {
-  const parts: [Stream, string][] = [];
-  return {
-    on: (s: Stream, t: string) => parts.push([s, t]),
-    text: (s: Stream) =>
-      parts
-        .filter(([x]) => x === s)
-        .map(([, t]) => t)
-        .join(''),
-  };
-}
 
 describe('interrupting', () => {
   const trapping = (sig: string) =>
