@@ -3,16 +3,12 @@
 // properties, url, and as asked its steps and previous build) and a report (what a generator
 // makes of it for a sender: body, subject, type, results, builds, users, patches).
 import type { ReportMode } from '../../core/config/master-config.js';
+import type { SourceStampFacts } from '../../core/data/index.js';
 
 export type Properties = Record<string, readonly [unknown, string]>;
 
-export interface SourceStamp {
-  ssid: number;
-  branch: string | null;
-  revision: string | null;
-  repository: string;
-  project: string;
-  codebase: string;
+/** A source stamp as Buildbot's reporters see it: the stamp, its patch, and any other field. */
+export interface SourceStamp extends SourceStampFacts {
   patch: { body: string; author: string; comment: string; level: number; subdir: string } | null;
   [k: string]: unknown;
 }
