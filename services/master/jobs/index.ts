@@ -29,6 +29,7 @@ import {
 } from './expire-masters.js';
 import { JobMetrics } from './metrics.js';
 import {
+  closeQueues,
   consumerConnection,
   DEFAULT_PREFIX,
   producerConnection,
@@ -96,9 +97,7 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
   let confirm: NodeJS.Timeout | undefined;
   const stop = async () => {
     clearInterval(confirm);
-    // Workers first: each waits for its running jobs, then the queues' connections.
-    await Promise.allSettled(workers.map((w) => w.close()));
-    await Promise.allSettled(queues.map((q) => q.close()));
+    await closeQueues(workers, queues);
   };
   let stopping: Promise<void> | undefined;
 

@@ -19,7 +19,7 @@ import type { ConnectionPool } from '../../core/db/pool.js';
 import type { Subscribe } from '../../core/events/bus.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import type { JobMetrics } from '../jobs/metrics.js';
-import { consumerConnection, producerConnection, type RedisTarget } from '../jobs/queues.js';
+import { closeQueues, consumerConnection, producerConnection, type RedisTarget } from '../jobs/queues.js';
 import { CATCH_UP_MS, catchUp } from './catch-up.js';
 import { deliver } from './deliver.js';
 import { type ReportJob, reportJobId, reportJobOf } from './events.js';
@@ -152,8 +152,7 @@ export async function startReporters(opts: ReportersOptions): Promise<Reporters 
         unsubscribe();
         clearInterval(catchUpTimer);
         await passing;
-        await Promise.allSettled(workers.map((w) => w.close()));
-        await Promise.allSettled(queues.map((q) => q.close()));
+        await closeQueues(workers, queues);
         for (const r of reporters) r.sender.close?.();
       })();
       return stopping;
