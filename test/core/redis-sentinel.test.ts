@@ -39,6 +39,13 @@ async function serverPort(r: Redis): Promise<number> {
   return Number(/tcp_port:(\d+)/.exec(info)?.[1]);
 }
 
+// For a failure message: which server each client's socket is on (a subscriber may send no
+// INFO), and which one the sentinels name.
+async function whereEveryoneIs(): Promise<string> {
+  const named = await deployment.currentPrimaryPort().catch((err: Error) => `? (${err.message})`);
+  return `publisher on ${redis.stream?.remotePort}, subscriber on ${subscriber.stream?.remotePort}, sentinels name ${named} (primary started on ${deployment.primaryPort}, replica ${deployment.replicaPort})`;
+}
+
 describe('Redis Sentinel', () => {
   it('keeps writes, reads, pub/sub, the event stream, log tails and jobs working across a failover', async () => {
     // Before: everything on the first primary.
@@ -47,12 +54,21 @@ describe('Redis Sentinel', () => {
     await redis.set('flotilla:test:before', 'written before the failover');
 
     const received: BusMessage[] = [];
-    const events = busSubscription(subscriber);
+    let subscribeError: Error | undefined;
+    const events = busSubscription(subscriber, (err) => {
+      subscribeError = err;
+    });
     await events.ready;
+    expect(subscribeError).toBeUndefined();
     events((msg) => received.push(msg));
     const firstId = await publish(redis, ['test', 1, 'before'], { n: 1 });
-    await waitFor('the event published before the failover', () =>
-      received.some((m) => m.k === 'test/1/before'),
+    await waitFor(
+      'the event published before the failover',
+      async () => {
+        if (received.some((m) => m.k === 'test/1/before')) return true;
+        throw new Error(await whereEveryoneIs());
+      },
+      { timeoutMs: 30_000 },
     );
     await appendToLogStream(redis, 77, 0, 'line 0\nline 1\n');
 
