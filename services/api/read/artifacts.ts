@@ -6,7 +6,8 @@
 // id and length make its ETag.
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { sql } from '../../core/db/pool.js';
+import { type ArtifactRow, completeArtifactById, readArtifact } from '../../core/data/index.js';
+import type { RowSource } from '../../core/db/pool.js';
 import { notFound } from '../errors/catalogue.js';
 import { notModified } from '../http/reply.js';
 import type { RowReader } from '../query/read-pool.js';
@@ -15,19 +16,11 @@ import type { Endpoint, PathArgs } from '../registry/model.js';
 // Bytes per round trip: memory per download stays about this.
 const RANGE = 1024 * 1024;
 
-interface ArtifactHead {
-  id: number;
-  name: string;
-  kind: 'file' | 'directory';
-  compress: 'gz' | 'bz2' | null;
-  length: number;
-}
-
 const SUFFIX = { gz: '.tar.gz', bz2: '.tar.bz2' } as const;
 const TYPES = { gz: 'application/gzip', bz2: 'application/x-bzip2' } as const;
 
 /** The file name a download is saved as: the name's last part, a directory's with its archive's suffix. */
-function filename(a: ArtifactHead): string {
+function filename(a: ArtifactRow): string {
   const base = a.name.replace(/\/+$/, '').split('/').pop() || 'artifact';
   return a.kind === 'directory' ? `${base}${a.compress ? SUFFIX[a.compress] : '.tar'}` : base;
 }
@@ -39,18 +32,19 @@ function disposition(name: string): string {
 }
 
 export class ArtifactReader {
-  constructor(private readonly reads: RowReader) {}
+  private readonly reads: RowSource;
+
+  constructor(reads: RowReader) {
+    this.reads = { query: (q) => reads.rows(q) };
+  }
 
   async raw(
     req: FastifyRequest,
     reply: FastifyReply,
-    endpoint: Endpoint,
+    _endpoint: Endpoint,
     args: PathArgs,
   ): Promise<FastifyReply> {
-    const conds = endpoint.scope(args);
-    const [a] = await this.reads.rows<ArtifactHead>(sql`
-      SELECT a.id, a.name, a.kind, a.compress, a.length::float8 AS length FROM flotilla.artifacts a
-      WHERE ${sql.join(conds, sql` AND `)}`);
+    const a = await completeArtifactById(this.reads, Number(args.artifactid));
     if (!a) throw notFound();
     const etag = `"artifact-${a.id}-${a.length}"`;
     const type =
@@ -69,13 +63,11 @@ export class ArtifactReader {
     return reply.send(Readable.from(this.ranges(a)));
   }
 
-  private async *ranges(a: ArtifactHead): AsyncGenerator<Buffer> {
+  private async *ranges(a: ArtifactRow): AsyncGenerator<Buffer> {
     for (let at = 0; at < a.length; at += RANGE) {
-      const [row] = await this.reads.rows<{ data: Buffer }>(
-        sql`SELECT lo_get(a.object, ${at}, ${RANGE}) AS data FROM flotilla.artifacts a WHERE a.id = ${a.id}`,
-      );
-      if (!row) return;
-      yield row.data;
+      const data = await readArtifact(this.reads, a.id, at, RANGE);
+      if (data.length === 0) return;
+      yield data;
     }
   }
 }

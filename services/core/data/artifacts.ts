@@ -10,7 +10,7 @@
 //
 // Buildbot facts (buildbot/process/remotetransfer.py FileWriter): a second upload to the
 // same masterdest replaces the first; a transfer that fails leaves no file behind.
-import { many, maybeOne, one, type Queryable, sql } from '../db/pool.js';
+import { many, maybeOne, one, type Queryable, type RowSource, sql } from '../db/pool.js';
 import { now, type Tx } from './transaction.js';
 
 export interface NewArtifact {
@@ -99,9 +99,14 @@ export function completeArtifactByName(
   );
 }
 
+/** A complete artifact by id (what a download serves). */
+export function completeArtifactById(q: RowSource, id: number): Promise<ArtifactRow | undefined> {
+  return maybeOne<ArtifactRow>(q, sql`SELECT ${ROW} FROM flotilla.artifacts WHERE id = ${id} AND complete`);
+}
+
 /** Up to `length` bytes of a complete artifact from `offset` (fewer at its end). */
 export async function readArtifact(
-  q: Queryable,
+  q: RowSource,
   id: number,
   offset: number,
   length: number,

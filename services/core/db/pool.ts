@@ -67,23 +67,31 @@ function statementOf(query: SQLQuery): string {
   return text.length > MAX_STATEMENT_IN_ERROR ? `${text.slice(0, MAX_STATEMENT_IN_ERROR)}...` : text;
 }
 
+/**
+ * Anything that runs one statement and answers its rows: a pool, a transaction, or the API's
+ * read pools (which prepare their statements and so are not a Queryable).
+ */
+export interface RowSource {
+  query(query: SQLQuery): Promise<unknown[]>;
+}
+
 // Rows come back typed as the caller says: the column types are the statement's, written
 // beside it in core/data, and these helpers are the one place the untyped rows are cast.
 
 /** Every row. */
-export async function many<T>(db: Queryable, query: SQLQuery): Promise<T[]> {
+export async function many<T>(db: RowSource, query: SQLQuery): Promise<T[]> {
   return (await db.query(query)) as T[];
 }
 
 /** Exactly one row, or a RowCountError that says which statement broke the promise. */
-export async function one<T>(db: Queryable, query: SQLQuery): Promise<T> {
+export async function one<T>(db: RowSource, query: SQLQuery): Promise<T> {
   const rows = await db.query(query);
   if (rows.length !== 1) throw new RowCountError('one', rows.length, statementOf(query));
   return rows[0] as T;
 }
 
 /** At most one row: undefined when there is none, a RowCountError when there are more. */
-export async function maybeOne<T>(db: Queryable, query: SQLQuery): Promise<T | undefined> {
+export async function maybeOne<T>(db: RowSource, query: SQLQuery): Promise<T | undefined> {
   const rows = await db.query(query);
   if (rows.length > 1) throw new RowCountError('at most one', rows.length, statementOf(query));
   return rows[0] as T | undefined;
