@@ -81,12 +81,14 @@ ensure_buildbot_worker() {
 # The test that proves a Buildbot 3.7 master on the same database still accepts our session
 # cookies asks Buildbot's own session code (python3 -c 'import buildbot.www.service'), from
 # Debian's buildbot package (3.7 on Debian 12); npm start does not need it.
+# The master, for its session code and for the mixed cluster's Buildbot master, with its
+# PostgreSQL driver (test/e2e/mixed-cluster.test.ts).
 ensure_buildbot_master() {
-  /usr/bin/python3 -c 'import buildbot.www.service' 2>/dev/null && return 0
-  log "installing buildbot (the master, for its session code) from Debian's packages"
-  if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends buildbot >/dev/null; then
+  /usr/bin/python3 -c 'import buildbot.www.service, psycopg2' 2>/dev/null && return 0
+  log "installing buildbot (the master) and python3-psycopg2 from Debian's packages"
+  if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends buildbot python3-psycopg2 >/dev/null; then
     as_root apt-get update -qq >/dev/null
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends buildbot >/dev/null
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends buildbot python3-psycopg2 >/dev/null
   fi
 }
 

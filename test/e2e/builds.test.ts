@@ -227,7 +227,7 @@ describe('changes', () => {
     let bs: any;
     await waitFor('the scheduler to add a build set', async () => {
       bs = (await c.get('/buildsets?order=-bsid&limit=1')).buildsets[0];
-      return bs?.reason === "The SingleBranchScheduler named 'on-main' triggered this build";
+      return bs?.reason === "The SingleBranchScheduler scheduler named 'on-main' triggered this build";
     });
     expect(bs.sourcestamps[0]).toMatchObject({ revision: 'abc123', branch: 'main', project: 'project' });
     const br = (await c.get(`/buildrequests?buildsetid=${bs.bsid}`)).buildrequests[0];

@@ -101,3 +101,64 @@ export async function schedulerEnabled(q: Queryable, schedulerid: number): Promi
   );
   return row ? Boolean(row.enabled ?? 1) : true;
 }
+
+// A mixed cluster: a Buildbot master may have run a scheduler of the same name before a
+// Flotilla master took it over, and what it built is known only from the build sets it made
+// (Buildbot 3.7's SingleBranchScheduler keeps no position of its own: its object_state holds
+// nothing about changes, and scheduler_changes only what waits for its tree-stable timer).
+
+/**
+ * Whether a build set of the scheduler named `scheduler` already builds the change: one with
+ * the change's own source stamp or, with `orNewer` (a tree-stable scheduler, whose build set
+ * is the stamp of the newest change it gathered), that of a newer change of the same branch
+ * and codebase.
+ */
+export async function changeBuiltBy(
+  q: Queryable,
+  scheduler: string,
+  changeid: number,
+  orNewer: boolean,
+): Promise<boolean> {
+  // property_value is JSON text ([value, source]) as both kinds of master write it, spaced
+  // differently; the CASE keeps the cast from any row that is not a JSON list.
+  const ofScheduler = sql`EXISTS (
+    SELECT 1 FROM buildset_properties p
+    WHERE p.buildsetid = bss.buildsetid AND p.property_name = 'scheduler'
+      AND CASE WHEN left(ltrim(p.property_value), 1) = '[' THEN p.property_value::jsonb ->> 0 END = ${scheduler})`;
+  const row = await maybeOne<{ built: boolean }>(
+    q,
+    sql`
+    SELECT EXISTS (
+             SELECT 1 FROM buildset_sourcestamps bss WHERE bss.sourcestampid = c.sourcestampid AND ${ofScheduler})
+           OR (${orNewer}::boolean AND EXISTS (
+             SELECT 1 FROM changes n JOIN buildset_sourcestamps bss ON bss.sourcestampid = n.sourcestampid
+             WHERE n.changeid > c.changeid AND n.codebase = c.codebase
+               AND n.branch IS NOT DISTINCT FROM c.branch AND n.repository = c.repository
+               AND n.project = c.project AND ${ofScheduler})) AS built
+    FROM changes c WHERE c.changeid = ${changeid}`,
+  );
+  return row?.built ?? false;
+}
+
+/**
+ * Keep the record of the changes a scheduler has weighed (`{changeid, at}` under `key` in
+ * its object_state, services/master/schedulers/watch.ts) current while another master runs
+ * it: `at` becomes `at`; a scheduler without a record gets one at the newest change. Only
+ * for an enabled scheduler: a disabled one's record ages, as a record of a scheduler out of
+ * the configuration does.
+ */
+export async function touchChangesSeen(
+  q: Queryable,
+  schedulerid: number,
+  objectid: number,
+  key: string,
+  at: number,
+): Promise<void> {
+  await q.query(sql`
+    INSERT INTO object_state (objectid, name, value_json)
+    SELECT ${objectid}, ${key},
+           json_build_object('changeid', (SELECT coalesce(max(changeid), 0) FROM changes), 'at', ${at}::float8)::text
+    FROM schedulers WHERE id = ${schedulerid} AND coalesce(enabled, 1) = 1
+    ON CONFLICT (objectid, name) DO UPDATE
+      SET value_json = jsonb_set(object_state.value_json::jsonb, '{at}', to_jsonb(${at}::float8))::text`);
+}

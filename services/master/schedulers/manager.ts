@@ -11,6 +11,9 @@
 // Change sources are owned and shown; a git one polls its repository on the master that owns
 // it (changesources/git-poller.ts), the others only mark that changes come through the API
 // pods' change hooks.
+// A change-watching scheduler that another master runs has its record of changes seen kept
+// current by this one (watch.ts): that master may be a Buildbot one, which never hears of
+// the changes posted to our hooks, and whoever takes the scheduler next catches up on them.
 import { tmpdir } from 'node:os';
 import { ConfigError } from '../../core/config/errors.js';
 import type { MasterConfig, SchedulerConfig } from '../../core/config/master-config.js';
@@ -18,17 +21,20 @@ import {
   type DataContext,
   findChangeSourceId,
   findSchedulerId,
+  touchChangesSeen,
   transact,
   trySetChangeSourceMaster,
   trySetSchedulerMaster,
 } from '../../core/data/index.js';
+import { stateObjectId } from '../../core/data/object-state.js';
 import type { BusMessage, Subscribe } from '../../core/events/bus.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { GitPoller } from '../changesources/git-poller.js';
 import { CronError, parseCron } from './cron.js';
 import { AnnouncedScheduler, type Scheduler, type SchedulerDeps } from './scheduler.js';
-import { SingleBranchScheduler } from './single-branch.js';
+import { SingleBranchScheduler, STATE_CLASS } from './single-branch.js';
 import { NightlyScheduler, PeriodicScheduler } from './timed.js';
+import { REFRESH_SECONDS, SEEN_KEY } from './watch.js';
 
 /** Registers a handler for every message of the event bus; returns what removes it. */
 
@@ -95,6 +101,8 @@ interface Item {
   name: string;
   id: number;
   make: () => Owned | null;
+  /** A scheduler that watches changes: the state object of its record of changes seen. */
+  watchObjectId?: number;
 }
 
 export class SchedulerManager {
@@ -106,6 +114,8 @@ export class SchedulerManager {
   private round: Promise<void> | null = null;
   private unsubscribe: (() => void) | null = null;
   private stopped = false;
+  /** When this master last kept each watching scheduler's record current for its owner. */
+  private readonly touched = new Map<string, number>();
 
   constructor(private readonly opts: SchedulerManagerOptions) {
     const problems = schedulerConfigProblems(opts.config);
@@ -127,7 +137,14 @@ export class SchedulerManager {
       const items: Item[] = [];
       for (const s of config.schedulers) {
         const id = await findSchedulerId(tx, s.name);
-        items.push({ kind: 'scheduler', name: s.name, id, make: () => createScheduler(s, id, this.deps) });
+        const item: Item = {
+          kind: 'scheduler',
+          name: s.name,
+          id,
+          make: () => createScheduler(s, id, this.deps),
+        };
+        if (s.type === 'single-branch') item.watchObjectId = await stateObjectId(tx.q, s.name, STATE_CLASS);
+        items.push(item);
       }
       for (const f of config.force_schedulers) {
         const id = await findSchedulerId(tx, f.name);
@@ -223,6 +240,25 @@ export class SchedulerManager {
       } else if (mine) {
         this.owned.get(k)?.tick?.();
       }
+      if (!mine) await this.touch(item);
+    }
+  }
+
+  /** Keep the record of changes seen current for the master that runs the scheduler now. */
+  private async touch(item: Item): Promise<void> {
+    const objectid = item.watchObjectId;
+    if (objectid === undefined) return;
+    const k = key(item);
+    const now = this.deps.clock();
+    if (now - (this.touched.get(k) ?? Number.NEGATIVE_INFINITY) < REFRESH_SECONDS) return;
+    try {
+      await transact(this.opts.ctx, (tx) => touchChangesSeen(tx.q, item.id, objectid, SEEN_KEY, now));
+      this.touched.set(k, now);
+    } catch (err) {
+      this.opts.log.warn(
+        { scheduler: item.name, err: (err as Error).message },
+        'could not keep the changes record',
+      );
     }
   }
 

@@ -140,12 +140,17 @@ export abstract class Scheduler<C extends AnySchedulerConfig = AnySchedulerConfi
     });
   }
 
-  /** Called on each ownership round while owned: keeps the record of changes seen fresh. */
+  /**
+   * Called on each ownership round while owned: weighs the changes no event announced (a
+   * Buildbot master's), and keeps the record of changes seen fresh.
+   */
   tick(): void {
     const watch = this.watch;
-    if (!this.active || !watch?.due) return;
-    void this.run('refresh', async () => {
-      if (this.active && this.watch === watch) await this.owned((tx) => watch.save(tx));
+    if (!this.active || !watch) return;
+    void this.run('poll', async () => {
+      if (!this.active || this.watch !== watch) return;
+      await this.weighAfter(watch, watch.pollFrom());
+      if (watch.due) await this.owned((tx) => watch.save(tx));
     });
   }
 
@@ -157,10 +162,16 @@ export abstract class Scheduler<C extends AnySchedulerConfig = AnySchedulerConfi
     const watch = new ChangeWatch(objectid, this.deps);
     this.watch = watch;
     await this.owned((tx) => watch.begin(tx, catchUp));
-    for (;;) {
-      const batch = await this.read((tx) => changeFactsAfter(tx.q, watch.position, CATCH_UP_BATCH));
+    await this.weighAfter(watch, watch.position);
+  }
+
+  /** Weigh, in id order, the changes after `from` that this watch has not weighed yet. */
+  private async weighAfter(watch: ChangeWatch, from: number): Promise<void> {
+    for (let after = from; ; ) {
+      const batch = await this.read((tx) => changeFactsAfter(tx.q, after, CATCH_UP_BATCH));
       if (batch.length === 0) return;
       for (const c of batch) {
+        after = c.changeid;
         watch.advance(c.changeid);
         if (watch.fresh(c.changeid)) await this.weigh(c, watch);
       }

@@ -9,13 +9,18 @@
 //   of the newest), then the classifications up to the newest are flushed;
 // - on activation the classified changes are weighed again, which restarts the timer: a
 //   master that takes the scheduler over builds what its previous owner had not;
-// - reason "The SingleBranchScheduler named '<name>' triggered this build".
+// - reason "The SingleBranchScheduler scheduler named '<name>' triggered this build" (the
+//   class name, then "scheduler").
 // Beyond Buildbot: the changes that came while no master ran it are weighed on activation
-// (watch.ts), and the build set and the flush are one transaction.
+// (watch.ts), and the build set and the flush are one transaction. A change that a build set
+// of this scheduler's name already builds (a Buildbot master ran it before, and heard of the
+// change) is not built again: neither given a build set nor classified, for a tree-stable
+// scheduler, when the build set of a newer change of its branch already covers it.
 
 import type { SchedulerConfig } from '../../core/config/master-config.js';
 import type { ChangeFacts } from '../../core/data/index.js';
 import {
+  changeBuiltBy,
   classifyChanges,
   flushChangeClassifications,
   getChangeClassifications,
@@ -28,6 +33,9 @@ import type { ChangeWatch } from './watch.js';
 
 type Config = Extract<SchedulerConfig, { type: 'single-branch' }>;
 
+/** The class name its state object has, in Buildbot's objects table as in ours. */
+export const STATE_CLASS = 'SingleBranchScheduler';
+
 export class SingleBranchScheduler extends Scheduler<Config> {
   private readonly reason: string;
   private readonly verdict: (c: ChangeFacts) => Verdict;
@@ -37,13 +45,13 @@ export class SingleBranchScheduler extends Scheduler<Config> {
 
   constructor(config: Config, schedulerid: number, deps: SchedulerDeps) {
     super(config, schedulerid, deps);
-    this.reason = `The SingleBranchScheduler named '${config.name}' triggered this build`;
+    this.reason = `The SingleBranchScheduler scheduler named '${config.name}' triggered this build`;
     this.verdict = changeVerdict(config);
     this.alarm = new Alarm(deps.clock, deps.maxSleepMs);
   }
 
   protected async activate(catchUp: boolean): Promise<void> {
-    const objectid = await this.read((tx) => stateObjectId(tx.q, this.name, 'SingleBranchScheduler'));
+    const objectid = await this.read((tx) => stateObjectId(tx.q, this.name, STATE_CLASS));
     if (this.config.tree_stable_timer > 0) {
       const classified = await this.read((tx) => getChangeClassifications(tx, this.schedulerid));
       for (const important of classified.values()) if (important || this.alarm.armed) this.startTimer();
@@ -66,20 +74,20 @@ export class SingleBranchScheduler extends Scheduler<Config> {
       return;
     }
     const important = verdict === 'important';
-    if (this.config.tree_stable_timer === 0) {
-      if (!important) watch.advance(c.changeid);
-      else
-        await this.owned(async (tx) => {
-          await addBuildsetForChanges(tx, this.config, this.reason, [c.changeid]);
-          await watch.save(tx, c.changeid);
-        });
+    const treeStable = this.config.tree_stable_timer > 0;
+    if (!treeStable && !important) {
+      watch.advance(c.changeid);
       return;
     }
-    await this.owned(async (tx) => {
-      await classifyChanges(tx, this.schedulerid, new Map([[c.changeid, important]]));
+    const taken = await this.owned(async (tx) => {
+      const built = await changeBuiltBy(tx.q, this.name, c.changeid, treeStable);
+      if (built) this.deps.log.info({ scheduler: this.name, changeid: c.changeid }, 'change already built');
+      else if (treeStable) await classifyChanges(tx, this.schedulerid, new Map([[c.changeid, important]]));
+      else await addBuildsetForChanges(tx, this.config, this.reason, [c.changeid]);
       await watch.save(tx, c.changeid);
+      return !built;
     });
-    if (important || this.alarm.armed) this.startTimer();
+    if (treeStable && taken && (important || this.alarm.armed)) this.startTimer();
   }
 
   private startTimer(): void {

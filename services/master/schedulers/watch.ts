@@ -11,6 +11,14 @@
 // configuration or disabled: it starts from the newest change instead, as Buildbot would.
 // Changes of two pods can commit out of id order; events are therefore deduplicated by id,
 // not by the record, which only says where to start.
+//
+// A mixed cluster (docs/compatibility.md): a Buildbot master writes changes that no event of
+// ours announces, so the owner also reads the changes table from its position on every
+// ownership round (pollFrom), looking back a little for a change that committed after a
+// newer one. While another master runs the scheduler, a Flotilla master keeps this record
+// current (touchChangesSeen): if that master is a Buildbot one, the changes it never heard
+// of (those posted to Flotilla's hooks) are caught up by whichever Flotilla master takes the
+// scheduler next; what it built is recognised by its build sets and not built again.
 
 import { lastChangeId, type Tx } from '../../core/data/index.js';
 import { getState, setState } from '../../core/data/object-state.js';
@@ -24,12 +32,18 @@ export interface WatchClock {
 
 export const SEEN_KEY = 'flotilla:changes_seen';
 // A running scheduler refreshes its record at least this often (seconds).
-const REFRESH_SECONDS = 60;
+export const REFRESH_SECONDS = 60;
 const REMEMBERED = 10_000;
+// How far back (in change ids) a poll reads again, for changes that committed after a newer
+// one: as many as there are change-writing transactions at once, which is few. Far fewer
+// than REMEMBERED, so that each of those is still known as weighed.
+const LOOK_BACK = 50;
 
 export class ChangeWatch {
   /** The newest change id weighed. */
   position = 0;
+  /** Where this watch began: what lies before it was the previous owner's to weigh. */
+  private startedAt = 0;
   private savedAt = 0;
   private readonly seen = new Set<number>();
 
@@ -50,7 +64,13 @@ export class ChangeWatch {
       typeof rec.at === 'number' &&
       now - rec.at <= this.deps.catchUpSeconds;
     this.position = usable ? (rec!.changeid as number) : await lastChangeId(tx.q);
+    this.startedAt = this.position;
     await this.save(tx);
+  }
+
+  /** Where a poll of the changes table starts reading (after this id). */
+  pollFrom(): number {
+    return Math.max(this.startedAt, this.position - LOOK_BACK);
   }
 
   /** False if this change was weighed already; marks it weighed. */

@@ -100,7 +100,7 @@ export async function buildsetsOf(h: Harness, name: string): Promise<MadeBuildse
   const sets = await h.db.pool.query(sql`
     SELECT bs.id, bs.reason FROM buildsets bs
     JOIN buildset_properties p ON p.buildsetid = bs.id AND p.property_name = 'scheduler'
-    WHERE p.property_value = ${JSON.stringify([name, 'Scheduler'])} ORDER BY bs.id`);
+    WHERE p.property_value::jsonb = ${JSON.stringify([name, 'Scheduler'])}::jsonb ORDER BY bs.id`);
   const out: MadeBuildset[] = [];
   for (const bs of sets) {
     const props = await h.db.pool.query(
