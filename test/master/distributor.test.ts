@@ -41,6 +41,7 @@ afterAll(() => stage?.close());
 
 interface Wanted {
   branch?: string;
+  revision?: string;
   priority?: number;
 }
 
@@ -54,7 +55,13 @@ async function requests(builder: string, wanted: Wanted[]): Promise<number[]> {
       const added = await addBuildset(tx, {
         scheduler: 'test',
         sourcestamps: [
-          { codebase: '', repository: 'r', branch: w.branch ?? 'main', revision: `r${i}`, project: '' },
+          {
+            codebase: '',
+            repository: 'r',
+            branch: w.branch ?? 'main',
+            revision: w.revision ?? `r${i}`,
+            project: '',
+          },
         ],
         reason: `request ${i}`,
         builderids: [builderid],
@@ -97,6 +104,19 @@ describe('one master', () => {
       m.workers.connect(new ScriptedWorker('solo'));
       await completed([low1!, high1!, low2!, high2!]);
       expect(await buildOrder([low1!, high1!, low2!, high2!])).toEqual([high1, high2, low1, low2]);
+    } finally {
+      await m.stop();
+    }
+  });
+
+  it('without collapse_requests (the default, unlike Buildbot: docs/compatibility.md), pending requests of one stamp are each built', async () => {
+    const [a, b] = await requests('ordered', [{ revision: 'same' }, { revision: 'same' }]);
+    const m = await stage.master('unfolded', CONFIG);
+    try {
+      m.workers.connect(new ScriptedWorker('solo'));
+      const rows = await completed([a!, b!]);
+      expect(rows.map((r) => r.results)).toEqual([Results.SUCCESS, Results.SUCCESS]);
+      expect(await buildOrder([a!, b!])).toEqual([a, b]);
     } finally {
       await m.stop();
     }
