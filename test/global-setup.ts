@@ -1,10 +1,27 @@
-// Once per `vitest run`: the template databases every suite copies.
+// Once per `vitest run`: the template databases every suite copies, and the services'
+// JavaScript for the processes tests start (test/helpers/service-build.ts).
+import { rmSync } from 'node:fs';
 import { migrate } from '../services/core/db/migrate.js';
 import { createPool, sql } from '../services/core/db/pool.js';
 import { testEnv, withDatabase } from './helpers/env.js';
 import { ORACLE, psqlCommand, psqlFile } from './helpers/psql.js';
+import { buildServices, SERVICES_BUILD_ENV } from './helpers/service-build.js';
 
-export default async function setup(): Promise<void> {
+export default async function setup(): Promise<() => void> {
+  // Set before vitest starts its test processes, which inherit it.
+  const built = await buildServices();
+  process.env[SERVICES_BUILD_ENV] = built;
+  const teardown = () => rmSync(built, { recursive: true, force: true });
+  try {
+    await templates();
+  } catch (err) {
+    teardown();
+    throw err;
+  }
+  return teardown;
+}
+
+async function templates(): Promise<void> {
   const { databaseUrl } = testEnv();
   const admin = createPool(databaseUrl, { poolSize: 1 });
   try {

@@ -27,7 +27,8 @@ async function inParallel<T>(items: T[], n: number, fn: (item: T) => Promise<voi
   );
 }
 
-await globalSetup();
+// The template databases, and the services' build its processes run from (removed at the end).
+const teardown = await globalSetup();
 const c = await Cluster.start({
   // A force scheduler for `quick` (one `true` step on workers q1-q6).
   configure: (yaml) =>
@@ -125,4 +126,5 @@ try {
   if (!exactlyOnce) process.exitCode = 1;
 } finally {
   await c.stop();
+  teardown();
 }

@@ -2,6 +2,7 @@
 // stopped by the pid the test holds.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { serviceCommand } from './service-build.js';
 
 // Ports for the servers tests start, from below the kernel's ephemeral range (32768-60999 on
 // Linux), where it never picks a port by itself. A port from listen(0) comes from inside that
@@ -90,7 +91,7 @@ export function start(
   };
 }
 
-/** A Flotilla service, run the way `npm run <name>` runs it. */
+/** A Flotilla service, run as `npm run <name>` runs it (from the suite's build of it: serviceCommand). */
 export function startService(
   name: 'api' | 'master' | 'worker',
   env: Record<string, string>,
@@ -98,7 +99,7 @@ export function startService(
 ): Running {
   return start(
     process.execPath,
-    ['--import', 'tsx', `services/${name}/main.ts`],
+    serviceCommand(`services/${name}/main.ts`),
     { LOG_LEVEL: 'info', ...env },
     opts,
   );

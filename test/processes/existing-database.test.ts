@@ -9,6 +9,7 @@ import { createDatabase, type TestDatabase } from '../helpers/databases.js';
 import { testEnv } from '../helpers/env.js';
 import { freePort, type Running, startService, waitFor } from '../helpers/processes.js';
 import { ORACLE, psqlFile } from '../helpers/psql.js';
+import { serviceCommand } from '../helpers/service-build.js';
 
 let db: TestDatabase;
 let api: Running | undefined;
@@ -73,7 +74,7 @@ it('migrates at start when told to (MIGRATE_ON_START), and /readyz names a migra
 });
 
 it('adopts the database and serves it', async () => {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', 'services/core/db/migrate-cli.ts'], {
+  const out = execFileSync(process.execPath, [...serviceCommand('services/core/db/migrate-cli.ts')], {
     env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'info' },
     encoding: 'utf8',
   });

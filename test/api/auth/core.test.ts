@@ -15,6 +15,7 @@ import {
 import { fnmatch } from '../../../services/core/auth/fnmatch.js';
 import { hashPassword, parseHash, verifyPassword } from '../../../services/core/auth/password.js';
 import { masterConfigSchema } from '../../../services/core/config/master-config.js';
+import { serviceCommand } from '../../helpers/service-build.js';
 
 describe('password hashes', () => {
   it('scrypt$N$r$p$salt$hash: verifies the password it was made from, and only that', async () => {
@@ -67,7 +68,7 @@ describe('password hashes', () => {
   it('hash-password.ts reads the password from stdin and prints a hash that verifies', async () => {
     const out = execFileSync(
       process.execPath,
-      ['--import', 'tsx', 'services/core/auth/hash-password.ts', '--N', '1024'],
+      [...serviceCommand('services/core/auth/hash-password.ts'), '--N', '1024'],
       { input: 'p@ss wörd\n', encoding: 'utf8' },
     ).trim();
     expect(out).toMatch(/^scrypt\$1024\$8\$1\$/);
@@ -76,7 +77,7 @@ describe('password hashes', () => {
     try {
       execFileSync(
         process.execPath,
-        ['--import', 'tsx', 'services/core/auth/hash-password.ts', '--N', '1000'],
+        [...serviceCommand('services/core/auth/hash-password.ts'), '--N', '1000'],
         {
           input: 'x\n',
           stdio: ['pipe', 'pipe', 'pipe'],

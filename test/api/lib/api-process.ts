@@ -1,4 +1,4 @@
-// The API as a real process (`node --import tsx services/api/main.ts`, what `npm run api`
+// The API as a real process (services/api/main.ts, what `npm run api`
 // runs) on a database of the test's own, ready once /readyz says so, stopped by its pid.
 import { readFileSync } from 'node:fs';
 import { testEnv } from '../../helpers/env.js';

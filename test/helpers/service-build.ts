@@ -1,0 +1,70 @@
+// The services' JavaScript, transpiled once per `vitest run` (test/global-setup.ts) for the
+// processes tests start, instead of tsx transpiling and resolving through its loader hooks
+// in each of them. The transpiler is the one tsx runs (esbuild, file by file, the project's
+// tsconfig), so the code the processes run is what `npm run api` runs; `npm start`
+// (test/deploy/node-runtime.test.ts) still runs through tsx, and the image's tsc build has
+// its own test (test/deploy/image-layout.test.ts).
+//
+// Measured (load/RESULTS.md §10, 2026-11-24): a master process importing its code took
+// 1.0-1.1 CPU seconds through tsx and 0.5-0.6 s from this build.
+//
+// The folder sits inside the repository so that the services' imports find node_modules
+// and package.json's "type": "module" as from services/; the files the services read beside
+// their code (the migrations, the web UI's build) are links to the real ones.
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { build } from 'esbuild';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+/** Set for every test process by the global setup: the folder holding services/. */
+export const SERVICES_BUILD_ENV = 'FLOTILLA_TEST_SERVICES_BUILD';
+const LINKED = ['services/core/db/migrations', 'services/web'];
+
+function sources(dir: string, out: string[] = []): string[] {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (LINKED.includes(relative(ROOT, path))) continue;
+    if (statSync(path).isDirectory()) sources(path, out);
+    else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push(path);
+  }
+  return out;
+}
+
+/** Transpiles services/ (but the web UI's) into a new folder under .data/; returns it. */
+export async function buildServices(): Promise<string> {
+  mkdirSync(join(ROOT, '.data'), { recursive: true });
+  const dir = mkdtempSync(join(ROOT, '.data', 'test-services-'));
+  try {
+    // Readable as services/ is, by a process a test starts as another user.
+    chmodSync(dir, 0o755);
+    await build({
+      entryPoints: sources(join(ROOT, 'services')),
+      outdir: dir,
+      outbase: ROOT,
+      bundle: false,
+      platform: 'node',
+      format: 'esm',
+      target: `node${process.versions.node.split('.')[0]}`,
+      tsconfig: join(ROOT, 'tsconfig.json'),
+      // A child's stack traces name the .ts lines, as under tsx (started with
+      // --enable-source-maps: serviceCommand).
+      sourcemap: 'inline',
+      logLevel: 'error',
+    });
+    for (const link of LINKED) symlinkSync(join(ROOT, link), join(dir, link));
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return dir;
+}
+
+/**
+ * The command line that runs a script of services/ (`services/api/main.ts`): from the global
+ * setup's build when there is one, else through tsx (a script outside vitest, load/claims).
+ */
+export function serviceCommand(script: string): string[] {
+  const built = process.env[SERVICES_BUILD_ENV];
+  if (!built) return ['--import', 'tsx', script];
+  return ['--enable-source-maps', join(built, script.replace(/\.ts$/, '.js'))];
+}
