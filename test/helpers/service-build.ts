@@ -6,7 +6,8 @@
 // its own test (test/deploy/image-layout.test.ts).
 //
 // Measured (load/RESULTS.md §10, 2026-11-24): a master process importing its code took
-// 1.0-1.1 CPU seconds through tsx and 0.5-0.6 s from this build.
+// 1.1-1.4 CPU seconds through tsx and 0.6 s from this build; four process-heavy test files
+// 35-41 CPU seconds instead of 53.
 //
 // The folder sits inside the repository so that the services' imports find node_modules
 // and package.json's "type": "module" as from services/; the files the services read beside
