@@ -5,6 +5,7 @@ import { loadMasterConfig, type MasterConfig, masterConfigSchema } from '../core
 import { startCountCompaction } from '../core/data/counts.js';
 import { ensureMigratedOrExit } from '../core/db/migrate.js';
 import { createPool } from '../core/db/pool.js';
+import { EVENTS_FLUSH_MS, flushEvents } from '../core/events/publisher.js';
 import { forceScheduler } from '../core/force/parameters.js';
 import { startProbeServer } from '../core/http/probe-server.js';
 import { onShutdown } from '../core/lifecycle.js';
@@ -78,6 +79,7 @@ onShutdown(log, () => [
   { name: 'http', run: () => app.close() },
   { name: 'probes', run: () => probes.close() },
   { name: 'postgres', run: () => db.dispose() },
+  { name: 'events', run: async () => void (await flushEvents(redis, EVENTS_FLUSH_MS)) },
   { name: 'redis', run: () => redis.quit() },
   { name: 'telemetry', run: () => telemetry.shutdown() },
 ]);

@@ -8,6 +8,7 @@ import { loadMasterConfig, type MasterConfig } from '../core/config/master-confi
 import { ensureMigratedOrExit } from '../core/db/migrate.js';
 import { createPool } from '../core/db/pool.js';
 import { busSubscription } from '../core/events/bus.js';
+import { EVENTS_FLUSH_MS, flushEvents } from '../core/events/publisher.js';
 import { postgresCheck, redisCheck, schemaCheck } from '../core/health.js';
 import { startProbeServer } from '../core/http/probe-server.js';
 import { onShutdown } from '../core/lifecycle.js';
@@ -124,6 +125,8 @@ export async function runMasterProcess(
       ...master.shutdownSteps(),
       { name: 'probes', run: () => probes.close() },
       { name: 'postgres', run: () => db.dispose() },
+      // The last events (builds handed back, the master stopped) go out if Redis is there.
+      { name: 'events', run: async () => void (await flushEvents(redis, EVENTS_FLUSH_MS)) },
       { name: 'redis', run: async () => Promise.all([redis.quit(), subscriber.quit()]) },
       { name: 'telemetry', run: () => telemetry.shutdown() },
     ],

@@ -2,6 +2,7 @@
 // subscriptions. What both share lives here: per-path subscriptions, authorization of every
 // event, the replay of missed events when a subscription resumes, and the bound on what may
 // wait to be sent. ws.ts and sse.ts only frame the messages and drive their transport.
+import { EVENTS_LOST_KEY } from '../../core/events/bus.js';
 import { isAfter, readSince } from '../../core/events/stream.js';
 import { logLinesOf, matches, parsePattern } from './paths.js';
 import type { Client, Hub, HubEvent, Subscription, UserInfo } from './types.js';
@@ -158,7 +159,10 @@ export abstract class Consumer implements Client {
         for (const msg of page.events) {
           const e = this.hub.toEvent(msg);
           covered = e.id ?? covered;
-          if (matches(sub.pattern, e.parts) && (await this.hub.settings.authorize(this.user, e.parts))) {
+          // Events dropped by their process (core/events/publisher.ts) fell in this range.
+          if (e.key === EVENTS_LOST_KEY)
+            this.write(this.reloadFrame(sub.path, 'events were lost while the event bus was away'));
+          else if (matches(sub.pattern, e.parts) && (await this.hub.settings.authorize(this.user, e.parts))) {
             this.write(this.eventFrame(e));
             await this.paced();
             if (this.closed) return;

@@ -9,7 +9,12 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
-import { type BusMessage, EVENTS_WITH_IDS_CHANNEL, parseBusMessage } from '../../core/events/bus.js';
+import {
+  type BusMessage,
+  EVENTS_LOST_KEY,
+  EVENTS_WITH_IDS_CHANNEL,
+  parseBusMessage,
+} from '../../core/events/bus.js';
 import { isAfter, lastEventId, readSince } from '../../core/events/stream.js';
 import { LogTailer } from './log-lines.js';
 import { logLinesOf, matches } from './paths.js';
@@ -174,6 +179,13 @@ export class EventHub implements Hub {
       this.lastId = e.id;
     }
     this.dispatched++;
+    // A process dropped events it could not publish while Redis was away: every client may
+    // have missed some, and only a reload shows it the truth again.
+    if (e.key === EVENTS_LOST_KEY) {
+      this.log.warn({ lost: (e.message as { lost?: unknown } | null)?.lost }, 'a process dropped events');
+      for (const c of this.consumers) c.reloadAll('events were lost while the event bus was away');
+      return;
+    }
     const subs = this.byLength.get(e.parts.length);
     if (!subs) return;
     for (const sub of subs) if (matches(sub.pattern, e.parts)) sub.consumer.deliver(sub, e);

@@ -1,8 +1,12 @@
 // Every data operation runs inside a transaction and queues its events; the events are
 // published only once the transaction has committed, so nobody hears of what did not happen.
+// They are handed to the connection's publisher (events/publisher.ts), which sends them in
+// commit order in the background: the caller has its answer once PostgreSQL committed, and a
+// Redis outage delays events, never a build.
 import type { Redis } from 'ioredis';
 import type { ConnectionPool, Queryable } from '../db/pool.js';
-import { publish, type RoutingKey } from '../events/bus.js';
+import type { RoutingKey } from '../events/bus.js';
+import { publisherFor } from '../events/publisher.js';
 
 export class Outbox {
   readonly events: { key: RoutingKey; message: unknown }[] = [];
@@ -18,7 +22,10 @@ export class Outbox {
 export interface DataContext {
   db: ConnectionPool;
   redis: Redis;
-  /** Called when events could not be published (the data is committed regardless). */
+  /**
+   * Told when events cannot be published for now, or were dropped (the data is committed
+   * regardless); the first context on a connection to name one is the one told.
+   */
   onPublishError?: (err: Error) => void;
   /**
    * Runs each transaction instead of `db.tx`: a build's writes go through one that fences
@@ -43,11 +50,7 @@ export async function transact<T>(ctx: DataContext, fn: (tx: Tx) => Promise<T>):
     return fn({ q, out });
   };
   const result = await (ctx.runTx ? ctx.runTx(body) : ctx.db.tx(body));
-  try {
-    for (const e of out.events) await publish(ctx.redis, e.key, e.message);
-  } catch (err) {
-    ctx.onPublishError?.(err as Error);
-  }
+  publisherFor(ctx.redis, ctx.onPublishError).enqueue(out.events);
   return result;
 }
 

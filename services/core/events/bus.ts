@@ -26,6 +26,13 @@ export const EVENTS_STREAM_MAXLEN = 50_000;
 
 export type RoutingKey = readonly (string | number)[];
 
+/**
+ * Not an event but the mark of events a process could not publish (events/publisher.ts: its
+ * queue overflowed while Redis was away), at the place in its order where they were: whoever
+ * shows what events describe must reload it. Message: `{ lost: <how many> }`.
+ */
+export const EVENTS_LOST_KEY = 'flotilla/events/lost';
+
 export interface BusMessage {
   /** Routing key joined with '/', as Buildbot's /ws shows it (`builds/12/new`). */
   k: string;
@@ -59,17 +66,27 @@ redis.call('PUBLISH', ARGV[4], string.sub(ARGV[2], 1, -2) .. ',"id":"' .. id .. 
 return id`;
 const PUBLISH_SHA = createHash('sha1').update(PUBLISH_SCRIPT).digest('hex');
 
-/** Appends the event to the stream and publishes it; resolves with its id. */
-export async function publish(redis: Redis, key: RoutingKey, message: unknown): Promise<string> {
+/**
+ * The event as the bus carries it (JSON of a BusMessage), with the active trace context: made
+ * when the event happens, so that an event published later (events/publisher.ts) still
+ * carries the trace of the work that produced it.
+ */
+export function busPayload(key: RoutingKey, message: unknown): string {
   const tp = traceparent();
   const payload: BusMessage = { k: keyString(key), m: message, ...(tp ? { tp } : {}) };
-  const args = [
-    EVENTS_STREAM,
-    String(EVENTS_STREAM_MAXLEN),
-    JSON.stringify(payload),
-    EVENTS_CHANNEL,
-    EVENTS_WITH_IDS_CHANNEL,
-  ];
+  return JSON.stringify(payload);
+}
+
+/** PUBLISH_SCRIPT's keys and arguments for one payload (`numkeys` first, as EVAL takes them). */
+export function publishArgs(payload: string): [number, ...string[]] {
+  return [1, EVENTS_STREAM, String(EVENTS_STREAM_MAXLEN), payload, EVENTS_CHANNEL, EVENTS_WITH_IDS_CHANNEL];
+}
+
+export { PUBLISH_SCRIPT, PUBLISH_SHA };
+
+/** Appends the event to the stream and publishes it now; resolves with its id. */
+export async function publish(redis: Redis, key: RoutingKey, message: unknown): Promise<string> {
+  const [, ...args] = publishArgs(busPayload(key, message));
   try {
     return (await redis.evalsha(PUBLISH_SHA, 1, ...args)) as string;
   } catch (err) {

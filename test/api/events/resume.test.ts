@@ -7,7 +7,7 @@
 // came before it.
 import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { EVENTS_STREAM, publish } from '../../../services/core/events/bus.js';
+import { EVENTS_LOST_KEY, EVENTS_STREAM, publish } from '../../../services/core/events/bus.js';
 import { waitFor } from '../../helpers/wait.js';
 import { type EventsApp, RedisDoor, SseClient, startEventsApp, until, useRedis, WsClient } from './lib.js';
 
@@ -279,5 +279,38 @@ describe('a pod whose subscriber connection drops', () => {
     await until('live again', () => c.events.some((e) => e.m.buildid === 4));
     c.close();
     await close();
+  });
+});
+
+// A process whose queue of events overflowed while Redis was away publishes one mark in
+// their place (services/core/events/publisher.ts): clients live then, or resuming across it,
+// are told to reload.
+describe('events a process dropped', () => {
+  const lost = () => publish(bus.redis, EVENTS_LOST_KEY.split('/'), { lost: 3 });
+
+  it('make every subscription of a live client reload, and events go on after', async () => {
+    const c = await WsClient.open(api.ws);
+    await c.subscribe('builds/*/*');
+    await c.subscribe('changes/*/*');
+    await build(1);
+    await until('first event', () => c.events.length === 1);
+    await lost();
+    await build(2);
+    await until('the event after the mark', () => c.events.some((e) => e.m.buildid === 2));
+    const reloads = c.messages.filter((m) => m.cmd === 'reload');
+    expect(reloads.map((m) => m.path)).toEqual(['builds/*/*', 'changes/*/*']);
+    expect(c.events.map((e) => e.k)).toEqual(['builds/1/new', 'builds/2/new']);
+    c.close();
+  });
+
+  it('make a subscription that resumes across the mark reload', async () => {
+    const seen = await build(1);
+    await lost();
+    await build(2);
+    const c = await WsClient.open(api.ws);
+    await c.subscribe('builds/*/*', { since: seen });
+    await until('the missed event', () => c.events.some((e) => e.m.buildid === 2));
+    expect(c.messages.filter((m) => m.cmd === 'reload').map((m) => m.path)).toEqual(['builds/*/*']);
+    c.close();
   });
 });

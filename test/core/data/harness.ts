@@ -12,6 +12,7 @@ import { nameHash } from '../../../services/core/data/names.js';
 import { type DataContext, type Tx, transact } from '../../../services/core/data/transaction.js';
 import { type ConnectionPool, createPool, sql } from '../../../services/core/db/pool.js';
 import { type BusMessage, EVENTS_CHANNEL } from '../../../services/core/events/bus.js';
+import { publisherFor } from '../../../services/core/events/publisher.js';
 import { createDatabase, type TEMPLATES, type TestDatabase } from '../../helpers/databases.js';
 import { testEnv } from '../../helpers/env.js';
 
@@ -37,7 +38,8 @@ export async function openHarness(template: keyof typeof TEMPLATES = 'migrated')
   const redis = new Redis(testEnv().redisUrl, { lazyConnect: false, maxRetriesPerRequest: 3 });
   const ctx: DataContext = { db: db.pool, redis };
   const wide = createPool(db.url, { poolSize: 16 });
-  const tap = await EventTap.open();
+  // Events go out in the background after commit: the tap waits for this context's first.
+  const tap = await EventTap.open(() => publisherFor(redis).flushed());
   return {
     db,
     ctx,
@@ -61,12 +63,14 @@ export class EventTap {
   private constructor(
     private readonly sub: Redis,
     private readonly pub: Redis,
+    private readonly published: () => Promise<void>,
   ) {}
 
-  static async open(): Promise<EventTap> {
+  /** `published` resolves once the events committed so far have been handed to Redis. */
+  static async open(published: () => Promise<void> = async () => {}): Promise<EventTap> {
     const sub = new Redis(testEnv().redisUrl);
     const pub = new Redis(testEnv().redisUrl);
-    const tap = new EventTap(sub, pub);
+    const tap = new EventTap(sub, pub, published);
     sub.on('message', (_channel: string, text: string) => {
       const msg = JSON.parse(text) as BusMessage;
       const done = tap.waiters.get(msg.k);
@@ -81,6 +85,7 @@ export class EventTap {
   async settle(): Promise<void> {
     const k = `test/marker/${randomBytes(6).toString('hex')}`;
     const arrived = new Promise<void>((resolve) => this.waiters.set(k, resolve));
+    await this.published();
     await this.pub.publish(EVENTS_CHANNEL, JSON.stringify({ k, m: null }));
     await arrived;
     this.waiters.delete(k);
