@@ -3,15 +3,27 @@
 // \r\n, \n and a \r followed by more text each ending a line). Each piece's lines are in
 // PostgreSQL before write() resolves, which is when the worker hears its acknowledgement.
 // The same lines then go to the log's live stream in Redis (core/logs/live-stream.ts), from
-// which API pods serve the tail; losing Redis loses no line.
+// which API pods serve the tail; losing Redis loses no line. Nothing here waits for Redis:
+// awaiting the stream held every acknowledgement while Redis was away, and the builds with
+// it (load/RESULTS.md §11). An append that cannot go now is dropped instead; readers of the
+// stream see the gap by its line numbers and read PostgreSQL (readLogStreamLines).
 import type { Redis } from 'ioredis';
 import { appendLog, type DataContext, finishLog, type LogCodec, transact } from '../../core/data/index.js';
 import { appendToLogStream } from '../../core/logs/live-stream.js';
 import type { OutputStream } from '../../core/protocol/messages.js';
 
+// Appends of one log on their way to its live stream at once; more are dropped. Redis keeps
+// up with PostgreSQL when it answers at all, so this bound is met only while Redis hangs
+// (a stopped or partitioned server), and it keeps the text held for it small.
+const MAX_STREAMING = 8;
+
 export class LogWriter {
   private readonly partial: Record<OutputStream, string> = { o: '', e: '', h: '' };
   lines = 0;
+  /** Live stream appends sent and not yet answered. */
+  private streaming = 0;
+  /** Live stream appends dropped (Redis away or behind). */
+  streamDropped = 0;
 
   constructor(
     private readonly ctx: DataContext,
@@ -43,11 +55,25 @@ export class LogWriter {
     const range = await transact(this.ctx, (tx) => appendLog(tx, this.logid, body, { codec: this.codec }));
     this.lines += lines.length;
     this.onStored?.(lines.length);
-    try {
-      await appendToLogStream(this.redis, this.logid, range.first_line, body);
-    } catch {
-      // The live tail is a convenience; PostgreSQL has the lines.
+    this.toLiveStream(range.first_line, body);
+  }
+
+  private toLiveStream(first: number, body: string): void {
+    // Not connected: ioredis would hold the append in its offline queue, text and all, until
+    // it gave up; the gap it leaves is the same.
+    if (this.redis.status !== 'ready' || this.streaming >= MAX_STREAMING) {
+      this.streamDropped++;
+      return;
     }
+    this.streaming++;
+    appendToLogStream(this.redis, this.logid, first, body)
+      .catch(() => {
+        // The live tail is a convenience; PostgreSQL has the lines.
+        this.streamDropped++;
+      })
+      .finally(() => {
+        this.streaming--;
+      });
   }
 
   /** Store what is left of unfinished lines, then mark the log finished. */
