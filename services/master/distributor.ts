@@ -11,6 +11,7 @@ import {
   collapsibleBuildRequests,
   completeBuildRequests,
   type DataContext,
+  now,
   pendingBuildRequests,
   releaseUncertainRequest,
   transact,
@@ -181,7 +182,8 @@ export class Distributor {
    */
   private async claim(builder: BuilderConfig, builderid: number, brid: number): Promise<boolean> {
     const ok = await transact(this.deps.ctx, async (tx) => {
-      if (!(await claimBuildRequests(tx, [brid], this.deps.masterid()))) return false;
+      if (!(await claimBuildRequests(tx, [brid], this.deps.masterid(), now(), { onlyIfActive: true })))
+        return false;
       if (builder.collapse_requests) {
         const ids = await collapsibleBuildRequests(tx.q, builderid, brid);
         if (ids.length && (await claimBuildRequests(tx, ids, this.deps.masterid()))) {

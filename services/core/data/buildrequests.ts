@@ -34,15 +34,28 @@ async function emit(tx: Tx, brids: readonly number[], event: string): Promise<vo
 /**
  * Claim every request for `masterid`, or none: false (and nothing claimed) if any is missing,
  * complete or claimed already. Concurrent claims of overlapping sets cannot both succeed.
+ * With `onlyIfActive`, also false while the master's row says it is not active: a master the
+ * cluster expired while it was away claims nothing until it has noticed and registered again
+ * (otherwise it starts a build it must hand back RETRY at its next heartbeat).
  */
 export async function claimBuildRequests(
   tx: Tx,
   brids: readonly number[],
   masterid: number,
   claimedAt = now(),
+  opts: { onlyIfActive?: boolean } = {},
 ): Promise<boolean> {
   if (brids.length === 0) return true;
   const ids = [...new Set(brids)];
+  if (opts.onlyIfActive) {
+    // FOR SHARE: an expiry (which updates the row) waits for this claim and then releases it
+    // with the master's others, rather than missing it.
+    const active = await maybeOne<{ id: number }>(
+      tx.q,
+      sql`SELECT id FROM masters WHERE id = ${masterid} AND active = 1 FOR SHARE`,
+    );
+    if (!active) return false;
+  }
   // Row locks on the requests, taken in id order, serialize our claims with each other and
   // with completion and cancellation; the unique brid of the claims table decides against a
   // claimer that takes no lock (a Buildbot master on the same database).
