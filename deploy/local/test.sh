@@ -34,6 +34,9 @@ redis_up "$DATA/redis" "$REDIS_PORT" fast
 
 export TEST_DATABASE_URL="postgresql://flotilla:flotilla@127.0.0.1:$PG_PORT/flotilla"
 export TEST_REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
+# The replica tests (test/helpers/pg-replica.ts) copy the cluster with pg_basebackup as the
+# postgres OS user, through the cluster's own socket folder (local connections are trusted).
+export TEST_PG_SOCKET_DIR="$DATA/pg"
 export LOG_LEVEL="${LOG_LEVEL:-silent}"
 cd "$ROOT"
 
