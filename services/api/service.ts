@@ -48,6 +48,11 @@ const app = await buildApp({
   title: config?.title,
   sessionSecret: env.sessionSecret ?? undefined,
   webUi,
+  readReplicas: {
+    urls: env.readReplicas.urls,
+    waitMs: env.readReplicas.waitSeconds * 1000,
+    maxLagMs: env.readReplicas.maxLagSeconds * 1000,
+  },
 });
 try {
   await app.register(changeHooks, {
@@ -69,8 +74,17 @@ const probes = await startProbeServer({
   port: env.probePort,
   checks: app.probes.checks,
   metrics: app.probes.metrics,
+  details: app.probes.details,
 });
-log.info({ url: env.publicUrl, probePort: probes.port, database: redact(env.databaseUrl) }, 'api listening');
+log.info(
+  {
+    url: env.publicUrl,
+    probePort: probes.port,
+    database: redact(env.databaseUrl),
+    readReplicas: env.readReplicas.urls.map(redact),
+  },
+  'api listening',
+);
 
 const stopCompaction = startCountCompaction(db, log);
 

@@ -2,6 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { loadApiEnv, loadMasterEnv, loadWorkerEnv, redact } from '../../services/core/config/env.js';
 import { ConfigError } from '../../services/core/config/errors.js';
 
+/** The problems loadApiEnv names for this environment, one a line ('' when none). */
+function problems(src: Record<string, string>): string {
+  try {
+    loadApiEnv(src);
+  } catch (e) {
+    return (e as ConfigError).problems.join('\n');
+  }
+  return '';
+}
+
 describe('environment', () => {
   it('has defaults for the local stack', () => {
     const env = loadApiEnv({});
@@ -73,14 +83,6 @@ describe('environment', () => {
   });
 
   it('names what is wrong with a Sentinel setting', () => {
-    const problems = (src: Record<string, string>) => {
-      try {
-        loadApiEnv(src);
-      } catch (e) {
-        return (e as ConfigError).problems.join('\n');
-      }
-      return '';
-    };
     expect(problems({ REDIS_SENTINELS: 's:26379' })).toMatch(/REDIS_SENTINEL_NAME: required/);
     expect(problems({ REDIS_SENTINELS: 's:26379,nope,t:0', REDIS_SENTINEL_NAME: 'm' })).toMatch(
       /REDIS_SENTINELS: expected host:port, got "nope"[\s\S]*got "t:0"/,
@@ -91,6 +93,39 @@ describe('environment', () => {
     expect(
       problems({ REDIS_SENTINELS: 's:26379', REDIS_SENTINEL_NAME: 'm', REDIS_URL: 'redis://r' }),
     ).toMatch(/REDIS_URL and REDIS_SENTINELS: set one, not both/);
+  });
+
+  it('reads the replicas an API pod reads from', () => {
+    expect(loadApiEnv({}).readReplicas).toEqual({ urls: [], waitSeconds: 1, maxLagSeconds: 30 });
+    const env = loadApiEnv({
+      DATABASE_URL: 'postgresql://u:p@primary/x',
+      DATABASE_READ_URL: ' postgresql://u:p@replica-1/x ,postgres://u:p@replica-2:5433/x',
+      DATABASE_READ_WAIT_SECONDS: '0.5',
+      DATABASE_READ_MAX_LAG_SECONDS: '30',
+    });
+    expect(env.readReplicas).toEqual({
+      urls: ['postgresql://u:p@replica-1/x', 'postgres://u:p@replica-2:5433/x'],
+      waitSeconds: 0.5,
+      maxLagSeconds: 30,
+    });
+  });
+
+  it('names what is wrong with the replicas, never their passwords', () => {
+    const primary = 'postgresql://u:s3cret@primary/x';
+    const bad = problems({
+      DATABASE_URL: primary,
+      DATABASE_READ_URL: `postgresql://u:s3cret@r1/x,,mysql://u:s3cret@r2/x,not a url,postgresql://u:s3cret@r1/x,${primary}`,
+      DATABASE_READ_WAIT_SECONDS: 'soon',
+      DATABASE_READ_MAX_LAG_SECONDS: '0',
+    });
+    expect(bad).toMatch(/DATABASE_READ_URL: entry 2 is empty/);
+    expect(bad).toMatch(/DATABASE_READ_URL: entry 3: expected a postgres or postgresql URL, got mysql:/);
+    expect(bad).toMatch(/DATABASE_READ_URL: entry 4: expected a URL, got "not a url"/);
+    expect(bad).toMatch(/DATABASE_READ_URL: entry 5: postgresql:\/\/u:\*\*\*@r1\/x is named twice/);
+    expect(bad).toMatch(/DATABASE_READ_URL: entry 6: is DATABASE_URL itself/);
+    expect(bad).toMatch(/DATABASE_READ_WAIT_SECONDS: expected a number of seconds, got "soon"/);
+    expect(bad).toMatch(/DATABASE_READ_MAX_LAG_SECONDS: expected more than 0/);
+    expect(bad).not.toMatch(/s3cret/);
   });
 
   it('requires the master configuration path and worker credentials', () => {

@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis';
 import { type AuthzPolicy, DEFAULT_RULES } from '../../core/auth/authz.js';
 import { fingerprintOf, UserDirectory } from '../../core/auth/users.js';
 import type { AuthConfig, WwwConfig } from '../../core/config/master-config.js';
+import { flushedWritePosition, lsnText } from '../../core/data/replication.js';
 import type { ConnectionPool } from '../../core/db/pool.js';
 import { type ForceScheduler, forceSchedulerSpec } from '../../core/force/parameters.js';
 import {
@@ -36,7 +37,15 @@ import { notFound, uriTooLong } from '../errors/catalogue.js';
 import { clientError, errorHandler, frameworkErrors, sendError } from '../errors/reply.js';
 import type { EventHub } from '../events/hub.js';
 import { eventsPlugin } from '../events/plugin.js';
-import { plainReader, ReadPool } from '../query/read-pool.js';
+import { plainReader, ReadPool, type RowReader } from '../query/read-pool.js';
+import {
+  type ReadRouter,
+  readRouter,
+  replicaPagePolicy,
+  requestWalPosition,
+  WAL_HEADER,
+  walCookie,
+} from '../query/replicas.js';
 import { WriteVersionsSource } from '../query/versions.js';
 import { WriteNotices } from '../query/write-notices.js';
 import { ArtifactReader } from '../read/artifacts.js';
@@ -80,6 +89,8 @@ export interface AppDeps {
   sessionSecret?: string;
   /** The built web UI (web-ui.ts's loadWebUi), served at `/`; absent: no UI, `/` is a 404. */
   webUi?: WebUiFiles | null;
+  /** Streaming replicas the REST API reads from (query/replicas.ts); absent or none: the primary. */
+  readReplicas?: { urls: readonly string[]; waitMs: number; maxLagMs: number };
 }
 
 const API_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS', 'PUT', 'DELETE', 'PATCH'] as const;
@@ -100,7 +111,12 @@ const READINESS_CACHE_MS = 1000;
 declare module 'fastify' {
   interface FastifyInstance {
     /** What the probe port serves (services/api/service.ts): readiness checks and /metrics. */
-    probes: { checks: readonly Check[]; metrics: () => Promise<{ contentType: string; body: string }> };
+    probes: {
+      checks: readonly Check[];
+      metrics: () => Promise<{ contentType: string; body: string }>;
+      /** Where reads go, with read replicas: the probe port's /readyz shows it beside the checks. */
+      details: () => Record<string, unknown>;
+    };
   }
 }
 
@@ -112,6 +128,12 @@ function cachedReadiness(checks: readonly Check[], ms: number): () => Promise<Re
     if (!last || now - last.at >= ms) last = { at: now, answer: readiness(checks) };
     return last.answer;
   };
+}
+
+/** What the public /readyz says of reads: where they go, and how many replicas are up. */
+function readsSummary(router: ReadRouter): { from: string; replicas: number; up: number } {
+  const s = router.status();
+  return { from: s.from, replicas: s.replicas.length, up: s.replicas.filter((r) => r.state === 'up').length };
 }
 
 /** The authorization rules in force, Buildbot's way (see core/config/master-config/auth.ts). */
@@ -151,7 +173,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const forceByName = new Map(forceSchedulers.map((f) => [f.name, f]));
   const registry = buildRegistry(forceSchedulers.map(forceSchedulerSpec));
   const readPool = deps.databaseUrl ? new ReadPool(deps.databaseUrl) : null;
-  const reads = readPool ?? plainReader(deps.db);
+  // The primary's read path: what control actions read, and where the REST API's reads go
+  // when no replica may take them.
+  const primaryReads = readPool ?? plainReader(deps.db);
+  const router = readRouter(deps.readReplicas, deps.db, primaryReads, deps.log);
+  router?.start();
+  const reads: RowReader = router ?? primaryReads;
   // Without a configuration (tests, embedders) kept pages are checked on every request: a
   // caller that writes and reads back at once must see its write.
   const pageCacheCfg = deps.www?.page_cache ?? { enabled: true, max_mb: 64, max_staleness_ms: 0 };
@@ -161,11 +188,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           url: deps.databaseUrl,
           maxStalenessMs: pageCacheCfg.max_staleness_ms,
           onError: (err) => deps.log.warn({ err: err.message }, 'write notices interrupted'),
+          positions: router !== null,
         })
       : null;
   notices?.start();
+  // Versions are read on the primary: a replica's answer could be as old as its pages.
   const pageCache = pageCacheCfg.enabled
-    ? new PageCache(reads, new WriteVersionsSource(reads), pageCacheCfg.max_mb * 1024 * 1024, notices)
+    ? new PageCache(
+        primaryReads,
+        new WriteVersionsSource(primaryReads),
+        pageCacheCfg.max_mb * 1024 * 1024,
+        notices,
+        router ? replicaPagePolicy(router, notices) : null,
+      )
     : null;
   const rawCfg = deps.www?.raw_log_cache ?? { enabled: true, max_mb: 256 };
   // Without a folder to write to, downloads are still served, each from the database.
@@ -283,9 +318,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.get('/readyz', async (_req, reply) => {
     // A stopping pod leaves the rotation at once, whatever the cached answer says.
     const r = closing ? { ready: false } : await ready();
-    return reply.code(r.ready ? 200 : 503).send({ status: r.ready ? 'ready' : 'unavailable' });
+    // With replicas: where reads go, and how many replicas take them (their names and
+    // states are on the probe port).
+    const reads = router && readsSummary(router);
+    return reply
+      .code(r.ready ? 200 : 503)
+      .send({ status: r.ready ? 'ready' : 'unavailable', ...(reads ? { reads } : {}) });
   });
-  app.decorate('probes', { checks, metrics: () => metrics.render() });
+  app.decorate('probes', {
+    checks,
+    metrics: () => metrics.render(),
+    details: () => (router ? { reads: router.status() } : {}),
+  });
 
   const base = new URL(deps.publicUrl);
   app.get('/api', async (_req, reply) =>
@@ -319,7 +363,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     jsonRpc: jsonRpcHandler(
       controlHandlers({
         db: deps.db,
-        reads,
+        reads: primaryReads,
         redis: deps.redis,
         forceSchedulers: forceByName,
         onPublishError: (err) => deps.log.warn({ err: err.message }, 'events not published'),
@@ -327,14 +371,40 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       authz,
     ),
   });
+  if (router) {
+    // A control action answers with the log position after its writes, which the client's
+    // next reads wait for on a replica (read-your-writes, query/replicas.ts).
+    app.addHook('onSend', async (req, reply, payload) => {
+      if (req.method !== 'POST' || !req.url.startsWith('/api/v2') || reply.statusCode >= 500) return payload;
+      try {
+        const lsn = await flushedWritePosition(deps.db);
+        reply.header('set-cookie', walCookie(lsn, secure));
+        reply.header(WAL_HEADER, lsnText(lsn));
+      } catch (err) {
+        // Then the next reads may come from a replica without the write, within the lag bound.
+        deps.log.warn({ err: (err as Error).message }, 'write position not known: not sent');
+      }
+      return payload;
+    });
+  }
   app.addHook('onClose', async () => {
     await notices?.close();
+    await router?.end();
     await readPool?.end();
     await rawCache?.close();
   });
   if (deps.webUi) webUiRoutes(app, deps.webUi);
-  app.route({ method: [...API_METHODS], url: '/api/v2', handler: rest });
-  app.route({ method: [...API_METHODS], url: '/api/v2/*', handler: rest });
+  // With replicas, each request's reads run with the write position its client sent.
+  // The JSON-RPC handler sends and returns nothing: with the onSend hook above still running,
+  // Fastify would take that nothing for the answer, so the reply itself is returned.
+  const api: typeof rest = router
+    ? async (req, reply) => {
+        const out = await router.run(requestWalPosition(req.headers), () => rest(req, reply));
+        return out === undefined ? reply : out;
+      }
+    : rest;
+  app.route({ method: [...API_METHODS], url: '/api/v2', handler: api });
+  app.route({ method: [...API_METHODS], url: '/api/v2/*', handler: api });
   const eventLimits = deps.www?.events;
   await app.register(eventsPlugin, {
     redis: deps.redis,

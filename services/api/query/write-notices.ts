@@ -16,7 +16,14 @@
 //   served on the strength of notices, and every kept page is checked against the database
 //   again (page-cache.ts). So a page served from memory is never older than that bound;
 //   in practice a notice arrives well under a millisecond after its commit.
+//
+// With read replicas (query/replicas.ts), each fence also reads the primary's log position,
+// so that a page read from a replica can be judged: it reflects every notice it must once the
+// replica has replayed past the position of a fence sent after the last notice of its tables
+// (positionFor), and a client's own write has been noticed once a fence sent after a fence
+// that returned past the write's position has returned (noticedThrough).
 import pg from 'pg';
+import { walInsertLsnOn } from '../../core/data/replication.js';
 
 export const WRITES_CHANNEL = 'flotilla_writes';
 
@@ -30,7 +37,12 @@ export interface WriteNoticesOptions {
   /** The most a page served on the strength of notices may lag the database. */
   maxStalenessMs: number;
   onError?: (err: Error) => void;
+  /** Read the primary's log position with each fence (read replicas are in use). */
+  positions?: boolean;
 }
+
+/** Fences that returned: the notices' count when each was sent, and the position it read. */
+const MAX_FENCES = 512;
 
 export interface WriteNoticesStats {
   listening: boolean;
@@ -54,6 +66,9 @@ export class WriteNotices {
   private retryMs = RETRY_MIN_MS;
   private closed = false;
   private notices = 0;
+  private fences: { seq: number; lsn: bigint }[] = [];
+  private lastFenceLsn = -1n;
+  private noticed = -1n;
 
   constructor(private readonly opts: WriteNoticesOptions) {}
 
@@ -74,6 +89,26 @@ export class WriteNotices {
     if (mark < this.validFrom || !this.current()) return false;
     for (const t of tables) if ((this.lastWrite.get(t) ?? -1) > mark) return false;
     return true;
+  }
+
+  /**
+   * A position past the commit of every write to these tables noticed up to `mark`: a page
+   * read after `mark` on a replica that had replayed this far reflects them all. Null while
+   * unknown (no fence sent after the last such notice has returned yet) or when the mark
+   * counts for nothing.
+   */
+  positionFor(tables: readonly string[], mark: number): bigint | null {
+    if (mark < this.validFrom) return null;
+    let last = this.validFrom;
+    for (const t of tables) last = Math.max(last, this.lastWrite.get(t) ?? -1);
+    if (last > mark) return null;
+    for (const f of this.fences) if (f.seq >= last) return f.lsn;
+    return null;
+  }
+
+  /** Every write that committed at or before this position has been noticed here (-1: none known). */
+  noticedThrough(): bigint {
+    return this.listening ? this.noticed : -1n;
   }
 
   stats(): WriteNoticesStats {
@@ -125,6 +160,9 @@ export class WriteNotices {
       this.listening = false;
       this.validFrom = Number.POSITIVE_INFINITY;
       this.fenceInFlight = false;
+      this.fences = [];
+      this.lastFenceLsn = -1n;
+      this.noticed = -1n;
       if (err) this.opts.onError?.(err);
       client.end().catch(() => {});
       if (this.closed) return;
@@ -153,11 +191,23 @@ export class WriteNotices {
     if (!client || !this.listening || this.fenceInFlight) return;
     this.fenceInFlight = true;
     const sentAt = performance.now();
-    client.query('SELECT 1').then(
-      () => {
+    const seq = this.seq;
+    const before = this.lastFenceLsn;
+    const query: Promise<bigint | null> = this.opts.positions
+      ? walInsertLsnOn(client)
+      : client.query('SELECT 1').then(() => null);
+    query.then(
+      (lsn) => {
         if (this.client !== client) return;
         this.fenceInFlight = false;
         this.fencedAt = sentAt;
+        if (lsn === null) return;
+        // Every notice counted by `seq` came from a commit before this fence ran.
+        this.fences.push({ seq, lsn });
+        if (this.fences.length > MAX_FENCES) this.fences.shift();
+        this.lastFenceLsn = lsn;
+        // Sent after a fence had returned at `before`: every commit up to it has been noticed.
+        if (before > this.noticed) this.noticed = before;
       },
       (err: Error) => {
         if (this.client === client) this.fenceInFlight = false;

@@ -46,6 +46,15 @@ export interface PageCacheStats {
   bytes: number;
 }
 
+/**
+ * What reads on replicas add (query/replicas.ts): whether a page just read may be kept, and
+ * whether the write notices may vouch for a kept page for the current request.
+ */
+export interface PagePolicy {
+  mayKeep(page: Page): boolean;
+  noticesCover(): boolean;
+}
+
 interface Kept extends Page {
   bytes: number;
 }
@@ -93,6 +102,7 @@ export class PageCache {
     readonly versions: WriteVersionsSource,
     private readonly maxBytes: number,
     private readonly notices: WriteNotices | null = null,
+    private readonly policy: PagePolicy | null = null,
   ) {}
 
   /** Take before reading a page to store: what its freshness is later judged against. */
@@ -111,7 +121,7 @@ export class PageCache {
       this.misses++;
       return null;
     }
-    if (!this.notices?.unchanged(page.tables, page.mark)) {
+    if (!this.notices?.unchanged(page.tables, page.mark) || this.policy?.noticesCover() === false) {
       const mark = this.mark();
       if ((await this.currentVersion(page.tables)) !== page.version) {
         this.drop(key, page);
@@ -165,6 +175,7 @@ export class PageCache {
   store(key: string, page: Page): void {
     const bytes = page.body.length + key.length + 256;
     if (bytes > this.maxBytes / PAGE_SHARE) return;
+    if (this.policy && !this.policy.mayKeep(page)) return;
     const old = this.pages.get(key);
     if (old) this.drop(key, old);
     for (const [k, p] of this.pages) {

@@ -40,6 +40,20 @@ export interface ApiEnv extends CommonEnv {
    * the one in object_state, created as Buildbot creates it.
    */
   sessionSecret: string | null;
+  /** Where API pods read from, besides the primary (docs/scaling.md, "PostgreSQL read replicas"). */
+  readReplicas: ReadReplicasEnv;
+}
+
+export interface ReadReplicasEnv {
+  /** DATABASE_READ_URL: streaming replicas of DATABASE_URL, comma-separated; empty: reads go to the primary. */
+  urls: string[];
+  /**
+   * DATABASE_READ_WAIT_SECONDS: how long a read that must see a client's own write waits for a
+   * replica to replay it before it goes to the primary.
+   */
+  waitSeconds: number;
+  /** DATABASE_READ_MAX_LAG_SECONDS: a replica further behind the primary than this serves no reads. */
+  maxLagSeconds: number;
 }
 
 export interface MasterEnv extends CommonEnv {
@@ -231,7 +245,63 @@ export function loadApiEnv(src: Source = process.env): ApiEnv {
     publicUrl: publicUrl.endsWith('/') ? publicUrl : `${publicUrl}/`,
     masterConfigPath,
     sessionSecret,
+    readReplicas: readReplicas(r, c.databaseUrl),
   });
+}
+
+/**
+ * DATABASE_READ_URL: one or more PostgreSQL URLs, separated by commas (a comma cannot appear
+ * unescaped in a URL's host, user or password). Each must be a postgres URL, named once, and
+ * not DATABASE_URL itself (the primary already serves what the replicas cannot).
+ */
+export function parseReadUrls(raw: string, primaryUrl: string): { urls: string[]; problems: string[] } {
+  const urls: string[] = [];
+  const problems: string[] = [];
+  const entries = raw.split(',').map((e) => e.trim());
+  for (const [i, entry] of entries.entries()) {
+    const where = `entry ${i + 1}`;
+    if (entry === '') {
+      problems.push(`${where} is empty (expected URLs separated by single commas)`);
+      continue;
+    }
+    let u: URL;
+    try {
+      u = new URL(entry);
+    } catch {
+      problems.push(`${where}: expected a URL, got ${JSON.stringify(redact(entry))}`);
+      continue;
+    }
+    if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') {
+      problems.push(`${where}: expected a postgres or postgresql URL, got ${u.protocol}//...`);
+      continue;
+    }
+    if (urls.includes(entry)) {
+      problems.push(`${where}: ${redact(entry)} is named twice`);
+      continue;
+    }
+    if (entry === primaryUrl) {
+      problems.push(`${where}: is DATABASE_URL itself; name only replicas`);
+      continue;
+    }
+    urls.push(entry);
+  }
+  return { urls, problems };
+}
+
+function readReplicas(r: Reader, primaryUrl: string): ReadReplicasEnv {
+  const raw = r.optional('DATABASE_READ_URL');
+  let urls: string[] = [];
+  if (raw !== null) {
+    const parsed = parseReadUrls(raw, primaryUrl);
+    for (const p of parsed.problems) r.problems.push(`DATABASE_READ_URL: ${p}`);
+    urls = parsed.urls;
+  }
+  const waitSeconds = r.seconds('DATABASE_READ_WAIT_SECONDS', 1);
+  // 30 s: an idle primary can hold its last records back from replicas for up to 15 s (the
+  // next standby snapshot flushes them), which must not look like a replica falling behind.
+  const maxLagSeconds = r.seconds('DATABASE_READ_MAX_LAG_SECONDS', 30);
+  if (maxLagSeconds === 0) r.problems.push('DATABASE_READ_MAX_LAG_SECONDS: expected more than 0');
+  return { urls, waitSeconds, maxLagSeconds };
 }
 
 export function loadMasterEnv(src: Source = process.env): MasterEnv {

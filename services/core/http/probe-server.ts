@@ -16,6 +16,8 @@ export interface ProbeOptions {
   port: number;
   checks: readonly Check[];
   metrics?: () => Promise<{ contentType: string; body: string }>;
+  /** More to say beside the checks (an API pod: where its reads go); never decides readiness. */
+  details?: () => Record<string, unknown>;
 }
 
 export async function startProbeServer(opts: ProbeOptions): Promise<ProbeServer> {
@@ -26,7 +28,9 @@ export async function startProbeServer(opts: ProbeOptions): Promise<ProbeServer>
         res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
       } else if (path === '/readyz') {
         const r = await readiness(opts.checks);
-        res.writeHead(r.ready ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(r));
+        res
+          .writeHead(r.ready ? 200 : 503, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ ...r, ...opts.details?.() }));
       } else if (path === '/metrics' && opts.metrics) {
         const m = await opts.metrics();
         res.writeHead(200, { 'content-type': m.contentType }).end(m.body);
