@@ -40,6 +40,7 @@ import { eventsPlugin } from '../events/plugin.js';
 import { plainReader, ReadPool, type RowReader } from '../query/read-pool.js';
 import {
   type ReadRouter,
+  type ReplicaSettings,
   readRouter,
   replicaPagePolicy,
   requestWalPosition,
@@ -90,7 +91,7 @@ export interface AppDeps {
   /** The built web UI (web-ui.ts's loadWebUi), served at `/`; absent: no UI, `/` is a 404. */
   webUi?: WebUiFiles | null;
   /** Streaming replicas the REST API reads from (query/replicas.ts); absent or none: the primary. */
-  readReplicas?: { urls: readonly string[]; waitMs: number; maxLagMs: number };
+  readReplicas?: ReplicaSettings;
 }
 
 const API_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS', 'PUT', 'DELETE', 'PATCH'] as const;

@@ -32,7 +32,6 @@ import type { WriteNotices } from './write-notices.js';
  * about this long after the replica has it.
  */
 const TICK_MS = 25;
-/** A replica that has not answered the monitor within this is treated as down. */
 const PROBE_DEADLINE_MS = 2000;
 /** The client's write position: cookie (browsers, sessions) and header (scripts). */
 export const WAL_COOKIE = 'flotilla_wal';
@@ -47,7 +46,17 @@ export interface ReplicaOptions {
   primary: Queryable;
   /** The primary's read path: where a read goes when no replica may take it. */
   primaryReads: RowReader;
+  /** A replica that has not answered the monitor within this is treated as down (default 2 s). */
+  probeDeadlineMs?: number;
   onError?: (msg: string, err: Error) => void;
+}
+
+/** What an API pod is told of its replicas (DATABASE_READ_URL and the settings beside it). */
+export interface ReplicaSettings {
+  urls: readonly string[];
+  waitMs: number;
+  maxLagMs: number;
+  probeDeadlineMs?: number;
 }
 
 export type ReplicaState = 'starting' | 'up' | 'lagging' | 'down' | 'not a replica';
@@ -284,9 +293,10 @@ export class ReadRouter implements RowReader {
 
   /** The replica's state now, its lag brought up to date. */
   private judge(r: Replica, now: number): ReplicaState {
-    if (r.probing !== null && now - r.probing > PROBE_DEADLINE_MS) {
+    const deadline = this.opts.probeDeadlineMs ?? PROBE_DEADLINE_MS;
+    if (r.probing !== null && now - r.probing > deadline) {
       r.state = 'down';
-      r.error = `no answer within ${PROBE_DEADLINE_MS} ms`;
+      r.error = `no answer within ${deadline} ms`;
     }
     if (r.state !== 'up' && r.state !== 'lagging') return r.state;
     r.lagMs = this.lag(r.replayed, now);
@@ -388,7 +398,7 @@ export function replicaPagePolicy(router: ReadRouter, notices: WriteNotices | nu
 
 /** The router for DATABASE_READ_URL's replicas; null when there are none. */
 export function readRouter(
-  cfg: { urls: readonly string[]; waitMs: number; maxLagMs: number } | undefined,
+  cfg: ReplicaSettings | undefined,
   primary: Queryable,
   primaryReads: RowReader,
   log: { warn(obj: object, msg: string): void },
