@@ -4,7 +4,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadApiEnv, loadMasterEnv } from '../../services/core/config/env.js';
 import { CI_VALUES, ensureHelm, FETCH_TIMEOUT_MS, type K8sObject, render, template } from './lib/helm.js';
-import { label, ofKind, services } from './lib/objects.js';
+import { containerEnv, label, ofKind, services } from './lib/objects.js';
 
 beforeAll(() => {
   ensureHelm();
@@ -15,22 +15,6 @@ const sentinel = {
   hosts: ['redis-sentinel-0.redis:26379', 'redis-sentinel-1.redis:26379', 'redis-sentinel-2.redis:26379'],
   masterName: 'flotilla',
 };
-
-// The environment a container would see: literal values, and keys of the rendered Secrets
-// (an optional key the Secret lacks is simply absent, as in Kubernetes).
-function containerEnv(objects: K8sObject[], container: any): Record<string, string> {
-  const secrets = new Map(ofKind(objects, 'Secret').map((s) => [s.metadata.name, s.data ?? {}]));
-  const env: Record<string, string> = {};
-  for (const e of container.env ?? []) {
-    if (e.value !== undefined) env[e.name] = String(e.value);
-    const ref = e.valueFrom?.secretKeyRef;
-    if (!ref) continue;
-    const data = secrets.get(ref.name)?.[ref.key];
-    if (data !== undefined) env[e.name] = Buffer.from(data, 'base64').toString('utf8');
-    else if (!ref.optional) throw new Error(`${e.name}: ${ref.name}/${ref.key} is not in the release`);
-  }
-  return env;
-}
 
 function podsEnv(objects: K8sObject[]) {
   return services(objects).map((w) => ({ name: label(w), env: containerEnv(objects, w.pod.containers[0]) }));

@@ -87,6 +87,8 @@ describe('existing Secrets', () => {
 
   it('reads every credential from the named Secrets and keys', () => {
     expect([...new Set(refs(objects()))].sort()).toEqual([
+      // optional: API pods read replicas' URLs from it when it has them
+      'DATABASE_READ_URL=flotilla-database/DATABASE_READ_URL',
       'DATABASE_URL=flotilla-database/url',
       'REDIS_URL=flotilla-redis/url',
       'SESSION_SECRET=flotilla-session/secret',

@@ -294,6 +294,28 @@ seccompProfile:
 {{- end }}
 {{- end }}
 
+{{/*
+The replicas API pods read from: from the chart's database Secret when readUrls are given,
+or from existingSecret's readUrlsKey when it has one (optional: a Secret without it means
+no replicas). Nothing at all otherwise.
+*/}}
+{{- define "flotilla.readReplicaEnv" -}}
+{{- if or .Values.database.readUrls .Values.database.existingSecret }}
+- name: DATABASE_READ_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "flotilla.databaseSecretName" . }}
+      key: {{ .Values.database.readUrlsKey }}
+      {{- if .Values.database.existingSecret }}
+      optional: true
+      {{- end }}
+- name: DATABASE_READ_WAIT_SECONDS
+  value: {{ .Values.database.readWaitSeconds | quote }}
+- name: DATABASE_READ_MAX_LAG_SECONDS
+  value: {{ .Values.database.readMaxLagSeconds | quote }}
+{{- end }}
+{{- end }}
+
 {{/* The configuration (and users) volumes of api and master. */}}
 {{- define "flotilla.configVolumes" -}}
 - name: config
@@ -341,6 +363,12 @@ topologySpreadConstraints:
 {{- define "flotilla.validate" -}}
 {{- if not (or .Values.database.url .Values.database.existingSecret) }}
 {{- fail "database.url or database.existingSecret is required: PostgreSQL is external" }}
+{{- end }}
+{{- if and .Values.database.readUrls .Values.database.existingSecret }}
+{{- fail (printf "database.readUrls and database.existingSecret: put the replicas' URLs in the existing Secret, comma-separated, under %s" .Values.database.readUrlsKey) }}
+{{- end }}
+{{- if has .Values.database.url .Values.database.readUrls }}
+{{- fail "database.readUrls: name only replicas, not database.url itself" }}
 {{- end }}
 {{- if .Values.redis.sentinel.hosts }}
 {{- if not .Values.redis.sentinel.masterName }}

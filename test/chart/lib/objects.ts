@@ -36,3 +36,19 @@ export function services(objects: K8sObject[]): Workload[] {
 export function label(w: Workload): string {
   return `${w.object.kind}/${w.object.metadata.name}`;
 }
+
+// The environment a container would see: literal values, and keys of the rendered Secrets
+// (an optional key the Secret lacks is simply absent, as in Kubernetes).
+export function containerEnv(objects: K8sObject[], container: any): Record<string, string> {
+  const secrets = new Map(ofKind(objects, 'Secret').map((s) => [s.metadata.name, s.data ?? {}]));
+  const env: Record<string, string> = {};
+  for (const e of container.env ?? []) {
+    if (e.value !== undefined) env[e.name] = String(e.value);
+    const ref = e.valueFrom?.secretKeyRef;
+    if (!ref) continue;
+    const data = secrets.get(ref.name)?.[ref.key];
+    if (data !== undefined) env[e.name] = Buffer.from(data, 'base64').toString('utf8');
+    else if (!ref.optional) throw new Error(`${e.name}: ${ref.name}/${ref.key} is not in the release`);
+  }
+  return env;
+}
