@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../services/api/http/server.js';
-import { WAL_HEADER } from '../../services/api/query/replicas.js';
+import { WAL_HEADER } from '../../services/api/query/replica-requests.js';
 import { masterConfigSchema } from '../../services/core/config/master-config.js';
 import { lsnValue } from '../../services/core/data/replication.js';
 import { sql } from '../../services/core/db/pool.js';

@@ -10,7 +10,6 @@ import type { Redis } from 'ioredis';
 import { type AuthzPolicy, DEFAULT_RULES } from '../../core/auth/authz.js';
 import { fingerprintOf, UserDirectory } from '../../core/auth/users.js';
 import type { AuthConfig, WwwConfig } from '../../core/config/master-config.js';
-import { flushedWritePosition, lsnText } from '../../core/data/replication.js';
 import type { ConnectionPool } from '../../core/db/pool.js';
 import { type ForceScheduler, forceSchedulerSpec } from '../../core/force/parameters.js';
 import {
@@ -38,15 +37,8 @@ import { clientError, errorHandler, frameworkErrors, sendError } from '../errors
 import type { EventHub } from '../events/hub.js';
 import { eventsPlugin } from '../events/plugin.js';
 import { plainReader, ReadPool, type RowReader } from '../query/read-pool.js';
-import {
-  type ReadRouter,
-  type ReplicaSettings,
-  readRouter,
-  replicaPagePolicy,
-  requestWalPosition,
-  WAL_HEADER,
-  walCookie,
-} from '../query/replicas.js';
+import { replicaPagePolicy } from '../query/replica-requests.js';
+import { type ReplicaSettings, readRouter } from '../query/replicas.js';
 import { WriteVersionsSource } from '../query/versions.js';
 import { WriteNotices } from '../query/write-notices.js';
 import { ArtifactReader } from '../read/artifacts.js';
@@ -57,6 +49,7 @@ import { buildRegistry } from '../registry/index.js';
 import { corsPolicy, originAllowed } from './cors.js';
 import { jsonRpcHandler } from './jsonrpc.js';
 import { ApiMetrics } from './metrics.js';
+import { readsSummary, sendWritePositions, withWritePosition } from './replica-reads.js';
 import { restHandler } from './rest.js';
 import { securityHeaders } from './security-headers.js';
 import { loadSessionSecret, Sessions } from './session.js';
@@ -129,12 +122,6 @@ function cachedReadiness(checks: readonly Check[], ms: number): () => Promise<Re
     if (!last || now - last.at >= ms) last = { at: now, answer: readiness(checks) };
     return last.answer;
   };
-}
-
-/** What the public /readyz says of reads: where they go, and how many replicas are up. */
-function readsSummary(router: ReadRouter): { from: string; replicas: number; up: number } {
-  const s = router.status();
-  return { from: s.from, replicas: s.replicas.length, up: s.replicas.filter((r) => r.state === 'up').length };
 }
 
 /** The authorization rules in force, Buildbot's way (see core/config/master-config/auth.ts). */
@@ -372,22 +359,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       authz,
     ),
   });
-  if (router) {
-    // A control action answers with the log position after its writes, which the client's
-    // next reads wait for on a replica (read-your-writes, query/replicas.ts).
-    app.addHook('onSend', async (req, reply, payload) => {
-      if (req.method !== 'POST' || !req.url.startsWith('/api/v2') || reply.statusCode >= 500) return payload;
-      try {
-        const lsn = await flushedWritePosition(deps.db);
-        reply.header('set-cookie', walCookie(lsn, secure));
-        reply.header(WAL_HEADER, lsnText(lsn));
-      } catch (err) {
-        // Then the next reads may come from a replica without the write, within the lag bound.
-        deps.log.warn({ err: (err as Error).message }, 'write position not known: not sent');
-      }
-      return payload;
-    });
-  }
+  if (router) sendWritePositions(app, deps.db, secure, deps.log);
   app.addHook('onClose', async () => {
     await notices?.close();
     await router?.end();
@@ -395,15 +367,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await rawCache?.close();
   });
   if (deps.webUi) webUiRoutes(app, deps.webUi);
-  // With replicas, each request's reads run with the write position its client sent.
-  // The JSON-RPC handler sends and returns nothing: with the onSend hook above still running,
-  // Fastify would take that nothing for the answer, so the reply itself is returned.
-  const api: typeof rest = router
-    ? async (req, reply) => {
-        const out = await router.run(requestWalPosition(req.headers), () => rest(req, reply));
-        return out === undefined ? reply : out;
-      }
-    : rest;
+  const api = router ? withWritePosition(router, rest) : rest;
   app.route({ method: [...API_METHODS], url: '/api/v2', handler: api });
   app.route({ method: [...API_METHODS], url: '/api/v2/*', handler: api });
   const eventLimits = deps.www?.events;
