@@ -3,41 +3,49 @@
 // plain SQL, as a Buildbot master sharing the database would make them, to tables the page
 // reads directly and to tables it only embeds. A second API on the same database, without the
 // cache, is the reference every cached answer must equal.
+import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../services/api/http/server.js';
 import { plainReader } from '../../services/api/query/read-pool.js';
-import { WriteVersionsSource } from '../../services/api/query/versions.js';
+import { statementText, WriteVersionsSource } from '../../services/api/query/versions.js';
 import { PageCache } from '../../services/api/read/page-cache.js';
 import { masterConfigSchema } from '../../services/core/config/master-config.js';
 import { sql } from '../../services/core/db/pool.js';
 import { createRedis, type Redis } from '../../services/core/redis.js';
 import { createLogger } from '../../services/core/telemetry/logger.js';
 import { testEnv } from '../helpers/env.js';
+import { waitFor } from '../helpers/wait.js';
 import { ApiUnderTest, oracleForceSchedulers, PUBLIC_URL } from './lib/harness.js';
 
 let api: ApiUnderTest;
 let reference: FastifyInstance;
 let redis: Redis;
 
-beforeAll(async () => {
-  api = await ApiUnderTest.start('fixture');
-  redis = createRedis(testEnv().redisUrl, 'page-cache-test');
-  redis.on('error', () => {});
+/** An API without the page cache on the database of `of`: what every cached answer must equal. */
+async function uncached(of: ApiUnderTest): Promise<FastifyInstance> {
   const www = masterConfigSchema.shape.www.parse({
     rate_limit: { enabled: false },
     page_cache: { enabled: false },
   });
-  reference = await buildApp({
-    db: api.db.pool,
+  const app = await buildApp({
+    db: of.db.pool,
     redis,
     log: createLogger('test', 'silent'),
     publicUrl: PUBLIC_URL,
-    databaseUrl: api.db.url,
+    databaseUrl: of.db.url,
     forceSchedulers: oracleForceSchedulers(),
     www,
   });
-  await reference.ready();
+  await app.ready();
+  return app;
+}
+
+beforeAll(async () => {
+  api = await ApiUnderTest.start('fixture');
+  redis = createRedis(testEnv().redisUrl, 'page-cache-test');
+  redis.on('error', () => {});
+  reference = await uncached(api);
 });
 afterAll(async () => {
   await reference?.close();
@@ -61,11 +69,11 @@ async function lookups(app: FastifyInstance = api.app): Promise<Lookups> {
 }
 
 /** GET through the cached API, checked against the uncached reference. */
-async function same(path: string, accept = 'application/json') {
+async function same(path: string, accept = 'application/json', cached = api.app, ref = reference) {
   const url = `/api/v2${path}`;
   const [got, want] = await Promise.all([
-    api.app.inject({ method: 'GET', url, headers: { accept } }),
-    reference.inject({ method: 'GET', url, headers: { accept } }),
+    cached.inject({ method: 'GET', url, headers: { accept } }),
+    ref.inject({ method: 'GET', url, headers: { accept } }),
   ]);
   expect({ path, status: got.statusCode, body: got.body }).toEqual({
     path,
@@ -267,5 +275,197 @@ describe('the page store', () => {
     expect(await store.lookup('old')).toBeNull();
     expect(await store.lookup('restarted')).toBeNull();
     expect(store.stats()).toMatchObject({ hits: 1, expired: 2, misses: 1, pages: 1 });
+  });
+});
+
+// Finer than a table (migration 0016, services/api/read/page-keys.ts): on write notices, a
+// page that reads one part of a busy table (a build's steps, a builder's finished builds) is
+// kept across writes to other parts, and expires on a write to its own.
+describe('the page cache on write notices, part by part', () => {
+  let live: ApiUnderTest;
+  let ref: FastifyInstance;
+
+  /** A cached API on write notices with this bound, and its uncached reference. */
+  async function start(stalenessMs: number): Promise<void> {
+    live = await ApiUnderTest.start('fixture', {
+      www: masterConfigSchema.shape.www.parse({
+        rate_limit: { enabled: false },
+        page_cache: { max_staleness_ms: stalenessMs },
+      }),
+    });
+    ref = await uncached(live);
+  }
+  afterEach(async () => {
+    await ref?.close();
+    await live?.close();
+  });
+
+  const w = <T = any>(query: ReturnType<typeof sql>) => live.db.pool.query(query) as Promise<T[]>;
+  const check = (path: string) => same(path, 'application/json', live.app, ref);
+
+  /** Until the notices hold every write committed before this call (a fence sent after it returned). */
+  async function caughtUp(): Promise<void> {
+    const since = performance.now();
+    await waitFor('write notices caught up', async () => {
+      const body = (await live.app.probes.metrics()).body;
+      const lag = Number(body.match(/^flotilla_write_notices_lag_seconds (\S+)$/m)?.[1] ?? -1);
+      return lag >= 0 && performance.now() - lag * 1000 > since;
+    });
+  }
+
+  let seq = 0;
+  const newStep = (buildid: number) => {
+    seq++;
+    return sql`INSERT INTO steps (number, name, buildid, started_at, state_string, urls_json, hidden)
+               VALUES (${1000 + seq}, ${`probe ${seq}`}, ${buildid}, 1795304000, 'running', '[]', 0)`;
+  };
+
+  it("keeps a finished build's steps and a builder's finished builds while another build of the builder runs", async () => {
+    // Generous for a loaded machine: a kept page is checked with the database instead while
+    // the newest fence is older than this, and a check of a busy table expires it.
+    await start(2000);
+    // Two builds of the builder with the most: `old` finished, `running` made to run again.
+    const [{ builderid }] = await w(
+      sql`SELECT builderid FROM builds GROUP BY builderid ORDER BY count(*) DESC, builderid LIMIT 1`,
+    );
+    const builds = await w<{ id: number }>(
+      sql`SELECT id FROM builds WHERE builderid = ${builderid} ORDER BY id`,
+    );
+    const old = builds[0]!.id;
+    const running = builds[builds.length - 1]!.id;
+    await w(sql`UPDATE builds SET complete_at = NULL, results = NULL WHERE id = ${running}`);
+    const pages = [`/builds/${old}/steps`, `/builders/${builderid}/builds?complete=true&limit=2&offset=4`];
+    await caughtUp();
+    for (const p of pages) await check(p);
+
+    // What a master writes as a step starts: the step, and the build's state.
+    await w(newStep(running));
+    await w(sql`UPDATE builds SET state_string = 'running probe' WHERE id = ${running}`);
+    await caughtUp();
+    const before = await lookups(live.app);
+    for (const p of pages) await check(p);
+    let now = await lookups(live.app);
+    expect({ hit: now.hit - before.hit, expired: now.expired - before.expired }).toEqual({
+      hit: 2,
+      expired: 0,
+    });
+    // Its own part is written: a step in `old`; `running` finishes, and joins the finished.
+    await w(newStep(old));
+    await w(sql`UPDATE builds SET complete_at = 1795304001, results = 0 WHERE id = ${running}`);
+    await caughtUp();
+    for (const p of pages) await check(p);
+    now = await lookups(live.app);
+    expect(now.expired - before.expired).toBe(2);
+  });
+
+  it('serves every page as a fresh read would, under random writes to parts and reads of them', async () => {
+    // Short, so that notices catch up quickly; a late fence only means more checked hits.
+    await start(150);
+    const builders = (
+      await w<{ builderid: number }>(
+        sql`SELECT builderid FROM builds GROUP BY builderid ORDER BY count(*) DESC, builderid LIMIT 2`,
+      )
+    ).map((r) => r.builderid);
+    const builds = await w<{ id: number; builderid: number; number: number }>(
+      sql`SELECT id, builderid, number FROM builds WHERE builderid = ANY(${builders}::int[]) ORDER BY id LIMIT 8`,
+    );
+    const buildIds = builds.map((b) => b.id);
+    const steps = (
+      await w<{ id: number }>(
+        sql`SELECT id FROM steps WHERE buildid = ANY(${buildIds}::int[]) ORDER BY id LIMIT 6`,
+      )
+    ).map((r) => r.id);
+    // Logs whose chunks are stored plain, so that a write can change their text.
+    const logs = (
+      await w<{ id: number }>(sql`SELECT DISTINCT l.id FROM logs l JOIN logchunks c ON c.logid = l.id
+                                  WHERE c.compressed = 0 ORDER BY l.id LIMIT 4`)
+    ).map((r) => r.id);
+    expect(builders).toHaveLength(2);
+    expect(builds.length).toBeGreaterThanOrEqual(4);
+    expect(steps.length).toBeGreaterThanOrEqual(3);
+    expect(logs.length).toBeGreaterThanOrEqual(2);
+
+    const pick = <T>(xs: readonly T[]) => fc.constantFrom(...xs);
+    const writeSql = fc.oneof(
+      pick(buildIds).map((b) => newStep(b)),
+      fc
+        .tuple(pick(steps), fc.nat(99))
+        .map(([s, v]) => sql`UPDATE steps SET state_string = ${`s ${v}`} WHERE id = ${s}`),
+      fc
+        .tuple(pick(buildIds), fc.nat(99))
+        .map(([b, v]) => sql`UPDATE builds SET state_string = ${`b ${v}`} WHERE id = ${b}`),
+      // A build finishes, or runs again.
+      pick(buildIds).map(
+        (b) => sql`UPDATE builds SET complete_at = CASE WHEN complete_at IS NULL THEN 1795304002 END,
+                     results = CASE WHEN complete_at IS NULL THEN 2 END WHERE id = ${b}`,
+      ),
+      // A build moves to the other builder: it leaves one part and joins another.
+      pick(buildIds).map(
+        (b) => sql`WITH t AS (SELECT CASE WHEN builderid = ${builders[0]!} THEN ${builders[1]!}::int
+                                         ELSE ${builders[0]!}::int END AS x FROM builds WHERE id = ${b})
+                   UPDATE builds SET builderid = t.x,
+                     number = (SELECT max(number) + 1 FROM builds WHERE builderid = t.x)
+                   FROM t WHERE id = ${b}`,
+      ),
+      pick(builders).map(
+        (
+          x,
+        ) => sql`INSERT INTO builds (number, builderid, buildrequestid, workerid, masterid, started_at, state_string)
+                   SELECT (SELECT max(number) + 1 FROM builds WHERE builderid = ${x}), ${x}, buildrequestid, workerid,
+                          masterid, started_at + 100, 'new' FROM builds WHERE id = ${buildIds[0]!}`,
+      ),
+      fc.tuple(pick(buildIds), fc.nat(1000)).map(
+        ([b, n]) => sql`INSERT INTO build_properties (buildid, name, value, source)
+                        VALUES (${b}, ${`probe ${++seq}`}, ${JSON.stringify(n)}, 'test')`,
+      ),
+      pick(steps).map(
+        (s) => sql`DELETE FROM steps WHERE id = (SELECT max(id) FROM steps
+                                   WHERE name LIKE 'probe %' AND buildid = (SELECT buildid FROM steps WHERE id = ${s}))`,
+      ),
+      pick(logs).map(
+        (l) =>
+          sql`UPDATE logchunks SET content = convert_to(${`line ${++seq}\n`}, 'UTF8') || content WHERE logid = ${l}`,
+      ),
+      pick(logs).map((l) => sql`UPDATE logs SET complete = 1 - complete WHERE id = ${l}`),
+    );
+    // Printed as their SQL text when fast-check reports a counterexample.
+    const write = writeSql.map((query) =>
+      Object.assign(query, { [fc.toStringMethod]: () => JSON.stringify(statementText(query)) }),
+    );
+    const read = fc.oneof(
+      pick(buildIds).map((b) => `/builds/${b}/steps`),
+      pick(buildIds).map((b) => `/builds/${b}/steps/1`),
+      pick(buildIds).map((b) => `/builds/${b}`),
+      pick(buildIds).map((b) => `/builds/${b}?property=*`),
+      pick(buildIds).map((b) => `/builds/${b}/properties`),
+      fc
+        .tuple(pick(builders), fc.boolean(), fc.nat(3))
+        .map(([x, done, o]) => `/builders/${x}/builds?complete=${done}&limit=5&offset=${o}`),
+      pick(builders).map((x) => `/builders/${x}/builds?order=-number&limit=3`),
+      pick(builds).map((b) => `/builders/${b.builderid}/builds/${b.number}`),
+      fc.tuple(fc.boolean(), fc.nat(3)).map(([done, o]) => `/builds?complete=${done}&limit=5&offset=${o}`),
+      pick(steps).map((s) => `/steps/${s}/logs`),
+      pick(logs).map((l) => `/logs/${l}`),
+      pick(logs).map((l) => `/logs/${l}/contents`),
+      pick(logs).map((l) => `/logs/${l}/contents?offset=1&limit=2`),
+    );
+    // A round: some writes, the notices catch up with them, then reads, each checked.
+    const round = fc.record({
+      writes: fc.array(write, { maxLength: 3 }),
+      reads: fc.array(read, { minLength: 1, maxLength: 10 }),
+    });
+    const before = await lookups(live.app);
+    await fc.assert(
+      fc.asyncProperty(fc.array(round, { minLength: 1, maxLength: 6 }), async (rounds) => {
+        for (const r of rounds) {
+          for (const q of r.writes) await w(q);
+          if (r.writes.length) await caughtUp();
+          for (const p of r.reads) await check(p);
+        }
+      }),
+      { numRuns: 40, endOnFailure: true },
+    );
+    // The check was of kept pages too, not only of fresh reads.
+    expect((await lookups(live.app)).hit).toBeGreaterThan(before.hit);
   });
 });

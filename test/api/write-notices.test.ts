@@ -55,6 +55,35 @@ describe('write notices', () => {
     await waitFor('builds unchanged since', async () => n.unchanged(['builds'], after));
   });
 
+  it('name the parts of a busy table that a write changed, before and after it', async () => {
+    const [b] = await q<{ id: number; builderid: number; other: number }>(sql`
+      SELECT id, builderid, (SELECT min(id) FROM builders WHERE id <> b.builderid) AS other
+      FROM builds b WHERE complete_at IS NOT NULL ORDER BY id LIMIT 1`);
+    if (!b) throw new Error('no finished build in the fixture');
+    const mark = n.mark();
+    // The build moves to another builder: it leaves one part and joins the other.
+    await q(sql`UPDATE builds SET builderid = ${b.other}, number = number + 100000 WHERE id = ${b.id}`);
+    await waitFor('the notice', async () => !n.unchanged([`builds/id=${b.id}`], mark));
+    await waitFor('other parts unchanged', async () =>
+      n.unchanged([`builds/id=${b.id + 1000000}`, `steps/buildid=${b.id}`, 'builds/complete=f'], mark),
+    );
+    for (const k of [
+      'builds',
+      `builds/builderid=${b.builderid}`,
+      `builds/builderid=${b.other}`,
+      `builds/builderid=${b.builderid}/complete=t`,
+      'builds/complete=t',
+    ])
+      expect({ k, unchanged: n.unchanged([k], mark) }).toEqual({ k, unchanged: false });
+
+    // A write to more parts than a notice names at once names the whole table.
+    const after = n.mark();
+    await q(sql`UPDATE steps SET hidden = hidden WHERE id IN (SELECT id FROM steps ORDER BY id LIMIT 120)`);
+    await waitFor('the notice', async () => !n.unchanged(['steps'], after));
+    await waitFor('builds unchanged since', async () => n.unchanged(['builds'], after));
+    expect(n.unchanged(['steps/buildid=123456789'], after)).toBe(false);
+  });
+
   it('send nothing for a rolled-back write', async () => {
     const mark = n.mark();
     const notices = n.stats().notices;

@@ -11,6 +11,7 @@ import { readProperties, readRows } from '../query/run.js';
 import type { ArtifactReader } from '../read/artifacts.js';
 import type { LogReader } from '../read/logs.js';
 import type { PageCache } from '../read/page-cache.js';
+import { pageKeys } from '../read/page-keys.js';
 import type { Registry } from '../registry/index.js';
 import type { Match } from '../registry/paths.js';
 import { type CorsPolicy, checkCors } from './cors.js';
@@ -132,7 +133,10 @@ export function restHandler(deps: RestDeps) {
         }
         const rendered = renderEnvelope(env, req.headers.accept);
         const etag = etagOf(rendered.body);
-        if (pageKey && stamp) pages!.store(pageKey, { ...stamp, ...rendered, etag, link, mark });
+        if (pageKey && stamp) {
+          const keys = pageKeys(endpoint, args, spec, stamp.tables);
+          pages!.store(pageKey, { ...stamp, keys, ...rendered, etag, link, mark });
+        }
         if (link) reply.header('link', link);
         return sendRendered(req, reply, rendered, etag);
       }

@@ -1,7 +1,10 @@
 // What this pod knows of the writes committed to the database, pushed to it: migration
 // 0010's triggers send a notice naming the table on channel flotilla_writes with every
 // statement that writes it, whoever writes (a Buildbot master too), and PostgreSQL delivers
-// them to this pod's listening connection in commit order.
+// them to this pod's listening connection in commit order. For the tables running builds
+// write all the time, 0016's triggers name the parts of the table written instead
+// (`steps/buildid=5`): a key `steps/buildid=5` is unchanged while no notice named that part
+// or the whole table; a key `steps` while no notice named the table or any part of it.
 //
 // The page cache (services/api/read/page-cache.ts) uses them to serve a kept page without
 // asking the database: a page read after mark m is still current while no notice since m has
@@ -29,6 +32,11 @@ export const WRITES_CHANNEL = 'flotilla_writes';
 
 /** Distinct tables remembered; more means someone notifies the channel with other payloads. */
 const MAX_TABLES = 1000;
+/**
+ * Parts remembered (a few MB): the least recently written are forgotten first, and count as
+ * written when the newest of them was.
+ */
+const MAX_PARTS = 100_000;
 const RETRY_MIN_MS = 500;
 const RETRY_MAX_MS = 30_000;
 
@@ -56,7 +64,14 @@ export class WriteNotices {
   private seq = 0;
   /** Marks below this were taken before the current LISTEN and mean nothing. */
   private validFrom = Number.POSITIVE_INFINITY;
+  /** Per table: the newest notice naming it or any part of it. */
   private readonly lastWrite = new Map<string, number>();
+  /** Per table: the newest notice naming the whole table. */
+  private readonly lastWhole = new Map<string, number>();
+  /** Per part (`table/column=value`): its newest notice, least recent first. */
+  private readonly lastPart = new Map<string, number>();
+  /** The newest notice of a part no longer in lastPart. */
+  private partsForgotten = -1;
   private client: pg.Client | null = null;
   private listening = false;
   private fencedAt = Number.NEGATIVE_INFINITY;
@@ -84,10 +99,21 @@ export class WriteNotices {
     return this.listening ? this.seq : -1;
   }
 
-  /** True when no write to any of these tables has committed since `mark`, as far as known within the bound. */
-  unchanged(tables: readonly string[], mark: number): boolean {
+  /**
+   * True when no write to any of these tables or parts (`table/column=value`) has committed
+   * since `mark`, as far as known within the bound.
+   */
+  unchanged(keys: readonly string[], mark: number): boolean {
     if (mark < this.validFrom || !this.current()) return false;
-    for (const t of tables) if ((this.lastWrite.get(t) ?? -1) > mark) return false;
+    for (const k of keys) {
+      const slash = k.indexOf('/');
+      if (slash < 0) {
+        if ((this.lastWrite.get(k) ?? -1) > mark) return false;
+        continue;
+      }
+      if ((this.lastWhole.get(k.slice(0, slash)) ?? -1) > mark) return false;
+      if ((this.lastPart.get(k) ?? this.partsForgotten) > mark) return false;
+    }
     return true;
   }
 
@@ -146,13 +172,7 @@ export class WriteNotices {
     client.on('notification', (n) => {
       if (n.channel !== WRITES_CHANNEL || !n.payload) return;
       this.notices++;
-      if (this.lastWrite.size >= MAX_TABLES && !this.lastWrite.has(n.payload)) {
-        // Not tables: forget them all, and every mark with them.
-        this.lastWrite.clear();
-        this.validFrom = ++this.seq;
-        return;
-      }
-      this.lastWrite.set(n.payload, ++this.seq);
+      this.record(n.payload);
     });
     const lost = (err?: Error) => {
       if (this.client !== client) return;
@@ -184,6 +204,33 @@ export class WriteNotices {
         this.fence();
       })
       .catch(lost);
+  }
+
+  private record(payload: string): void {
+    const slash = payload.indexOf('/');
+    const table = slash < 0 ? payload : payload.slice(0, slash);
+    if (this.lastWrite.size >= MAX_TABLES && !this.lastWrite.has(table)) {
+      // Not tables: forget them all, and every mark with them.
+      this.lastWrite.clear();
+      this.lastWhole.clear();
+      this.lastPart.clear();
+      this.validFrom = ++this.seq;
+      return;
+    }
+    const seq = ++this.seq;
+    this.lastWrite.set(table, seq);
+    if (slash < 0) {
+      this.lastWhole.set(table, seq);
+      return;
+    }
+    // Map keeps insertion order: set anew, the part goes last, and the first is the oldest.
+    this.lastPart.delete(payload);
+    this.lastPart.set(payload, seq);
+    if (this.lastPart.size > MAX_PARTS) {
+      const [oldest, at] = this.lastPart.entries().next().value as [string, number];
+      this.lastPart.delete(oldest);
+      this.partsForgotten = at;
+    }
   }
 
   private fence(): void {

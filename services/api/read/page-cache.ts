@@ -9,12 +9,14 @@
 //
 // A page is stored with the version read in the same snapshot as its rows. It is served again:
 // - from memory, while this pod's write notices (query/write-notices.ts) show that no write to
-//   any of its tables has committed since a mark taken before it was read, and the notices
-//   are known to be at most `max_staleness_ms` behind the database;
+//   any of its tables, or to the parts of them it reads (page-keys.ts), has committed since
+//   a mark taken before it was read, and the notices are known to be at most
+//   `max_staleness_ms` behind the database;
 // - otherwise after a fresh read of the version is equal, that is, when no write to any of its
 //   tables has committed since, whoever made it (a Buildbot master too). With no notices
 //   (max_staleness_ms 0, or the listening connection down) every hit is checked this way, and
-//   a kept page is never stale.
+//   a kept page is never stale. Versions are per table: a page kept on notices across writes
+//   to other parts of its tables is read afresh once it must be checked this way.
 // Only whole 200 answers are kept; the URL (path and query, as sent) and the Accept form are
 // the key. Bounded by bytes, least recently used first out.
 import type { FastifyRequest } from 'fastify';
@@ -25,7 +27,10 @@ import { versionSql, type WriteVersionsSource } from '../query/versions.js';
 import type { WriteNotices } from '../query/write-notices.js';
 
 export interface Page {
+  /** The tables whose version `version` is. */
   tables: readonly string[];
+  /** What the write notices must not name for the page to be current (page-keys.ts); `tables` when absent. */
+  keys?: readonly string[];
   version: string;
   body: string;
   contentType: string;
@@ -121,7 +126,10 @@ export class PageCache {
       this.misses++;
       return null;
     }
-    if (!this.notices?.unchanged(page.tables, page.mark) || this.policy?.noticesCover() === false) {
+    if (
+      !this.notices?.unchanged(page.keys ?? page.tables, page.mark) ||
+      this.policy?.noticesCover() === false
+    ) {
       const mark = this.mark();
       if ((await this.currentVersion(page.tables)) !== page.version) {
         this.drop(key, page);

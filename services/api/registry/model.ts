@@ -64,6 +64,14 @@ export interface Endpoint {
   value?: (args: PathArgs) => SQLQuery;
   /** The dimensions of the resource's counted totals that this path fixes (text SQL values). */
   countScope?: (args: PathArgs) => Record<string, SQLQuery>;
+  /**
+   * Tables of which this endpoint's statement reads only one part, by table: the part's
+   * write-notice key (migration 0016), e.g. `{ steps: 'steps/buildid=5' }`. True only when
+   * every mention of the table in the statement (scope, parent, fields, totals) is limited to
+   * rows of that part; the page cache keeps the page across writes to other parts
+   * (services/api/read/page-keys.ts). Any table not named counts whole.
+   */
+  parts?: (args: PathArgs) => Readonly<Record<string, string>>;
 }
 
 /** The resource that reads entity `e` from its table. */

@@ -18,26 +18,32 @@ export function buildIdOf(args: PathArgs) {
   return sql`(SELECT bb.id FROM builds bb WHERE bb.builderid = ${builderIdOf(args)} AND bb.number = ${number})`;
 }
 
-const one = (pattern: string, scope: Endpoint['scope']): Endpoint => ({
+const one = (pattern: string, scope: Endpoint['scope'], parts?: Endpoint['parts']): Endpoint => ({
   pattern,
   resource: build,
   collection: false,
   kind: 'rows',
   scope,
   actions: ['stop', 'rebuild'],
+  ...(parts ? { parts } : {}),
 });
 const many = (
   pattern: string,
   scope: Endpoint['scope'],
-  extra: Pick<Endpoint, 'rootLink' | 'countScope'> = {},
+  extra: Pick<Endpoint, 'rootLink' | 'countScope' | 'parts'> = {},
 ): Endpoint => ({ pattern, resource: build, collection: true, kind: 'rows', scope, ...extra });
 
 export const buildEndpoints: Endpoint[] = [
-  one('builds/n:buildid', (a) => [sql`a.id = ${a.buildid}`]),
-  one('builders/n:builderid/builds/n:number', (a) => [
-    sql`a.builderid = ${a.builderid}`,
-    sql`a.number = ${a.number}`,
-  ]),
+  one(
+    'builds/n:buildid',
+    (a) => [sql`a.id = ${a.buildid}`],
+    (a) => ({ builds: `builds/id=${a.buildid}`, build_properties: `build_properties/buildid=${a.buildid}` }),
+  ),
+  one(
+    'builders/n:builderid/builds/n:number',
+    (a) => [sql`a.builderid = ${a.builderid}`, sql`a.number = ${a.number}`],
+    (a) => ({ builds: `builds/builderid=${a.builderid}` }),
+  ),
   one('builders/i:buildername/builds/n:number', (a) => [
     sql`a.builderid = ${builderIdOf(a)}`,
     sql`a.number = ${a.number}`,
@@ -45,6 +51,7 @@ export const buildEndpoints: Endpoint[] = [
   many('builds', () => [], { rootLink: 'builds', countScope: () => ({}) }),
   many('builders/n:builderid/builds', (a) => [sql`a.builderid = ${a.builderid}`], {
     countScope: (a) => ({ builderid: sql`${String(a.builderid)}::text` }),
+    parts: (a) => ({ builds: `builds/builderid=${a.builderid}` }),
   }),
   many('builders/i:buildername/builds', (a) => [sql`a.builderid = ${builderIdOf(a)}`], {
     countScope: (a) => ({ builderid: sql`(${builderIdOf(a)})::text` }),

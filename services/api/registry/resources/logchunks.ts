@@ -3,7 +3,7 @@
 import { sql } from '../../../core/db/pool.js';
 import { field } from '../../../core/entities/field.js';
 import { t } from '../../../core/entities/types.js';
-import type { Endpoint, Resource } from '../model.js';
+import type { Endpoint, PathArgs, Resource } from '../model.js';
 import { LOG_PREFIXES, logScope } from './logs.js';
 
 export const logchunk: Resource = {
@@ -24,6 +24,10 @@ const contents = (pattern: string): Endpoint => ({
   collection: false,
   kind: 'logchunk',
   scope: logScope,
+  // By id, the log's row and its chunks alone (services/api/read/logs.ts).
+  ...(pattern.startsWith('logs/n:logid/')
+    ? { parts: (a: PathArgs) => ({ logs: `logs/id=${a.logid}`, logchunks: `logchunks/logid=${a.logid}` }) }
+    : {}),
 });
 const raw = (pattern: string): Endpoint => ({
   pattern,

@@ -23,19 +23,34 @@ export const LOG_PREFIXES = [
   'builders/i:buildername/builds/n:build_number/steps/n:step_number/logs/i:log_slug',
 ];
 
-const one = (pattern: string): Endpoint => ({
-  pattern,
-  resource: log,
-  collection: false,
-  kind: 'rows',
-  scope: logScope,
-});
+/** The parts of logs and steps a path by log id or step id reads (Endpoint.parts). */
+function logParts(pattern: string): Endpoint['parts'] | undefined {
+  if (pattern.startsWith('logs/n:logid')) return (a) => ({ logs: `logs/id=${a.logid}` });
+  if (pattern.startsWith('steps/n:stepid/')) return (a) => ({ logs: `logs/stepid=${a.stepid}` });
+  return undefined;
+}
+
+const one = (pattern: string): Endpoint => {
+  const parts = logParts(pattern);
+  return {
+    pattern,
+    resource: log,
+    collection: false,
+    kind: 'rows',
+    scope: logScope,
+    ...(parts ? { parts } : {}),
+  };
+};
 const many = (pattern: string): Endpoint => ({
   pattern,
   resource: log,
   collection: true,
   kind: 'rows',
   scope: (a) => [sql`a.stepid = ${stepIdOf(a)}`],
+  // The step's row is read only to know it exists (the parent).
+  ...(pattern.startsWith('steps/n:stepid/')
+    ? { parts: (a: PathArgs) => ({ logs: `logs/stepid=${a.stepid}`, steps: `steps/id=${a.stepid}` }) }
+    : {}),
 });
 
 export const logEndpoints: Endpoint[] = [

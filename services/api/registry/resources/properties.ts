@@ -111,5 +111,9 @@ export const propertyEndpoints: Endpoint[] = [
     kind: 'properties',
     scope: (a) => [sql`a.id = ${a.buildid}`],
     value: () => buildPropertiesJson(sql`a.id`, null),
+    parts: (a) => ({
+      builds: `builds/id=${a.buildid}`,
+      build_properties: `build_properties/buildid=${a.buildid}`,
+    }),
   },
 ];

@@ -26,6 +26,9 @@ const one = (pattern: string, scope: Endpoint['scope'], noGet = false): Endpoint
   kind: 'rows',
   scope,
   ...(noGet ? { noGet } : {}),
+  ...(pattern.startsWith('builds/n:buildid/')
+    ? { parts: (a: PathArgs) => ({ steps: `steps/buildid=${a.buildid}` }) }
+    : {}),
 });
 const many = (pattern: string): Endpoint => ({
   pattern,
@@ -33,6 +36,10 @@ const many = (pattern: string): Endpoint => ({
   collection: true,
   kind: 'rows',
   scope: (a) => [sql`a.buildid = ${buildIdOf(a)}`],
+  // By id, the build's row is read only to know it exists (the parent).
+  ...(pattern.startsWith('builds/n:buildid/')
+    ? { parts: (a: PathArgs) => ({ steps: `steps/buildid=${a.buildid}`, builds: `builds/id=${a.buildid}` }) }
+    : {}),
 });
 
 export const stepEndpoints: Endpoint[] = [

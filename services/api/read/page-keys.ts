@@ -1,0 +1,42 @@
+// What a kept page depends on, for the write notices (query/write-notices.ts): each table its
+// statement reads, or only the part of it that the statement reads, named as migration
+// 0016's notices name it (`steps/buildid=5`, `builds/builderid=3/complete=t`). A page of a
+// finished build's steps is then kept while other builds run; a table read any other way
+// counts whole, so anything written to it expires the page.
+//
+// A part is named only where the statement cannot see a row outside it: the endpoint's path
+// fixes it (Endpoint.parts, beside the scope that fixes it in SQL), or a `complete` filter
+// on builds does. Filters, order, offset and limit choose among the part's rows, and every
+// write that moves a row into or out of the part names the part (a notice is sent for the
+// row before and after the write), so pages whose membership shifts are expired too.
+
+import type { ResultSpec } from '../query/spec.js';
+import type { Endpoint, PathArgs } from '../registry/model.js';
+
+/** The notice keys of a page read from `tables` (the statement's own, versions.ts). */
+export function pageKeys(
+  endpoint: Endpoint,
+  args: PathArgs,
+  spec: ResultSpec,
+  tables: readonly string[],
+): readonly string[] {
+  const parts: Record<string, string> = { ...endpoint.parts?.(args) };
+  const done = completeFilter(endpoint, spec);
+  if (done !== null) {
+    const builds = parts.builds;
+    if (builds === undefined) parts.builds = `builds/complete=${done}`;
+    else if (builds.startsWith('builds/builderid=')) parts.builds = `${builds}/complete=${done}`;
+  }
+  return tables.map((t) => parts[t] ?? t);
+}
+
+/** `t` or `f` when a builds read is filtered to finished or to running builds alone. */
+function completeFilter(endpoint: Endpoint, spec: ResultSpec): 't' | 'f' | null {
+  if (endpoint.resource.name !== 'build' || endpoint.kind !== 'rows') return null;
+  for (const f of spec.filters) {
+    if (f.field.name !== 'complete' || f.op !== 'eq' || f.values.length !== 1) continue;
+    const v = f.values[0];
+    if (typeof v === 'boolean') return v ? 't' : 'f';
+  }
+  return null;
+}
