@@ -52,7 +52,8 @@ const compile = () => {
   const parent = parentExists(registry, segments);
   return compileRows({ endpoint, args: pathArgs, spec, parentExists: parent }, endpoint.resource.fields);
 };
-const { text, values } = compile().format(pgFormat);
+const { names } = compile();
+const { text, values } = compile().query.format(pgFormat);
 const name = `m${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`;
 // The page's JSON as text, as PostgreSQL sends it: JSON.parse is timed on its own.
 const asText = { getTypeParser: () => (x: string) => x };
@@ -62,9 +63,12 @@ await client.connect();
 try {
   const res = await client.query({ text, values, types: asText });
   const rowsJson = res.rows[0].rows as string;
-  const rows = JSON.parse(rowsJson) as unknown[];
+  const rows = JSON.parse(rowsJson) as unknown[][];
   const total = Number(res.rows[0].total);
-  const body = renderEnvelope({ plural: endpoint.resource.plural, rows, total }, 'application/json').body;
+  const body = renderEnvelope(
+    { plural: endpoint.resource.plural, rows, names, total },
+    'application/json',
+  ).body;
   const run = (id: string, sqlText: string, params: unknown[]) => () =>
     client.query({ name: id, text: sqlText, values: params, types: asText, rowMode: 'array' });
 
@@ -74,7 +78,7 @@ try {
     [
       'render',
       microseconds(() =>
-        renderEnvelope({ plural: endpoint.resource.plural, rows, total }, 'application/json'),
+        renderEnvelope({ plural: endpoint.resource.plural, rows, names, total }, 'application/json'),
       ),
     ],
     ['ETag', microseconds(() => etagOf(body))],

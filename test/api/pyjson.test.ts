@@ -2,6 +2,7 @@
 // speed, must agree byte for byte with a plain reference writer on any value.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { renderEnvelope } from '../../services/api/query/envelope.js';
 import { pyDumps } from '../../services/api/query/pyjson.js';
 
 /** Python's ensure_ascii escaping, one UTF-16 unit at a time. */
@@ -58,6 +59,37 @@ describe('pyDumps, compact', () => {
 
   it('indents by two spaces with ": " in the text form', () => {
     expect(pyDumps({ b: [1], a: {} }, 2)).toBe('{\n  "a": {},\n  "b": [\n    1\n  ]\n}');
+  });
+});
+
+describe('pages read as arrays of values (query/compile.ts)', () => {
+  it('render as the same entities given as objects would, in both forms', () => {
+    const names = fc.uniqueArray(fc.string({ unit: 'binary', maxLength: 8 }), { maxLength: 6 });
+    fc.assert(
+      fc.property(
+        names.chain((ns) =>
+          fc.record({
+            names: fc.constant([...ns].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))),
+            rows: fc.array(
+              fc.array(fc.jsonValue({ maxDepth: 2 }), { minLength: ns.length, maxLength: ns.length }),
+              {
+                maxLength: 4,
+              },
+            ),
+            plural: fc.constantFrom('builds', 'workers', 'masters', 'logs'),
+            total: fc.option(fc.nat(), { nil: null }),
+          }),
+        ),
+        ({ names, rows, plural, total }) => {
+          const objects = rows.map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])));
+          for (const accept of ['application/json', 'text/html']) {
+            const got = renderEnvelope({ plural, rows, names, total }, accept);
+            const want = renderEnvelope({ plural, rows: objects, total }, accept);
+            expect(got).toEqual(want);
+          }
+        },
+      ),
+    );
   });
 });
 

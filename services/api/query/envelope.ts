@@ -1,10 +1,12 @@
 // Rows -> the body Buildbot answers: {"<plural>": [...], "meta": {...}}, as compact JSON for
 // clients that accept application/json and indented text otherwise.
-import { pyDumps } from './pyjson.js';
+import { pyDumps, pyRows, pyString } from './pyjson.js';
 
 export interface Envelope {
   plural: string;
+  /** Entities; arrays of their values, named by `names`, when `names` is given. */
   rows: unknown[];
+  names?: readonly string[];
   /** Collections carry the total; single entities an empty meta. */
   total: number | null;
 }
@@ -25,6 +27,20 @@ export function renderJson(value: unknown, accept: string | undefined): Rendered
     : { body: pyDumps(value, 2), contentType: 'text/plain; charset=utf-8' };
 }
 
+/** The envelope's entities as objects, whichever way its rows came. */
+export function entities(e: Envelope): Record<string, unknown>[] {
+  const names = e.names;
+  if (!names) return e.rows as Record<string, unknown>[];
+  return (e.rows as unknown[][]).map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])));
+}
+
 export function renderEnvelope(e: Envelope, accept: string | undefined): Rendered {
-  return renderJson({ [e.plural]: e.rows, meta: e.total === null ? {} : { total: e.total } }, accept);
+  const meta = e.total === null ? {} : { total: e.total };
+  const names = e.names;
+  if (!names || !wantsJson(accept)) return renderJson({ [e.plural]: entities(e), meta }, accept);
+  // The two keys in code point order, as every object Buildbot writes.
+  const list = `${pyString(e.plural)}:${pyRows(e.rows as unknown[][], names)}`;
+  const m = `"meta":${pyDumps(meta)}`;
+  const body = e.plural < 'meta' ? `{${list},${m}}` : `{${m},${list}}`;
+  return { body, contentType: 'application/json; charset=utf-8' };
 }

@@ -69,6 +69,24 @@ function compact(v: unknown): string {
   }
 }
 
+/**
+ * A list of entities, each given as the array of its values under `names` (already in code
+ * point order), in the compact form: what pyDumps writes for the same objects.
+ */
+export function pyRows(rows: readonly (readonly unknown[])[], names: readonly string[]): string {
+  if (rows.length === 0) return '[]';
+  const keys = names.map((n, i) => `${i > 0 ? ',' : '{'}${pyString(n)}:`);
+  if (keys.length === 0) return `[${rows.map(() => '{}').join(',')}]`;
+  let out = '[';
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]!;
+    out += r > 0 ? ',' : '';
+    for (let i = 0; i < keys.length; i++) out += keys[i]! + compact(row[i]);
+    out += '}';
+  }
+  return `${out}]`;
+}
+
 export function pyDumps(value: unknown, indent?: number): string {
   if (indent === undefined) return compact(value);
   const parts: string[] = [];

@@ -59,12 +59,10 @@ export async function readRows(
   versions: WriteVersions | null = null,
 ): Promise<Read> {
   const parent = endpoint.collection ? parentExists(registry, segments) : null;
-  const { query, tables } = versioned(
-    compileRows({ endpoint, args, spec, parentExists: parent }, endpoint.resource.fields),
-    versions,
-  );
+  const compiled = compileRows({ endpoint, args, spec, parentExists: parent }, endpoint.resource.fields);
+  const { query, tables } = versioned(compiled.query, versions);
   const [row] = await db.rows<{
-    rows: Record<string, unknown>[];
+    rows: unknown[][];
     total: unknown;
     parent_exists: boolean | null;
     write_version?: string;
@@ -73,7 +71,12 @@ export async function readRows(
   const rows = row.rows;
   if (!endpoint.collection && rows.length === 0) throw notFound();
   return {
-    env: { plural: endpoint.resource.plural, rows, total: endpoint.collection ? Number(row.total) : null },
+    env: {
+      plural: endpoint.resource.plural,
+      rows,
+      names: compiled.names,
+      total: endpoint.collection ? Number(row.total) : null,
+    },
     stamp: stampOf(tables, row),
   };
 }

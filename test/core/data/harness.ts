@@ -4,6 +4,7 @@
 // own answer for a path, and rows to build on.
 import { randomBytes, randomInt } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { entities } from '../../../services/api/query/envelope.js';
 import { plainReader } from '../../../services/api/query/read-pool.js';
 import { readProperties, readRows } from '../../../services/api/query/run.js';
 import { buildRegistry } from '../../../services/api/registry/index.js';
@@ -125,7 +126,7 @@ export async function apiGet(db: ConnectionPool, path: string): Promise<Record<s
     match.endpoint.kind === 'properties'
       ? await readProperties(plainReader(db), match.endpoint, match.args)
       : await readRows(plainReader(db), registry, match.endpoint, match.args, segments, spec);
-  return env.rows as Record<string, unknown>[];
+  return entities(env);
 }
 
 /** A unique name for this run (names are global in one database). */
