@@ -179,6 +179,18 @@ function projection(spec: ResultSpec, fields: readonly Field[], args: PathArgs) 
 export interface CompiledRows {
   query: SQLQuery;
   names: readonly string[];
+  /**
+   * Whether one generic plan serves every execution (read-pool.ts): true for an unfiltered
+   * page of a root collection in key order, whose only sensible plans are the key's index
+   * in order or a sort of the whole table, whatever LIMIT and OFFSET are. PostgreSQL would
+   * otherwise plan the statement on every execution: with `LIMIT $n` the generic plan is
+   * costed for a tenth of the table, and never chosen. Planning was 0.15-0.2 ms of
+   * `/builds?order=-buildid&limit=50` (0.01-0.02 ms with the generic plan; EXPLAIN ANALYZE
+   * of the prepared statement on 500k builds), and the generic plans of every root
+   * collection in key order were as fast as the custom ones on bench (load/RESULTS.md 4a).
+   * A filter or a path scope makes the plan depend on how many rows match: planned each time.
+   */
+  genericPlan: boolean;
 }
 
 export function keyField(endpoint: Endpoint): Field {
@@ -236,7 +248,9 @@ export function compileRows(q: RowsQuery, fields: readonly Field[]): CompiledRow
       (SELECT coalesce(json_agg(${row.sql} ORDER BY ${order}), '[]'::json) FROM page a) AS rows,
       ${total} AS total,
       ${parent} AS parent_exists`;
-  return { query, names: row.names };
+  const keyOrder = (spec.order ?? defaultOrder(endpoint, key)).every((o) => o.field === key);
+  const genericPlan = endpoint.collection && conds.length === 0 && !natural && keyOrder;
+  return { query, names: row.names, genericPlan };
 }
 
 export function existsSql(endpoint: Endpoint, args: PathArgs): SQLQuery {

@@ -12,9 +12,14 @@ import { CopyBinaryParser, type CopyRow } from '../../core/db/copy-binary.js';
 
 const MAX_LIFETIME_S = 300;
 
+export interface ReadOptions {
+  /** The statement keeps one generic plan (compile.ts says when that is safe). */
+  genericPlan?: boolean;
+}
+
 /** Runs one read statement and answers its rows. */
 export interface RowReader {
-  rows<T = Record<string, unknown>>(query: SQLQuery): Promise<T[]>;
+  rows<T = Record<string, unknown>>(query: SQLQuery, opts?: ReadOptions): Promise<T[]>;
   /** A streamed binary COPY (ReadPool.copyRows), where the reader has one. */
   copyRows?(select: SQLQuery, settings: Record<string, string>, signal?: AbortSignal): AsyncIterable<CopyRow>;
 }
@@ -24,7 +29,7 @@ export function plainReader(db: { query(q: SQLQuery): Promise<any[]> }): RowRead
   return { rows: async <T>(q: SQLQuery) => (await db.query(q)) as T[] };
 }
 
-function readPool(url: string, max: number, applicationName: string): pg.Pool {
+function readPool(url: string, max: number, applicationName: string, options?: string): pg.Pool {
   const ssl = new URL(url).searchParams.get('sslmode');
   const pool = new pg.Pool({
     connectionString: url,
@@ -32,6 +37,7 @@ function readPool(url: string, max: number, applicationName: string): pg.Pool {
     maxLifetimeSeconds: MAX_LIFETIME_S,
     application_name: applicationName,
     ...(ssl ? {} : { ssl: false }),
+    ...(options ? { options } : {}),
   });
   // An idle connection's error surfaces on the next query that needs one.
   pool.on('error', () => {});
@@ -46,16 +52,26 @@ export class ReadPool implements RowReader {
    * never a page.
    */
   private readonly downloads: pg.Pool;
+  /**
+   * Connections that keep one generic plan per prepared statement (plan_cache_mode is a
+   * setting of the session, not of a statement), for the statements whose plan does not
+   * depend on their values (ReadOptions.genericPlan). Opened only when first needed.
+   */
+  private readonly generic: pg.Pool;
 
   constructor(url: string, size = 10, downloads = 4) {
     this.pool = readPool(url, size, 'flotilla-api-read');
     this.downloads = readPool(url, downloads, 'flotilla-api-download');
+    const options = [process.env.PGOPTIONS, '-c plan_cache_mode=force_generic_plan']
+      .filter(Boolean)
+      .join(' ');
+    this.generic = readPool(url, size, 'flotilla-api-read-generic', options);
   }
 
   // A query object asked again (the page cache's version reads) is formatted only once.
   private readonly formatted = new WeakMap<SQLQuery, { name: string; text: string; values: unknown[] }>();
 
-  async rows<T = Record<string, unknown>>(query: SQLQuery): Promise<T[]> {
+  async rows<T = Record<string, unknown>>(query: SQLQuery, opts?: ReadOptions): Promise<T[]> {
     let config = this.formatted.get(query);
     if (!config) {
       const { text, values } = query.format(pgFormat);
@@ -63,7 +79,7 @@ export class ReadPool implements RowReader {
       config = { name, text, values: values as unknown[] };
       this.formatted.set(query, config);
     }
-    const res = await this.pool.query({ ...config });
+    const res = await (opts?.genericPlan ? this.generic : this.pool).query({ ...config });
     return res.rows as T[];
   }
 
@@ -115,7 +131,9 @@ export class ReadPool implements RowReader {
   }
 
   stats(): { total: number; idle: number; waiting: number } {
-    return poolStats(this.pool);
+    const a = poolStats(this.pool);
+    const b = poolStats(this.generic);
+    return { total: a.total + b.total, idle: a.idle + b.idle, waiting: a.waiting + b.waiting };
   }
 
   downloadStats(): { total: number; idle: number; waiting: number } {
@@ -123,7 +141,7 @@ export class ReadPool implements RowReader {
   }
 
   async end(): Promise<void> {
-    await Promise.all([this.pool.end(), this.downloads.end()]);
+    await Promise.all([this.pool.end(), this.downloads.end(), this.generic.end()]);
   }
 }
 

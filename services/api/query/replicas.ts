@@ -22,7 +22,7 @@ import { redact } from '../../core/config/env.js';
 import { lsnText, replayState, walInsertLsn } from '../../core/data/replication.js';
 import type { CopyRow } from '../../core/db/copy-binary.js';
 import { type ConnectionPool, createPool, type Queryable } from '../../core/db/pool.js';
-import { ReadPool, type RowReader } from './read-pool.js';
+import { type ReadOptions, ReadPool, type RowReader } from './read-pool.js';
 
 /**
  * How often the monitor looks. Measured cost: two one-row queries per replica per tick
@@ -162,11 +162,11 @@ export class ReadRouter implements RowReader {
     return this.context.getStore()?.minLsn ?? null;
   }
 
-  async rows<T = Record<string, unknown>>(query: SQLQuery): Promise<T[]> {
+  async rows<T = Record<string, unknown>>(query: SQLQuery, opts?: ReadOptions): Promise<T[]> {
     const choice = await this.choice();
-    if (!choice.replica) return await this.opts.primaryReads.rows<T>(query);
+    if (!choice.replica) return await this.opts.primaryReads.rows<T>(query, opts);
     try {
-      return await choice.replica.reads.rows<T>(query);
+      return await choice.replica.reads.rows<T>(query, opts);
     } catch (err) {
       if (!replicaFailure(err)) throw err;
       this.failed(choice.replica, err as Error);
@@ -176,7 +176,7 @@ export class ReadRouter implements RowReader {
         store.chosen = { replica: null, replayed: null };
         store.choice = Promise.resolve(store.chosen);
       }
-      return await this.opts.primaryReads.rows<T>(query);
+      return await this.opts.primaryReads.rows<T>(query, opts);
     }
   }
 

@@ -66,7 +66,7 @@ export async function readRows(
     total: unknown;
     parent_exists: boolean | null;
     write_version?: string;
-  }>(query);
+  }>(query, { genericPlan: compiled.genericPlan });
   if (!row || row.parent_exists === false) throw notFound();
   const rows = row.rows;
   if (!endpoint.collection && rows.length === 0) throw notFound();
