@@ -154,11 +154,13 @@ export async function touchChangesSeen(
   key: string,
   at: number,
 ): Promise<void> {
+  // As JSON text, not float8: a cast to numeric keeps only 15 digits of the seconds.
+  const atJson = JSON.stringify(at);
   await q.query(sql`
     INSERT INTO object_state (objectid, name, value_json)
     SELECT ${objectid}, ${key},
-           json_build_object('changeid', (SELECT coalesce(max(changeid), 0) FROM changes), 'at', ${at}::float8)::text
+           jsonb_build_object('changeid', (SELECT coalesce(max(changeid), 0) FROM changes), 'at', ${atJson}::jsonb)::text
     FROM schedulers WHERE id = ${schedulerid} AND coalesce(enabled, 1) = 1
     ON CONFLICT (objectid, name) DO UPDATE
-      SET value_json = jsonb_set(object_state.value_json::jsonb, '{at}', to_jsonb(${at}::float8))::text`);
+      SET value_json = jsonb_set(object_state.value_json::jsonb, '{at}', ${atJson}::jsonb)::text`);
 }

@@ -33,7 +33,7 @@ import { GitPoller } from '../changesources/git-poller.js';
 import { CronError, parseCron } from './cron.js';
 import { AnnouncedScheduler, type Scheduler, type SchedulerDeps } from './scheduler.js';
 import { SingleBranchScheduler, STATE_CLASS } from './single-branch.js';
-import { NightlyScheduler, PeriodicScheduler } from './timed.js';
+import { NIGHTLY_CLASS, NightlyScheduler, PeriodicScheduler } from './timed.js';
 import { REFRESH_SECONDS, SEEN_KEY } from './watch.js';
 
 /** Registers a handler for every message of the event bus; returns what removes it. */
@@ -93,6 +93,13 @@ function createScheduler(s: SchedulerConfig, id: number, deps: SchedulerDeps): S
   }
 }
 
+/** The class name of the state object a scheduler keeps its record of changes seen in, if it watches changes. */
+function watchedStateClass(s: SchedulerConfig): string | undefined {
+  if (s.type === 'single-branch') return STATE_CLASS;
+  if (s.type === 'nightly' && s.only_if_changed) return NIGHTLY_CLASS;
+  return undefined;
+}
+
 /** What runs while this master owns an item: a scheduler, or a change source that polls. */
 type Owned = Pick<Scheduler, 'start' | 'stop'> & Partial<Pick<Scheduler, 'tick' | 'onChange' | 'setEnabled'>>;
 
@@ -143,7 +150,8 @@ export class SchedulerManager {
           id,
           make: () => createScheduler(s, id, this.deps),
         };
-        if (s.type === 'single-branch') item.watchObjectId = await stateObjectId(tx.q, s.name, STATE_CLASS);
+        const stateClass = watchedStateClass(s);
+        if (stateClass) item.watchObjectId = await stateObjectId(tx.q, s.name, stateClass);
         items.push(item);
       }
       for (const f of config.force_schedulers) {

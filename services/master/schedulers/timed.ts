@@ -144,8 +144,11 @@ export class PeriodicScheduler extends Timed<PeriodicConfig> {
   }
 }
 
+/** The class name of a nightly scheduler's state object, in Buildbot's objects table as in ours. */
+export const NIGHTLY_CLASS = 'Nightly';
+
 export class NightlyScheduler extends Timed<NightlyConfig> {
-  protected readonly className = 'Nightly';
+  protected readonly className = NIGHTLY_CLASS;
   protected readonly reason = `The Nightly scheduler named '${this.config.name}' triggered this build`;
   protected override readonly onlyIfChanged: boolean;
   private readonly cron: CronSchedule;

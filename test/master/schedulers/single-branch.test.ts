@@ -9,10 +9,15 @@ import {
   addBuildset,
   expireMasters,
   findBuilderId,
+  findSchedulerId,
   getChangeClassifications,
+  masterActive,
   transact,
+  trySetSchedulerMaster,
 } from '../../../services/core/data/index.js';
+import { getState, stateObjectId } from '../../../services/core/data/object-state.js';
 import { sql } from '../../../services/core/db/pool.js';
+import { SEEN_KEY } from '../../../services/master/schedulers/watch.js';
 import { eventually } from '../../helpers/wait.js';
 import { buildsetsOf, type Cluster, configWith, frozenClock, openCluster, uniq } from './lib.js';
 
@@ -232,5 +237,39 @@ describe('changing hands', () => {
       (s) => s.length > 1,
     );
     expect(sets.map((s) => s.stamps[0]!.revision)).toEqual(['k2', 'k3']);
+  });
+
+  it('a change that only a Flotilla master heard of, while a Buildbot master ran the scheduler for long, is built when Flotilla takes it over', async () => {
+    const name = uniq('deaf');
+    const branch = uniq('main');
+    const t = frozenClock();
+    const config = configWith(
+      `  - { type: single-branch, name: ${name}, branch: ${branch}, builders: [b1] }`,
+    );
+    // A Buildbot master runs the scheduler: it hears nothing of the changes posted to us.
+    const [sid, objectid] = await c.h.run(async (tx) => {
+      const id = await findSchedulerId(tx, name);
+      const buildbot = await masterActive(tx, uniq('buildbot'));
+      expect(await trySetSchedulerMaster(tx, id, buildbot)).toBe(true);
+      return [id, await stateObjectId(tx.q, name, 'SingleBranchScheduler')];
+    });
+    const record = () =>
+      c.h.run((tx) => getState(tx.q, objectid, SEEN_KEY)) as Promise<{ at: number } | undefined>;
+    const flotilla = await c.manager(config, { clock: t.clock, catchUpSeconds: 100 });
+    await eventually(record, (r) => r !== undefined);
+    await c.change({ branch, revision: 'heard-by-flotilla' });
+    // Far longer than a record may age: only a record kept current is caught up from.
+    t.skip(1000);
+    const now = t.clock();
+    await eventually(record, (r) => (r?.at ?? 0) >= now);
+    expect(flotilla.manager.ownedNames().schedulers).toEqual([]);
+    expect(await buildsetsOf(c.h, name)).toEqual([]);
+    // The Buildbot master stops, handing the scheduler back.
+    await c.h.run((tx) => trySetSchedulerMaster(tx, sid, null));
+    const sets = await eventually(
+      () => buildsetsOf(c.h, name),
+      (s) => s.length > 0,
+    );
+    expect(sets.map((s) => s.stamps[0]!.revision)).toEqual(['heard-by-flotilla']);
   });
 });
