@@ -3,6 +3,7 @@
 // Buildbot master sharing the database would make them; a lost connection and a stalled
 // backend, made for real (pg_terminate_backend, SIGSTOP).
 import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WriteNotices } from '../../services/api/query/write-notices.js';
 import { masterConfigSchema } from '../../services/core/config/master-config.js';
@@ -82,6 +83,37 @@ describe('write notices', () => {
     await waitFor('the notice', async () => !n.unchanged(['steps'], after));
     await waitFor('builds unchanged since', async () => n.unchanged(['builds'], after));
     expect(n.unchanged(['steps/buildid=123456789'], after)).toBe(false);
+  });
+
+  it('still name only bare tables on flotilla_writes, for a pod from before parts existed', async () => {
+    // A pod from before 0016 listens here and takes every payload for a table's name: a part
+    // (`steps/buildid=5`) would be a table it never read, and its pages would stay kept.
+    const heard: string[] = [];
+    const old = new pg.Client({ connectionString: db.url });
+    await old.connect();
+    try {
+      old.on('notification', (msg) => {
+        if (msg.channel === 'flotilla_writes' && msg.payload) heard.push(msg.payload);
+      });
+      await old.query('LISTEN flotilla_writes');
+      const [s] = await q<{ id: number; buildid: number }>(
+        sql`SELECT id, buildid FROM steps ORDER BY id LIMIT 1`,
+      );
+      if (!s) throw new Error('no step in the fixture');
+      const mark = n.mark();
+      await q(sql`UPDATE steps SET hidden = hidden WHERE id = ${s.id}`);
+      await q(sql`UPDATE builds SET state_string = state_string WHERE id = ${s.buildid}`);
+      await waitFor(
+        'both notices on the old channel',
+        async () => heard.includes('steps') && heard.includes('builds'),
+      );
+      // This pod heard the parts on its own channel.
+      await waitFor('the part notice', async () => !n.unchanged([`steps/buildid=${s.buildid}`], mark));
+      expect(n.unchanged([`steps/buildid=${s.buildid + 1000000}`], mark)).toBe(true);
+      expect(heard.filter((p) => p.includes('/'))).toEqual([]);
+    } finally {
+      await old.end();
+    }
   });
 
   it('send nothing for a rolled-back write', async () => {
