@@ -139,7 +139,24 @@ describe('a buildbot-worker whose master froze', () => {
       240_000,
       worker,
     );
-    await waitFor('the request to run again, under way', async () => rerunUnderWay(record), worker);
+    // After the expiry (12 s), the expiry job's period (6 s), a claim and the worker's start of
+    // the command: patient on a loaded machine, and a failure says where the rerun stopped.
+    await waitFor(
+      'the request to run again, under way',
+      async () => rerunUnderWay(record),
+      180_000,
+      worker,
+    ).catch(async (err: Error) => {
+      const masters = (await c.get('/masters').catch(() => ({ masters: [] }))).masters;
+      const builds = (await c.get(`/buildrequests/${brid}/builds`).catch(() => ({ builds: [] }))).builds;
+      const request = (await c.get(`/buildrequests/${brid}`).catch(() => ({ buildrequests: [] })))
+        .buildrequests[0];
+      err.message += `\nmasters: ${JSON.stringify(masters.map((m: any) => [m.name, m.active, m.last_active]))}`;
+      err.message += `\nrequest: ${JSON.stringify(request)}\nbuilds: ${JSON.stringify(builds.map((x: any) => [x.buildid, x.masterid, x.workerid, x.results, x.state_string]))}`;
+      err.message += `\nconnected to: ${JSON.stringify(await connectedTo().catch(() => []))}`;
+      err.message += `\nexecutions: ${JSON.stringify(readExecutions(record))}`;
+      throw err;
+    });
     // The frozen master wakes up to find itself expired: it must write nothing over the rerun.
     process.kill(a.proc.pid, 'SIGCONT');
     frozen.delete(a.proc);
