@@ -1,12 +1,12 @@
 // What this pod knows of the writes committed to the database, pushed to it: the triggers
-// (migrations 0010, 0016, 0017) send a notice naming the table on channel
+// (migrations 0010, 0016) send a notice naming the table on channel
 // flotilla_write_keys with every statement that writes it, whoever writes (a Buildbot master
 // too), and PostgreSQL delivers them to this pod's listening connection in commit order. For
 // the tables running builds write all the time, they name the parts of the table written
 // instead (`steps/buildid=5`): a key `steps/buildid=5` is unchanged while no notice named
 // that part or the whole table; a key `steps` while no notice named the table or any part of
 // it. (flotilla_writes still carries bare table names for pods from before parts existed,
-// so a rolling upgrade serves nothing stale: 0017.)
+// so a rolling upgrade serves nothing stale: 0016.)
 //
 // The page cache (services/api/read/page-cache.ts) uses them to serve a kept page without
 // asking the database: a page read after mark m is still current while no notice since m has

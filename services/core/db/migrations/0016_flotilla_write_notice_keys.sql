@@ -1,11 +1,10 @@
 -- Write notices finer than a table, for the tables a running build writes all the time
--- (builds, steps, logs, logchunks, build_properties). Instead of the table's name (0010),
+-- (builds, steps, logs, logchunks, build_properties). Besides the table's name (0010),
 -- a statement that writes them sends one notice per part of the table it changed, named
 -- `<table>/<column>=<value>` (`steps/buildid=5`, `builds/builderid=3/complete=t`), for every
 -- row's values before and after the write. An API pod keeps a page that reads only one part
 -- of such a table (a build's steps, a builder's finished builds: services/api/read/
--- page-keys.ts) across writes to the other parts, and a pod that knows nothing of parts
--- still sees each notice as a write to the table named before the first '/'.
+-- page-keys.ts) across writes to the other parts.
 --
 -- Why: with 20 builds running, these tables are written every few milliseconds, and a
 -- table-wide notice expired every kept page read from them: the steps of a build that
@@ -17,13 +16,14 @@
 -- what a pod checks when its notices are late, and a page kept on notices across a write to
 -- another part is then read afresh, never served stale.
 --
--- Upgrading: an API pod from before this migration takes a part's notice for the name of
--- some other table, so it would keep serving its pages of these five tables from memory
--- past a write. Between this migration and the last old pod's exit (a Helm upgrade runs
--- the migration first), set www.page_cache.max_staleness_ms to 0 (every kept page checked
--- against the write versions, which are unchanged here), or stop the old pods first.
--- (A follow-up can spare operators this: parts on a channel of their own, beside the
--- table names on flotilla_writes.)
+-- Two channels, so that a rolling upgrade serves nothing stale: flotilla_writes carries the
+-- table's bare name for every write statement, exactly as 0010 did, which is what a pod from
+-- before this migration listens to and understands (a part's name would be a table it never
+-- read, and it would keep those pages past the write for as long as it runs).
+-- flotilla_write_keys carries the parts of these five tables (or their bare name past 100
+-- parts and on TRUNCATE) and the bare name of every other table; pods from this version on
+-- listen there only (services/api/query/write-notices.ts). A write to a busy table
+-- therefore sends one notice more; PostgreSQL still folds repeats within a transaction.
 --
 -- Statement triggers with transition tables, not row triggers: a batch of log chunks for
 -- one log sends one notice, whatever its size (PostgreSQL also folds repeated notices of one
@@ -34,9 +34,10 @@ DECLARE
                  ELSE TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME END;
 BEGIN
   INSERT INTO flotilla.count_deltas (tbl, scope, n) VALUES (t, '~w', 1);
+  PERFORM pg_notify('flotilla_writes', t);
   -- A table with keyed notices (argument 'keyed') names its parts from its own triggers.
   IF TG_NARGS = 0 OR TG_ARGV[0] <> 'keyed' OR TG_OP = 'TRUNCATE' THEN
-    PERFORM pg_notify('flotilla_writes', t);
+    PERFORM pg_notify('flotilla_write_keys', t);
   END IF;
   RETURN NULL;
 END $$;
@@ -106,10 +107,10 @@ BEGIN
   keys := ARRAY(SELECT DISTINCT unnest(keys));
   -- A key with no value (a NULL column) names no part: the whole table, then.
   IF cardinality(keys) > 100 OR array_position(keys, NULL) IS NOT NULL THEN
-    PERFORM pg_notify('flotilla_writes', TG_TABLE_NAME);
+    PERFORM pg_notify('flotilla_write_keys', TG_TABLE_NAME);
   ELSE
     FOREACH k IN ARRAY keys LOOP
-      PERFORM pg_notify('flotilla_writes', k);
+      PERFORM pg_notify('flotilla_write_keys', k);
     END LOOP;
   END IF;
   RETURN NULL;
