@@ -13,10 +13,19 @@ const E2E = [
   'test/web/ui.test.ts',
 ];
 
+// In-process files that change what every later file in their process would see, and cannot
+// put it back: each gets a fresh process, as every file did before the unit project shared
+// them. telemetry.test starts OpenTelemetry's SDK, which registers the process-wide tracer
+// provider and loader hooks that patch http, pg and ioredis for good.
+const ISOLATED = ['test/core/telemetry.test.ts'];
+
 const common = {
   pool: 'forks' as const,
   // Suites create their own databases from templates, so files can run side by side.
   fileParallelism: true,
+  // Generous for a loaded machine: only a test that fails waits these out.
+  testTimeout: 120_000,
+  hookTimeout: 120_000,
 };
 
 export default defineConfig({
@@ -36,10 +45,19 @@ export default defineConfig({
           ...common,
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: E2E,
-          // Generous for a loaded machine: only a test that fails waits these out.
-          testTimeout: 120_000,
-          hookTimeout: 120_000,
+          exclude: [...E2E, ...ISOLATED],
+          // One process runs many of these files in turn (the sequencer keeps them together):
+          // a fresh process and its imports cost each file 0.5-0.8 CPU seconds, 60 to 100 of
+          // the suite's (load/RESULTS.md §10). A file that changes process-wide state (the
+          // time zone, a global, the environment) puts it back in its afterAll or finally.
+          isolate: false,
+        },
+      },
+      {
+        test: {
+          ...common,
+          name: 'isolated',
+          include: ISOLATED,
         },
       },
       {

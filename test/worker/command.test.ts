@@ -60,8 +60,12 @@ describe('runCommand', () => {
     };
     Object.assign(process.env, own, { BUILD_VISIBLE: 'host-value' });
     const out = collect();
-    await runCommand({ command: 'env', workdir: dir }, out.on).result;
-    for (const k of [...Object.keys(own), 'BUILD_VISIBLE']) delete process.env[k];
+    try {
+      await runCommand({ command: 'env', workdir: dir }, out.on).result;
+    } finally {
+      // Later files in this process see the environment as it was.
+      for (const k of [...Object.keys(own), 'BUILD_VISIBLE']) delete process.env[k];
+    }
     const all = out.text('o') + out.text('h');
     for (const v of Object.values(own)) expect(all).not.toContain(v);
     // The host's other variables are the step's, shown in the header as Buildbot shows them.

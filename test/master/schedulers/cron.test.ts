@@ -1,8 +1,10 @@
 // The nightly scheduler's cron expressions: parsing (and refusing) each field's forms, and
 // the next time after a given one, in local time, across month ends, leap years and DST.
+// Files share a process (vitest.config.ts): the time zone goes back after this one.
+const tz = process.env.TZ;
 process.env.TZ = 'America/New_York';
 
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   CronError,
   cronMatches,
@@ -11,6 +13,11 @@ import {
   schedulerConfigProblems,
 } from '../../../services/master/schedulers/index.js';
 import { configWith } from './lib.js';
+
+afterAll(() => {
+  if (tz === undefined) delete process.env.TZ;
+  else process.env.TZ = tz;
+});
 
 /** Seconds since the epoch of a local (New York) time. */
 const at = (y: number, mo: number, d: number, h = 0, mi = 0, s = 0) =>
