@@ -12,6 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { freePort, type Running, start, status, waitFor } from '../../test/helpers/processes.js';
+import { serviceCommand } from '../../test/helpers/service-build.js';
 import { leftoverCommands } from './records.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -67,6 +68,16 @@ export interface Proc {
 }
 
 const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+
+/**
+ * How node runs a script of services/ (`services/api/main.ts`): under vitest, from the suite's
+ * build of this tree, as every other process a test starts (test/helpers/service-build.ts:
+ * half the CPU of tsx's loader); a snapshot of another commit (`src`), or this tree outside
+ * vitest, through tsx.
+ */
+function nodeArgs(src: string | undefined, script: string): string[] {
+  return src === undefined ? serviceCommand(script) : ['--import', 'tsx', join(src, script)];
+}
 
 function pgBin(): string {
   return execFileSync('bash', ['-c', `source ${LIB} && pg_bin`], { encoding: 'utf8' }).trim();
@@ -130,15 +141,11 @@ export class ChaosStack {
     const db = `chaos_${Date.now().toString(36)}`;
     await this.sql(admin, `CREATE DATABASE ${db}`);
     this.databaseUrl = `postgresql://flotilla:flotilla@127.0.0.1:${this.pgPort}/${db}`;
-    execFileSync(
-      process.execPath,
-      ['--import', 'tsx', join(this.opts.src ?? ROOT, 'services/core/db/migrate-cli.ts')],
-      {
-        cwd: ROOT,
-        env: { ...process.env, DATABASE_URL: this.databaseUrl, LOG_LEVEL: 'warn' },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      },
-    );
+    execFileSync(process.execPath, nodeArgs(this.opts.src, 'services/core/db/migrate-cli.ts'), {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: this.databaseUrl, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
   }
 
   private writeConfig(): void {
@@ -286,8 +293,8 @@ export class ChaosStack {
   }
 
   private async launch(p: Omit<Proc, 'proc'>): Promise<Proc> {
-    const main = join(this.opts.src ?? ROOT, 'services', p.kind, 'main.ts');
-    const proc = start(process.execPath, ['--import', 'tsx', main], { LOG_LEVEL: 'info', ...p.env });
+    const args = nodeArgs(this.opts.src, `services/${p.kind}/main.ts`);
+    const proc = start(process.execPath, args, { LOG_LEVEL: 'info', ...p.env });
     const entry: Proc = { ...p, proc };
     const i = this.procs.findIndex((x) => x.name === p.name);
     if (i >= 0) this.procs[i] = entry;

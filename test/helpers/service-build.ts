@@ -61,11 +61,12 @@ export async function buildServices(): Promise<string> {
 }
 
 /**
- * The command line that runs a script of services/ (`services/api/main.ts`): from the global
- * setup's build when there is one, else through tsx (a script outside vitest, load/claims).
+ * The command line that runs a script of services/ (`services/api/main.ts`, a path from the
+ * repository's root): from the global setup's build when there is one, else through tsx (a
+ * script outside vitest: load/claims, load/chaos).
  */
 export function serviceCommand(script: string): string[] {
   const built = process.env[SERVICES_BUILD_ENV];
-  if (!built) return ['--import', 'tsx', script];
+  if (!built) return ['--import', 'tsx', join(ROOT, script)];
   return ['--enable-source-maps', join(built, script.replace(/\.ts$/, '.js'))];
 }
