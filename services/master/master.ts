@@ -10,6 +10,7 @@ import type { MasterConfig } from '../core/config/master-config.js';
 import { type DataContext, pausedWorkerNames, queuedBuildRequestCount } from '../core/data/index.js';
 import type { ConnectionPool } from '../core/db/pool.js';
 import type { Subscribe } from '../core/events/bus.js';
+import { collectEventMetrics } from '../core/events/metrics.js';
 import type { ShutdownStep } from '../core/lifecycle.js';
 import type { Logger } from '../core/telemetry/logger.js';
 import { Locks } from './build/locks.js';
@@ -154,6 +155,7 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     workers: () => workers.connected().length,
     claims: () => distributor?.claimed ?? { won: 0, lost: 0 },
   });
+  collectEventMetrics(metrics.registry, redis);
   const locks = new Locks(ctx, config.locks, masterid, deps.events);
   const runner = new BuildRunner({
     ctx,

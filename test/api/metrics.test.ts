@@ -65,5 +65,9 @@ describe("an API pod's /metrics", () => {
     expect(m.get('flotilla_db_pool_connections{pool="read",state="idle"}')).toBeGreaterThan(0);
     expect(m.get('flotilla_db_pool_connections{pool="download",state="waiting"}')).toBe(0);
     expect(m.get('process_resident_memory_bytes')).toBeGreaterThan(10_000_000);
+    // The event publisher's (core/events/metrics.ts): nothing waits, nothing was dropped.
+    expect(m.get('flotilla_events_waiting')).toBe(0);
+    expect(m.get('flotilla_events_published_total')).toBeGreaterThanOrEqual(0);
+    expect(m.get('flotilla_events_dropped_total')).toBe(0);
   });
 });

@@ -71,6 +71,9 @@ describe("a master's /metrics", () => {
     expect(after.get('flotilla_builds_running')).toBe(0);
     // The finished logs were queued for compression, and the jobs show their queues.
     expect(after.has('flotilla_jobs_queue_depth{queue="compress-log",state="waiting"}')).toBe(true);
+    // Its builds' events went out through the publisher (core/events/metrics.ts), none dropped.
+    expect(after.get('flotilla_events_published_total')).toBeGreaterThan(0);
+    expect(after.get('flotilla_events_dropped_total')).toBe(0);
     expect(after.get('process_resident_memory_bytes')).toBeGreaterThan(10_000_000);
     expect(after.has('nodejs_eventloop_lag_p99_seconds')).toBe(true);
   });

@@ -11,6 +11,7 @@ import { type AuthzPolicy, DEFAULT_RULES } from '../../core/auth/authz.js';
 import { fingerprintOf, UserDirectory } from '../../core/auth/users.js';
 import type { AuthConfig, WwwConfig } from '../../core/config/master-config.js';
 import type { ConnectionPool } from '../../core/db/pool.js';
+import { collectEventMetrics } from '../../core/events/metrics.js';
 import { type ForceScheduler, forceSchedulerSpec } from '../../core/force/parameters.js';
 import {
   type Check,
@@ -216,6 +217,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         dispatched: hub.dispatched,
       },
   });
+  collectEventMetrics(metrics.registry, deps.redis);
   metrics.install(app);
   const keyPrefix = deps.redisKeyPrefix ?? 'flotilla:';
 

@@ -2,9 +2,12 @@
 // the test starts and kills: events queued while Redis is away go out once it is back, in the
 // order they were queued; past the bound the oldest are dropped and announced, in their place,
 // by one EVENTS_LOST_KEY event.
+
+import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EVENTS_LOST_KEY, EVENTS_STREAM, parseBusMessage } from '../../../services/core/events/bus.js';
-import { EventPublisher } from '../../../services/core/events/publisher.js';
+import { collectEventMetrics } from '../../../services/core/events/metrics.js';
+import { EventPublisher, publisherFor } from '../../../services/core/events/publisher.js';
 import { createRedis, type Redis } from '../../../services/core/redis.js';
 import { type Running, startRedis } from '../../helpers/processes.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -93,5 +96,34 @@ describe('the event publisher', () => {
     expect(publisher.pending).toBe(0);
     expect(publisher.dropped).toBeGreaterThan(0);
     expect(publisher.dropped + publisher.published).toBe(1000);
+  });
+
+  it('shows on /metrics what waits for Redis, what it confirmed and what was dropped', async () => {
+    const server = await startRedis();
+    servers.push(server.proc);
+    const redis = client(server.url);
+    await waitFor('the client to connect', () => redis.status === 'ready');
+    const registry = new Registry();
+    collectEventMetrics(registry, redis);
+    const sample = async (name: string) => {
+      const line = (await registry.metrics()).split('\n').find((l) => l.startsWith(`${name} `));
+      return Number(line?.split(' ')[1]);
+    };
+    // The publisher of the connection, as a process's commits use it (core/data/transaction.ts).
+    const publisher = publisherFor(redis);
+    publisher.enqueue([1, 2, 3].map((n) => ({ key: ['test', n, 'e'], message: {} })));
+    await publisher.flushed();
+    expect(await sample('flotilla_events_waiting')).toBe(0);
+    expect(await sample('flotilla_events_published_total')).toBe(3);
+    expect(await sample('flotilla_events_dropped_total')).toBe(0);
+
+    for (let n = 1; n <= 1000; n++) publisher.enqueue([{ key: ['test', n, 'e'], message: {} }]);
+    redis.disconnect();
+    await publisher.flushed();
+    const published = await sample('flotilla_events_published_total');
+    const dropped = await sample('flotilla_events_dropped_total');
+    expect(dropped).toBeGreaterThan(0);
+    expect(published + dropped).toBe(1003);
+    expect(await sample('flotilla_events_waiting')).toBe(0);
   });
 });
