@@ -1,8 +1,8 @@
-// What a master does with the cluster's events: new or handed-back requests wake the
-// distributor; stop messages reach the builds it runs; worker actions reach the workers
+// What a master does with the cluster's events: new or handed-back requests, and the mark of
+// events lost (flotilla/events/lost), wake the distributor; stop messages reach the builds it runs; worker actions reach the workers
 // connected to it. All arrive on the event bus's Redis channel.
 import { type DataContext, setWorkerState, transact } from '../core/data/index.js';
-import type { BusMessage, Subscribe } from '../core/events/bus.js';
+import { type BusMessage, EVENTS_LOST_KEY, type Subscribe } from '../core/events/bus.js';
 import type { Logger } from '../core/telemetry/logger.js';
 import type { BuildRunner } from './build/runner.js';
 import type { Distributor } from './distributor.js';
@@ -39,7 +39,12 @@ async function handle(deps: ClusterEventsDeps, { k, m, tp }: BusMessage): Promis
   const parts = k.split('/');
   const body = (m ?? {}) as { reason?: unknown; results?: unknown };
   const reason = typeof body.reason === 'string' ? body.reason : 'no reason';
-  if (
+  // Events some process could not publish (its queue overflowed while Redis was away): any of
+  // them may have been a new or handed-back request, so look for work now rather than at the
+  // next poll.
+  if (k === EVENTS_LOST_KEY) {
+    deps.distributor.kick();
+  } else if (
     parts[0] === 'buildrequests' &&
     parts.length === 3 &&
     (parts[2] === 'new' || parts[2] === 'unclaimed')

@@ -16,7 +16,7 @@ import { type Job, type JobsOptions, Queue, Worker } from 'bullmq';
 import { Counter, Registry } from 'prom-client';
 import type { MasterConfig } from '../../core/config/master-config.js';
 import type { ConnectionPool } from '../../core/db/pool.js';
-import type { Subscribe } from '../../core/events/bus.js';
+import { EVENTS_LOST_KEY, type Subscribe } from '../../core/events/bus.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import type { JobMetrics } from '../jobs/metrics.js';
 import { closeQueues, consumerConnection, producerConnection, type RedisTarget } from '../jobs/queues.js';
@@ -116,7 +116,19 @@ export async function startReporters(opts: ReportersOptions): Promise<Reporters 
     workers.push(worker);
   }
 
+  let passing: Promise<void> = Promise.resolve();
+  const pass = () => {
+    passing = passing
+      .then(() => catchUp(opts.db, byQueue))
+      .then((n) => {
+        if (n) log.debug({ builds: n }, 'build ends no master heard, queued if not already');
+      })
+      .catch((err) => log.warn({ err: (err as Error).message }, 'catch-up failed'));
+  };
   const unsubscribe = opts.subscribe((msg) => {
+    // Events a process could not publish may have been build ends: look for them now, not at
+    // the next catch-up.
+    if (msg.k === EVENTS_LOST_KEY) return pass();
     const job = reportJobOf(msg);
     if (!job) return;
     for (const [reporter, queue] of byQueue) {
@@ -131,15 +143,6 @@ export async function startReporters(opts: ReportersOptions): Promise<Reporters 
   await opts.subscribe.ready;
   // After subscribing: an event from now on is queued as it comes, and one before it is in
   // the database for the first pass to find.
-  let passing: Promise<void> = Promise.resolve();
-  const pass = () => {
-    passing = passing
-      .then(() => catchUp(opts.db, byQueue))
-      .then((n) => {
-        if (n) log.debug({ builds: n }, 'build ends no master heard, queued if not already');
-      })
-      .catch((err) => log.warn({ err: (err as Error).message }, 'catch-up failed'));
-  };
   pass();
   const catchUpTimer = setInterval(pass, CATCH_UP_MS);
   catchUpTimer.unref();

@@ -27,7 +27,7 @@ import {
   trySetSchedulerMaster,
 } from '../../core/data/index.js';
 import { stateObjectId } from '../../core/data/object-state.js';
-import type { BusMessage, Subscribe } from '../../core/events/bus.js';
+import { type BusMessage, EVENTS_LOST_KEY, type Subscribe } from '../../core/events/bus.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { GitPoller } from '../changesources/git-poller.js';
 import { CronError, parseCron } from './cron.js';
@@ -271,6 +271,12 @@ export class SchedulerManager {
   }
 
   private dispatch({ k, m }: BusMessage): void {
+    // Lost events may have announced changes: the schedulers that watch changes read the
+    // table from where they are now, as an ownership round has them do.
+    if (k === EVENTS_LOST_KEY) {
+      for (const s of this.owned.values()) s?.tick?.();
+      return;
+    }
     const parts = k.split('/');
     if (parts.length !== 3) return;
     const id = Number(parts[1]);
