@@ -5,7 +5,7 @@
 // command, connect again to the live master, and the request must run again there once,
 // never beside the frozen master's command. The command records its own start, ticks and
 // end (load/chaos/job.sh), so "at once" is what the commands saw, not what Flotilla says.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,6 +51,14 @@ function config(): string {
     '    properties: [{ type: string, name: token }]',
     '',
   ].join('\n');
+}
+
+function tail(file: string, chars: number): string {
+  try {
+    return readFileSync(file, 'utf8').slice(-chars);
+  } catch (err) {
+    return (err as Error).message;
+  }
 }
 
 async function answers(m: MasterProc): Promise<boolean> {
@@ -131,8 +139,9 @@ describe('a buildbot-worker whose master froze', () => {
     process.kill(a.proc.pid, 'SIGSTOP');
     frozen.add(a.proc);
     const bid = await masterid('bbf-b');
-    // The worker's own back-off between tries grows while it finds no master (maxdelay 300 s
-    // in its buildbot.tac): patient on a loaded machine.
+    // The worker tries again 1-60 s apart (Twisted's backoffPolicy, growing while its tries
+    // fail to connect at all) and the relay turns it away while no master answers its
+    // readiness: patient on a loaded machine.
     await waitFor(
       'bbf to connect to the live master',
       async () => (await connectedTo()).includes(bid),
@@ -155,6 +164,8 @@ describe('a buildbot-worker whose master froze', () => {
       err.message += `\nrequest: ${JSON.stringify(request)}\nbuilds: ${JSON.stringify(builds.map((x: any) => [x.buildid, x.masterid, x.workerid, x.results, x.state_string]))}`;
       err.message += `\nconnected to: ${JSON.stringify(await connectedTo().catch(() => []))}`;
       err.message += `\nexecutions: ${JSON.stringify(readExecutions(record))}`;
+      err.message += `\nlive master's output (its end):\n${b.proc.output().slice(-6000)}`;
+      err.message += `\nthe worker's log (its end):\n${tail(join(wdir, 'twistd.log'), 6000)}`;
       throw err;
     });
     // The frozen master wakes up to find itself expired: it must write nothing over the rerun.
