@@ -5,6 +5,7 @@
 // command, connect again to the live master, and the request must run again there once,
 // never beside the frozen master's command. The command records its own start, ticks and
 // end (load/chaos/job.sh), so "at once" is what the commands saw, not what Flotilla says.
+// Then a guarded worker killed with SIGKILL mid-command: its command must die with it.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -40,14 +41,22 @@ function config(): string {
     '  msgpack_experimental_v7: { port: 0 }',
     'workers:',
     '  - { name: bbf, password: bb-frozen }',
+    '  - { name: bbk, password: bb-killed }',
     'builders:',
     '  - name: bb-frozen',
     '    workers: [bbf]',
     '    steps:',
     `      - { type: shell, name: print, command: "sh ${job} %(prop:token)s %(prop:buildnumber)s ${JOB} ${record}" }`,
+    '  - name: bb-killed',
+    '    workers: [bbk]',
+    '    steps:',
+    `      - { type: shell, name: print, command: "sh ${job} %(prop:token)s %(prop:buildnumber)s ${JOB} ${record}" }`,
     'force_schedulers:',
     '  - name: bb-frozen',
     '    builders: [bb-frozen]',
+    '    properties: [{ type: string, name: token }]',
+    '  - name: bb-killed',
+    '    builders: [bb-killed]',
     '    properties: [{ type: string, name: token }]',
     '',
   ].join('\n');
@@ -192,5 +201,41 @@ describe('a buildbot-worker whose master froze', () => {
     expect(executions.map((e) => e.end === 'end')).toEqual([false, true]);
     expect(runningExecutions(record)).toEqual([]);
     expect(b.proc.child.exitCode).toBeNull();
+  });
+});
+
+describe('a buildbot-worker killed with SIGKILL mid-command', () => {
+  it("takes its command with it (the guard's reaper): the command never runs to its end", {
+    timeout: 300_000,
+  }, async () => {
+    // The live master of the test above; a worker of its own, straight to it.
+    const live = masters.find(({ m }) => m.name === 'bbf-b') ?? masters[0]!;
+    const wdir = join(dir, 'bbk');
+    createBuildbotWorker({
+      dir: wdir,
+      port: live.msgpack,
+      name: 'bbk',
+      password: 'bb-killed',
+      silenceGuard: SILENCE_SECONDS,
+    });
+    const worker = startBuildbotWorker(wdir);
+    c.procs.push(worker);
+    await waitFor(
+      'bbk to connect',
+      async () => ((await c.get('/workers?name=bbk')).workers[0]?.connected_to ?? []).length > 0,
+      worker,
+    );
+    await c.force('bb-killed', { token: 'k1' });
+    const mine = () => readExecutions(record).filter((e) => e.token === 'k1');
+    await waitFor('the command under way', async () => mine().some((e) => e.ticks >= 2), worker);
+    await worker.stop('SIGKILL');
+    // Without the reaper the command, in a process group of its own, would run on to its end
+    // (about 40 s) with nobody reading its output.
+    await waitFor(
+      'no command of the killed worker running',
+      async () => !runningExecutions(record).some((e) => e.token === 'k1'),
+      120_000,
+    );
+    expect(mine().map((e) => e.end)).toEqual([null]);
   });
 });
