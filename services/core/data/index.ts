@@ -7,6 +7,7 @@ export * from './builds.js';
 export * from './buildsets.js';
 export * from './changes.js';
 export * from './changesources.js';
+export * from './job-runs.js';
 export * from './locks.js';
 export * from './logs.js';
 export * from './masters.js';

@@ -11,12 +11,22 @@
 //   exponential backoff; a log that no longer exists fails at once, without retries.
 //   A job that used up its attempts stays failed (visible in /metrics); queueing its log
 //   again retries it.
+// - Once per job id: the run is recorded in the transaction that compresses
+//   (core/data/job-runs.ts), so a job that BullMQ delivers again after its completion was
+//   lost (a Redis failover) does nothing, and says so (flotilla_jobs_repeats_total).
 import type { Job, JobsOptions, Queue } from 'bullmq';
 import { UnrecoverableError } from 'bullmq';
 import type { MasterConfig } from '../../core/config/master-config.js';
-import { compressLog, type DataContext, type LogCodec, transact } from '../../core/data/index.js';
+import {
+  compressLog,
+  type DataContext,
+  type LogCodec,
+  recordJobRun,
+  transact,
+} from '../../core/data/index.js';
 import { NotFoundError } from '../../core/errors.js';
 import type { Logger } from '../../core/telemetry/logger.js';
+import { QUEUES } from './queues.js';
 
 export type LogCompression = MasterConfig['log_compression'];
 
@@ -82,11 +92,19 @@ export async function queueCompressLog(
   }
 }
 
-export function compressLogProcessor(ctx: DataContext, log: Logger) {
+export function compressLogProcessor(ctx: DataContext, log: Logger, onRepeat: () => void = () => {}) {
   return async (job: Job<CompressLogData>): Promise<number> => {
     const { logid, codec } = job.data;
+    const key = { queue: QUEUES.compressLog, jobId: job.id ?? compressLogJobId(logid) };
     try {
-      const saved = await transact(ctx, (tx) => compressLog(tx, logid, { codec }));
+      const saved = await transact(ctx, async (tx) =>
+        (await recordJobRun(tx.q, key)) ? compressLog(tx, logid, { codec }) : null,
+      );
+      if (saved === null) {
+        onRepeat();
+        log.info({ logid, job: key.jobId }, 'compress-log delivered again after it ran: nothing to do');
+        return 0;
+      }
       log.debug({ logid, codec, saved }, 'log compressed');
       return saved;
     } catch (err) {

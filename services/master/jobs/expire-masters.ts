@@ -17,6 +17,10 @@
 //    records of builds that finished a while ago are forgotten (services/master/claims.ts).
 // Each step is its own transaction; a failure ends this run (counted in /metrics) and the
 // next period does it all again, so the job is not retried within a period.
+// A period's job has its effect once: step 1's transaction records the run by job id
+// (core/data/job-runs.ts), and a delivery of the same job after a Redis failover lost its
+// completion does nothing (flotilla_jobs_repeats_total). Steps 2-4 then wait for the next
+// period, as after a failed run. The housekeeping also forgets job runs older than a day.
 import type { Job, JobSchedulerTemplateOptions, Queue } from 'bullmq';
 import { compactCounts } from '../../core/data/counts.js';
 import {
@@ -24,14 +28,19 @@ import {
   EXPIRE_SECONDS,
   expireMasters,
   forgetBuildWrites,
+  forgetJobRuns,
+  recordJobRun,
   transact,
   unclaimExpiredRequests,
 } from '../../core/data/index.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { RENEW_MS } from '../claims.js';
+import { QUEUES } from './queues.js';
 
 export const EXPIRE_SCHEDULER_ID = 'expire-masters';
 export const DEFAULT_EXPIRE_PERIOD_MS = 60_000;
+/** How long a job's run is remembered (migration 0017): far past any redelivery. */
+export const JOB_RUNS_KEPT_SECONDS = 24 * 3600;
 
 const RECLAIM_SECONDS = RENEW_MS / 1000;
 export const MIN_UNCLAIM_SECONDS = 2 * RECLAIM_SECONDS;
@@ -87,19 +96,32 @@ export function expireMastersProcessor(
   masterid: () => number,
   settings: ExpireSettings,
   log: Logger,
+  onRepeat: () => void = () => {},
 ) {
   const expiry = settings.expirySeconds ?? EXPIRE_SECONDS;
   const old = unclaimAfter(settings);
-  return async (_job: Job): Promise<ExpireResult> => {
+  return async (job: Job): Promise<ExpireResult> => {
     const self = masterid();
     // Without its own id the master could expire its own previous life under itself.
     if (!self) throw new Error('this master is not registered yet');
-    const expired = await transact(ctx, (tx) => expireMasters(tx, expiry, self));
+    if (!job.id) throw new Error('an expire-masters job without an id');
+    const key = { queue: QUEUES.expireMasters, jobId: job.id };
+    const expired = await transact(ctx, async (tx) =>
+      (await recordJobRun(tx.q, key)) ? expireMasters(tx, expiry, self) : null,
+    );
+    if (expired === null) {
+      onRepeat();
+      log.info({ job: key.jobId }, 'expire-masters delivered again after it ran: nothing to do');
+      return { expired: [], unclaimed: [] };
+    }
     if (expired.length > 0) log.info({ expired, expirySeconds: expiry }, 'expired silent masters');
     const unclaimed = await transact(ctx, (tx) => unclaimExpiredRequests(tx, old));
     if (unclaimed.length > 0) log.info({ unclaimed, olderThanSeconds: old }, 'released expired claims');
     await compactCounts(ctx.db);
-    await transact(ctx, (tx) => forgetBuildWrites(tx));
+    await transact(ctx, async (tx) => {
+      await forgetBuildWrites(tx);
+      await forgetJobRuns(tx.q, JOB_RUNS_KEPT_SECONDS);
+    });
     return { expired, unclaimed };
   };
 }

@@ -7,6 +7,9 @@
 //   depth: aggregate with max, not sum.
 // - flotilla_jobs_failures_total{queue}: failed attempts processed on this master; a job
 //   tried three times before it succeeded counts two. Sum over masters.
+// - flotilla_jobs_repeats_total{queue}: deliveries of a job that had had its effect already
+//   (core/data/job-runs.ts), which therefore did nothing: BullMQ delivered it again, as it
+//   may after a Redis failover. Sum over masters.
 // - flotilla_jobs_duration_seconds{queue,outcome}: how long each attempt on this master
 //   took, outcome `completed`, `failed`, or `delayed` (a job that chose to wait and run again).
 // A queue whose counts cannot be read (Redis away) has no depth samples in that scrape rather
@@ -23,6 +26,7 @@ const DEPTH_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
 export class JobMetrics {
   readonly registry = new Registry();
   private readonly failures: Counter<'queue'>;
+  private readonly repeats: Counter<'queue'>;
   private readonly durations: Histogram<'queue' | 'outcome'>;
 
   private readonly queues: Queue[];
@@ -68,6 +72,12 @@ export class JobMetrics {
       labelNames: ['queue'],
       registers: [this.registry],
     });
+    this.repeats = new Counter({
+      name: 'flotilla_jobs_repeats_total',
+      help: 'Deliveries of a job that had run already, and so did nothing.',
+      labelNames: ['queue'],
+      registers: [this.registry],
+    });
     this.durations = new Histogram({
       name: 'flotilla_jobs_duration_seconds',
       help: 'Duration of job attempts on this master.',
@@ -76,7 +86,15 @@ export class JobMetrics {
       registers: [this.registry],
     });
     // Zero rather than absent before the first failure, so rate() and alerts see the series.
-    for (const q of queues) this.failures.inc({ queue: q.name }, 0);
+    for (const q of queues) {
+      this.failures.inc({ queue: q.name }, 0);
+      this.repeats.inc({ queue: q.name }, 0);
+    }
+  }
+
+  /** A delivery of a job of `queue` that had run already. */
+  repeated(queue: string): void {
+    this.repeats.inc({ queue });
   }
 
   /** A queue opened after the others (a reporter's): its depth and attempts are shown too. */
