@@ -173,11 +173,7 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     ...(deps.timing?.triggerPollMs ? { triggerPollMs: deps.timing.triggerPollMs } : {}),
     lease: membership,
     lostWorkerWaitMs: liveness.lostMasterBoundMs + 1000,
-    onLogFinished: (logid) => {
-      jobs
-        .queueCompressLog(logid)
-        .catch((err) => log.warn({ logid, err: (err as Error).message }, 'compression not queued'));
-    },
+    onLogFinished: (logid) => jobs.queueCompressLogSoon(logid),
   });
   late.runner = runner;
   const claims = new Claims({ ctx, masterid, log, renewMs: deps.timing?.claimRenewMs });

@@ -63,6 +63,12 @@ export interface JobsOptions extends ExpireSettings {
 export interface Jobs {
   /** Queue the compression of a finished log. Rejects if Redis cannot take the job. */
   queueCompressLog(logid: number): Promise<void>;
+  /**
+   * Queue it in the background, trying again while Redis cannot take the job (QUEUE_TRIES,
+   * about 40 s: a Sentinel failover takes seconds), until stop(). A log finished during a
+   * failover is compressed once Redis is back; past the tries it stays uncompressed, logged.
+   */
+  queueCompressLogSoon(logid: number): void;
   /** For the probe server's `metrics` option: Prometheus text and its content type. */
   metrics(): Promise<{ contentType: string; body: string }>;
   /** The metrics' registry, to merge with other registries of the process. */
@@ -73,13 +79,26 @@ export interface Jobs {
   stop(): Promise<void>;
 }
 
+// 1 + 2 + 4 + 8 + 16 s between six tries, each of which gives up after the producer
+// connection's three retries (queues.ts) when Redis is away.
+const QUEUE_TRIES = 6;
+
 export async function startJobs(opts: JobsOptions): Promise<Jobs> {
   const prefix = opts.prefix ?? DEFAULT_PREFIX;
   const codec = logCodec(opts.codec);
   const log = opts.log.child({ component: 'jobs' });
-  // Built first: they check their settings before anything is opened.
-  const expireProcessor = expireMastersProcessor(opts.ctx, opts.masterid, opts, log);
-  const compressProcessor = compressLogProcessor(opts.ctx, log);
+  let metrics: JobMetrics | undefined;
+  // Built first: they check their settings before anything is opened. Their repeats are
+  // counted once the metrics exist (a job runs only after that).
+  const repeated = (queue: QueueName) => () => metrics?.repeated(queue);
+  const expireProcessor = expireMastersProcessor(
+    opts.ctx,
+    opts.masterid,
+    opts,
+    log,
+    repeated(QUEUES.expireMasters),
+  );
+  const compressProcessor = compressLogProcessor(opts.ctx, log, repeated(QUEUES.compressLog));
   const queue = <D>(name: QueueName, defaultJobOptions = {}) =>
     new Queue<D>(name, {
       connection: producerConnection(opts.redis, `flotilla-master-${name}`),
@@ -91,11 +110,15 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
   const queues = [compress, expire] as Queue[];
   for (const q of queues)
     q.on('error', (err) => log.warn({ queue: q.name, err: err.message }, 'queue error'));
-  const metrics = new JobMetrics(queues);
+  metrics = new JobMetrics(queues);
 
   const workers: Worker[] = [];
   let confirm: NodeJS.Timeout | undefined;
+  const retries = new Set<NodeJS.Timeout>();
+  let closing = false;
   const stop = async () => {
+    closing = true;
+    for (const t of retries) clearTimeout(t);
     clearInterval(confirm);
     await closeQueues(workers, queues);
   };
@@ -128,8 +151,27 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
     throw err;
   }
 
+  const queueSoon = (logid: number, tried = 0): void => {
+    queueCompressLog(compress, logid, codec).catch((err) => {
+      if (closing || tried + 1 >= QUEUE_TRIES) {
+        log.warn({ logid, tries: tried + 1, err: (err as Error).message }, 'compression not queued');
+        return;
+      }
+      const t = setTimeout(
+        () => {
+          retries.delete(t);
+          queueSoon(logid, tried + 1);
+        },
+        1000 * 2 ** tried,
+      );
+      t.unref();
+      retries.add(t);
+    });
+  };
+
   return {
     queueCompressLog: (logid) => queueCompressLog(compress, logid, codec),
+    queueCompressLogSoon: (logid) => queueSoon(logid),
     metrics: () => metrics.text(),
     registry: metrics.registry,
     jobMetrics: metrics,
