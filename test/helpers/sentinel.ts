@@ -28,6 +28,14 @@ export interface SentinelDeployment {
   currentPrimaryPort(): Promise<number>;
   /** SIGKILL the primary (no shutdown, no last save), as a crashed node. */
   killPrimary(): Promise<void>;
+  /**
+   * With `cuttableLink`: from now on the replica receives nothing of the primary, so what the
+   * primary takes meanwhile is lost when the primary dies: a replication lag made to order.
+   * (A stopped replica would not do: what the primary sent waits in the replica's socket and
+   * arrives when it goes on.) The sentinels promote a replica only if its link has been down
+   * less than ten times down-after (15 s) beyond the primary's failure: kill the primary soon.
+   */
+  cutReplicaLink(): Promise<void>;
   /** Resolves once the sentinels have promoted another server; its port. */
   waitForFailover(): Promise<number>;
   stop(): Promise<void>;
@@ -72,7 +80,22 @@ function startServer(port: number, dir: string, extra: string[] = []): Running {
   );
 }
 
-export async function startSentinelDeployment(): Promise<SentinelDeployment> {
+// The user the replica replicates as when its link can be cut (see cutReplicaLink).
+const REPLICA_USER = 'flotilla-replica';
+const REPLICA_PASSWORD = 'replica-secret';
+
+export async function startSentinelDeployment(
+  opts: {
+    /**
+     * The replica replicates as a user of its own, so that its link can be cut (a relay
+     * between the two would not do: the sentinels see the replica following another address
+     * and point it at the primary again).
+     */
+    cuttableLink?: boolean;
+    /** Where its five ports come from (default: free ones of the tests' range). */
+    port?: () => Promise<number>;
+  } = {},
+): Promise<SentinelDeployment> {
   const dir = mkdtempSync(join(tmpdir(), 'flotilla-sentinel-'));
   const procs: Running[] = [];
   const stop = async () => {
@@ -80,9 +103,9 @@ export async function startSentinelDeployment(): Promise<SentinelDeployment> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const [primaryPort, replicaPort, ...sentinelPorts] = (await Promise.all(
-      [0, 1, 2, 3, 4].map(() => freePort()),
-    )) as [number, number, number, number, number];
+    const ports: number[] = [];
+    for (let i = 0; i < 5; i++) ports.push(await (opts.port ?? freePort)());
+    const [primaryPort, replicaPort, ...sentinelPorts] = ports as [number, number, number, number, number];
     const primary = startServer(primaryPort, dir, ['--dbfilename', 'primary.rdb']);
     procs.push(primary);
     await waitFor(
@@ -90,12 +113,17 @@ export async function startSentinelDeployment(): Promise<SentinelDeployment> {
       async () => primary.output().includes('Ready to accept connections'),
       primary,
     );
+    if (opts.cuttableLink)
+      await ask(primaryPort, (r) =>
+        r.call('ACL', 'SETUSER', REPLICA_USER, 'on', `>${REPLICA_PASSWORD}`, '~*', '&*', '+@all'),
+      );
     const replica = startServer(replicaPort, dir, [
       '--dbfilename',
       'replica.rdb',
       '--replicaof',
       '127.0.0.1',
       String(primaryPort),
+      ...(opts.cuttableLink ? ['--masteruser', REPLICA_USER, '--masterauth', REPLICA_PASSWORD] : []),
     ]);
     procs.push(replica);
     await waitFor(
@@ -156,6 +184,14 @@ export async function startSentinelDeployment(): Promise<SentinelDeployment> {
       currentPrimaryPort: () => primarySeenBy(sentinelPorts[0]!),
       async killPrimary() {
         await primary.stop('SIGKILL');
+      },
+      async cutReplicaLink() {
+        if (!opts.cuttableLink) throw new Error('the deployment was started without a cuttable replica link');
+        // Its user refused from now on, then its connection closed: it cannot come back.
+        await ask(primaryPort, async (r) => {
+          await r.call('ACL', 'SETUSER', REPLICA_USER, 'off');
+          await r.call('CLIENT', 'KILL', 'USER', REPLICA_USER);
+        });
       },
       async waitForFailover() {
         // Promoted: every sentinel names the replica, and the replica says it is the primary.

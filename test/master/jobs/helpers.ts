@@ -42,6 +42,11 @@ export class JobsUnderTest {
     return jobs;
   }
 
+  /** Every instance started, stopped or not. */
+  all(): readonly Jobs[] {
+    return this.started;
+  }
+
   private readonly queues = new Map<string, Queue>();
 
   /** Attempts of `queue` that completed, over every instance this suite started. */
