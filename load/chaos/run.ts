@@ -9,7 +9,8 @@
 // batches), EXPIRY (15 s), LOAD (100 GET/s per API; 0 for none), APIS (2), MASTERS (2),
 // WORKERS (4), MAX_BUILDS (5 per worker, of which one build of the chaos builder at a time),
 // BASE_PORT (26000), SETTLE (600 s to
-// wait for every request), DIR (.data/chaos). Each scenario's state, logs and result.json
+// wait for every request), WS (/ws clients following builds and logs, ws-watch.ts: 0),
+// DIR (.data/chaos). Each scenario's state, logs and result.json
 // stay in DIR/<scenario>; the results also go to load/chaos/results/<scenario>.json.
 // FLOTILLA_REV runs the services of another commit (a snapshot, as load/bench does), for
 // example `FLOTILLA_REV=main` to see a failure before its fix.
@@ -70,6 +71,7 @@ for (const sc of SCENARIOS) {
     maxBuilds: num('MAX_BUILDS', 5),
     basePort: num('BASE_PORT', 26000),
     settleSeconds: num('SETTLE', 600),
+    wsClients: num('WS', 0),
     fixed: true,
     ...(src ? { src } : {}),
     log: (l) => console.error(l),
@@ -84,5 +86,10 @@ for (const sc of SCENARIOS) {
       (r.check.duplicates.length ? `, overlaps ${JSON.stringify(r.check.duplicates.slice(0, 5))}` : '') +
       (Object.keys(r.extra).length ? `, ${JSON.stringify(r.extra)}` : ''),
   );
+  if (r.ws) {
+    const { clients: _, ...ws } = r.ws;
+    console.error(`  /ws clients: ${JSON.stringify(ws)}`);
+  }
+  if (r.jobs) console.error(`  compress-log jobs: ${JSON.stringify(r.jobs)}`);
   console.log(row(r));
 }

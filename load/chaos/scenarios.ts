@@ -14,6 +14,7 @@ import { type Check, check } from './checker.js';
 import { readExecutions, rerunUnderWay, runningExecutions } from './records.js';
 import { ChaosStack, type JobShape, type Proc, type StackOptions } from './stack.js';
 import { Traffic, type TrafficCounts } from './traffic.js';
+import { type WsOutcome, WsWatch } from './ws-watch.js';
 
 export interface FaultContext {
   stack: ChaosStack;
@@ -36,6 +37,8 @@ export interface Scenario {
    * expiry less 3 s, services/master/liveness.ts) longer than the outage plus a heartbeat.
    */
   expirySeconds?: number;
+  /** Redis as a Sentinel deployment (stack.ts) rather than one server. */
+  sentinel?: boolean;
   inject(ctx: FaultContext): Promise<void>;
 }
 
@@ -109,6 +112,30 @@ function descendants(pid: number, of: readonly number[]): number[] {
       if (q === pid) return true;
     return false;
   });
+}
+
+/** Every API and master answers its /readyz. */
+async function allReady(s: ChaosStack): Promise<boolean> {
+  return (await Promise.all([...s.of('api'), ...s.of('master')].map(probe))).every(Boolean);
+}
+
+/**
+ * kill -9 of the Redis primary of a Sentinel deployment: the time until the sentinels have
+ * promoted the replica, and until every API and master is ready again, go in the result.
+ */
+async function failOverRedis(ctx: FaultContext): Promise<void> {
+  const d = ctx.stack.sentinel;
+  if (!d) throw new Error('the stack has no Sentinel deployment');
+  const t0 = Date.now();
+  const since = () => (Date.now() - t0) / 1000;
+  await d.killPrimary();
+  ctx.note('redis primary killed');
+  await d.waitForFailover();
+  ctx.extra.promotedSeconds = since();
+  ctx.note('the sentinels promoted the replica');
+  await waitFor('every API and master ready', () => allReady(ctx.stack), 120_000);
+  ctx.extra.readySeconds = since();
+  ctx.note('every API and master ready');
 }
 
 /** kill -9 of Redis, kept down (`seconds`, or until the masters noticed), then started again. */
@@ -239,6 +266,12 @@ export const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
+    name: 'redis-failover',
+    fault: 'kill -9 of the Redis primary (Sentinel: a replica, three sentinels), the replica promoted',
+    sentinel: true,
+    inject: failOverRedis,
+  },
+  {
     name: 'postgres-restart',
     fault: 'PostgreSQL stopped (immediate), started again 5 s later',
     inject: (ctx) => restartPostgres(ctx, 5),
@@ -262,7 +295,23 @@ export interface RunOptions extends Omit<StackOptions, 'dir' | 'masterEnv'> {
   /** How long to wait for every request to complete after the fault. */
   settleSeconds: number;
   masterEnv?: Record<string, string>;
+  /** /ws clients following builds and logs through the fault (ws-watch.ts); default none. */
+  wsClients?: number;
   log?: (line: string) => void;
+}
+
+/**
+ * What became of the background jobs: how many finished logs had their compress-log job
+ * recorded as run (flotilla.job_runs, migration 0017: once per job by its primary key), and
+ * how many deliveries found their job done already (flotilla_jobs_repeats_total, summed over
+ * the masters). A log that finished while Redis was away may have no job (its master could not
+ * queue it: the log stays readable, only in more chunks).
+ */
+export interface JobsOutcome {
+  logs: number;
+  /** compress-log runs recorded. */
+  runs: number;
+  repeats: number;
 }
 
 export interface ScenarioResult {
@@ -274,7 +323,29 @@ export interface ScenarioResult {
   recoverSeconds: number | null;
   timeline: { at: number; event: string }[];
   extra: Record<string, unknown>;
+  /** With wsClients: what each /ws client saw. */
+  ws: WsOutcome | null;
+  jobs: JobsOutcome | null;
   options: Omit<RunOptions, 'log'>;
+}
+
+async function jobsOutcome(stack: ChaosStack): Promise<JobsOutcome | null> {
+  const [t] = await stack.query(`SELECT to_regclass('flotilla.job_runs') IS NOT NULL AS present`);
+  if (!t?.present) return null; // the services of a commit from before migration 0017
+  const [r] = await stack.query(`
+    SELECT (SELECT count(*) FROM logs WHERE complete = 1)::int AS logs,
+           (SELECT count(*) FROM flotilla.job_runs WHERE queue = 'compress-log')::int AS runs`);
+  let repeats = 0;
+  for (const m of stack.of('master')) {
+    try {
+      const text = await (await fetch(`http://127.0.0.1:${m.probe}/metrics`)).text();
+      for (const line of text.split('\n'))
+        if (line.startsWith('flotilla_jobs_repeats_total{')) repeats += Number(line.split(' ').pop());
+    } catch {
+      // a master that is down has no metrics to give
+    }
+  }
+  return { logs: r!.logs, runs: r!.runs, repeats };
 }
 
 function batches(job: JobShape): number {
@@ -340,6 +411,7 @@ export async function runScenario(sc: Scenario, opts: RunOptions): Promise<Scena
   mkdirSync(opts.dir, { recursive: true });
   const stack = new ChaosStack({
     ...opts,
+    ...(sc.sentinel ? { sentinel: true } : {}),
     expirySeconds: sc.expirySeconds ?? opts.expirySeconds,
     masterEnv: { ...opts.masterEnv, ...sc.masterEnv },
   });
@@ -351,10 +423,18 @@ export async function runScenario(sc: Scenario, opts: RunOptions): Promise<Scena
   };
   const traffic = new Traffic(() => stack.of('api').map((p) => stack.apiBase(p)), opts.load);
   const watch = new RecoveryWatch(stack, Math.max(2000, opts.job.pause * 4000));
+  const ws = new WsWatch();
   try {
     await stack.startStores();
     await stack.startServices();
     note('cluster ready');
+    if (opts.wsClients) {
+      await ws.open(
+        stack.of('api').map((a) => `http://127.0.0.1:${a.port}`),
+        opts.wsClients,
+      );
+      note(`${opts.wsClients} /ws clients following`);
+    }
     traffic.start();
     const tokens = Array.from({ length: opts.builds }, (_, i) => `t${i + 1}`);
     for (const t of tokens) await stack.force(t);
@@ -370,6 +450,7 @@ export async function runScenario(sc: Scenario, opts: RunOptions): Promise<Scena
     );
     const extra: Record<string, unknown> = {};
     const faultAt = Date.now();
+    ws.fault(faultAt);
     note(`fault: ${sc.fault}`);
     watch.start();
     await sc.inject({
@@ -402,6 +483,21 @@ export async function runScenario(sc: Scenario, opts: RunOptions): Promise<Scena
       opts.expirySeconds * 3000 + 10_000,
     ).catch(() => note('something is still open'));
     watch.stop();
+    // A finished log's compress-log job comes after its build: wait a while for each to run.
+    await waitFor(
+      'every finished log compressed',
+      async () => {
+        const j = await jobsOutcome(stack);
+        return j === null || j.runs >= j.logs;
+      },
+      Math.min(60, opts.settleSeconds) * 1000,
+    ).catch(() => note('not every finished log had its compress-log job run'));
+    const jobs = await jobsOutcome(stack).catch(() => null);
+    const buildids = (await stack.query('SELECT id FROM builds WHERE complete_at IS NOT NULL')).map(
+      (b) => b.id as number,
+    );
+    const wsOutcome = opts.wsClients ? ws.judge(buildids) : null;
+    ws.close();
     const counts = await traffic.stop();
     const result = await check({
       query: (text, values) => stack.query(text, values),
@@ -422,12 +518,15 @@ export async function runScenario(sc: Scenario, opts: RunOptions): Promise<Scena
       recoverSeconds,
       timeline,
       extra,
+      ws: wsOutcome,
+      jobs,
       options,
     };
     writeFileSync(join(opts.dir, 'result.json'), `${JSON.stringify(out, null, 2)}\n`);
     return out;
   } finally {
     watch.stop();
+    ws.close();
     await traffic.stop();
     await stack.stop();
   }

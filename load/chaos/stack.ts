@@ -12,6 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { freePort, type Running, start, status, waitFor } from '../../test/helpers/processes.js';
+import { type SentinelDeployment, startSentinelDeployment } from '../../test/helpers/sentinel.js';
 import { serviceCommand } from '../../test/helpers/service-build.js';
 import { leftoverCommands } from './records.js';
 
@@ -54,6 +55,12 @@ export interface StackOptions {
    * suite's, which has one already); PostgreSQL faults cannot be injected then.
    */
   databaseUrl?: string;
+  /**
+   * Redis as a Sentinel deployment (a primary, a replica, three sentinels:
+   * test/helpers/sentinel.ts), which the services find through REDIS_SENTINELS, instead of
+   * one server.
+   */
+  sentinel?: boolean;
 }
 
 export interface Proc {
@@ -92,6 +99,7 @@ export class ChaosStack {
   databaseUrl = '';
   redisUrl = '';
   redis: Running | null = null;
+  sentinel: SentinelDeployment | null = null;
   /** Processes held by SIGSTOP right now (continued before they are stopped for good). */
   readonly frozen = new Set<Proc>();
   private nextPort: number;
@@ -121,9 +129,23 @@ export class ChaosStack {
     this.writeConfig();
     if (this.opts.databaseUrl) this.databaseUrl = this.opts.databaseUrl;
     else await this.startOwnPostgres();
+    if (this.opts.sentinel) {
+      this.sentinel = await startSentinelDeployment({ port: () => this.port() });
+      return;
+    }
     this.redisPort = await this.port();
     this.redisUrl = `redis://127.0.0.1:${this.redisPort}`;
     await this.startRedis();
+  }
+
+  /** How the services find Redis: its URL, or the sentinels. */
+  private redisEnv(): Record<string, string> {
+    if (!this.sentinel) return { REDIS_URL: this.redisUrl };
+    const { sentinels, masterName } = this.sentinel.target;
+    return {
+      REDIS_SENTINELS: sentinels.map((s) => `${s.host}:${s.port}`).join(','),
+      REDIS_SENTINEL_NAME: masterName,
+    };
   }
 
   /** A PostgreSQL server of the stack's own, with a fresh database, migrated. */
@@ -251,7 +273,7 @@ export class ChaosStack {
     const [port, probe] = [await this.port(), 0];
     const env = {
       DATABASE_URL: this.databaseUrl,
-      REDIS_URL: this.redisUrl,
+      ...this.redisEnv(),
       PORT: String(port),
       PUBLIC_URL: `http://127.0.0.1:${port}/`,
       MASTER_CONFIG: this.config,
@@ -264,7 +286,7 @@ export class ChaosStack {
     const [port, probe] = [await this.port(), await this.port()];
     const env = {
       DATABASE_URL: this.databaseUrl,
-      REDIS_URL: this.redisUrl,
+      ...this.redisEnv(),
       MASTER_CONFIG: this.config,
       MASTER_NAME: name,
       WORKER_PORT: String(port),
@@ -397,6 +419,7 @@ export class ChaosStack {
     for (const p of this.procs) this.keepLog(p.name, p.proc);
     this.killLeftoverCommands();
     await this.killRedis();
+    await this.sentinel?.stop();
     if (this.opts.databaseUrl) return;
     try {
       this.pgCtl('-m', 'immediate', '-w', '-t', '60', 'stop');
