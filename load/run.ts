@@ -5,15 +5,18 @@
 //   BASE_URL=http://127.0.0.1:8080/api/v2 node --import tsx load/run.ts [scenario ...]
 //        [--duration 30s] [--vus N] [--out FILE]
 //
-// Scenarios: collections, log_tail, ws_fanout (default: all three, one after the other).
+// Scenarios: collections, log_tail, ws_fanout (default: all three, one after the other), and
+// busy (the web UI while 20 builds run: load/busy/run.sh sets that up and runs it).
 // --duration and --vus override every scenario's (like k6's -e DURATION / -e VUS).
 // BUILD_ID / LOG_ID name the ids the endpoints use instead of finding them through the API.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
+import { busyMix } from './busy/mix.js';
 import { hammer } from './measure.js';
 import {
   fill,
+  httpMetrics,
   type Ids,
   judge,
   loadScenarios,
@@ -107,11 +110,8 @@ const logTail: Runner = async (spec, sc, base, ids) => {
   };
   const took = await runVus(sc.vus, vu);
   return {
-    http_req_duration: { kind: 'trend', samples: durations },
-    http_req_failed: { kind: 'rate', passes: failed, total: requests },
     // k6's check: status is 200, or 404 past the end.
-    checks: { kind: 'rate', passes: requests - failed, total: requests },
-    http_reqs: { kind: 'counter', count: requests, seconds: took },
+    ...httpMetrics(durations, requests, failed, took),
     log_lines_read: { kind: 'counter', count: lines, seconds: took },
   };
 };
@@ -173,7 +173,12 @@ const wsFanout: Runner = async (_spec, sc, base) => {
   };
 };
 
-const RUNNERS: Record<string, Runner> = { collections, log_tail: logTail, ws_fanout: wsFanout };
+/** People in the web UI of a cluster that builds: load/busy/mix.ts. */
+const busy: Runner = (spec, sc, base) => busyMix(sc, base, spec.headers);
+
+const RUNNERS: Record<string, Runner> = { collections, log_tail: logTail, ws_fanout: wsFanout, busy };
+// The scenarios that name no generated build or log: they find their own through the API.
+const NO_IDS = new Set(['ws_fanout', 'busy']);
 
 function describe(name: string, m: Metric): string {
   if (m.kind === 'trend') {
@@ -189,9 +194,11 @@ function describe(name: string, m: Metric): string {
 async function main(): Promise<number> {
   const spec = loadScenarios();
   const base = (args.base ?? process.env.BASE_URL ?? 'http://127.0.0.1:8080/api/v2').replace(/\/$/, '');
-  const names = positionals.length > 0 ? positionals : Object.keys(spec.scenarios);
+  // busy needs builds running (load/busy/run.sh): only when named
+  const names =
+    positionals.length > 0 ? positionals : Object.keys(spec.scenarios).filter((n) => n !== 'busy');
   for (const n of names) if (!RUNNERS[n] || !spec.scenarios[n]) throw new Error(`no scenario "${n}"`);
-  const ids = await resolveIds(base, spec.headers);
+  const ids = names.every((n) => NO_IDS.has(n)) ? { build: 0, log: 0 } : await resolveIds(base, spec.headers);
   console.log(`BASE_URL ${base}; build ${ids.build}, log ${ids.log}`);
   const report: Record<string, { metrics: Record<string, string>; verdicts: Verdict[] }> = {};
   let failed = 0;

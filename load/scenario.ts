@@ -18,6 +18,13 @@ export interface ScenarioSpec {
   pollMs?: number;
   path?: string;
   holdSeconds?: number;
+  /** busy: the weight of each kind of page visit, and how the visits go (scenarios.json). */
+  actions?: Record<string, number>;
+  thinkMs?: number;
+  follows?: number;
+  pageSize?: number;
+  oldPages?: number;
+  maxOldPage?: number;
 }
 
 export interface Scenarios {
@@ -84,6 +91,24 @@ export interface Verdict {
   expression: string;
   value: number;
   ok: boolean;
+}
+
+/**
+ * k6's built-in HTTP metrics of a run, and its `checks` as the scripts here use them: one
+ * check per request, passed when the request got an expected status.
+ */
+export function httpMetrics(
+  durations: number[],
+  requests: number,
+  failed: number,
+  seconds: number,
+): Record<string, Metric> {
+  return {
+    http_req_duration: { kind: 'trend', samples: durations },
+    http_req_failed: { kind: 'rate', passes: failed, total: requests },
+    checks: { kind: 'rate', passes: requests - failed, total: requests },
+    http_reqs: { kind: 'counter', count: requests, seconds },
+  };
 }
 
 /** Nearest-rank percentile of samples sorted ascending (k6 interpolates; at our sample counts the two agree). */

@@ -11,7 +11,8 @@
 # as the oracle's OS user bboracle, with the oracle's stub www plugin on PYTHONPATH, in its
 # own basedir .data/bench/buildbot/master. REST: http://127.0.0.1:$BENCH_BB_PORT/api/v2
 # (default 8030); PB on 127.0.0.1:$BENCH_BB_PB_PORT (default 9930). No worker is started,
-# so it never claims the pending requests.
+# so it never claims the pending requests. BENCH_BB_CFG names another master.cfg that reads
+# the same variables (load/busy/master.cfg, whose workers load/busy/run.sh starts).
 #
 # What it writes into the database at start (acceptable for a benchmark; regenerate for a
 # pristine copy): a masters row for itself (active), builder_masters rows for builders 1-5
@@ -28,6 +29,7 @@ ORACLE="${ORACLE_DIR:-$(cd "$ROOT/../shared/oracle" 2>/dev/null && pwd || echo /
 BB_USER="${ORACLE_USER:-bboracle}"
 DIR="$ROOT/.data/bench/buildbot"
 M="$DIR/master"
+CFG="${BENCH_BB_CFG:-$ORACLE/master.cfg}"
 PG_PORT="${BENCH_PG_PORT:-55440}"
 WWW_PORT="${BENCH_BB_PORT:-8030}"
 PB_PORT="${BENCH_BB_PB_PORT:-9930}"
@@ -44,7 +46,7 @@ start() {
   [[ "$db" =~ ^[a-z_][a-z0-9_]*$ ]] || die "database names here are lowercase identifiers"
   DB_URL="postgresql+psycopg2://flotilla:flotilla@127.0.0.1:$PG_PORT/$db"
   [ "$(id -u)" = 0 ] || die "run as root (it runs Buildbot as the $BB_USER user)"
-  [ -f "$ORACLE/master.cfg" ] || die "the oracle's master.cfg is not at $ORACLE (set ORACLE_DIR)"
+  [ -f "$CFG" ] || die "no master.cfg at $CFG (set ORACLE_DIR or BENCH_BB_CFG)"
   if ! command -v buildbot >/dev/null || ! dpkg-query -W -f='${Status}' python3-psycopg2 2>/dev/null | grep -q 'ok installed'; then
     log "installing Debian's buildbot and python3-psycopg2"
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends buildbot python3-psycopg2 >/dev/null ||
@@ -60,7 +62,7 @@ start() {
   if [ ! -f "$M/buildbot.tac" ]; then
     as_bb buildbot create-master -r --db="sqlite:///$DIR/home/unused.sqlite" "$M" >"$DIR/create-master.log"
   fi
-  install -o "$BB_USER" -g "$BB_USER" -m 644 "$ORACLE/master.cfg" "$M/master.cfg"
+  install -o "$BB_USER" -g "$BB_USER" -m 644 "$CFG" "$M/master.cfg"
   rm -f "$M/twistd.log"
   log "starting Buildbot 3.7 on $db (www 127.0.0.1:$WWW_PORT, pb 127.0.0.1:$PB_PORT)"
   as_bb buildbot start "$M" >"$DIR/start.log" 2>&1 || { tail -30 "$M/twistd.log" >&2; die "buildbot did not start"; }
