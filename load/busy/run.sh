@@ -6,16 +6,16 @@
 #   load/busy/run.sh [flotilla|buildbot|both]        (default both)
 #
 # Sets up, for Flotilla: a copy of $BUSY_DB (default bench, from load/generate) named
-# busy_flotilla, a Redis, the API, one master and 10 of Flotilla's agents (2 builds each), all
+# busy_flotilla, a Redis, the API, one master and 20 of Flotilla's agents (a build each), all
 # as committed at HEAD (cluster.sh src), configured by load/busy/flotilla.yaml. For Buildbot:
 # a copy named busy_buildbot, Buildbot 3.7 with load/busy/master.cfg (load/bench/buildbot.sh)
-# and 10 buildbot-worker processes (Debian's package) of 2 builds each, as the oracle's user.
+# and 20 buildbot-worker processes (Debian's package), as the oracle's user.
 # Then load/busy/run.ts measures (load/results/busy-<target>.json), and everything started
 # here is stopped by pid and the copies dropped.
 #
 # Environment: BUSY_DB, QUIET (30s), BUSY (60s), VUS (40), BUILDS (20), BENCH_PG_PORT (the
 # bench cluster's, 55440), and the ports BUSY_PORT_BASE+0..30 (default 8050-8080) for the
-# API, master, agents, Redis and Buildbot.
+# API, master, agents (+11..+30), Redis and Buildbot.
 set -euo pipefail
 source "$(cd "$(dirname "$0")/../.." && pwd)/deploy/local/lib.sh"
 cd "$ROOT"
@@ -27,7 +27,7 @@ PG_PORT="${BENCH_PG_PORT:-55440}"
 P="${BUSY_PORT_BASE:-8050}"
 API_PORT=$P API_PROBE=$((P + 1)) MASTER_WORKERS=$((P + 2)) MASTER_PROBE=$((P + 3))
 REDIS_PORT=$((P + 4)) BB_WWW=$((P + 5)) BB_PB=$((P + 6)) AGENT_PROBE=$((P + 10))
-WORKERS=10
+WORKERS=20
 DATA="$ROOT/.data/busy"
 BB_USER="${ORACLE_USER:-bboracle}"
 MEASURE=(node --import tsx load/busy/run.ts --quiet "${QUIET:-30s}" --busy "${BUSY:-60s}"

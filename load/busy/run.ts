@@ -27,7 +27,7 @@ const { values: args } = parseArgs({
     builds: { type: 'string', default: '20' },
     scheduler: { type: 'string', default: 'busy' },
     builder: { type: 'string', default: 'busy' },
-    workers: { type: 'string', default: '10' },
+    workers: { type: 'string', default: '20' },
   },
 });
 if (!args.base || !args.label) throw new Error('usage: run.ts --base URL --label NAME [--metrics URL] ...');
