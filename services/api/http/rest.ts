@@ -7,7 +7,7 @@ import { badMethod, forbidden, notFound } from '../errors/catalogue.js';
 import { renderEnvelope } from '../query/envelope.js';
 import { groupArgs, parseResultSpec } from '../query/parse.js';
 import type { RowReader } from '../query/read-pool.js';
-import { readProperties, readRows } from '../query/run.js';
+import { PreparedReads, prepareRows, readPrepared, readProperties } from '../query/run.js';
 import type { ArtifactReader } from '../read/artifacts.js';
 import type { LogReader } from '../read/logs.js';
 import type { PageCache } from '../read/page-cache.js';
@@ -61,6 +61,7 @@ function nextLink(req: FastifyRequest, offset: number, limit: number): string {
 }
 
 export function restHandler(deps: RestDeps) {
+  const prepared = new PreparedReads();
   // Errors are thrown, and answered by the app's error handler (../errors/reply.ts).
   return async (req: FastifyRequest, reply: FastifyReply) => {
     // Once rules decide who may read what, an answer is for the one who asked: no shared
@@ -112,7 +113,20 @@ export function restHandler(deps: RestDeps) {
       if (kept.link) reply.header('link', kept.link);
       return sendRendered(req, reply, kept, kept.etag);
     }
-    const spec = parseResultSpec(groupArgs(query), endpoint.resource.fields, endpoint.collection);
+    const rows =
+      endpoint.kind === 'rows'
+        ? prepared.get(url, () =>
+            prepareRows(
+              deps.registry,
+              endpoint,
+              args,
+              segments!,
+              parseResultSpec(groupArgs(query), endpoint.resource.fields, endpoint.collection),
+            ),
+          )
+        : null;
+    const spec =
+      rows?.spec ?? parseResultSpec(groupArgs(query), endpoint.resource.fields, endpoint.collection);
     switch (endpoint.kind) {
       case 'rows':
       case 'properties':
@@ -120,12 +134,11 @@ export function restHandler(deps: RestDeps) {
         const versions = pages ? await pages.versions.get() : null;
         // Before the read: a write the page might miss is then noticed after this mark.
         const mark = pages?.mark() ?? -1;
-        const { env, stamp } =
-          endpoint.kind === 'rows'
-            ? await readRows(deps.reads, deps.registry, endpoint, args, segments!, spec, versions)
-            : endpoint.kind === 'properties'
-              ? await readProperties(deps.reads, endpoint, args, versions)
-              : await deps.logs.contents(endpoint, args, spec, versions);
+        const { env, stamp } = rows
+          ? await readPrepared(deps.reads, endpoint, rows, versions)
+          : endpoint.kind === 'properties'
+            ? await readProperties(deps.reads, endpoint, args, versions)
+            : await deps.logs.contents(endpoint, args, spec, versions);
         let link: string | null = null;
         if (endpoint.collection && spec.limit && env.total !== null) {
           const offset = spec.offset ?? 0;

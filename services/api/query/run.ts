@@ -3,7 +3,7 @@ import { type SQLQuery, sql } from '../../core/db/pool.js';
 import { notFound } from '../errors/catalogue.js';
 import type { Registry } from '../registry/index.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
-import { compileRows, existsSql, keyField } from './compile.js';
+import { type CompiledRows, compileRows, existsSql, keyField } from './compile.js';
 import type { Envelope } from './envelope.js';
 import type { RowReader } from './read-pool.js';
 import type { ResultSpec } from './spec.js';
@@ -49,6 +49,55 @@ export function parentExists(registry: Registry, segments: readonly string[]) {
   return existsSql(parent.endpoint, parent.args);
 }
 
+/**
+ * A rows read as its URL asks for it: the result spec and the compiled statement (and, once
+ * asked, the statement with its write version). All of it follows from the URL alone, so a
+ * URL read again (a page expired by a write, or the page cache off) reuses them: parsing,
+ * compiling, formatting the statement and naming it (a SHA-1 of its text, read-pool.ts)
+ * took 110-140 µs of a 300-500 µs miss of `/builds?order=-buildid&limit=50`, more than
+ * everything else the API does but JSON.parse (load/bench/miss-cost.ts; load/RESULTS.md 4a).
+ */
+export interface PreparedRows {
+  spec: ResultSpec;
+  compiled: CompiledRows;
+  versioned?: { versions: WriteVersions; query: SQLQuery; tables: readonly string[] | null };
+}
+
+export function prepareRows(
+  registry: Registry,
+  endpoint: Endpoint,
+  args: PathArgs,
+  segments: readonly string[],
+  spec: ResultSpec,
+): PreparedRows {
+  const parent = endpoint.collection ? parentExists(registry, segments) : null;
+  return {
+    spec,
+    compiled: compileRows({ endpoint, args, spec, parentExists: parent }, endpoint.resource.fields),
+  };
+}
+
+/** Prepared reads by URL, the oldest dropped first beyond `limit`; long URLs are not kept. */
+export class PreparedReads {
+  private readonly kept = new Map<string, PreparedRows>();
+
+  constructor(
+    private readonly limit = 2000,
+    private readonly longest = 1000,
+  ) {}
+
+  get(url: string, make: () => PreparedRows): PreparedRows {
+    const known = this.kept.get(url);
+    if (known) return known;
+    const made = make();
+    if (url.length <= this.longest) {
+      if (this.kept.size >= this.limit) this.kept.delete(this.kept.keys().next().value!);
+      this.kept.set(url, made);
+    }
+    return made;
+  }
+}
+
 export async function readRows(
   db: RowReader,
   registry: Registry,
@@ -58,9 +107,23 @@ export async function readRows(
   spec: ResultSpec,
   versions: WriteVersions | null = null,
 ): Promise<Read> {
-  const parent = endpoint.collection ? parentExists(registry, segments) : null;
-  const compiled = compileRows({ endpoint, args, spec, parentExists: parent }, endpoint.resource.fields);
-  const { query, tables } = versioned(compiled.query, versions);
+  return readPrepared(db, endpoint, prepareRows(registry, endpoint, args, segments, spec), versions);
+}
+
+export async function readPrepared(
+  db: RowReader,
+  endpoint: Endpoint,
+  prepared: PreparedRows,
+  versions: WriteVersions | null = null,
+): Promise<Read> {
+  const { compiled } = prepared;
+  let v = prepared.versioned;
+  if (v?.versions !== versions) {
+    v = versions ? { versions, ...versioned(compiled.query, versions) } : undefined;
+    prepared.versioned = v;
+  }
+  const query = v?.query ?? compiled.query;
+  const tables = v?.tables ?? null;
   const [row] = await db.rows<{
     rows: unknown[][];
     total: unknown;
