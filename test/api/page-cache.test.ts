@@ -328,13 +328,20 @@ describe('the page cache on write notices, part by part', () => {
     const [{ builderid }] = await w(
       sql`SELECT builderid FROM builds GROUP BY builderid ORDER BY count(*) DESC, builderid LIMIT 1`,
     );
-    const builds = await w<{ id: number }>(
-      sql`SELECT id FROM builds WHERE builderid = ${builderid} ORDER BY id`,
+    const builds = await w<{ id: number; number: number }>(
+      sql`SELECT id, number FROM builds WHERE builderid = ${builderid} ORDER BY id`,
     );
     const old = builds[0]!.id;
     const running = builds[builds.length - 1]!.id;
     await w(sql`UPDATE builds SET complete_at = NULL, results = NULL WHERE id = ${running}`);
-    const pages = [`/builds/${old}/steps`, `/builders/${builderid}/builds?complete=true&limit=2&offset=4`];
+    // `old` by builder and number as well: its own row, as by id.
+    const byNumber = `/builders/${builderid}/builds/${builds[0]!.number}`;
+    const pages = [
+      `/builds/${old}/steps`,
+      `/builders/${builderid}/builds?complete=true&limit=2&offset=4`,
+      `${byNumber}/steps`,
+      `${byNumber}?property=*`,
+    ];
     await caughtUp();
     for (const p of pages) await check(p);
 
@@ -346,16 +353,20 @@ describe('the page cache on write notices, part by part', () => {
     for (const p of pages) await check(p);
     let now = await lookups(live.app);
     expect({ hit: now.hit - before.hit, expired: now.expired - before.expired }).toEqual({
-      hit: 2,
+      hit: 4,
       expired: 0,
     });
     // Its own part is written: a step in `old`; `running` finishes, and joins the finished.
+    // The build's own page stays (neither its row nor its properties were written).
     await w(newStep(old));
     await w(sql`UPDATE builds SET complete_at = 1795304001, results = 0 WHERE id = ${running}`);
     await caughtUp();
     for (const p of pages) await check(p);
     now = await lookups(live.app);
-    expect(now.expired - before.expired).toBe(2);
+    expect({ hit: now.hit - before.hit, expired: now.expired - before.expired }).toEqual({
+      hit: 5,
+      expired: 3,
+    });
   });
 
   it('serves every page as a fresh read would, under random writes to parts and reads of them', async () => {
@@ -370,6 +381,13 @@ describe('the page cache on write notices, part by part', () => {
       sql`SELECT id, builderid, number FROM builds WHERE builderid = ANY(${builders}::int[]) ORDER BY id LIMIT 8`,
     );
     const buildIds = builds.map((b) => b.id);
+    const names = new Map(
+      (
+        await w<{ id: number; name: string }>(
+          sql`SELECT id, name FROM builders WHERE id = ANY(${builders}::int[])`,
+        )
+      ).map((r) => [r.id, r.name]),
+    );
     const steps = (
       await w<{ id: number }>(
         sql`SELECT id FROM steps WHERE buildid = ANY(${buildIds}::int[]) ORDER BY id LIMIT 6`,
@@ -443,6 +461,11 @@ describe('the page cache on write notices, part by part', () => {
         .map(([x, done, o]) => `/builders/${x}/builds?complete=${done}&limit=5&offset=${o}`),
       pick(builders).map((x) => `/builders/${x}/builds?order=-number&limit=3`),
       pick(builds).map((b) => `/builders/${b.builderid}/builds/${b.number}`),
+      pick(builds).map((b) => `/builders/${b.builderid}/builds/${b.number}?property=*`),
+      pick(builds).map((b) => `/builders/${b.builderid}/builds/${b.number}/steps`),
+      pick(builds).map((b) => `/builders/${b.builderid}/builds/${b.number}/steps/1`),
+      pick(builds).map((b) => `/builders/${names.get(b.builderid)}/builds/${b.number}`),
+      pick(builds).map((b) => `/builders/${names.get(b.builderid)}/builds/${b.number}/steps`),
       fc.tuple(fc.boolean(), fc.nat(3)).map(([done, o]) => `/builds?complete=${done}&limit=5&offset=${o}`),
       pick(steps).map((s) => `/steps/${s}/logs`),
       pick(logs).map((l) => `/logs/${l}`),

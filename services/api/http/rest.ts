@@ -147,7 +147,7 @@ export function restHandler(deps: RestDeps) {
         const rendered = renderEnvelope(env, req.headers.accept);
         const etag = etagOf(rendered.body);
         if (pageKey && stamp) {
-          const keys = pageKeys(endpoint, args, spec, stamp.tables);
+          const keys = pageKeys(endpoint, args, spec, stamp.tables, env);
           pages!.store(pageKey, { ...stamp, keys, ...rendered, etag, link, mark });
         }
         if (link) reply.header('link', link);

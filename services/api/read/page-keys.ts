@@ -5,11 +5,13 @@
 // counts whole, so anything written to it expires the page.
 //
 // A part is named only where the statement cannot see a row outside it: the endpoint's path
-// fixes it (Endpoint.parts, beside the scope that fixes it in SQL), or a `complete` filter
+// fixes it (Endpoint.parts, beside the scope that fixes it in SQL), the row it found does
+// (Endpoint.rowParts: the build a path by builder and number names), or a `complete` filter
 // on builds does. Filters, order, offset and limit choose among the part's rows, and every
 // write that moves a row into or out of the part names the part (a notice is sent for the
 // row before and after the write), so pages whose membership shifts are expired too.
 
+import type { Envelope } from '../query/envelope.js';
 import type { ResultSpec } from '../query/spec.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
 
@@ -19,8 +21,12 @@ export function pageKeys(
   args: PathArgs,
   spec: ResultSpec,
   tables: readonly string[],
+  env?: Pick<Envelope, 'rows' | 'names'>,
 ): readonly string[] {
-  const parts: Record<string, string> = { ...endpoint.parts?.(args) };
+  const parts: Record<string, string> = {
+    ...endpoint.parts?.(args),
+    ...(env && endpoint.rowParts?.(args, firstRow(env))),
+  };
   const done = completeFilter(endpoint, spec);
   if (done !== null) {
     const builds = parts.builds;
@@ -28,6 +34,15 @@ export function pageKeys(
     else if (builds.startsWith('builds/builderid=')) parts.builds = `${builds}/complete=${done}`;
   }
   return tables.map((t) => parts[t] ?? t);
+}
+
+/** The first row's value of a field (rows as arrays in the order of `names`). */
+function firstRow(env: Pick<Envelope, 'rows' | 'names'>): (field: string) => unknown {
+  return (field) => {
+    const row = env.rows[0];
+    const i = env.names?.indexOf(field) ?? -1;
+    return Array.isArray(row) && i >= 0 ? row[i] : undefined;
+  };
 }
 
 /** `t` or `f` when a builds read is filtered to finished or to running builds alone. */

@@ -72,6 +72,16 @@ export interface Endpoint {
    * (services/api/read/page-keys.ts). Any table not named counts whole.
    */
   parts?: (args: PathArgs) => Readonly<Record<string, string>>;
+  /**
+   * Parts that only the rows read can name, laid over `parts`: a path by builder and number
+   * names one build, whose id its row holds. `value(field)` is the first row's value of a
+   * field, undefined when the page has no row or the field was not selected; null when the
+   * rows name nothing finer. True only when every row the statement reads in those tables
+   * belongs to the named part whatever is written later, and a write that would make the
+   * path name another row must write this one first (builds are unique by builder and
+   * number, so another build takes the number only after this one has left it).
+   */
+  rowParts?: (args: PathArgs, value: (field: string) => unknown) => Readonly<Record<string, string>> | null;
 }
 
 /** The resource that reads entity `e` from its table. */

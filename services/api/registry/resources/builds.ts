@@ -18,7 +18,12 @@ export function buildIdOf(args: PathArgs) {
   return sql`(SELECT bb.id FROM builds bb WHERE bb.builderid = ${builderIdOf(args)} AND bb.number = ${number})`;
 }
 
-const one = (pattern: string, scope: Endpoint['scope'], parts?: Endpoint['parts']): Endpoint => ({
+const one = (
+  pattern: string,
+  scope: Endpoint['scope'],
+  parts?: Endpoint['parts'],
+  rowParts?: Endpoint['rowParts'],
+): Endpoint => ({
   pattern,
   resource: build,
   collection: false,
@@ -26,7 +31,20 @@ const one = (pattern: string, scope: Endpoint['scope'], parts?: Endpoint['parts'
   scope,
   actions: ['stop', 'rebuild'],
   ...(parts ? { parts } : {}),
+  ...(rowParts ? { rowParts } : {}),
 });
+
+/**
+ * A build by builder and number, once read: its row, as by id (Endpoint.rowParts). A build
+ * keeps its builder and number (builds_number is unique), so no other row can answer the
+ * path while this one does. Without its id selected, the builder's part (or the table).
+ */
+export const buildByNumberParts: Endpoint['rowParts'] = (_a, value) => {
+  const id = value('buildid');
+  return typeof id === 'number'
+    ? { builds: `builds/id=${id}`, build_properties: `build_properties/buildid=${id}` }
+    : null;
+};
 const many = (
   pattern: string,
   scope: Endpoint['scope'],
@@ -43,11 +61,15 @@ export const buildEndpoints: Endpoint[] = [
     'builders/n:builderid/builds/n:number',
     (a) => [sql`a.builderid = ${a.builderid}`, sql`a.number = ${a.number}`],
     (a) => ({ builds: `builds/builderid=${a.builderid}` }),
+    buildByNumberParts,
   ),
-  one('builders/i:buildername/builds/n:number', (a) => [
-    sql`a.builderid = ${builderIdOf(a)}`,
-    sql`a.number = ${a.number}`,
-  ]),
+  // The builder's name is read from builders, which stays whole.
+  one(
+    'builders/i:buildername/builds/n:number',
+    (a) => [sql`a.builderid = ${builderIdOf(a)}`, sql`a.number = ${a.number}`],
+    undefined,
+    buildByNumberParts,
+  ),
   many('builds', () => [], { rootLink: 'builds', countScope: () => ({}) }),
   many('builders/n:builderid/builds', (a) => [sql`a.builderid = ${a.builderid}`], {
     countScope: (a) => ({ builderid: sql`${String(a.builderid)}::text` }),

@@ -19,6 +19,16 @@ const stepScope = (a: PathArgs) =>
     ? [sql`a.buildid = ${buildIdOf(a)}`, sql`a.name = ${a.step_name}`]
     : [sql`a.buildid = ${buildIdOf(a)}`, sql`a.number = ${a.step_number}`];
 
+/**
+ * Steps of a build named by builder and number: the build's own part of steps, and of builds
+ * (read to find its id, and that it exists), once a row names the build; an empty page of
+ * steps names none, and counts both tables whole. A build keeps its builder and number.
+ */
+const byNumberParts: Endpoint['rowParts'] = (_a, value) => {
+  const id = value('buildid');
+  return typeof id === 'number' ? { steps: `steps/buildid=${id}`, builds: `builds/id=${id}` } : null;
+};
+
 const one = (pattern: string, scope: Endpoint['scope'], noGet = false): Endpoint => ({
   pattern,
   resource: step,
@@ -29,6 +39,7 @@ const one = (pattern: string, scope: Endpoint['scope'], noGet = false): Endpoint
   ...(pattern.startsWith('builds/n:buildid/')
     ? { parts: (a: PathArgs) => ({ steps: `steps/buildid=${a.buildid}` }) }
     : {}),
+  ...(pattern.startsWith('builders/') ? { rowParts: byNumberParts } : {}),
 });
 const many = (pattern: string): Endpoint => ({
   pattern,
@@ -40,6 +51,7 @@ const many = (pattern: string): Endpoint => ({
   ...(pattern.startsWith('builds/n:buildid/')
     ? { parts: (a: PathArgs) => ({ steps: `steps/buildid=${a.buildid}`, builds: `builds/id=${a.buildid}` }) }
     : {}),
+  ...(pattern.startsWith('builders/') ? { rowParts: byNumberParts } : {}),
 });
 
 export const stepEndpoints: Endpoint[] = [
