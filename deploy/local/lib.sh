@@ -122,23 +122,9 @@ ensure_lock_in_sync() {
   done
 }
 
-# A port nothing listens on now, for a server these scripts start (the suite's own PostgreSQL
-# and Redis, load/'s clusters): drawn from 25000-32767 as test/helpers/processes.ts's
-# freePort() draws a test's, below the kernel's ephemeral range (32768-60999), where no
-# outgoing connection can take it between this check and the server's listen. listen(0)
-# would pick one inside that range. The server keeps it for the whole run, and freePort()
-# passes over a port in use.
-free_port() {
-  node -e '
-const net = require("net");
-const draw = () => {
-  const port = 25000 + Math.floor(Math.random() * (32767 - 25000 + 1));
-  const s = net.createServer();
-  s.once("error", draw);
-  s.listen(port, "127.0.0.1", () => s.close(() => console.log(port)));
-};
-draw();'
-}
+# A port for a server these scripts start (the suite's own PostgreSQL and Redis, load/'s
+# clusters), drawn as the tests draw theirs: deploy/local/free-port.ts says how and why.
+free_port() { node "$ROOT/deploy/local/free-port.ts"; }
 
 pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 

@@ -1,34 +1,11 @@
 // Real processes for tests: started with their own environment, waited for, and always
 // stopped by the pid the test holds.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from '../../deploy/local/free-port.js';
 import { serviceCommand } from './service-build.js';
 
-// Ports for the servers tests start, from below the kernel's ephemeral range (32768-60999 on
-// Linux), where it never picks a port by itself. A port from listen(0) comes from inside that
-// range: between our close and the server's listen, any process's outgoing connection could
-// take it as its own end, and on a machine running several suites side by side that happened
-// (EADDRINUSE, 2 of 4 full runs on 2026-11-24: load/RESULTS.md §10). Here only another test
-// drawing the same one of these 7,768 ports in that moment can. 21000-24999 are left to the
-// servers people start by hand (deploy/local's and each engineer's own ranges).
-const PORT_LOW = 25_000;
-const PORT_HIGH = 32_767;
-
-/** A port nothing listens on now, for a server a test starts. */
-export async function freePort(): Promise<number> {
-  for (;;) {
-    const port = PORT_LOW + Math.floor(Math.random() * (PORT_HIGH - PORT_LOW + 1));
-    if (await canListen(port)) return port;
-  }
-}
-
-function canListen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
+// Ports: deploy/local/free-port.ts (drawn below the ephemeral range, reserved machine-wide).
+export { freePort };
 
 export interface Running {
   child: ChildProcess;
