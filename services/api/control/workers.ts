@@ -1,11 +1,11 @@
 // Worker actions (stop, pause, unpause, kill): Buildbot's control message to the master the
 // worker is connected to, control/worker/<id>/<action>.
 import type { Redis } from 'ioredis';
-import { publish } from '../../core/events/bus.js';
 import type { ActionCall } from '../http/jsonrpc.js';
+import { sendControl } from './send.js';
 
 export async function workerAction(redis: Redis, workerid: number, call: ActionCall): Promise<null> {
   const reason = typeof call.params.reason === 'string' ? call.params.reason : 'no reason';
-  await publish(redis, ['control', 'worker', workerid, call.method], { reason });
+  await sendControl(redis, ['control', 'worker', workerid, call.method], { reason });
   return null;
 }

@@ -52,7 +52,8 @@ export type ApiErrorCode =
   | 'UNSUPPORTED_ACTION'
   | 'HOOK_INVALID'
   | 'HOOK_SIGNATURE'
-  | 'HOOK_UNAVAILABLE';
+  | 'HOOK_UNAVAILABLE'
+  | 'CONTROL_UNAVAILABLE';
 
 export type ErrorCode = CoreErrorCode | ApiErrorCode;
 
@@ -113,6 +114,9 @@ export const CATALOGUE: Readonly<Record<ErrorCode, Entry>> = {
   // Remembered deliveries cannot be checked (Redis is away): a replay is never let through
   // unchecked, and GitHub delivers again later.
   HOOK_UNAVAILABLE: { status: 503, retryAfter: RETRY_AFTER_SECONDS },
+  // A stop or a worker action travels to its master over Redis; while Redis is away it cannot
+  // be carried, and is refused rather than accepted and dropped.
+  CONTROL_UNAVAILABLE: { status: 503, retryAfter: RETRY_AFTER_SECONDS },
 };
 
 /** For a code the table does not list (a new one not yet added here): by its kind. */
@@ -178,6 +182,11 @@ export const hookUnavailable = () =>
   new UnavailableError<ErrorCode>(
     'HOOK_UNAVAILABLE',
     'deliveries cannot be checked for a moment: try again later',
+  );
+export const controlUnavailable = () =>
+  new UnavailableError<ErrorCode>(
+    'CONTROL_UNAVAILABLE',
+    'the master cannot be reached for a moment: nothing was changed, try again later',
   );
 export const hookSignature = (message: string) => new NotAllowedError<ErrorCode>('HOOK_SIGNATURE', message);
 export const unsupportedAction = (method: string) =>

@@ -58,10 +58,11 @@ export class ApiUnderTest {
 
   static async start(
     template: keyof typeof TEMPLATES = 'fixture',
-    opts: { bodyLimit?: number; allowedOrigins?: string[]; www?: WwwConfig } = {},
+    opts: { bodyLimit?: number; allowedOrigins?: string[]; www?: WwwConfig; redisUrl?: string } = {},
   ): Promise<ApiUnderTest> {
+    const { redisUrl = testEnv().redisUrl, ...appOpts } = opts;
     const db = await createDatabase(template);
-    const redis = createRedis(testEnv().redisUrl, 'flotilla-api-test');
+    const redis = createRedis(redisUrl, 'flotilla-api-test');
     redis.on('error', () => {});
     const app = await buildApp({
       db: db.pool,
@@ -70,7 +71,7 @@ export class ApiUnderTest {
       publicUrl: PUBLIC_URL,
       databaseUrl: db.url,
       forceSchedulers: oracleForceSchedulers(),
-      ...opts,
+      ...appOpts,
     });
     await app.ready();
     return new ApiUnderTest(app, db, redis);

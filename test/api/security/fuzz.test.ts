@@ -24,7 +24,12 @@ import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { parse, stringify } from 'yaml';
-import { CATALOGUE, hookUnavailable, loginUnavailable } from '../../../services/api/errors/catalogue.js';
+import {
+  CATALOGUE,
+  controlUnavailable,
+  hookUnavailable,
+  loginUnavailable,
+} from '../../../services/api/errors/catalogue.js';
 import { pyErrorBody } from '../../../services/api/errors/reply.js';
 import { DEFAULT_WEB_DIR } from '../../../services/api/http/web-ui.js';
 import { hashPassword } from '../../../services/core/auth/password.js';
@@ -334,16 +339,19 @@ function requestText(req: FuzzRequest): string {
  * are right under load, not a failure: the login throttle and the session store give Redis
  * 500 ms and then refuse the login rather than let it through unthrottled (LOGIN_UNAVAILABLE,
  * test/api/security/login-throttle), a query that gets no connection is DATABASE_UNAVAILABLE,
- * a hook's replay check HOOK_UNAVAILABLE. Seen in full runs beside other suites (load average
+ * a hook's replay check HOOK_UNAVAILABLE, a stop or worker action Redis cannot carry to its
+ * master CONTROL_UNAVAILABLE. Seen in full runs beside other suites (load average
  * 13 to 30): 1 or 2 logins of 3,000 requests. Any other 5xx, or a 503 of another shape or
  * without Retry-After, is still a problem.
  */
-const UNAVAILABLE = [loginUnavailable(), databaseUnavailable(), hookUnavailable()].map((e) => ({
-  code: e.code,
-  retryAfter: String(CATALOGUE[e.code].retryAfter),
-  // The API's errors ({"error": ...}, for REST and JSON-RPC alike) and a hook's (its message).
-  bodies: [pyErrorBody(e.message), e.message],
-}));
+const UNAVAILABLE = [loginUnavailable(), databaseUnavailable(), hookUnavailable(), controlUnavailable()].map(
+  (e) => ({
+    code: e.code,
+    retryAfter: String(CATALOGUE[e.code].retryAfter),
+    // The API's errors ({"error": ...}, for REST and JSON-RPC alike) and a hook's (its message).
+    bodies: [pyErrorBody(e.message), e.message],
+  }),
+);
 
 /** Whether a 503 is one of the contract's answers for a dependency away (UNAVAILABLE), or /readyz saying not ready. */
 function unavailableAsPromised(req: FuzzRequest, a: Answer): boolean {
