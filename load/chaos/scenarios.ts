@@ -114,6 +114,22 @@ function descendants(pid: number, of: readonly number[]): number[] {
   });
 }
 
+/** The masters, requests, claims and builds as the database has them, for a wait's failure. */
+async function clusterState(s: ChaosStack): Promise<string> {
+  const rows = async (text: string) => JSON.stringify(await s.query(text)).replaceAll('"', '');
+  try {
+    return [
+      `masters ${await rows('SELECT id, name, active, last_active FROM masters ORDER BY id')}`,
+      `requests ${await rows('SELECT id, complete, results FROM buildrequests ORDER BY id')}`,
+      `claims ${await rows('SELECT brid, masterid FROM buildrequest_claims ORDER BY brid')}`,
+      `builds ${await rows('SELECT id, buildrequestid, masterid, workerid, results FROM builds ORDER BY id')}`,
+      `workers ${await rows('SELECT workerid, masterid FROM connected_workers ORDER BY workerid')}`,
+    ].join('; ');
+  } catch (err) {
+    return `the database could not be read: ${(err as Error).message}`;
+  }
+}
+
 /** Every API and master answers its /readyz. */
 async function allReady(s: ChaosStack): Promise<boolean> {
   return (await Promise.all([...s.of('api'), ...s.of('master')].map(probe))).every(Boolean);
@@ -206,14 +222,20 @@ export const SCENARIOS: readonly Scenario[] = [
       ctx.note(`SIGSTOP ${m.name}`);
       // Held until the rerun's command is under way (two batches printed), so that a command
       // of the frozen master that nothing stopped would be seen beside it.
-      await ctx.hold(
-        30,
-        `${m.name} expired and a build of its requests rerun elsewhere`,
-        async () =>
-          !(await masterActive(stack, m.name)) &&
-          (await rerunElsewhere(stack, m.name)) &&
-          rerunUnderWay(stack.record),
-      );
+      // Which condition was last seen false, for a hold that times out (seen once in a full
+      // run: the rerun never came within the limit, and nothing said why).
+      let seen = '';
+      try {
+        await ctx.hold(30, `${m.name} expired and a build of its requests rerun elsewhere`, async () => {
+          const expired = !(await masterActive(stack, m.name));
+          const rerun = expired && (await rerunElsewhere(stack, m.name));
+          const underWay = rerun && rerunUnderWay(stack.record);
+          seen = `expired ${expired}, rerun elsewhere ${rerun}, rerun under way ${underWay}`;
+          return underWay;
+        });
+      } catch (err) {
+        throw new Error(`${(err as Error).message} (last seen: ${seen}; ${await clusterState(stack)})`);
+      }
       stack.signal(m, 'SIGCONT');
       ctx.note(`SIGCONT ${m.name}`);
     },
