@@ -25,6 +25,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { basebackupArgs } from '../../test/helpers/pg-replica.js';
 import type { Run } from '../measure.js';
 import { hammerWrk } from '../wrk.js';
 
@@ -117,28 +118,7 @@ async function startReplica(): Promise<string> {
   const t0 = Date.now();
   execFileSync(
     'runuser',
-    [
-      '-u',
-      'postgres',
-      '--',
-      `${bin}/pg_basebackup`,
-      '-h',
-      benchDir,
-      '-p',
-      port,
-      '-U',
-      'postgres',
-      '-D',
-      replicaDir,
-      '-R',
-      '-X',
-      'stream',
-      '-c',
-      'fast',
-      '-w',
-      '--no-sync',
-      '--no-manifest',
-    ],
+    ['-u', 'postgres', '--', `${bin}/pg_basebackup`, ...basebackupArgs(benchDir, port, replicaDir)],
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
   console.log(`pg_basebackup: ${((Date.now() - t0) / 1000).toFixed(1)} s`);

@@ -70,11 +70,17 @@ export async function runFault(name: string, apis = 1): Promise<ScenarioResult> 
   }).catch(fail);
 }
 
-/** What must hold after every fault. */
-export function expectWhole(r: ScenarioResult): void {
+/** What must hold after every fault (`builds`: how many the scenario forced). */
+export function expectWhole(r: ScenarioResult, builds = BUILDS): void {
   const c = r.check;
-  const why = JSON.stringify({ timeline: r.timeline, results: c.results, extra: r.extra });
-  expect(c.requests, why).toBe(BUILDS);
+  const why = JSON.stringify({
+    timeline: r.timeline,
+    results: c.results,
+    extra: r.extra,
+    ws: r.ws,
+    jobs: r.jobs,
+  });
+  expect(c.requests, why).toBe(builds);
   expect(c.incomplete, why).toBe(0);
   expect(c.notSuccess, why).toEqual([]);
   expect(c.badLogs, why).toEqual([]);

@@ -57,6 +57,32 @@ async function pgBin(primary: ConnectionPool): Promise<string> {
   return bin;
 }
 
+/**
+ * pg_basebackup's arguments for a throwaway replica of the cluster at host:port (a socket
+ * folder) in `dir`: as postgres, with standby.signal and primary_conninfo written (-R), the
+ * log it needs streamed alongside (-X stream), no fsync and no manifest (see above).
+ */
+export function basebackupArgs(host: string, port: string, dir: string): string[] {
+  return [
+    '-h',
+    host,
+    '-p',
+    port,
+    '-U',
+    'postgres',
+    '-D',
+    dir,
+    '-R',
+    '-X',
+    'stream',
+    '-c',
+    'fast',
+    '-w',
+    '--no-sync',
+    '--no-manifest',
+  ];
+}
+
 /** A replica of the whole test cluster; `superuser` pools reach it as postgres through its socket. */
 export async function startReplica(): Promise<Replica> {
   const socketDir = process.env.TEST_PG_SOCKET_DIR;
@@ -78,28 +104,11 @@ export async function startReplica(): Promise<Replica> {
   };
   try {
     const bin = await pgBin(primary);
-    await run(
-      `${bin}/pg_basebackup`,
-      [
-        '-h',
-        socketDir,
-        '-p',
-        primaryPort,
-        '-U',
-        'postgres',
-        '-D',
-        dir,
-        '-R',
-        '-X',
-        'stream',
-        '-c',
-        'fast',
-        '-w',
-        '--no-sync',
-        '--no-manifest',
-      ],
-      { uid, gid, env: { ...process.env, PGAPPNAME: 'flotilla-test-basebackup' } },
-    );
+    await run(`${bin}/pg_basebackup`, basebackupArgs(socketDir, primaryPort, dir), {
+      uid,
+      gid,
+      env: { ...process.env, PGAPPNAME: 'flotilla-test-basebackup' },
+    });
     const port = await freePort();
     proc = start(
       `${bin}/postgres`,
