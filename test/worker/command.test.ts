@@ -56,7 +56,9 @@ describe('runCommand', () => {
       WORKER_NAME: 'w-secret',
       MASTER_URL: 'ws://m-secret',
       OTEL_X: 'o-secret',
-      PROBE_PORT: '4242',
+      // Not a bare number: the host's own variables hold pids and ports (CI once ran with
+      // TEST_PG_SOCKET_DIR=.data/test-4242), and a secret must match only itself.
+      PROBE_PORT: 'port-secret-4242',
     };
     Object.assign(process.env, own, { BUILD_VISIBLE: 'host-value' });
     const out = collect();
