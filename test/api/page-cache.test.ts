@@ -313,6 +313,26 @@ describe('the page cache on write notices, part by part', () => {
     });
   }
 
+  /** What names a log through its step, build and builder (a path by numbers or names). */
+  const logsThroughSteps = (where: ReturnType<typeof sql>) =>
+    w<{
+      id: number;
+      slug: string;
+      stepid: number;
+      step_number: number;
+      step_name: string;
+      buildid: number;
+      number: number;
+      builderid: number;
+      buildername: string;
+    }>(sql`SELECT l.id, l.slug, s.id AS stepid, s.number AS step_number, s.name AS step_name,
+                  b.id AS buildid, b.number, b.builderid, bl.name AS buildername
+           FROM logs l JOIN steps s ON s.id = l.stepid JOIN builds b ON b.id = s.buildid
+                JOIN builders bl ON bl.id = b.builderid
+           WHERE ${where} ORDER BY l.id`);
+  /** Names a path may hold where an identifier goes (i: in a pattern). */
+  const IDENTIFIER = /^[a-zA-Z_-][a-zA-Z0-9_-]*$/;
+
   let seq = 0;
   const newStep = (buildid: number) => {
     seq++;
@@ -369,6 +389,73 @@ describe('the page cache on write notices, part by part', () => {
     });
   });
 
+  it("keeps a log's pages named through its step across another build's log writes, and expires them on its own", async () => {
+    await start(2000);
+    // Logs with stored lines, named by identifiers all the way (builder, step, slug), in
+    // two different builds: `mine`, whose pages are read, and `other`, a build running.
+    const ident = IDENTIFIER.source;
+    const logs = await logsThroughSteps(
+      sql`s.name ~ ${ident} AND bl.name ~ ${ident} AND l.slug ~ ${ident}
+          AND EXISTS (SELECT 1 FROM logchunks c WHERE c.logid = l.id)`,
+    );
+    const mine = logs[0]!;
+    const other = logs.find((l) => l.buildid !== mine.buildid)!;
+    expect(other).toBeDefined();
+    // Finished, so that its lines are kept too (an open log's come from its live stream).
+    await w(sql`UPDATE logs SET complete = 1 WHERE id = ${mine.id}`);
+    const step = `/builders/${mine.builderid}/builds/${mine.number}/steps/${mine.step_number}`;
+    const pages = [
+      `${step}/logs`,
+      `${step}/logs/${mine.slug}`,
+      `/builders/${mine.buildername}/builds/${mine.number}/steps/${mine.step_name}/logs/${mine.slug}`,
+      `${step}/logs/${mine.slug}/contents`,
+      `/builds/${mine.buildid}/steps/${mine.step_name}/logs/${mine.slug}/contents?offset=0&limit=5`,
+      `/steps/${mine.stepid}/logs/${mine.slug}/contents`,
+    ];
+    await caughtUp();
+    for (const p of pages) await check(p);
+
+    // What a running build writes: lines of its log, a new log, a new step, its state.
+    await w(sql`INSERT INTO logchunks (logid, first_line, last_line, content, compressed)
+                SELECT ${other.id}, num_lines, num_lines, convert_to('other line
+', 'UTF8'), 0
+                FROM logs WHERE id = ${other.id}`);
+    await w(sql`UPDATE logs SET num_lines = num_lines + 1 WHERE id = ${other.id}`);
+    await w(sql`INSERT INTO logs (name, slug, stepid, complete, num_lines, type)
+                VALUES ('probe', ${`probe${++seq}`}, ${other.stepid}, 0, 0, 's')`);
+    await w(newStep(other.buildid));
+    await w(sql`UPDATE builds SET state_string = 'running probe' WHERE id = ${other.buildid}`);
+    await caughtUp();
+    const before = await lookups(live.app);
+    for (const p of pages) await check(p);
+    let now = await lookups(live.app);
+    expect({ hit: now.hit - before.hit, expired: now.expired - before.expired }).toEqual({
+      hit: 6,
+      expired: 0,
+    });
+
+    // A new log in its step: the step's list of logs only.
+    await w(sql`INSERT INTO logs (name, slug, stepid, complete, num_lines, type)
+                VALUES ('probe', ${`probe${++seq}`}, ${mine.stepid}, 1, 0, 's')`);
+    await caughtUp();
+    for (const p of pages) await check(p);
+    now = await lookups(live.app);
+    expect({ hit: now.hit - before.hit, expired: now.expired - before.expired }).toEqual({
+      hit: 11,
+      expired: 1,
+    });
+
+    // Its own log is written: every page of it.
+    await w(sql`UPDATE logs SET name = 'renamed probe' WHERE id = ${mine.id}`);
+    await caughtUp();
+    for (const p of pages) await check(p);
+    now = await lookups(live.app);
+    expect({ hit: now.hit - before.hit, expired: now.expired - before.expired }).toEqual({
+      hit: 11,
+      expired: 7,
+    });
+  });
+
   it('serves every page as a fresh read would, under random writes to parts and reads of them', async () => {
     // Short, so that notices catch up quickly; a late fence only means more checked hits.
     await start(150);
@@ -398,8 +485,30 @@ describe('the page cache on write notices, part by part', () => {
       await w<{ id: number }>(sql`SELECT DISTINCT l.id FROM logs l JOIN logchunks c ON c.logid = l.id
                                   WHERE c.compressed = 0 ORDER BY l.id LIMIT 4`)
     ).map((r) => r.id);
+    // The same logs named through their steps: by builder and number, by name, by build id.
+    const logPaths = (await logsThroughSteps(sql`l.id = ANY(${logs}::int[])`)).flatMap((l) => {
+      const step = `/builders/${l.builderid}/builds/${l.number}/steps/${l.step_number}/logs`;
+      const named = [l.buildername, l.step_name, l.slug].every((x) => IDENTIFIER.test(x));
+      return [
+        step,
+        `${step}/${l.slug}`,
+        `${step}/${l.slug}/contents?offset=1&limit=2`,
+        `/builds/${l.buildid}/steps/${l.step_number}/logs/${l.slug}/contents`,
+        `/steps/${l.stepid}/logs/${l.slug}/contents`,
+        ...(named
+          ? [
+              `/builders/${l.buildername}/builds/${l.number}/steps/${l.step_name}/logs/${l.slug}`,
+              `/builds/${l.buildid}/steps/${l.step_name}/logs/${l.slug}`,
+            ]
+          : []),
+      ];
+    });
+    const logSteps = [...new Set(logPaths.map((p) => Number(p.match(/^\/steps\/(\d+)\//)?.[1])))].filter(
+      (x) => x > 0,
+    );
     expect(builders).toHaveLength(2);
     expect(builds.length).toBeGreaterThanOrEqual(4);
+    expect(logSteps.length).toBeGreaterThanOrEqual(1);
     expect(steps.length).toBeGreaterThanOrEqual(3);
     expect(logs.length).toBeGreaterThanOrEqual(2);
 
@@ -445,6 +554,20 @@ describe('the page cache on write notices, part by part', () => {
           sql`UPDATE logchunks SET content = convert_to(${`line ${++seq}\n`}, 'UTF8') || content WHERE logid = ${l}`,
       ),
       pick(logs).map((l) => sql`UPDATE logs SET complete = 1 - complete WHERE id = ${l}`),
+      // A log's step gets another log; a log's build moves to another builder (its paths by
+      // builder and number then name another build, or none).
+      pick(logSteps).map(
+        (st) => sql`INSERT INTO logs (name, slug, stepid, complete, num_lines, type)
+                    VALUES ('probe', ${`probe${++seq}`}, ${st}, 1, 0, 's')`,
+      ),
+      pick(logSteps).map(
+        (st) => sql`WITH b AS (SELECT buildid AS id FROM steps WHERE id = ${st}),
+                         t AS (SELECT CASE WHEN builderid = ${builders[0]!} THEN ${builders[1]!}::int
+                                          ELSE ${builders[0]!}::int END AS x FROM builds WHERE id = (SELECT id FROM b))
+                    UPDATE builds SET builderid = t.x,
+                      number = (SELECT max(number) + 1 FROM builds WHERE builderid = t.x)
+                    FROM t WHERE builds.id = (SELECT id FROM b)`,
+      ),
     );
     // Printed as their SQL text when fast-check reports a counterexample.
     const write = writeSql.map((query) =>
@@ -471,6 +594,7 @@ describe('the page cache on write notices, part by part', () => {
       pick(logs).map((l) => `/logs/${l}`),
       pick(logs).map((l) => `/logs/${l}/contents`),
       pick(logs).map((l) => `/logs/${l}/contents?offset=1&limit=2`),
+      pick(logPaths),
     );
     // A round: some writes, the notices catch up with them, then reads, each checked.
     const round = fc.record({

@@ -134,7 +134,7 @@ export function restHandler(deps: RestDeps) {
         const versions = pages ? await pages.versions.get() : null;
         // Before the read: a write the page might miss is then noticed after this mark.
         const mark = pages?.mark() ?? -1;
-        const { env, stamp } = rows
+        const { env, stamp, pathIds } = rows
           ? await readPrepared(deps.reads, endpoint, rows, versions)
           : endpoint.kind === 'properties'
             ? await readProperties(deps.reads, endpoint, args, versions)
@@ -147,7 +147,7 @@ export function restHandler(deps: RestDeps) {
         const rendered = renderEnvelope(env, req.headers.accept);
         const etag = etagOf(rendered.body);
         if (pageKey && stamp) {
-          const keys = pageKeys(endpoint, args, spec, stamp.tables, env);
+          const keys = pageKeys(endpoint, args, spec, stamp.tables, env, pathIds);
           pages!.store(pageKey, { ...stamp, keys, ...rendered, etag, link, mark });
         }
         if (link) reply.header('link', link);

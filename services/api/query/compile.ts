@@ -241,13 +241,15 @@ export function compileRows(q: RowsQuery, fields: readonly Field[]): CompiledRow
     : (countedTotal(endpoint, args, spec) ?? sql`(SELECT count(*) FROM ${from} ${where})`);
   const parent = q.parentExists ?? sql`NULL::boolean`;
   const row = projection(spec, fields, args);
+  // Only where the page cache needs them to name a page's parts (Endpoint.pathIds).
+  const ids = endpoint.pathIds ? sql`, ${endpoint.pathIds(args)} AS path_ids` : sql``;
   // MATERIALIZED: the page is computed once; the projection then reads only its rows.
   const query = sql`
     WITH page AS MATERIALIZED (SELECT a.* FROM ${from} ${where} ORDER BY ${order} ${limit} ${offset})
     SELECT
       (SELECT coalesce(json_agg(${row.sql} ORDER BY ${order}), '[]'::json) FROM page a) AS rows,
       ${total} AS total,
-      ${parent} AS parent_exists`;
+      ${parent} AS parent_exists${ids}`;
   const keyOrder = (spec.order ?? defaultOrder(endpoint, key)).every((o) => o.field === key);
   const genericPlan = endpoint.collection && conds.length === 0 && !natural && keyOrder;
   return { query, names: row.names, genericPlan };

@@ -19,6 +19,8 @@ export interface Read {
   env: Envelope;
   /** Null when the read cannot be versioned (or versions are off). */
   stamp: Stamp | null;
+  /** The ids the path resolved to (Endpoint.pathIds), for the page's keys. */
+  pathIds?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -128,6 +130,7 @@ export async function readPrepared(
     rows: unknown[][];
     total: unknown;
     parent_exists: boolean | null;
+    path_ids?: Record<string, unknown> | null;
     write_version?: string;
   }>(query, { genericPlan: compiled.genericPlan });
   if (!row || row.parent_exists === false) throw notFound();
@@ -141,6 +144,7 @@ export async function readPrepared(
       total: endpoint.collection ? Number(row.total) : null,
     },
     stamp: stampOf(tables, row),
+    ...(row.path_ids ? { pathIds: row.path_ids } : {}),
   };
 }
 

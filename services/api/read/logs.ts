@@ -60,19 +60,22 @@ export class LogReader {
     endpoint: Endpoint,
     args: PathArgs,
     versions: WriteVersions | null = null,
-  ): Promise<LogRow & { stamp: Stamp | null }> {
+  ): Promise<LogRow & { stamp: Stamp | null; pathIds: Record<string, unknown> }> {
     const conds = endpoint.scope(args);
+    const ids = endpoint.pathIds ? sql`, ${endpoint.pathIds(args)} AS path_ids` : sql``;
     // The version is read with the log's row, before its chunks: whatever the chunks read
     // later show is at least as new as it, so a page kept under it can only expire too early.
     const { query, tables } = versioned(
-      sql`SELECT a.id, a.num_lines, a.type, a.slug, a.complete FROM logs a WHERE ${sql.join(conds, sql` AND `)}`,
+      sql`SELECT a.id, a.num_lines, a.type, a.slug, a.complete${ids} FROM logs a WHERE ${sql.join(conds, sql` AND `)}`,
       versions,
       CHUNKS,
     );
-    const rows = await this.reads.rows<LogRow & { write_version?: string }>(query);
+    const rows = await this.reads.rows<
+      LogRow & { write_version?: string; path_ids?: Record<string, unknown> | null }
+    >(query);
     if (rows.length === 0) throw notFound();
-    const { write_version, ...log } = rows[0]!;
-    return { ...log, stamp: stampOf(tables, rows[0]) };
+    const { write_version, path_ids, ...log } = rows[0]!;
+    return { ...log, stamp: stampOf(tables, rows[0]), pathIds: { ...path_ids, logid: log.id } };
   }
 
   /** A range of lines; kept by the page cache (a stamp) only once the log is finished. */
@@ -98,6 +101,7 @@ export class LogReader {
     return {
       env: { plural: 'logchunks', rows: [entity], total: null },
       stamp: log.complete ? log.stamp : null,
+      pathIds: log.pathIds,
     };
   }
 

@@ -6,8 +6,9 @@
 //
 // A part is named only where the statement cannot see a row outside it: the endpoint's path
 // fixes it (Endpoint.parts, beside the scope that fixes it in SQL), the row it found does
-// (Endpoint.rowParts: the build a path by builder and number names), or a `complete` filter
-// on builds does. Filters, order, offset and limit choose among the part's rows, and every
+// (Endpoint.rowParts: the build a path by builder and number names; the build and step a
+// log's path names, which the statement reads beside the page, Endpoint.pathIds), or a
+// `complete` filter on builds does. Filters, order, offset and limit choose among the part's rows, and every
 // write that moves a row into or out of the part names the part (a notice is sent for the
 // row before and after the write), so pages whose membership shifts are expired too.
 
@@ -22,10 +23,12 @@ export function pageKeys(
   spec: ResultSpec,
   tables: readonly string[],
   env?: Pick<Envelope, 'rows' | 'names'>,
+  pathIds?: Readonly<Record<string, unknown>>,
 ): readonly string[] {
+  const row = env ? firstRow(env) : () => undefined;
   const parts: Record<string, string> = {
     ...endpoint.parts?.(args),
-    ...(env && endpoint.rowParts?.(args, firstRow(env))),
+    ...((env || pathIds) && endpoint.rowParts?.(args, (f) => row(f) ?? pathIds?.[f])),
   };
   const done = completeFilter(endpoint, spec);
   if (done !== null) {

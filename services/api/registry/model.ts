@@ -75,13 +75,20 @@ export interface Endpoint {
   /**
    * Parts that only the rows read can name, laid over `parts`: a path by builder and number
    * names one build, whose id its row holds. `value(field)` is the first row's value of a
-   * field, undefined when the page has no row or the field was not selected; null when the
-   * rows name nothing finer. True only when every row the statement reads in those tables
-   * belongs to the named part whatever is written later, and a write that would make the
-   * path name another row must write this one first (builds are unique by builder and
-   * number, so another build takes the number only after this one has left it).
+   * field, or else the id of that name the statement resolved the path to (`pathIds`);
+   * undefined when neither has it. Null when nothing finer is named. True only when every
+   * row the statement reads in those tables belongs to the named part whatever is written
+   * later, and a write that would make the path name another row must write this one first
+   * (builds are unique by builder and number, so another build takes the number only after
+   * this one has left it; so are steps by build and name or number, logs by step and slug).
    */
   rowParts?: (args: PathArgs, value: (field: string) => unknown) => Readonly<Record<string, string>> | null;
+  /**
+   * SQL (no alias) for a JSON object of the ids the path resolves to, read by the page's own
+   * statement for `rowParts`: a log named by builder, build number, step and slug reads the
+   * build's and the step's rows to find it, and its own row holds neither build id.
+   */
+  pathIds?: (args: PathArgs) => SQLQuery;
 }
 
 /** The resource that reads entity `e` from its table. */

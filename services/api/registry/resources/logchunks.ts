@@ -4,7 +4,7 @@ import { sql } from '../../../core/db/pool.js';
 import { field } from '../../../core/entities/field.js';
 import { t } from '../../../core/entities/types.js';
 import type { Endpoint, PathArgs, Resource } from '../model.js';
-import { LOG_PREFIXES, logScope } from './logs.js';
+import { LOG_PREFIXES, logPathIds, logRowParts, logScope } from './logs.js';
 
 export const logchunk: Resource = {
   name: 'logchunk',
@@ -18,17 +18,22 @@ export const logchunk: Resource = {
   ],
 };
 
-const contents = (pattern: string): Endpoint => ({
-  pattern,
-  resource: logchunk,
-  collection: false,
-  kind: 'logchunk',
-  scope: logScope,
-  // By id, the log's row and its chunks alone (services/api/read/logs.ts).
-  ...(pattern.startsWith('logs/n:logid/')
-    ? { parts: (a: PathArgs) => ({ logs: `logs/id=${a.logid}`, logchunks: `logchunks/logid=${a.logid}` }) }
-    : {}),
-});
+const contents = (pattern: string): Endpoint => {
+  const pathIds = logPathIds(pattern);
+  return {
+    pattern,
+    resource: logchunk,
+    collection: false,
+    kind: 'logchunk',
+    scope: logScope,
+    // By id, the log's row and its chunks alone (services/api/read/logs.ts); through its
+    // step, those of the log found, and of its step and build (logRowParts).
+    ...(pattern.startsWith('logs/n:logid/')
+      ? { parts: (a: PathArgs) => ({ logs: `logs/id=${a.logid}`, logchunks: `logchunks/logid=${a.logid}` }) }
+      : {}),
+    ...(pathIds ? { pathIds, rowParts: logRowParts(false) } : {}),
+  };
+};
 const raw = (pattern: string): Endpoint => ({
   pattern,
   resource: logchunk,

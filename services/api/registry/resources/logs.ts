@@ -1,6 +1,7 @@
 import { sql } from '../../../core/db/pool.js';
 import { log as logEntity } from '../../../core/entities/log.js';
 import { type Endpoint, entityResource, type PathArgs, type Resource } from '../model.js';
+import { buildIdOf } from './builds.js';
 import { stepIdOf } from './steps.js';
 
 export const log: Resource = entityResource(logEntity);
@@ -23,6 +24,40 @@ export const LOG_PREFIXES = [
   'builders/i:buildername/builds/n:build_number/steps/n:step_number/logs/i:log_slug',
 ];
 
+/**
+ * The build and step a path through a step resolves to (Endpoint.pathIds), read by the
+ * page's statement beside the log rows: the log's row holds no build id, and a range of
+ * lines has no row of its own. None for a path by log id, whose parts the path names.
+ */
+export function logPathIds(pattern: string): Endpoint['pathIds'] | undefined {
+  if (pattern.startsWith('logs/n:logid')) return undefined;
+  if (pattern.startsWith('steps/n:stepid/')) return (a) => sql`json_build_object('stepid', ${a.stepid}::int)`;
+  return (a) => sql`json_build_object('buildid', ${buildIdOf(a)}, 'stepid', ${stepIdOf(a)})`;
+}
+
+/**
+ * The parts a log or its lines named through its step reads, once the statement has found
+ * them (Endpoint.rowParts): the build's row (only to find its id; a path by builder reads
+ * it), the step's row, and the log's own row and chunks (or, for the step's list of logs,
+ * the step's part of logs, which a new log in the step writes). Each is unique within its
+ * parent (builds by builder and number, steps by build and name or number, logs by step and
+ * slug), so another row takes the path's place only after this one is written. A path by
+ * builder name also reads builders, which stays whole.
+ */
+export function logRowParts(list: boolean): Endpoint['rowParts'] {
+  return (_a, value) => {
+    const [build, step, log] = [value('buildid'), value('stepid'), list ? undefined : value('logid')];
+    if (typeof step !== 'number') return null;
+    return {
+      ...(typeof build === 'number' ? { builds: `builds/id=${build}` } : {}),
+      steps: `steps/id=${step}`,
+      ...(typeof log === 'number'
+        ? { logs: `logs/id=${log}`, logchunks: `logchunks/logid=${log}` }
+        : { logs: `logs/stepid=${step}` }),
+    };
+  };
+}
+
 /** The parts of logs and steps a path by log id or step id reads (Endpoint.parts). */
 function logParts(pattern: string): Endpoint['parts'] | undefined {
   if (pattern.startsWith('logs/n:logid')) return (a) => ({ logs: `logs/id=${a.logid}` });
@@ -32,6 +67,7 @@ function logParts(pattern: string): Endpoint['parts'] | undefined {
 
 const one = (pattern: string): Endpoint => {
   const parts = logParts(pattern);
+  const pathIds = logPathIds(pattern);
   return {
     pattern,
     resource: log,
@@ -39,19 +75,24 @@ const one = (pattern: string): Endpoint => {
     kind: 'rows',
     scope: logScope,
     ...(parts ? { parts } : {}),
+    ...(pathIds ? { pathIds, rowParts: logRowParts(false) } : {}),
   };
 };
-const many = (pattern: string): Endpoint => ({
-  pattern,
-  resource: log,
-  collection: true,
-  kind: 'rows',
-  scope: (a) => [sql`a.stepid = ${stepIdOf(a)}`],
-  // The step's row is read only to know it exists (the parent).
-  ...(pattern.startsWith('steps/n:stepid/')
-    ? { parts: (a: PathArgs) => ({ logs: `logs/stepid=${a.stepid}`, steps: `steps/id=${a.stepid}` }) }
-    : {}),
-});
+const many = (pattern: string): Endpoint => {
+  const pathIds = logPathIds(pattern);
+  return {
+    pattern,
+    resource: log,
+    collection: true,
+    kind: 'rows',
+    scope: (a) => [sql`a.stepid = ${stepIdOf(a)}`],
+    // The step's row is read only to know it exists (the parent).
+    ...(pattern.startsWith('steps/n:stepid/')
+      ? { parts: (a: PathArgs) => ({ logs: `logs/stepid=${a.stepid}`, steps: `steps/id=${a.stepid}` }) }
+      : {}),
+    ...(pathIds ? { pathIds, rowParts: logRowParts(true) } : {}),
+  };
+};
 
 export const logEndpoints: Endpoint[] = [
   one('logs/n:logid'),
