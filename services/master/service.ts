@@ -15,7 +15,7 @@ import { onShutdown } from '../core/lifecycle.js';
 import { createRedis } from '../core/redis.js';
 import { createLogger, type Logger } from '../core/telemetry/logger.js';
 import { startTelemetry } from '../core/telemetry/tracing.js';
-import { livenessProblems } from './liveness.js';
+import { livenessOf, livenessProblems } from './liveness.js';
 import { startMaster } from './master.js';
 import { checkReporters } from './reporters/reporter.js';
 import { schedulerConfigProblems } from './schedulers/index.js';
@@ -59,7 +59,17 @@ export async function runMasterProcess(
   const log = createLogger('master', env.logLevel);
   const config = loadConfig(env, processEnv, log);
   const telemetry = startTelemetry('flotilla-master');
-  const db = createPool(env.databaseUrl, { applicationName: `flotilla-master ${env.masterName}` });
+  const db = createPool(env.databaseUrl, {
+    applicationName: `flotilla-master ${env.masterName}`,
+    // A master stopped inside a transaction (a frozen VM, a long pause) would otherwise keep
+    // its row locks for as long as it is away: the master that expires it waits on them (its
+    // masters row, its builds and logs) and the cluster's expiry stalls with it (seen: the
+    // frozen-master small form, stopped during a log append, never had its build rerun). A
+    // transaction idle for the outage limit belongs to a master whose lease has run out by
+    // then (liveness.ts), so it is ended before the master can be expired; a live master
+    // never waits between two statements of its own transaction that long.
+    idleInTransactionTimeoutMs: livenessOf(config).outageLimitMs,
+  });
   await ensureMigratedOrExit(db, env.migrateOnStart, log);
   const redis = createRedis(env.redis, 'flotilla-master');
   const subscriber = createRedis(env.redis, 'flotilla-master-events');

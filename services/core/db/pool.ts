@@ -18,6 +18,11 @@ export interface PoolOptions {
   poolSize?: number;
   applicationName?: string;
   statementTimeoutMs?: number;
+  /**
+   * The server ends a session left inside a transaction, between two statements, this long
+   * (idle_in_transaction_session_timeout), and with it the row locks the transaction holds.
+   */
+  idleInTransactionTimeoutMs?: number;
 }
 
 export function createPool(url: string, opts: PoolOptions = {}): ConnectionPool {
@@ -28,6 +33,9 @@ export function createPool(url: string, opts: PoolOptions = {}): ConnectionPool 
     poolSize: opts.poolSize ?? 10,
     fallbackApplicationName: opts.applicationName ?? 'flotilla',
     ...(opts.statementTimeoutMs ? { statementTimeoutMilliseconds: opts.statementTimeoutMs } : {}),
+    ...(opts.idleInTransactionTimeoutMs
+      ? { idleInTransactionSessionTimeoutMilliseconds: opts.idleInTransactionTimeoutMs }
+      : {}),
     // Without an sslmode in the URL, do not try TLS first on every new connection.
     ...(ssl ? {} : { ssl: 'disable' as const }),
     // Connection errors surface on the query that needed the connection; an idle client's
