@@ -105,6 +105,11 @@ export async function masterStopped(tx: Tx, masterid: number): Promise<boolean> 
 export interface ExpireOptions {
   /** Redo the housekeeping of stale masters that are inactive already (Buildbot's forceHouseKeeping). */
   forceHousekeeping?: boolean;
+  /**
+   * The logs the housekeeping finished are added here: their builds' master is gone and will
+   * never queue their compression, so the caller does (services/master/jobs).
+   */
+  finishedLogs?: number[];
 }
 
 /**
@@ -127,20 +132,28 @@ export async function expireMasters(
   );
   const expired: number[] = [];
   for (const m of stale) {
-    if (await deactivate(tx, m.id, m.name, Boolean(m.active), force)) expired.push(m.id);
+    if (await deactivate(tx, m.id, m.name, Boolean(m.active), force, options.finishedLogs))
+      expired.push(m.id);
   }
   return expired;
 }
 
-async function deactivate(tx: Tx, masterid: number, name: string, wasActive: boolean, force: boolean) {
+async function deactivate(
+  tx: Tx,
+  masterid: number,
+  name: string,
+  wasActive: boolean,
+  force: boolean,
+  finishedLogs?: number[],
+) {
   await tx.q.query(sql`UPDATE masters SET active = 0 WHERE id = ${masterid}`);
   await releaseAll(tx, 'scheduler', masterid);
-  if (wasActive || force) await housekeeping(tx, masterid, name);
+  if (wasActive || force) await housekeeping(tx, masterid, name, finishedLogs);
   if (wasActive) tx.out.addAll(masterKeys(masterid), 'stopped', { masterid, name, active: false });
   return wasActive;
 }
 
-async function housekeeping(tx: Tx, masterid: number, name: string): Promise<void> {
+async function housekeeping(tx: Tx, masterid: number, name: string, finishedLogs?: number[]): Promise<void> {
   await deconfigureAllWorkersForMaster(tx, masterid);
   await disconnectAllWorkersForMaster(tx, masterid);
   await updateBuilderList(tx, masterid, []);
@@ -152,13 +165,18 @@ async function housekeeping(tx: Tx, masterid: number, name: string): Promise<voi
   );
   // Without a state string of its own the build would list forever as what it was doing when
   // its master died ("starting", or its last step's summary), though it ended RETRY.
-  for (const build of builds) await retryBuild(tx, build.id, `retry (master ${name} was lost)`);
+  for (const build of builds) await retryBuild(tx, build.id, `retry (master ${name} was lost)`, finishedLogs);
   await unclaimMasterRequests(tx, masterid);
   await releaseMasterLocks(tx, masterid);
 }
 
 /** An unfinished build ends RETRY: the logs of its unfinished steps, those steps, the build. */
-async function retryBuild(tx: Tx, buildid: number, stateString: string): Promise<void> {
+async function retryBuild(
+  tx: Tx,
+  buildid: number,
+  stateString: string,
+  finishedLogs?: number[],
+): Promise<void> {
   const steps = await many<{ id: number }>(
     tx.q,
     sql`SELECT id FROM steps WHERE buildid = ${buildid} AND results IS NULL ORDER BY number`,
@@ -168,7 +186,10 @@ async function retryBuild(tx: Tx, buildid: number, stateString: string): Promise
       tx.q,
       sql`SELECT id FROM logs WHERE stepid = ${step.id} AND complete = 0 ORDER BY id`,
     );
-    for (const log of logs) await finishLog(tx, log.id);
+    for (const log of logs) {
+      await finishLog(tx, log.id);
+      finishedLogs?.push(log.id);
+    }
     await finishStep(tx, step.id, Results.RETRY, false);
   }
   await setBuildStateString(tx, buildid, stateString);

@@ -97,6 +97,8 @@ export function expireMastersProcessor(
   settings: ExpireSettings,
   log: Logger,
   onRepeat: () => void = () => {},
+  /** The logs of expired masters' builds that the housekeeping finished (to be compressed). */
+  onLogsFinished: (logids: number[]) => void = () => {},
 ) {
   const expiry = settings.expirySeconds ?? EXPIRE_SECONDS;
   const old = unclaimAfter(settings);
@@ -106,15 +108,20 @@ export function expireMastersProcessor(
     if (!self) throw new Error('this master is not registered yet');
     if (!job.id) throw new Error('an expire-masters job without an id');
     const key = { queue: QUEUES.expireMasters, jobId: job.id };
-    const expired = await transact(ctx, async (tx) =>
-      (await recordJobRun(tx.q, key)) ? expireMasters(tx, expiry, self) : null,
-    );
+    const finishedLogs: number[] = [];
+    const expired = await transact(ctx, async (tx) => {
+      finishedLogs.length = 0; // a transaction tried again starts afresh
+      return (await recordJobRun(tx.q, key)) ? expireMasters(tx, expiry, self, { finishedLogs }) : null;
+    });
     if (expired === null) {
       onRepeat();
       log.info({ job: key.jobId }, 'expire-masters delivered again after it ran: nothing to do');
       return { expired: [], unclaimed: [] };
     }
     if (expired.length > 0) log.info({ expired, expirySeconds: expiry }, 'expired silent masters');
+    // Their masters, gone, will never queue these logs' compression (a running build's master
+    // does it when its step ends): without it they would stay in their small chunks for good.
+    if (finishedLogs.length > 0) onLogsFinished(finishedLogs);
     const unclaimed = await transact(ctx, (tx) => unclaimExpiredRequests(tx, old));
     if (unclaimed.length > 0) log.info({ unclaimed, olderThanSeconds: old }, 'released expired claims');
     await compactCounts(ctx.db);

@@ -97,6 +97,10 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
     opts,
     log,
     repeated(QUEUES.expireMasters),
+    // Called from a job, so after queueSoon below exists.
+    (logids) => {
+      for (const logid of logids) queueSoon(logid);
+    },
   );
   const compressProcessor = compressLogProcessor(opts.ctx, log, repeated(QUEUES.compressLog));
   const queue = <D>(name: QueueName, defaultJobOptions = {}) =>

@@ -6,10 +6,12 @@ import { QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimBuildRequests } from '../../../services/core/data/buildrequests.js';
 import { newBuild } from '../../../services/core/data/builds.js';
+import { addLog, appendLog } from '../../../services/core/data/logs.js';
 import { masterActive } from '../../../services/core/data/masters.js';
 import { newStep, startStep } from '../../../services/core/data/steps.js';
 import { sql } from '../../../services/core/db/pool.js';
 import { Results } from '../../../services/core/results.js';
+import { compressLogJobId } from '../../../services/master/jobs/compress-log.js';
 import { unclaimAfter } from '../../../services/master/jobs/expire-masters.js';
 import { QUEUES } from '../../../services/master/jobs/index.js';
 import { type Harness, insertMaster, openHarness, pendingRequests, uniq } from '../../core/data/harness.js';
@@ -124,6 +126,7 @@ describe('expire-masters on the fixture', () => {
   let goesSilent: number;
   let heartbeat: NodeJS.Timeout | undefined;
   let build: { buildid: number };
+  let openLog: number;
   let deadClaim: number;
   let leftover: number;
   let renewed: number;
@@ -148,6 +151,9 @@ describe('expire-masters on the fixture', () => {
       build = await newBuild(tx, { builderid: 1, buildrequestid: deadClaim, workerid: 2, masterid: 1 });
       const step = (await newStep(tx, build.buildid, 'compile')).stepid;
       await startStep(tx, step);
+      // Its running step's log, open, in chunks of a line each.
+      openLog = await addLog(tx, step, 'stdio', 's');
+      for (let i = 0; i < 3; i++) await appendLog(tx, openLog, `o line ${i}\n`);
       // A claim an earlier expiry left behind (Buildbot 3.7 looks claims up by the wrong id),
       // unrenewed for over an hour; and a live master's claim it renewed a minute ago.
       expect(await claimBuildRequests(tx, [leftover], inactive, nowSeconds() - 3700)).toBe(true);
@@ -184,6 +190,17 @@ describe('expire-masters on the fixture', () => {
       sql`SELECT id FROM steps WHERE buildid = ${build.buildid} AND complete_at IS NULL`,
     );
     expect(open).toEqual([]);
+    // The housekeeping finished the dead master's log, and, as that master never will, had
+    // it compressed (recorded as run once by its job id).
+    const [l] = await h.db.pool.query(sql`SELECT complete FROM logs WHERE id = ${openLog}`);
+    expect(l.complete).toBe(1);
+    await waitFor('the finished log compressed', async () => {
+      const [r] = await h.db.pool.query(
+        sql`SELECT count(*)::int AS n FROM flotilla.job_runs
+            WHERE queue = ${QUEUES.compressLog} AND job_id = ${compressLogJobId(openLog)}`,
+      );
+      return r.n === 1;
+    });
     const held = async (table: string) =>
       (await h.db.pool.query(sql`SELECT count(*)::int AS n FROM ${sql.ident(table)} WHERE masterid = 1`))[0]
         .n;
