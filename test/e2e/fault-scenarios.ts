@@ -91,3 +91,14 @@ export function expectWhole(r: ScenarioResult, builds = BUILDS): void {
   expect(c.orphans, why).toBe(0);
   expect(r.traffic.server, why).toBe(0);
 }
+
+/** An API's fault, on two APIs: every build ran once, and the API left answered every GET. */
+export async function expectApiFault(scenario: 'api-kill' | 'api-term'): Promise<void> {
+  const r = await runFault(scenario, 2);
+  expectWhole(r);
+  // No build was touched: every request ran once.
+  expect(r.check.executions).toBe(BUILDS);
+  expect(r.traffic.ok).toBeGreaterThan(0);
+  expect(r.traffic.unserved).toBe(0);
+  expect(r.traffic.client).toBe(0);
+}
