@@ -160,19 +160,28 @@ async function failOverRedis(ctx: FaultContext): Promise<void> {
   ctx.note('every API and master ready');
 }
 
-/** kill -9 of Redis, kept down (`seconds`, or until the masters noticed), then started again. */
-async function restartRedis(ctx: FaultContext, o: { empty: boolean; seconds: number }): Promise<void> {
-  await ctx.stack.killRedis(o.empty);
-  ctx.note(o.empty ? 'redis killed, data gone' : 'redis killed');
+/**
+ * kill -9 of Redis (or SIGTERM, `clean`), kept down (`seconds`, or until the masters noticed),
+ * then started again.
+ */
+async function restartRedis(
+  ctx: FaultContext,
+  o: { empty: boolean; seconds: number; clean?: boolean },
+): Promise<void> {
+  await ctx.stack.killRedis(o.empty, o.clean ? 'SIGTERM' : 'SIGKILL');
+  ctx.note(`redis ${o.clean ? 'stopped (SIGTERM)' : 'killed'}${o.empty ? ', data gone' : ''}`);
   await ctx.hold(o.seconds, 'the masters to notice', mastersNotReady(ctx.stack));
   await ctx.stack.startRedis();
   ctx.note(o.empty ? 'redis back, empty' : 'redis back');
 }
 
-/** PostgreSQL stopped as a crash stops it, kept down (`seconds`, or until noticed), started again. */
-async function restartPostgres(ctx: FaultContext, seconds: number): Promise<void> {
-  ctx.stack.stopPostgres('immediate');
-  ctx.note('postgres stopped');
+/**
+ * PostgreSQL stopped as a crash stops it (or cleanly, `fast`), kept down (`seconds`, or until
+ * noticed), started again.
+ */
+async function restartPostgres(ctx: FaultContext, seconds: number, mode: 'immediate' | 'fast' = 'immediate') {
+  ctx.stack.stopPostgres(mode);
+  ctx.note(`postgres stopped (${mode})`);
   await ctx.hold(seconds, 'the masters to notice', mastersNotReady(ctx.stack));
   ctx.stack.startPostgres();
   ctx.note('postgres back');
@@ -310,6 +319,11 @@ export const SCENARIOS: readonly Scenario[] = [
     inject: (ctx) => restartRedis(ctx, { empty: false, seconds: 5 }),
   },
   {
+    name: 'redis-term',
+    fault: 'SIGTERM of Redis (a clean stop), started again 5 s later with its data',
+    inject: (ctx) => restartRedis(ctx, { empty: false, seconds: 5, clean: true }),
+  },
+  {
     name: 'redis-30s',
     fault: 'kill -9 of Redis, started again 30 s later with its data',
     inject: (ctx) => restartRedis(ctx, { empty: false, seconds: 30 }),
@@ -341,6 +355,14 @@ export const SCENARIOS: readonly Scenario[] = [
     name: 'postgres-restart',
     fault: 'PostgreSQL stopped (immediate), started again 5 s later',
     inject: (ctx) => restartPostgres(ctx, 5),
+  },
+  {
+    // PostgreSQL's clean stop is SIGINT (pg_ctl's default "fast" mode, and the STOPSIGNAL of
+    // its official container image): SIGTERM asks for a "smart" stop, which waits for every
+    // client to leave, and pooled clients never do, so whoever sent it ends with a SIGKILL.
+    name: 'postgres-term',
+    fault: 'PostgreSQL stopped cleanly (fast: SIGINT), started again 5 s later',
+    inject: (ctx) => restartPostgres(ctx, 5, 'fast'),
   },
   {
     name: 'postgres-30s',

@@ -219,7 +219,10 @@ export class ChaosStack {
     run('runuser', ['-u', 'postgres', '--', `${this.binDir}/pg_ctl`, '-D', this.pgDir, ...args]);
   }
 
-  /** Stop PostgreSQL: `immediate` is a crash for every client (what a failover looks like). */
+  /**
+   * Stop PostgreSQL: `immediate` is a crash for every client (what a failover looks like);
+   * `fast` the clean stop (SIGINT: sessions ended, a checkpoint written).
+   */
   stopPostgres(mode: 'immediate' | 'fast' = 'immediate'): void {
     this.pgCtl('-m', mode, '-w', '-t', '60', 'stop');
   }
@@ -255,9 +258,12 @@ export class ChaosStack {
     this.redis = r;
   }
 
-  /** kill -9 of Redis; with `empty`, its files go too, so it comes back knowing nothing. */
-  async killRedis(empty = false): Promise<void> {
-    await this.redis?.stop('SIGKILL');
+  /**
+   * kill -9 of Redis (or `signal`: SIGTERM, a clean stop that syncs its append-only file);
+   * with `empty`, its files go too, so it comes back knowing nothing.
+   */
+  async killRedis(empty = false, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    await this.redis?.stop(signal);
     this.keepLog('redis', this.redis);
     this.redis = null;
     if (empty) rmSync(this.redisDir, { recursive: true, force: true });
