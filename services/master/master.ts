@@ -121,6 +121,7 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     expirePeriodMs: Math.min(EXPIRE_PERIOD_MS, config.master_expiry_seconds * 500),
     log,
   });
+  for (const logid of membership.previousLifeLogs) jobs.queueCompressLogSoon(logid);
   // Reporters hear events from here on; none configured, nothing is started.
   let reporters: Reporters | null;
   try {

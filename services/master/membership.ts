@@ -58,6 +58,11 @@ export class Membership implements Lease {
   /** False from the moment a heartbeat found this master expired until it is registered again. */
   active = false;
   private readonly liveness: Liveness;
+  /**
+   * The logs of a previous life's builds that start() finished: that life will never have
+   * them compressed, so the master queues them once its jobs run.
+   */
+  readonly previousLifeLogs: number[] = [];
 
   constructor(
     private readonly ctx: DataContext,
@@ -93,7 +98,12 @@ export class Membership implements Lease {
         );
         await sleep(wait);
       }
-      const cleaned = await ridingOut(() => transact(this.ctx, (tx) => masterStopped(tx, life.masterid)));
+      const cleaned = await ridingOut(() =>
+        transact(this.ctx, (tx) => {
+          this.previousLifeLogs.length = 0; // a transaction tried again starts afresh
+          return masterStopped(tx, life.masterid, this.previousLifeLogs);
+        }),
+      );
       if (cleaned)
         this.log.warn({ masterid: life.masterid }, 'cleaned up after a previous life that did not stop');
     }

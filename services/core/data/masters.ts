@@ -92,14 +92,17 @@ export async function previousLife(
   return m ? { masterid: m.id, active: Boolean(m.active), lastActive: Number(m.last_active) } : null;
 }
 
-/** A clean stop: inactive at once, with the housekeeping. False if it was inactive already. */
-export async function masterStopped(tx: Tx, masterid: number): Promise<boolean> {
+/**
+ * A clean stop: inactive at once, with the housekeeping. False if it was inactive already.
+ * The logs the housekeeping finished are added to `finishedLogs` (ExpireOptions says why).
+ */
+export async function masterStopped(tx: Tx, masterid: number, finishedLogs?: number[]): Promise<boolean> {
   const m = await maybeOne<{ name: string; active: number }>(
     tx.q,
     sql`SELECT name, active FROM masters WHERE id = ${masterid} FOR NO KEY UPDATE`,
   );
   if (!m) throw noSuch(`master ${masterid}`);
-  return deactivate(tx, masterid, m.name, Boolean(m.active), false);
+  return deactivate(tx, masterid, m.name, Boolean(m.active), false, finishedLogs);
 }
 
 export interface ExpireOptions {
