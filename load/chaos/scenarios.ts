@@ -189,11 +189,14 @@ async function restartPostgres(ctx: FaultContext, seconds: number, mode: 'immedi
 
 /** kill -9 of a worker: its commands must die with it (how long the last one took is kept). */
 async function killWorker(ctx: FaultContext, sig: NodeJS.Signals): Promise<void> {
-  const w = ctx.stack.get('w1');
-  const mine = descendants(
-    w.proc.pid,
-    runningExecutions(ctx.stack.record).map((e) => e.pid),
-  );
+  // w1, or the first worker running a command when w1 is idle (the tests' cluster has fewer
+  // builds than workers): killing an idle worker would test nothing.
+  const running = runningExecutions(ctx.stack.record).map((e) => e.pid);
+  const live = ctx.stack
+    .of('worker')
+    .filter((p) => p.proc.child.exitCode === null && p.proc.child.signalCode === null);
+  const w = live.find((p) => descendants(p.proc.pid, running).length > 0) ?? ctx.stack.get('w1');
+  const mine = descendants(w.proc.pid, running);
   const killedAt = performance.now();
   await kill(ctx, w, sig);
   const gone = () => mine.every((pid) => !runningExecutions(ctx.stack.record).some((e) => e.pid === pid));
@@ -493,7 +496,26 @@ class RecoveryWatch {
   }
 }
 
-export async function runScenario(sc: Scenario, opts: RunOptions): Promise<ScenarioResult> {
+export function runScenario(sc: Scenario, opts: RunOptions): Promise<ScenarioResult> {
+  return runScenarios([sc], opts);
+}
+
+/**
+ * Scenarios one after the other on one cluster (the tests' small forms share a cluster so):
+ * each round forces its own builds, injects its fault once they are a quarter through, and
+ * waits until every request is complete and nothing is open before the next; the checks then
+ * cover every round's builds together. A fault that leaves a process down (a worker killed)
+ * leaves it down for the rounds after it. The scenarios must not need a cluster of their own
+ * (Sentinel, an expiry or master environment of their own).
+ */
+export async function runScenarios(scs: readonly Scenario[], opts: RunOptions): Promise<ScenarioResult> {
+  const [sc, ...more] = scs;
+  if (!sc) throw new Error('no scenario to run');
+  const own = more.filter((m) => m.sentinel || m.expirySeconds !== undefined || m.masterEnv);
+  if (own.length > 0 || (more.length > 0 && (sc.sentinel || sc.expirySeconds !== undefined || sc.masterEnv)))
+    throw new Error(
+      `these scenarios need a cluster of their own: ${[sc, ...own].map((m) => m.name).join(', ')}`,
+    );
   const log = opts.log ?? (() => {});
   rmSync(opts.dir, { recursive: true, force: true });
   mkdirSync(opts.dir, { recursive: true });
@@ -510,7 +532,8 @@ export async function runScenario(sc: Scenario, opts: RunOptions): Promise<Scena
     log(`  ${((Date.now() - t0) / 1000).toFixed(1)} s: ${event}`);
   };
   const traffic = new Traffic(() => stack.of('api').map((p) => stack.apiBase(p)), opts.load);
-  const watch = new RecoveryWatch(stack, Math.max(2000, opts.job.pause * 4000));
+  const windowMs = Math.max(2000, opts.job.pause * 4000);
+  let watch = new RecoveryWatch(stack, windowMs);
   const ws = new WsWatch();
   try {
     await stack.startStores();
@@ -524,53 +547,60 @@ export async function runScenario(sc: Scenario, opts: RunOptions): Promise<Scena
       note(`${opts.wsClients} /ws clients following`);
     }
     traffic.start();
-    const tokens = Array.from({ length: opts.builds }, (_, i) => `t${i + 1}`);
-    for (const t of tokens) await stack.force(t);
-    note(`${tokens.length} builds forced`);
-    const quarter = Math.max(1, Math.floor(batches(opts.job) / 4));
-    await waitFor(
-      'every build a quarter through',
-      async () => {
-        const ex = readExecutions(stack.record);
-        return tokens.every((t) => ex.some((e) => e.token === t && e.ticks >= quarter));
-      },
-      600_000,
-    );
     const extra: Record<string, unknown> = {};
-    const faultAt = Date.now();
-    ws.fault(faultAt);
-    note(`fault: ${sc.fault}`);
-    watch.start();
-    await sc.inject({
-      stack,
-      note,
-      extra,
-      hold: async (seconds, what, until) => {
-        if (opts.fixed) await sleep(seconds * 1000);
-        else await waitFor(what, until, opts.settleSeconds * 1000);
-      },
-    });
-    await waitFor(
-      'every request complete',
-      async () => {
-        const [r] = await stack.query('SELECT count(*)::int AS n FROM buildrequests WHERE complete = 0');
-        return r!.n === 0;
-      },
-      opts.settleSeconds * 1000,
-    ).catch((err) => note((err as Error).message));
-    note('every request complete');
-    // Nothing may stay open: allow what a stale master's housekeeping takes.
-    await waitFor(
-      'nothing open',
-      async () => {
-        const [r] = await stack.query(`
-          SELECT (SELECT count(*) FROM builds WHERE complete_at IS NULL)
-               + (SELECT count(*) FROM logs WHERE complete = 0) AS n`);
-        return Number(r!.n) === 0;
-      },
-      opts.expirySeconds * 3000 + 10_000,
-    ).catch(() => note('something is still open'));
-    watch.stop();
+    const recovered: (number | null)[] = [];
+    for (const [round, scenario] of scs.entries()) {
+      const tokens = Array.from({ length: opts.builds }, (_, i) =>
+        round ? `r${round + 1}t${i + 1}` : `t${i + 1}`,
+      );
+      for (const t of tokens) await stack.force(t);
+      note(`${tokens.length} builds forced`);
+      const quarter = Math.max(1, Math.floor(batches(opts.job) / 4));
+      await waitFor(
+        'every build a quarter through',
+        async () => {
+          const ex = readExecutions(stack.record);
+          return tokens.every((t) => ex.some((e) => e.token === t && e.ticks >= quarter));
+        },
+        600_000,
+      );
+      const faultAt = Date.now();
+      if (round === 0) ws.fault(faultAt);
+      note(`fault: ${scenario.fault}`);
+      watch = new RecoveryWatch(stack, windowMs);
+      watch.start();
+      await scenario.inject({
+        stack,
+        note,
+        extra,
+        hold: async (seconds, what, until) => {
+          if (opts.fixed) await sleep(seconds * 1000);
+          else await waitFor(what, until, opts.settleSeconds * 1000);
+        },
+      });
+      await waitFor(
+        'every request complete',
+        async () => {
+          const [r] = await stack.query('SELECT count(*)::int AS n FROM buildrequests WHERE complete = 0');
+          return r!.n === 0;
+        },
+        opts.settleSeconds * 1000,
+      ).catch((err) => note((err as Error).message));
+      note('every request complete');
+      // Nothing may stay open: allow what a stale master's housekeeping takes.
+      await waitFor(
+        'nothing open',
+        async () => {
+          const [r] = await stack.query(`
+            SELECT (SELECT count(*) FROM builds WHERE complete_at IS NULL)
+                 + (SELECT count(*) FROM logs WHERE complete = 0) AS n`);
+          return Number(r!.n) === 0;
+        },
+        opts.expirySeconds * 3000 + 10_000,
+      ).catch(() => note('something is still open'));
+      watch.stop();
+      recovered.push(watch.recoveredAt === null ? null : (watch.recoveredAt - faultAt) / 1000);
+    }
     // A finished log's compress-log job comes after its build: wait a while for each to run.
     await waitFor(
       'every finished log compressed',
@@ -596,11 +626,13 @@ export async function runScenario(sc: Scenario, opts: RunOptions): Promise<Scena
       record: stack.record,
       lines: opts.job.lines,
     });
-    const recoverSeconds = watch.recoveredAt === null ? null : (watch.recoveredAt - faultAt) / 1000;
+    // The slowest round's recovery; never, if any round's was.
+    const recoverSeconds = recovered.includes(null) ? null : Math.max(...(recovered as number[]));
+    if (scs.length > 1) extra.recoverSeconds = Object.fromEntries(scs.map((m, i) => [m.name, recovered[i]]));
     const { log: _, ...options } = opts;
     const out: ScenarioResult = {
-      scenario: sc.name,
-      fault: sc.fault,
+      scenario: scs.map((m) => m.name).join('+'),
+      fault: scs.map((m) => m.fault).join('; then '),
       check: result,
       traffic: counts,
       recoverSeconds,
