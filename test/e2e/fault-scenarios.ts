@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { stuckTotal } from '../../load/chaos/checker.js';
-import { runScenario, SCENARIOS, type ScenarioResult } from '../../load/chaos/scenarios.js';
+import { runScenarios, SCENARIOS, type ScenarioResult } from '../../load/chaos/scenarios.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
 
 // Two builds on four workers: whichever master the fault hits (the one with more builds), the
@@ -25,6 +25,10 @@ const EXPIRY_SECONDS = 12;
 // nothing killed would still run beside its rerun, so a regression shows as an overlap, not
 // as a lucky pass (seen: with the workers' silence bound disabled, 1 overlap).
 const JOB = { lines: 2000, batch: 10, pause: 0.2 };
+// 100 batches, about 20 s a build: for a store's restart, which the builds ride out with their
+// output held back, and a process's fault whose rerun waits for no expiry. Each build is still
+// running when its fault comes (a quarter through) and for a while after it is noticed.
+export const SHORT_JOB = { lines: 1000, batch: 10, pause: 0.2 };
 
 let dir: string;
 const databases: TestDatabase[] = [];
@@ -41,25 +45,58 @@ export function faultSuite(): void {
 }
 
 /** Runs a scenario of load/chaos on a small cluster of its own (`apis` API processes). */
-export async function runFault(name: string, apis = 1): Promise<ScenarioResult> {
-  const sc = SCENARIOS.find((s) => s.name === name);
-  if (!sc) throw new Error(`no scenario ${name}`);
-  const db = await createDatabase('migrated');
-  databases.push(db);
+export function runFault(name: string, apis = 1): Promise<ScenarioResult> {
+  return runFaults([name], { apis });
+}
+
+export interface FaultsOptions {
+  /** API processes (1). */
+  apis?: number;
+  /**
+   * A PostgreSQL server of the cluster's own (load/chaos/stack.ts), which its scenarios may
+   * stop, instead of a database on the suite's server.
+   */
+  ownPostgres?: boolean;
+  /** Shorter builds, for faults that need no long build to show (default JOB). */
+  job?: typeof JOB;
+  /**
+   * master_expiry_seconds (default 12): an outage the builds must ride out needs an outage
+   * limit (the expiry less 3 s) well past what a loaded machine takes to notice it and to
+   * start the store again.
+   */
+  expirySeconds?: number;
+}
+
+/**
+ * Runs scenarios of load/chaos one after the other on one small cluster (runScenarios): a
+ * cluster's start and its builds' first quarter are paid once per file, not once per fault.
+ */
+export async function runFaults(names: readonly string[], o: FaultsOptions = {}): Promise<ScenarioResult> {
+  const scs = names.map((name) => {
+    const sc = SCENARIOS.find((s) => s.name === name);
+    if (!sc) throw new Error(`no scenario ${name}`);
+    return sc;
+  });
+  let databaseUrl: string | undefined;
+  if (!o.ownPostgres) {
+    const db = await createDatabase('migrated');
+    databases.push(db);
+    databaseUrl = db.url;
+  }
   // What the scenario saw, for the message of a test that fails.
   const seen: string[] = [];
   const fail = (err: Error) => {
     err.message += `\n${seen.join('\n')}`;
     throw err;
   };
-  return runScenario(sc, {
-    dir: join(dir, name),
-    databaseUrl: db.url,
+  return runScenarios(scs, {
+    dir: join(dir, names.join('+')),
+    ...(databaseUrl ? { databaseUrl } : {}),
     builds: BUILDS,
-    job: JOB,
-    expirySeconds: EXPIRY_SECONDS,
+    job: o.job ?? JOB,
+    expirySeconds: o.expirySeconds ?? EXPIRY_SECONDS,
     load: 5,
-    apis,
+    apis: o.apis ?? 1,
     masters: 2,
     workers: 4,
     maxBuilds: 1,
@@ -90,6 +127,10 @@ export function expectWhole(r: ScenarioResult, builds = BUILDS): void {
   expect(stuckTotal(c), why).toBe(0);
   expect(c.orphans, why).toBe(0);
   expect(r.traffic.server, why).toBe(0);
+  // Every finished log had its compress-log job run, also those whose build's master was gone
+  // (finished by the expiry's or a restarted master's housekeeping).
+  expect(r.jobs, why).not.toBeNull();
+  expect(r.jobs!.runs, why).toBeGreaterThanOrEqual(r.jobs!.logs);
 }
 
 /** An API's fault, on two APIs: every build ran once, and the API left answered every GET. */
