@@ -243,12 +243,20 @@ async function freezeMaster(ctx: FaultContext, inTransaction: boolean): Promise<
     ctx.extra.freezeTries = tries;
   }
   ctx.note(`SIGSTOP ${m.name}${inTransaction ? ' inside a write transaction' : ''}`);
-  // Held until the rerun's command is under way (two batches printed), so that a command
-  // of the frozen master that nothing stopped would be seen beside it.
+  await holdFrozen(ctx, m, 30);
+}
+
+/**
+ * Keep master `m` frozen (`seconds`, or until it is expired and a build of its requests has
+ * been rerun elsewhere and is under way: two batches printed, so that a command of the frozen
+ * master that nothing stopped would be seen beside it), then SIGCONT.
+ */
+async function holdFrozen(ctx: FaultContext, m: Proc, seconds: number): Promise<void> {
+  const { stack } = ctx;
   // Which condition was last seen false, for a hold that times out.
   let seen = '';
   try {
-    await ctx.hold(30, `${m.name} expired and a build of its requests rerun elsewhere`, async () => {
+    await ctx.hold(seconds, `${m.name} expired and a build of its requests rerun elsewhere`, async () => {
       const expired = !(await masterActive(stack, m.name));
       const rerun = expired && (await rerunElsewhere(stack, m.name));
       const underWay = rerun && rerunUnderWay(stack.record);
@@ -295,6 +303,21 @@ export const SCENARIOS: readonly Scenario[] = [
     name: 'master-freeze-tx',
     fault: 'SIGSTOP of a master inside a write transaction, for 30 s (past its 15 s expiry), then SIGCONT',
     inject: (ctx) => freezeMaster(ctx, true),
+  },
+  {
+    // Two faults at once: the master left must ride out the outage and then expire the frozen
+    // one; the frozen one, continued, must find itself expired and write nothing.
+    name: 'master-freeze-postgres-restart',
+    fault:
+      'SIGSTOP of a master for 30 s (past its 15 s expiry); meanwhile PostgreSQL stopped (immediate) and started again 5 s later; then SIGCONT',
+    inject: async (ctx) => {
+      const m = await busiestMaster(ctx.stack);
+      ctx.stack.signal(m, 'SIGSTOP');
+      ctx.note(`SIGSTOP ${m.name}`);
+      const t0 = Date.now();
+      await restartPostgres(ctx, 5);
+      await holdFrozen(ctx, m, Math.max(0, 30 - (Date.now() - t0) / 1000));
+    },
   },
   {
     name: 'worker-kill',
