@@ -112,6 +112,17 @@ export async function readRows(
   return readPrepared(db, endpoint, prepareRows(registry, endpoint, args, segments, spec), versions);
 }
 
+/** The page's rows from its columns (compile.ts's projection: the count, then each field's values). */
+function byRow([count, ...columns]: [number, ...unknown[][]]): unknown[][] {
+  const rows = new Array<unknown[]>(count);
+  for (let r = 0; r < count; r++) {
+    const row = new Array<unknown>(columns.length);
+    for (let c = 0; c < columns.length; c++) row[c] = columns[c]![r];
+    rows[r] = row;
+  }
+  return rows;
+}
+
 export async function readPrepared(
   db: RowReader,
   endpoint: Endpoint,
@@ -127,14 +138,14 @@ export async function readPrepared(
   const query = v?.query ?? compiled.query;
   const tables = v?.tables ?? null;
   const [row] = await db.rows<{
-    rows: unknown[][];
+    rows: [number, ...unknown[][]];
     total: unknown;
     parent_exists: boolean | null;
     path_ids?: Record<string, unknown> | null;
     write_version?: string;
   }>(query, { genericPlan: compiled.genericPlan });
   if (!row || row.parent_exists === false) throw notFound();
-  const rows = row.rows;
+  const rows = byRow(row.rows);
   if (!endpoint.collection && rows.length === 0) throw notFound();
   return {
     env: {
