@@ -142,16 +142,20 @@ export function restHandler(deps: RestDeps) {
         let link: string | null = null;
         if (endpoint.collection && spec.limit && env.total !== null) {
           const offset = spec.offset ?? 0;
-          if (offset + spec.limit < env.total) link = nextLink(req, offset, spec.limit);
+          if (offset + spec.limit < env.total) {
+            link = rows?.next ?? nextLink(req, offset, spec.limit);
+            if (rows) rows.next = link;
+          }
         }
         const rendered = renderEnvelope(env, req.headers.accept);
-        const etag = etagOf(rendered.body);
+        const bytes = Buffer.from(rendered.body);
+        const etag = etagOf(bytes);
         if (pageKey && stamp) {
           const keys = pageKeys(endpoint, args, spec, stamp.tables, env, pathIds);
           pages!.store(pageKey, { ...stamp, keys, ...rendered, etag, link, mark });
         }
         if (link) reply.header('link', link);
-        return sendRendered(req, reply, rendered, etag);
+        return sendRendered(req, reply, rendered, etag, bytes);
       }
       case 'raw-log':
         return await deps.logs.raw(req, reply, endpoint, args);

@@ -63,6 +63,8 @@ export interface PreparedRows {
   spec: ResultSpec;
   compiled: CompiledRows;
   versioned?: { versions: WriteVersions; query: SQLQuery; tables: readonly string[] | null };
+  /** The Link header to the next page, once a page of this URL has had one. */
+  next?: string;
 }
 
 export function prepareRows(
