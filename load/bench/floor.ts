@@ -3,7 +3,7 @@
 // when it does not even do that. No Flotilla code runs; it bounds what any API that checks
 // the database on every request can reach here, next to pgbench's figures.
 //
-//   node --import tsx load/bench/floor.ts "$(load/bench/cluster.sh url bench)" [--duration 8] [--engine wrk|autocannon]
+//   node --import tsx load/bench/floor.ts "$(load/bench/cluster.sh url bench)" [--duration 8] [--engine wrk|autocannon] [--bytes 1000]
 //
 // The server runs in a child process (as the API does in the benchmark), stopped by its pid.
 import { spawn } from 'node:child_process';
@@ -20,6 +20,9 @@ const { values: args, positionals } = parseArgs({
     port: { type: 'string', default: '18998' },
     serve: { type: 'boolean', default: false },
     engine: { type: 'string', default: 'wrk' },
+    // The answer's size: 1,000 bytes as in every figure before 2026-11-25; a page of 50
+    // builds is 13 KB, and what its size alone costs shows against a floor of that size.
+    bytes: { type: 'string', default: '1000' },
   },
   allowPositionals: true,
 });
@@ -29,7 +32,7 @@ if (!dbUrl) throw new Error('usage: floor.ts DATABASE_URL [--duration S] [--port
 if (args.serve) {
   const pool = new pg.Pool({ connectionString: dbUrl, max: 10 });
   const app = Fastify({ logger: false });
-  const body = 'x'.repeat(1000);
+  const body = 'x'.repeat(Number(args.bytes));
   app.get('/static', async (_req, reply) => reply.type('application/json').send(body));
   app.get('/select1', async (_req, reply) => {
     await pool.query({ name: 'floor_one', text: 'SELECT 1 AS v', values: [] });
@@ -40,7 +43,17 @@ if (args.serve) {
 } else {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', fileURLToPath(import.meta.url), dbUrl, '--serve', '--port', args.port!],
+    [
+      '--import',
+      'tsx',
+      fileURLToPath(import.meta.url),
+      dbUrl,
+      '--serve',
+      '--port',
+      args.port!,
+      '--bytes',
+      args.bytes!,
+    ],
     { stdio: 'inherit' },
   );
   try {

@@ -7,7 +7,10 @@
 //   node --import tsx load/bench/miss-ratio.ts "$(load/bench/cluster.sh url bench)" \
 //     '/builds?order=-buildid&limit=50' [--rounds 5] [--duration 5] [--connections 1] \
 //     [--port 24050] [--redis redis://127.0.0.1:24379] [--src "$(load/bench/cluster.sh src REV)"]...
-//     [--pgdata .data/bench/pg]
+//     [--pgdata .data/bench/pg] [--floor-bytes 1000]
+//
+// The floor answers 1,000 bytes (the goal's floor); --floor-bytes as many as the page has
+// shows what the page's size alone costs.
 //
 // Beside each rate, the CPU time each request cost: the server process's, and PostgreSQL's
 // (every process of the cluster in --pgdata, including backends that exited during the run,
@@ -36,6 +39,7 @@ const { values: args, positionals } = parseArgs({
     redis: { type: 'string', default: 'redis://127.0.0.1:24379' },
     src: { type: 'string', multiple: true },
     pgdata: { type: 'string', default: '.data/bench/pg' },
+    'floor-bytes': { type: 'string', default: '1000' },
   },
   allowPositionals: true,
 });
@@ -99,7 +103,15 @@ async function ready(url: string, child: ChildProcess): Promise<void> {
   throw new Error(`${url} did not answer`);
 }
 
-const floor = start(['load/bench/floor.ts', dbUrl, '--serve', '--port', String(floorPort)]);
+const floor = start([
+  'load/bench/floor.ts',
+  dbUrl,
+  '--serve',
+  '--port',
+  String(floorPort),
+  '--bytes',
+  args['floor-bytes']!,
+]);
 const apis = sources.map((src, i) => {
   const port = floorPort + 1 + 2 * i;
   const child = start([`${src.replace(/\/$/, '')}/services/api/main.ts`], {
