@@ -139,8 +139,11 @@ describe('expireMasters on the fixture', () => {
       [logs.closed, true],
       [logs.open, true],
     ]);
+    // This build's logs only: other suites publish on the same Redis at the same time (a
+    // concurrent run once saw another suite's `logs/<id>/append` here).
     const keys = await h.tap.keys(
-      `logs/`,
+      `logs/${logs.open}/`,
+      `logs/${logs.closed}/`,
       `steps/${steps.running}/finished`,
       `steps/${steps.pending}/`,
       `builds/${build.buildid}/finished`,
