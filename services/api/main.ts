@@ -4,5 +4,5 @@
 // service.ts.
 import { startTelemetry } from '../core/telemetry/tracing.js';
 
-startTelemetry('flotilla-api');
+await startTelemetry('flotilla-api');
 await import('./service.js');

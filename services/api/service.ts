@@ -26,7 +26,7 @@ try {
   log.fatal({ code: err.code, problems: err.problems }, err.message);
   process.exit(2);
 }
-const telemetry = startTelemetry('flotilla-api');
+const telemetry = await startTelemetry('flotilla-api');
 const db = createPool(env.databaseUrl, { applicationName: 'flotilla-api' });
 await ensureMigratedOrExit(db, env.migrateOnStart, log);
 const redis = createRedis(env.redis, 'flotilla-api');

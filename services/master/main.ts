@@ -6,6 +6,6 @@
 import { loadMasterEnv } from '../core/config/env.js';
 import { startTelemetry } from '../core/telemetry/tracing.js';
 
-startTelemetry('flotilla-master');
+await startTelemetry('flotilla-master');
 const { runMasterProcess } = await import('./service.js');
 await runMasterProcess(loadMasterEnv(process.env), process.env);

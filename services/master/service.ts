@@ -58,7 +58,7 @@ export async function runMasterProcess(
 ): Promise<void> {
   const log = createLogger('master', env.logLevel);
   const config = loadConfig(env, processEnv, log);
-  const telemetry = startTelemetry('flotilla-master');
+  const telemetry = await startTelemetry('flotilla-master');
   const db = createPool(env.databaseUrl, {
     applicationName: `flotilla-master ${env.masterName}`,
     // A master stopped inside a transaction (a frozen VM, a long pause) would otherwise keep

@@ -4,5 +4,5 @@
 // service.ts.
 import { startTelemetry } from '../core/telemetry/tracing.js';
 
-startTelemetry('flotilla-worker');
+await startTelemetry('flotilla-worker');
 await import('./service.js');

@@ -32,7 +32,7 @@ try {
   createLogger('worker', 'info').fatal({ code: err.code, problems: err.problems }, err.message);
   process.exit(2);
 }
-const telemetry = startTelemetry('flotilla-worker');
+const telemetry = await startTelemetry('flotilla-worker');
 const log = createLogger('worker', env.logLevel).child({ worker: env.workerName });
 if (!stepUser) {
   log.warn(

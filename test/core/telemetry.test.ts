@@ -8,7 +8,9 @@ import { createLogger } from '../../services/core/telemetry/logger.js';
 import { applyExporterDefaults, startTelemetry } from '../../services/core/telemetry/tracing.js';
 
 const exporter = new InMemorySpanExporter();
-const telemetry = startTelemetry('flotilla-test', { spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const telemetry = await startTelemetry('flotilla-test', {
+  spanProcessors: [new SimpleSpanProcessor(exporter)],
+});
 afterAll(() => telemetry.shutdown());
 
 describe('telemetry', () => {

@@ -8,11 +8,16 @@
 // only then imports the rest (service.ts). ESM imports are patched through the
 // import-in-the-middle loader hook, registered here for those libraries alone. Without an
 // exporter nothing is patched, so an untraced process pays nothing for it.
+//
+// Nor does it load the SDK: with every exporter off, NodeSDK.start() registers only a context
+// manager and the W3C propagators (a trace context that comes in from a traced process, in a
+// worker's command or an event, still reaches log lines), and those two are registered here
+// from the packages they live in. Importing @opentelemetry/sdk-node and the three
+// instrumentations took 0.2 CPU s of every API, master and worker process's start (0.6-0.75 s
+// in all), whatever the exporters; the context manager and propagators take 0.04 s
+// (load/RESULTS.md §10, sixth sitting).
 import { register } from 'node:module';
-import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
-import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
-import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
-import { NodeSDK } from '@opentelemetry/sdk-node';
+import { context, propagation } from '@opentelemetry/api';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { PLATFORM_PATHS } from '../http/platform-paths.js';
 
@@ -28,25 +33,46 @@ export interface TelemetryOptions {
 }
 
 const PATCHED = ['pg', 'pg-pool', 'ioredis', 'http', 'https', 'node:http', 'node:https'];
+const EXPORTERS = ['OTEL_TRACES_EXPORTER', 'OTEL_METRICS_EXPORTER', 'OTEL_LOGS_EXPORTER'];
 
 /** Exporters the environment does not name are off ('none'). */
 export function applyExporterDefaults(
   env: Record<string, string | undefined>,
   skip: readonly string[] = [],
 ): void {
-  for (const v of ['OTEL_TRACES_EXPORTER', 'OTEL_METRICS_EXPORTER', 'OTEL_LOGS_EXPORTER']) {
+  for (const v of EXPORTERS) {
     if (!env[v] && !skip.includes(v)) env[v] = 'none';
   }
 }
 
-let started: Telemetry | null = null;
+let started: Promise<Telemetry> | null = null;
 
 /** Start telemetry once per process; later calls return the same handle. */
-export function startTelemetry(serviceName: string, opts: TelemetryOptions = {}): Telemetry {
-  if (started) return started;
+export function startTelemetry(serviceName: string, opts: TelemetryOptions = {}): Promise<Telemetry> {
+  started ??= start(serviceName, opts);
+  return started;
+}
+
+async function start(serviceName: string, opts: TelemetryOptions): Promise<Telemetry> {
   applyExporterDefaults(process.env, opts.spanProcessors ? ['OTEL_TRACES_EXPORTER'] : []);
   process.env.OTEL_SERVICE_NAME ??= serviceName;
   const tracing = opts.spanProcessors !== undefined || process.env.OTEL_TRACES_EXPORTER !== 'none';
+  // What the SDK would do on its own settings: anything but every exporter off, the default
+  // propagators and the SDK on goes through the SDK itself.
+  const sdkNeeded =
+    tracing ||
+    EXPORTERS.some((v) => process.env[v] !== 'none') ||
+    process.env.OTEL_PROPAGATORS !== undefined ||
+    process.env.OTEL_SDK_DISABLED !== undefined;
+  if (!sdkNeeded) return untraced();
+  // Loaded before the hook is registered, as they were when they were static imports.
+  const [{ NodeSDK }, { HttpInstrumentation }, { PgInstrumentation }, { IORedisInstrumentation }] =
+    await Promise.all([
+      import('@opentelemetry/sdk-node'),
+      import('@opentelemetry/instrumentation-http'),
+      import('@opentelemetry/instrumentation-pg'),
+      import('@opentelemetry/instrumentation-ioredis'),
+    ]);
   if (tracing)
     register('@opentelemetry/instrumentation/hook.mjs', import.meta.url, { data: { include: PATCHED } });
   const sdk = new NodeSDK({
@@ -64,11 +90,23 @@ export function startTelemetry(serviceName: string, opts: TelemetryOptions = {})
       : [],
   });
   sdk.start();
-  started = {
+  return {
     tracing,
     shutdown: async () => {
       await sdk.shutdown();
     },
   };
-  return started;
+}
+
+/** What NodeSDK.start() registers when every exporter is off, without loading the SDK. */
+async function untraced(): Promise<Telemetry> {
+  const [
+    { AsyncLocalStorageContextManager },
+    { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator },
+  ] = await Promise.all([import('@opentelemetry/context-async-hooks'), import('@opentelemetry/core')]);
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(
+    new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
+  );
+  return { tracing: false, shutdown: async () => {} };
 }
