@@ -1,9 +1,10 @@
 import { defineConfig } from 'vitest/config';
-import Interleaved, { E2E_PROJECT } from './test/sequencer.js';
+import OwnProcessesFirst, { E2E_PROJECT } from './test/sequencer.js';
 
 // End-to-end: the files that run the services as processes (the API, masters, workers,
-// npm start itself). A project of their own, run beside the in-process tests in one pool
-// (test/sequencer.ts spreads them out); `npm test -- --project e2e` runs them alone.
+// npm start itself). A project of their own, in one pool with the in-process tests, started
+// before them, longest first (test/sequencer.ts says why); `npm test -- --project e2e` runs
+// them alone.
 const E2E = [
   'test/e2e/**/*.test.ts',
   'test/processes/**/*.test.ts',
@@ -38,7 +39,7 @@ export default defineConfig({
     // processes, share with the rest.
     maxWorkers: 3,
     reporters: ['default'],
-    sequence: { sequencer: Interleaved },
+    sequence: { sequencer: OwnProcessesFirst },
     projects: [
       {
         test: {
@@ -46,7 +47,8 @@ export default defineConfig({
           name: 'unit',
           include: ['test/**/*.test.ts'],
           exclude: [...E2E, ...ISOLATED],
-          // One process runs many of these files in turn (the sequencer keeps them together):
+          // One process runs many of these files in turn (the sequencer queues them after every
+          // own-process file, so that none ends a shared process early):
           // a fresh process and its imports cost each file 0.5-0.8 CPU seconds, 60 to 100 of
           // the suite's (load/RESULTS.md §10). A file that changes process-wide state (the
           // time zone, a global, the environment) puts it back in its afterAll or finally.
