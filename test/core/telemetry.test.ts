@@ -1,11 +1,16 @@
 // OpenTelemetry is on in every process with exporters off by default, and pino log lines
 // written inside a span carry its trace and span ids.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
 import { trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../services/core/telemetry/logger.js';
 import { applyExporterDefaults, startTelemetry } from '../../services/core/telemetry/tracing.js';
+import { SERVICES_BUILD_ENV } from '../helpers/service-build.js';
 
 const exporter = new InMemorySpanExporter();
 const telemetry = await startTelemetry('flotilla-test', {
@@ -50,5 +55,49 @@ describe('telemetry', () => {
     });
     expect(outside.trace_id).toBeUndefined();
     await vi.waitFor(() => expect(exporter.getFinishedSpans().map((s) => s.name)).toContain('work'));
+  });
+
+  // Untraced, the SDK is not loaded (tracing.ts says why), but what it would register still
+  // is: a trace context from a traced process reaches the log lines. Only a fresh process
+  // shows it, since this one has the SDK on.
+  it('without an exporter, still carries a trace context that comes in into log lines', () => {
+    const root = resolve(import.meta.dirname, '../..');
+    const built = process.env[SERVICES_BUILD_ENV];
+    const mod = (path: string) =>
+      JSON.stringify(
+        pathToFileURL(built ? join(built, path.replace(/\.ts$/, '.js')) : join(root, path)).href,
+      );
+    const traceId = randomBytes(16).toString('hex');
+    const spanId = randomBytes(8).toString('hex');
+    const script = `
+      const { startTelemetry } = await import(${mod('services/core/telemetry/tracing.ts')});
+      const { createLogger } = await import(${mod('services/core/telemetry/logger.ts')});
+      const { context, propagation, ROOT_CONTEXT } = await import('@opentelemetry/api');
+      const telemetry = await startTelemetry('flotilla-test');
+      const parent = propagation.extract(ROOT_CONTEXT, { traceparent: '00-${traceId}-${spanId}-01' });
+      context.with(parent, () => createLogger('test', 'info').info('inside'));
+      console.log(JSON.stringify({ tracing: telemetry.tracing, fields: propagation.fields() }));`;
+    const env = { ...process.env };
+    for (const v of Object.keys(env)) if (v.startsWith('OTEL_')) delete env[v];
+    const out = execFileSync(
+      process.execPath,
+      [...(built ? [] : ['--import', 'tsx']), '--input-type=module', '-e', script],
+      {
+        cwd: root,
+        env,
+        encoding: 'utf8',
+      },
+    );
+    // pino writes stdout through its own stream and the script through console.log: the
+    // two lines can come in either order (in a full run they came swapped).
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.find((l) => l.msg === 'inside')).toMatchObject({ trace_id: traceId, span_id: spanId });
+    expect(lines.find((l) => 'fields' in l)).toEqual({
+      tracing: false,
+      fields: ['traceparent', 'tracestate', 'baggage'],
+    });
   });
 });
