@@ -2,9 +2,9 @@ import { defineConfig } from 'vitest/config';
 import OwnProcessesFirst, { E2E_PROJECT } from './test/sequencer.js';
 
 // End-to-end: the files that run the services as processes (the API, masters, workers,
-// npm start itself). A project of their own, in one pool with the in-process tests, started
-// before them, longest first (test/sequencer.ts says why); `npm test -- --project e2e` runs
-// them alone.
+// npm start itself). A project of their own: a full `npm test` runs it in a vitest process of
+// its own beside the other projects' (deploy/local/test.sh says why), and
+// `npm test -- --project e2e` runs it alone.
 const E2E = [
   'test/e2e/**/*.test.ts',
   'test/processes/**/*.test.ts',
@@ -35,8 +35,9 @@ export default defineConfig({
     // below do not repeat it.
     globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
-    // Two cores, and a third slot that the end-to-end files, mostly waiting on their
-    // processes, share with the rest.
+    // A run of chosen files or projects (`npm test -- ...`): two cores, and a third slot that
+    // the end-to-end files, mostly waiting on their processes, share with the rest. A full
+    // run sets each part's own (deploy/local/test.sh: E2E_WORKERS, UNIT_WORKERS).
     maxWorkers: 3,
     reporters: ['default'],
     sequence: { sequencer: OwnProcessesFirst },

@@ -8,6 +8,9 @@ import { ORACLE, psqlCommand, psqlFile } from './helpers/psql.js';
 import { buildServices, SERVICES_BUILD_ENV } from './helpers/service-build.js';
 
 export default async function setup(): Promise<() => void> {
+  // A full `npm test` runs two vitest processes at once (deploy/local/test.sh) and prepares
+  // the run once before them (test/prepare-run.ts): both find the build set and skip this.
+  if (process.env[SERVICES_BUILD_ENV]) return () => {};
   // Set before vitest starts its test processes, which inherit it.
   const built = await buildServices();
   process.env[SERVICES_BUILD_ENV] = built;

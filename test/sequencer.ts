@@ -1,6 +1,8 @@
 // The order test files start in: the files that run in a process of their own (the
 // end-to-end files, mostly waiting on the processes they start, and the few in-process files
 // that cannot share one), longest first, then the in-process files that share processes.
+// A full `npm test` runs the end-to-end project in a vitest of its own (deploy/local/test.sh),
+// where this orders its files longest first; the rest applies to a run of chosen files.
 //
 // Why all of them first: vitest hands a shared process its next file only when the next file
 // in the queue is of the same project at the moment the process finishes one; when an

@@ -20,12 +20,17 @@ PG_PORT="$(free_port)"
 REDIS_PORT="$(free_port)"
 
 CHECKS_PID=
+PART_PIDS=()
 cleanup() {
   local rc=$?
-  # Interrupted while the checks still run: end them (their tsc or biome ends by itself).
+  # Interrupted while the checks or vitest still run: end them (a part's vitest stops its
+  # test processes, which stop theirs by pid; tsc or biome ends by itself).
   if [ -n "$CHECKS_PID" ]; then kill "$CHECKS_PID" 2>/dev/null || true; fi
+  for pid in "${PART_PIDS[@]}"; do pkill -TERM -P "$pid" 2>/dev/null || true; done
+  for pid in "${PART_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
   redis_down "$DATA/redis"
   pg_down "$DATA/pg"
+  if [ -n "${FLOTILLA_TEST_SERVICES_BUILD:-}" ]; then rm -rf "$FLOTILLA_TEST_SERVICES_BUILD"; fi
   rm -rf "$DATA"
   exit $rc
 }
@@ -47,6 +52,10 @@ export LOG_LEVEL="${LOG_LEVEL:-silent}"
 # without it and 0.60 s with it (load/RESULTS.md §10, fourth sitting). In the run's own
 # folder: every run, CI's first among them, starts as cold as any other.
 export NODE_COMPILE_CACHE="$DATA/compile-cache"
+# A full run's two vitest processes (below): how many end-to-end files run at once, and how
+# many processes run the in-process files.
+E2E_WORKERS="${E2E_WORKERS:-4}"
+UNIT_WORKERS="${UNIT_WORKERS:-3}"
 cd "$ROOT"
 
 # The web UI's bundle: the API processes the tests start serve it (and the build checks its
@@ -73,9 +82,43 @@ if [ -z "${FOCUS:-}" ]; then
   checks >"$DATA/checks.log" 2>&1 &
   CHECKS_PID=$!
 fi
-log "vitest"
+# One part of a full run: a vitest process of its own for some projects, its lines prefixed
+# with the part's name, its JSON report in $TEST_REPORT_DIR/<part>.json when that is set.
+part() {
+  local name="$1" workers="$2"
+  shift 2
+  local report=()
+  if [ -n "${TEST_REPORT_DIR:-}" ]; then
+    report=(--reporter=default --reporter=json "--outputFile=$TEST_REPORT_DIR/$name.json")
+  fi
+  npx vitest run --maxWorkers="$workers" "$@" "${report[@]}" 2>&1 | sed -u "s/^/$name | /"
+}
+
 vitest=0
-npx vitest run "$@" || vitest=$?
+if [ -n "${FOCUS:-}" ] || [ $# -gt 0 ]; then
+  # Files or options asked for: one vitest, as asked.
+  log "vitest"
+  npx vitest run "$@" || vitest=$?
+else
+  # The whole suite: the end-to-end files and the rest as two vitest processes side by side,
+  # each with slots of its own. In one vitest they shared three slots in one queue, and the
+  # end-to-end files, which wait on the processes they start more than they compute, held all
+  # three for the first two thirds of the run while the in-process files, which compute,
+  # waited behind them (load/RESULTS.md §10, seventh sitting). Two queues keep both kinds
+  # running from the start. One vitest cannot do it: it shares its processes among a
+  # project's files only while the next file in its one queue is of the same project.
+  log "preparing the run (template databases, the services' build)"
+  FLOTILLA_TEST_SERVICES_BUILD="$(node --import tsx test/prepare-run.ts)"
+  export FLOTILLA_TEST_SERVICES_BUILD
+  log "vitest: end-to-end files ($E2E_WORKERS at a time) beside the rest ($UNIT_WORKERS processes)"
+  part e2e "$E2E_WORKERS" --project e2e &
+  PART_PIDS+=($!)
+  part unit "$UNIT_WORKERS" --project unit --project isolated &
+  PART_PIDS+=($!)
+  for pid in "${PART_PIDS[@]}"; do wait "$pid" || vitest=$?; done
+  PART_PIDS=()
+  rm -rf "$FLOTILLA_TEST_SERVICES_BUILD"
+fi
 if [ -n "${CHECKS_PID:-}" ]; then
   checked=0
   wait "$CHECKS_PID" || checked=$?
