@@ -27,7 +27,19 @@ try {
   process.exit(2);
 }
 const telemetry = await startTelemetry('flotilla-api');
-const db = createPool(env.databaseUrl, { applicationName: 'flotilla-api' });
+// An API's transactions are a few statements sent back to back, with no wait between two of
+// them. A session left idle inside one belongs to an API that stopped (a frozen VM, a long
+// pause): the server ends it after this long, and with it the row locks it holds. Otherwise a
+// master's claim of a request it locked (claimBuildRequests locks the request's row) would
+// wait, and that master's whole claim pass with it, as would the masters' writes to what it
+// locked, for as long as it is away. A master bounds its own by its lease
+// (services/master/service.ts); an API holds no lease, so a fixed bound, far above any pause of
+// a live process.
+const IDLE_IN_TRANSACTION_MS = 10_000;
+const db = createPool(env.databaseUrl, {
+  applicationName: 'flotilla-api',
+  idleInTransactionTimeoutMs: IDLE_IN_TRANSACTION_MS,
+});
 await ensureMigratedOrExit(db, env.migrateOnStart, log);
 const redis = createRedis(env.redis, 'flotilla-api');
 redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
