@@ -5,9 +5,10 @@
 //   missing from the first and out of place in either);
 // - nothing stays open: no build, step or log unfinished, no request claimed or incomplete;
 // - no command of one request ran on two workers at the same moment (the commands' own
-//   records, records.ts), and no command still runs once everything has finished.
+//   records, records.ts), none ran to its end and then ran again (a lost build's command must
+//   be stopped, not left to finish), and no command still runs once everything has finished.
 import type pg from 'pg';
-import { type Overlap, overlaps, readExecutions, runningExecutions } from './records.js';
+import { endedThenRerun, type Overlap, overlaps, readExecutions, runningExecutions } from './records.js';
 
 export interface Check {
   requests: number;
@@ -21,6 +22,8 @@ export interface Check {
   /** The builds whose log was not what it should be, and how. */
   badLogs: { buildid: number; results: number; problem: string }[];
   duplicates: Overlap[];
+  /** Requests whose command ran to its end and then ran again (records.ts, endedThenRerun). */
+  endedThenRerun: string[];
   stuck: {
     builds: number;
     steps: number;
@@ -102,6 +105,7 @@ export async function check(t: CheckTarget): Promise<Check> {
     lostLines,
     badLogs,
     duplicates: overlaps(executions),
+    endedThenRerun: endedThenRerun(executions),
     stuck: stuck as Check['stuck'],
     orphans: runningExecutions(t.record).length,
     executions: executions.length,

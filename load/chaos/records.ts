@@ -70,6 +70,25 @@ export function overlaps(execs: readonly Execution[]): Overlap[] {
   return out;
 }
 
+/**
+ * Requests whose command ran to its end and then ran again: every execution but a request's
+ * last must have been stopped (killed or sent SIGTERM) by the fault that made its build run
+ * again. One that printed its last line was never stopped: had it been slower, it would have
+ * run beside its rerun. So a regression that lets a lost build's command live on shows here
+ * even when the build is too short for the overlap to show (its command ended before the
+ * rerun began).
+ */
+export function endedThenRerun(execs: readonly Execution[]): string[] {
+  const byToken = new Map<string, Execution[]>();
+  for (const e of execs) byToken.set(e.token, [...(byToken.get(e.token) ?? []), e]);
+  const out: string[] = [];
+  for (const [token, list] of byToken) {
+    const ordered = [...list].sort((a, b) => a.start - b.start);
+    if (ordered.slice(0, -1).some((e) => e.end === 'end')) out.push(token);
+  }
+  return out;
+}
+
 function procStat(pid: number): { state: string; pgid: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

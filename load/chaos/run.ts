@@ -84,6 +84,9 @@ for (const sc of SCENARIOS) {
     `  requests ${r.check.requests}, builds ${JSON.stringify(r.check.results)}, GETs ${r.traffic.sent}` +
       (r.check.badLogs.length ? `, bad logs ${JSON.stringify(r.check.badLogs.slice(0, 5))}` : '') +
       (r.check.duplicates.length ? `, overlaps ${JSON.stringify(r.check.duplicates.slice(0, 5))}` : '') +
+      (r.check.endedThenRerun.length
+        ? `, ran to their end and again ${JSON.stringify(r.check.endedThenRerun)}`
+        : '') +
       (Object.keys(r.extra).length ? `, ${JSON.stringify(r.extra)}` : ''),
   );
   if (r.ws) {

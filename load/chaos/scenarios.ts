@@ -6,12 +6,13 @@
 // A scenario holds a fault for a while (Redis down 5 s, a master frozen 30 s): the runner
 // holds it for those seconds, as the issue ran them; the tests (fixed: false) hold it
 // instead until the cluster has noticed (a condition, never a sleep), which is the short
-// form of the same fault.
+// form of the same fault. A 30 s outage's short form is held until the builds have shown
+// what the 30 s are there to show: that they go on while the store is away.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitFor } from '../../test/helpers/processes.js';
 import { type Check, check } from './checker.js';
-import { readExecutions, rerunUnderWay, runningExecutions } from './records.js';
+import { type Execution, readExecutions, rerunUnderWay, runningExecutions } from './records.js';
 import { ChaosStack, type JobShape, type Proc, type StackOptions } from './stack.js';
 import { Traffic, type TrafficCounts } from './traffic.js';
 import { type WsOutcome, WsWatch } from './ws-watch.js';
@@ -24,6 +25,8 @@ export interface FaultContext {
   note(event: string): void;
   /** Measurements a scenario adds to its result. */
   extra: Record<string, unknown>;
+  /** Faults are held for their seconds (the runner), not until a condition (the tests). */
+  fixed: boolean;
 }
 
 export interface Scenario {
@@ -173,6 +176,85 @@ async function restartRedis(
   await ctx.hold(o.seconds, 'the masters to notice', mastersNotReady(ctx.stack));
   await ctx.stack.startRedis();
   ctx.note(o.empty ? 'redis back, empty' : 'redis back');
+}
+
+/**
+ * The commands of `running` have all printed their last line; `stopped` is told of one that
+ * ended otherwise (killed, or stopped with SIGTERM), which no waiting will mend.
+ */
+function commandsEnded(
+  s: ChaosStack,
+  running: readonly Execution[],
+  stopped: (e: Execution) => void,
+): boolean {
+  const now = readExecutions(s.record);
+  const live = new Set(runningExecutions(s.record).map((e) => `${e.token} ${e.build}`));
+  return running.every((r) => {
+    const e = now.find((x) => x.token === r.token && x.build === r.build);
+    if (e?.end === 'end') return true;
+    if (e?.end === 'term' || !live.has(`${r.token} ${r.build}`)) stopped(r);
+    return false;
+  });
+}
+
+/**
+ * PostgreSQL stopped as a crash stops it and kept away: `seconds` (the runner), or in the
+ * tests until every master has noticed and every command that was running has printed its
+ * last line meanwhile, so that each build's output and its command's end wait in its master
+ * until PostgreSQL is back (what the 30 s outage is there to show: the builds go on, their
+ * output held back, and no build ends for it). Then started again; the checks that follow
+ * ask for every line stored once, no RETRY and no second execution.
+ */
+async function postgresAway(ctx: FaultContext, seconds: number): Promise<void> {
+  const { stack } = ctx;
+  const running = runningExecutions(stack.record);
+  let stopped: Execution | undefined;
+  stack.stopPostgres('immediate');
+  ctx.note('postgres stopped (immediate)');
+  const noticed = mastersNotReady(stack);
+  await ctx.hold(seconds, 'every master to notice, and every running command to end meanwhile', async () => {
+    const ended = commandsEnded(stack, running, (e) => {
+      stopped ??= e;
+    });
+    return stopped !== undefined || (ended && (await noticed()));
+  });
+  stack.startPostgres();
+  ctx.note('postgres back');
+  if (stopped)
+    throw new Error(
+      `the command of ${stopped.token} (build ${stopped.build}) was stopped while PostgreSQL was away`,
+    );
+  if (!ctx.fixed) ctx.note(`${running.length} commands ended while PostgreSQL was away`);
+}
+
+/** No request, build or log left unfinished in PostgreSQL. */
+async function allFinished(s: ChaosStack): Promise<boolean> {
+  const [r] = await s.query(`
+    SELECT (SELECT count(*) FROM buildrequests WHERE complete = 0)
+         + (SELECT count(*) FROM builds WHERE complete_at IS NULL)
+         + (SELECT count(*) FROM logs WHERE complete = 0) AS n`);
+  return Number(r!.n) === 0;
+}
+
+/**
+ * Redis killed (-9) and kept away: `seconds` (the runner), or in the tests until every master
+ * has noticed and every build has finished meanwhile, its log stored and complete and its
+ * request complete (Redis is a cache of liveness: a build must not wait for it, only its live
+ * tail and its events may). Then started again with its data; the compress-log jobs of the
+ * logs that finished meanwhile are queued once it is back.
+ */
+async function redisAway(ctx: FaultContext, seconds: number): Promise<void> {
+  const { stack } = ctx;
+  await stack.killRedis(false, 'SIGKILL');
+  ctx.note('redis killed');
+  const noticed = mastersNotReady(stack);
+  await ctx.hold(
+    seconds,
+    'every master to notice, and every build to finish meanwhile',
+    async () => (await noticed()) && (await allFinished(stack)),
+  );
+  await stack.startRedis();
+  ctx.note('redis back');
 }
 
 /**
@@ -352,7 +434,7 @@ export const SCENARIOS: readonly Scenario[] = [
   {
     name: 'redis-30s',
     fault: 'kill -9 of Redis, started again 30 s later with its data',
-    inject: (ctx) => restartRedis(ctx, { empty: false, seconds: 30 }),
+    inject: (ctx) => redisAway(ctx, 30),
   },
   {
     name: 'redis-empty',
@@ -394,7 +476,7 @@ export const SCENARIOS: readonly Scenario[] = [
     name: 'postgres-30s',
     fault: 'PostgreSQL stopped (immediate) for 30 s (expiry 60 s)',
     expirySeconds: 60,
-    inject: (ctx) => restartPostgres(ctx, 30),
+    inject: (ctx) => postgresAway(ctx, 30),
   },
 ];
 
@@ -428,6 +510,16 @@ export interface JobsOutcome {
   repeats: number;
 }
 
+export interface RoundOutcome {
+  scenario: string;
+  /** Executions of the round's requests (the commands' records). */
+  executions: number;
+  /** The round's requests that ran more than once. */
+  rerun: number;
+  /** As ScenarioResult.recoverSeconds, for this round's fault. */
+  recoverSeconds: number | null;
+}
+
 export interface ScenarioResult {
   scenario: string;
   fault: string;
@@ -437,6 +529,8 @@ export interface ScenarioResult {
   recoverSeconds: number | null;
   timeline: { at: number; event: string }[];
   extra: Record<string, unknown>;
+  /** Each round's own counts, in order (one round but for runScenarios' several). */
+  rounds: RoundOutcome[];
   /** With wsClients: what each /ws client saw. */
   ws: WsOutcome | null;
   jobs: JobsOutcome | null;
@@ -527,17 +621,25 @@ export function runScenario(sc: Scenario, opts: RunOptions): Promise<ScenarioRes
  * Scenarios one after the other on one cluster (the tests' small forms share a cluster so):
  * each round forces its own builds, injects its fault once they are a quarter through, and
  * waits until every request is complete and nothing is open before the next; the checks then
- * cover every round's builds together. A fault that leaves a process down (a worker killed)
- * leaves it down for the rounds after it. The scenarios must not need a cluster of their own
- * (Sentinel, an expiry or master environment of their own).
+ * cover every round's builds together, and `rounds` has each round's own counts. A fault that
+ * leaves a process down (a worker killed) leaves it down for the rounds after it. The first
+ * scenario's expiry and master environment are the cluster's; a later one may ask only for
+ * what the cluster has already (the caller passes it in `opts`), and none for Sentinel.
  */
 export async function runScenarios(scs: readonly Scenario[], opts: RunOptions): Promise<ScenarioResult> {
   const [sc, ...more] = scs;
   if (!sc) throw new Error('no scenario to run');
-  const own = more.filter((m) => m.sentinel || m.expirySeconds !== undefined || m.masterEnv);
-  if (own.length > 0 || (more.length > 0 && (sc.sentinel || sc.expirySeconds !== undefined || sc.masterEnv)))
+  const expirySeconds = sc.expirySeconds ?? opts.expirySeconds;
+  const masterEnv = { ...opts.masterEnv, ...sc.masterEnv };
+  const misfits = more.filter(
+    (m) =>
+      m.sentinel ||
+      (m.expirySeconds !== undefined && m.expirySeconds !== expirySeconds) ||
+      Object.entries(m.masterEnv ?? {}).some(([k, v]) => masterEnv[k] !== v),
+  );
+  if (misfits.length > 0 || (more.length > 0 && sc.sentinel))
     throw new Error(
-      `these scenarios need a cluster of their own: ${[sc, ...own].map((m) => m.name).join(', ')}`,
+      `these scenarios need a cluster of their own: ${[sc, ...misfits].map((m) => m.name).join(', ')}`,
     );
   const log = opts.log ?? (() => {});
   rmSync(opts.dir, { recursive: true, force: true });
@@ -545,8 +647,8 @@ export async function runScenarios(scs: readonly Scenario[], opts: RunOptions): 
   const stack = new ChaosStack({
     ...opts,
     ...(sc.sentinel ? { sentinel: true } : {}),
-    expirySeconds: sc.expirySeconds ?? opts.expirySeconds,
-    masterEnv: { ...opts.masterEnv, ...sc.masterEnv },
+    expirySeconds,
+    masterEnv,
   });
   const timeline: ScenarioResult['timeline'] = [];
   const t0 = Date.now();
@@ -572,10 +674,12 @@ export async function runScenarios(scs: readonly Scenario[], opts: RunOptions): 
     traffic.start();
     const extra: Record<string, unknown> = {};
     const recovered: (number | null)[] = [];
+    const roundTokens: string[][] = [];
     for (const [round, scenario] of scs.entries()) {
       const tokens = Array.from({ length: opts.builds }, (_, i) =>
         round ? `r${round + 1}t${i + 1}` : `t${i + 1}`,
       );
+      roundTokens.push(tokens);
       for (const t of tokens) await stack.force(t);
       note(`${tokens.length} builds forced`);
       const quarter = Math.max(1, Math.floor(batches(opts.job) / 4));
@@ -596,6 +700,7 @@ export async function runScenarios(scs: readonly Scenario[], opts: RunOptions): 
         stack,
         note,
         extra,
+        fixed: opts.fixed,
         hold: async (seconds, what, until) => {
           if (opts.fixed) await sleep(seconds * 1000);
           else await waitFor(what, until, opts.settleSeconds * 1000);
@@ -651,7 +756,18 @@ export async function runScenarios(scs: readonly Scenario[], opts: RunOptions): 
     });
     // The slowest round's recovery; never, if any round's was.
     const recoverSeconds = recovered.includes(null) ? null : Math.max(...(recovered as number[]));
-    if (scs.length > 1) extra.recoverSeconds = Object.fromEntries(scs.map((m, i) => [m.name, recovered[i]]));
+    const executions = readExecutions(stack.record);
+    const rounds = scs.map((m, i): RoundOutcome => {
+      const mine = executions.filter((e) => roundTokens[i]!.includes(e.token));
+      const counts = new Map<string, number>();
+      for (const e of mine) counts.set(e.token, (counts.get(e.token) ?? 0) + 1);
+      return {
+        scenario: m.name,
+        executions: mine.length,
+        rerun: [...counts.values()].filter((n) => n > 1).length,
+        recoverSeconds: recovered[i] ?? null,
+      };
+    });
     const { log: _, ...options } = opts;
     const out: ScenarioResult = {
       scenario: scs.map((m) => m.name).join('+'),
@@ -661,6 +777,7 @@ export async function runScenarios(scs: readonly Scenario[], opts: RunOptions): 
       recoverSeconds,
       timeline,
       extra,
+      rounds,
       ws: wsOutcome,
       jobs,
       options,

@@ -1,17 +1,32 @@
-// The fault suite's small form of an API's kill -9 (test/e2e/fault-scenarios.ts says what it
-// checks): two APIs under GET load, one of them killed with SIGKILL and left down. The builds must
-// not notice, and every GET must be answered by the API left, as an ingress would send them, with
-// no 5xx. A file of its own, beside faults-api-term.test.ts: each scenario starts its own cluster,
-// so the two run in parallel (in one file they were the suite's longest, 138-164 s).
+// The fault suite's small forms of an API's kill -9 and a master's (test/e2e/fault-scenarios.ts
+// says what each checks), one after the other on one cluster of two APIs: first an API killed
+// with SIGKILL and left down, which no build may notice, every GET answered by the API left (as
+// an ingress would send them) with no 5xx; then the master with more builds killed and left
+// down: the other master expires it, and each of its builds ends RETRY and runs again there
+// once, never beside its first execution, whose command died with its link to the master.
+// A file of its own, beside faults-api-term.test.ts: each starts its own cluster, so the two
+// run in parallel.
 import { describe, it } from 'vitest';
-import { expectApiFault, faultSuite } from './fault-scenarios.js';
+import {
+  BUILDS,
+  expectGetsServed,
+  expectRerun,
+  expectUntouched,
+  expectWhole,
+  faultSuite,
+  runFaults,
+} from './fault-scenarios.js';
 
 faultSuite();
 
-describe('one of two APIs killed with SIGKILL', () => {
-  it(
-    'and left down: builds run on, once each, and the other API answers every GET',
-    { timeout: 300_000 },
-    () => expectApiFault('api-kill'),
-  );
+describe('an API, then a master, killed with SIGKILL and left down', () => {
+  it("costs no build the API's, reruns the master's once each, and every GET is answered", {
+    timeout: 300_000,
+  }, async () => {
+    const r = await runFaults(['api-kill', 'master-kill'], { apis: 2 });
+    expectWhole(r, 2 * BUILDS);
+    expectUntouched(r, 'api-kill');
+    expectRerun(r, 'master-kill');
+    expectGetsServed(r);
+  });
 });

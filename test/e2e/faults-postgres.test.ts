@@ -2,26 +2,31 @@
 // each checks), one after the other on one cluster with a PostgreSQL server of its own: stopped
 // as a crash stops it (immediate), then cleanly (fast, PostgreSQL's SIGINT: see
 // load/chaos/scenarios.ts on why not SIGTERM), each held until every master has noticed, then
-// started again. The builds must ride both out with their output held back: every one SUCCESS
-// once, no RETRY, no second execution, every line stored once, nothing left open, and the APIs
-// answer 503 with Retry-After, never a 5xx of another kind.
+// started again; then the small form of the 30 s outage: stopped as a crash stops it and held
+// until every master has noticed and every build's command has printed its last line, so that
+// each build's remaining output and its end wait in its master until PostgreSQL is back. The
+// builds must ride all three out: every one SUCCESS once, no RETRY, no second execution, every
+// line stored once, nothing left open, and the APIs answer 503 with Retry-After, never a 5xx of
+// another kind.
 import { describe, expect, it } from 'vitest';
-import { BUILDS, expectWhole, faultSuite, runFaults, SHORT_JOB } from './fault-scenarios.js';
+import { BUILDS, expectWhole, faultSuite, runFaults } from './fault-scenarios.js';
 
 faultSuite();
 
-describe('PostgreSQL stopped (a crash, then a clean stop) and started again', () => {
+describe('PostgreSQL stopped (a crash, a clean stop, then away until the builds are done) and started again', () => {
   it('costs no build: each runs once, to SUCCESS, with every line, and nothing stays open', {
     timeout: 300_000,
   }, async () => {
-    const r = await runFaults(['postgres-restart', 'postgres-term'], {
+    const r = await runFaults(['postgres-restart', 'postgres-term', 'postgres-30s'], {
       ownPostgres: true,
-      job: SHORT_JOB,
-      // A lease of 37 s: a crash recovery on a loaded machine must not end the builds.
-      expirySeconds: 40,
+      // postgres-30s's own (load/chaos/scenarios.ts): a lease of 57 s, longer than a build's last
+      // three quarters (15 s) and the heartbeat before them, with a loaded machine's crash
+      // recovery on top.
+      expirySeconds: 60,
     });
-    expectWhole(r, 2 * BUILDS);
-    expect(r.check.executions).toBe(2 * BUILDS);
-    expect(r.check.results).toEqual({ '0': 2 * BUILDS });
+    expectWhole(r, 3 * BUILDS);
+    expect(r.check.executions).toBe(3 * BUILDS);
+    expect(r.check.results).toEqual({ '0': 3 * BUILDS });
+    expect(r.timeline.map((t) => t.event)).toContain(`${BUILDS} commands ended while PostgreSQL was away`);
   });
 });
