@@ -144,6 +144,13 @@ async function allReady(s: ChaosStack): Promise<boolean> {
   return (await Promise.all([...s.of('api'), ...s.of('master')].map(probe))).every(Boolean);
 }
 
+const alive = (p: Proc) => p.proc.child.exitCode === null && p.proc.child.signalCode === null;
+
+/** Every API and master that a fault did not leave down answers its /readyz. */
+async function liveReady(s: ChaosStack): Promise<boolean> {
+  return (await Promise.all([...s.of('api'), ...s.of('master')].filter(alive).map(probe))).every(Boolean);
+}
+
 /**
  * kill -9 of the Redis primary of a Sentinel deployment: the time until the sentinels have
  * promoted the replica, and until every API and master is ready again, go in the result.
@@ -274,9 +281,7 @@ async function killWorker(ctx: FaultContext, sig: NodeJS.Signals): Promise<void>
   // w1, or the first worker running a command when w1 is idle (the tests' cluster has fewer
   // builds than workers): killing an idle worker would test nothing.
   const running = runningExecutions(ctx.stack.record).map((e) => e.pid);
-  const live = ctx.stack
-    .of('worker')
-    .filter((p) => p.proc.child.exitCode === null && p.proc.child.signalCode === null);
+  const live = ctx.stack.of('worker').filter(alive);
   const w = live.find((p) => descendants(p.proc.pid, running).length > 0) ?? ctx.stack.get('w1');
   const mine = descendants(w.proc.pid, running);
   const killedAt = performance.now();
@@ -599,9 +604,7 @@ class RecoveryWatch {
     while (this.history.length > 1 && this.history[1]!.at <= now - this.windowMs) this.history.shift();
     const past = this.history[0]!;
     if (now - past.at < this.windowMs) return;
-    const apis = s
-      .of('api')
-      .filter((p) => p.proc.child.exitCode === null && p.proc.child.signalCode === null);
+    const apis = s.of('api').filter(alive);
     const apisReady = (await Promise.all(apis.map(probe))).every(Boolean);
     const progressing = rows.every((r) => r.complete || r.lines > (past.lines.get(r.id) ?? 0));
     const stale = rows.some((r) => r.stale > 0);
@@ -726,6 +729,14 @@ export async function runScenarios(scs: readonly Scenario[], opts: RunOptions): 
         },
         opts.expirySeconds * 3000 + 10_000,
       ).catch(() => note('something is still open'));
+      // The cluster whole again before the next round or the checks: a store that just came
+      // back is still being reconnected to (seen: the checks found no API ready 0.1 s after
+      // Redis was back, its client still waiting out its reconnect delay).
+      await waitFor(
+        'every API and master left ready',
+        () => liveReady(stack),
+        opts.settleSeconds * 1000,
+      ).catch(() => note('not every API and master left is ready'));
       watch.stop();
       recovered.push(watch.recoveredAt === null ? null : (watch.recoveredAt - faultAt) / 1000);
     }
