@@ -166,6 +166,35 @@ describe('write notices', () => {
   });
 });
 
+describe('write notices on an idle pod', () => {
+  it('pause their fences while nothing uses them, still hear every write, and vouch again once used', async () => {
+    const n = new WriteNotices({ url: db.url, maxStalenessMs: STALENESS_MS, idleMs: 300 });
+    n.start();
+    try {
+      await waitFor('write notices listening', async () => n.unchanged([], n.mark()));
+      const mark = n.mark();
+      await waitFor('fences paused', async () => n.stats().idle);
+      const sent = n.stats().fences;
+      const heard = n.stats().notices;
+      // A write while paused is heard all the same (stats() is no use: it resumes nothing).
+      await q(sql`UPDATE builds SET state_string = state_string WHERE id = 1`);
+      await waitFor('the notice, heard while paused', async () => n.stats().notices > heard);
+      expect(n.stats()).toMatchObject({ idle: true, fences: sent });
+      // Once the bound has passed, the first use finds them not current: it vouches for
+      // nothing (its page is checked), and resumes them.
+      await waitFor('the bound to pass', () => (n.stats().lagMs ?? 0) > STALENESS_MS);
+      expect(n.stats()).toMatchObject({ idle: true, fences: sent });
+      expect(n.unchanged(['changes'], mark)).toBe(false);
+      expect(n.stats().idle).toBe(false);
+      await waitFor('vouching again', async () => n.unchanged(['changes'], mark));
+      expect(n.stats().fences).toBeGreaterThan(sent);
+      expect(n.unchanged(['builds'], mark)).toBe(false);
+    } finally {
+      await n.close();
+    }
+  });
+});
+
 describe('the page cache on write notices', () => {
   let api: ApiUnderTest;
   let app: FastifyInstance;

@@ -22,6 +22,13 @@
 //   again (page-cache.ts). So a page served from memory is never older than that bound;
 //   in practice a notice arrives well under a millisecond after its commit.
 //
+// - Fences go out only while the pod uses the notices: after IDLE_MS without a page looked up
+//   or read, they pause, and the first use after that finds the notices not current (its page
+//   is checked, as beyond the bound) and resumes them. Fencing every few milliseconds costs an
+//   idle pod and its backend about 60 queries a second; a cluster's API pods wait idle most of
+//   their lives, and the suite's some 50 of them 2,200 process-seconds in one run
+//   (load/RESULTS.md §10, seventh sitting). A notice is heard whether or not fences go out.
+//
 // With read replicas (query/replicas.ts), each fence also reads the primary's log position,
 // so that a page read from a replica can be judged: it reflects every notice it must once the
 // replica has replayed past the position of a fence sent after the last notice of its tables
@@ -39,6 +46,8 @@ const MAX_TABLES = 1000;
  * written when the newest of them was.
  */
 const MAX_PARTS = 100_000;
+/** Without a use for this long, fences pause until the next use. */
+export const IDLE_MS = 5_000;
 const RETRY_MIN_MS = 500;
 const RETRY_MAX_MS = 30_000;
 
@@ -49,6 +58,8 @@ export interface WriteNoticesOptions {
   onError?: (err: Error) => void;
   /** Read the primary's log position with each fence (read replicas are in use). */
   positions?: boolean;
+  /** Pause fences after this long without a use (IDLE_MS). */
+  idleMs?: number;
 }
 
 /** Fences that returned: the notices' count when each was sent, and the position it read. */
@@ -59,6 +70,10 @@ export interface WriteNoticesStats {
   /** Since the newest returned fence was sent (ms); null while not listening. */
   lagMs: number | null;
   notices: number;
+  /** Fences paused: nothing used the notices for a while (the lag then says nothing). */
+  idle: boolean;
+  /** Fences sent since start. */
+  fences: number;
 }
 
 export class WriteNotices {
@@ -79,6 +94,9 @@ export class WriteNotices {
   private fencedAt = Number.NEGATIVE_INFINITY;
   private fenceInFlight = false;
   private fenceTimer: NodeJS.Timeout | null = null;
+  private started = false;
+  private lastUse = performance.now();
+  private fencesSent = 0;
   private retryTimer: NodeJS.Timeout | null = null;
   private retryMs = RETRY_MIN_MS;
   private closed = false;
@@ -90,14 +108,14 @@ export class WriteNotices {
   constructor(private readonly opts: WriteNoticesOptions) {}
 
   start(): void {
+    this.started = true;
     this.connect();
-    const every = Math.max(2, Math.floor(this.opts.maxStalenessMs / 3));
-    this.fenceTimer = setInterval(() => this.fence(), every);
-    this.fenceTimer.unref();
+    this.startFences();
   }
 
   /** A mark to take before reading: -1 (worth nothing) while not listening. */
   mark(): number {
+    this.use();
     return this.listening ? this.seq : -1;
   }
 
@@ -106,6 +124,7 @@ export class WriteNotices {
    * since `mark`, as far as known within the bound.
    */
   unchanged(keys: readonly string[], mark: number): boolean {
+    this.use();
     if (mark < this.validFrom || !this.current()) return false;
     for (const k of keys) {
       const slash = k.indexOf('/');
@@ -126,6 +145,7 @@ export class WriteNotices {
    * counts for nothing.
    */
   positionFor(tables: readonly string[], mark: number): bigint | null {
+    this.use();
     if (mark < this.validFrom) return null;
     let last = this.validFrom;
     for (const t of tables) last = Math.max(last, this.lastWrite.get(t) ?? -1);
@@ -136,6 +156,7 @@ export class WriteNotices {
 
   /** Every write that committed at or before this position has been noticed here (-1: none known). */
   noticedThrough(): bigint {
+    this.use();
     return this.listening ? this.noticed : -1n;
   }
 
@@ -144,6 +165,8 @@ export class WriteNotices {
       listening: this.listening,
       lagMs: this.listening ? Math.max(0, performance.now() - this.fencedAt) : null,
       notices: this.notices,
+      idle: this.started && this.fenceTimer === null,
+      fences: this.fencesSent,
     };
   }
 
@@ -155,6 +178,26 @@ export class WriteNotices {
     const c = this.client;
     this.client = null;
     await c?.end().catch(() => {});
+  }
+
+  /** Marks the notices as used, and resumes paused fences with one at once. */
+  private use(): void {
+    this.lastUse = performance.now();
+    if (this.fenceTimer || !this.started || this.closed) return;
+    this.startFences();
+    this.fence();
+  }
+
+  private startFences(): void {
+    const every = Math.max(2, Math.floor(this.opts.maxStalenessMs / 3));
+    const idleMs = this.opts.idleMs ?? IDLE_MS;
+    const timer = setInterval(() => {
+      if (performance.now() - this.lastUse <= idleMs) return this.fence();
+      clearInterval(timer);
+      if (this.fenceTimer === timer) this.fenceTimer = null;
+    }, every);
+    timer.unref();
+    this.fenceTimer = timer;
   }
 
   private current(): boolean {
@@ -239,6 +282,7 @@ export class WriteNotices {
     const client = this.client;
     if (!client || !this.listening || this.fenceInFlight) return;
     this.fenceInFlight = true;
+    this.fencesSent++;
     const sentAt = performance.now();
     const seq = this.seq;
     const before = this.lastFenceLsn;
