@@ -61,7 +61,9 @@ cd "$ROOT"
 # The web UI's bundle: the API processes the tests start serve it (and the build checks its
 # size budget).
 log "building the web UI"
-node --import tsx services/web/build.ts
+# Runs in the same checkout would otherwise rebuild services/web/dist at once, and one would
+# miss a file the other had just replaced.
+flock "$ROOT/.data/web-build.lock" node --import tsx services/web/build.ts
 
 checks() {
   log "lock file (npm ci --dry-run, npm $(npm --version 2>/dev/null) and $NPM10)"
