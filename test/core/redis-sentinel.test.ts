@@ -19,11 +19,21 @@ let redis: Redis;
 let subscriber: Redis;
 const closers: (() => Promise<unknown>)[] = [];
 
+// The subscriber's connection events, for a failure message.
+const subscriberEvents: string[] = [];
+
 beforeAll(async () => {
   deployment = await startSentinelDeployment();
   redis = createRedis(deployment.target, 'sentinel-test');
   subscriber = createRedis(deployment.target, 'sentinel-test-events');
   for (const r of [redis, subscriber]) r.on('error', () => {});
+  const t0 = Date.now();
+  for (const event of ['connect', 'ready', 'close', 'reconnecting', 'end', 'error'])
+    subscriber.on(event, (arg?: unknown) =>
+      subscriberEvents.push(
+        `${Date.now() - t0} ms ${event}${arg instanceof Error ? `: ${arg.message}` : ''}`,
+      ),
+    );
 });
 
 afterAll(async () => {
@@ -49,7 +59,7 @@ async function whereEveryoneIs(): Promise<string> {
     .pubsub('NUMSUB', EVENTS_CHANNEL)
     .then((r) => String((r as unknown[])[1]))
     .catch((err: Error) => `? (${err.message})`);
-  return `publisher on ${redis.stream?.remotePort}, subscriber on ${subscriber.stream?.remotePort} (${subscriber.status}), the publisher's server counts ${subscribers} subscribers to the events, sentinels name ${named} (primary started on ${deployment.primaryPort}, replica ${deployment.replicaPort})`;
+  return `publisher on ${redis.stream?.remotePort}, subscriber on ${subscriber.stream?.remotePort} (${subscriber.status}), the publisher's server counts ${subscribers} subscribers to the events, the subscriber's connection events: ${subscriberEvents.join(', ')}; sentinels name ${named} (primary started on ${deployment.primaryPort}, replica ${deployment.replicaPort})`;
 }
 
 describe('Redis Sentinel', () => {

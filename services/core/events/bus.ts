@@ -129,6 +129,14 @@ export function busSubscription(
     () => {},
     (err: Error) => onError?.(err),
   );
+  // Subscribed again on every ready connection, as the API's hub does: ioredis restores a
+  // subscription after a reconnect only from what it knew when the connection closed, and a
+  // full suite saw a subscriber ready on the primary that the server counted no subscriber
+  // for (test/core/redis-sentinel.test.ts, twice). SUBSCRIBE to a channel already held is a
+  // no-op.
+  subscriber.on('ready', () => {
+    subscriber.subscribe(EVENTS_CHANNEL).catch((err: Error) => onError?.(err));
+  });
   const subscribe = (handler: (msg: BusMessage) => void) => {
     handlers.add(handler);
     return () => {
