@@ -55,8 +55,13 @@ beforeAll(async () => {
     },
   });
   await app.ready();
-  await waitFor('both replicas to take reads', async () => (await readyz()).body.reads?.up === 2);
-}, 240_000);
+  // Each replica is a pg_basebackup of the whole test cluster, every other file's databases
+  // included: beside a full suite and two CPU hogs (2026-11-28 02:14) both were not up after
+  // 60 s. Only a test that fails waits the limit out.
+  await waitFor('both replicas to take reads', async () => (await readyz()).body.reads?.up === 2, {
+    timeoutMs: 200_000,
+  });
+}, 400_000);
 
 afterAll(async () => {
   await app?.close();
