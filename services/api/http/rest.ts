@@ -4,7 +4,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Authorizer } from '../auth/authorizer.js';
 import { badMethod, forbidden, notFound } from '../errors/catalogue.js';
-import { renderEnvelope } from '../query/envelope.js';
+import { renderEnvelope, wantsJson } from '../query/envelope.js';
 import { groupArgs, parseResultSpec } from '../query/parse.js';
 import type { RowReader } from '../query/read-pool.js';
 import { PreparedReads, prepareRows, readPrepared, readProperties } from '../query/run.js';
@@ -134,8 +134,10 @@ export function restHandler(deps: RestDeps) {
         const versions = pages ? await pages.versions.get() : null;
         // Before the read: a write the page might miss is then noticed after this mark.
         const mark = pages?.mark() ?? -1;
-        const { env, stamp, pathIds } = rows
-          ? await readPrepared(deps.reads, endpoint, rows, versions)
+        // Compact JSON is read as PostgreSQL writes it (the text form, query/compile.ts).
+        const read = rows?.text && wantsJson(req.headers.accept) ? rows.text : rows;
+        const { env, stamp, pathIds } = read
+          ? await readPrepared(deps.reads, endpoint, read, versions)
           : endpoint.kind === 'properties'
             ? await readProperties(deps.reads, endpoint, args, versions)
             : await deps.logs.contents(endpoint, args, spec, versions);

@@ -7,6 +7,12 @@ export interface Envelope {
   /** Entities; arrays of their values, named by `names`, when `names` is given. */
   rows: unknown[];
   names?: readonly string[];
+  /**
+   * The entities already written as compact JSON (a list), when PostgreSQL wrote them (run.ts,
+   * the text form); `rows` is then empty and `count` says how many there are.
+   */
+  json?: string;
+  count?: number;
   /** Collections carry the total; single entities an empty meta. */
   total: number | null;
 }
@@ -37,9 +43,11 @@ export function entities(e: Envelope): Record<string, unknown>[] {
 export function renderEnvelope(e: Envelope, accept: string | undefined): Rendered {
   const meta = e.total === null ? {} : { total: e.total };
   const names = e.names;
-  if (!names || !wantsJson(accept)) return renderJson({ [e.plural]: entities(e), meta }, accept);
+  if (e.json !== undefined && !wantsJson(accept)) throw new Error('a page read as text is compact JSON only');
+  if (e.json === undefined && (!names || !wantsJson(accept)))
+    return renderJson({ [e.plural]: entities(e), meta }, accept);
   // The two keys in code point order, as every object Buildbot writes.
-  const list = `${pyString(e.plural)}:${pyRows(e.rows as unknown[][], names)}`;
+  const list = `${pyString(e.plural)}:${e.json ?? pyRows(e.rows as unknown[][], names!)}`;
   const m = `"meta":${pyDumps(meta)}`;
   const body = e.plural < 'meta' ? `{${list},${m}}` : `{${m},${list}}`;
   return { body, contentType: 'application/json; charset=utf-8' };
