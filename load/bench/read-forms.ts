@@ -5,7 +5,7 @@
 // PostgreSQL backend's CPU (from /proc), with no HTTP around it (miss-ratio.ts has that).
 //
 //   node --import tsx load/bench/read-forms.ts "$(load/bench/cluster.sh url bench)" \
-//     '/builds?order=-buildid&limit=50' [--reads 1000] [--rounds 20]
+//     '/builds?order=-buildid&limit=50' [--reads 1000] [--rounds 20] [--form values|text]
 //
 // The forms alternate, one round of `--reads` each, so that both see the same load; on a
 // machine shared with other work the minimum over rounds is the steadiest figure of what a
@@ -21,7 +21,12 @@ import { buildRegistry } from '../../services/api/registry/index.js';
 import { sql } from '../../services/core/db/pool.js';
 
 const { values: args, positionals } = parseArgs({
-  options: { reads: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '20' } },
+  options: {
+    reads: { type: 'string', default: '1000' },
+    rounds: { type: 'string', default: '20' },
+    // Only this form (to profile PostgreSQL's backend on one form alone, for example).
+    form: { type: 'string' },
+  },
   allowPositionals: true,
 });
 const [dbUrl, target] = positionals;
@@ -37,8 +42,9 @@ if (match?.endpoint.kind !== 'rows') throw new Error(`${path} is not a rows endp
 const { endpoint, args: pathArgs } = match;
 const spec = parseResultSpec(groupArgs(qs), endpoint.resource.fields, endpoint.collection);
 const values = prepareRows(registry, endpoint, pathArgs, segments, spec);
-const forms: [string, PreparedRows][] = [['values', values]];
-if (values.text) forms.push(['text', values.text]);
+const forms = ([['values', values]] as [string, PreparedRows | undefined][])
+  .concat([['text', values.text]])
+  .filter((f): f is [string, PreparedRows] => f[1] !== undefined && (!args.form || f[0] === args.form));
 
 // One connection each way, so that every read of a form runs on the backend measured.
 const pool = new ReadPool(dbUrl, 1, 1);
