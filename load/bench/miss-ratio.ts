@@ -149,6 +149,12 @@ try {
   for (const a of apis) await hammer(a.base, target, 2);
   const ratios: number[][] = apis.map(() => []);
   const cpuRatios: number[][] = apis.map(() => []);
+  // CPU µs per request, server and PostgreSQL, of each round: the floor's, then each API's.
+  const cpus: { server: number[]; pg: number[] }[] = [...apis, floor].map(() => ({ server: [], pg: [] }));
+  const keep = (k: number, r: { serverUs: number; pgUs: number }) => {
+    cpus[k]!.server.push(r.serverUs);
+    cpus[k]!.pg.push(r.pgUs);
+  };
   const loads: number[] = [];
   console.log(`${target} against the floor's /select1, c=${connections}, ${durationSeconds} s runs`);
   for (const [j, a] of apis.entries()) console.log(`api ${j + 1}: ${a.src}`);
@@ -156,12 +162,14 @@ try {
     const f = await once(floorBase, '/select1', durationSeconds, floor.pid);
     const cpu = (r: { serverUs: number; pgUs: number }) =>
       `cpu ${r.serverUs.toFixed(0)}+${r.pgUs.toFixed(0)} µs`;
+    keep(apis.length, f);
     let line = `round ${i + 1}: floor ${f.rps.toFixed(0)} req/s (p50 ${f.p50?.toFixed(2)} ms, ${cpu(f)})`;
     for (const [j, api] of apis.entries()) {
       const a = await once(api.base, target, durationSeconds, api.child.pid);
       if (a.failed || f.failed) throw new Error(`failed requests: api ${a.failed}, floor ${f.failed}`);
       ratios[j]!.push(a.rps / f.rps);
       cpuRatios[j]!.push((f.serverUs + f.pgUs) / (a.serverUs + a.pgUs));
+      keep(j, a);
       line += `; api ${j + 1} ${a.rps.toFixed(0)} req/s (p50 ${a.p50?.toFixed(2)} ms, ${cpu(a)}), ratio ${(a.rps / f.rps).toFixed(2)}`;
     }
     loads.push(loadavg()[0]!);
@@ -174,6 +182,14 @@ try {
   for (const [j, rs] of ratios.entries()) {
     console.log(
       `api ${j + 1}: median ratio of rates ${summary(rs)}; of CPU per request (floor / api) ${summary(cpuRatios[j]!)}`,
+    );
+  }
+  // The least CPU a request took over the rounds: what a round slowed by other work inflates least.
+  const least = (xs: number[]) => Math.min(...xs).toFixed(0);
+  for (const [k, c] of cpus.entries()) {
+    const who = k === apis.length ? 'floor' : `api ${k + 1}`;
+    console.log(
+      `${who}: least CPU per request over the rounds ${least(c.server)} µs server, ${least(c.pg)} µs PostgreSQL`,
     );
   }
   console.log(`load average (1 min) ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}`);
