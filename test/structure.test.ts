@@ -2,12 +2,12 @@
 // cannot drift back: no import circles (type-only imports count: they couple two files as
 // much as any), the arrows between services that DESIGN.md draws, load/ reaching services
 // only through core, and no file of the API, the master or the worker longer than 400 lines.
-// Reads the sources with TypeScript's own import scanner, so an import written any way
-// TypeScript accepts is seen.
+// Reads the sources' tokens (helpers/module-imports.ts), so an import written any way
+// TypeScript accepts is seen, and one inside a string or a comment is not.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { moduleImports } from './helpers/module-imports.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -25,9 +25,8 @@ function sources(dir: string, out: string[] = []): string[] {
 function importGraph(files: string[]): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of files) {
-    const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
     const targets: string[] = [];
-    for (const { fileName } of importedFiles) {
+    for (const fileName of moduleImports(readFileSync(file, 'utf8'))) {
       if (!fileName.startsWith('.')) continue;
       const base = resolve(dirname(file), fileName);
       const stem = base.replace(/\.js$/, '');
@@ -147,5 +146,60 @@ describe('the code’s shape', () => {
       .map((f) => [relative(ROOT, f), readFileSync(f, 'utf8').split('\n').length - 1] as const)
       .filter(([, n]) => n > MAX_LINES);
     expect(long).toEqual([]);
+  });
+});
+
+// The scanner the checks above stand on: it must see every way of importing, and nothing that
+// only looks like one.
+describe('the import scanner', () => {
+  it('sees static, type-only, re-exported, side-effect, dynamic and required imports', () => {
+    const text = [
+      "import a from './a.js';",
+      'import {',
+      '  b,',
+      '  type B,',
+      "} from '../b.js';",
+      "import type { C } from './c.js';",
+      "import * as d from './d.js';",
+      "import './e.js';",
+      "export { f } from './f.js';",
+      "export * as g from './g.js';",
+      "export type { H } from './h.js';",
+      "const i = await import('./i.js');",
+      "type J = typeof import('./j.js');",
+      "const k = require('./k.js');",
+      "declare module './l.js' {}",
+      // A template whose placeholder imports (`${'$'}` writes the placeholder's dollar sign).
+      `const m = \`${'$'}{await import("./m.js")}\`;`,
+    ].join('\n');
+    expect(moduleImports(text)).toEqual([
+      './a.js',
+      '../b.js',
+      './c.js',
+      './d.js',
+      './e.js',
+      './f.js',
+      './g.js',
+      './h.js',
+      './i.js',
+      './j.js',
+      './k.js',
+      './l.js',
+      './m.js',
+    ]);
+  });
+
+  it('takes nothing in comments, strings, templates or regular expressions for an import', () => {
+    const text = [
+      "// import x from './comment.js';",
+      "/* export * from './block.js'; */",
+      'const s = "import y from \'./string.js\'";',
+      "const t = `import z from './template.js'`;",
+      "const r = /import('x')|'/; const q = 'import(\"./after-regex.js\")';",
+      'const ratio = 4 / 2; const u = "/";',
+      "const meta = import.meta.url; other.import('./method.js'); const from = './not.js';",
+      "export const v = 1; export function w() { return './nor.js'; }",
+    ].join('\n');
+    expect(moduleImports(text)).toEqual([]);
   });
 });
