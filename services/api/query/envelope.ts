@@ -9,10 +9,9 @@ export interface Envelope {
   names?: readonly string[];
   /**
    * The entities already written as compact JSON (a list), when PostgreSQL wrote them (run.ts,
-   * the text form); `rows` is then empty and `count` says how many there are.
+   * the text form); `rows` is then empty.
    */
   json?: string;
-  count?: number;
   /** Collections carry the total; single entities an empty meta. */
   total: number | null;
 }

@@ -63,7 +63,10 @@ export function parentExists(registry: Registry, segments: readonly string[]) {
 export interface PreparedRows {
   spec: ResultSpec;
   compiled: CompiledRows;
-  /** The same read in the text form (compile.ts, textProjection), once a client asked for compact JSON. */
+  /**
+   * The same read in the text form (compile.ts, textProjection), which compact JSON is read
+   * as; compiled beside the values form, kept with it in PreparedReads.
+   */
   text?: PreparedRows;
   versioned?: { versions: WriteVersions; query: SQLQuery; tables: readonly string[] | null };
   /** The Link header to the next page, once a page of this URL has had one. */
@@ -189,18 +192,17 @@ export async function readPrepared(
   const [row] = await db.rows<PageRow>(query, { genericPlan: compiled.genericPlan });
   if (!row || row.parent_exists === false) throw notFound();
   const form = compiled.form;
-  let page: Pick<Envelope, 'rows' | 'names' | 'json' | 'count'>;
+  let page: Pick<Envelope, 'rows' | 'names' | 'json'>;
+  let count: number;
   if (form.kind === 'text') {
-    page = {
-      rows: [],
-      count: Number(row.n),
-      json: entitiesJson(row.body ?? null, form.holes, row.holes ?? null),
-    };
+    count = Number(row.n);
+    page = { rows: [], json: entitiesJson(row.body ?? null, form.holes, row.holes ?? null) };
   } else {
     const rows = byRow(row.rows!);
-    page = { rows, count: rows.length, names: compiled.names };
+    count = rows.length;
+    page = { rows, names: compiled.names };
   }
-  if (!endpoint.collection && page.count === 0) throw notFound();
+  if (!endpoint.collection && count === 0) throw notFound();
   return {
     env: {
       plural: endpoint.resource.plural,
