@@ -1,0 +1,105 @@
+// The text form of `/builds?order=-buildid&limit=50` (the statement the API runs for compact
+// JSON, query/compile.ts textProjection) in variants, on one connection, alternating: what
+// PostgreSQL's backend spends on each, from /proc (the bench cluster runs on this machine).
+// Each variant is first checked to write the same text as the API's form.
+//
+//   node --import tsx load/bench/page-text-forms.ts "$(load/bench/cluster.sh url bench)" [--reads 1500] [--rounds 8]
+//
+// Variants: `params`, the key text as bind parameters (as the API sends it); `literals`, the
+// key text written into the statement; `format`, one format() a row instead of the || chain;
+// `rows`, the page's rows and count with no text at all (what the text costs beyond them);
+// `select1`, a statement that reads nothing.
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+
+const { values: args, positionals } = parseArgs({
+  options: { reads: { type: 'string', default: '1500' }, rounds: { type: 'string', default: '8' } },
+  allowPositionals: true,
+});
+const dbUrl = positionals[0];
+if (!dbUrl) throw new Error('usage: page-text-forms.ts DATABASE_URL [--reads N] [--rounds N]');
+const reads = Number(args.reads);
+const rounds = Number(args.rounds);
+
+// The key text before each value, and each value, in the order Buildbot writes them.
+const KEYS = [
+  '{"builderid":',
+  ',"buildid":',
+  ',"buildrequestid":',
+  ',"complete":',
+  ',"complete_at":',
+  ',"masterid":',
+  ',"number":',
+  ',"properties":{},"results":',
+  ',"started_at":',
+  ',"state_string":',
+  ',"workerid":',
+  '}',
+];
+const VALUES = [
+  'a.builderid',
+  'a.id',
+  'a.buildrequestid',
+  '(a.complete_at IS NOT NULL)',
+  'a.complete_at',
+  'a.masterid',
+  'a.number',
+  'a.results',
+  'a.started_at',
+  'to_json(a.state_string)',
+  'a.workerid',
+].map((e) => `coalesce((${e})::text, 'null')`);
+const PAGE = 'WITH page AS MATERIALIZED (SELECT a.* FROM builds a ORDER BY a.id DESC LIMIT $1)';
+const TOTAL = `(SELECT coalesce(sum(cd.n), 0) FROM flotilla.count_deltas cd WHERE cd.tbl = $2::text AND cd.scope = '')`;
+const statement = (body: string) =>
+  `${PAGE} SELECT p.n, p.body, ${TOTAL} AS total FROM (SELECT count(*) AS n, ${body} AS body FROM page a) p`;
+const chain = (key: (i: number) => string) =>
+  `string_agg(${VALUES.map((v, i) => `${key(i)} || ${v}`).join(' || ')} || ${key(VALUES.length)}, ',')`;
+const quote = (s: string) => `'${s.replace(/'/g, "''")}'::text`;
+
+const FORMS: Record<string, { text: string; values: unknown[]; same: boolean }> = {
+  params: { text: statement(chain((i) => `$${i + 3}::text`)), values: [50, 'builds', ...KEYS], same: true },
+  literals: { text: statement(chain((i) => quote(KEYS[i]!))), values: [50, 'builds'], same: true },
+  format: {
+    text: statement(`string_agg(format($3::text, ${VALUES.join(', ')}), ',')`),
+    values: [50, 'builds', KEYS.map((k) => k.replace(/%/g, '%%')).join('%s')],
+    same: true,
+  },
+  rows: { text: statement(`string_agg('x', ',')`), values: [50, 'builds'], same: false },
+  select1: { text: 'SELECT 1 AS body', values: [], same: false },
+};
+
+const client = new pg.Client({ connectionString: dbUrl });
+await client.connect();
+try {
+  await client.query('SET plan_cache_mode = force_generic_plan');
+  const pid: number = (await client.query('SELECT pg_backend_pid() AS p')).rows[0].p;
+  // utime + stime of the backend, in 10 ms ticks.
+  const ticks = () => {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const a = f.slice(f.lastIndexOf(')') + 2).split(' ');
+    return Number(a[11]) + Number(a[12]);
+  };
+  const run = (name: string) => client.query({ name, text: FORMS[name]!.text, values: FORMS[name]!.values });
+  const ref = (await run('params')).rows[0].body;
+  for (const [name, f] of Object.entries(FORMS)) {
+    if (f.same && (await run(name)).rows[0].body !== ref) throw new Error(`${name} writes other text`);
+  }
+  const cpu: Record<string, number[]> = Object.fromEntries(Object.keys(FORMS).map((n) => [n, []]));
+  for (let r = 0; r < rounds; r++) {
+    for (const name of Object.keys(FORMS)) {
+      const t0 = ticks();
+      for (let i = 0; i < reads; i++) await run(name);
+      cpu[name]!.push(((ticks() - t0) * 10_000) / reads);
+    }
+  }
+  for (const [name, xs] of Object.entries(cpu)) {
+    const s = [...xs].sort((a, b) => a - b);
+    console.log(
+      `${name}: the backend's CPU a read, least ${s[0]!.toFixed(0)} µs, median ${s[Math.floor(s.length / 2)]!.toFixed(0)} µs`,
+    );
+  }
+} finally {
+  await client.end();
+}
