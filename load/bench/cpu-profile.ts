@@ -6,7 +6,7 @@
 //
 //   node --import tsx load/bench/cpu-profile.ts "$(load/bench/cluster.sh url bench)" \
 //     '/builds?order=-buildid&limit=50' [--duration 15] [--connections 1] [--top 30] \
-//     [--port 24060] [--redis redis://127.0.0.1:24379] [--src "$(load/bench/cluster.sh src REV)"]
+//     [--modules] [--port 24060] [--redis redis://127.0.0.1:24379] [--src "$(load/bench/cluster.sh src REV)"]
 //
 // The API runs in a child process, stopped by its pid (SIGTERM: it exits cleanly, and node
 // writes the profile then).
@@ -23,6 +23,8 @@ const { values: args, positionals } = parseArgs({
     duration: { type: 'string', default: '15' },
     connections: { type: 'string', default: '1' },
     top: { type: 'string', default: '30' },
+    // Also sum the samples by module: a package, a services/ file, node's own, or native.
+    modules: { type: 'boolean', default: false },
     port: { type: 'string', default: '24060' },
     redis: { type: 'string', default: 'redis://127.0.0.1:24379' },
     src: { type: 'string' },
@@ -100,6 +102,7 @@ try {
   const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<string, number>();
+  const modules = new Map<string, number>();
   let t = profile.startTime;
   let total = 0;
   for (let i = 0; i < profile.samples.length; i++) {
@@ -112,6 +115,11 @@ try {
       : '';
     const name = `${f.functionName || '(anonymous)'}${where}`;
     self.set(name, (self.get(name) ?? 0) + dt);
+    const module =
+      f.url.match(/node_modules\/((@[^/]+\/)?[^/]+)/)?.[1] ??
+      f.url.match(/services\/.*?\.ts/)?.[0] ??
+      (f.url.startsWith('node:') ? 'node' : f.url ? f.url : `(${f.functionName || 'native'})`);
+    modules.set(module, (modules.get(module) ?? 0) + dt);
     total += dt;
   }
   const per = (us: number) => (us / Math.max(1, run.responses)).toFixed(1);
@@ -122,6 +130,11 @@ try {
   );
   const top = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, Number(args.top));
   for (const [name, us] of top) console.log(`${per(us).padStart(7)} µs  ${name}`);
+  if (args.modules) {
+    console.log('by module:');
+    const byModule = [...modules.entries()].sort((a, b) => b[1] - a[1]).slice(0, Number(args.top));
+    for (const [name, us] of byModule) console.log(`${per(us).padStart(7)} µs  ${name}`);
+  }
 } finally {
   if (child.exitCode === null) child.kill('SIGTERM');
   rmSync(dir, { recursive: true, force: true });
