@@ -15,7 +15,9 @@
 // `nototal`, without the total's subquery; `cols`, the values as 50 rows of text columns for
 // the client to join (pg's rows as arrays, no type parsing); `rows`, the page's rows and
 // count with no text at all (what the text costs beyond them); `select1`, a statement that
-// reads nothing.
+// reads nothing; `lean`, the API's statement read by a pg Submittable of its own that keeps
+// each statement's type parsers and builds no pg Query or Result (what pg's own handling of
+// a read costs the client).
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -107,9 +109,82 @@ const FORMS: Record<string, { text: string; values: unknown[]; same: boolean }> 
     values: [50, 'builds'],
     same: false,
   },
+  lean: { text: PARAMS, values: [50, 'builds', ...KEYS], same: true },
   rows: { text: statement(`string_agg('x', ',')`), values: [50, 'builds'], same: false },
   select1: { text: 'SELECT 1 AS body', values: [], same: false },
 };
+
+/**
+ * A prepared read as a bare pg Submittable: Bind, Describe, Execute and Sync in one write, and
+ * the rows made with type parsers looked up once per statement.
+ */
+interface Connection {
+  stream: { cork?: () => void; uncork?: () => void };
+  parsedStatements: Record<string, string>;
+  parse(m: { text: string; name: string }): void;
+  bind(m: { statement: string; values: unknown[]; valueMapper: (v: unknown) => unknown }): void;
+  describe(m: { type: 'P'; name: string }): void;
+  execute(m: { portal: string; rows: number }): void;
+  sync(): void;
+}
+type Field = { name: string; dataTypeID: number };
+const parsersOf = new Map<string, { names: string[]; parse: ((v: string) => unknown)[] }>();
+class LeanRead {
+  rows: Record<string, unknown>[] = [];
+  callback?: (err: Error | null, res?: { rows: Record<string, unknown>[] }) => void;
+  private fields?: { names: string[]; parse: ((v: string) => unknown)[] };
+  private error: Error | null = null;
+  constructor(
+    readonly name: string,
+    readonly text: string,
+    readonly values: unknown[],
+  ) {}
+  submit(c: Connection) {
+    c.stream.cork?.();
+    try {
+      if (!c.parsedStatements[this.name]) c.parse({ text: this.text, name: this.name });
+      c.bind({
+        statement: this.name,
+        values: this.values,
+        valueMapper: (v) => (v === null ? null : String(v)),
+      });
+      c.describe({ type: 'P', name: '' });
+      c.execute({ portal: '', rows: 0 });
+      c.sync();
+    } finally {
+      c.stream.uncork?.();
+    }
+  }
+  handleRowDescription(m: { fields: Field[] }) {
+    let f = parsersOf.get(this.name);
+    if (!f || f.names.length !== m.fields.length) {
+      f = {
+        names: m.fields.map((x) => x.name),
+        parse: m.fields.map((x) => pg.types.getTypeParser(x.dataTypeID, 'text') as (v: string) => unknown),
+      };
+      parsersOf.set(this.name, f);
+    }
+    this.fields = f;
+  }
+  handleDataRow(m: { fields: (string | null)[] }) {
+    const { names, parse } = this.fields!;
+    const row: Record<string, unknown> = {};
+    for (let i = 0; i < names.length; i++)
+      row[names[i]!] = m.fields[i] === null ? null : parse[i]!(m.fields[i]!);
+    this.rows.push(row);
+  }
+  handleCommandComplete() {}
+  handleEmptyQuery() {}
+  handlePortalSuspended() {}
+  handleCopyInResponse() {}
+  handleCopyData() {}
+  handleError(err: Error) {
+    this.error = err;
+  }
+  handleReadyForQuery() {
+    this.callback?.(this.error, { rows: this.rows });
+  }
+}
 
 const client = new pg.Client({ connectionString: dbUrl });
 await client.connect();
@@ -124,13 +199,21 @@ try {
   };
   // `cols` as the API would take rows it joins itself: arrays, every value as its text.
   const asText = { getTypeParser: () => (x: string) => x };
-  const run = (name: string) =>
-    client.query({
-      name,
-      text: FORMS[name]!.text,
-      values: FORMS[name]!.values,
-      ...(name === 'cols' ? { rowMode: 'array', types: asText } : {}),
+  const lean = (name: string) =>
+    new Promise<{ rows: Record<string, unknown>[] }>((resolve, reject) => {
+      const read = new LeanRead(name, FORMS.params!.text, FORMS.params!.values);
+      read.callback = (err, res) => (err ? reject(err) : resolve(res!));
+      client.query(read as unknown as pg.QueryConfig);
     });
+  const run = (name: string) =>
+    name === 'lean'
+      ? lean(name)
+      : client.query({
+          name,
+          text: FORMS[name]!.text,
+          values: FORMS[name]!.values,
+          ...(name === 'cols' ? { rowMode: 'array', types: asText } : {}),
+        });
   const ref = (await run('params')).rows[0].body;
   for (const [name, f] of Object.entries(FORMS)) {
     if (f.same && (await run(name)).rows[0].body !== ref) throw new Error(`${name} writes other text`);
