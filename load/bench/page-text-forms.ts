@@ -201,7 +201,7 @@ try {
   const asText = { getTypeParser: () => (x: string) => x };
   const lean = (name: string) =>
     new Promise<{ rows: Record<string, unknown>[] }>((resolve, reject) => {
-      const read = new LeanRead(name, FORMS.params!.text, FORMS.params!.values);
+      const read = new LeanRead(name, FORMS[name]!.text, FORMS[name]!.values);
       read.callback = (err, res) => (err ? reject(err) : resolve(res!));
       client.query(read as unknown as pg.QueryConfig);
     });
