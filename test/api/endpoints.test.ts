@@ -7,108 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Endpoint } from '../../services/api/registry/model.js';
 import { sql } from '../../services/core/db/pool.js';
 import { type Answer, ApiUnderTest, oracleForceSchedulers, oracleRegistry } from './lib/harness.js';
-
-/** Ids of one build of the fixture and everything around it, all of which exist. */
-interface Context {
-  buildid: number;
-  number: number;
-  builderid: number;
-  buildername: string;
-  buildrequestid: number;
-  bsid: number;
-  workerid: number;
-  workername: string;
-  masterid: number;
-  stepid: number;
-  step_name: string;
-  step_number: number;
-  logid: number;
-  log_slug: string;
-  log_type: string;
-  data_name: string;
-  test_result_setid: number;
-  changeid: number;
-  ssid: number;
-  changesourceid: number;
-  schedulerid: number;
-  schedulername: string;
-}
-
-// A build whose step has logs and a test result set, with build data and properties, whose
-// newest change has properties, on a worker configured for its builder on its master.
-const IDENT = '^[a-zA-Z_-][.a-zA-Z0-9_-]*$';
-const CONTEXT_SQL = sql`
-  SELECT b.id AS buildid, b.number, b.builderid, bl.name AS buildername, b.buildrequestid,
-         br.buildsetid AS bsid, b.workerid, w.name AS workername, b.masterid,
-         st.id AS stepid, st.name AS step_name, st.number AS step_number,
-         l.id AS logid, l.slug AS log_slug, l.type AS log_type, d.name AS data_name,
-         trs.id AS test_result_setid, ch.changeid, ch.sourcestampid AS ssid,
-         (SELECT csm.changesourceid FROM changesource_masters csm WHERE csm.masterid = b.masterid
-           ORDER BY 1 LIMIT 1) AS changesourceid,
-         (SELECT sm.schedulerid FROM scheduler_masters sm WHERE sm.masterid = b.masterid
-           ORDER BY 1 LIMIT 1) AS schedulerid
-  FROM builds b
-  JOIN builders bl ON bl.id = b.builderid
-  JOIN workers w ON w.id = b.workerid
-  JOIN buildrequests br ON br.id = b.buildrequestid
-  JOIN test_result_sets trs ON trs.buildid = b.id
-  JOIN steps st ON st.id = trs.stepid
-  JOIN LATERAL (SELECT * FROM logs l WHERE l.stepid = st.id AND l.slug ~ ${IDENT}
-                ORDER BY l.id LIMIT 1) l ON true
-  JOIN LATERAL (SELECT * FROM build_data d WHERE d.buildid = b.id ORDER BY d.name LIMIT 1) d ON true
-  JOIN LATERAL (SELECT c.* FROM changes c
-                JOIN buildset_sourcestamps bss ON bss.sourcestampid = c.sourcestampid
-                WHERE bss.buildsetid = br.buildsetid ORDER BY c.changeid DESC LIMIT 1) ch ON true
-  WHERE st.name ~ ${IDENT} AND bl.name ~ ${IDENT} AND w.name ~ ${IDENT} AND d.name ~ ${IDENT}
-    AND EXISTS (SELECT 1 FROM change_properties cp WHERE cp.changeid = ch.changeid)
-    AND EXISTS (SELECT 1 FROM buildset_properties bp WHERE bp.buildsetid = br.buildsetid)
-    AND EXISTS (SELECT 1 FROM build_properties p WHERE p.buildid = b.id)
-    AND EXISTS (SELECT 1 FROM test_results tr WHERE tr.test_result_setid = trs.id)
-    AND EXISTS (SELECT 1 FROM configured_workers cw JOIN builder_masters bm ON bm.id = cw.buildermasterid
-                WHERE cw.workerid = w.id AND bm.builderid = b.builderid AND bm.masterid = b.masterid)
-  ORDER BY b.id LIMIT 1`;
-
-/** The value a path parameter takes in the context. */
-function bind(pattern: string, param: string, c: Context): string | number {
-  switch (param) {
-    case 'name':
-      if (pattern.includes('workers/i:name')) return c.workername;
-      if (pattern.includes('data/i:name')) return c.data_name;
-      break;
-    case 'build_number':
-      return c.number;
-    default:
-      if (param in c) return c[param as keyof Context];
-  }
-  throw new Error(`endpoints.test.ts cannot bind :${param} of '${pattern}'; teach bind() about it`);
-}
-
-interface Param {
-  name: string;
-  kind: 'n' | 'i' | 'any';
-  index: number;
-}
-
-function paramsOf(pattern: string): Param[] {
-  if (pattern === '') return [];
-  return pattern.split('/').flatMap((seg, index) => {
-    const m = /^(n|i)?:([a-z0-9_.]+)$/.exec(seg);
-    return m
-      ? [{ name: m[2]!, kind: ((m[1] as 'n' | 'i' | undefined) ?? 'any') as Param['kind'], index }]
-      : [];
-  });
-}
-
-function pathOf(pattern: string, c: Context, missing?: Param): string {
-  if (pattern === '') return '';
-  const segs = pattern.split('/');
-  for (const p of paramsOf(pattern)) {
-    const value =
-      p.index === missing?.index ? (p.kind === 'n' ? 999999 : `no-such-${p.name}`) : bind(pattern, p.name, c);
-    segs[p.index] = encodeURIComponent(String(value));
-  }
-  return `/${segs.join('/')}`;
-}
+import { type Context, fixtureContext, NOT_READABLE, paramsOf, pathOf } from './lib/registry-paths.js';
 
 /** The key value a single read must answer, and a collection must contain, per resource. */
 function expectedKey(plural: string, c: Context, forceName: string): [string, unknown] | null {
@@ -134,24 +33,14 @@ function expectedKey(plural: string, c: Context, forceName: string): [string, un
 }
 
 const registry = oracleRegistry();
-// Readable by GET only through their sub-paths: /steps/N itself, and the `logchunks` root
-// link (Buildbot fails on it; it names no log). Both are 404 whatever the ids.
-const NOT_READABLE = (e: Endpoint) =>
-  e.noGet === true || (e.kind === 'logchunk' && paramsOf(e.pattern).length === 0);
-
 let api: ApiUnderTest;
 let ctx: Context;
 let forceName: string;
 
 beforeAll(async () => {
   api = await ApiUnderTest.start('fixture');
-  const rows = await api.db.pool.query(CONTEXT_SQL);
-  expect(rows, 'the fixture has a build with everything this test reads').toHaveLength(1);
-  ctx = rows[0] as Context;
-  const force = oracleForceSchedulers().find((f) => f.builderNames.includes(ctx.buildername));
-  expect(force, `a force scheduler for builder ${ctx.buildername}`).toBeDefined();
-  forceName = force!.name;
-  ctx.schedulername = forceName;
+  ctx = await fixtureContext(api.db.pool);
+  forceName = ctx.schedulername;
 });
 afterAll(async () => {
   await api?.close();

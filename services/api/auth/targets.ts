@@ -1,10 +1,11 @@
 // What authorization needs to know about the thing a request or an event is about: the
-// builder of a build, build request, step, log or test result set, a builder's name, and the
+// builder of a build, build request, step, log, test result set or artifact, a builder's name, and the
 // owner of a build or build request (the `owner` property of its build set, as Buildbot
 // reads it). Builders never change for these rows, so answers are cached (bounded); owners
 // are read each time. The statements are core/data's; which row a path names, the read path's.
 import { allBuilders, builderIdByName, builderName } from '../../core/data/index.js';
 import {
+  type BuilderOwned,
   buildOwnership,
   buildRequestBuilder,
   buildRequestOwner,
@@ -20,7 +21,7 @@ import type { Match } from '../registry/paths.js';
 export type Ref =
   | { kind: 'builder'; id: number }
   | { kind: 'builder-name'; name: string }
-  | { kind: 'build' | 'buildrequest' | 'step' | 'log' | 'test_result_set'; id: number };
+  | { kind: BuilderOwned; id: number };
 
 const BY_ID: Record<string, Ref['kind']> = {
   builders: 'builder',
@@ -29,6 +30,9 @@ const BY_ID: Record<string, Ref['kind']> = {
   steps: 'step',
   logs: 'log',
   test_result_sets: 'test_result_set',
+  // /artifacts/{id} and its /raw name no builder: without this they were in no builder's
+  // scope, and every hidden builder's artifacts were readable by id (issue 28).
+  artifacts: 'artifact',
 };
 
 // Collections whose items belong to builders: a path through one of these without a
@@ -43,6 +47,7 @@ const BUILDER_DATA = new Set([
   'logchunks',
   'test_result_sets',
   'test_results',
+  'artifacts',
 ]);
 
 /**

@@ -1,6 +1,7 @@
 // What authorization reads of the data (core/data/owners.ts, builders.ts), checked on every
 // row a real Buildbot wrote into the oracle's fixture against the rows themselves.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newArtifact } from '../../../services/core/data/artifacts.js';
 import { allBuilders, builderIdByName, builderName } from '../../../services/core/data/builders.js';
 import {
   buildOwnership,
@@ -31,8 +32,18 @@ describe('owners', () => {
     expect(new Set(rows.map((r) => r.kind)).size).toBe(4);
     for (const r of rows)
       expect(await owningBuilderId(h.db.pool, r.kind, r.id), `${r.kind} ${r.id}`).toBe(r.builderid);
-    for (const kind of ['build', 'buildrequest', 'step', 'log', 'test_result_set'] as const)
+    for (const kind of ['build', 'buildrequest', 'step', 'log', 'test_result_set', 'artifact'] as const)
       expect(await owningBuilderId(h.db.pool, kind, 2 ** 31 - 1)).toBeNull();
+  });
+
+  it("finds an artifact's builder, finished or not (the fixture has none: one is added)", async () => {
+    const [s] = await h.db.pool.query(sql`
+      SELECT s.id AS stepid, s.buildid, b.builderid FROM steps s JOIN builds b ON b.id = s.buildid
+      ORDER BY s.id DESC LIMIT 1`);
+    const id = await h.run((tx) =>
+      newArtifact(tx, { buildid: s.buildid, stepid: s.stepid, name: 'half.bin', kind: 'file' }),
+    );
+    expect(await owningBuilderId(h.db.pool, 'artifact', id)).toBe(s.builderid);
   });
 
   it("answers a build's builder and request, a request's builder and owner", async () => {
