@@ -1,7 +1,7 @@
 // What authorization asks of the data: the builder that a build, build request, step, log,
-// test result set or artifact belongs to, and the owner of a build request (the `owner` property of its
-// build set, as Buildbot's authz reads it). Builders never change for these rows, so callers
-// may keep the answers (services/api/auth/targets.ts does, bounded).
+// test result set or artifact belongs to, and the owner of a build request (the `owner`
+// property of its build set, as Buildbot's authz reads it). Builders never change for these
+// rows, so callers may keep the answers (services/api/auth/targets.ts does, bounded).
 import { maybeOne, type Queryable, sql } from '../db/pool.js';
 
 export type BuilderOwned = 'build' | 'buildrequest' | 'step' | 'log' | 'test_result_set' | 'artifact';
@@ -15,9 +15,9 @@ export async function owningBuilderId(q: Queryable, kind: BuilderOwned, id: numb
     log: sql`SELECT b.builderid FROM logs l JOIN steps s ON s.id = l.stepid
              JOIN builds b ON b.id = s.buildid WHERE l.id = ${id}`,
     test_result_set: sql`SELECT builderid FROM test_result_sets WHERE id = ${id}`,
-    // Complete or not: an upload still being written is its builder's as much as a finished
-    // one (the read API serves only complete ones; it answers 404 for the rest to those who
-    // may see the builder). An artifact's id is never reused, so its builder never changes.
+    // Finished or not: an upload being written is its builder's too (those who may see the
+    // builder get 404 for it, others 403, as for a finished one). A new upload of the same
+    // name is a new row, so an id's builder never changes.
     artifact: sql`SELECT b.builderid FROM flotilla.artifacts a JOIN builds b ON b.id = a.buildid
                   WHERE a.id = ${id}`,
   }[kind];

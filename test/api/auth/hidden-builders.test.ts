@@ -56,12 +56,7 @@ beforeAll(async () => {
     { username: 'dev', password_hash: await testHash('d'), groups: ['developers'] },
     { username: 'guest', password_hash: await testHash('g') },
   ];
-  const auth = {
-    users,
-    role_matchers: ROLES,
-    allow_rules: RULES,
-  };
-  api = await AuthApp.start({ auth }, { db });
+  api = await AuthApp.start({ auth: { users, role_matchers: ROLES, allow_rules: RULES } }, { db });
   sessions.admin = await api.login('admin', 'a');
   sessions.developer = await api.login('dev', 'd');
   sessions.guest = await api.login('guest', 'g');
@@ -146,7 +141,7 @@ describe('artifacts of a hidden builder (issue 28, item 1)', () => {
     }
   });
 
-  it('a visible builder’s artifact stays readable by everybody', async () => {
+  it("a visible builder's artifact stays readable by everybody", async () => {
     for (const who of ['anonymous', 'guest', 'developer', 'admin'] as const) {
       const one = await get(`/artifacts/${ids.visible}`, who);
       expect([one.status, one.json().artifacts[0].name], who).toEqual([200, 'out/visible.txt']);
