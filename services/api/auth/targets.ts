@@ -1,8 +1,9 @@
 // What authorization needs to know about the thing a request or an event is about: the
-// builder of a build, build request, step, log, test result set or artifact, a builder's name, and the
-// owner of a build or build request (the `owner` property of its build set, as Buildbot
-// reads it). Builders never change for these rows, so answers are cached (bounded); owners
-// are read each time. The statements are core/data's; which row a path names, the read path's.
+// builder of a build, build request, step, log, test result set or artifact, a builder's
+// name, and the owner of a build or build request (the `owner` property of its build set, as
+// Buildbot reads it). Builders never change for these rows, so answers are cached (bounded);
+// owners are read each time. The statements are core/data's; which row a path names, the
+// read path's.
 import { allBuilders, builderIdByName, builderName } from '../../core/data/index.js';
 import {
   type BuilderOwned,
