@@ -1,9 +1,9 @@
 // How much uploads may store (docs/security.md, "Upload sizes"). Buildbot's master cuts an
 // upload at its step's maxsize and has no limit when the step sets none; every artifact here
 // is a PostgreSQL large object that all masters and API pods share, so an upload without a
-// limit could fill the database (a 1 GB upload took 2.3 GB of it, WAL included). The master
-// enforces both limits itself, counting bytes as they arrive, whatever the worker says
-// (services/master/build/steps/upload-limit.ts).
+// limit could fill the database (issue 28's review saw a 1 GB upload grow PostgreSQL's
+// folder from 66 MB to 2.3 GB). The master enforces both limits itself, counting bytes as
+// they arrive, whatever the worker says (services/master/build/steps/upload-limit.ts).
 import { z } from 'zod';
 
 const bytes = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
