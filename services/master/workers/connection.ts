@@ -23,9 +23,9 @@ export type TransferSpec = Omit<TransferRequest, 'op'>;
 /**
  * The most bytes a download's `read` is asked for at once, whatever the worker asks: on
  * msgpack, buildbot-worker names each read's length itself (update_read_file), and issue
- * 28's review saw a length of 8e9 grow the master's virtual memory by 8 GB. A larger ask gets a short block, which the
- * worker takes as it takes a file's last block, and asks again. 1 MiB is four times the
- * largest block Buildbot's steps ask by default (256 KiB).
+ * 28's review saw a length of 8e9 grow the master's virtual memory by 8 GB. A larger ask
+ * gets a short block, which the worker takes as it takes any block short of its ask, and
+ * asks again. 1 MiB is four times the largest block Buildbot's steps ask by default (256 KiB).
  */
 export const MAX_READ_BYTES = 1024 * 1024;
 
