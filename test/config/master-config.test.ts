@@ -27,6 +27,19 @@ builders: [{ name: b1, workers: [w1], steps: [{ type: shell, command: make }] }]
     });
     expect(cfg.log_compression).toBe('gzip');
     expect(cfg.master_expiry_seconds).toBe(600);
+    expect(cfg.artifacts).toEqual({ default_maxsize: 256 * 1024 * 1024, build_quota: 1024 * 1024 * 1024 });
+  });
+
+  it('takes upload limits in whole bytes, each overridable', () => {
+    expect(parseMasterConfig('artifacts: { build_quota: 2048 }').artifacts).toEqual({
+      default_maxsize: 256 * 1024 * 1024,
+      build_quota: 2048,
+    });
+    expect(problems('artifacts: { default_maxsize: 0, build_quota: 1.5, quota: 1 }')).toEqual([
+      'artifacts.default_maxsize: Number must be greater than 0',
+      'artifacts.build_quota: expected integer, got float',
+      'artifacts: unknown key "quota"',
+    ]);
   });
 
   it('names the bad key and what was expected', () => {

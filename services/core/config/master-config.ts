@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
+import { artifacts } from './master-config/artifacts.js';
 import { auth } from './master-config/auth.js';
 import { builder } from './master-config/builders.js';
 import { changeHooks } from './master-config/change-hooks.js';
@@ -53,6 +54,8 @@ export const masterConfigSchema = z
     auth: auth.default({}),
     www: www.default({}),
     log_compression: z.enum(['none', 'gzip', 'zstd']).default('gzip'),
+    // How much uploads may store: a default maxsize and a quota per build (master-config/artifacts.ts).
+    artifacts: artifacts.default({}),
     // Seconds without a heartbeat after which a master is expired (Buildbot: ten minutes).
     master_expiry_seconds: z.number().int().positive().default(600),
     // Seconds a worker waits without hearing from its master before it kills that master's

@@ -1,6 +1,6 @@
 // Artifacts: what transfer steps upload (migration 0014 has the table): newArtifact,
 // appendArtifact, completeArtifact, dropArtifact, dropIncompleteArtifacts, readArtifact,
-// artifactsOfStep.
+// artifactsOfStep, artifactBytesOfBuild.
 //
 // Why PostgreSQL large objects: an artifact must be served by every master and API pod, and
 // the database is the one thing they all reach (no shared disk, no bucket to configure).
@@ -76,6 +76,18 @@ export async function dropArtifact(tx: Tx, id: number): Promise<void> {
  */
 export async function dropIncompleteArtifacts(tx: Tx, buildid: number): Promise<void> {
   await tx.q.query(sql`DELETE FROM flotilla.artifacts WHERE buildid = ${buildid} AND NOT complete`);
+}
+
+/**
+ * The bytes a build's artifacts take now, finished or being written (what its quota counts:
+ * services/master/build/steps/upload-limit.ts).
+ */
+export async function artifactBytesOfBuild(q: Queryable, buildid: number): Promise<number> {
+  const row = await one<{ bytes: number }>(
+    q,
+    sql`SELECT coalesce(sum(length), 0)::float8 AS bytes FROM flotilla.artifacts WHERE buildid = ${buildid}`,
+  );
+  return row.bytes;
 }
 
 const ROW = sql`id, buildid, stepid, name, kind, compress, mode, length::float8 AS length, complete`;

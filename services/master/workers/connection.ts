@@ -20,6 +20,15 @@ export type CommandEnd = CommandOutcome | { lost: true; reason: string };
 /** A transfer's parameters (core/protocol/messages.ts TransferRequest, without its op). */
 export type TransferSpec = Omit<TransferRequest, 'op'>;
 
+/**
+ * The most bytes a download's `read` is asked for at once, whatever the worker asks: on
+ * msgpack, buildbot-worker names each read's length itself (update_read_file), and issue
+ * 28's review saw a length of 8e9 grow the master's virtual memory by 8 GB. A larger ask
+ * gets a short block, which the worker takes as it takes any block short of its ask, and
+ * asks again. 1 MiB is four times the largest block Buildbot's steps ask by default (256 KiB).
+ */
+export const MAX_READ_BYTES = 1024 * 1024;
+
 /** How a transfer ended: rc 0, or what the worker said when it failed (a missing file, maxsize). */
 export type TransferEnd = { rc: number; text: string } | { lost: true; reason: string };
 
@@ -53,7 +62,10 @@ export interface WorkerConnection {
     write: (block: Uint8Array) => Promise<void>,
     signal?: AbortSignal,
   ): Promise<TransferEnd>;
-  /** A file to the worker (download_file): `read(n)` gives up to n bytes, an empty block at the end. */
+  /**
+   * A file to the worker (download_file): `read(n)` gives up to n bytes (n at most
+   * MAX_READ_BYTES), an empty block at the end.
+   */
   download(
     spec: TransferSpec,
     read: (n: number) => Promise<Uint8Array>,

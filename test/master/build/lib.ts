@@ -80,3 +80,11 @@ export async function property(stage: Stage, buildid: number, name: string): Pro
   );
   return row ? JSON.parse(row.value) : undefined;
 }
+
+/** The build of a request just made for `builder`, once finished, and the steps it ran but worker_preparation. */
+export async function ranBuild(stage: Stage, builder: string, timeoutMs = 90_000) {
+  const { brid } = await request(stage, builder);
+  const build = await finishedBuild(stage, brid, timeoutMs);
+  const ran = (await steps(stage, build.id)).filter((s) => s.name !== 'worker_preparation');
+  return { build, ran };
+}

@@ -4,8 +4,8 @@
 // msgpack), the same configuration on each. Checked: the bytes stored as artifacts (PostgreSQL
 // large objects) are the worker's, byte for byte, a directory's as its tar archive; the step
 // links them; the API lists them and serves them back; downloads land with their mode; a
-// missing file, maxsize and a missing master file fail the step as Buildbot's do, keeping
-// nothing, and halt the build.
+// missing file, maxsize (the step's, or artifacts.default_maxsize) and a missing master file
+// fail the step as Buildbot's do, keeping nothing, and halt the build.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -64,8 +64,9 @@ const artifacts = (worker: string) => `
   - name: fail-${worker}
     workers: [${worker}]
     steps:
-      - { type: shell, name: make, command: "echo 0123456789 > small.txt" }
+      - { type: shell, name: make, command: "echo 0123456789 > small.txt && head -c 500000 /dev/zero > big.bin" }
       - { type: file_upload, name: capped, workersrc: small.txt, masterdest: capped.txt, maxsize: 4, haltOnFailure: false }
+      - { type: file_upload, name: defaulted, workersrc: big.bin, masterdest: big.bin, haltOnFailure: false }
       - { type: file_download, name: nothing-here, mastersrc: /nonexistent/flotilla/file, workerdest: x, haltOnFailure: false }
       - { type: multiple_file_upload, name: none, workersrcs: [nope.txt], masterdest: m, haltOnFailure: false }
       - { type: file_upload, name: missing, workersrc: nope.txt, masterdest: nope.txt }
@@ -74,13 +75,16 @@ const artifacts = (worker: string) => `
     workers: [${worker}]
     steps:
       - { type: shell, name: make, command: ${JSON.stringify(SLOW_SOURCE[worker as 'agent' | 'bbw'])} }
-      - { type: file_upload, workersrc: slow, masterdest: slow.bin, blocksize: 1024 }
+      - { type: file_upload, workersrc: slow, masterdest: slow.bin, blocksize: 1024, maxsize: 100000000 }
       - { type: shell, name: after, command: "echo never" }
 `;
 
 const CONFIG = `
 log_compression: none
 buildbotURL: http://ci.example.test
+# The default is small enough for the fail builders' 500000 bytes and large enough for what
+# art uploads; the stop builders' upload sets its own maxsize, which the quota leaves it.
+artifacts: { default_maxsize: 400000, build_quota: 100000000 }
 workers: [{ name: agent, password: pw }, { name: bbw, password: pw }]
 builders:
 ${artifacts('agent')}
@@ -255,12 +259,19 @@ describe.each([
     expect(ran.map((s) => [s.name, s.results])).toEqual([
       ['make', Results.SUCCESS],
       ['capped', Results.FAILURE],
+      ['defaulted', Results.FAILURE],
       ['nothing-here', Results.FAILURE],
       ['none', Results.FAILURE],
       ['missing', Results.FAILURE],
     ]);
     expect(build.results).toBe(Results.FAILURE);
     expect((await logs(stage, build.id, 'capped')).stdio).toMatch(/Maximum filesize reached/);
+    // The worker was told the master's default as its maxsize, and the log says whose limit it was.
+    const defaulted = (await logs(stage, build.id, 'defaulted')).stdio;
+    expect(defaulted).toMatch(/Maximum filesize reached/);
+    expect(defaulted).toMatch(
+      /The upload reached its limit of 400000 bytes: the step sets no maxsize, and artifacts.default_maxsize is 400000 bytes/,
+    );
     expect((await logs(stage, build.id, 'nothing-here')).stderr).toBe(
       "File '/nonexistent/flotilla/file' not available at master",
     );

@@ -4,7 +4,8 @@
 // transfer's rc (0 SUCCESS, anything else FAILURE, as makeStatusRemoteCommand decodes it),
 // an interrupt's or a lost worker's results as every step has them; and, for uploads, the
 // artifact: stored block by block as the worker sends it (each block committed before the
-// next is asked for), linked from the step once complete, dropped if the upload fails.
+// next is asked for), counted by the master and stopped at its limit (upload-limit.ts),
+// linked from the step once complete, dropped if the upload fails.
 import { posix } from 'node:path';
 import type { StepConfig } from '../../../core/config/master-config.js';
 import {
@@ -24,6 +25,7 @@ import { interruptedResults } from '../interruption.js';
 import { stepSummary } from '../summary.js';
 import { RemoteCommands, StepEnded } from './remote.js';
 import type { StepContext, StepKind, StepOutcome } from './step.js';
+import { meteredUpload, reachedText, uploadLimit } from './upload-limit.js';
 
 type TransferStep = Extract<StepConfig, { workdir: string; blocksize: number }>;
 
@@ -78,14 +80,23 @@ export async function uploadArtifact(
       mode: target.mode ?? null,
     }),
   );
-  const write = (block: Uint8Array) => transact(ctx, (tx) => appendArtifact(tx, id, block));
+  const store = (block: Uint8Array) => transact(ctx, (tx) => appendArtifact(tx, id, block));
   let results: number = Results.EXCEPTION;
   try {
-    const end =
+    // The master counts what arrives and stops at the limit (upload-limit.ts).
+    const limit = await uploadLimit(ctx.db, c.deps.config.artifacts, c.build.buildid, spec.maxsize);
+    const metered = await meteredUpload(limit, store, signal, (maxsize, write, cut) =>
       target.kind === 'file'
-        ? await c.build.worker.upload(spec, write, signal)
-        : await c.build.worker.uploadDirectory(spec, write, signal);
-    results = await transferResults(end, cmd, signal);
+        ? c.build.worker.upload({ ...spec, maxsize }, write, cut)
+        : c.build.worker.uploadDirectory({ ...spec, maxsize }, write, cut),
+    );
+    if ('over' in metered) {
+      await cmd.stderr(metered.over);
+      results = Results.FAILURE;
+    } else {
+      results = await transferResults(metered.end, cmd, signal);
+      if (results !== Results.SUCCESS && metered.full) await cmd.stderr(reachedText(limit));
+    }
   } finally {
     if (results === Results.SUCCESS) {
       const text = target.urlText ?? posix.basename(posix.normalize(target.name));

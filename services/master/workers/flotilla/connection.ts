@@ -15,6 +15,7 @@ import {
 } from '../../../core/protocol/messages.js';
 import {
   type CommandEnd,
+  MAX_READ_BYTES,
   type OutputSink,
   reasonText,
   type TransferEnd,
@@ -218,7 +219,10 @@ export class FlotillaConnection implements WorkerConnection {
       if (signal?.aborted) interrupt();
       else signal?.addEventListener('abort', interrupt, { once: true });
     });
-    if (h.read) void this.pump(id, h.read, request.blocksize ?? DEFAULT_BLOCK, written, ended.signal);
+    if (h.read) {
+      const blocksize = Math.min(request.blocksize ?? DEFAULT_BLOCK, MAX_READ_BYTES);
+      void this.pump(id, h.read, blocksize, written, ended.signal);
+    }
     return done;
   }
 

@@ -17,7 +17,14 @@ import type { WebSocket } from 'ws';
 import { closeReason } from '../../../core/http/close-reason.js';
 import type { CommandRequest, OutputStream, WorkerInfo } from '../../../core/protocol/messages.js';
 import { CloseCode } from '../../../core/protocol/messages.js';
-import type { CommandEnd, OutputSink, TransferEnd, TransferSpec, WorkerConnection } from '../connection.js';
+import {
+  type CommandEnd,
+  MAX_READ_BYTES,
+  type OutputSink,
+  type TransferEnd,
+  type TransferSpec,
+  type WorkerConnection,
+} from '../connection.js';
 import type { CommandHandlers, CommandStarter, RawEnd } from './command-start.js';
 import {
   type BuildbotWorkerInfo,
@@ -333,7 +340,8 @@ export class MsgpackWorkerConnection implements WorkerConnection, CommandStarter
         else if (f.op === 'update_upload_directory_unpack') await h.unpack?.();
         else if (f.op === 'update_read_file') {
           if (!h.read) throw new Error('this command reads no file');
-          result = await h.read(f.length);
+          // The worker names the length: bounded before anything is allocated for it.
+          result = await h.read(Math.min(f.length, MAX_READ_BYTES));
         } else await h.close?.();
         this.respond(f.seq_number, result);
       } catch (err) {
