@@ -72,6 +72,7 @@ try {
   await app.register(changeHooks, {
     ctx: { db, redis, onPublishError: (err) => log.warn({ err: err.message }, 'events not published') },
     config: config?.change_hooks,
+    log,
   });
   await app.ready();
 } catch (err) {

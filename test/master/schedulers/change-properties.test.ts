@@ -4,29 +4,18 @@
 // role matcher trusts), as Buildbot 3.7 lets a change do. Here the change goes in through the
 // real base hook and the real scheduler builds it; the build starts with the scheduler's own
 // values, the change's other properties, and a warning naming what was dropped.
-import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../../services/core/db/pool.js';
-import { createLogger } from '../../../services/core/telemetry/logger.js';
 import { initialProperties } from '../../../services/master/build/properties.js';
 import { hookApp } from '../../api/hooks/lib.js';
+import { capturedLog } from '../../helpers/log-lines.js';
 import { eventually } from '../../helpers/wait.js';
 import { type Cluster, configWith, openCluster, uniq } from './lib.js';
 
 let c: Cluster;
 let hooks: FastifyInstance;
-const lines: Record<string, unknown>[] = [];
-const log = createLogger(
-  'test',
-  'warn',
-  new Writable({
-    write(chunk, _enc, done) {
-      lines.push(JSON.parse(chunk.toString()));
-      done();
-    },
-  }),
-);
+const { log, lines } = capturedLog();
 
 beforeAll(async () => {
   c = await openCluster();
