@@ -1,12 +1,14 @@
 // The API process, started by main.ts once telemetry is on.
 import { loadApiEnv, redact } from '../core/config/env.js';
 import { ConfigError } from '../core/config/errors.js';
+import { exitOnConfigError } from '../core/config/fatal.js';
 import { loadMasterConfig, type MasterConfig, masterConfigSchema } from '../core/config/master-config.js';
 import { startCountCompaction } from '../core/data/counts.js';
 import { ensureMigratedOrExit } from '../core/db/migrate.js';
 import { createPool } from '../core/db/pool.js';
 import { EVENTS_FLUSH_MS, flushEvents } from '../core/events/publisher.js';
 import { forceScheduler } from '../core/force/parameters.js';
+import { listenAt } from '../core/http/listen-error.js';
 import { startProbeServer } from '../core/http/probe-server.js';
 import { onShutdown } from '../core/lifecycle.js';
 import { createRedis } from '../core/redis.js';
@@ -70,6 +72,7 @@ try {
   await app.register(changeHooks, {
     ctx: { db, redis, onPublishError: (err) => log.warn({ err: err.message }, 'events not published') },
     config: config?.change_hooks,
+    log,
   });
   await app.ready();
 } catch (err) {
@@ -78,16 +81,24 @@ try {
   log.fatal({ code: err.code, problems: err.problems }, err.message);
   process.exit(2);
 }
-await app.listen({ port: env.port, host: env.host });
+// A port that cannot be had ends the start with the setting that moves it (core/http/listen-error.ts).
+await exitOnConfigError(log, () =>
+  listenAt(
+    { what: 'the public port', host: env.host, port: env.port, portSetting: 'PORT', hostSetting: 'HOST' },
+    () => app.listen({ port: env.port, host: env.host }),
+  ),
+);
 // /metrics and the readiness details on a port of their own (PROBE_PORT), as the masters
 // have them: nothing a client of the public port should see (docs/security.md).
-const probes = await startProbeServer({
-  host: env.host,
-  port: env.probePort,
-  checks: app.probes.checks,
-  metrics: app.probes.metrics,
-  details: app.probes.details,
-});
+const probes = await exitOnConfigError(log, () =>
+  startProbeServer({
+    host: env.host,
+    port: env.probePort,
+    checks: app.probes.checks,
+    metrics: app.probes.metrics,
+    details: app.probes.details,
+  }),
+);
 log.info(
   {
     url: env.publicUrl,

@@ -180,23 +180,32 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
   const claims = new Claims({ ctx, masterid, log, renewMs: deps.timing?.claimRenewMs });
   let distributor: Distributor | null = null;
   const traces = new RequestTraces();
-  const workers = await deps.listenForWorkers({
-    connected: (w) => {
-      membership
-        .workerConnected(w.name, w.info)
-        .then(() => distributor?.kick())
-        .catch((err) =>
-          log.warn({ worker: w.name, err: (err as Error).message }, 'could not record the connection'),
-        );
-    },
-    disconnected: (w) => {
-      membership
-        .workerDisconnected(w.name)
-        .catch((err) =>
-          log.warn({ worker: w.name, err: (err as Error).message }, 'could not record the disconnection'),
-        );
-    },
-  });
+  const workers = await deps
+    .listenForWorkers({
+      connected: (w) => {
+        membership
+          .workerConnected(w.name, w.info)
+          .then(() => distributor?.kick())
+          .catch((err) =>
+            log.warn({ worker: w.name, err: (err as Error).message }, 'could not record the connection'),
+          );
+      },
+      disconnected: (w) => {
+        membership
+          .workerDisconnected(w.name)
+          .catch((err) =>
+            log.warn({ worker: w.name, err: (err as Error).message }, 'could not record the disconnection'),
+          );
+      },
+    })
+    .catch(async (err: unknown) => {
+      // A port that cannot be had (listen.ts): the master leaves the cluster as it joined it,
+      // so that its next start does not wait out a previous life that never ran a build.
+      await reporters?.stop();
+      await jobs.stop();
+      await membership.stop();
+      throw err;
+    });
   late.workers = workers;
   distributor = new Distributor({
     ctx,

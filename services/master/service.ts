@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { type MasterEnv, redact } from '../core/config/env.js';
 import { ConfigError } from '../core/config/errors.js';
+import { exitOnConfigError } from '../core/config/fatal.js';
 import { loadMasterConfig, type MasterConfig } from '../core/config/master-config.js';
 import { ensureMigratedOrExit } from '../core/db/migrate.js';
 import { createPool } from '../core/db/pool.js';
@@ -16,7 +17,7 @@ import { createRedis } from '../core/redis.js';
 import { createLogger, type Logger } from '../core/telemetry/logger.js';
 import { startTelemetry } from '../core/telemetry/tracing.js';
 import { livenessOf, livenessProblems } from './liveness.js';
-import { startMaster } from './master.js';
+import { type Master, startMaster } from './master.js';
 import { checkReporters } from './reporters/reporter.js';
 import { schedulerConfigProblems } from './schedulers/index.js';
 import { listenForWorkers, type WorkerListeners, workerPortProblems } from './workers/listen.js';
@@ -81,45 +82,64 @@ export async function runMasterProcess(
     ? { cert: readFileSync(env.workerTls.certFile), key: readFileSync(env.workerTls.keyFile) }
     : undefined;
   let workerPorts: WorkerListeners['ports'] | null = null;
+  let master: Master | null = null;
 
-  const master = await startMaster({
-    db,
-    redis,
-    jobsRedis: env.redis,
-    events,
-    config,
-    name: env.masterName,
-    log,
-    workdir: env.workdir,
-    env: processEnv,
-    drainMs: env.drainSeconds * 1000,
-    listenForWorkers: async (workerEvents) => {
-      const listeners = await listenForWorkers({
-        config,
-        host: env.host,
-        workerPort: env.workerPort,
-        msgpackPort: env.msgpackWorkerPort,
-        ...(tls ? { tls } : {}),
-        masterName: env.masterName,
-        env: processEnv,
-        log,
-        events: workerEvents,
-      });
-      workerPorts = listeners.ports;
-      return listeners;
-    },
-  });
-
-  const probes = await startProbeServer({
-    host: env.host,
-    port: env.probePort,
-    checks: [postgresCheck(db), schemaCheck(db), redisCheck(redis)],
-    metrics: () => master.metrics(),
-  });
+  // The probe port first: a port that cannot be had ends the start before the master joins
+  // the cluster. Ready once the master has started.
+  const probes = await exitOnConfigError(log, () =>
+    startProbeServer({
+      host: env.host,
+      port: env.probePort,
+      checks: [
+        postgresCheck(db),
+        schemaCheck(db),
+        redisCheck(redis),
+        {
+          name: 'master',
+          run: async () => {
+            if (!master) throw new Error('starting');
+          },
+        },
+      ],
+      metrics: () => (master ? master.metrics() : Promise.reject(new Error('starting'))),
+    }),
+  );
+  // A worker port that cannot be had (workers/listen.ts), or a secret that cannot be read,
+  // ends the start as a bad configuration does.
+  master = await exitOnConfigError(log, () =>
+    startMaster({
+      db,
+      redis,
+      jobsRedis: env.redis,
+      events,
+      config,
+      name: env.masterName,
+      log,
+      workdir: env.workdir,
+      env: processEnv,
+      drainMs: env.drainSeconds * 1000,
+      listenForWorkers: async (workerEvents) => {
+        const listeners = await listenForWorkers({
+          config,
+          host: env.host,
+          workerPort: env.workerPort,
+          msgpackPort: env.msgpackWorkerPort,
+          ...(tls ? { tls } : {}),
+          masterName: env.masterName,
+          env: processEnv,
+          log,
+          events: workerEvents,
+        });
+        workerPorts = listeners.ports;
+        return listeners;
+      },
+    }),
+  );
+  const started = master;
   log.info(
     {
       master: env.masterName,
-      masterid: master.masterid,
+      masterid: started.masterid,
       builders: config.builders.length,
       workerPorts,
       workerTls: env.workerTls !== null,
@@ -132,7 +152,7 @@ export async function runMasterProcess(
   onShutdown(
     log,
     () => [
-      ...master.shutdownSteps(),
+      ...started.shutdownSteps(),
       { name: 'probes', run: () => probes.close() },
       { name: 'postgres', run: () => db.dispose() },
       // The last events (builds handed back, the master stopped) go out if Redis is there.

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadWorkerEnv, type WorkerEnv } from '../core/config/env.js';
 import { ConfigError } from '../core/config/errors.js';
+import { exitOnConfigError } from '../core/config/fatal.js';
 import { startProbeServer } from '../core/http/probe-server.js';
 import { onShutdown } from '../core/lifecycle.js';
 import { createLogger } from '../core/telemetry/logger.js';
@@ -54,6 +55,25 @@ const agent = new Agent(
   stepUser,
 );
 const metrics = new WorkerMetrics({ running: () => agent.running, connected: () => link?.master() != null });
+// Before connecting: a probe port that cannot be had ends the start before any command runs.
+const probes = await exitOnConfigError(log, () =>
+  startProbeServer({
+    host: env.host,
+    port: env.probePort,
+    checks: [
+      {
+        name: 'master',
+        run: async () => {
+          if (!link?.master()) throw new Error('not connected to a master');
+        },
+      },
+    ],
+    metrics: async () => ({
+      contentType: metrics.registry.contentType,
+      body: await metrics.registry.metrics(),
+    }),
+  }),
+);
 link = connectToMaster({
   url: env.masterUrl,
   name: env.workerName,
@@ -71,22 +91,6 @@ link = connectToMaster({
     // As buildbot-worker does on a remote shutdown: the process ends; its supervisor decides what next.
     shutdown: () => process.kill(process.pid, 'SIGTERM'),
   },
-});
-const probes = await startProbeServer({
-  host: env.host,
-  port: env.probePort,
-  checks: [
-    {
-      name: 'master',
-      run: async () => {
-        if (!link?.master()) throw new Error('not connected to a master');
-      },
-    },
-  ],
-  metrics: async () => ({
-    contentType: metrics.registry.contentType,
-    body: await metrics.registry.metrics(),
-  }),
 });
 log.info({ master: env.masterUrl, probePort: probes.port }, 'worker started');
 

@@ -81,6 +81,7 @@ export class ReviewStack extends InjectClient {
       config: config.change_hooks,
       env: { REVIEW_GITHUB_SECRET: GITHUB_SECRET },
       keyPrefix,
+      log,
     });
     opts.beforeReady?.(app);
     await app.ready();

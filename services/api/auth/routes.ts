@@ -68,7 +68,7 @@ function queryParams(req: FastifyRequest): URLSearchParams {
 }
 
 /** HTTP Basic credentials; null when the header is absent or not Basic. */
-function basicCredentials(
+export function basicCredentials(
   header: string | undefined,
 ): { username: string; password: string } | 'malformed' | null {
   if (!header) return null;

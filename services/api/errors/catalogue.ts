@@ -52,6 +52,7 @@ export type ApiErrorCode =
   | 'UNSUPPORTED_ACTION'
   | 'HOOK_INVALID'
   | 'HOOK_SIGNATURE'
+  | 'HOOK_UNAUTHORIZED'
   | 'HOOK_UNAVAILABLE'
   | 'CONTROL_UNAVAILABLE';
 
@@ -111,6 +112,8 @@ export const CATALOGUE: Readonly<Record<ErrorCode, Entry>> = {
   // does not check is ours to refuse with 403.
   HOOK_INVALID: { status: 400 },
   HOOK_SIGNATURE: { status: 403 },
+  // The base hook's credentials (change_hooks.base.auth) missing or wrong: Buildbot's 401.
+  HOOK_UNAUTHORIZED: { status: 401 },
   // Remembered deliveries cannot be checked (Redis is away): a replay is never let through
   // unchecked, and GitHub delivers again later.
   HOOK_UNAVAILABLE: { status: 503, retryAfter: RETRY_AFTER_SECONDS },
@@ -189,5 +192,6 @@ export const controlUnavailable = () =>
     'the master cannot be reached for a moment: nothing was changed, try again later',
   );
 export const hookSignature = (message: string) => new NotAllowedError<ErrorCode>('HOOK_SIGNATURE', message);
+export const hookUnauthorized = () => new NotAllowedError<ErrorCode>('HOOK_UNAUTHORIZED', 'Unauthorized');
 export const unsupportedAction = (method: string) =>
   new NotSupportedError<ErrorCode>('UNSUPPORTED_ACTION', `action: ${method} is not supported`);

@@ -12,16 +12,19 @@
 // Buildbot, and nothing a client sends can cause one. Every answer is text/plain, and a
 // dialect that is not enabled is a 404 `not found`: Buildbot's text/html page quoting the
 // dialect from the URL let a cross-site form POST run a script on the API's origin
-// (docs/security.md, test/security/reflected-html.test.ts).
-import { readFileSync } from 'node:fs';
+// (docs/security.md, test/security/reflected-html.test.ts). The base hook asks for HTTP
+// Basic credentials when change_hooks.base.auth is set (base-auth.ts: Buildbot's
+// change_hook_auth, for this dialect); without it, the API warns at every start, since
+// anyone who reaches it can add changes whose properties reach the builds' commands.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { ConfigError } from '../../core/config/errors.js';
 import type { ChangeHooksConfig } from '../../core/config/master-config.js';
 import { addChange, type DataContext, type NewChange, transact } from '../../core/data/index.js';
+import type { Logger } from '../../core/telemetry/logger.js';
 import { RedisUnavailable } from '../auth/counters.js';
-import { hookInvalid, hookUnavailable, notFound } from '../errors/catalogue.js';
+import { hookInvalid, hookUnauthorized, hookUnavailable, notFound } from '../errors/catalogue.js';
 import { errorHandler } from '../errors/reply.js';
 import { baseChange } from './base.js';
+import { BASE_AUTH_CHALLENGE, baseAuthCheck } from './base-auth.js';
 import {
   FORM,
   formFields,
@@ -35,6 +38,7 @@ import {
 } from './body.js';
 import { Deliveries } from './deliveries.js';
 import { type GithubOptions, githubChanges } from './github.js';
+import { hookSecret } from './secret.js';
 
 export interface ChangeHooksOptions {
   ctx: DataContext;
@@ -46,6 +50,8 @@ export interface ChangeHooksOptions {
   keyPrefix?: string;
   /** Largest body accepted, in bytes (default 1 MiB). */
   bodyLimit?: number;
+  /** Where the start-up warnings go (the base hook without authentication). */
+  log: Logger;
 }
 
 /** The GitHub dialect's options, its secret read from where the configuration says. */
@@ -53,26 +59,11 @@ export function githubOptions(
   config: NonNullable<ChangeHooksConfig['github']>,
   env: Record<string, string | undefined> = process.env,
 ): GithubOptions {
-  let secret: string | null = null;
-  if (config.secret_env !== undefined) {
-    secret = env[config.secret_env] ?? '';
-    if (!secret)
-      throw new ConfigError(
-        'CONFIG_REFERENCE',
-        `change_hooks.github: environment variable ${config.secret_env} is not set`,
-      );
-  } else if (config.secret_file !== undefined) {
-    try {
-      secret = readFileSync(config.secret_file, 'utf8').trim();
-    } catch (err) {
-      throw new ConfigError(
-        'CONFIG_FILE_UNREADABLE',
-        `change_hooks.github: cannot read ${config.secret_file}: ${(err as Error).message}`,
-      );
-    }
-    if (!secret)
-      throw new ConfigError('CONFIG_REFERENCE', `change_hooks.github: ${config.secret_file} is empty`);
-  }
+  const secret = hookSecret(
+    'change_hooks.github',
+    { fromEnv: config.secret_env, fromFile: config.secret_file },
+    env,
+  );
   return { secret, codebase: config.codebase };
 }
 
@@ -99,6 +90,16 @@ const answer = (reply: FastifyReply, status: number, body: string) =>
 export const changeHooks: FastifyPluginAsync<ChangeHooksOptions> = async (app, opts) => {
   const github = opts.config?.github ? githubOptions(opts.config.github, opts.env) : null;
   const baseEnabled = opts.config?.base?.enabled ?? false;
+  const baseAuth = opts.config?.base?.auth
+    ? baseAuthCheck(opts.config.base.auth, opts.env ?? process.env)
+    : null;
+  if (baseEnabled && !baseAuth)
+    opts.log.warn(
+      { dialect: 'base', setting: 'change_hooks.base.auth', docs: 'docs/security.md' },
+      'change_hooks.base is enabled without authentication: anyone who can reach this API can add ' +
+        "changes, and their properties reach the builds' shell commands; set change_hooks.base.auth " +
+        '(or keep the hook behind a proxy that authenticates)',
+    );
   const deliveries = new Deliveries(opts.ctx.redis, opts.keyPrefix ?? 'flotilla:');
 
   // Raw bytes for every content type: the GitHub signature is over the body as sent.
@@ -115,8 +116,13 @@ export const changeHooks: FastifyPluginAsync<ChangeHooksOptions> = async (app, o
     const dialect = req.params.dialect || 'base';
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     let changes: NewChange[];
-    if (dialect === 'base' && baseEnabled) changes = [baseChange(await baseFields(req, body))];
-    else if (dialect === 'github' && github) changes = await githubChanges(body, req.headers, github);
+    if (dialect === 'base' && baseEnabled) {
+      if (baseAuth && !baseAuth(req.headers.authorization)) {
+        reply.header('www-authenticate', BASE_AUTH_CHALLENGE);
+        throw hookUnauthorized();
+      }
+      changes = [baseChange(await baseFields(req, body))];
+    } else if (dialect === 'github' && github) changes = await githubChanges(body, req.headers, github);
     // A dialect that is not enabled: like any path that names nothing, and naming nothing back.
     else throw notFound();
     if (changes.length === 0) return answer(reply, 200, 'no change found');
@@ -143,7 +149,10 @@ export const changeHooks: FastifyPluginAsync<ChangeHooksOptions> = async (app, o
       if (dialect === 'github') await deliveries.release(delivery, body);
       throw err;
     });
-    req.log.info({ dialect, changeids: ids }, 'changes added from a web hook');
+    req.log.info(
+      { dialect, changeids: ids, ...(dialect === 'base' ? { authenticated: baseAuth !== null } : {}) },
+      'changes added from a web hook',
+    );
     return answer(reply, 200, `${changes.length} change found`);
   };
   app.post('/change_hook', handle);

@@ -5,7 +5,9 @@ export type ConfigErrorCode =
   | 'CONFIG_FILE_UNREADABLE'
   | 'CONFIG_YAML_SYNTAX'
   | 'CONFIG_SCHEMA'
-  | 'CONFIG_REFERENCE';
+  | 'CONFIG_REFERENCE'
+  // A port or address the process cannot listen on (in use, privileged, not this machine's).
+  | 'CONFIG_LISTEN';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';

@@ -4,6 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Check, readiness } from '../health.js';
+import { listenAt } from './listen-error.js';
 
 export interface ProbeServer {
   server: Server;
@@ -41,10 +42,22 @@ export async function startProbeServer(opts: ProbeOptions): Promise<ProbeServer>
       res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8' }).end('unavailable');
     }
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.host, () => resolve());
-  });
+  // A port that cannot be had is said with its setting (every process's PROBE_PORT and HOST).
+  const site = {
+    what: 'the probe port',
+    host: opts.host,
+    port: opts.port,
+    portSetting: 'PROBE_PORT',
+    hostSetting: 'HOST',
+  };
+  await listenAt(
+    site,
+    () =>
+      new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(opts.port, opts.host, () => resolve());
+      }),
+  );
   return {
     server,
     port: (server.address() as AddressInfo).port,

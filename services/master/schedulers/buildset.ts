@@ -9,6 +9,12 @@
 //   'Scheduler'), `scheduler` = its name, then the properties of the changes those stamps
 //   carry (source 'Change'), a later one winning;
 // - one build request per configured builder that exists, at the scheduler's priority.
+// Where we differ: a change never overrides what the scheduler sets (`scheduler`, the
+// scheduler's configured properties) nor `owner`. Buildbot lets the changes win, and a
+// change comes from whoever can post to a hook: in the review (issue 28) an unauthenticated
+// POST /change_hook/base renamed the scheduler and made a stranger the build's `owner`,
+// which the `owner` role matcher trusts to grant control of the build. The change keeps
+// its other properties (users rely on them); the dropped ones are logged.
 import type { SchedulerConfig } from '../../core/config/master-config.js';
 import {
   type AddedBuildset,
@@ -19,6 +25,7 @@ import {
   stampChangeProperties,
   type Tx,
 } from '../../core/data/index.js';
+import type { Logger } from '../../core/telemetry/logger.js';
 
 type Codebases = Record<string, { repository: string; branch: string | null }>;
 
@@ -44,6 +51,7 @@ export async function addBuildsetForChanges(
   s: SchedulerConfig,
   reason: string,
   changeids: readonly number[],
+  log: Logger,
 ): Promise<AddedBuildset> {
   const newest = new Map<string, number>();
   for (const c of await changeStamps(tx.q, changeids)) newest.set(c.codebase, c.sourcestampid);
@@ -51,23 +59,29 @@ export async function addBuildsetForChanges(
   const stamps = Object.keys(codebases)
     .sort()
     .map((cb) => newest.get(cb) ?? defaultStamp(codebases, cb));
-  return addBuildsetForSourceStamps(tx, s, reason, stamps);
+  return addBuildsetForSourceStamps(tx, s, reason, stamps, log);
 }
 
 /** A build set of each codebase's configured stamp (a timed scheduler with no changes). */
-export function addBuildsetWithDefaults(tx: Tx, s: SchedulerConfig, reason: string): Promise<AddedBuildset> {
+export function addBuildsetWithDefaults(
+  tx: Tx,
+  s: SchedulerConfig,
+  reason: string,
+  log: Logger,
+): Promise<AddedBuildset> {
   const codebases = codebasesOf(s);
   return addBuildsetForSourceStamps(
     tx,
     s,
     reason,
     Object.keys(codebases).map((cb) => defaultStamp(codebases, cb)),
+    log,
   );
 }
 
 /** What a caller adds to a scheduler's build set (a trigger step: its properties and parent). */
 export interface BuildsetExtras {
-  /** Given first: the scheduler's own properties, then those of the changes, override them. */
+  /** Given first: the scheduler's own properties, then those of the changes, override them (bar `owner`). */
   properties?: Record<string, readonly [unknown, string]>;
   waited_for?: boolean;
   parent_buildid?: number;
@@ -79,16 +93,28 @@ export async function addBuildsetForSourceStamps(
   s: SchedulerConfig,
   reason: string,
   sourcestamps: (number | SourceStampSpec)[],
+  log: Logger,
   extras: BuildsetExtras = {},
 ): Promise<AddedBuildset> {
   const properties: Record<string, readonly [unknown, string]> = { ...extras.properties };
   for (const [k, v] of Object.entries(s.properties)) properties[k] = [v, 'Scheduler'];
   properties.scheduler = [s.name, 'Scheduler'];
+  const notFromChanges = new Set(['scheduler', 'owner', ...Object.keys(s.properties)]);
+  const dropped = new Set<string>();
   const ssids = sourcestamps.filter((ss): ss is number => typeof ss === 'number');
   for (const [name, stored] of await stampChangeProperties(tx.q, ssids)) {
+    if (notFromChanges.has(name)) {
+      dropped.add(name);
+      continue;
+    }
     const pair = Array.isArray(stored) && stored.length === 2 ? stored : [stored, 'Change'];
     properties[name] = [pair[0], String(pair[1])];
   }
+  if (dropped.size)
+    log.warn(
+      { scheduler: s.name, properties: [...dropped].sort(), sourcestampids: ssids },
+      "a change's properties were dropped: the scheduler sets them, a change cannot",
+    );
   const builderids: number[] = [];
   for (const name of s.builders) {
     const id = await findBuilderId(tx, name, false);

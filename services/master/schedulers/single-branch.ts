@@ -83,7 +83,7 @@ export class SingleBranchScheduler extends Scheduler<Config> {
       const built = await changeBuiltBy(tx.q, this.name, c.changeid, treeStable);
       if (built) this.deps.log.info({ scheduler: this.name, changeid: c.changeid }, 'change already built');
       else if (treeStable) await classifyChanges(tx, this.schedulerid, new Map([[c.changeid, important]]));
-      else await addBuildsetForChanges(tx, this.config, this.reason, [c.changeid]);
+      else await addBuildsetForChanges(tx, this.config, this.reason, [c.changeid], this.deps.log);
       await watch.save(tx, c.changeid);
       return !built;
     });
@@ -103,7 +103,7 @@ export class SingleBranchScheduler extends Scheduler<Config> {
       const classified = await getChangeClassifications(tx, this.schedulerid);
       if (classified.size === 0) return;
       const changeids = [...classified.keys()].sort((a, b) => a - b);
-      await addBuildsetForChanges(tx, this.config, this.reason, changeids);
+      await addBuildsetForChanges(tx, this.config, this.reason, changeids, this.deps.log);
       await flushChangeClassifications(tx, this.schedulerid, changeids.at(-1)! + 1);
     });
   }

@@ -127,10 +127,10 @@ abstract class Timed<C extends PeriodicConfig | NightlyConfig> extends Scheduler
       await setState(tx.q, this.objectid, 'last_only_if_changed', this.onlyIfChanged);
     const changeids = [...classified.keys()].sort((a, b) => a - b);
     if (changeids.length > 0) {
-      await addBuildsetForChanges(tx, this.config, this.reason, changeids);
+      await addBuildsetForChanges(tx, this.config, this.reason, changeids, this.deps.log);
       await flushChangeClassifications(tx, this.schedulerid, changeids.at(-1)! + 1);
     } else {
-      await addBuildsetWithDefaults(tx, this.config, this.reason);
+      await addBuildsetWithDefaults(tx, this.config, this.reason, this.deps.log);
     }
   }
 }

@@ -5,6 +5,7 @@
 // connected workers; a worker name is connected once, whichever protocol it came by.
 import { ConfigError } from '../../core/config/errors.js';
 import { type MasterConfig, workerPassword } from '../../core/config/master-config.js';
+import { listenAt } from '../../core/http/listen-error.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import type { ConnectedWorkers, WorkerConnection, WorkerEvents } from './connection.js';
 import { startWorkerServer } from './flotilla/server.js';
@@ -58,31 +59,53 @@ export async function listenForWorkers(opts: {
   let msgpack: Awaited<ReturnType<typeof startMsgpackWorkerServer>> | null = null;
   // One count of failed logins for both listeners: a guesser gains nothing by switching.
   const throttle = new WorkerLoginThrottle();
-  const flotilla = await startWorkerServer({
+  // A port that cannot be had is said with the setting that gave it (the configuration's key
+  // when it names one, else the environment's variable).
+  const flotillaSite = {
+    what: "the workers' port (Flotilla's protocol)",
     host: flotillaAt?.host ?? opts.host,
     port: flotillaPort,
-    ...(opts.tls ? { tls: opts.tls } : {}),
-    config,
-    masterName: opts.masterName,
-    env: opts.env,
-    log: opts.log,
-    events: opts.events,
-    connectedElsewhere: (name) => msgpack?.get(name) !== undefined,
-    throttle,
-  });
+    portSetting: flotillaAt?.port !== undefined ? 'protocols.flotilla.port' : 'WORKER_PORT',
+    hostSetting: flotillaAt?.host !== undefined ? "protocols.flotilla.port's interface" : 'HOST',
+  };
+  const flotilla = await listenAt(flotillaSite, () =>
+    startWorkerServer({
+      host: flotillaSite.host,
+      port: flotillaSite.port,
+      ...(opts.tls ? { tls: opts.tls } : {}),
+      config,
+      masterName: opts.masterName,
+      env: opts.env,
+      log: opts.log,
+      events: opts.events,
+      connectedElsewhere: (name) => msgpack?.get(name) !== undefined,
+      throttle,
+    }),
+  );
   if (msgpackAt) {
+    const msgpackSite = {
+      what: "the workers' port (msgpack_experimental_v7)",
+      host: msgpackAt.host ?? opts.host,
+      port: msgpackPort ?? msgpackAt.port,
+      portSetting:
+        opts.msgpackPort != null ? 'MSGPACK_WORKER_PORT' : 'protocols.msgpack_experimental_v7.port',
+      hostSetting:
+        msgpackAt.host !== undefined ? "protocols.msgpack_experimental_v7.port's interface" : 'HOST',
+    };
     try {
-      msgpack = await startMsgpackWorkerServer({
-        host: msgpackAt.host ?? opts.host,
-        port: msgpackPort ?? msgpackAt.port,
-        ...(opts.tls ? { tls: opts.tls } : {}),
-        passwords: new Map(config.workers.map((w) => [w.name, workerPassword(w, opts.env)])),
-        builderDirs: (name) => config.builders.filter((b) => b.workers.includes(name)).map((b) => b.name),
-        connectedElsewhere: (name) => flotilla.get(name) !== undefined,
-        throttle,
-        log: opts.log,
-        events: opts.events,
-      });
+      msgpack = await listenAt(msgpackSite, () =>
+        startMsgpackWorkerServer({
+          host: msgpackSite.host,
+          port: msgpackSite.port,
+          ...(opts.tls ? { tls: opts.tls } : {}),
+          passwords: new Map(config.workers.map((w) => [w.name, workerPassword(w, opts.env)])),
+          builderDirs: (name) => config.builders.filter((b) => b.workers.includes(name)).map((b) => b.name),
+          connectedElsewhere: (name) => flotilla.get(name) !== undefined,
+          throttle,
+          log: opts.log,
+          events: opts.events,
+        }),
+      );
     } catch (err) {
       await flotilla.close();
       throw err;

@@ -5,17 +5,19 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { changeHooks } from '../../../services/api/hooks/index.js';
 import type { ChangeHooksConfig } from '../../../services/core/config/master-config.js';
 import { sql } from '../../../services/core/db/pool.js';
+import { createLogger, type Logger } from '../../../services/core/telemetry/logger.js';
 import type { Harness } from '../../core/data/harness.js';
 
 export async function hookApp(
   h: Harness,
   config: ChangeHooksConfig | undefined,
   env: Record<string, string | undefined> = {},
+  log: Logger = createLogger('test', 'silent'),
 ): Promise<FastifyInstance> {
   const app = Fastify();
   // Deliveries remembered apart from every other app's (a suite sends one payload many times).
   const keyPrefix = `hooks:${randomBytes(6).toString('hex')}:`;
-  await app.register(changeHooks, { ctx: h.ctx, config, env, keyPrefix });
+  await app.register(changeHooks, { ctx: h.ctx, config, env, keyPrefix, log });
   await app.ready();
   return app;
 }

@@ -68,6 +68,7 @@ async function addBuildsets(c: StepContext<TriggerStep>): Promise<number[]> {
         sched,
         `The Triggerable scheduler named '${name}' triggered this build`,
         await buildsetSourceStampIds(tx.q, c.build.bsid),
+        deps.log,
         {
           properties,
           waited_for: step.waitForFinish,

@@ -61,6 +61,10 @@ export async function startWorkerServer(opts: {
   const refuse: RequestListener = (_req, res) => res.writeHead(426).end('websocket only');
   const http: Server = opts.tls ? createTlsServer(opts.tls, refuse) : createServer(refuse);
   const wss = new WebSocketServer({ server: http, path: WORKER_PATH, maxPayload: MAX_FRAME_BYTES });
+  // ws passes the HTTP server's errors on to the WebSocketServer, where an 'error' without a
+  // listener is thrown: a port in use killed the master with a stack trace before the listen
+  // below could say which port (issue 28). The listen's own handler reports it.
+  wss.on('error', (err) => log.debug({ err: err.message }, 'worker listener error'));
 
   wss.on('connection', (socket, req) => {
     const peer = `${req.socket.remoteAddress}:${req.socket.remotePort}`;
