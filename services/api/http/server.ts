@@ -89,7 +89,7 @@ export interface AppDeps {
 }
 
 const API_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS', 'PUT', 'DELETE', 'PATCH'] as const;
-// Kubernetes and Prometheus call these; they need no session and must answer while PostgreSQL is away.
+// Larger requests are refused (body 413, headers 431, URL 414); `www.limits` overrides these.
 const DEFAULT_LIMITS = { body_bytes: 1024 * 1024, header_bytes: 16 * 1024, url_bytes: 8 * 1024 };
 const DEFAULT_THROTTLE = {
   max_failures_per_user: 10,
