@@ -1,8 +1,8 @@
 // Differential conformance: ask a real Buildbot 3.7 and Flotilla the same requests on the same
 // rows and report every answer that the compatibility rules do not explain. The golden cases
-// of ../shared/oracle are a sample; this asks every path form and parameter of the registry.
+// (test/fixtures/buildbot-3.7/cases.json) are a sample; this asks every path form and parameter of the registry.
 //
-//   sudo ../shared/oracle/fixture-master.sh start          # Buildbot on the fixture, :8020
+//   (a Buildbot 3.7 on a fresh copy of the fixture, :8020: test/conformance/README.md)
 //   DATABASE_URL=postgresql://buildbot:buildbot@127.0.0.1:55420/buildbot npm run migrate
 //   (start an API on that same database, e.g. PORT=8021 MASTER_CONFIG=test/conformance/oracle-master.yaml)
 //   node --import tsx test/conformance/differential/run.ts \
