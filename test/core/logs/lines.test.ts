@@ -1,6 +1,6 @@
 // Reading lines back: range reads and raw downloads, checked against Buildbot 3.7's
 // answers on the same rows (vectors/buildbot.json) and on the oracle's real data
-// (fixture.sql's logchunks, cases.json's logcontents and raw cases).
+// (test/fixtures/buildbot-3.7: fixture.sql's logchunks, cases.json's logcontents and raw cases).
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -15,8 +15,8 @@ import {
   readLogLines,
 } from '../../../services/core/logs/lines.js';
 import type { LineRange, LogChunkRow, LogType } from '../../../services/core/logs/types.js';
+import { FIXTURE_SQL, goldenCases } from '../../helpers/buildbot-recorded.js';
 import { encodeAnyCode } from '../../helpers/log-vectors/encode.js';
-import { ORACLE } from '../../helpers/psql.js';
 import { errorCode } from './errors.js';
 import { asRecorded, buildbotVectors, rowFromVector, writtenCode } from './vectors.js';
 
@@ -102,7 +102,7 @@ describe('reads: the oracle fixture and its recorded answers', () => {
       .map((line) => Object.fromEntries(line.split('\t').map((f, i) => [columns[i]!, field(f)])));
   }
 
-  const sql = readFileSync(`${ORACLE}/fixture.sql`, 'utf8');
+  const sql = readFileSync(FIXTURE_SQL, 'utf8');
   const logs = copyBlock(sql, 'logs');
   const steps = copyBlock(sql, 'steps');
   const builds = copyBlock(sql, 'builds');
@@ -140,13 +140,7 @@ describe('reads: the oracle fixture and its recorded answers', () => {
     return logs.find((l) => l.stepid === stepid && l.slug === slug);
   }
 
-  interface Case {
-    id: string;
-    family: string;
-    path: string;
-    expect: { status: number; body: unknown };
-  }
-  const cases = (JSON.parse(readFileSync(`${ORACLE}/cases.json`, 'utf8')) as Case[]).filter(
+  const cases = goldenCases().filter(
     (c) => (c.family === 'logcontents' || c.family === 'raw') && c.expect.status === 200,
   );
 
