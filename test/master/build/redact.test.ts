@@ -53,6 +53,16 @@ describe("a secret holding ' and \\", () => {
   });
 });
 
+describe('a secret holding non-ASCII and control characters', () => {
+  it("is replaced in Python's repr of it as bytes and as a str", () => {
+    const r = redactor({ u: 'pässwörd\ttab', c: 'x\u0001y-ctl' });
+    expect(r.clean(String.raw` argv: [b'p\xc3\xa4ssw\xc3\xb6rd\ttab', b'x\x01y-ctl']`)).toBe(
+      ` argv: [b'<u>', b'<c>']`,
+    );
+    expect(r.clean(String.raw`['pässwörd\ttab']`)).toBe(`['<u>']`);
+  });
+});
+
 describe('a secret of several lines', () => {
   const r = redactor({ pem: PEM });
 
