@@ -32,6 +32,8 @@ export class CoverMatcher {
   /** Length of the longest needle ending at each state (0: none). */
   private outLen: Int32Array;
   private outNeedle: Int32Array;
+  /** How many characters of some needle each state has read. */
+  private depth: Int32Array;
 
   constructor(needles: readonly string[]) {
     const own: [number, number][] = [];
@@ -55,6 +57,7 @@ export class CoverMatcher {
     this.outLen = new Int32Array(size);
     this.outNeedle = new Int32Array(size).fill(-1);
     const depth = new Int32Array(size);
+    this.depth = depth;
     const ownNeedle = new Int32Array(size).fill(-1);
     for (const [s, i] of own) if (ownNeedle[s] === -1) ownNeedle[s] = i;
     for (const [c, t] of this.next[0]!) if (c < DENSE) this.rootDense[c] = t;
@@ -95,9 +98,10 @@ export class CoverMatcher {
 
   /**
    * The parts of `text` that matches cover, in order, overlapping matches merged into one
-   * part (matches that only touch stay apart).
+   * part (matches that only touch stay apart); and how many characters at its end begin a
+   * needle that the text ends too soon to show whole (the longest such, 0 if none).
    */
-  cover(text: string): Covered[] {
+  scan(text: string): { parts: Covered[]; open: number } {
     const parts: Covered[] = [];
     let s = 0;
     for (let i = 0; i < text.length; i++) {
@@ -118,6 +122,6 @@ export class CoverMatcher {
       }
       parts.push(part);
     }
-    return parts;
+    return { parts, open: this.depth[s]! };
   }
 }

@@ -33,10 +33,14 @@ class Cleaner {
     this.matcher = null;
   }
 
+  private scan(text: string): ReturnType<CoverMatcher['scan']> {
+    this.matcher ??= new CoverMatcher(this.needles.texts);
+    return this.matcher.scan(text);
+  }
+
   clean(text: string): string {
     if (this.needles.texts.length === 0) return text;
-    this.matcher ??= new CoverMatcher(this.needles.texts);
-    const parts = this.matcher.cover(text);
+    const { parts } = this.scan(text);
     if (parts.length === 0) return text;
     let out = '';
     let at = 0;
@@ -45,6 +49,16 @@ class Cleaner {
       at = p.end;
     }
     return out + text.slice(at);
+  }
+
+  safeCut(text: string): number {
+    if (this.needles.texts.length === 0) return text.length;
+    const { parts, open } = this.scan(text);
+    // Before what may be the head of a needle the text ends in; then, if that is inside a
+    // part, before the part (parts do not overlap, so one move is enough).
+    let cut = text.length - open;
+    for (const p of parts) if (p.start < cut && cut < p.end) cut = p.start;
+    return cut;
   }
 }
 
@@ -72,6 +86,15 @@ export class Redactor {
   /** A log line, a URL, a property's text. */
   clean(text: string): string {
     return this.text.clean(text);
+  }
+
+  /**
+   * Where to cut `text`, the head of a line too long to keep whole, so that the cut splits no
+   * secret (in any of its forms): the end, or the start of the first one that crosses the
+   * cut or that the text ends inside of.
+   */
+  safeCut(text: string): number {
+    return this.text.safeCut(text);
   }
 
   /** A short text shown as a label: a state string, a link's or an artifact's name. */

@@ -114,21 +114,36 @@ describe('several secrets', () => {
   });
 });
 
+describe('where a line too long to keep may be cut', () => {
+  const r = redactor({ token: 'hunter2-token', pem: PEM });
+
+  it('before a secret the text ends inside of, or that crosses the end', () => {
+    expect(r.safeCut('output: hunter2-to')).toBe('output: '.length);
+    // Whole at the end, it may still be the head of a longer form: cut before it too.
+    expect(r.safeCut('output: hunter2-token')).toBe('output: '.length);
+    expect(r.safeCut('hunter2-token, done')).toBe('hunter2-token, done'.length);
+    expect(r.safeCut("argv: [b'-----BEGIN TEST KEY-----\\nMIIBOg")).toBe("argv: [b'".length);
+    expect(r.safeCut('nothing secret here')).toBe('nothing secret here'.length);
+    expect(new Redactor().safeCut('hunter2-to')).toBe(10);
+  });
+});
+
 describe('the matcher', () => {
   it('finds the parts many needles cover, a match reaching back over earlier ones merging them', () => {
     const m = new CoverMatcher(['bc', 'd', 'abcde']);
-    expect(m.cover('xabcdex')).toEqual([{ start: 1, end: 6, needle: 2 }]);
-    expect(m.cover('bcd')).toEqual([
+    expect(m.scan('xabcdex').parts).toEqual([{ start: 1, end: 6, needle: 2 }]);
+    expect(m.scan('bcd').parts).toEqual([
       { start: 0, end: 2, needle: 0 },
       { start: 2, end: 3, needle: 1 },
     ]);
-    expect(m.cover('é d')).toEqual([{ start: 2, end: 3, needle: 1 }]);
+    expect(m.scan('é d').parts).toEqual([{ start: 2, end: 3, needle: 1 }]);
+    expect(m.scan('xxabc').open).toBe(3);
   });
 
   it('a text that nearly matches a long needle everywhere is covered only where it matches', () => {
     const needle = `${'a'.repeat(2000)}b`;
     const m = new CoverMatcher([needle]);
     const text = `${'a'.repeat(100_000)}b`;
-    expect(m.cover(text)).toEqual([{ start: 100_000 - 2000, end: 100_001, needle: 0 }]);
+    expect(m.scan(text).parts).toEqual([{ start: 100_000 - 2000, end: 100_001, needle: 0 }]);
   });
 });
