@@ -10,7 +10,7 @@
 // - Flotilla's agent (services/worker/command.ts) shows the command as it is, and argv
 //   with `\`, `'` and newline escaped;
 // - Python's repr of a str (as a Python tool would print one) keeps printable non-ASCII;
-// - JSON, as tools print values.
+// - JSON, as tools print values (non-ASCII as it is, or as \uXXXX as Python's json does).
 // Each form is of the secret inside a larger word, whose quoting it does not include.
 //
 // A log is redacted line by line, so a secret of several lines is also looked for line by
@@ -52,8 +52,22 @@ function pyStrBody(value: string, quote: string): string {
   return out;
 }
 
-/** The whole secret in each encoding a log may show it in (the value first; no repeats). */
+// JSON with every non-ASCII character escaped, as Python's json.dumps writes it.
+const jsonAscii = (value: string) =>
+  JSON.stringify(value)
+    .slice(1, -1)
+    .replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/**
+ * The whole secret in each encoding a log may show it in (the value first; no repeats), and
+ * the same of it with surrounding blanks trimmed (a file's last newline, kept with
+ * `strip: false`, is never in a line of a log).
+ */
 export function wholeForms(value: string): string[] {
+  return [...new Set([value, value.trim()].flatMap(formsOf))];
+}
+
+function formsOf(value: string): string[] {
   return [
     ...new Set([
       value,
@@ -64,6 +78,7 @@ export function wholeForms(value: string): string[] {
       pyStrBody(value, '"'),
       value.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n'),
       JSON.stringify(value).slice(1, -1),
+      jsonAscii(value),
     ]),
   ];
 }

@@ -29,6 +29,10 @@ describe('a secret of one line', () => {
     expect(r.clean('hunter2-toke hunter2')).toBe('hunter2-toke hunter2');
   });
 
+  it('kept with its last newline (strip: false), it is still found in a line', () => {
+    expect(redactor({ file: 'k3y-from-a-file\n' }).clean('key k3y-from-a-file')).toBe('key <file>');
+  });
+
   it('a blank value is not recorded', () => {
     const b = redactor({ blank: ' \n' });
     expect(b.active).toBe(false);
@@ -60,6 +64,7 @@ describe('a secret holding non-ASCII and control characters', () => {
       ` argv: [b'<u>', b'<c>']`,
     );
     expect(r.clean(String.raw`['pässwörd\ttab']`)).toBe(`['<u>']`);
+    expect(r.clean(String.raw`{"u": "p\u00e4ssw\u00f6rd\ttab"}`)).toBe(`{"u": "<u>"}`);
   });
 });
 
