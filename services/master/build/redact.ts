@@ -101,12 +101,4 @@ export class Redactor {
   cleanLabel(text: string): string {
     return this.label.clean(text);
   }
-
-  /** A property's value: each string in it cleaned, at any depth. */
-  cleanValue(value: unknown): unknown {
-    if (typeof value === 'string') return this.clean(value);
-    if (!this.active || value === null || typeof value !== 'object') return value;
-    if (Array.isArray(value)) return value.map((v) => this.cleanValue(v));
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [this.clean(k), this.cleanValue(v)]));
-  }
 }

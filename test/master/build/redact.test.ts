@@ -109,14 +109,6 @@ describe('several secrets', () => {
     const r = redactor({ inner: 'cret', outer: 'secret-value' });
     expect(r.clean('a secret-value, a cret')).toBe('a <outer>, a <inner>');
   });
-
-  it('property values are cleaned at any depth', () => {
-    const r = redactor({ token: 'hunter2-token' });
-    expect(r.cleanValue({ a: ['x hunter2-token', 3], 'hunter2-token': null })).toEqual({
-      a: ['x <token>', 3],
-      '<token>': null,
-    });
-  });
 });
 
 describe('where a line too long to keep may be cut', () => {
