@@ -7,11 +7,11 @@
 // one ending there, so the longest match ending at each position is enough to know the
 // union of them all, and that is one number per state of the automaton.
 //
-// Measured (`node --import tsx load/bench/redact.ts`, CPU time on the shared 2-core machine):
-// 3,000,000 lines of 35 characters cleaned in 0.9 s with five secrets in use, one of them a
-// 27-line key (47 ms with none: the matcher is not built until a secret is used); 10,000,000
-// characters of near misses of a 3,001-character secret in 138 ms, against 44 ms for as
-// much ordinary text: linear, a constant apart.
+// Measured (`node --expose-gc --import tsx load/bench/redact.ts`, CPU time on the shared
+// 2-core machine): 3,000,000 lines of 35 characters cleaned in 0.96 s with five secrets in
+// use, one of them a 27-line key (62 ms with none: the matcher is not built until a secret
+// is used); 10,000,000 characters of near misses of a 3,001-character secret in 135 ms,
+// against 54 ms for as much ordinary text: linear, a constant apart.
 
 export interface Covered {
   start: number;
@@ -25,73 +25,94 @@ export interface Covered {
 // starts no needle); the others a map entry.
 const DENSE = 128;
 
+// Most states of a long needle have one way on: it is kept in two numbers, and only states
+// with several in a map. With a map for every state, a build's redactor held 4.1 MB for a
+// 3,311-character key; this way, 0.5 MB (the last line of load/bench/redact.ts; the first
+// figure with commit f908e52's cover-matches.ts in place of this one).
+const NONE = -1;
+
 export class CoverMatcher {
-  private readonly next: Map<number, number>[] = [new Map()];
-  private readonly rootDense = new Int32Array(DENSE).fill(-1);
-  private fail: Int32Array;
+  private readonly rootDense = new Int32Array(DENSE).fill(NONE);
+  private readonly oneChar: Int32Array;
+  private readonly oneNext: Int32Array;
+  private readonly several = new Map<number, Map<number, number>>();
+  private readonly fail: Int32Array;
   /** Length of the longest needle ending at each state (0: none). */
-  private outLen: Int32Array;
-  private outNeedle: Int32Array;
+  private readonly outLen: Int32Array;
+  private readonly outNeedle: Int32Array;
   /** How many characters of some needle each state has read. */
-  private depth: Int32Array;
+  private readonly depth: Int32Array;
 
   constructor(needles: readonly string[]) {
+    // Built with a map per state, kept compact once built.
+    const next: Map<number, number>[] = [new Map()];
     const own: [number, number][] = [];
     needles.forEach((n, i) => {
       if (!n) return;
       let s = 0;
       for (let k = 0; k < n.length; k++) {
         const c = n.charCodeAt(k);
-        let t = this.next[s]!.get(c);
+        let t = next[s]!.get(c);
         if (t === undefined) {
-          t = this.next.length;
-          this.next.push(new Map());
-          this.next[s]!.set(c, t);
+          t = next.length;
+          next.push(new Map());
+          next[s]!.set(c, t);
         }
         s = t;
       }
       own.push([s, i]);
     });
-    const size = this.next.length;
+    const size = next.length;
     this.fail = new Int32Array(size);
     this.outLen = new Int32Array(size);
-    this.outNeedle = new Int32Array(size).fill(-1);
-    const depth = new Int32Array(size);
-    this.depth = depth;
-    const ownNeedle = new Int32Array(size).fill(-1);
-    for (const [s, i] of own) if (ownNeedle[s] === -1) ownNeedle[s] = i;
-    for (const [c, t] of this.next[0]!) if (c < DENSE) this.rootDense[c] = t;
+    this.outNeedle = new Int32Array(size).fill(NONE);
+    this.depth = new Int32Array(size);
+    const ownNeedle = new Int32Array(size).fill(NONE);
+    for (const [s, i] of own) if (ownNeedle[s] === NONE) ownNeedle[s] = i;
     // Breadth first: a state's failure (its longest proper suffix that is a prefix of some
     // needle) is shallower, so already known.
     const queue: number[] = [0];
     for (let q = 0; q < queue.length; q++) {
       const s = queue[q]!;
-      for (const [c, t] of this.next[s]!) {
-        depth[t] = depth[s]! + 1;
+      for (const [c, t] of next[s]!) {
+        this.depth[t] = this.depth[s]! + 1;
         if (s !== 0) {
           let f = this.fail[s]!;
-          while (f !== 0 && !this.next[f]!.has(c)) f = this.fail[f]!;
-          this.fail[t] = this.next[f]!.get(c) ?? 0;
+          while (f !== 0 && !next[f]!.has(c)) f = this.fail[f]!;
+          this.fail[t] = next[f]!.get(c) ?? 0;
         }
         const f = this.fail[t]!;
-        if (ownNeedle[t] !== -1) {
-          this.outLen[t] = depth[t]!;
-          this.outNeedle[t] = ownNeedle[t]!;
-        } else {
-          this.outLen[t] = this.outLen[f]!;
-          this.outNeedle[t] = this.outNeedle[f]!;
-        }
+        const mine = ownNeedle[t] !== NONE;
+        this.outLen[t] = mine ? this.depth[t]! : this.outLen[f]!;
+        this.outNeedle[t] = mine ? ownNeedle[t]! : this.outNeedle[f]!;
         queue.push(t);
       }
     }
+    this.oneChar = new Int32Array(size).fill(NONE);
+    this.oneNext = new Int32Array(size);
+    next.forEach((m, s) => {
+      if (m.size === 1) {
+        const [c, t] = m.entries().next().value!;
+        this.oneChar[s] = c;
+        this.oneNext[s] = t;
+      } else if (m.size > 1) this.several.set(s, m);
+    });
+    for (const [c, t] of next[0]!) if (c < DENSE) this.rootDense[c] = t;
+  }
+
+  /** Where state `s` goes on character `c`, if it has a way on. */
+  private goto(s: number, c: number): number {
+    if (s === 0 && c < DENSE) return this.rootDense[c]!;
+    if (this.oneChar[s] === c) return this.oneNext[s]!;
+    return this.several.get(s)?.get(c) ?? NONE;
   }
 
   private step(s: number, c: number): number {
     let state = s;
     for (;;) {
-      if (state === 0) return c < DENSE ? Math.max(this.rootDense[c]!, 0) : (this.next[0]!.get(c) ?? 0);
-      const t = this.next[state]!.get(c);
-      if (t !== undefined) return t;
+      const t = this.goto(state, c);
+      if (t !== NONE) return t;
+      if (state === 0) return 0;
       state = this.fail[state]!;
     }
   }
