@@ -17,7 +17,8 @@ export const setProperty: StepKind<SetPropertyStep> = {
     const lost = r.workerLost ? { workerLost: r.workerLost } : {};
     if (r.results !== Results.SUCCESS)
       return { results: r.results, summary: stepSummary(c.text, r.results), ...lost };
-    const value = c.step.strip ? r.stdout.trim() : r.stdout;
+    // Stored redacted: properties are shown to whoever sees the build, and sent in reports.
+    const value = c.build.redactor.clean(c.step.strip ? r.stdout.trim() : r.stdout);
     await transact(c.deps.ctx, (tx) =>
       setBuildProperty(tx, c.build.buildid, c.step.property, value, 'SetPropertyFromCommand Step'),
     );
