@@ -62,9 +62,8 @@ export async function runCommand(
   const { step, stepid } = c;
   const request = commandRequest(c);
   const stored = metrics ? (n: number) => metrics.linesStored(n) : undefined;
-  const clean = (line: string) => c.build.redactor.clean(line);
   const writer = (logid: number, type: 's' | 't' | 'h') =>
-    new LogWriter(ctx, redis, logid, type, codec, stored, clean);
+    new LogWriter(ctx, redis, logid, type, codec, stored, c.build.redactor);
   const stdio = writer(await transact(ctx, (tx) => addLog(tx, stepid, 'stdio', 's')), 's');
   const extra = new Map<string, Promise<LogWriter>>();
   const extraLog = (name: string) => {
