@@ -7,6 +7,7 @@ import {
   AS_IS,
   fitLine,
   LineSplitter,
+  logText,
   type SplitLine,
   storedLine,
 } from '../../../services/master/build/line-splitter.js';
@@ -155,6 +156,22 @@ describe('fitLine: what the store gets of a line', () => {
     // The first half of a pair whose second half was dropped is not kept.
     const cut = storedLine({ text: `abc${'😀'.charAt(0)}`, dropped: 3 }, AS_IS, 1000);
     expect(cut.replace(MARKER, '')).toBe('abc');
+  });
+});
+
+describe('logText: a message as a finished log', () => {
+  it('keeps a message of short lines as it is, with UNIX newlines and a final one', () => {
+    expect(logText('')).toBe('\n');
+    expect(logText('one')).toBe('one\n');
+    expect(logText('one\r\ntwo\rthree\n\n')).toBe('one\ntwo\nthree\n\n');
+  });
+
+  it('cuts a line past what the store keeps, with the marker, and keeps the next', () => {
+    const out = logText(`${'z'.repeat(3_000_000)}\nnext`).split('\n');
+    expect(out).toHaveLength(3);
+    expect(utf8(out[0]!)).toBeLessThanOrEqual(65_536);
+    expect(MARKER.exec(out[0]!)![1]).toBe('3000000');
+    expect(out.slice(1)).toEqual(['next', '']);
   });
 });
 
