@@ -3,8 +3,9 @@
 // with its output whole, and the long line is stored cut, with a marker that says so (issue
 // 28, item 2: the writer rescanned the unfinished line on every piece, and a 100 MB line left
 // /healthz unanswered for about 100 s). Debian's buildbot-worker 3.7 (msgpack) holds an
-// unfinished line itself and rescans it as the old writer did (its LineBoundaryFinder: about
-// 30 s for 1 MiB here), so on it a line of 300 kB shows the same cut, with a build beside it.
+// unfinished line itself and rescans it as the old writer did (its LineBoundaryFinder: seconds
+// for 1 MiB in 4 KiB pieces, docs/security.md), so on it a line of 300 kB shows the same cut,
+// with a build beside it.
 // And a set_property step whose command prints too much fails, setting nothing, rather than
 // holding all of it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
