@@ -26,6 +26,7 @@ import { reasonText } from '../workers/connection.js';
 import { holds } from './conditions.js';
 import { render } from './interpolate.js';
 import { interruptedResults } from './interruption.js';
+import { logText } from './line-splitter.js';
 import { stepKind } from './steps/index.js';
 import type { StepContext, StepOutcome } from './steps/step.js';
 import { stepSummary } from './summary.js';
@@ -151,10 +152,10 @@ async function failedToRender(
 
 /** A finished text log of one message (secrets redacted). */
 async function addTextLog(s: StepRun, stepid: number, name: string, message: string): Promise<void> {
-  const lines = s.build.redactor.clean(message).replace(/\r\n?/g, '\n');
+  const lines = logText(s.build.redactor.clean(message));
   await transact(s.deps.ctx, async (tx) => {
     const logid = await addLog(tx, stepid, name, 't');
-    await appendLog(tx, logid, lines.endsWith('\n') ? lines : `${lines}\n`);
+    await appendLog(tx, logid, lines);
     await finishLog(tx, logid);
   });
 }

@@ -22,6 +22,7 @@ import {
 import { Results } from '../../../core/results.js';
 import type { TransferEnd, TransferSpec } from '../../workers/connection.js';
 import { interruptedResults } from '../interruption.js';
+import { logText } from '../line-splitter.js';
 import { stepSummary } from '../summary.js';
 import { RemoteCommands, StepEnded } from './remote.js';
 import type { StepContext, StepKind, StepOutcome } from './step.js';
@@ -156,10 +157,10 @@ export async function transferStep(
 
 /** A finished text log of one message (Buildbot's addCompleteLog), secrets redacted. */
 export async function completeLog(c: StepContext<TransferStep>, name: string, text: string): Promise<void> {
-  const clean = c.build.redactor.clean(text);
+  const clean = logText(c.build.redactor.clean(text));
   await transact(c.deps.ctx, async (tx) => {
     const logid = await addLog(tx, c.stepid, name, 't');
-    await appendLog(tx, logid, clean.endsWith('\n') ? clean : `${clean}\n`);
+    await appendLog(tx, logid, clean);
     await finishLog(tx, logid);
   });
 }
