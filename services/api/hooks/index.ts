@@ -13,28 +13,14 @@
 // dialect that is not enabled is a 404 `not found`: Buildbot's text/html page quoting the
 // dialect from the URL let a cross-site form POST run a script on the API's origin
 // (docs/security.md, test/security/reflected-html.test.ts).
-import { readFileSync } from 'node:fs';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { ConfigError } from '../../core/config/errors.js';
 import type { ChangeHooksConfig } from '../../core/config/master-config.js';
-import { addChange, type DataContext, type NewChange, transact } from '../../core/data/index.js';
+import { addChange, type DataContext, transact } from '../../core/data/index.js';
 import { RedisUnavailable } from '../auth/counters.js';
-import { hookInvalid, hookUnavailable, notFound } from '../errors/catalogue.js';
+import { hookUnavailable, notFound } from '../errors/catalogue.js';
 import { errorHandler } from '../errors/reply.js';
-import { baseChange } from './base.js';
-import {
-  FORM,
-  formFields,
-  JSON_TYPE,
-  MULTIPART,
-  mediaType,
-  parseJson,
-  queryFields,
-  text,
-  unsupportedType,
-} from './body.js';
 import { Deliveries } from './deliveries.js';
-import { type GithubOptions, githubChanges } from './github.js';
+import { enabledDialects } from './dialects.js';
 
 export interface ChangeHooksOptions {
   ctx: DataContext;
@@ -48,57 +34,11 @@ export interface ChangeHooksOptions {
   bodyLimit?: number;
 }
 
-/** The GitHub dialect's options, its secret read from where the configuration says. */
-export function githubOptions(
-  config: NonNullable<ChangeHooksConfig['github']>,
-  env: Record<string, string | undefined> = process.env,
-): GithubOptions {
-  let secret: string | null = null;
-  if (config.secret_env !== undefined) {
-    secret = env[config.secret_env] ?? '';
-    if (!secret)
-      throw new ConfigError(
-        'CONFIG_REFERENCE',
-        `change_hooks.github: environment variable ${config.secret_env} is not set`,
-      );
-  } else if (config.secret_file !== undefined) {
-    try {
-      secret = readFileSync(config.secret_file, 'utf8').trim();
-    } catch (err) {
-      throw new ConfigError(
-        'CONFIG_FILE_UNREADABLE',
-        `change_hooks.github: cannot read ${config.secret_file}: ${(err as Error).message}`,
-      );
-    }
-    if (!secret)
-      throw new ConfigError('CONFIG_REFERENCE', `change_hooks.github: ${config.secret_file} is empty`);
-  }
-  return { secret, codebase: config.codebase };
-}
-
-async function baseFields(req: FastifyRequest, body: Buffer): Promise<Map<string, unknown>> {
-  const fields = new Map<string, unknown>(queryFields(req.url));
-  const contentType = req.headers['content-type'];
-  const type = mediaType(contentType);
-  if (type === FORM || type === MULTIPART) {
-    for (const [k, v] of await formFields(body, contentType!)) fields.set(k, v);
-  } else if (type === JSON_TYPE) {
-    const json = parseJson(text(body), 'the body');
-    if (typeof json !== 'object' || json === null || Array.isArray(json))
-      throw hookInvalid('the body must be a JSON object');
-    for (const [k, v] of Object.entries(json)) fields.set(k, v);
-  } else if (body.length > 0) {
-    throw unsupportedType(contentType);
-  }
-  return fields;
-}
-
 const answer = (reply: FastifyReply, status: number, body: string) =>
   reply.code(status).type('text/plain; charset=utf-8').send(body);
 
 export const changeHooks: FastifyPluginAsync<ChangeHooksOptions> = async (app, opts) => {
-  const github = opts.config?.github ? githubOptions(opts.config.github, opts.env) : null;
-  const baseEnabled = opts.config?.base?.enabled ?? false;
+  const dialects = enabledDialects(opts.config, opts.env);
   const deliveries = new Deliveries(opts.ctx.redis, opts.keyPrefix ?? 'flotilla:');
 
   // Raw bytes for every content type: the GitHub signature is over the body as sent.
@@ -114,15 +54,13 @@ export const changeHooks: FastifyPluginAsync<ChangeHooksOptions> = async (app, o
   const handle = async (req: FastifyRequest<{ Params: { dialect?: string } }>, reply: FastifyReply) => {
     const dialect = req.params.dialect || 'base';
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    let changes: NewChange[];
-    if (dialect === 'base' && baseEnabled) changes = [baseChange(await baseFields(req, body))];
-    else if (dialect === 'github' && github) changes = await githubChanges(body, req.headers, github);
     // A dialect that is not enabled: like any path that names nothing, and naming nothing back.
-    else throw notFound();
+    const handler = Object.hasOwn(dialects, dialect) ? dialects[dialect as keyof typeof dialects] : undefined;
+    if (!handler) throw notFound();
+    const changes = await handler.changes(req, body);
     if (changes.length === 0) return answer(reply, 200, 'no change found');
-    const delivery =
-      typeof req.headers['x-github-delivery'] === 'string' ? req.headers['x-github-delivery'] : undefined;
-    if (dialect === 'github') {
+    const delivery = handler.delivery?.(req);
+    if (handler.delivery) {
       let first: boolean;
       try {
         first = await deliveries.claim(delivery, body);
@@ -131,7 +69,7 @@ export const changeHooks: FastifyPluginAsync<ChangeHooksOptions> = async (app, o
         throw err instanceof RedisUnavailable ? hookUnavailable() : err;
       }
       if (!first) {
-        req.log.warn({ delivery: delivery?.slice(0, 64) }, 'a GitHub delivery came again: no change made');
+        req.log.warn({ dialect, delivery: delivery?.slice(0, 64) }, 'a delivery came again: no change made');
         return answer(reply, 200, 'no change found');
       }
     }
@@ -140,7 +78,7 @@ export const changeHooks: FastifyPluginAsync<ChangeHooksOptions> = async (app, o
       for (const c of changes) added.push(await addChange(tx, c));
       return added;
     }).catch(async (err: unknown) => {
-      if (dialect === 'github') await deliveries.release(delivery, body);
+      if (handler.delivery) await deliveries.release(delivery, body);
       throw err;
     });
     req.log.info({ dialect, changeids: ids }, 'changes added from a web hook');
