@@ -1,7 +1,9 @@
 // Every table whose totals the database keeps for meta.total (a resource's `counted` in the
 // registry, migration 0004) has the statement triggers that keep them, on every write that
 // can add, remove or move a row between its scopes; and every endpoint that answers a total
-// from those kept totals reads a counted table by counted dimensions. A new counted resource
+// from those kept totals reads a counted table by counted dimensions, under scope keys the
+// database writes (a scope spelled one way in TypeScript and another in SQL would answer 0,
+// not fail). A new counted resource
 // (services/api/registry/README.md) adds its line to TRIGGERS, its triggers to a migration,
 // and this test checks the two against pg_trigger. That the kept totals equal count(*) after
 // any mix of writes is test/db/counts.test.ts.
@@ -38,6 +40,11 @@ const TRIGGERS: Readonly<Record<string, readonly Counting[]>> = {
 };
 
 const registry = buildRegistry([]);
+const counted = new Map(
+  registry.endpoints.flatMap((e) =>
+    e.resource.counted ? [[e.resource.counted.table, e.resource.counted]] : [],
+  ),
+);
 
 /** Any path argument: 1 (what a countScope reads of it does not matter here, only its keys). */
 const anyArgs = new Proxy({}, { get: () => 1 }) as PathArgs;
@@ -91,11 +98,6 @@ describe('counted tables', () => {
   });
 
   it('lists every table the registry counts, and an update trigger where a row has dimensions', () => {
-    const counted = new Map(
-      registry.endpoints.flatMap((e) =>
-        e.resource.counted ? [[e.resource.counted.table, e.resource.counted]] : [],
-      ),
-    );
     expect([...counted.keys()].sort()).toEqual(Object.keys(TRIGGERS).sort());
     for (const [table, c] of counted) {
       const own = TRIGGERS[table]!.find((t) => t.on === table);
@@ -130,6 +132,34 @@ describe('counted tables', () => {
           `${t.fn} counts ${table}`,
         ).toBe(true);
       }
+  });
+
+  it('keeps the scopes the registry reads, named as it names them', async () => {
+    // The oracle's recorded database, which has rows in every scope of every counted table.
+    const fixture = await createDatabase('fixture');
+    try {
+      const rows = await fixture.pool.query(sql`
+        SELECT DISTINCT tbl, scope FROM flotilla.count_deltas WHERE scope NOT LIKE '~%'`);
+      for (const c of counted.values()) {
+        // A scope key lists `dim=value` in the order of `dims`, joined by '&' (query/compile.ts).
+        const kept = new Set(
+          rows
+            .filter((r) => r.tbl === c.table)
+            .map((r) =>
+              r.scope === ''
+                ? ''
+                : (r.scope as string)
+                    .split('&')
+                    .map((p) => p.split('=')[0])
+                    .join('&'),
+            ),
+        );
+        const read = new Set(c.scopes.map((s) => c.dims.filter((d) => s.includes(d)).join('&')));
+        expect([...kept].sort(), c.table).toEqual([...read].sort());
+      }
+    } finally {
+      await fixture.drop();
+    }
   });
 
   it('finds a counted table that lacks a trigger', async () => {
