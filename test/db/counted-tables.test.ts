@@ -3,10 +3,9 @@
 // can add, remove or move a row between its scopes; and every endpoint that answers a total
 // from those kept totals reads a counted table by counted dimensions, under scope keys the
 // database writes (a scope spelled one way in TypeScript and another in SQL would answer 0,
-// not fail). A new counted resource
-// (services/api/registry/README.md) adds its line to TRIGGERS, its triggers to a migration,
-// and this test checks the two against pg_trigger. That the kept totals equal count(*) after
-// any mix of writes is test/db/counts.test.ts.
+// not fail). A new counted resource (services/api/registry/README.md) adds its line to
+// TRIGGERS and its triggers to a migration, and this test checks the two against pg_trigger.
+// That the kept totals equal count(*) after any mix of writes is test/db/counts.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildRegistry } from '../../services/api/registry/index.js';
 import type { PathArgs } from '../../services/api/registry/model.js';
