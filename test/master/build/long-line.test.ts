@@ -104,8 +104,9 @@ function probing(m: MasterProc): { stop: () => Promise<{ failed: string[]; asked
           const res = await fetch(`http://127.0.0.1:${m.probePort}${path}`, {
             signal: AbortSignal.timeout(5000),
           });
-          await res.arrayBuffer();
-          if (res.status !== 200) failed.push(`${path}: ${res.status}`);
+          const body = await res.text();
+          // The body names the check that failed (a readiness check's own deadline, say).
+          if (res.status !== 200) failed.push(`${path}: ${res.status} ${body.slice(0, 300)}`);
         } catch (err) {
           failed.push(`${path}: ${(err as Error).message}`);
         }
