@@ -77,9 +77,9 @@ describe('an API whose build fails', () => {
     const watch = new TimerWatch().start();
     try {
       const api = await ApiUnderTest.on(db, options());
-      // A read opens the read pool's connections.
-      expect((await api.get('/builders')).status).toBe(200);
+      // A read opens the read pool's connections (again each time: an idle one may have closed).
       await waitFor('the read path’s connections', async () => {
+        expect((await api.get('/builders')).status).toBe(200);
         const names = await apiBackends();
         return ['flotilla-api-notices', 'flotilla-api-read', 'flotilla-api-replica-monitor'].every((n) =>
           names.includes(n),
