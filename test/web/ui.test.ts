@@ -186,7 +186,7 @@ beforeAll(async () => {
     cluster.startWorker('w2', m),
     launchBrowser().then((b) => (browser = b)),
   ]);
-  for (const name of ['basic', 'ticker', 'reports', 'halting', 'child']) {
+  for (const name of ['basic', 'ticker', 'reports', 'halting', 'child', 'unreachable']) {
     ids[name] = (await cluster.get(`/builders/${name}`)).builders[0].builderid;
   }
   // Real builds to show: a successful one with many lines, a failing one, and one caused by
@@ -594,6 +594,126 @@ describe('the web UI', () => {
     expect(await page.getByRole('link', { name: 'Download' }).getAttribute('href')).toMatch(
       /^api\/v2\/logs\/\d+\/raw$/,
     );
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('first week: a wrong password is said on the form, with no browser prompt (no challenge to a script)', async () => {
+    const { page, watch } = await newPage();
+    await page.goto(`${base}#/login`);
+    await page.getByLabel('User name').fill('admin');
+    await page.getByLabel('Password').fill('not-the-password');
+    const answer = page.waitForResponse((r) => new URL(r.url()).pathname === '/auth/login');
+    await page.getByRole('button', { name: 'Log in', exact: true }).click();
+    const res = await answer;
+    expect(res.status()).toBe(401);
+    // A challenge would make Chromium ask for credentials itself, over the form, for good.
+    expect(await res.headerValue('www-authenticate')).toBeNull();
+    expect(await page.getByRole('alert').textContent()).toContain('wrong user name, password or token');
+    expect(await page.getByRole('button', { name: 'Log in', exact: true }).isEnabled()).toBe(true);
+    await page.getByLabel('Password').fill(PASSWORDS.admin);
+    await page.getByRole('button', { name: 'Log in', exact: true }).click();
+    await page.getByTestId('user-name').waitFor();
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('first week: a cancelled request leaves Pending requests, on the builder page and Home, after a reload too', async () => {
+    const { page, watch } = await newPage();
+    await login(page, 'admin');
+    // Its only worker never connects: the request waits until cancelled.
+    const [, brids] = await adminRpc('forceschedulers/force-unreachable', 'force', {
+      username: 'Ada <ada@example.test>',
+      reason: 'to cancel',
+    });
+    const brid = Object.values(brids as Record<string, number>)[0]!;
+    await page.goto(`${base}#/builders/${ids.unreachable}`);
+    const row = page
+      .locator('#b-pending')
+      .locator('..')
+      .getByRole('row')
+      .filter({ has: page.getByRole('cell', { name: String(brid), exact: true }) });
+    await row.getByRole('button', { name: 'Cancel' }).click();
+    await row.waitFor({ state: 'detached' });
+    const br = (await cluster.get(`/buildrequests/${brid}`)).buildrequests[0];
+    expect([br.complete, br.results, br.claimed]).toEqual([true, 6, false]);
+    await page.reload();
+    await page
+      .locator('#b-builds')
+      .locator('..')
+      .getByText(/No build yet/)
+      .waitFor();
+    expect(
+      await page
+        .locator('#b-pending')
+        .locator('..')
+        .getByText(/No request waits/)
+        .count(),
+    ).toBe(1);
+    await page.goto(`${base}#/`);
+    await page.locator('main[data-ready=yes]').waitFor();
+    expect(await page.locator('#h-pending').locator('..').textContent()).not.toContain(`request ${brid},`);
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('first week: a running build shows its current step, and Rebuild opens the new build', async () => {
+    const { page, watch } = await newPage();
+    await login(page, 'admin');
+    const [, brids] = await adminRpc('forceschedulers/force-ticker', 'force', {
+      username: 'Ada <ada@example.test>',
+      ticks: '100000',
+      note: 'current step',
+    });
+    const build = await buildOfRequest(Object.values(brids as Record<string, number>)[0]!);
+    await stepNumber(build.buildid, 'count');
+    await page.goto(`${base}#/builders/${ids.ticker}`);
+    const row = page
+      .getByRole('row')
+      .filter({ has: page.getByRole('link', { name: `#${build.number}`, exact: true }) });
+    await row.getByText(/^count: /).waitFor({ timeout: 30_000 });
+    await page.goto(`${base}#/builders/${ids.ticker}/builds/${build.number}`);
+    await page
+      .getByTestId('build-state')
+      .getByText(/^count: /)
+      .waitFor({ timeout: 30_000 });
+    await adminRpc(`builds/${build.buildid}`, 'stop', { reason: 'enough' });
+    await cluster.finished(build.buildid, 60_000);
+    // Finished: its own state again, and Rebuild, which opens the build it makes.
+    await page.getByTestId('build-actions').getByRole('button', { name: 'Rebuild' }).click();
+    await page.waitForURL(new RegExp(`#/builders/${ids.ticker}/builds/(?!${build.number}$)\\d+$`), {
+      timeout: 30_000,
+    });
+    const next = Number(/builds\/(\d+)$/.exec(page.url())![1]);
+    expect(next).toBeGreaterThan(build.number);
+    await page.getByRole('heading', { name: new RegExp(`ticker #${next}`) }).waitFor();
+    const rebuilt = (await cluster.get(`/builders/${ids.ticker}/builds/${next}`)).builds[0];
+    await adminRpc(`builds/${rebuilt.buildid}`, 'stop', { reason: 'enough' });
+    await cluster.finished(rebuilt.buildid, 60_000);
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('first week: the console pagers say what they page, the grid builder column is narrow, properties fit at 420 px', async () => {
+    const { page, watch } = await newPage();
+    await page.goto(`${base}#/console`);
+    await page.locator('table.console .box').first().waitFor();
+    expect(await page.getByRole('navigation', { name: 'Changes pages' }).textContent()).toMatch(/^Changes:/);
+    expect(await page.getByRole('navigation', { name: 'Builders pages' }).textContent()).toMatch(
+      /^Builders:/,
+    );
+    await page.goto(`${base}#/grid`);
+    await page.locator('table.grid .box').first().waitFor();
+    const main = (await page.locator('main').boundingBox())!;
+    const column = (await page.locator('table.grid thead th').first().boundingBox())!;
+    expect(column.width).toBeLessThan(main.width / 4);
+    await page.setViewportSize({ width: 420, height: 800 });
+    await page.goto(`${base}#/builders/${ids.basic}/builds/1`);
+    await page.getByRole('rowheader', { name: 'version', exact: true }).waitFor();
+    const card = (await page.locator('section', { has: page.locator('#s-props') }).boundingBox())!;
+    const table = (await page.locator('table.props').boundingBox())!;
+    expect(card.x + card.width).toBeLessThanOrEqual(420);
+    expect(table.x + table.width).toBeLessThanOrEqual(card.x + card.width);
     expect(watch.problems).toEqual([]);
     await page.context().close();
   });

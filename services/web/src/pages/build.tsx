@@ -1,9 +1,12 @@
 // A build: its steps (state, result, duration, URLs, logs), properties with their sources,
 // changes, build set and source stamps, data (artifacts), the parent and the triggered
-// children; stop and rebuild for those the rules allow.
+// children; stop and rebuild for those the rules allow (a rebuild opens the new build once
+// it starts, as a force does).
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, apiUrl, getOne, getPage, rpc } from '../api.js';
 import { ErrorBox, Loading, Result, Section } from '../components/common.js';
+import { currentStep, statusOf } from '../components/current-step.js';
+import { FollowRequests } from '../components/follow-requests.js';
 import { useNames } from '../components/names.js';
 import { elapsed, timestamp } from '../format.js';
 import { useLive, useNow } from '../live.js';
@@ -273,6 +276,7 @@ export function BuildPage({ route }: { route: Route }) {
   const { config } = useSession();
   const [actionError, setActionError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
+  const [rebuilt, setRebuilt] = useState<number[] | null>(null);
   const byId = route.name === 'buildById';
   const path = byId
     ? `builds/${route.params.buildid}`
@@ -291,6 +295,12 @@ export function BuildPage({ route }: { route: Route }) {
     // /builds/<id> is a link form (a parent build): shown at its canonical address.
     if (byId && b) navigate(href(`/builders/${b.builderid}/builds/${b.number}`), true);
   }, [byId, b?.buildid]);
+  const step = useLive(
+    (s) => (b && !b.complete ? currentStep(b.buildid, s) : Promise.resolve(null)),
+    [b?.buildid, b?.complete],
+    b && !b.complete ? [`builds/${b.buildid}/steps/*/*`] : [],
+    1000,
+  );
   const builderName = useNames('builders', [b?.builderid]);
   const workerName = useNames('workers', [b?.workerid]);
   useTitle(b ? `${builderName(b.builderid)} #${b.number}` : 'Build');
@@ -319,7 +329,7 @@ export function BuildPage({ route }: { route: Route }) {
       );
       if (method === 'rebuild') {
         const brids = Object.values((result as [number, Record<string, number>])[1] ?? {});
-        if (brids[0]) navigate(href(`/builders/${b.builderid}`, {}));
+        if (brids[0]) setRebuilt(brids);
       }
       build.reload();
     } catch (err) {
@@ -338,8 +348,8 @@ export function BuildPage({ route }: { route: Route }) {
         {builderName(b.builderid)} #{b.number} <Result results={b.results} complete={b.complete} />
       </h1>
       <p data-testid="build-state">
-        {b.state_string} — worker {workerName(b.workerid) || 'none'}, started {timestamp(b.started_at)},{' '}
-        {b.complete ? 'took' : 'running for'}{' '}
+        {statusOf(b, step.data)} — worker {workerName(b.workerid) || 'none'}, started{' '}
+        {timestamp(b.started_at)}, {b.complete ? 'took' : 'running for'}{' '}
         <span class="num">{elapsed(b.started_at, b.complete_at, now)}</span>
       </p>
       <div class="toolbar" data-testid="build-actions" data-ready={config ? 'yes' : undefined}>
@@ -355,6 +365,7 @@ export function BuildPage({ route }: { route: Route }) {
         )}
       </div>
       <ErrorBox error={actionError} what="acting on the build" />
+      {rebuilt && <FollowRequests builderid={b.builderid} brids={rebuilt} open />}
       <Steps build={b} now={now} />
       <div class="grid2">
         <Properties buildid={b.buildid} />

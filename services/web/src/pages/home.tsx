@@ -3,12 +3,13 @@
 import { useEffect } from 'preact/hooks';
 import { getPage } from '../api.js';
 import { ErrorBox, Loading, Result, Section } from '../components/common.js';
+import { currentSteps, statusOf } from '../components/current-step.js';
 import { useNames } from '../components/names.js';
 import { ago, elapsed, plural } from '../format.js';
 import { useLive, useNow } from '../live.js';
 import { href } from '../router.js';
 import { useTitle } from '../title.js';
-import type { Build, BuildRequest, Master, Step, Worker } from '../types.js';
+import type { Build, BuildRequest, Master, Worker } from '../types.js';
 
 const RUNNING = 25;
 const FINISHED = 20;
@@ -22,23 +23,7 @@ async function runningBuilds(signal: AbortSignal) {
     signal,
   );
   // The step each running build is in: its first unfinished step, one small read per build.
-  const steps = await Promise.all(
-    page.items.map((b) =>
-      getPage<Step>(
-        `builds/${b.buildid}/steps`,
-        'steps',
-        {
-          complete: false,
-          order: 'number',
-          limit: 1,
-          field: ['name', 'state_string', 'number', 'started_at', 'complete'],
-        },
-        signal,
-      )
-        .then((p) => p.items[0] ?? null)
-        .catch(() => null),
-    ),
-  );
+  const steps = await currentSteps(page.items, signal);
   return { ...page, steps };
 }
 
@@ -56,7 +41,7 @@ export function HomePage() {
       getPage<BuildRequest>(
         'buildrequests',
         'buildrequests',
-        { claimed: false, order: '-buildrequestid', limit: PENDING },
+        { claimed: false, complete: false, order: '-buildrequestid', limit: PENDING },
         s,
       ),
     [],
@@ -103,8 +88,8 @@ export function HomePage() {
                 </tr>
               </thead>
               <tbody>
-                {running.data.items.map((b, i) => {
-                  const step = running.data!.steps[i];
+                {running.data.items.map((b) => {
+                  const step = running.data!.steps.get(b.buildid);
                   return (
                     <tr key={b.buildid}>
                       <td>
@@ -112,7 +97,7 @@ export function HomePage() {
                           {builderName(b.builderid)} #{b.number}
                         </a>
                       </td>
-                      <td>{step ? `${step.name}: ${step.state_string}` : b.state_string}</td>
+                      <td>{statusOf(b, step)}</td>
                       <td class="num" data-testid="live-duration">
                         {elapsed(b.started_at, null, now)}
                       </td>
