@@ -128,3 +128,24 @@ export function pageOf(q: URLSearchParams, key = 'page'): number {
   const n = Number(q.get(key) ?? '0');
   return Number.isInteger(n) && n > 0 ? n : 0;
 }
+
+/** A worker by name, linking its page; `none` when a build has no worker yet. */
+export function WorkerLink({ workerid, name }: { workerid: number | null | undefined; name: string }) {
+  if (workerid === null || workerid === undefined) return <span class="muted">none</span>;
+  return <a href={href(`/workers/${workerid}`)}>{name}</a>;
+}
+
+/** A build by its builder's name and number, linking its page. */
+export function BuildLink({
+  b,
+  builderName,
+}: {
+  b: { builderid: number; number: number };
+  builderName: string;
+}) {
+  return (
+    <a href={href(`/builders/${b.builderid}/builds/${b.number}`)}>
+      {builderName} #{b.number}
+    </a>
+  );
+}

@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import type { ForceSchedulerSpec } from '../../../core/api-shapes.js';
 import { type ApiError, getOne, getPage, rpc } from '../api.js';
-import { ErrorBox, Loading, Pager, pageOf, Result, Section } from '../components/common.js';
+import { ErrorBox, Loading, Pager, pageOf, Result, Section, WorkerLink } from '../components/common.js';
 import { currentSteps, statusOf } from '../components/current-step.js';
 import { FollowRequests } from '../components/follow-requests.js';
 import { ForceDialog } from '../components/force-dialog.js';
@@ -207,7 +207,9 @@ export function BuilderPage({ route }: { route: Route }) {
                       <Result results={x.results} complete={x.complete} />
                     </td>
                     <td>{statusOf(x, steps.data?.get(x.buildid))}</td>
-                    <td>{workerName(x.workerid)}</td>
+                    <td>
+                      <WorkerLink workerid={x.workerid} name={workerName(x.workerid)} />
+                    </td>
                     <td>{ago(x.started_at, now)}</td>
                     <td class="num">{elapsed(x.started_at, x.complete_at, now)}</td>
                   </tr>

@@ -2,10 +2,11 @@
 // requests, and the masters and workers at a glance. Each list is one paged read.
 import { useEffect } from 'preact/hooks';
 import { getPage } from '../api.js';
-import { ErrorBox, Loading, Result, Section } from '../components/common.js';
+import { BuildsTable } from '../components/builds-table.js';
+import { BuildLink, ErrorBox, Loading, Section } from '../components/common.js';
 import { currentSteps, statusOf } from '../components/current-step.js';
 import { useNames } from '../components/names.js';
-import { ago, elapsed, plural } from '../format.js';
+import { elapsed, plural } from '../format.js';
 import { useLive, useNow } from '../live.js';
 import { href } from '../router.js';
 import { useTitle } from '../title.js';
@@ -93,9 +94,7 @@ export function HomePage() {
                   return (
                     <tr key={b.buildid}>
                       <td>
-                        <a href={href(`/builders/${b.builderid}/builds/${b.number}`)}>
-                          {builderName(b.builderid)} #{b.number}
-                        </a>
+                        <BuildLink b={b} builderName={builderName(b.builderid)} />
                       </td>
                       <td>{statusOf(b, step)}</td>
                       <td class="num" data-testid="live-duration">
@@ -115,8 +114,9 @@ export function HomePage() {
           <ul class="plain">
             {(pending.data?.items ?? []).map((r) => (
               <li key={r.buildrequestid}>
-                <a href={href(`/builders/${r.builderid}`)}>{builderName(r.builderid)}</a> request{' '}
-                {r.buildrequestid}, waiting {elapsed(r.submitted_at, null, now)}
+                <a href={href(`/builders/${r.builderid}`)}>{builderName(r.builderid)}</a>{' '}
+                <a href={href(`/buildrequests/${r.buildrequestid}`)}>request {r.buildrequestid}</a>, waiting{' '}
+                {elapsed(r.submitted_at, null, now)}
               </li>
             ))}
           </ul>
@@ -126,34 +126,7 @@ export function HomePage() {
         <ErrorBox error={finished.error} what="reading finished builds" />
         <Loading when={!finished.data && !finished.error} />
         {finished.data && (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Build</th>
-                <th scope="col">Result</th>
-                <th scope="col">Status</th>
-                <th scope="col">Took</th>
-                <th scope="col">Finished</th>
-              </tr>
-            </thead>
-            <tbody>
-              {finished.data.items.map((b) => (
-                <tr key={b.buildid}>
-                  <td>
-                    <a href={href(`/builders/${b.builderid}/builds/${b.number}`)}>
-                      {builderName(b.builderid)} #{b.number}
-                    </a>
-                  </td>
-                  <td>
-                    <Result results={b.results} />
-                  </td>
-                  <td>{b.state_string}</td>
-                  <td class="num">{elapsed(b.started_at, b.complete_at, now)}</td>
-                  <td>{ago(b.complete_at, now)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <BuildsTable builds={finished.data.items} builderName={builderName} now={now} when="finished" />
         )}
       </Section>
       <div class="grid2">
@@ -163,7 +136,7 @@ export function HomePage() {
             <p>
               {plural(masters.data.total, 'active master')}
               {masters.data.items.length > 0 && ': '}
-              {masters.data.items.map((m) => m.name).join(', ')}
+              {masters.data.items.map((m) => m.name).join(', ')} (<a href="#/masters">all masters</a>)
             </p>
           )}
         </Section>
@@ -181,7 +154,8 @@ export function HomePage() {
           <ul class="chips">
             {(workers.data?.items ?? []).map((w) => (
               <li key={w.workerid} class={w.connected_to.length ? 'on' : 'off'}>
-                {w.name} {w.connected_to.length ? (w.paused ? '(paused)' : '') : '(offline)'}
+                <a href={href(`/workers/${w.workerid}`)}>{w.name}</a>{' '}
+                {w.connected_to.length ? (w.paused ? '(paused)' : '') : '(offline)'}
               </li>
             ))}
           </ul>
