@@ -4,8 +4,10 @@
 // the keyboard and watch it run, stop it, force one from the grid, read the console, log in and out (a password, an access token) with
 // buttons following the role, pause and kill a worker, see a 403 and a validation error,
 // read a 1,000,000-line log (its colours carried across lines), keep every line across a
-// reconnect of /ws; and every page names itself in the title and passes axe-core with no
-// serious or critical violation. One browser and one stack for the file: each test opens
+// reconnect of /ws; the first-week bugs of issue 34 (each test failed on the main of that
+// day); the pages a Buildbot user opens beside those (a worker, build requests, schedulers,
+// masters, a change, a build's neighbours); and every page names itself in the title and
+// passes axe-core with no serious or critical violation. One browser and one stack for the file: each test opens
 // its own context (cookies apart), which costs milliseconds, not a browser's start.
 //
 // UPDATE_SCREENSHOTS=1 also writes a screenshot of every page to docs/screenshots/.

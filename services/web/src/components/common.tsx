@@ -132,7 +132,8 @@ export function pageOf(q: URLSearchParams, key = 'page'): number {
 /** A worker by name, linking its page; `none` when a build has no worker yet. */
 export function WorkerLink({ workerid, name }: { workerid: number | null | undefined; name: string }) {
   if (workerid === null || workerid === undefined) return <span class="muted">none</span>;
-  return <a href={href(`/workers/${workerid}`)}>{name}</a>;
+  // Until its name is read, the names cache says `#3`: beside builds, that reads as build 3.
+  return <a href={href(`/workers/${workerid}`)}>{name === `#${workerid}` ? `worker ${workerid}` : name}</a>;
 }
 
 /** A build by its builder's name and number, linking its page. */
