@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import { publish } from '../../services/core/events/bus.js';
 import { createRedis } from '../../services/core/redis.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
-import { freePort, type Running, startRedis, startService, status, waitFor } from '../helpers/processes.js';
+import { freePort, type Running, startRedis, startService, status } from '../helpers/processes.js';
 import { sample } from '../helpers/prometheus.js';
+import { waitFor } from '../helpers/wait.js';
 
 const BASE_CONFIG = 'test/e2e/master.yaml';
 const PASSWORDS = { W1_PASSWORD: 'pw-one', W2_PASSWORD: 'pw-two' };
@@ -78,12 +79,10 @@ export class Cluster {
     const proc = startService('api', env);
     this.procs.push(proc);
     this.api = { proc, base: `http://127.0.0.1:${port}/api/v2`, env, port, probePort };
-    await waitFor(
-      'api',
-      async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200,
-      READY_MS,
+    await waitFor('api', async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200, {
+      timeoutMs: READY_MS,
       proc,
-    );
+    });
   }
 
   /** Stops the API (SIGTERM, as a rolling update does) and starts a new one on the same port. */
@@ -114,8 +113,7 @@ export class Cluster {
     await waitFor(
       `master ${name}`,
       async () => (await status(`http://127.0.0.1:${probePort}/readyz`)) === 200,
-      READY_MS,
-      proc,
+      { timeoutMs: READY_MS, proc },
     );
     const m = { name, proc, workerPort: wport, probePort };
     this.masters.push(m);
@@ -142,12 +140,10 @@ export class Cluster {
       env.WORKER_PASSWORD_FILE ? {} : { input: `${Cluster.password(name)}\n` },
     );
     this.procs.push(proc);
-    await waitFor(
-      `worker ${name}`,
-      async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200,
-      READY_MS,
+    await waitFor(`worker ${name}`, async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200, {
+      timeoutMs: READY_MS,
       proc,
-    );
+    });
     return Object.assign(proc, { probePort: probe });
   }
 
@@ -196,7 +192,7 @@ export class Cluster {
         build = (await this.get(`/buildrequests/${brid}/builds`)).builds[0];
         return build !== undefined;
       },
-      timeoutMs,
+      { timeoutMs },
     );
     return build;
   }
@@ -209,7 +205,7 @@ export class Cluster {
         build = (await this.get(`/builds/${buildid}`)).builds[0];
         return build.complete;
       },
-      timeoutMs,
+      { timeoutMs },
     );
     return build;
   }

@@ -10,7 +10,8 @@ import { LogTailer } from '../../services/api/events/log-lines.js';
 import { appendToLogStream } from '../../services/core/logs/live-stream.js';
 import { createRedis, type Redis } from '../../services/core/redis.js';
 import { createLogger } from '../../services/core/telemetry/logger.js';
-import { until, useRedis, WsClient } from '../api/events/lib.js';
+import { useRedis, WsClient } from '../api/events/lib.js';
+import { waitFor } from '../helpers/wait.js';
 import { ReviewStack } from './lib.js';
 
 const suiteRedis = useRedis();
@@ -111,7 +112,7 @@ describe('the tail loop', () => {
       // A tail starts at its log's newest line once it has looked: append until both arrive.
       let n = 0;
       const seen = () => new Set(got.map((m) => m.logid));
-      await until(
+      await waitFor(
         "both logs' lines",
         () => {
           if (n++ % 40 === 0) {
@@ -120,7 +121,7 @@ describe('the tail loop', () => {
           }
           return seen().has(77_777) && seen().has(100_000);
         },
-        30_000,
+        { everyMs: 5, timeoutMs: 30_000 },
       );
       // Appends that meet in one poll arrive as one batch.
       const line = (logid: number) => (logid === 77_777 ? /^(deep in the flood\n)+$/ : /^(the last one\n)+$/);

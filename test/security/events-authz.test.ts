@@ -25,7 +25,8 @@ import { publish } from '../../services/core/events/bus.js';
 import { lastEventId } from '../../services/core/events/stream.js';
 import { appendToLogStream } from '../../services/core/logs/live-stream.js';
 import { createRedis, type Redis } from '../../services/core/redis.js';
-import { until, useRedis, WsClient } from '../api/events/lib.js';
+import { useRedis, WsClient } from '../api/events/lib.js';
+import { waitFor } from '../helpers/wait.js';
 import { BUILDERS, ReviewStack } from './lib.js';
 
 const suiteRedis = useRedis();
@@ -143,7 +144,10 @@ describe('events of every kind reach a client exactly when REST lets it read the
     marker = await transact(ctx(), (tx) => addChange(tx, { author: 'events test', comments: 'marker' }));
     const markerKey = `changes/${marker}/new`;
     for (const c of [admin, dev, anon])
-      await until('the marker', () => c.events.some((e) => e.k === markerKey), 10_000);
+      await waitFor('the marker', () => c.events.some((e) => e.k === markerKey), {
+        everyMs: 5,
+        timeoutMs: 10_000,
+      });
 
     const devSide = await compare(admin, dev, 'dev');
     const anonSide = await compare(admin, anon, 'anonymous');
@@ -178,10 +182,16 @@ describe('events of every kind reach a client exactly when REST lets it read the
     // lines, it has been told (or not) about the others'.
     for (const m of logs) {
       await appendToLogStream(redis, m.logid, 1, 'a line\n');
-      await until('the lines at the admin', () => admin.events.some((e) => e.k === lines(m)), 10_000);
+      await waitFor('the lines at the admin', () => admin.events.some((e) => e.k === lines(m)), {
+        everyMs: 5,
+        timeoutMs: 10_000,
+      });
     }
     for (const c of [dev, anon])
-      await until('the last lines', () => c.events.some((e) => e.k === lines(everyone)), 10_000);
+      await waitFor('the last lines', () => c.events.some((e) => e.k === lines(everyone)), {
+        everyMs: 5,
+        timeoutMs: 10_000,
+      });
     for (const [c, who] of [
       [dev, 'dev'],
       [anon, 'anonymous'],
@@ -203,7 +213,10 @@ describe('events of every kind reach a client exactly when REST lets it read the
       for (const c of [a, d, n]) for (const p of EVERYTHING) await c.subscribe(p, { since });
       const markerKey = `changes/${marker}/new`;
       for (const c of [a, d, n])
-        await until('the replayed marker', () => c.events.some((e) => e.k === markerKey), 10_000);
+        await waitFor('the replayed marker', () => c.events.some((e) => e.k === markerKey), {
+          everyMs: 5,
+          timeoutMs: 10_000,
+        });
       expect(a.events.length).toBeGreaterThan(20);
       const devSide = await compare(a, d, 'dev');
       expect(devSide.refused.some((k) => k.startsWith('builds/'))).toBe(true);

@@ -17,8 +17,8 @@ import { stringify } from 'yaml';
 import type { MasterConfig } from '../../services/core/config/master-config.js';
 import { sql } from '../../services/core/db/pool.js';
 import { claimsOf } from '../api/auth/lib.js';
-import { until, WsClient } from '../api/events/lib.js';
-import { eventually } from '../helpers/wait.js';
+import { WsClient } from '../api/events/lib.js';
+import { eventually, waitFor } from '../helpers/wait.js';
 import { ReviewStack, sessionOf } from './lib.js';
 
 let stack: ReviewStack;
@@ -71,7 +71,10 @@ describe('logout', () => {
       const anon = await WsClient.open(url);
       await mine.subscribe('builds/*/*');
       await stack.get('/auth/logout', { session: admin });
-      await until('the socket of the ended session to close', () => mine.closed !== null, 10_000);
+      await waitFor('the socket of the ended session to close', () => mine.closed !== null, {
+        everyMs: 5,
+        timeoutMs: 10_000,
+      });
       expect(mine.closed).toEqual({ code: 1008, reason: 'the session ended' });
       expect(anon.closed).toBeNull();
       anon.close();

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../services/core/auth/password.js';
 import { createPool, sql } from '../../services/core/db/pool.js';
 import { Cluster, type MasterProc } from '../e2e/cluster.js';
-import { waitFor } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 import { expectAccessible, launchBrowser, unpagedReads, watchPage } from './browser.js';
 
 const TICKER = `  - name: ticker

@@ -3,7 +3,8 @@
 // takes that user, and the configured rules decide which events reach each socket.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { publish } from '../../../services/core/events/bus.js';
-import { until, WsClient } from '../events/lib.js';
+import { waitFor } from '../../helpers/wait.js';
+import { WsClient } from '../events/lib.js';
 import { AuthApp, testHash } from './lib.js';
 
 let api: AuthApp;
@@ -33,15 +34,21 @@ it("sends a restricted builder's events to the role that may read them, and to n
     const open = (n: number) => ['builders', 4, 'builds', n, 'new'];
     // The bus reaches the pod: the open builder's events arrive for both.
     let n = 0;
-    await until("the open builder's event on both sockets", () => {
-      void publish(api.redis, open(++n), { n });
-      return [ops, anon].every((c) => c.events.some((e) => e.k.startsWith('builders/4/')));
-    });
+    await waitFor(
+      "the open builder's event on both sockets",
+      () => {
+        void publish(api.redis, open(++n), { n });
+        return [ops, anon].every((c) => c.events.some((e) => e.k.startsWith('builders/4/')));
+      },
+      { everyMs: 5 },
+    );
     await publish(api.redis, ['builders', 2, 'builds', 7, 'new'], { secret: true });
     const marker = open(1000);
     await publish(api.redis, marker, { marker: true });
-    await until('the marker on both sockets', () =>
-      [ops, anon].every((c) => c.events.some((e) => e.k === marker.join('/'))),
+    await waitFor(
+      'the marker on both sockets',
+      () => [ops, anon].every((c) => c.events.some((e) => e.k === marker.join('/'))),
+      { everyMs: 5 },
     );
     expect(ops.events.map((e) => e.k)).toContain('builders/2/builds/7/new');
     expect(anon.events.map((e) => e.k)).not.toContain('builders/2/builds/7/new');

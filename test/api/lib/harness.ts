@@ -53,7 +53,8 @@ export class ApiUnderTest {
   private constructor(
     readonly app: FastifyInstance,
     readonly db: TestDatabase,
-    private readonly redis: Redis,
+    /** The API's own Redis connection (its event publisher is this connection's). */
+    readonly redis: Redis,
   ) {}
 
   static async start(

@@ -36,7 +36,8 @@ import { hashPassword } from '../../../services/core/auth/password.js';
 import { databaseUnavailable } from '../../../services/core/db/outage.js';
 import { type ConnectionPool, sql } from '../../../services/core/db/pool.js';
 import { createDatabase, type TestDatabase } from '../../helpers/databases.js';
-import { freePort, type Running, startService, waitFor } from '../../helpers/processes.js';
+import { freePort, type Running, startService } from '../../helpers/processes.js';
+import { waitFor } from '../../helpers/wait.js';
 import { ORACLE_MASTER_YAML } from '../lib/harness.js';
 import { type FuzzRequest, FuzzRequests, Rng } from './fuzz-requests.js';
 
@@ -113,7 +114,7 @@ beforeAll(async () => {
     'api',
     async () =>
       (await send({ kind: 'http', method: 'GET', path: '/readyz', headers: {}, what: '' })).status === 200,
-    api,
+    { proc: api },
   );
 });
 
