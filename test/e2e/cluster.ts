@@ -184,6 +184,19 @@ export class Cluster {
     });
   }
 
+  /**
+   * Why no build can start or finish any more: every master this cluster started has exited
+   * (a wait for a build then fails at once, naming them, instead of at its limit).
+   */
+  readonly noMaster = (): string | undefined => {
+    const alive = this.masters.filter(
+      (m) => m.proc.child.exitCode === null && m.proc.child.signalCode === null,
+    );
+    return this.masters.length > 0 && alive.length === 0
+      ? `every master exited (${this.masters.map((m) => m.name).join(', ')})`
+      : undefined;
+  };
+
   async buildOf(brid: number, timeoutMs = READY_MS): Promise<any> {
     let build: any;
     await waitFor(
@@ -192,7 +205,7 @@ export class Cluster {
         build = (await this.get(`/buildrequests/${brid}/builds`)).builds[0];
         return build !== undefined;
       },
-      { timeoutMs },
+      { timeoutMs, gaveUp: this.noMaster },
     );
     return build;
   }
@@ -205,7 +218,7 @@ export class Cluster {
         build = (await this.get(`/builds/${buildid}`)).builds[0];
         return build.complete;
       },
-      { timeoutMs },
+      { timeoutMs, gaveUp: this.noMaster },
     );
     return build;
   }

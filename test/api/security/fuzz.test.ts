@@ -339,7 +339,7 @@ function requestText(req: FuzzRequest): string {
  * a 503 with Retry-After and the catalogue's message, in the error shape of the route. They
  * are right under load, not a failure: the login throttle and the session store give Redis
  * 500 ms and then refuse the login rather than let it through unthrottled (LOGIN_UNAVAILABLE,
- * test/api/security/login-throttle), a query that gets no connection is DATABASE_UNAVAILABLE,
+ * test/api/auth/login-throttle.test.ts), a query that gets no connection is DATABASE_UNAVAILABLE,
  * a hook's replay check HOOK_UNAVAILABLE, a stop or worker action Redis cannot carry to its
  * master CONTROL_UNAVAILABLE. Seen in full runs beside other suites (load average
  * 13 to 30): 1 or 2 logins of 3,000 requests. Any other 5xx, or a 503 of another shape or
