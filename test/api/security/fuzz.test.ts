@@ -16,6 +16,14 @@
 //   FUZZ_COUNT=100000 FOCUS=1 npm test -- test/api/security/fuzz.test.ts # the benchmark
 //
 // FUZZ_SEED replays a run (the seed is printed); FUZZ_CONCURRENCY (32) sets the load.
+//
+// Why a process, when garbage.fuzz.test.ts fuzzes in process: only here do requests cross a
+// socket (raw bytes no client library sends, limits Node's parser enforces, websockets, 32
+// in flight at once), and only a process can crash, exit, grow its resident memory, or stop
+// cleanly on SIGTERM. The shapes of HTTP requests this generator makes are also sent in
+// process by garbage.fuzz.test.ts (same generator, same seed variable), where a shape that
+// answers 500 shows up in seconds; the leak, checksum and administrator checks are this
+// test's alone.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
