@@ -60,13 +60,13 @@ describe('two API processes', () => {
   it('apply an SSE add or remove received by one pod to the stream the other holds', async () => {
     const [a, b] = pods as [Pod, Pod];
     const s = await SseClient.open(`${a.origin}/sse/listen`);
-    await waitFor('handshake', () => s.events.length === 1, { everyMs: 5 });
+    await waitFor('handshake', () => s.events.length === 1, { everyMs: 5, gaveUp: s.gone });
     expect(await request(`${b.origin}/sse/add/${s.uuid}/changes/*/new`)).toMatchObject({
       status: 200,
       body: 'ok',
     });
     await publish(bus.redis, ['changes', 8, 'new'], { changeid: 8 });
-    await waitFor('event', () => s.data.length === 1, { everyMs: 5 });
+    await waitFor('event', () => s.data.length === 1, { everyMs: 5, gaveUp: s.gone });
     expect(s.data[0]).toEqual({ key: ['changes', '8', 'new'], message: { changeid: 8 } });
     expect(await request(`${b.origin}/sse/remove/${s.uuid}/changes/*/new`)).toMatchObject({
       status: 200,

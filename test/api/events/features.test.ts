@@ -79,7 +79,7 @@ describe('live log lines', () => {
     const tails = (api.hub.logs as unknown as { tails: Map<number, { cursor: string | null }> }).tails;
     await waitFor('the tail to start', () => tails.get(writer.logid)?.cursor != null, { everyMs: 5 });
     await writer.write('o', 'heard\n');
-    await waitFor('the later line', () => other.events.length > 0, { everyMs: 5 });
+    await waitFor('the later line', () => other.events.length > 0, { everyMs: 5, gaveUp: other.gone });
     expect(other.events.map((e) => e.m.content).join('')).toBe('oheard\n');
     expect(c.events).toEqual([]);
     c.close();
@@ -110,7 +110,7 @@ describe('authorization', () => {
       await c.subscribe('builds/*/*');
       await c.subscribe('control/builds/*/stop');
     }
-    await waitFor('sse handshake', () => sse.events.length === 1, { everyMs: 5 });
+    await waitFor('sse handshake', () => sse.events.length === 1, { everyMs: 5, gaveUp: sse.gone });
     await publish(bus.redis, ['builds', 12, 'new'], { buildid: 12 });
     await publish(bus.redis, ['builds', 13, 'new'], { buildid: 13 });
     await publish(bus.redis, ['control', 'builds', 12, 'stop'], { reason: 'r' });
@@ -219,7 +219,10 @@ describe('slow clients', () => {
     expect(api.hub.consumers.has(consumer as never)).toBe(false);
     // Nothing more is queued for it.
     for (let n = sent; n < sent + 5; n++) await publish(bus.redis, ['flood', n, 'new'], { n, big });
-    await waitFor('fast client has everything', () => fast.events.length === sent + 5, { everyMs: 5 });
+    await waitFor('fast client has everything', () => fast.events.length === sent + 5, {
+      everyMs: 5,
+      gaveUp: fast.gone,
+    });
     (slow.socket as unknown as { _socket: { resume(): void } })._socket.resume();
     await waitFor('slow client told', () => slow.closed !== null, { everyMs: 5 });
     expect(slow.closed).toEqual({
@@ -232,7 +235,7 @@ describe('slow clients', () => {
 
   it('end an SSE stream with `event: disconnect`', async () => {
     const [s, consumer] = await newConsumer(() => SseClient.open(`${api.origin}/sse/listen/flood/*/*`));
-    await waitFor('handshake', () => s.events.length === 1, { everyMs: 5 });
+    await waitFor('handshake', () => s.events.length === 1, { everyMs: 5, gaveUp: s.gone });
     s.res!.pause();
     await flood(() => !api.hub.consumers.has(consumer as never));
     s.res!.resume();

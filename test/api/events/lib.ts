@@ -237,6 +237,10 @@ export class SseClient {
     return c;
   }
 
+  /** Why no further event can come (the stream ended), for a wait to fail at once. */
+  readonly gone = (): string | undefined =>
+    this.ended ? `the stream ended (status ${this.status})` : undefined;
+
   get uuid(): string {
     const h = this.events.find((e) => e.event === 'handshake');
     if (!h) throw new Error('no handshake yet');

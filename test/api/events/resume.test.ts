@@ -35,7 +35,7 @@ describe('/ws resume', () => {
     await first.subscribe('builds/*/*');
     await build(1);
     const seen = await build(2);
-    await waitFor('two events', () => first.events.length === 2, { everyMs: 5 });
+    await waitFor('two events', () => first.events.length === 2, { everyMs: 5, gaveUp: first.gone });
     first.close();
     await build(3);
     await publish(bus.redis, ['changes', 1, 'new'], { changeid: 1 });
@@ -45,9 +45,9 @@ describe('/ws resume', () => {
     expect(await again.call({ cmd: 'startConsuming', path: 'builds/*/*', _id: 1, since: seen })).toBe(
       '{"msg":"OK","code":200,"_id":1}',
     );
-    await waitFor('missed events', () => again.events.length === 2, { everyMs: 5 });
+    await waitFor('missed events', () => again.events.length === 2, { everyMs: 5, gaveUp: again.gone });
     await build(5);
-    await waitFor('live event', () => again.events.length === 3, { everyMs: 5 });
+    await waitFor('live event', () => again.events.length === 3, { everyMs: 5, gaveUp: again.gone });
     await build(6);
     await waitFor('the last event', () => again.events.some((e) => e.m.buildid === 6), { everyMs: 5 });
     expect(again.events.map((e) => e.m.buildid)).toEqual([3, 4, 5, 6]);
@@ -61,7 +61,7 @@ describe('/ws resume', () => {
     const c = await WsClient.open(api.ws);
     await c.subscribe('builds/*/*', { since: seen });
     await build(2);
-    await waitFor('live event', () => c.events.length === 1, { everyMs: 5 });
+    await waitFor('live event', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     await build(3);
     await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 3), { everyMs: 5 });
     expect(c.events.map((e) => e.m.buildid)).toEqual([2, 3]);
@@ -77,7 +77,7 @@ describe('/ws resume', () => {
     })();
     await c.subscribe('builds/*/*', { since: seen });
     await publishing;
-    await waitFor('600 events', () => c.events.length >= 600, { everyMs: 5 });
+    await waitFor('600 events', () => c.events.length >= 600, { everyMs: 5, gaveUp: c.gone });
     await build(601);
     await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 601), { everyMs: 5 });
     expect(c.events.map((e) => e.m.buildid)).toEqual(Array.from({ length: 601 }, (_, i) => i + 1));
@@ -92,12 +92,12 @@ describe('/ws resume', () => {
     await publish(bus.redis, ['changes', 7, 'new'], { changeid: 7 });
     await publish(bus.redis, ['masters', 1, 'started'], { masterid: 1 });
     // Once the watcher has it, the pod has dispatched every event above.
-    await waitFor('dispatched', () => watcher.events.length === 1, { everyMs: 5 });
+    await waitFor('dispatched', () => watcher.events.length === 1, { everyMs: 5, gaveUp: watcher.gone });
     watcher.close();
     const c = await WsClient.open(`${api.ws}?last_event_id=${encodeURIComponent(seen)}`);
     await c.subscribe('builds/*/*');
     await c.subscribe('changes/*/*');
-    await waitFor('opening replays', () => c.events.length === 2, { everyMs: 5 });
+    await waitFor('opening replays', () => c.events.length === 2, { everyMs: 5, gaveUp: c.gone });
     await c.call({ cmd: 'ping', _id: 'p' });
     await c.subscribe('masters/*/*');
     // A later subscription replays nothing: of the masters' events only a new one comes.
@@ -119,7 +119,7 @@ describe('/ws resume', () => {
       `{"cmd":"reload","path":"builds/*/*","reason":"event id '${old}' is older than the events kept"}`,
     );
     await build(4);
-    await waitFor('live event', () => c.events.length === 1, { everyMs: 5 });
+    await waitFor('live event', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     expect(c.events[0].m.buildid).toBe(4);
     c.close();
   });
@@ -131,15 +131,15 @@ describe('/ws resume', () => {
     await bus.redis.xtrim(EVENTS_STREAM, 'MAXLEN', 2);
     const c = await WsClient.open(api.ws);
     await c.subscribe('builds/*/*', { since: second });
-    await waitFor('missed event', () => c.events.length === 1, { everyMs: 5 });
+    await waitFor('missed event', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     expect(c.events[0].m.buildid).toBe(3);
     const newest = await build(4);
-    await waitFor('live event', () => c.events.length === 2, { everyMs: 5 });
+    await waitFor('live event', () => c.events.length === 2, { everyMs: 5, gaveUp: c.gone });
     await bus.redis.xtrim(EVENTS_STREAM, 'MAXLEN', 0);
     const d = await WsClient.open(api.ws);
     await d.subscribe('builds/*/*', { since: newest });
     await build(5);
-    await waitFor('live event', () => d.events.length === 1, { everyMs: 5 });
+    await waitFor('live event', () => d.events.length === 1, { everyMs: 5, gaveUp: d.gone });
     await build(6);
     await waitFor('the last event', () => d.events.some((e) => e.m.buildid === 6), { everyMs: 5 });
     expect(d.messages.some((m) => m.cmd === 'reload')).toBe(false);
@@ -182,7 +182,7 @@ describe('/ws resume', () => {
     const c = await WsClient.open(guarded.ws);
     await c.subscribe('builds/*/*', { since: seen });
     await build(14);
-    await waitFor('events', () => c.events.length === 2, { everyMs: 5 });
+    await waitFor('events', () => c.events.length === 2, { everyMs: 5, gaveUp: c.gone });
     await build(15);
     await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 15), { everyMs: 5 });
     expect(c.events.map((e) => e.m.buildid)).toEqual([12, 14, 15]);
@@ -198,12 +198,12 @@ describe('SSE resume', () => {
     await publish(bus.redis, ['changes', 1, 'new'], { changeid: 1 });
     const third = await build(3);
     const s = await SseClient.open(`${api.origin}/sse/listen/builds/*/*`, { 'last-event-id': seen });
-    await waitFor('missed events', () => s.data.length === 2, { everyMs: 5 });
+    await waitFor('missed events', () => s.data.length === 2, { everyMs: 5, gaveUp: s.gone });
     expect(s.events.filter((e) => e.event === 'event').map((e) => e.id)).toEqual([expect.any(String), third]);
     expect(s.data.map((d) => d.message.buildid)).toEqual([2, 3]);
     s.close();
     const q = await SseClient.open(`${api.origin}/sse/listen/builds/*/*?last_event_id=${seen}`);
-    await waitFor('missed events', () => q.data.length === 2, { everyMs: 5 });
+    await waitFor('missed events', () => q.data.length === 2, { everyMs: 5, gaveUp: q.gone });
     q.close();
   });
 
@@ -245,12 +245,12 @@ describe('a pod whose subscriber connection drops', () => {
     const c = await WsClient.open(pod.ws);
     await c.subscribe('builds/*/*');
     await build(1);
-    await waitFor('first event', () => c.events.length === 1, { everyMs: 5 });
+    await waitFor('first event', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     door.cut();
     for (let i = 2; i <= 50; i++) await build(i);
     door.reopen();
     for (let i = 51; i <= 60; i++) await build(i);
-    await waitFor('all events', () => c.events.length >= 60, { everyMs: 5 });
+    await waitFor('all events', () => c.events.length >= 60, { everyMs: 5, gaveUp: c.gone });
     await build(61);
     await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 61), { everyMs: 5 });
     expect(c.events.map((e) => e.m.buildid)).toEqual(Array.from({ length: 61 }, (_, i) => i + 1));
@@ -264,7 +264,7 @@ describe('a pod whose subscriber connection drops', () => {
     await c.subscribe('builds/*/*');
     await c.subscribe('changes/*/*');
     await build(1);
-    await waitFor('first event', () => c.events.length === 1, { everyMs: 5 });
+    await waitFor('first event', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     door.cut();
     await build(2);
     await build(3);
@@ -293,7 +293,7 @@ describe('events a process dropped', () => {
     await c.subscribe('builds/*/*');
     await c.subscribe('changes/*/*');
     await build(1);
-    await waitFor('first event', () => c.events.length === 1, { everyMs: 5 });
+    await waitFor('first event', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     await lost();
     await build(2);
     await waitFor('the event after the mark', () => c.events.some((e) => e.m.buildid === 2), { everyMs: 5 });

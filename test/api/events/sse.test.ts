@@ -37,11 +37,11 @@ describe('listen', () => {
     const s = await SseClient.open(`${podA.origin}/sse/listen/builds/*/*`);
     expect(s.status).toBe(200);
     expect(s.headers['content-type']).toBe('text/event-stream');
-    await waitFor('handshake', () => s.events.length === 1, { everyMs: 5 });
+    await waitFor('handshake', () => s.events.length === 1, { everyMs: 5, gaveUp: s.gone });
     expect(s.text).toMatch(/^event: handshake\ndata: [0-9a-f-]{36}\n\n$/);
     expect(s.uuid).toMatch(UUID);
     const id = await publish(bus.redis, ['builds', 12, 'new'], { buildid: 12, name: 'café', results: null });
-    await waitFor('event', () => s.data.length === 1, { everyMs: 5 });
+    await waitFor('event', () => s.data.length === 1, { everyMs: 5, gaveUp: s.gone });
     expect(s.text.slice(s.text.indexOf('\n\n') + 2)).toBe(
       `event: event\ndata: {"key": ["builds", "12", "new"], "message": {"buildid": 12, "name": "caf\\u00e9", "results": null}}\nid: ${id}\n\n`,
     );
@@ -66,7 +66,10 @@ describe('listen', () => {
     const watcher = await SseClient.open(`${podA.origin}/sse/listen/changes/*/*`);
     await waitFor('handshakes', () => s.events.length === 1 && watcher.events.length === 1, { everyMs: 5 });
     await publish(bus.redis, ['changes', 4, 'new'], { changeid: 4 });
-    await waitFor('the watcher to have it', () => watcher.data.length === 1, { everyMs: 5 });
+    await waitFor('the watcher to have it', () => watcher.data.length === 1, {
+      everyMs: 5,
+      gaveUp: watcher.gone,
+    });
     expect(s.data).toEqual([]);
     s.close();
     watcher.close();
@@ -84,19 +87,22 @@ describe('listen', () => {
 describe('add and remove', () => {
   it('add a path to a stream and remove it, answering ok', async () => {
     const s = await SseClient.open(`${podA.origin}/sse/listen`);
-    await waitFor('handshake', () => s.events.length === 1, { everyMs: 5 });
+    await waitFor('handshake', () => s.events.length === 1, { everyMs: 5, gaveUp: s.gone });
     const added = await request(`${podA.origin}/sse/add/${s.uuid}/buildsets/*/new`);
     expect(added).toEqual({ status: 200, type: 'text/plain; charset=utf-8', body: 'ok' });
     await publish(bus.redis, ['buildsets', 1, 'new'], { bsid: 1 });
-    await waitFor('event', () => s.data.length === 1, { everyMs: 5 });
+    await waitFor('event', () => s.data.length === 1, { everyMs: 5, gaveUp: s.gone });
     expect(await request(`${podA.origin}/sse/remove/${s.uuid}/buildsets/*/new`)).toMatchObject({
       status: 200,
       body: 'ok',
     });
     const watcher = await SseClient.open(`${podA.origin}/sse/listen/buildsets/*/new`);
-    await waitFor('handshake', () => watcher.events.length === 1, { everyMs: 5 });
+    await waitFor('handshake', () => watcher.events.length === 1, { everyMs: 5, gaveUp: watcher.gone });
     await publish(bus.redis, ['buildsets', 2, 'new'], { bsid: 2 });
-    await waitFor('the watcher to have it', () => watcher.data.length === 1, { everyMs: 5 });
+    await waitFor('the watcher to have it', () => watcher.data.length === 1, {
+      everyMs: 5,
+      gaveUp: watcher.gone,
+    });
     watcher.close();
     await waitFor('the watcher forgotten', () => podA.hub.consumers.size === 1, { everyMs: 5 });
     expect(s.data.map((d) => d.message.bsid)).toEqual([1]);
@@ -125,7 +131,7 @@ describe('add and remove', () => {
 
   it('add the same path twice as one subscription', async () => {
     const s = await SseClient.open(`${podA.origin}/sse/listen/steps/*/new`);
-    await waitFor('handshake', () => s.events.length === 1, { everyMs: 5 });
+    await waitFor('handshake', () => s.events.length === 1, { everyMs: 5, gaveUp: s.gone });
     expect((await request(`${podA.origin}/sse/add/${s.uuid}/steps/*/new`)).body).toBe('ok');
     await publish(bus.redis, ['steps', 9, 'new'], { stepid: 9 });
     await publish(bus.redis, ['steps', 10, 'new'], { stepid: 10 });
@@ -137,13 +143,13 @@ describe('add and remove', () => {
 
   it('work through any pod: the pod that holds the stream applies what another pod received', async () => {
     const s = await SseClient.open(`${podA.origin}/sse/listen`);
-    await waitFor('handshake', () => s.events.length === 1, { everyMs: 5 });
+    await waitFor('handshake', () => s.events.length === 1, { everyMs: 5, gaveUp: s.gone });
     expect(await request(`${podB.origin}/sse/add/${s.uuid}/logs/*/finished`)).toMatchObject({
       status: 200,
       body: 'ok',
     });
     await publish(bus.redis, ['logs', 5, 'finished'], { logid: 5 });
-    await waitFor('event', () => s.data.length === 1, { everyMs: 5 });
+    await waitFor('event', () => s.data.length === 1, { everyMs: 5, gaveUp: s.gone });
     expect(await request(`${podB.origin}/sse/remove/${s.uuid}/logs/*/finished`)).toMatchObject({
       status: 200,
       body: 'ok',

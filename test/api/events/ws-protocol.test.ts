@@ -181,7 +181,7 @@ describe('events', () => {
     await c.subscribe('builds/*/*');
     const message = { buildid: 12, number: 3, state_string: 'café "quoted"', results: null, complete: false };
     const id = await publish(bus.redis, ['builds', 12, 'new'], message);
-    await waitFor('event', () => c.events.length === 1, { everyMs: 5 });
+    await waitFor('event', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     expect(c.raw.at(-1)).toBe(
       `{"k":"builds/12/new","m":{"buildid":12,"number":3,"state_string":"caf\\u00e9 \\"quoted\\"","results":null,"complete":false},"id":"${id}"}`,
     );
@@ -249,7 +249,7 @@ describe('events', () => {
       '{"msg":"OK","code":200,"_id":2}',
     );
     await publish(bus.redis, ['changes', 1, 'new'], { changeid: 1 });
-    await waitFor('event', () => c.events.length === 1, { everyMs: 5 });
+    await waitFor('event', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     await c.subscribe('changes/1/*');
     await publish(bus.redis, ['changes', 1, 'new'], { changeid: 1 });
     await publish(bus.redis, ['changes', 2, 'new'], { changeid: 2 });
@@ -268,12 +268,12 @@ describe('events', () => {
     await c.subscribe('masters/*/*');
     await c.subscribe('marker');
     await publish(bus.redis, ['masters', 1, 'started'], { masterid: 1 });
-    await waitFor('event', () => c.events.length === 1, { everyMs: 5 });
+    await waitFor('event', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     await c.call({ cmd: 'stopConsuming', path: 'masters/*/*', _id: 'stop' });
     await publish(bus.redis, ['masters', 1, 'stopped'], { masterid: 1, n: 1 });
     // Events arrive in order: once the marker is here, the event before it was dispatched.
     await publish(bus.redis, ['marker'], {});
-    await waitFor('marker', () => c.events.length === 2, { everyMs: 5 });
+    await waitFor('marker', () => c.events.length === 2, { everyMs: 5, gaveUp: c.gone });
     await c.subscribe('masters/1/stopped');
     await publish(bus.redis, ['masters', 1, 'stopped'], { masterid: 1, n: 2 });
     await publish(bus.redis, ['marker'], {});
@@ -293,7 +293,7 @@ describe('events', () => {
     const c = await client();
     await c.subscribe('control/builds/*/stop');
     await publish(bus.redis, ['control', 'builds', 5, 'stop'], { reason: 'because' });
-    await waitFor('control message', () => c.events.length === 1, { everyMs: 5 });
+    await waitFor('control message', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     expect(c.events[0]).toMatchObject({ k: 'control/builds/5/stop', m: { reason: 'because' } });
     c.close();
   });
