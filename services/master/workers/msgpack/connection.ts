@@ -17,6 +17,7 @@ import type { WebSocket } from 'ws';
 import { closeReason } from '../../../core/http/close-reason.js';
 import type { CommandRequest, OutputStream, WorkerInfo } from '../../../core/protocol/messages.js';
 import { CloseCode } from '../../../core/protocol/messages.js';
+import { commandText } from '../command-text.js';
 import {
   type CommandEnd,
   MAX_READ_BYTES,
@@ -208,17 +209,22 @@ export class MsgpackWorkerConnection implements WorkerConnection, CommandStarter
     args: Record<string, unknown>,
     handlers: CommandHandlers = {},
   ): Promise<CommandResult> {
-    let text = '';
+    const text = commandText();
     const { done } = this.start(name, args, {
       ...handlers,
       output: async (stream, t) => {
-        if (stream !== 'o') text += t;
+        if (stream !== 'o') text.add(t);
       },
     });
     const end = await done;
     if ('lost' in end) throw new ConnectionLostError(end.reason);
     const rc = end.values.get('rc');
-    return { rc: typeof rc === 'number' ? rc : null, values: end.values, failure: end.failure, text };
+    return {
+      rc: typeof rc === 'number' ? rc : null,
+      values: end.values,
+      failure: end.failure,
+      text: text.text(),
+    };
   }
 
   /** A file from the worker (./transfers.ts). */
