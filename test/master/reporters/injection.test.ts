@@ -7,7 +7,7 @@
 // mail.test.ts's).
 import { describe, expect, it } from 'vitest';
 import type { FormatterConfig } from '../../../services/core/config/master-config.js';
-import { createFormatter, message, renderable } from '../../../services/master/reporters/formatters.js';
+import { createFormatter, renderable } from '../../../services/master/reporters/formatters.js';
 import { interestedAddresses } from '../../../services/master/reporters/mail.js';
 import type { BuildDict, FormatContext } from '../../../services/master/reporters/report.js';
 
@@ -42,24 +42,30 @@ const ctx: FormatContext = {
   isBuildset: false,
 };
 const format = (cfg: FormatterConfig) => createFormatter(cfg).format(build, ctx);
+/** A MessageFormatter with these templates. */
+const message = (template_type: 'plain' | 'html', template: string, subject: string): FormatterConfig => ({
+  type: 'message',
+  template_type,
+  template,
+  subject,
+  want_properties: true,
+  want_steps: false,
+  want_logs: false,
+});
 
 describe("a reporter's template fed a build's hostile data", () => {
   it('renders template syntax in a property as text, in the body and the subject', () => {
-    const m = format({
-      ...message('plain'),
-      template: 'reason={{ build.properties.reason[0] }}',
-      subject: 'on {{ build.properties.reason[0] }}',
-    });
+    const m = format(
+      message('plain', 'reason={{ build.properties.reason[0] }}', 'on {{ build.properties.reason[0] }}'),
+    );
     expect(m.body).toBe(`reason=${TEMPLATE}`);
     expect(m.subject).toBe(`on ${TEMPLATE}`);
   });
 
   it('escapes HTML in an html template, and keeps the subject one line', () => {
-    const m = format({
-      ...message('html'),
-      template: '<p>{{ build.properties.note[0] }}</p>',
-      subject: 'branch {{ build.properties.branch[0] }}',
-    });
+    const m = format(
+      message('html', '<p>{{ build.properties.note[0] }}</p>', 'branch {{ build.properties.branch[0] }}'),
+    );
     expect(m.body).toBe('<p>&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;</p>');
     expect(m.subject).not.toMatch(/[\r\n]/);
     expect(m.subject).toBe('branch main Bcc: evil@example.com body');
