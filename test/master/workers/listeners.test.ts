@@ -7,33 +7,16 @@
 // other with 4002.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { parseMasterConfig } from '../../../services/core/config/master-config.js';
-import { CloseCode, PROTOCOL_VERSION } from '../../../services/core/protocol/messages.js';
-import { createLogger } from '../../../services/core/telemetry/logger.js';
-import { listenForWorkers, type WorkerListeners } from '../../../services/master/workers/listen.js';
+import { CloseCode } from '../../../services/core/protocol/messages.js';
+import type { WorkerListeners } from '../../../services/master/workers/listen.js';
 import { MAX_FRAME_BYTES } from '../../../services/master/workers/msgpack/server.js';
 import { waitFor } from '../../helpers/wait.js';
+import { hello, startListeners } from './lib.js';
 
-const log = createLogger('test', 'silent');
 let listeners: WorkerListeners;
 
 beforeAll(async () => {
-  const config = parseMasterConfig(`
-protocols:
-  msgpack_experimental_v7: { port: 0 }
-workers:
-  - { name: a, password: pa }
-  - { name: b, password: pb }
-`);
-  listeners = await listenForWorkers({
-    config,
-    host: '127.0.0.1',
-    workerPort: 0,
-    masterName: 'm',
-    log,
-    events: {},
-    env: {},
-  });
+  listeners = await startListeners(['a', 'b']);
 });
 afterAll(() => listeners?.close());
 
@@ -46,17 +29,7 @@ function flotilla(
   then?: (ws: WebSocket) => void,
 ): { closed: Promise<number>; ws: WebSocket } {
   const ws = new WebSocket(`ws://127.0.0.1:${listeners.ports.flotilla}/worker`);
-  ws.on('open', () =>
-    ws.send(
-      JSON.stringify({
-        type: 'hello',
-        protocol: PROTOCOL_VERSION,
-        name,
-        password,
-        info: { admin: '', host: '', access_uri: '', version: 'test' },
-      }),
-    ),
-  );
+  ws.on('open', () => ws.send(hello(name, password)));
   ws.on('message', (data) => {
     if (JSON.parse(data.toString()).type === 'welcome') then?.(ws);
   });
