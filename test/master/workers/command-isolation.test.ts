@@ -4,12 +4,15 @@
 // The master takes nothing of B's: A's command keeps running, its output is A's alone, and
 // it ends as A says. B's frames are known to be handled before A ends its command: B waits
 // for the master's answer to them (a pong, on Flotilla's protocol, which ws sends after the
-// frames before it; the response to `complete` on msgpack_experimental_v7).
+// frames before it; the response to `complete` on msgpack_experimental_v7). And a
+// buildbot-worker's updates keep only the values the master reads: a worker naming a new
+// key in each update cannot grow a command's state without end.
 import { decode } from '@msgpack/msgpack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { CommandEnd, WorkerConnection } from '../../../services/master/workers/connection.js';
 import type { WorkerListeners } from '../../../services/master/workers/listen.js';
+import type { MsgpackWorkerConnection } from '../../../services/master/workers/msgpack/connection.js';
 import { encodeFrame } from '../../../services/master/workers/msgpack/messages.js';
 import { waitFor } from '../../helpers/wait.js';
 import { hello, startListeners } from './lib.js';
@@ -18,7 +21,9 @@ let listeners: WorkerListeners;
 const connected = new Map<string, WorkerConnection>();
 
 beforeAll(async () => {
-  listeners = await startListeners(['fa', 'fb', 'ma', 'mb'], { connected: (w) => connected.set(w.name, w) });
+  listeners = await startListeners(['fa', 'fb', 'ma', 'mb', 'mc'], {
+    connected: (w) => connected.set(w.name, w),
+  });
 });
 afterAll(() => listeners?.close());
 
@@ -157,5 +162,30 @@ describe("a worker that sends frames for another worker's command", () => {
     expect(run.out.join('')).not.toContain('from b');
     a.ws.close();
     b.ws.close();
+  });
+});
+
+describe('a buildbot-worker that sends values the master does not read', () => {
+  it('has them dropped: a command keeps only its own values', async () => {
+    const w = await msgpackWorker('mc');
+    const conn = connected.get('mc') as MsgpackWorkerConnection;
+    const result = conn.command('shell', { command: ['true'] });
+    await waitFor('the command to start on mc', () => w.started.length === 1);
+    const id = w.started[0]!;
+    const junk = Array.from({ length: 1000 }, (_, i): [string, unknown] => [`k${i}`, 'x'.repeat(1024)]);
+    for (let i = 0; i < 10; i++) await w.send({ op: 'update', command_id: id, args: junk });
+    await w.send({
+      op: 'update',
+      command_id: id,
+      args: [
+        ['rc', 0],
+        ['elapsed', 0.5],
+      ],
+    });
+    await w.send({ op: 'complete', command_id: id, args: null });
+    const r = await result;
+    expect(r.rc).toBe(0);
+    expect([...r.values.keys()].sort()).toEqual(['elapsed', 'rc']);
+    w.ws.close();
   });
 });

@@ -73,6 +73,14 @@ interface Command {
 
 const STREAMS: Record<string, OutputStream> = { stdout: 'o', stderr: 'e', header: 'h' };
 
+/**
+ * The values of a command's updates that the master reads (./shell.ts, ./commands.ts,
+ * ./transfers.ts). Any other key is dropped: each update is at most MAX_FRAME_BYTES, but a
+ * command takes any number of them, and a worker naming a new key in each would grow the
+ * command's values without end.
+ */
+const READ_VALUES = new Set(['rc', 'elapsed', 'stat', 'files']);
+
 export class MsgpackWorkerConnection implements WorkerConnection, CommandStarter {
   readonly protocol = 'msgpack_experimental_v7';
   /** The four fields Buildbot keeps as workerinfo; set once get_worker_info has answered. */
@@ -315,7 +323,7 @@ export class MsgpackWorkerConnection implements WorkerConnection, CommandStarter
           } else if (key === 'log' && Array.isArray(value) && typeof value[0] === 'string') {
             const li = lineInfo(value[1]);
             if (li && c.handlers.output) await c.handlers.output('o', li[0], value[0]);
-          } else c.values.set(key, value);
+          } else if (READ_VALUES.has(key)) c.values.set(key, value);
         }
         this.respond(f.seq_number, null);
       } catch (err) {
