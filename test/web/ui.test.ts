@@ -977,4 +977,36 @@ describe('the web UI', () => {
     expect([nothing.status, await nothing.text()]).toEqual([404, 'not found']);
     await page.context().close();
   });
+
+  // Issue 28's review: it held. Last, so that its change is no other test's newest.
+  it('shows HTML, javascript: and data: links and ANSI escapes a change carries as text; no script runs', async () => {
+    const html = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
+    const hook = await fetch(`http://127.0.0.1:${cluster.api.port}/change_hook/base`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        author: `${html} <mallory@example.test>`,
+        comments: `${html}\n\x1b[31mred\x1b[0m <b>bold</b>`,
+        revision: 'bad0bad0bad0bad0bad0',
+        branch: 'side',
+        repository: 'data:text/html,<script>window.__pwned=3</script>',
+        revlink: 'javascript:window.__pwned=4',
+      }).toString(),
+    });
+    expect(hook.status).toBe(200);
+    const { page, watch } = await newPage();
+    await page.goto(`${base}#/changes`);
+    const card = page.locator('li.card', { hasText: 'bad0bad0bad0' });
+    await card.locator('pre.comments', { hasText: html }).waitFor();
+    expect(await card.locator('pre.comments').textContent()).toBe(`${html}\n\x1b[31mred\x1b[0m <b>bold</b>`);
+    expect(await card.locator('strong').textContent()).toBe(`${html} <mallory@example.test>`);
+    // Nothing of it became an element, and the revision is shown, not linked.
+    expect(await card.locator('img, script, b').count()).toBe(0);
+    expect(await card.locator('a').count()).toBe(0);
+    expect(await page.locator('a[href^="javascript:"], a[href^="data:"]').count()).toBe(0);
+    await card.locator('code', { hasText: 'bad0bad0bad0' }).click();
+    expect(await page.evaluate('typeof window.__pwned')).toBe('undefined');
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
 });

@@ -1,5 +1,8 @@
 // Pure logic of the web UI and of what the API tells it: ANSI colours, the log's pages and
-// live lines, and which buttons the authz rules may allow (mayEver).
+// live lines, which buttons the authz rules may allow (mayEver), and which of a build's
+// links it follows (issue 28's review: HTML, `javascript:` and `data:` links showed as text).
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type AuthzPolicy, mayEver } from '../../services/core/auth/authz.js';
 import { ansiEnd, PLAIN, parseAnsi } from '../../services/web/src/ansi.js';
@@ -193,5 +196,44 @@ describe('mayEver', () => {
     const p = policy([{ match: 'stop', roles: ['owner'], default_deny: true }]);
     expect(mayEver(p, dev, stopRule)).toBe(true);
     expect(mayEver(p, anonymous, stopRule)).toBe(false);
+  });
+});
+
+describe("a build's text and links", () => {
+  const src = 'services/web/src';
+  const files = readdirSync(src, { recursive: true, encoding: 'utf8' })
+    .filter((f) => /\.tsx?$/.test(f))
+    .map((f) => ({ f, text: readFileSync(join(src, f), 'utf8') }));
+
+  it('links only http and https (safeUrl): javascript:, data: and the like show as text', async () => {
+    (globalThis as { document?: unknown }).document = { baseURI: 'http://ci.example.test/' };
+    // A .tsx of the UI's own build (services/web/tsconfig.json): vitest compiles it, this
+    // project's tsc does not read it, so the module is named by a value.
+    const page = '../../services/web/src/pages/build.tsx';
+    const { safeUrl } = (await import(page)) as { safeUrl: (url: string) => string | null };
+    for (const bad of [
+      'javascript:alert(1)',
+      ' JavaScript:alert(1)',
+      'java\tscript:alert(1)',
+      'data:text/html,<script>alert(1)</script>',
+      'vbscript:msgbox(1)',
+      'file:///etc/passwd',
+    ])
+      expect(safeUrl(bad), bad).toBeNull();
+    expect(safeUrl('https://ci.example.test/report')).toBe('https://ci.example.test/report');
+    expect(safeUrl('/api/v2/artifacts/1/raw')).toBe('http://ci.example.test/api/v2/artifacts/1/raw');
+  });
+
+  it('never writes HTML: no innerHTML in any form, and every href is one the UI made or checked', () => {
+    for (const { f, text } of files) {
+      expect(text, f).not.toMatch(
+        /dangerouslySetInnerHTML|innerHTML|outerHTML|insertAdjacentHTML|document\.write/,
+      );
+      // The UI's own routes (href(), `#...`), the API's (apiUrl()), a line's anchor (link),
+      // and a build's links once safeUrl has passed them (safe).
+      for (const m of text.matchAll(/href=\{([^}]*)\}/g))
+        expect(m[1], `${f}: href={${m[1]}}`).toMatch(/^(href\(|apiUrl\(|`#\$\{|link\b|safe$)/);
+    }
+    expect(files.map((x) => x.f)).toContain(join('pages', 'build.tsx'));
   });
 });

@@ -2,8 +2,10 @@
 // someone else's code could: each speaks the protocol from the test's side, answers every
 // command with rc 0, and for an upload of a path named `send-N` sends N bytes in 1 KiB blocks
 // whatever maxsize it was told, without waiting for the master's answers, then says it went
-// well. The msgpack one also asks a download for `readLength` bytes in one read. Each keeps
-// what the master asked of it, to check what it was told.
+// well. During a transfer of a path named `say-N` it says N characters on stderr, and a shell
+// command with an argument ending `stdout-N` writes N characters to stdout, in 64 KiB pieces
+// without waiting either. The msgpack one also asks a download for `readLength` bytes in one
+// read. Each keeps what the master asked of it, to check what it was told.
 import { randomBytes } from 'node:crypto';
 import { decode } from '@msgpack/msgpack';
 import WebSocket from 'ws';
@@ -13,11 +15,27 @@ import { encodeFrame } from '../../../services/master/workers/msgpack/messages.j
 import { connectToMaster, type MasterLink } from '../../../services/worker/connection.js';
 
 const BLOCK = 1024;
+const PIECE = 64 * 1024;
+
+/** N for a text ending `<word>-N`, else 0. */
+function counted(word: string, text: string): number {
+  const m = new RegExp(`${word}-(\\d+)$`).exec(text);
+  return m ? Number(m[1]) : 0;
+}
 
 /** The bytes an upload of this path sends: N for a path ending `send-N`. */
-function toSend(path: string): number {
-  const m = /send-(\d+)$/.exec(path);
-  return m ? Number(m[1]) : 0;
+const toSend = (path: string) => counted('send', path);
+/** The characters said on stderr during a transfer of this path. */
+const toSay = (path: string) => counted('say', path);
+/** The characters a shell command with these arguments writes to stdout. */
+const toWrite = (argv: unknown) =>
+  Array.isArray(argv) ? Math.max(0, ...argv.map((a) => counted('stdout', String(a)))) : 0;
+
+/** N characters of text in pieces of at most PIECE. */
+function pieces(n: number): string[] {
+  const out: string[] = [];
+  for (let at = 0; at < n; at += PIECE) out.push('x'.repeat(Math.min(PIECE, n - at)));
+  return out;
 }
 
 function blocks(n: number): Buffer[] {
@@ -32,12 +50,19 @@ const OK = { rc: 0, signal: null, interrupted: false, timedOut: false, elapsedSe
 export function hostileAgent(opts: { url: string; name: string; password: string; log: Logger }) {
   const asked: TransferRequest[] = [];
   let link: MasterLink | undefined;
+  let seq = 0;
+  const say = (cmd: string, stream: 'o' | 'e', n: number) => {
+    for (const text of pieces(n)) link?.send({ type: 'output', cmd, seq: ++seq, stream, text });
+  };
   const message = (m: MasterToWorker) => {
-    if (m.type === 'start') link?.send({ type: 'done', cmd: m.cmd, outcome: OK });
+    if (m.type === 'start') {
+      say(m.cmd, 'o', toWrite(m.request.command));
+      link?.send({ type: 'done', cmd: m.cmd, outcome: OK });
+    }
     if (m.type !== 'transfer') return;
     asked.push(m.request);
+    say(m.cmd, 'e', toSay(m.request.path));
     if (m.request.op !== 'download') {
-      let seq = 0;
       for (const b of blocks(toSend(m.request.path)))
         link?.send({ type: 'data', cmd: m.cmd, seq: ++seq, data: b.toString('base64') });
     }
@@ -75,6 +100,9 @@ export function hostileBbw(opts: {
   const run = async (id: string, name: string, args: Record<string, unknown>) => {
     const path = String(args.path ?? '');
     const values: [string, unknown][] = name === 'listdir' ? [['files', []]] : [];
+    const said = name === 'shell' ? ['stdout', toWrite(args.command)] : ['stderr', toSay(path)];
+    for (const text of pieces(said[1] as number))
+      void send({ op: 'update', command_id: id, args: [[said[0], [text, [], []]]] });
     if (name === 'upload_file' || name === 'upload_directory') {
       const op = name === 'upload_file' ? 'update_upload_file_write' : 'update_upload_directory_write';
       for (const b of blocks(toSend(path))) void send({ op, command_id: id, args: b });

@@ -3,7 +3,8 @@
 // sets none, or past what artifacts.build_quota leaves its build, is cut at the limit by the
 // master, on both protocols; the step fails with the reason in its log, nothing of the upload
 // is kept, and the build fails. And a download's read length, which buildbot-worker names
-// itself, is bounded before the master allocates anything for it.
+// itself, is bounded before the master allocates anything for it. What a worker says during
+// a transfer, and a command's stdout a step collects (a glob's matches), are bounded too.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,8 @@ import { parseMasterConfig } from '../../../services/core/config/master-config.j
 import { sql } from '../../../services/core/db/pool.js';
 import { Results } from '../../../services/core/results.js';
 import { createLogger } from '../../../services/core/telemetry/logger.js';
+import { MAX_COLLECTED_STDOUT } from '../../../services/master/build/steps/remote.js';
+import { MAX_COMMAND_TEXT } from '../../../services/master/workers/command-text.js';
 import { MAX_READ_BYTES } from '../../../services/master/workers/connection.js';
 import { startWorkerServer } from '../../../services/master/workers/flotilla/server.js';
 import { encodeFrame, parseWorkerFrame } from '../../../services/master/workers/msgpack/messages.js';
@@ -28,6 +31,10 @@ const root = mkdtempSync(join(tmpdir(), 'flotilla-transfer-limits-'));
 const masterFile = join(root, 'on-master.bin');
 writeFileSync(masterFile, randomBytes(MAX_READ_BYTES + 512 * 1024));
 
+// Past MAX_COMMAND_TEXT and MAX_COLLECTED_STDOUT, each several times over.
+const SAID = 4 * MAX_COMMAND_TEXT;
+const WRITTEN = 2 * MAX_COLLECTED_STDOUT;
+
 // Each `send-N` source makes the hostile worker send N bytes whatever it is told.
 const limits = (worker: string) => `
   - name: limits-${worker}
@@ -40,6 +47,11 @@ const limits = (worker: string) => `
       - { type: file_upload, name: fits-too, workersrc: send-4000, masterdest: fits-too.bin }
       - { type: file_upload, name: over-quota, workersrc: send-4000, masterdest: over-quota.bin }
       - { type: file_upload, name: after, workersrc: send-10, masterdest: after.bin }
+  - name: said-${worker}
+    workers: [hostile-${worker}]
+    steps:
+      - { type: file_upload, name: said, workersrc: say-${SAID}, masterdest: said.bin, haltOnFailure: false }
+      - { type: multiple_file_upload, name: globbed, workersrcs: [stdout-${WRITTEN}], glob: true, masterdest: globbed }
 `;
 
 const CONFIG = `
@@ -83,7 +95,7 @@ beforeAll(async () => {
         host: '127.0.0.1',
         port,
         passwords: new Map([['hostile-bbw', 'pw']]),
-        builderDirs: () => ['limits-bbw', 'read-bbw'],
+        builderDirs: () => ['limits-bbw', 'read-bbw', 'said-bbw'],
         log,
         events,
       }).then((s) => {
@@ -149,6 +161,29 @@ describe.each(['agent', 'bbw'])('a worker (%s) that sends past its limits', (wor
       sql`SELECT count(*)::int AS n FROM pg_largeobject_metadata m WHERE NOT EXISTS (SELECT 1 FROM flotilla.artifacts a WHERE a.object = m.oid)`,
     );
     expect(orphans[0].n).toBe(0);
+  }, 120_000);
+});
+
+describe.each(['agent', 'bbw'])('a worker (%s) that says more than it is asked', (worker) => {
+  it('is cut: a transfer keeps the start of its text, a glob past its bound fails the step', async () => {
+    const { build, ran } = await ranBuild(stage, `said-${worker}`);
+    expect(ran.map((s) => [s.name, s.results])).toEqual([
+      ['said', Results.SUCCESS],
+      ['globbed', Results.FAILURE],
+    ]);
+    expect(build.results).toBe(Results.FAILURE);
+
+    // The transfer's text: its first MAX_COMMAND_TEXT characters, then a line saying how
+    // many more the master dropped.
+    const said = (await logs(stage, build.id, 'said')).stdio ?? '';
+    expect(said).toContain(
+      `[the worker said ${SAID - MAX_COMMAND_TEXT} more characters; the master kept the first ${MAX_COMMAND_TEXT}]`,
+    );
+
+    // The glob's matches: none kept, the step fails saying why, and nothing is uploaded.
+    const globbed = (await logs(stage, build.id, 'globbed')).stdio ?? '';
+    expect(globbed).toContain(`stdout of sh not kept: over ${MAX_COLLECTED_STDOUT} bytes; the step fails`);
+    expect(await stored(build.id)).toEqual([{ name: 'said.bin', length: 0, complete: true }]);
   }, 120_000);
 });
 

@@ -3,7 +3,8 @@
 // takes a login only once TLS is up; the reporter must upgrade, check that certificate
 // against the configured authority, log in, and send one message per reported build, to
 // the build's interested users (its owner here) with extraRecipients in Cc. A mode chooses
-// which results are mailed.
+// which results are mailed. A build's properties that carry a header of their own (issue
+// 28's review: it held) add none: not through the owner, the subject, nor extraHeaders.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -90,7 +91,7 @@ afterAll(async () => {
 
 const PROPERTIES = { owner: ['alice', 'Force'] } as const;
 
-const config = () => `${BUILDERS}
+const config = (extra = '') => `${BUILDERS}
 reporters:
   - type: mail
     fromaddr: "Flotilla <ci@example.com>"
@@ -105,7 +106,7 @@ reporters:
     generators:
       - type: build_status
         mode: failing
-`;
+${extra}`;
 
 const request = async (builder: 'app' | 'broken') => {
   await requestBuild(stage, builder, {}, PROPERTIES);
@@ -132,6 +133,46 @@ describe('mail', () => {
     expect(d!.mail.subject).toContain('broken');
     expect(d!.mail.text).toContain('failed build on builder broken');
     expect(d!.mail.text).toMatch(/compile: failure/);
+    await m.stop();
+  });
+});
+
+describe('a build whose properties carry mail headers', () => {
+  it('adds no header and no recipient', async () => {
+    const m = await stage.master(
+      'mail-b',
+      config(`        message_formatter:
+          type: message
+          template_type: plain
+          subject: "build of {{ build.properties.note[0] }}"
+    extraHeaders:
+      X-Note: "%(prop:note)s"
+`),
+      { timing: { reportBackoffMs: 50 } },
+    );
+    m.workers.connect(new ScriptedWorker('w1'));
+    const injected = 'Bcc: evil@example.com\r\nX-Injected: yes';
+    const before = received.length;
+    await requestBuild(
+      stage,
+      'broken',
+      {},
+      {
+        owner: [`alice@example.com\r\n${injected}`, 'Force'],
+        note: [`main\r\n${injected}\r\n\r\nforged body`, 'Force'],
+      },
+    );
+    await waitFor('the mail', () => received.length > before);
+    const d = received.at(-1)!;
+    // The owner's address is not an address: only extraRecipients receive the mail.
+    expect(d.to).toEqual(['releases@example.com']);
+    expect(d.mail.headers.has('bcc')).toBe(false);
+    expect(d.mail.headers.has('x-injected')).toBe(false);
+    expect(d.mail.subject).toBe(`build of main ${injected.replace('\r\n', ' ')} forged body`);
+    // extraHeaders' value: the property, on its one line.
+    expect(String(d.mail.headers.get('x-note'))).toMatch(/^main Bcc: evil@example\.com X-Injected: yes/);
+    expect(String(d.mail.headers.get('x-note'))).not.toMatch(/[\r\n]/);
+    expect(d.mail.text).not.toContain('forged body');
     await m.stop();
   });
 });

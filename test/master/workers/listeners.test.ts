@@ -2,37 +2,21 @@
 // protocol a worker speaks: wrong credentials and unknown names are refused (on Flotilla's
 // protocol by a close after the hello; on msgpack_experimental_v7 on the upgrade, where
 // Buildbot's worker sends them, with Buildbot's status), a malformed frame closes with 4004,
-// a frame over the limit with 1009, and a name connected by one protocol is refused by the
+// a frame nested a hundred thousand deep with 4004 too (issue 28's review: it held), a frame
+// over the limit with 1009, and a name connected by one protocol is refused by the
 // other with 4002.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { parseMasterConfig } from '../../../services/core/config/master-config.js';
-import { CloseCode, PROTOCOL_VERSION } from '../../../services/core/protocol/messages.js';
-import { createLogger } from '../../../services/core/telemetry/logger.js';
-import { listenForWorkers, type WorkerListeners } from '../../../services/master/workers/listen.js';
+import { CloseCode } from '../../../services/core/protocol/messages.js';
+import type { WorkerListeners } from '../../../services/master/workers/listen.js';
 import { MAX_FRAME_BYTES } from '../../../services/master/workers/msgpack/server.js';
 import { waitFor } from '../../helpers/wait.js';
+import { hello, startListeners } from './lib.js';
 
-const log = createLogger('test', 'silent');
 let listeners: WorkerListeners;
 
 beforeAll(async () => {
-  const config = parseMasterConfig(`
-protocols:
-  msgpack_experimental_v7: { port: 0 }
-workers:
-  - { name: a, password: pa }
-  - { name: b, password: pb }
-`);
-  listeners = await listenForWorkers({
-    config,
-    host: '127.0.0.1',
-    workerPort: 0,
-    masterName: 'm',
-    log,
-    events: {},
-    env: {},
-  });
+  listeners = await startListeners(['a', 'b']);
 });
 afterAll(() => listeners?.close());
 
@@ -45,17 +29,7 @@ function flotilla(
   then?: (ws: WebSocket) => void,
 ): { closed: Promise<number>; ws: WebSocket } {
   const ws = new WebSocket(`ws://127.0.0.1:${listeners.ports.flotilla}/worker`);
-  ws.on('open', () =>
-    ws.send(
-      JSON.stringify({
-        type: 'hello',
-        protocol: PROTOCOL_VERSION,
-        name,
-        password,
-        info: { admin: '', host: '', access_uri: '', version: 'test' },
-      }),
-    ),
-  );
+  ws.on('open', () => ws.send(hello(name, password)));
   ws.on('message', (data) => {
     if (JSON.parse(data.toString()).type === 'welcome') then?.(ws);
   });
@@ -100,6 +74,21 @@ describe('both worker listeners', () => {
     expect(await msgpack('a', 'pa', (ws) => ws.send(Buffer.from([0xc1])))).toEqual({
       closed: CloseCode.badMessage,
     });
+  });
+
+  it('close a link that sends a frame nested 100,000 deep with 4004, and keep serving', async () => {
+    const depth = 100_000;
+    const json = `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    expect(await flotilla('a', 'pa', (ws) => ws.send(json)).closed).toBe(CloseCode.badMessage);
+    await gone('a');
+    // fixarray of one element (0x91), each holding the next; the innermost is nil.
+    const packed = Buffer.concat([Buffer.alloc(depth, 0x91), Buffer.from([0xc0])]);
+    expect(await msgpack('a', 'pa', (ws) => ws.send(packed))).toEqual({ closed: CloseCode.badMessage });
+    await gone('a');
+    // The listeners still take a worker.
+    const welcomed = new Promise<WebSocket>((resolve) => flotilla('a', 'pa', resolve));
+    (await welcomed).close();
+    await gone('a');
   });
 
   it('close a link that sends a frame over the limit with 1009', async () => {

@@ -10,6 +10,7 @@ import type { CommandRequest, OutputStream } from '../../../core/protocol/messag
 import { Results } from '../../../core/results.js';
 import { interruptedResults } from '../interruption.js';
 import { LogWriter } from '../log-writer.js';
+import { keeper } from './kept-stdout.js';
 import type { StepContext } from './step.js';
 
 type CommandStep = Extract<StepConfig, { command: unknown }>;
@@ -122,25 +123,4 @@ export async function runCommand(
       : Results.RETRY
     : decodeRC(step.decodeRC, end.rc);
   return { results, stdout, ...(kept.tooLong ? { stdoutTooLong: true } : {}) };
-}
-
-/** Keeps text up to `max` bytes (none with max unset); past it, none of it. */
-function keeper(max: number | undefined) {
-  const parts: string[] = [];
-  let bytes = 0;
-  let tooLong = false;
-  return {
-    add(text: string): void {
-      if (max === undefined || tooLong) return;
-      bytes += Buffer.byteLength(text);
-      if (bytes > max) {
-        tooLong = true;
-        parts.length = 0;
-      } else parts.push(text);
-    },
-    text: () => parts.join(''),
-    get tooLong() {
-      return tooLong;
-    },
-  };
 }

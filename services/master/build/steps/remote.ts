@@ -8,7 +8,18 @@ import { addLog, transact } from '../../../core/data/index.js';
 import { Results } from '../../../core/results.js';
 import { interruptedResults } from '../interruption.js';
 import { LogWriter } from '../log-writer.js';
+import { keeper } from './kept-stdout.js';
 import type { StepContext } from './step.js';
+
+/**
+ * The most of a command's stdout kept for the step (`collectStdout`); past it the step fails.
+ * The longest answer a step collects is multiple_file_upload's glob, one matched path a line:
+ * 1 MiB holds over 10,000 paths of 100 bytes, each then uploaded one by one. git's answers
+ * (`--version`, `rev-parse`, `describe`, the workdir's `ls -A`) are far shorter. A worker
+ * that writes more is not answering the question; keeping all of it would let it fill the
+ * master's memory.
+ */
+export const MAX_COLLECTED_STDOUT = 1024 * 1024;
 
 export class StepFailed extends Error {
   override name = 'StepFailed';
@@ -57,7 +68,7 @@ export class RemoteCommands {
   /** Run one command; its exit code and (when asked) what it wrote to stdout. */
   async run(argv: string[], o: RunOptions): Promise<{ rc: number; stdout: string }> {
     if (this.signal.aborted) throw new StepEnded(interruptedResults(this.signal));
-    let stdout = '';
+    const kept = keeper(o.collectStdout ? MAX_COLLECTED_STDOUT : undefined);
     const end = await this.c.build.worker.run(
       {
         command: argv,
@@ -69,7 +80,7 @@ export class RemoteCommands {
       },
       async (stream, text, log) => {
         if (log !== undefined) return;
-        if (o.collectStdout && stream === 'o') stdout += text;
+        if (stream === 'o') kept.add(text);
         if (!o.quiet) await this.stdio.write(stream, text);
       },
       this.signal,
@@ -77,9 +88,13 @@ export class RemoteCommands {
     if ('lost' in end) throw new StepEnded(Results.RETRY, end.reason);
     if (end.interrupted)
       throw new StepEnded(this.signal.aborted ? interruptedResults(this.signal) : Results.RETRY);
+    if (kept.tooLong) {
+      await this.header(`stdout of ${argv[0]} not kept: over ${MAX_COLLECTED_STDOUT} bytes; the step fails`);
+      throw new StepFailed(`${argv.join(' ')} wrote over ${MAX_COLLECTED_STDOUT} bytes to stdout`);
+    }
     const rc = end.rc ?? -1;
     if (rc !== 0 && (o.abandonOnFailure ?? true)) throw new StepFailed(`${argv.join(' ')} exited with ${rc}`);
-    return { rc, stdout };
+    return { rc, stdout: kept.text() };
   }
 
   /** A line of the master's own in the log (Buildbot's addHeader). */

@@ -24,7 +24,7 @@ import type { TransferEnd, TransferSpec } from '../../workers/connection.js';
 import { interruptedResults } from '../interruption.js';
 import { logText } from '../line-splitter.js';
 import { stepSummary } from '../summary.js';
-import { RemoteCommands, StepEnded } from './remote.js';
+import { RemoteCommands, StepEnded, StepFailed } from './remote.js';
 import type { StepContext, StepKind, StepOutcome } from './step.js';
 import { meteredUpload, reachedText, uploadLimit } from './upload-limit.js';
 
@@ -149,6 +149,7 @@ export async function transferStep(
         summary: summary(err.results),
         ...(err.workerLost ? { workerLost: err.workerLost } : {}),
       };
+    if (err instanceof StepFailed) return { results: Results.FAILURE, summary: summary(Results.FAILURE) };
     throw err;
   } finally {
     await cmd.finish();

@@ -13,6 +13,7 @@ import {
   type WorkerInfo,
   type WorkerToMaster,
 } from '../../../core/protocol/messages.js';
+import { commandText } from '../command-text.js';
 import {
   type CommandEnd,
   MAX_READ_BYTES,
@@ -195,14 +196,14 @@ export class FlotillaConnection implements WorkerConnection {
   ): Promise<TransferEnd> {
     if (this.lost.aborted) return Promise.resolve({ lost: true, reason: reasonText(this.lost.reason) });
     const id = randomUUID();
-    let text = '';
+    const text = commandText();
     const written = new Map<number, () => void>();
     const ended = new AbortController();
     const done = new Promise<TransferEnd>((resolve) => {
       const interrupt = () => this.send({ type: 'interrupt', cmd: id, reason: reasonText(signal?.reason) });
       this.commands.set(id, {
         sink: async (stream, t) => {
-          if (stream !== 'o') text += t;
+          if (stream !== 'o') text.add(t);
         },
         ...(h.write ? { write: h.write } : {}),
         written,
@@ -211,7 +212,7 @@ export class FlotillaConnection implements WorkerConnection {
           signal?.removeEventListener('abort', interrupt);
           ended.abort();
           for (const w of written.values()) w();
-          resolve('lost' in end ? end : { rc: end.rc ?? -1, text });
+          resolve('lost' in end ? end : { rc: end.rc ?? -1, text: text.text() });
         },
         failed: null,
       });

@@ -17,6 +17,7 @@ import type { WebSocket } from 'ws';
 import { closeReason } from '../../../core/http/close-reason.js';
 import type { CommandRequest, OutputStream, WorkerInfo } from '../../../core/protocol/messages.js';
 import { CloseCode } from '../../../core/protocol/messages.js';
+import { commandText } from '../command-text.js';
 import {
   type CommandEnd,
   MAX_READ_BYTES,
@@ -71,6 +72,14 @@ interface Command {
 }
 
 const STREAMS: Record<string, OutputStream> = { stdout: 'o', stderr: 'e', header: 'h' };
+
+/**
+ * The values of a command's updates that the master reads (./shell.ts, ./commands.ts,
+ * ./transfers.ts). Any other key is dropped: each update is at most MAX_FRAME_BYTES, but a
+ * command takes any number of them, and a worker naming a new key in each would grow the
+ * command's values without end.
+ */
+const READ_VALUES = new Set(['rc', 'elapsed', 'stat', 'files']);
 
 export class MsgpackWorkerConnection implements WorkerConnection, CommandStarter {
   readonly protocol = 'msgpack_experimental_v7';
@@ -208,17 +217,22 @@ export class MsgpackWorkerConnection implements WorkerConnection, CommandStarter
     args: Record<string, unknown>,
     handlers: CommandHandlers = {},
   ): Promise<CommandResult> {
-    let text = '';
+    const text = commandText();
     const { done } = this.start(name, args, {
       ...handlers,
       output: async (stream, t) => {
-        if (stream !== 'o') text += t;
+        if (stream !== 'o') text.add(t);
       },
     });
     const end = await done;
     if ('lost' in end) throw new ConnectionLostError(end.reason);
     const rc = end.values.get('rc');
-    return { rc: typeof rc === 'number' ? rc : null, values: end.values, failure: end.failure, text };
+    return {
+      rc: typeof rc === 'number' ? rc : null,
+      values: end.values,
+      failure: end.failure,
+      text: text.text(),
+    };
   }
 
   /** A file from the worker (./transfers.ts). */
@@ -309,7 +323,7 @@ export class MsgpackWorkerConnection implements WorkerConnection, CommandStarter
           } else if (key === 'log' && Array.isArray(value) && typeof value[0] === 'string') {
             const li = lineInfo(value[1]);
             if (li && c.handlers.output) await c.handlers.output('o', li[0], value[0]);
-          } else c.values.set(key, value);
+          } else if (READ_VALUES.has(key)) c.values.set(key, value);
         }
         this.respond(f.seq_number, null);
       } catch (err) {

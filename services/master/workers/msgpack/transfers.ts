@@ -2,6 +2,7 @@
 // sends or asks for one block at a time and waits for the master's answer to each, so the
 // handlers (./command-start.ts) are never called twice at once. An abort of `signal`
 // interrupts the transfer on the worker.
+import { commandText } from '../command-text.js';
 import type { TransferEnd, TransferSpec } from '../connection.js';
 import type { CommandHandlers, CommandStarter } from './command-start.js';
 
@@ -55,11 +56,11 @@ async function moveFile(
   handlers: CommandHandlers,
   signal?: AbortSignal,
 ): Promise<TransferEnd> {
-  let text = '';
+  const text = commandText();
   const { id, done } = conn.start(name, args, {
     ...handlers,
     output: async (stream, t) => {
-      if (stream !== 'o') text += t;
+      if (stream !== 'o') text.add(t);
     },
   });
   const interrupt = () => conn.interruptCommand(id, String(signal?.reason));
@@ -70,5 +71,5 @@ async function moveFile(
   if ('lost' in end) return end;
   if (end.failure !== null) return { rc: -1, text: end.failure };
   const rc = end.values.get('rc');
-  return { rc: typeof rc === 'number' ? rc : -1, text };
+  return { rc: typeof rc === 'number' ? rc : -1, text: text.text() };
 }
