@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FormatterConfig } from '../../../services/core/config/master-config.js';
 import { createFormatter, renderable } from '../../../services/master/reporters/formatters.js';
-import { interestedAddresses } from '../../../services/master/reporters/mail.js';
+import { interestedAddresses } from '../../../services/master/reporters/kinds/mail.js';
 import type { BuildDict, FormatContext } from '../../../services/master/reporters/report.js';
 
 const TEMPLATE = '{{ 7*7 }}{% for x in [1,2,3] %}X{% endfor %}{{ build.constructor }}';
