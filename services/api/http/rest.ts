@@ -3,21 +3,21 @@
 // else a 400, as Buildbot answers.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Authorizer } from '../auth/authorizer.js';
+import type { SessionCookies } from '../auth/session-cookies.js';
+import type { PageCache } from '../cache/page-cache.js';
+import type { RowReader } from '../db-routing/read-pool.js';
 import { badMethod, forbidden, notFound } from '../errors/catalogue.js';
 import { renderEnvelope, wantsJson } from '../query/envelope.js';
 import { groupArgs, parseResultSpec } from '../query/parse.js';
-import type { RowReader } from '../query/read-pool.js';
 import { PreparedReads, prepareRows, readPrepared, readProperties } from '../query/run.js';
 import type { ArtifactReader } from '../read/artifacts.js';
 import type { LogReader } from '../read/logs.js';
-import type { PageCache } from '../read/page-cache.js';
 import { pageKeys } from '../read/page-keys.js';
 import type { Registry } from '../registry/index.js';
 import type { Match } from '../registry/paths.js';
+import { etagOf, sendRendered } from '../reply/etag.js';
 import { type CorsPolicy, checkCors } from './cors.js';
 import { setMetricsRoute } from './metrics.js';
-import { etagOf, sendRendered } from './reply.js';
-import type { SessionCookies } from './session-cookies.js';
 
 export interface RestDeps {
   reads: RowReader;
@@ -107,7 +107,7 @@ export function restHandler(deps: RestDeps) {
 
     const { endpoint, args } = match;
     const pages = CACHED_KINDS.has(endpoint.kind) ? deps.pages : null;
-    const pageKey = pages?.key(req);
+    const pageKey = pages ? `${wantsJson(req.headers.accept) ? 'j' : 't'}${url}` : undefined;
     const kept = pageKey ? await pages!.lookup(pageKey) : null;
     if (kept) {
       if (kept.link) reply.header('link', kept.link);

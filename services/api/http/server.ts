@@ -30,31 +30,31 @@ import { LoginThrottle } from '../auth/login-throttle.js';
 import { TokenVerifier } from '../auth/oidc.js';
 import { rateLimitHook } from '../auth/rate-limit.js';
 import { authRoutes } from '../auth/routes.js';
+import { loadSessionSecret, Sessions } from '../auth/session.js';
+import { SessionCookies } from '../auth/session-cookies.js';
 import { SessionStore } from '../auth/session-store.js';
 import { Targets } from '../auth/targets.js';
+import { PageCache } from '../cache/page-cache.js';
+import { replicaPagePolicy } from '../cache/replica-policy.js';
+import { WriteVersionsSource } from '../cache/versions.js';
+import { WriteNotices } from '../cache/write-notices.js';
 import { controlHandlers } from '../control/index.js';
+import { plainReader, ReadPool, type RowReader } from '../db-routing/read-pool.js';
+import { readsSummary, sendWritePositions, withWritePosition } from '../db-routing/replica-reads.js';
+import { type ReplicaSettings, readRouter } from '../db-routing/replicas.js';
 import { notFound, uriTooLong } from '../errors/catalogue.js';
 import { clientError, errorHandler, frameworkErrors, sendError } from '../errors/reply.js';
 import type { EventHub } from '../events/hub.js';
 import { eventsPlugin } from '../events/plugin.js';
-import { plainReader, ReadPool, type RowReader } from '../query/read-pool.js';
-import { replicaPagePolicy } from '../query/replica-requests.js';
-import { type ReplicaSettings, readRouter } from '../query/replicas.js';
-import { WriteVersionsSource } from '../query/versions.js';
-import { WriteNotices } from '../query/write-notices.js';
 import { ArtifactReader } from '../read/artifacts.js';
 import { LogReader } from '../read/logs.js';
-import { PageCache } from '../read/page-cache.js';
 import { defaultRawLogDir, RawLogCache } from '../read/raw-log-cache.js';
 import { buildRegistry } from '../registry/index.js';
+import { securityHeaders } from '../reply/security-headers.js';
 import { corsPolicy, originAllowed } from './cors.js';
 import { jsonRpcHandler } from './jsonrpc.js';
 import { ApiMetrics } from './metrics.js';
-import { readsSummary, sendWritePositions, withWritePosition } from './replica-reads.js';
 import { restHandler } from './rest.js';
-import { securityHeaders } from './security-headers.js';
-import { loadSessionSecret, Sessions } from './session.js';
-import { SessionCookies } from './session-cookies.js';
 import { type WebUiFiles, webUiRoutes } from './web-ui.js';
 
 export interface AppDeps {
@@ -66,7 +66,7 @@ export interface AppDeps {
   forceSchedulers?: readonly ForceScheduler[];
   allowedOrigins?: readonly string[];
   bodyLimit?: number;
-  /** Reads go through their own connections with prepared statements (query/read-pool.ts). */
+  /** Reads go through their own connections with prepared statements (db-routing/read-pool.ts). */
   databaseUrl?: string;
   /** The configuration's auth section; without users or oidc (or absent) nobody logs in. */
   auth?: AuthConfig;
@@ -84,7 +84,7 @@ export interface AppDeps {
   sessionSecret?: string;
   /** The built web UI (web-ui.ts's loadWebUi), served at `/`; absent: no UI, `/` is a 404. */
   webUi?: WebUiFiles | null;
-  /** Streaming replicas the REST API reads from (query/replicas.ts); absent or none: the primary. */
+  /** Streaming replicas the REST API reads from (db-routing/replicas.ts); absent or none: the primary. */
   readReplicas?: ReplicaSettings;
 }
 

@@ -1,4 +1,4 @@
-// What a kept page depends on, for the write notices (query/write-notices.ts): each table its
+// What a kept page depends on, for the write notices (../cache/write-notices.ts): each table its
 // statement reads, or only the part of it that the statement reads, named as migration
 // 0016's notices name it (`steps/buildid=5`, `builds/builderid=3/complete=t`). A page of a
 // finished build's steps is then kept while other builds run; a table read any other way
@@ -16,7 +16,7 @@ import type { Envelope } from '../query/envelope.js';
 import type { ResultSpec } from '../query/spec.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
 
-/** The notice keys of a page read from `tables` (the statement's own, versions.ts). */
+/** The notice keys of a page read from `tables` (the statement’s own, ../cache/versions.ts). */
 export function pageKeys(
   endpoint: Endpoint,
   args: PathArgs,

@@ -1,12 +1,12 @@
-// The HTTP side of reads on replicas (query/replicas.ts): control actions answer with the log
+// The HTTP side of reads on replicas (replicas.ts): control actions answer with the log
 // position after their writes, each request's reads run with the position its client sent,
 // and /readyz says where reads go.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { flushedWritePosition, lsnText } from '../../core/data/replication.js';
 import type { Queryable } from '../../core/db/pool.js';
 import type { Logger } from '../../core/telemetry/logger.js';
-import { requestWalPosition, WAL_HEADER, walCookie } from '../query/replica-requests.js';
-import type { ReadRouter } from '../query/replicas.js';
+import { requestWalPosition, WAL_HEADER, walCookie } from './replica-requests.js';
+import type { ReadRouter } from './replicas.js';
 
 /** What the public /readyz says of reads: where they go, and how many replicas are up. */
 export function readsSummary(router: ReadRouter): { from: string; replicas: number; up: number } {
