@@ -4,7 +4,7 @@
 // cookie a control action sets, and /readyz; the router's counters show where reads went.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WAL_HEADER } from '../../services/api/db-routing/replica-requests.js';
+import { WAL_HEADER } from '../../services/api/db-routing/read-your-writes.js';
 import { buildApp } from '../../services/api/http/server.js';
 import { masterConfigSchema } from '../../services/core/config/master-config.js';
 import { lsnValue } from '../../services/core/data/replication.js';

@@ -40,7 +40,7 @@ import { WriteVersionsSource } from '../cache/versions.js';
 import { WriteNotices } from '../cache/write-notices.js';
 import { controlHandlers } from '../control/index.js';
 import { plainReader, ReadPool, type RowReader } from '../db-routing/read-pool.js';
-import { readsSummary, sendWritePositions, withWritePosition } from '../db-routing/replica-reads.js';
+import { readsSummary, sendWritePositions, withWritePosition } from '../db-routing/read-your-writes.js';
 import { type ReplicaSettings, readRouter } from '../db-routing/replicas.js';
 import { notFound, uriTooLong } from '../errors/catalogue.js';
 import { clientError, errorHandler, frameworkErrors, sendError } from '../errors/reply.js';
