@@ -5,7 +5,7 @@
 // listening connection, must name exactly the keys the table spells for the rows written.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PARTS, type PartTable, rowKeys } from '../../services/api/cache/keys.js';
+import { narrowed, PARTS, type PartTable, partKey, rowKeys } from '../../services/api/cache/keys.js';
 import { WRITES_CHANNEL } from '../../services/api/cache/write-notices.js';
 import { sql } from '../../services/core/db/pool.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
@@ -86,5 +86,22 @@ describe('the write notices’ keys, as declared once (services/api/cache/keys.t
     // Both spellings of `complete` are seen, so a typo in either shows.
     expect(keys).toEqual(expect.arrayContaining(['builds/complete=t', 'builds/complete=f']));
     await db.pool.query(sql`UPDATE builds SET complete_at = ${row.complete_at} WHERE id = ${row.id}`);
+  });
+});
+
+describe('a page’s part, spelled (services/api/cache/keys.ts)', () => {
+  it('names the whole table when a value is missing, which no write can leave stale', () => {
+    expect(partKey('steps', { buildid: 5 })).toBe('steps/buildid=5');
+    expect(partKey('steps', { buildid: undefined })).toBe('steps');
+  });
+
+  it('narrows a part by a filter only where the table has the finer part', () => {
+    const spell = (p: ReturnType<typeof narrowed<'builds'>>) => (p ? partKey('builds', p) : 'builds');
+    expect(spell(narrowed('builds', { builderid: 3 }, 'complete', true))).toBe(
+      'builds/builderid=3/complete=t',
+    );
+    expect(spell(narrowed('builds', undefined, 'complete', false))).toBe('builds/complete=f');
+    // A single build is already its own part: no builds/id=…/complete=… exists to narrow to.
+    expect(spell(narrowed('builds', { id: 4 }, 'complete', true))).toBe('builds/id=4');
   });
 });
