@@ -3,8 +3,9 @@
 import { rmSync } from 'node:fs';
 import { migrate } from '../services/core/db/migrate.js';
 import { createPool, sql } from '../services/core/db/pool.js';
+import { FIXTURE_SQL } from './helpers/buildbot-recorded.js';
 import { testEnv, withDatabase } from './helpers/env.js';
-import { ORACLE, psqlCommand, psqlFile } from './helpers/psql.js';
+import { psqlCommand, psqlFile } from './helpers/psql.js';
 import { buildServices, SERVICES_BUILD_ENV } from './helpers/service-build.js';
 
 export default async function setup(): Promise<() => void> {
@@ -41,7 +42,7 @@ async function templates(): Promise<void> {
     const fixtureUrl = withDatabase(databaseUrl, 'flotilla_tpl_fixture');
     // The fixture carries its own alembic_version row.
     psqlCommand(fixtureUrl, 'DELETE FROM public.alembic_version');
-    psqlFile(fixtureUrl, `${ORACLE}/fixture.sql`);
+    psqlFile(fixtureUrl, FIXTURE_SQL);
   } finally {
     await admin.dispose();
   }

@@ -6,10 +6,11 @@
 #   load/bench/buildbot.sh pid          the master's pid (twistd.pid)
 #   load/bench/buildbot.sh stop
 #
-# It runs the oracle's own master.cfg (../shared/oracle/master.cfg, copied unchanged: it
-# reads its database URL and ports from ORACLE_DB_URL, ORACLE_WWW_PORT, ORACLE_PB_PORT)
-# as the oracle's OS user bboracle, with the oracle's stub www plugin on PYTHONPATH, in its
-# own basedir .data/bench/buildbot/master. REST: http://127.0.0.1:$BENCH_BB_PORT/api/v2
+# It runs the configuration the recorded fixture came from (test/fixtures/buildbot-3.7/
+# master.cfg: it reads its database URL and ports from ORACLE_DB_URL, ORACLE_WWW_PORT,
+# ORACLE_PB_PORT) as the OS user bboracle, with test/fixtures/buildbot-3.7/www-plugin on
+# PYTHONPATH (Debian ships no web UI, without which Buildbot serves no REST API), in its
+# own basedir .data/bench/buildbot/master. Everything it needs is in the repository. REST: http://127.0.0.1:$BENCH_BB_PORT/api/v2
 # (default 8030); PB on 127.0.0.1:$BENCH_BB_PB_PORT (default 9930). No worker is started,
 # so it never claims the pending requests. BENCH_BB_CFG names another master.cfg that reads
 # the same variables (load/busy/master.cfg, whose workers load/busy/run.sh starts).
@@ -25,18 +26,18 @@
 set -euo pipefail
 source "$(cd "$(dirname "$0")/../.." && pwd)/deploy/local/lib.sh"
 
-ORACLE="${ORACLE_DIR:-$(cd "$ROOT/../shared/oracle" 2>/dev/null && pwd || echo /work/shared/oracle)}"
+RECORDED="$ROOT/test/fixtures/buildbot-3.7"
 BB_USER="${ORACLE_USER:-bboracle}"
 DIR="$ROOT/.data/bench/buildbot"
 M="$DIR/master"
-CFG="${BENCH_BB_CFG:-$ORACLE/master.cfg}"
+CFG="${BENCH_BB_CFG:-$RECORDED/master.cfg}"
 PG_PORT="${BENCH_PG_PORT:-55440}"
 WWW_PORT="${BENCH_BB_PORT:-8030}"
 PB_PORT="${BENCH_BB_PB_PORT:-9930}"
 
 as_bb() {
   runuser -u "$BB_USER" -- env -i PATH="$PATH" HOME="$DIR/home" LANG=C.UTF-8 LC_ALL=C.UTF-8 TZ=UTC \
-    PYTHONPATH="$ORACLE/stub" ORACLE_DB_URL="$DB_URL" ORACLE_WWW_PORT="$WWW_PORT" \
+    PYTHONPATH="$RECORDED/www-plugin" ORACLE_DB_URL="$DB_URL" ORACLE_WWW_PORT="$WWW_PORT" \
     ORACLE_PB_PORT="$PB_PORT" "$@"
 }
 master_pid() { head -n1 "$M/twistd.pid" 2>/dev/null | tr -dc 0-9; }
@@ -46,13 +47,13 @@ start() {
   [[ "$db" =~ ^[a-z_][a-z0-9_]*$ ]] || die "database names here are lowercase identifiers"
   DB_URL="postgresql+psycopg2://flotilla:flotilla@127.0.0.1:$PG_PORT/$db"
   [ "$(id -u)" = 0 ] || die "run as root (it runs Buildbot as the $BB_USER user)"
-  [ -f "$CFG" ] || die "no master.cfg at $CFG (set ORACLE_DIR or BENCH_BB_CFG)"
+  [ -f "$CFG" ] || die "no master.cfg at $CFG (set BENCH_BB_CFG)"
   if ! command -v buildbot >/dev/null || ! dpkg-query -W -f='${Status}' python3-psycopg2 2>/dev/null | grep -q 'ok installed'; then
     log "installing Debian's buildbot and python3-psycopg2"
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends buildbot python3-psycopg2 >/dev/null ||
       { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends buildbot python3-psycopg2 >/dev/null; }
   fi
-  # the same system user the oracle's start.sh creates
+  # a system user of its own: Buildbot need not run as root
   getent passwd "$BB_USER" >/dev/null ||
     useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$BB_USER"
   if pid_alive "$(master_pid)"; then die "a bench Buildbot already runs (pid $(master_pid)); stop it first"; fi

@@ -5,7 +5,6 @@ import { type DataContext, setWorkerState, transact } from '../core/data/index.j
 import { type BusMessage, EVENTS_LOST_KEY, type Subscribe } from '../core/events/bus.js';
 import type { Logger } from '../core/telemetry/logger.js';
 import type { BuildRunner } from './build/runner.js';
-import type { Distributor } from './distributor.js';
 import type { RequestTraces } from './trace-links.js';
 import type { ConnectedWorkers } from './workers/connection.js';
 
@@ -14,7 +13,8 @@ export interface ClusterEventsDeps {
   subscribe: Subscribe & { ready: Promise<void> };
   ctx: DataContext;
   runner: BuildRunner;
-  distributor: Distributor;
+  /** Work may be waiting: the distributor (started after this) looks for it. */
+  wake: () => void;
   workers: ConnectedWorkers;
   /** Worker names by id, for the workers this master knows. */
   workerName: (id: number) => string | undefined;
@@ -43,14 +43,14 @@ async function handle(deps: ClusterEventsDeps, { k, m, tp }: BusMessage): Promis
   // them may have been a new or handed-back request, so look for work now rather than at the
   // next poll.
   if (k === EVENTS_LOST_KEY) {
-    deps.distributor.kick();
+    deps.wake();
   } else if (
     parts[0] === 'buildrequests' &&
     parts.length === 3 &&
     (parts[2] === 'new' || parts[2] === 'unclaimed')
   ) {
     if (parts[2] === 'new' && typeof tp === 'string') deps.traces?.remember(Number(parts[1]), tp);
-    deps.distributor.kick();
+    deps.wake();
   } else if (parts[0] === 'control' && parts[1] === 'builds' && parts[3] === 'stop') {
     const results = typeof body.results === 'number' ? body.results : undefined;
     deps.runner.stop(Number(parts[2]), reason, results);
@@ -66,7 +66,7 @@ async function handle(deps: ClusterEventsDeps, { k, m, tp }: BusMessage): Promis
         if (pause) deps.paused.add(name);
         else deps.paused.delete(name);
         await transact(deps.ctx, (tx) => setWorkerState(tx, workerid, pause, false));
-        if (!pause) deps.distributor.kick();
+        if (!pause) deps.wake();
         break;
       }
       case 'stop':

@@ -3,6 +3,10 @@
 // and what it does with the cluster's events. Everything it needs comes in `deps`, as the
 // API's buildApp takes its own (the process, service.ts, reads the environment and makes
 // them); tests start one in-process with a database, a Redis and scripted workers.
+//
+// startMaster is the list of those parts (core/lifecycle/parts.ts), in the order they start;
+// they stop in reverse, and a start that fails stops those before it, so a master that
+// reports failure leaves nothing running (no heartbeat, no job worker, no listener).
 import type { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import { ConfigError } from '../core/config/errors.js';
@@ -11,6 +15,8 @@ import { type DataContext, pausedWorkerNames, queuedBuildRequestCount } from '..
 import type { ConnectionPool } from '../core/db/pool.js';
 import type { Subscribe } from '../core/events/bus.js';
 import { collectEventMetrics } from '../core/events/metrics.js';
+import { Parts } from '../core/lifecycle/parts.js';
+import { settledWithin } from '../core/lifecycle/within.js';
 import type { ShutdownStep } from '../core/lifecycle.js';
 import type { Logger } from '../core/telemetry/logger.js';
 import { Locks } from './build/locks.js';
@@ -24,7 +30,7 @@ import { DEFAULT_PREFIX, type RedisTarget } from './jobs/queues.js';
 import { livenessOf, livenessProblems } from './liveness.js';
 import { Membership } from './membership.js';
 import { MasterMetrics } from './metrics.js';
-import { type Reporters, startReporters } from './reporters/index.js';
+import { startReporters } from './reporters/index.js';
 import { SchedulerManager } from './schedulers/index.js';
 import { secretsProviders } from './secrets.js';
 import { RequestTraces } from './trace-links.js';
@@ -66,6 +72,8 @@ export interface MasterDeps {
     /** The reporters' first retry delay. */
     reportBackoffMs?: number;
   };
+  /** Tests only: the start fails right after the part of this name started (core/lifecycle/parts.ts). */
+  failAt?: string;
 }
 
 export interface Master {
@@ -76,7 +84,7 @@ export interface Master {
   readonly schedulers: SchedulerManager;
   /** Prometheus text of the master and its jobs. */
   metrics(): Promise<{ contentType: string; body: string }>;
-  /** The steps of a clean stop, in order, for a process's shutdown to run one by one. */
+  /** The steps of a clean stop (one per part, in reverse), for a process's shutdown to run one by one. */
   shutdownSteps(): ShutdownStep[];
   /** Run those steps; the first failure rejects after the rest have run. */
   stop(): Promise<void>;
@@ -89,7 +97,6 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     redis,
     onPublishError: (err) => log.warn({ err: err.message }, 'events not published'),
   };
-  const drainMs = deps.drainMs ?? DEFAULT_DRAIN_MS;
   // Before anything starts: a secrets directory anyone may read is refused, as Buildbot does.
   const secrets = secretsProviders(config.secrets, deps.env);
   const timingProblems = livenessProblems(config);
@@ -100,195 +107,240 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
       timingProblems,
     );
   const liveness = livenessOf(config);
-  // The runner and the workers exist once membership has started; its hooks run later.
-  const late: { runner?: BuildRunner; workers?: ConnectedWorkers } = {};
-  const membership = new Membership(ctx, deps.name, config, log, {
-    expired: () => late.runner?.abandonAll('this master was expired while it was away', true),
-    leaseLost: () =>
-      late.runner?.abandonAll('the database has been out of reach past the outage limit', true),
-    connectedWorkers: () => (late.workers?.connected() ?? []).map((w) => ({ name: w.name, info: w.info })),
+  // What the parts share and that starts nothing: the metrics' registry (its gauges read the
+  // parts once the last has started), the traces of new requests, and the distributor's wake-up
+  // (work may be waiting), which parts started before the distributor call.
+  const metrics = new MasterMetrics();
+  collectEventMetrics(metrics.registry, redis);
+  const traces = new RequestTraces();
+  const wakers = new Set<() => void>();
+  const wake = () => {
+    for (const w of wakers) w();
+  };
+  const parts = new Parts({ log, failAt: deps.failAt });
+
+  // Its row in `masters` and the heartbeat that keeps it (and the lease) alive.
+  const membership = await parts.start({
+    name: 'membership',
+    start: async () => {
+      const m = new Membership(ctx, deps.name, config, log);
+      await m.start();
+      return m;
+    },
+    stop: (m) => m.stop(),
   });
-  await membership.start();
   const masterid = () => membership.masterid;
   // Background jobs shared by the cluster: master expiry and log compression (BullMQ).
-  const jobs = await startJobs({
-    ctx,
-    redis: deps.jobsRedis,
-    ...(deps.jobsPrefix ? { prefix: deps.jobsPrefix } : {}),
-    masterid,
-    codec: config.log_compression,
-    expirySeconds: config.master_expiry_seconds,
-    expirePeriodMs: Math.min(EXPIRE_PERIOD_MS, config.master_expiry_seconds * 500),
-    log,
-  });
-  for (const logid of membership.previousLifeLogs) jobs.queueCompressLogSoon(logid);
-  // Reporters hear events from here on; none configured, nothing is started.
-  let reporters: Reporters | null;
-  try {
-    reporters = await startReporters({
-      db,
-      config,
-      env: deps.env,
-      redis: deps.jobsRedis,
-      prefix: deps.jobsPrefix ?? DEFAULT_PREFIX,
-      subscribe: deps.events,
-      jobMetrics: jobs.jobMetrics,
-      log,
-      ...(deps.timing?.reportBackoffMs !== undefined ? { backoffMs: deps.timing.reportBackoffMs } : {}),
-    });
-  } catch (err) {
-    await jobs.stop();
-    await membership.stop();
-    throw err;
-  }
-  const workerNames = new Map([...membership.workerIds].map(([name, id]) => [id, name]));
-  const paused = new Set(
-    await pausedWorkerNames(
-      db,
-      config.workers.map((w) => w.name),
-    ),
-  );
-
-  // Sources are read at scrape time; `distributor` and `workers` exist by the first scrape.
-  const metrics = new MasterMetrics({
-    running: (): number => runner.count,
-    queued: () => queuedBuildRequestCount(db, [...membership.builderIds.values()]),
-    workers: () => workers.connected().length,
-    claims: () => distributor?.claimed ?? { won: 0, lost: 0 },
-  });
-  collectEventMetrics(metrics.registry, redis);
-  const locks = new Locks(ctx, config.locks, masterid, deps.events);
-  const runner = new BuildRunner({
-    ctx,
-    redis,
-    config,
-    events: deps.events,
-    masterid,
-    workerId: (name) => membership.workerIds.get(name),
-    // Chunks are first written as the compress-log job would write them (uncompressed with none).
-    codec: logCodec(config.log_compression) ?? 'raw',
-    log,
-    secrets,
-    locks,
-    metrics,
-    ...(deps.timing?.triggerPollMs ? { triggerPollMs: deps.timing.triggerPollMs } : {}),
-    lease: membership,
-    lostWorkerWaitMs: liveness.lostMasterBoundMs + 1000,
-    onLogFinished: (logid) => jobs.queueCompressLogSoon(logid),
-  });
-  late.runner = runner;
-  const claims = new Claims({ ctx, masterid, log, renewMs: deps.timing?.claimRenewMs });
-  let distributor: Distributor | null = null;
-  const traces = new RequestTraces();
-  const workers = await deps
-    .listenForWorkers({
-      connected: (w) => {
-        membership
-          .workerConnected(w.name, w.info)
-          .then(() => distributor?.kick())
-          .catch((err) =>
-            log.warn({ worker: w.name, err: (err as Error).message }, 'could not record the connection'),
-          );
-      },
-      disconnected: (w) => {
-        membership
-          .workerDisconnected(w.name)
-          .catch((err) =>
-            log.warn({ worker: w.name, err: (err as Error).message }, 'could not record the disconnection'),
-          );
-      },
-    })
-    .catch(async (err: unknown) => {
-      // A port that cannot be had (listen.ts): the master leaves the cluster as it joined it,
-      // so that its next start does not wait out a previous life that never ran a build.
-      await reporters?.stop();
-      await jobs.stop();
-      await membership.stop();
-      throw err;
-    });
-  late.workers = workers;
-  distributor = new Distributor({
-    ctx,
-    config,
-    masterid,
-    builderIds: membership.builderIds,
-    workers,
-    runner,
-    claims,
-    isPaused: (name) => paused.has(name),
-    log,
-    onPass: (seconds) => metrics.claimPass(seconds),
-    traces,
-    pollMs: deps.timing?.distributorPollMs,
-    mayClaim: () => membership.active && membership.valid(),
-  });
-  const stopListening = await listenToCluster({
-    subscribe: deps.events,
-    ctx,
-    runner,
-    distributor,
-    workers,
-    workerName: (id) => workerNames.get(id),
-    paused,
-    traces,
-    log,
-  });
-  claims.start();
-  distributor.start();
-  // After membership (it needs the master's id); it shares the event subscription.
-  const schedulers = new SchedulerManager({
-    ctx,
-    config,
-    masterid,
-    log,
-    subscribe: deps.events,
-    workdir: deps.workdir,
-    env: deps.env,
-    ...(deps.timing?.schedulerRoundMs ? { roundMs: deps.timing.schedulerRoundMs } : {}),
-  });
-  await schedulers.start();
-
-  const d = distributor;
-  const shutdownSteps = (): ShutdownStep[] => [
-    { name: 'claiming', run: async () => d.stop() },
-    {
-      name: 'running builds',
-      run: async () => {
-        let timer: NodeJS.Timeout | undefined;
-        const drained = await Promise.race([
-          runner.whenIdle().then(() => true),
-          new Promise<boolean>((r) => {
-            timer = setTimeout(() => r(false), drainMs);
-          }),
-        ]);
-        clearTimeout(timer);
-        if (!drained) {
-          log.warn({ builds: runner.count }, 'handing running builds back');
-          runner.abandonAll('master stopping');
-          await runner.whenIdle();
-        }
-        claims.stop();
-      },
+  const jobs = await parts.start({
+    name: 'jobs',
+    start: async () => {
+      const j = await startJobs({
+        ctx,
+        redis: deps.jobsRedis,
+        ...(deps.jobsPrefix ? { prefix: deps.jobsPrefix } : {}),
+        masterid,
+        codec: config.log_compression,
+        expirySeconds: config.master_expiry_seconds,
+        expirePeriodMs: Math.min(EXPIRE_PERIOD_MS, config.master_expiry_seconds * 500),
+        log,
+      });
+      for (const logid of membership.previousLifeLogs) j.queueCompressLogSoon(logid);
+      return j;
     },
     // After the builds (their last logs get queued), before the stores close.
-    { name: 'jobs', run: () => jobs.stop() },
-    { name: 'reporters', run: async () => reporters?.stop() },
-    // Before masterStopped: a round after it would take schedulers back for a stopped master.
-    { name: 'schedulers', run: () => schedulers.stop() },
-    {
-      name: 'events',
-      run: () => {
-        locks.close();
-        return stopListening();
-      },
+    stop: (j) => j.stop(),
+  });
+  // Reporters hear events from here on; none configured, nothing is started.
+  const reporters = await parts.start({
+    name: 'reporters',
+    start: () =>
+      startReporters({
+        db,
+        config,
+        env: deps.env,
+        redis: deps.jobsRedis,
+        prefix: deps.jobsPrefix ?? DEFAULT_PREFIX,
+        subscribe: deps.events,
+        jobMetrics: jobs.jobMetrics,
+        log,
+        ...(deps.timing?.reportBackoffMs !== undefined ? { backoffMs: deps.timing.reportBackoffMs } : {}),
+      }),
+    stop: (r) => r?.stop(),
+  });
+  // Renews the claims of running builds: stops after they have (claiming's stop drains them).
+  const claims = await parts.start({
+    name: 'claim renewal',
+    start: () => {
+      const c = new Claims({ ctx, masterid, log, renewMs: deps.timing?.claimRenewMs });
+      c.start();
+      return c;
     },
-    { name: 'membership', run: () => membership.stop() },
-    { name: 'workers', run: () => workers.close() },
-  ];
+    stop: (c) => c.stop(),
+  });
+  // Runs what the distributor claims; let go of everything when membership says the cluster
+  // took it back (expired) or may soon (the lease ran out).
+  const runner = await parts
+    .start({
+      name: 'runner',
+      start: () => {
+        const locks = new Locks(ctx, config.locks, masterid, deps.events);
+        const r = new BuildRunner({
+          ctx,
+          redis,
+          config,
+          events: deps.events,
+          masterid,
+          workerId: (name) => membership.workerIds.get(name),
+          // Chunks are first written as the compress-log job would write them (uncompressed with none).
+          codec: logCodec(config.log_compression) ?? 'raw',
+          log,
+          secrets,
+          locks,
+          metrics,
+          ...(deps.timing?.triggerPollMs ? { triggerPollMs: deps.timing.triggerPollMs } : {}),
+          lease: membership,
+          lostWorkerWaitMs: liveness.lostMasterBoundMs + 1000,
+          onLogFinished: (logid) => jobs.queueCompressLogSoon(logid),
+        });
+        const detach = membership.attach({
+          expired: () => r.abandonAll('this master was expired while it was away', true),
+          leaseLost: () => r.abandonAll('the database has been out of reach past the outage limit', true),
+        });
+        return { runner: r, locks, detach };
+      },
+      stop: async ({ runner: r, locks, detach }) => {
+        detach();
+        // Claiming's stop has drained the builds; a build started in between is handed back.
+        r.abandonAll('master stopping');
+        await r.whenIdle();
+        // After the builds: one waiting for a lock wakes on the release events it hears.
+        locks.close();
+      },
+    })
+    .then((h) => h.runner);
+  // Where workers connect; their connections and losses are recorded as they come.
+  const workers = await parts
+    .start({
+      name: 'worker listeners',
+      start: async () => {
+        const recording = new Set<Promise<void>>();
+        const record = (what: string, worker: string, write: Promise<void>) => {
+          const p = write
+            .catch((err) => log.warn({ worker, err: (err as Error).message }, `could not record the ${what}`))
+            .finally(() => recording.delete(p));
+          recording.add(p);
+          return p;
+        };
+        const w = await deps.listenForWorkers({
+          connected: (c) =>
+            void record('connection', c.name, membership.workerConnected(c.name, c.info)).then(wake),
+          disconnected: (c) => void record('disconnection', c.name, membership.workerDisconnected(c.name)),
+        });
+        const detach = membership.attach({
+          connectedWorkers: () => w.connected().map((c) => ({ name: c.name, info: c.info })),
+        });
+        return { workers: w, recording, detach };
+      },
+      stop: async ({ workers: w, recording, detach }) => {
+        detach();
+        await w.close();
+        // Before membership leaves the cluster: the workers' rows are this master's last writes.
+        await Promise.all(recording);
+      },
+    })
+    .then((h) => h.workers);
+  // The cluster's events: new requests (wake), stops of builds, operators' worker actions.
+  const { paused } = await parts.start({
+    name: 'cluster events',
+    start: async () => {
+      const names = config.workers.map((w) => w.name);
+      const paused = new Set(await pausedWorkerNames(db, names));
+      const workerNames = new Map([...membership.workerIds].map(([name, id]) => [id, name]));
+      const stopListening = await listenToCluster({
+        subscribe: deps.events,
+        ctx,
+        runner,
+        wake,
+        workers,
+        workerName: (id) => workerNames.get(id),
+        paused,
+        traces,
+        log,
+      });
+      return { paused, stopListening };
+    },
+    stop: (h) => h.stopListening(),
+  });
+  // After membership (it needs the master's id); it shares the event subscription. Before the
+  // distributor, so that it stops after the builds have drained and before membership leaves
+  // (a round after that would take schedulers back for a stopped master).
+  const schedulers = await parts.start({
+    name: 'schedulers',
+    start: async () => {
+      const s = new SchedulerManager({
+        ctx,
+        config,
+        masterid,
+        log,
+        subscribe: deps.events,
+        workdir: deps.workdir,
+        env: deps.env,
+        ...(deps.timing?.schedulerRoundMs ? { roundMs: deps.timing.schedulerRoundMs } : {}),
+      });
+      await s.start();
+      return s;
+    },
+    stop: (s) => s.stop(),
+  });
+  // Claims requests for idle workers and starts their builds. Stops first: no more claims,
+  // then the running builds get drainMs to finish before they are handed back.
+  const distributor = await parts
+    .start({
+      name: 'claiming',
+      start: () => {
+        const d = new Distributor({
+          ctx,
+          config,
+          masterid,
+          builderIds: membership.builderIds,
+          workers,
+          runner,
+          claims,
+          isPaused: (name) => paused.has(name),
+          log,
+          onPass: (seconds) => metrics.claimPass(seconds),
+          traces,
+          pollMs: deps.timing?.distributorPollMs,
+          mayClaim: () => membership.active && membership.valid(),
+        });
+        const kick = () => d.kick();
+        wakers.add(kick);
+        d.start();
+        return { distributor: d, kick };
+      },
+      stop: async ({ distributor: d, kick }) => {
+        wakers.delete(kick);
+        d.stop();
+        await drain(runner, deps.drainMs ?? DEFAULT_DRAIN_MS, log);
+      },
+    })
+    .then((h) => h.distributor);
+  await parts.start({
+    name: 'metrics',
+    start: () =>
+      metrics.watch({
+        running: () => runner.count,
+        queued: () => queuedBuildRequestCount(db, [...membership.builderIds.values()]),
+        workers: () => workers.connected().length,
+        claims: () => distributor.claimed,
+      }),
+  });
+  await parts.complete();
+
   return {
     masterid: membership.masterid,
     runner,
-    distributor: d,
+    distributor,
     workers,
     schedulers,
     metrics: async () => {
@@ -299,18 +351,15 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
       ]);
       return { contentType: all.contentType, body: await all.metrics() };
     },
-    shutdownSteps,
-    async stop() {
-      let failure: unknown = null;
-      for (const step of shutdownSteps()) {
-        try {
-          await step.run();
-        } catch (err) {
-          failure ??= err;
-          log.error({ step: step.name, err }, 'stop step failed');
-        }
-      }
-      if (failure) throw failure;
-    },
+    shutdownSteps: () => parts.steps(),
+    stop: () => parts.stop(),
   };
+}
+
+/** Let running builds finish within `ms`, then hand back those still running. */
+async function drain(runner: BuildRunner, ms: number, log: Logger): Promise<void> {
+  if (await settledWithin(runner.whenIdle(), ms)) return;
+  log.warn({ builds: runner.count }, 'handing running builds back');
+  runner.abandonAll('master stopping');
+  await runner.whenIdle();
 }

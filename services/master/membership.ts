@@ -55,6 +55,10 @@ export class Membership implements Lease {
   /** When the last heartbeat that succeeded began (what the cluster's view of us rests on). */
   private lastBeat = 0;
   private leaseLostSignalled = false;
+  /** The heartbeat running now, which stop() waits for: none may write after the master left. */
+  private beating: Promise<void> | null = null;
+  /** What the parts started after membership want to hear (attach). */
+  private readonly hooks = new Set<MembershipHooks>();
   /** False from the moment a heartbeat found this master expired until it is registered again. */
   active = false;
   private readonly liveness: Liveness;
@@ -69,9 +73,17 @@ export class Membership implements Lease {
     private readonly name: string,
     private readonly config: MasterConfig,
     private readonly log: Logger,
-    private readonly hooks: MembershipHooks = {},
   ) {
     this.liveness = livenessOf(config);
+  }
+
+  /**
+   * Hear what membership finds: the parts that start after it (the runner, the worker
+   * listeners) attach when they start and call the returned function when they stop.
+   */
+  attach(hooks: MembershipHooks): () => void {
+    this.hooks.add(hooks);
+    return () => void this.hooks.delete(hooks);
   }
 
   /** Still safe to run and write: the last heartbeat is recent enough (liveness.ts). */
@@ -138,7 +150,7 @@ export class Membership implements Lease {
           .map((b) => this.builderIds.get(b.name)!);
         await workerConfigured(tx, workerid, this.masterid, on);
       }
-      for (const w of this.hooks.connectedWorkers?.() ?? []) {
+      for (const w of [...this.hooks].flatMap((h) => h.connectedWorkers?.() ?? [])) {
         const workerid = this.workerIds.get(w.name);
         if (workerid !== undefined) await workerConnected(tx, workerid, this.masterid, w.info);
       }
@@ -147,7 +159,11 @@ export class Membership implements Lease {
 
   private schedule(ms: number): void {
     if (this.stopped) return;
-    this.heartbeat = setTimeout(() => void this.beat(), ms);
+    this.heartbeat = setTimeout(() => {
+      this.beating = this.beat().finally(() => {
+        this.beating = null;
+      });
+    }, ms);
     this.heartbeat.unref();
   }
 
@@ -161,7 +177,7 @@ export class Membership implements Lease {
           { masterid: this.masterid },
           'this master was expired while it was away: its builds were handed on; registering again',
         );
-        this.hooks.expired?.();
+        for (const h of this.hooks) h.expired?.();
         await this.register();
         this.active = true;
       }
@@ -187,7 +203,7 @@ export class Membership implements Lease {
       { lastHeartbeatAgoMs: Date.now() - this.lastBeat, limitMs: this.liveness.outageLimitMs },
       "the database has been out of reach past the outage limit: stopping this master's builds",
     );
-    this.hooks.leaseLost?.();
+    for (const h of this.hooks) h.leaseLost?.();
   }
 
   async workerConnected(name: string, info: object): Promise<void> {
@@ -207,6 +223,7 @@ export class Membership implements Lease {
     this.stopped = true;
     clearTimeout(this.heartbeat);
     clearInterval(this.leaseTimer);
+    await this.beating;
     if (this.masterid) await transact(this.ctx, (tx) => masterStopped(tx, this.masterid));
   }
 }

@@ -32,16 +32,27 @@ export class MasterMetrics {
   private readonly passes: Histogram;
   private readonly lines: Counter;
   private readonly retries: Counter;
+  /**
+   * What the gauges read at scrape time, given by watch() once the parts they read have
+   * started (master.ts); until then they read as nothing.
+   */
+  private sources: MasterMetricsSources = {
+    running: () => 0,
+    queued: async () => 0,
+    workers: () => 0,
+    claims: () => ({ won: 0, lost: 0 }),
+  };
 
-  constructor(sources: MasterMetricsSources) {
+  constructor() {
     const registers = [this.registry];
+    const sources = () => this.sources;
     collectProcessMetrics(this.registry);
     new Gauge({
       name: 'flotilla_builds_running',
       help: 'Builds this master runs now.',
       registers,
       collect() {
-        this.set(sources.running());
+        this.set(sources().running());
       },
     });
     new Gauge({
@@ -50,7 +61,7 @@ export class MasterMetrics {
       registers,
       async collect() {
         try {
-          this.set(await sources.queued());
+          this.set(await sources().queued());
         } catch {
           // No stale value when the database does not answer.
           this.reset();
@@ -62,7 +73,7 @@ export class MasterMetrics {
       help: 'Workers connected to this master.',
       registers,
       collect() {
-        this.set(sources.workers());
+        this.set(sources().workers());
       },
     });
     new Counter({
@@ -71,7 +82,7 @@ export class MasterMetrics {
       labelNames: ['outcome'],
       registers,
       collect() {
-        const c = sources.claims();
+        const c = sources().claims();
         this.reset();
         this.inc({ outcome: 'won' }, c.won);
         this.inc({ outcome: 'lost' }, c.lost);
@@ -106,6 +117,11 @@ export class MasterMetrics {
       help: 'Writes of running builds tried again because the database was away.',
       registers,
     });
+  }
+
+  /** Read these at scrape time from now on. */
+  watch(sources: MasterMetricsSources): void {
+    this.sources = sources;
   }
 
   buildWriteRetried(): void {

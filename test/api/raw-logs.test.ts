@@ -10,10 +10,10 @@ import { ReadPool } from '../../services/api/db-routing/read-pool.js';
 import { buildApp } from '../../services/api/http/server.js';
 import { masterConfigSchema } from '../../services/core/config/master-config.js';
 import { sql } from '../../services/core/db/pool.js';
-import { encode } from '../../services/core/logs/codecs.js';
 import { createRedis, type Redis } from '../../services/core/redis.js';
 import { createLogger } from '../../services/core/telemetry/logger.js';
 import { testEnv } from '../helpers/env.js';
+import { encodeAnyCode } from '../helpers/log-vectors/encode.js';
 import { eventually, waitFor } from '../helpers/wait.js';
 import { ApiUnderTest } from './lib/harness.js';
 import { addOneStep } from './lib/one-step.js';
@@ -66,7 +66,7 @@ beforeAll(async () => {
   for (const q of setup) await api.db.pool.query(q);
   let first = 0;
   for (const [i, lines] of ROWS.entries()) {
-    const content = Buffer.from(encode(CODES[i]!, Buffer.from(lines.join('\n'))));
+    const content = Buffer.from(encodeAnyCode(CODES[i]!, Buffer.from(lines.join('\n'))));
     await api.db.pool.query(sql`INSERT INTO logchunks (logid, first_line, last_line, content, compressed)
       VALUES (1, ${first}, ${first + lines.length - 1}, ${content}, ${CODES[i]!})`);
     first += lines.length;

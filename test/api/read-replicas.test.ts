@@ -5,20 +5,16 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WAL_HEADER } from '../../services/api/db-routing/read-your-writes.js';
-import { buildApp } from '../../services/api/http/server.js';
 import { masterConfigSchema } from '../../services/core/config/master-config.js';
 import { lsnValue } from '../../services/core/data/replication.js';
 import { sql } from '../../services/core/db/pool.js';
-import { createRedis, type Redis } from '../../services/core/redis.js';
-import { createLogger } from '../../services/core/telemetry/logger.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
-import { testEnv } from '../helpers/env.js';
 import { type Replica, startReplica } from '../helpers/pg-replica.js';
 import { waitFor } from '../helpers/wait.js';
-import { oracleForceSchedulers, PUBLIC_URL } from './lib/harness.js';
+import { ApiUnderTest } from './lib/harness.js';
 
 let db: TestDatabase;
-let redis: Redis;
+let api: ApiUnderTest;
 let replicas: Replica[] = [];
 let app: FastifyInstance;
 
@@ -28,16 +24,8 @@ const WAIT_MS = 300;
 
 beforeAll(async () => {
   db = await createDatabase('fixture');
-  redis = createRedis(testEnv().redisUrl, 'read-replicas-test');
-  redis.on('error', () => {});
   replicas = [await startReplica(), await startReplica()];
-  app = await buildApp({
-    db: db.pool,
-    redis,
-    log: createLogger('test', 'silent'),
-    publicUrl: PUBLIC_URL,
-    databaseUrl: db.url,
-    forceSchedulers: oracleForceSchedulers(),
+  api = await ApiUnderTest.on(db, {
     // Write notices on (as in production), with a bound generous for a loaded machine.
     www: masterConfigSchema.shape.www.parse({
       rate_limit: { enabled: false },
@@ -54,7 +42,7 @@ beforeAll(async () => {
       probeDeadlineMs: 120_000,
     },
   });
-  await app.ready();
+  app = api.app;
   // Each replica is a pg_basebackup of the whole test cluster, every other file's databases
   // included: beside a full suite and two CPU hogs (2026-11-28 02:14) both were not up after
   // 60 s. Only a test that fails waits the limit out.
@@ -64,9 +52,8 @@ beforeAll(async () => {
 }, 400_000);
 
 afterAll(async () => {
-  await app?.close();
+  await api?.stop();
   await Promise.all(replicas.map((r) => r.stop()));
-  redis?.disconnect();
   await db?.drop();
 });
 

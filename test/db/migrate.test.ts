@@ -3,9 +3,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadMigrations, MigrationError, migrate } from '../../services/core/db/migrate.js';
 import { createPool, sql } from '../../services/core/db/pool.js';
+import { FIXTURE_SQL, SCHEMA_SQL } from '../helpers/buildbot-recorded.js';
 import { readCatalog, withoutOurIndexes } from '../helpers/catalog.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
-import { ORACLE, psqlCommand, psqlFile } from '../helpers/psql.js';
+import { psqlCommand, psqlFile } from '../helpers/psql.js';
 
 const dbs: TestDatabase[] = [];
 async function fresh(template: 'empty' | 'migrated' | 'fixture' = 'empty') {
@@ -45,8 +46,8 @@ describe('migrate', () => {
 
   it('adopts an existing Buildbot 3.7 database: adds only our indexes, keeps every row', async () => {
     const db = await fresh();
-    psqlFile(db.url, `${ORACLE}/schema.sql`);
-    psqlFile(db.url, `${ORACLE}/fixture.sql`);
+    psqlFile(db.url, SCHEMA_SQL);
+    psqlFile(db.url, FIXTURE_SQL);
     const before = await readCatalog(db.pool);
     const counts = async () =>
       (
@@ -67,7 +68,7 @@ describe('migrate', () => {
 
   it('refuses a Buildbot database at another revision', async () => {
     const db = await fresh();
-    psqlFile(db.url, `${ORACLE}/schema.sql`);
+    psqlFile(db.url, SCHEMA_SQL);
     psqlCommand(db.url, "INSERT INTO alembic_version VALUES ('058')");
     await expect(migrate(db.pool)).rejects.toThrow(/revision 058.*needs revision 059/);
   });

@@ -1,11 +1,12 @@
 // The promise of migration 0001: our migrations create exactly the schema a real Buildbot 3.7
-// master creates (../shared/oracle/schema.sql), so that Buildbot accepts the database as its
+// master creates (test/fixtures/buildbot-3.7/schema.sql), so that Buildbot accepts the database as its
 // own. Only our additive, flotilla_-prefixed indexes may differ.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../services/core/db/pool.js';
+import { SCHEMA_SQL } from '../helpers/buildbot-recorded.js';
 import { type Catalog, readCatalog, withoutOurIndexes } from '../helpers/catalog.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
-import { ORACLE, psqlFile } from '../helpers/psql.js';
+import { psqlFile } from '../helpers/psql.js';
 
 let buildbot: TestDatabase;
 let ours: TestDatabase;
@@ -14,7 +15,7 @@ let actual: Catalog;
 
 beforeAll(async () => {
   buildbot = await createDatabase('empty');
-  psqlFile(buildbot.url, `${ORACLE}/schema.sql`);
+  psqlFile(buildbot.url, SCHEMA_SQL);
   ours = await createDatabase('migrated');
   expected = await readCatalog(buildbot.pool);
   actual = await readCatalog(ours.pool);

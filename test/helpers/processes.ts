@@ -82,16 +82,16 @@ export function startService(
   );
 }
 
-/**
- * Wait until `fn` holds (an exception counts as not yet), failing at once, with its output,
- * if `proc` exits meanwhile. The limit only ends a test that fails.
- */
 // How long a process (or what it does) may take: generous, since Node processes start
-// slowly on a loaded machine (load averages above 20 seen on this one), and a wait that names
-// its process ends as soon as that process exits, so only a live process that never gets
-// there waits it out.
+// slowly on a loaded machine (load averages above 20 have been seen on the shared 2-core
+// development machines), and a wait that names its process ends as soon as that process
+// exits, so only a live process that never gets there waits it out.
 const PATIENCE_MS = 90_000;
 
+/**
+ * Wait until `fn` holds (an exception counts as not yet), failing at once, with its output,
+ * if `proc` exits meanwhile. The limit (PATIENCE_MS unless given) only ends a test that fails.
+ */
 export async function waitFor(
   what: string,
   fn: () => Promise<boolean>,

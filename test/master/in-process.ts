@@ -228,7 +228,7 @@ export class Stage {
   async master(
     name: string,
     yaml: string,
-    more: Partial<Pick<MasterDeps, 'drainMs' | 'timing' | 'db' | 'env'>> & {
+    more: Partial<Pick<MasterDeps, 'drainMs' | 'timing' | 'db' | 'env' | 'failAt'>> & {
       /** Events the master never hears (as if Redis had lost them). */
       deafTo?: (key: string) => boolean;
       /** Real workers in place of scripted ones (a worker server the test starts). */
@@ -257,6 +257,7 @@ export class Stage {
       workdir: this.dir,
       env: more.env ?? {},
       ...(more.drainMs !== undefined ? { drainMs: more.drainMs } : {}),
+      ...(more.failAt !== undefined ? { failAt: more.failAt } : {}),
       timing: { distributorPollMs: 500, ...more.timing },
     });
     let stopped: Promise<void> | null = null;

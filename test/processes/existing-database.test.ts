@@ -5,18 +5,19 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sql } from '../../services/core/db/pool.js';
+import { FIXTURE_SQL, SCHEMA_SQL } from '../helpers/buildbot-recorded.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
 import { testEnv } from '../helpers/env.js';
 import { freePort, type Running, startService, waitFor } from '../helpers/processes.js';
-import { ORACLE, psqlFile } from '../helpers/psql.js';
+import { psqlFile } from '../helpers/psql.js';
 import { serviceCommand } from '../helpers/service-build.js';
 
 let db: TestDatabase;
 let api: Running | undefined;
 async function buildbotDatabase(): Promise<TestDatabase> {
   const d = await createDatabase('empty');
-  psqlFile(d.url, `${ORACLE}/schema.sql`);
-  psqlFile(d.url, `${ORACLE}/fixture.sql`);
+  psqlFile(d.url, SCHEMA_SQL);
+  psqlFile(d.url, FIXTURE_SQL);
   return d;
 }
 beforeAll(async () => {

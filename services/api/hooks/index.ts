@@ -18,27 +18,13 @@
 // anyone who reaches it can add changes whose properties reach the builds' commands.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ChangeHooksConfig } from '../../core/config/master-config.js';
-import { addChange, type DataContext, type NewChange, transact } from '../../core/data/index.js';
+import { addChange, type DataContext, transact } from '../../core/data/index.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { RedisUnavailable } from '../auth/counters.js';
-import { hookInvalid, hookUnauthorized, hookUnavailable, notFound } from '../errors/catalogue.js';
+import { hookUnauthorized, hookUnavailable, notFound } from '../errors/catalogue.js';
 import { errorHandler } from '../errors/reply.js';
-import { baseChange } from './base.js';
-import { BASE_AUTH_CHALLENGE, baseAuthCheck } from './base-auth.js';
-import {
-  FORM,
-  formFields,
-  JSON_TYPE,
-  MULTIPART,
-  mediaType,
-  parseJson,
-  queryFields,
-  text,
-  unsupportedType,
-} from './body.js';
 import { Deliveries } from './deliveries.js';
-import { type GithubOptions, githubChanges } from './github.js';
-import { hookSecret } from './secret.js';
+import { enabledDialects } from './dialects.js';
 
 export interface ChangeHooksOptions {
   ctx: DataContext;
@@ -54,46 +40,12 @@ export interface ChangeHooksOptions {
   log: Logger;
 }
 
-/** The GitHub dialect's options, its secret read from where the configuration says. */
-export function githubOptions(
-  config: NonNullable<ChangeHooksConfig['github']>,
-  env: Record<string, string | undefined> = process.env,
-): GithubOptions {
-  const secret = hookSecret(
-    'change_hooks.github',
-    { fromEnv: config.secret_env, fromFile: config.secret_file },
-    env,
-  );
-  return { secret, codebase: config.codebase };
-}
-
-async function baseFields(req: FastifyRequest, body: Buffer): Promise<Map<string, unknown>> {
-  const fields = new Map<string, unknown>(queryFields(req.url));
-  const contentType = req.headers['content-type'];
-  const type = mediaType(contentType);
-  if (type === FORM || type === MULTIPART) {
-    for (const [k, v] of await formFields(body, contentType!)) fields.set(k, v);
-  } else if (type === JSON_TYPE) {
-    const json = parseJson(text(body), 'the body');
-    if (typeof json !== 'object' || json === null || Array.isArray(json))
-      throw hookInvalid('the body must be a JSON object');
-    for (const [k, v] of Object.entries(json)) fields.set(k, v);
-  } else if (body.length > 0) {
-    throw unsupportedType(contentType);
-  }
-  return fields;
-}
-
 const answer = (reply: FastifyReply, status: number, body: string) =>
   reply.code(status).type('text/plain; charset=utf-8').send(body);
 
 export const changeHooks: FastifyPluginAsync<ChangeHooksOptions> = async (app, opts) => {
-  const github = opts.config?.github ? githubOptions(opts.config.github, opts.env) : null;
-  const baseEnabled = opts.config?.base?.enabled ?? false;
-  const baseAuth = opts.config?.base?.auth
-    ? baseAuthCheck(opts.config.base.auth, opts.env ?? process.env)
-    : null;
-  if (baseEnabled && !baseAuth)
+  const dialects = enabledDialects(opts.config, opts.env);
+  if (dialects.base && !dialects.base.authorize)
     opts.log.warn(
       { dialect: 'base', setting: 'change_hooks.base.auth', docs: 'docs/security.md' },
       'change_hooks.base is enabled without authentication: anyone who can reach this API can add ' +
@@ -115,20 +67,17 @@ export const changeHooks: FastifyPluginAsync<ChangeHooksOptions> = async (app, o
   const handle = async (req: FastifyRequest<{ Params: { dialect?: string } }>, reply: FastifyReply) => {
     const dialect = req.params.dialect || 'base';
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    let changes: NewChange[];
-    if (dialect === 'base' && baseEnabled) {
-      if (baseAuth && !baseAuth(req.headers.authorization)) {
-        reply.header('www-authenticate', BASE_AUTH_CHALLENGE);
-        throw hookUnauthorized();
-      }
-      changes = [baseChange(await baseFields(req, body))];
-    } else if (dialect === 'github' && github) changes = await githubChanges(body, req.headers, github);
     // A dialect that is not enabled: like any path that names nothing, and naming nothing back.
-    else throw notFound();
+    const handler = Object.hasOwn(dialects, dialect) ? dialects[dialect as keyof typeof dialects] : undefined;
+    if (!handler) throw notFound();
+    if (handler.authorize && !handler.authorize(req)) {
+      if (handler.challenge) reply.header('www-authenticate', handler.challenge);
+      throw hookUnauthorized();
+    }
+    const changes = await handler.changes(req, body);
     if (changes.length === 0) return answer(reply, 200, 'no change found');
-    const delivery =
-      typeof req.headers['x-github-delivery'] === 'string' ? req.headers['x-github-delivery'] : undefined;
-    if (dialect === 'github') {
+    const delivery = handler.delivery?.(req);
+    if (handler.delivery) {
       let first: boolean;
       try {
         first = await deliveries.claim(delivery, body);
@@ -137,7 +86,7 @@ export const changeHooks: FastifyPluginAsync<ChangeHooksOptions> = async (app, o
         throw err instanceof RedisUnavailable ? hookUnavailable() : err;
       }
       if (!first) {
-        req.log.warn({ delivery: delivery?.slice(0, 64) }, 'a GitHub delivery came again: no change made');
+        req.log.warn({ dialect, delivery: delivery?.slice(0, 64) }, 'a delivery came again: no change made');
         return answer(reply, 200, 'no change found');
       }
     }
@@ -146,11 +95,11 @@ export const changeHooks: FastifyPluginAsync<ChangeHooksOptions> = async (app, o
       for (const c of changes) added.push(await addChange(tx, c));
       return added;
     }).catch(async (err: unknown) => {
-      if (dialect === 'github') await deliveries.release(delivery, body);
+      if (handler.delivery) await deliveries.release(delivery, body);
       throw err;
     });
     req.log.info(
-      { dialect, changeids: ids, ...(dialect === 'base' ? { authenticated: baseAuth !== null } : {}) },
+      { dialect, changeids: ids, authenticated: handler.authorize !== undefined },
       'changes added from a web hook',
     );
     return answer(reply, 200, `${changes.length} change found`);

@@ -51,9 +51,12 @@ export class ApiMetrics {
   readonly registry = new Registry();
   private readonly requests: Counter<'method' | 'route' | 'status'>;
   private readonly durations: Histogram<'method' | 'route'>;
+  /** What the gauges read at scrape time, given by watch() once the pod's parts have started. */
+  private sources: ApiMetricsSources = { readPool: () => null, events: () => null };
 
-  constructor(sources: ApiMetricsSources) {
+  constructor() {
     const registers = [this.registry];
+    const sources = () => this.sources;
     collectProcessMetrics(this.registry);
     this.requests = new Counter({
       name: 'flotilla_http_requests_total',
@@ -75,8 +78,8 @@ export class ApiMetrics {
       registers,
       collect() {
         const pools: [string, PoolStats | null | undefined][] = [
-          ['read', sources.readPool()],
-          ['download', sources.downloadPool?.()],
+          ['read', sources().readPool()],
+          ['download', sources().downloadPool?.()],
         ];
         for (const [pool, s] of pools) {
           if (!s) continue;
@@ -87,7 +90,7 @@ export class ApiMetrics {
       },
     });
     const pages = () =>
-      sources.pageCache?.() ?? { hits: 0, checked: 0, misses: 0, expired: 0, pages: 0, bytes: 0 };
+      sources().pageCache?.() ?? { hits: 0, checked: 0, misses: 0, expired: 0, pages: 0, bytes: 0 };
     new Counter({
       name: 'flotilla_page_cache_lookups_total',
       help: 'Page cache lookups: hit (served from memory), miss (not kept), expired (a table changed).',
@@ -115,7 +118,7 @@ export class ApiMetrics {
       help: "How far this pod's write notices may be behind the database; -1 while not listening, 0 while idle (no page served for a while: its fences paused).",
       registers,
       collect() {
-        const s = sources.writeNotices?.();
+        const s = sources().writeNotices?.();
         this.set(s?.lagMs == null ? -1 : s.idle ? 0 : s.lagMs / 1000);
       },
     });
@@ -135,7 +138,7 @@ export class ApiMetrics {
         this.set(pages().bytes);
       },
     });
-    const raw = () => sources.rawLogCache?.() ?? { entries: 0, bytes: 0, hits: 0, misses: 0 };
+    const raw = () => sources().rawLogCache?.() ?? { entries: 0, bytes: 0, hits: 0, misses: 0 };
     new Counter({
       name: 'flotilla_raw_log_cache_downloads_total',
       help: "Finished logs' raw downloads: hit (sent from the kept file), miss (read from the database).",
@@ -164,7 +167,7 @@ export class ApiMetrics {
         this.set(raw().entries);
       },
     });
-    const events = () => sources.events() ?? { clients: 0, subscriptions: 0, dispatched: 0 };
+    const events = () => sources().events() ?? { clients: 0, subscriptions: 0, dispatched: 0 };
     new Gauge({
       name: 'flotilla_event_clients',
       help: 'Event clients (websocket and SSE) connected to this pod.',
@@ -213,6 +216,11 @@ export class ApiMetrics {
       this.series.set(key, s);
     }
     return s;
+  }
+
+  /** Read these at scrape time from now on. */
+  watch(sources: ApiMetricsSources): void {
+    this.sources = sources;
   }
 
   /** The exposition, for the probe port's /metrics (never the public port: docs/security.md). */

@@ -14,7 +14,7 @@ import { changeSource } from './master-config/change-sources.js';
 import { forceScheduler } from './master-config/force-schedulers.js';
 import { lock } from './master-config/locks.js';
 import { protocols } from './master-config/protocols.js';
-import { reporter } from './master-config/reporters.js';
+import { reporter } from './master-config/reporters/index.js';
 import { scheduler } from './master-config/schedulers.js';
 import { secretsProvider } from './master-config/secrets.js';
 import { gitStepProblems } from './master-config/source-steps.js';
@@ -30,7 +30,7 @@ export type {
   GeneratorConfig,
   ReporterConfig,
   ReportMode,
-} from './master-config/reporters.js';
+} from './master-config/reporters/index.js';
 
 export const masterConfigSchema = z
   .object({

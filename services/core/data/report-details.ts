@@ -17,9 +17,6 @@ import type { SourcedProperties } from './properties.js';
 
 type Json = Record<string, unknown>;
 
-/** The build as its events carry it (properties {}), or undefined. */
-export const reportBuild = (q: Queryable, buildid: number) => entity(q, buildEntity, buildid);
-
 export interface RequestContext {
   buildrequest: Json;
   buildset: Json;

@@ -28,6 +28,7 @@
 // bytes each hold a few MB; the chaos cluster's four builds produce a few thousand in a 30 s
 // outage (load/RESULTS.md §11).
 import type { Redis } from 'ioredis';
+import { settledWithin } from '../lifecycle/within.js';
 import {
   busPayload,
   EVENTS_LOST_KEY,
@@ -298,13 +299,5 @@ export const EVENTS_FLUSH_MS = 5000;
 export async function flushEvents(redis: Redis, limitMs: number): Promise<boolean> {
   const p = publishers.get(redis);
   if (!p || p.pending === 0) return true;
-  let timer: NodeJS.Timeout | undefined;
-  const out = await Promise.race([
-    p.flushed().then(() => true),
-    new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), limitMs);
-    }),
-  ]);
-  clearTimeout(timer);
-  return out;
+  return settledWithin(p.flushed(), limitMs);
 }

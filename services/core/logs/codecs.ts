@@ -7,13 +7,17 @@
 // reading such a row fails, so a master meant to share its database with 3.7 must not
 // write them.
 //
+// Flotilla writes codes 0, 1, 4 and 5 (a master's `log_compression` picks gzip or zstd);
+// bz2 and lz4 it only reads, from chunks a Buildbot master wrote. The tests that need such
+// chunks make them with their own writers (test/helpers/log-vectors/).
+//
 // Decoding treats stored bytes as hostile: output is capped (MAX_DECODED_BYTES unless
 // told otherwise) and every failure is a LogError with a stable code.
 
 import zlib from 'node:zlib';
-import { bzip2Compress, bzip2Decompress } from './bzip2.js';
+import { bzip2Decompress } from './bzip2.js';
 import { LogError } from './errors.js';
-import { lz4Compress, lz4Decompress } from './lz4.js';
+import { lz4Decompress } from './lz4.js';
 
 /** Buildbot's names (`logCompressionMethod`) for the compression codes. */
 export const COMPRESSION_CODES = { raw: 0, gz: 1, bz2: 2, lz4: 3, zstd: 4, br: 5 } as const;
@@ -56,7 +60,10 @@ function checkCode(code: number): CompressionCode {
   return code;
 }
 
-/** Compresses `data` with the codec of `code`, as Buildbot's Python libraries frame it. */
+/**
+ * Compresses `data` with the codec of `code`, as Buildbot's Python libraries frame it.
+ * Throws LOG_CODEC_READ_ONLY for bz2 and lz4, which Flotilla reads but never writes.
+ */
 export function encode(code: number, data: Uint8Array): Uint8Array {
   switch (checkCode(code)) {
     case 0:
@@ -64,9 +71,11 @@ export function encode(code: number, data: Uint8Array): Uint8Array {
     case 1:
       return zlib.deflateSync(data, { level: 9 });
     case 2:
-      return bzip2Compress(data);
     case 3:
-      return lz4Compress(data);
+      throw new LogError(
+        'LOG_CODEC_READ_ONLY',
+        `${CODEC_NAMES[code]}: Flotilla reads this codec but never writes it`,
+      );
     case 4:
       // Level 3 is both zstd's and python-zstandard's default. The frame must record its
       // content size: python-zstandard's one-shot decompress (what Buildbot calls) refuses

@@ -3,6 +3,8 @@
 export type LogErrorCode =
   /** A `compressed` value (or a method name) that no codec answers to. */
   | 'LOG_CODEC_UNKNOWN'
+  /** A codec Flotilla reads (bz2, lz4: Buildbot wrote them) but never writes. */
+  | 'LOG_CODEC_READ_ONLY'
   /** Stored bytes that do not decode with the codec their row names. */
   | 'LOG_CODEC_CORRUPT'
   /** Stored bytes that decode (or declare they decode) to more than the allowed size. */

@@ -1,6 +1,8 @@
 // Writing one log as its command runs. Output arrives in arbitrary pieces; only whole lines
 // are stored (a partial line waits for its end, as Buildbot's LineBoundaryFinder does, with
-// \r\n, \n and a \r followed by more text each ending a line). Each piece's lines are in
+// \r\n, \n and \r each ending a line: line-splitter.ts). A line longer than the store keeps is
+// cut, in constant time per byte however long it runs, and says so at its end; the cut never
+// splits a secret (redact.ts, safeCut). Each piece's lines are in
 // PostgreSQL before write() resolves, which is when the worker hears its acknowledgement.
 // The same lines then go to the log's live stream in Redis (core/logs/live-stream.ts), from
 // which API pods serve the tail; losing Redis loses no line. Nothing here waits for Redis:
@@ -9,8 +11,10 @@
 // stream see the gap by its line numbers and read PostgreSQL (readLogStreamLines).
 import type { Redis } from 'ioredis';
 import { appendLog, type DataContext, finishLog, type LogCodec, transact } from '../../core/data/index.js';
+import { MAX_CHUNK_SIZE } from '../../core/logs/chunking.js';
 import { appendToLogStream } from '../../core/logs/live-stream.js';
 import type { OutputStream } from '../../core/protocol/messages.js';
+import { AS_IS, type LineCleaner, LineSplitter, type SplitLine, storedLine } from './line-splitter.js';
 
 // Appends of one log on their way to its live stream at once; more are dropped. Redis keeps
 // up with PostgreSQL when it answers at all, so this bound is met only while Redis hangs
@@ -18,7 +22,13 @@ import type { OutputStream } from '../../core/protocol/messages.js';
 const MAX_STREAMING = 8;
 
 export class LogWriter {
-  private readonly partial: Record<OutputStream, string> = { o: '', e: '', h: '' };
+  private readonly splitters: Record<OutputStream, LineSplitter> = {
+    o: new LineSplitter(),
+    e: new LineSplitter(),
+    h: new LineSplitter(),
+  };
+  /** The most UTF-8 bytes of a line's text the store keeps ('s' logs spend one on the stream). */
+  private readonly maxLine: number;
   lines = 0;
   /** Live stream appends sent and not yet answered. */
   private streaming = 0;
@@ -35,22 +45,18 @@ export class LogWriter {
     /** Told how many lines each append stored (the master's log line rate). */
     private readonly onStored?: (lines: number) => void,
     /** Each whole line passes through this before it is stored (secrets redacted: redact.ts). */
-    private readonly clean: (line: string) => string = (l) => l,
-  ) {}
-
-  async write(stream: OutputStream, text: string): Promise<void> {
-    const all = (this.partial[stream] + text).replace(/\r\n/g, '\n').replace(/\r(?=.)/gs, '\n');
-    const cut = all.lastIndexOf('\n');
-    if (cut < 0) {
-      this.partial[stream] = all;
-      return;
-    }
-    this.partial[stream] = all.slice(cut + 1);
-    await this.store(all.slice(0, cut).split('\n'), stream);
+    private readonly cleaner: LineCleaner = AS_IS,
+  ) {
+    this.maxLine = MAX_CHUNK_SIZE - (type === 's' ? 1 : 0);
   }
 
-  private async store(raw: string[], stream: OutputStream): Promise<void> {
-    const lines = raw.map(this.clean);
+  async write(stream: OutputStream, text: string): Promise<void> {
+    const lines = this.splitters[stream].push(text);
+    if (lines.length > 0) await this.store(lines, stream);
+  }
+
+  private async store(split: SplitLine[], stream: OutputStream): Promise<void> {
+    const lines = split.map((l) => storedLine(l, this.cleaner, this.maxLine));
     const body = `${(this.type === 's' ? lines.map((l) => stream + l) : lines).join('\n')}\n`;
     const range = await transact(this.ctx, (tx) => appendLog(tx, this.logid, body, { codec: this.codec }));
     this.lines += lines.length;
@@ -79,11 +85,8 @@ export class LogWriter {
   /** Store what is left of unfinished lines, then mark the log finished. */
   async finish(): Promise<void> {
     for (const s of ['o', 'e', 'h'] as const) {
-      if (this.partial[s]) {
-        const rest = this.partial[s];
-        this.partial[s] = '';
-        await this.store([rest], s);
-      }
+      const rest = this.splitters[s].flush();
+      if (rest) await this.store([rest], s);
     }
     await transact(this.ctx, (tx) => finishLog(tx, this.logid));
   }

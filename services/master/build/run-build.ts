@@ -91,6 +91,8 @@ export async function runBuild(
   const ctx = fence.ctx;
   log.info({ buildid, builder: req.builder.name, number, worker: worker.name }, 'build started');
   let held: HeldLocks | null = null;
+  // The secrets the build's templates use, kept out of what it stores (redact.ts).
+  const redactor = new Redactor();
   try {
     let props = await transact(ctx, async (tx) => {
       const p = await initialProperties(tx.q, {
@@ -118,7 +120,7 @@ export async function runBuild(
       builder: req.builder,
       worker,
       sourcestamps: await buildsetSourceStamps(ctx.db, req.bsid),
-      redactor: new Redactor(),
+      redactor,
     };
     for (const step of req.builder.steps) {
       if (interrupts.lost || !prepared.ready) break;
@@ -161,7 +163,7 @@ export async function runBuild(
     const results = away ? Results.RETRY : Results.EXCEPTION;
     const state = away
       ? 'retry: the database was out of reach'
-      : `exception ${(err as Error).message}`.slice(0, MAX_EXCEPTION_STATE);
+      : redactor.cleanLabel(`exception ${(err as Error).message}`).slice(0, MAX_EXCEPTION_STATE);
     await finish(deps, fence, req, interrupts, buildid, results, state).catch((e) => {
       if (e instanceof ClaimLost) log.warn({ buildid }, 'build ended: its claim is gone');
       else log.error({ buildid, err: e }, 'could not finish the build');

@@ -3,8 +3,10 @@
 // `cancelled while waiting for locks` log, as Buildbot's), its templates rendered
 // (a template that cannot be rendered, such as an unknown secret, ends the step EXCEPTION
 // with the reason in its `err.text` log, as Buildbot's addLogWithFailure), doStepIf (a step
-// that should not run ends SKIPPED at once), its URLs and state strings (secrets redacted),
-// its span, its end and whether it is hidden.
+// that should not run ends SKIPPED at once), its URLs and state strings (secrets redacted:
+// a step's text is made from its templates already redacted, so that a summary that keeps
+// the command's first words cannot cut a secret into words that no longer match it), its
+// span, its end and whether it is hidden.
 import { trace } from '@opentelemetry/api';
 import type { Renderable, StepConfig } from '../../core/config/master-config.js';
 import {
@@ -24,6 +26,7 @@ import { reasonText } from '../workers/connection.js';
 import { holds } from './conditions.js';
 import { render } from './interpolate.js';
 import { interruptedResults } from './interruption.js';
+import { logText } from './line-splitter.js';
 import { stepKind } from './steps/index.js';
 import type { StepContext, StepOutcome } from './steps/step.js';
 import { stepSummary } from './summary.js';
@@ -59,7 +62,7 @@ function describe(s: StepRun, r: (x: Renderable) => string): string | null {
 async function recordStep(s: StepRun, signal: AbortSignal): Promise<StepOutcome> {
   const { ctx } = s.deps;
   const { step, props, build } = s;
-  const clean = (t: string) => build.redactor.clean(t);
+  const label = (t: string) => build.redactor.cleanLabel(t);
   const r = (x: Renderable) =>
     render(x, {
       props,
@@ -70,7 +73,7 @@ async function recordStep(s: StepRun, signal: AbortSignal): Promise<StepOutcome>
     });
   const { stepid } = await transact(ctx, (tx) => newStep(tx, build.buildid, stepName(step)));
   const end = async (results: number, summary: string): Promise<StepOutcome> => {
-    const shown = clean(summary);
+    const shown = label(summary);
     await transact(ctx, async (tx) => {
       await setStepStateString(tx, stepid, shown);
       await finishStep(tx, stepid, results, holds(step.hideStepIf, props, results));
@@ -103,27 +106,30 @@ async function runHolding(
 ): Promise<StepOutcome> {
   const { ctx } = s.deps;
   const { step, props, build } = s;
-  const clean = (t: string) => build.redactor.clean(t);
+  const { redactor } = build;
   let text: string | null;
   try {
-    text = describe(s, r);
+    text = describe(s, (x) => redactor.cleanLabel(r(x)));
   } catch (err) {
     if (!(err instanceof InterpolationError)) throw err;
     return failedToRender(s, stepid, err, end);
   }
   if (!holds(step.doStepIf, props)) return end(Results.SKIPPED, stepSummary(text, Results.SKIPPED));
   try {
-    const urls = step.urls.map((u) => ({ name: r(u.name), url: r(u.url) }));
+    const urls = step.urls.map((u) => ({
+      name: redactor.cleanLabel(r(u.name)),
+      url: redactor.clean(r(u.url)),
+    }));
     await transact(ctx, async (tx) => {
-      await setStepStateString(tx, stepid, clean(step.description ?? text ?? 'running'));
-      for (const u of urls) await addStepURL(tx, stepid, u.name, clean(u.url));
+      await setStepStateString(tx, stepid, redactor.cleanLabel(step.description ?? text ?? 'running'));
+      for (const u of urls) await addStepURL(tx, stepid, u.name, u.url);
     });
     const outcome = await stepKind(step).run({ ...s, stepid, text, render: r }, signal);
     const done = await end(outcome.results, outcome.summary);
     return {
       ...outcome,
       summary: done.summary,
-      ...(outcome.buildSummary ? { buildSummary: clean(outcome.buildSummary) } : {}),
+      ...(outcome.buildSummary ? { buildSummary: redactor.cleanLabel(outcome.buildSummary) } : {}),
     };
   } catch (err) {
     if (!(err instanceof InterpolationError)) throw err;
@@ -146,10 +152,10 @@ async function failedToRender(
 
 /** A finished text log of one message (secrets redacted). */
 async function addTextLog(s: StepRun, stepid: number, name: string, message: string): Promise<void> {
-  const lines = s.build.redactor.clean(message).replace(/\r\n?/g, '\n');
+  const lines = logText(s.build.redactor.clean(message));
   await transact(s.deps.ctx, async (tx) => {
     const logid = await addLog(tx, stepid, name, 't');
-    await appendLog(tx, logid, lines.endsWith('\n') ? lines : `${lines}\n`);
+    await appendLog(tx, logid, lines);
     await finishLog(tx, logid);
   });
 }

@@ -1,23 +1,14 @@
 // A configured reporter, made once at start: its name, its generators (the configured ones,
-// else its class's defaults, as Buildbot's _create_default_generators) and its sender, with
+// else its kind's defaults, as Buildbot's _create_default_generators) and its sender, with
 // its credentials read from where the configuration says (the value, `<key>_env` or
-// `<key>_file`). A credential that cannot be read stops the master's start, as a worker's
-// password does.
+// `<key>_file`). What differs by kind is in its file under kinds/. A credential that cannot
+// be read stops the master's start, as a worker's password does.
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../core/config/errors.js';
-import {
-  type GeneratorConfig,
-  type MasterConfig,
-  type ReporterConfig,
-  reporterName,
-} from '../../core/config/master-config.js';
+import { type MasterConfig, type ReporterConfig, reporterName } from '../../core/config/master-config.js';
 import type { ReportEventKind } from './events.js';
-import { message, renderable } from './formatters.js';
 import { createGenerator, type Generator, type Needs } from './generators.js';
-import { githubSender } from './github.js';
-import { gitlabSender } from './gitlab.js';
-import { httpSender } from './http.js';
-import { mailSender } from './mail.js';
+import { reporterKind } from './kinds/index.js';
 import type { Sender } from './report.js';
 
 export interface Reporter {
@@ -25,44 +16,6 @@ export interface Reporter {
   readonly type: ReporterConfig['type'];
   readonly generators: readonly Generator[];
   readonly sender: Sender;
-}
-
-const filters = { add_patch: false } as const;
-
-function defaultGenerators(r: ReporterConfig): GeneratorConfig[] {
-  switch (r.type) {
-    case 'github':
-    case 'gitlab':
-      return [
-        { type: 'build_request', formatter: renderable('Build pending.'), ...filters },
-        {
-          type: 'build_start_end',
-          start_formatter: renderable('Build started.'),
-          end_formatter: renderable('Build done.'),
-          ...filters,
-        },
-      ];
-    case 'http':
-      return [
-        {
-          type: 'build_status',
-          mode: ['failing', 'passing', 'warnings'],
-          report_new: true,
-          message_formatter: { type: 'json' },
-          ...filters,
-        },
-      ];
-    case 'mail':
-      return [
-        {
-          type: 'build_status',
-          mode: ['failing', 'passing', 'warnings'],
-          report_new: false,
-          message_formatter: message('html'),
-          add_patch: true,
-        },
-      ];
-  }
 }
 
 /** The credential `key` of `where` (the value, `key_env` or `key_file`); undefined if none is set. */
@@ -92,36 +45,17 @@ export function credential(
   }
 }
 
-function sender(r: ReporterConfig, env: Readonly<Record<string, string | undefined>>): Sender {
-  const owner = `reporter ${reporterName(r)}`;
-  const rec = r as Record<string, unknown>;
-  switch (r.type) {
-    case 'github':
-      return githubSender(r, credential(rec, 'token', env, owner)!);
-    case 'gitlab':
-      return gitlabSender(r, credential(rec, 'token', env, owner)!);
-    case 'http': {
-      const password = r.auth ? credential(r.auth, 'password', env, owner) : undefined;
-      const hmacSecret = credential(rec, 'hmac_secret', env, owner);
-      return httpSender(r, {
-        ...(password !== undefined ? { password } : {}),
-        ...(hmacSecret ? { hmacSecret } : {}),
-      });
-    }
-    case 'mail':
-      return mailSender(r, credential(rec, 'smtpPassword', env, owner));
-  }
-}
-
 export function createReporter(
   r: ReporterConfig,
   env: Readonly<Record<string, string | undefined>>,
 ): Reporter {
+  const kind = reporterKind(r);
+  const owner = `reporter ${reporterName(r)}`;
   return {
     name: reporterName(r),
     type: r.type,
-    generators: (r.generators ?? defaultGenerators(r)).map(createGenerator),
-    sender: sender(r, env),
+    generators: (r.generators ?? kind.defaultGenerators).map(createGenerator),
+    sender: kind.sender(r, (where, key) => credential(where, key, env, owner)),
   };
 }
 

@@ -1,9 +1,10 @@
 // A connected worker, as the master's build runner sees it, whatever protocol it speaks
-// (flotilla/: our JSON over a WebSocket; later Buildbot's own): start a command, receive its
-// output in order (each piece acknowledged to the worker only after the sink has stored it,
-// which is what makes an acknowledged line durable), interrupt it through a signal, learn how
-// it ended, or that the worker was lost; and move files both ways (upload, uploadDirectory,
-// download), with Buildbot's worker commands' semantics whatever the protocol.
+// (flotilla/: our JSON over a WebSocket; msgpack/: Buildbot's msgpack_experimental_v7):
+// start a command, receive its output in order (each piece acknowledged to the worker only
+// after the sink has stored it, which is what makes an acknowledged line durable), interrupt
+// it through a signal, learn how it ended, or that the worker was lost; and move files both
+// ways (upload, uploadDirectory, download), with Buildbot's worker commands' semantics
+// whatever the protocol.
 import type {
   CommandOutcome,
   CommandRequest,

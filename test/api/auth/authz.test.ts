@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Authorizer } from '../../../services/api/auth/authorizer.js';
 import { Targets } from '../../../services/api/auth/targets.js';
-import { authzPolicy } from '../../../services/api/http/server.js';
+import { authzPolicy } from '../../../services/api/http/logins.js';
 import { masterConfigSchema } from '../../../services/core/config/master-config.js';
 import { sql } from '../../../services/core/db/pool.js';
 import { createDatabase, type TestDatabase } from '../../helpers/databases.js';

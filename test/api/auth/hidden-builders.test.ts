@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Authorizer } from '../../../services/api/auth/authorizer.js';
 import { Targets } from '../../../services/api/auth/targets.js';
-import { authzPolicy } from '../../../services/api/http/server.js';
+import { authzPolicy } from '../../../services/api/http/logins.js';
 import { masterConfigSchema } from '../../../services/core/config/master-config.js';
 import {
   appendArtifact,

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { githubOptions } from '../../../services/api/hooks/index.js';
+import { githubOptions } from '../../../services/api/hooks/dialects.js';
 import { ConfigError } from '../../../services/core/config/errors.js';
 import { type Harness, openHarness } from '../../core/data/harness.js';
 import { changesAfter, hookApp, lastChangeId } from './lib.js';

@@ -4,9 +4,9 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../../services/api/http/server.js';
+import { type AppDeps, buildApp } from '../../../services/api/http/server.js';
 import { buildRegistry, type Registry } from '../../../services/api/registry/index.js';
-import { loadMasterConfig, type WwwConfig } from '../../../services/core/config/master-config.js';
+import { loadMasterConfig } from '../../../services/core/config/master-config.js';
 import {
   type ForceScheduler,
   forceScheduler,
@@ -49,6 +49,13 @@ export interface RequestOptions {
   payload?: string | Buffer;
 }
 
+/** What a test may set of buildApp's deps (the rest are the harness's). */
+export type AppOptions = Partial<
+  Pick<AppDeps, 'bodyLimit' | 'allowedOrigins' | 'www' | 'readReplicas' | 'auth' | 'failAt'>
+> & {
+  redisUrl?: string;
+};
+
 export class ApiUnderTest {
   private constructor(
     readonly app: FastifyInstance,
@@ -58,23 +65,38 @@ export class ApiUnderTest {
 
   static async start(
     template: keyof typeof TEMPLATES = 'fixture',
-    opts: { bodyLimit?: number; allowedOrigins?: string[]; www?: WwwConfig; redisUrl?: string } = {},
+    opts: AppOptions = {},
   ): Promise<ApiUnderTest> {
-    const { redisUrl = testEnv().redisUrl, ...appOpts } = opts;
     const db = await createDatabase(template);
+    try {
+      return await ApiUnderTest.on(db, opts);
+    } catch (err) {
+      await db.drop();
+      throw err;
+    }
+  }
+
+  /** The API on a database the caller made (and drops, even when this rejects). */
+  static async on(db: TestDatabase, opts: AppOptions = {}): Promise<ApiUnderTest> {
+    const { redisUrl = testEnv().redisUrl, ...appOpts } = opts;
     const redis = createRedis(redisUrl, 'flotilla-api-test');
     redis.on('error', () => {});
-    const app = await buildApp({
-      db: db.pool,
-      redis,
-      log: createLogger('test', 'silent'),
-      publicUrl: PUBLIC_URL,
-      databaseUrl: db.url,
-      forceSchedulers: oracleForceSchedulers(),
-      ...appOpts,
-    });
-    await app.ready();
-    return new ApiUnderTest(app, db, redis);
+    try {
+      const app = await buildApp({
+        db: db.pool,
+        redis,
+        log: createLogger('test', 'silent'),
+        publicUrl: PUBLIC_URL,
+        databaseUrl: db.url,
+        forceSchedulers: oracleForceSchedulers(),
+        ...appOpts,
+      });
+      await app.ready();
+      return new ApiUnderTest(app, db, redis);
+    } catch (err) {
+      redis.disconnect();
+      throw err;
+    }
   }
 
   /** `path` is relative to /api/v2 and keeps its query string, as in cases.json. */
@@ -108,9 +130,14 @@ export class ApiUnderTest {
     });
   }
 
-  async close(): Promise<void> {
+  /** Close the app and its Redis connection; the database stays (on(): the caller's). */
+  async stop(): Promise<void> {
     await this.app.close();
     this.redis.disconnect();
+  }
+
+  async close(): Promise<void> {
+    await this.stop();
     await this.db.drop();
   }
 }

@@ -1,9 +1,9 @@
 // Differential conformance: ask a real Buildbot 3.7 and Flotilla the same requests on the same
 // rows and report every answer that the compatibility rules do not explain. The golden cases
-// of ../shared/oracle are a sample; this asks every path form and parameter of the registry.
+// (test/fixtures/buildbot-3.7/cases.json) are a sample; this asks every path form and parameter of the registry.
 //
-//   sudo ../shared/oracle/fixture-master.sh start          # Buildbot on the fixture, :8020
-//   DATABASE_URL=postgresql://buildbot:buildbot@127.0.0.1:55420/buildbot npm run migrate
+//   sudo test/conformance/differential/buildbot.sh start   # Buildbot on the fixture, :8020
+//   DATABASE_URL=postgresql://flotilla:flotilla@127.0.0.1:55420/buildbot npm run migrate
 //   (start an API on that same database, e.g. PORT=8021 MASTER_CONFIG=test/conformance/oracle-master.yaml)
 //   node --import tsx test/conformance/differential/run.ts \
 //     --buildbot http://127.0.0.1:8020/api/v2 --flotilla http://127.0.0.1:8021/api/v2 [--only builds] [--record FILE]

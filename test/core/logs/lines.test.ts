@@ -1,11 +1,10 @@
 // Reading lines back: range reads and raw downloads, checked against Buildbot 3.7's
 // answers on the same rows (vectors/buildbot.json) and on the oracle's real data
-// (fixture.sql's logchunks, cases.json's logcontents and raw cases).
+// (test/fixtures/buildbot-3.7: fixture.sql's logchunks, cases.json's logcontents and raw cases).
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { appendChunks, compressLogRows } from '../../../services/core/logs/chunking.js';
-import { compressionCode, encode } from '../../../services/core/logs/codecs.js';
 import {
   chunkLines,
   contentsRange,
@@ -16,9 +15,10 @@ import {
   readLogLines,
 } from '../../../services/core/logs/lines.js';
 import type { LineRange, LogChunkRow, LogType } from '../../../services/core/logs/types.js';
-import { ORACLE } from '../../helpers/psql.js';
+import { FIXTURE_SQL, goldenCases } from '../../helpers/buildbot-recorded.js';
+import { encodeAnyCode } from '../../helpers/log-vectors/encode.js';
 import { errorCode } from './errors.js';
-import { asRecorded, buildbotVectors, rowFromVector } from './vectors.js';
+import { asRecorded, buildbotVectors, rowFromVector, writtenCode } from './vectors.js';
 
 const { scenarios } = buildbotVectors();
 
@@ -56,7 +56,8 @@ describe('reads: what Buildbot 3.7 answers on the same rows', () => {
       }
       // After compressLog the same reads give the same text.
       if (sc.compress) {
-        const merged = compressLogRows(rows, compressionCode(sc.method), sc.compress).map((m) => m.row);
+        // A Flotilla master merges Buildbot's bz2 or lz4 rows into gz ones (writtenCode).
+        const merged = compressLogRows(rows, writtenCode(sc), sc.compress).map((m) => m.row);
         const kept = rows.filter((r) => !merged.some((m) => overlaps(r, m)));
         const after = [...kept, ...merged].sort((a, b) => a.first_line - b.first_line);
         for (const read of sc.reads) {
@@ -101,7 +102,7 @@ describe('reads: the oracle fixture and its recorded answers', () => {
       .map((line) => Object.fromEntries(line.split('\t').map((f, i) => [columns[i]!, field(f)])));
   }
 
-  const sql = readFileSync(`${ORACLE}/fixture.sql`, 'utf8');
+  const sql = readFileSync(FIXTURE_SQL, 'utf8');
   const logs = copyBlock(sql, 'logs');
   const steps = copyBlock(sql, 'steps');
   const builds = copyBlock(sql, 'builds');
@@ -139,13 +140,7 @@ describe('reads: the oracle fixture and its recorded answers', () => {
     return logs.find((l) => l.stepid === stepid && l.slug === slug);
   }
 
-  interface Case {
-    id: string;
-    family: string;
-    path: string;
-    expect: { status: number; body: unknown };
-  }
-  const cases = (JSON.parse(readFileSync(`${ORACLE}/cases.json`, 'utf8')) as Case[]).filter(
+  const cases = goldenCases().filter(
     (c) => (c.family === 'logcontents' || c.family === 'raw') && c.expect.status === 200,
   );
 
@@ -199,7 +194,7 @@ describe('range reads across chunk boundaries (property)', () => {
     fc.assert(
       fc.property(
         fc.array(fc.array(line, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 12 }),
-        fc.constantFrom(0, 1, 3),
+        fc.constantFrom(0, 1, 4),
         fc.nat(),
         fc.nat(),
         fc.boolean(),
@@ -207,7 +202,7 @@ describe('range reads across chunk boundaries (property)', () => {
           let rows: LogChunkRow[] = [];
           let numLines = 0;
           for (const batch of batches) {
-            const out = appendChunks(`${batch.join('\n')}\n`, numLines, code as 0 | 1 | 3);
+            const out = appendChunks(`${batch.join('\n')}\n`, numLines, code as 0 | 1 | 4);
             rows.push(...out.rows);
             numLines = out.numLines;
           }
@@ -273,7 +268,7 @@ describe('stdio raw cut in place, over rows the stream owns (property)', () => {
           const wholes: { whole: Buffer; before: Buffer; content: Buffer }[] = [];
           for (const spec of specs) {
             const text = Buffer.from(spec.lines.join('\n'));
-            const { content, whole } = placed(encode(spec.code, text), spec.offset);
+            const { content, whole } = placed(encodeAnyCode(spec.code, text), spec.offset);
             const row = {
               first_line: numLines,
               last_line: numLines + spec.lines.length - 1,
@@ -350,7 +345,7 @@ describe('lines: edges and errors', () => {
   const rows = [
     ...appendChunks('oa\nob\noc\n', 0, 0).rows,
     ...appendChunks('od\n', 3, 1).rows,
-    ...appendChunks('oe\nof\n', 4, 3).rows,
+    ...appendChunks('oe\nof\n', 4, 4).rows,
   ];
 
   it('trims partial chunks at both ends', () => {

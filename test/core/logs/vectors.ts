@@ -2,6 +2,7 @@
 
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { type CompressionCode, compressionCode } from '../../../services/core/logs/codecs.js';
 import type { LogType } from '../../../services/core/logs/types.js';
 
 const here = new URL('./vectors/', import.meta.url);
@@ -46,6 +47,16 @@ function load<T>(name: string): T {
 export const codecVectors = (): CodecVectors => load('codecs.json');
 export const buildbotVectors = (): { buildbot: string; scenarios: BuildbotScenario[] } =>
   load('buildbot.json');
+
+/** bz2 and lz4: Buildbot wrote the scenario's rows with them; Flotilla only reads them. */
+export const readOnlyMethod = (sc: BuildbotScenario): boolean => sc.method === 'bz2' || sc.method === 'lz4';
+
+/**
+ * The code a Flotilla master writes where Buildbot wrote the scenario: the same one, or
+ * gz (its default) for a method it only reads.
+ */
+export const writtenCode = (sc: BuildbotScenario): CompressionCode =>
+  readOnlyMethod(sc) ? 1 : compressionCode(sc.method);
 
 export function partsText(parts: [string, number][]): string {
   let out = '';

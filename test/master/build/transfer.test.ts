@@ -8,27 +8,21 @@
 // fail the step as Buildbot's do, keeping nothing, and halt the build.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../services/api/http/server.js';
-import { parseMasterConfig } from '../../../services/core/config/master-config.js';
 import { sql } from '../../../services/core/db/pool.js';
 import { createRedis, type Redis } from '../../../services/core/redis.js';
 import { Results } from '../../../services/core/results.js';
 import { createLogger } from '../../../services/core/telemetry/logger.js';
-import { startWorkerServer } from '../../../services/master/workers/flotilla/server.js';
-import { startMsgpackWorkerServer } from '../../../services/master/workers/msgpack/server.js';
-import { Agent } from '../../../services/worker/agent.js';
-import { connectToMaster, type MasterLink } from '../../../services/worker/connection.js';
-import { createBuildbotWorker, startBuildbotWorker } from '../../helpers/buildbot-worker.js';
-import { freePort, type Running } from '../../helpers/processes.js';
 import { eventually, waitFor } from '../../helpers/wait.js';
 import { type InProcessMaster, Stage } from '../in-process.js';
 import { finishedBuild, logs, request, steps } from './lib.js';
+import { type RealWorkers, startRealWorkers } from './real-workers.js';
 
 const log = createLogger('test', 'silent');
 const root = mkdtempSync(join(tmpdir(), 'flotilla-transfer-steps-'));
@@ -93,47 +87,15 @@ ${artifacts('bbw')}
 
 let stage: Stage;
 let masters: InProcessMaster[];
-let link: MasterLink;
-let bbw: Running;
+let workers: RealWorkers;
 let api: FastifyInstance;
 let apiRedis: Redis;
 
 beforeAll(async () => {
   stage = await Stage.open();
-  const config = parseMasterConfig(CONFIG);
   // One master with the Flotilla agent, one with the buildbot-worker: each builds its own builders.
-  const mAgent = await stage.master('m-agent', CONFIG, {
-    listenForWorkers: (events) =>
-      startWorkerServer({ host: '127.0.0.1', port: 0, config, masterName: 'm-agent', log, events }).then(
-        (s) => {
-          mkdirSync(agentDir, { recursive: true });
-          const agent = new Agent(agentDir, (m) => link?.send(m), log);
-          link = connectToMaster({
-            url: `ws://127.0.0.1:${s.port}/worker`,
-            name: 'agent',
-            password: 'pw',
-            log,
-            handlers: { message: (m) => agent.handle(m), lost: () => agent.lost(), shutdown: () => {} },
-          });
-          return s;
-        },
-      ),
-  });
-  const port = await freePort();
-  const mBbw = await stage.master('m-bbw', CONFIG, {
-    listenForWorkers: (events) =>
-      startMsgpackWorkerServer({
-        host: '127.0.0.1',
-        port,
-        passwords: new Map([['bbw', 'pw']]),
-        builderDirs: () => ['art-bbw', 'fail-bbw', 'stop-bbw'],
-        log,
-        events,
-      }),
-  });
-  masters = [mAgent, mBbw];
-  createBuildbotWorker({ dir: bbwDir, port, name: 'bbw', password: 'pw' });
-  bbw = startBuildbotWorker(bbwDir);
+  workers = await startRealWorkers(stage, CONFIG, root, ['art-bbw', 'fail-bbw', 'stop-bbw']);
+  masters = workers.masters;
   apiRedis = createRedis(stage.redis.url, 'flotilla-api-test');
   apiRedis.on('error', () => {});
   api = await buildApp({
@@ -150,8 +112,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await api?.close();
   apiRedis?.disconnect();
-  await link?.close();
-  await bbw?.stop();
+  await workers?.stop();
   await stage?.close();
   rmSync(root, { recursive: true, force: true });
 });

@@ -18,6 +18,8 @@ export interface CommandResult {
   results: number;
   /** What the command wrote to stdout, when asked to keep it. */
   stdout: string;
+  /** Its stdout was longer than asked to keep: `stdout` is empty. */
+  stdoutTooLong?: true;
   /** Why the worker can no longer be trusted with the build, if it cannot. */
   workerLost?: string;
 }
@@ -56,15 +58,15 @@ export function decodeRC(map: Readonly<Record<string, number>>, rc: number | nul
 export async function runCommand(
   c: StepContext<CommandStep>,
   signal: AbortSignal,
-  opts: { keepStdout?: boolean } = {},
+  /** keepStdout: keep what the command writes to stdout, up to this many bytes (UTF-8). */
+  opts: { keepStdout?: number } = {},
 ): Promise<CommandResult> {
   const { ctx, redis, codec, metrics, onLogFinished } = c.deps;
   const { step, stepid } = c;
   const request = commandRequest(c);
   const stored = metrics ? (n: number) => metrics.linesStored(n) : undefined;
-  const clean = (line: string) => c.build.redactor.clean(line);
   const writer = (logid: number, type: 's' | 't' | 'h') =>
-    new LogWriter(ctx, redis, logid, type, codec, stored, clean);
+    new LogWriter(ctx, redis, logid, type, codec, stored, c.build.redactor);
   const stdio = writer(await transact(ctx, (tx) => addLog(tx, stepid, 'stdio', 's')), 's');
   const extra = new Map<string, Promise<LogWriter>>();
   const extraLog = (name: string) => {
@@ -94,7 +96,7 @@ export async function runCommand(
     await finishLogs();
     return { results: interruptedResults(signal), stdout: '' };
   }
-  let stdout = '';
+  const kept = keeper(opts.keepStdout);
   const end = await c.build.worker.run(
     request,
     async (stream: OutputStream, chunk: string, log?: string) => {
@@ -102,17 +104,43 @@ export async function runCommand(
         if (Object.hasOwn(step.logfiles, log)) await (await extraLog(log)).write(stream, chunk);
         return;
       }
-      if (opts.keepStdout && stream === 'o') stdout += chunk;
+      if (stream === 'o') kept.add(chunk);
       await stdio.write(stream, chunk);
     },
     signal,
   );
+  if (kept.tooLong) await stdio.write('h', `stdout not kept: over ${opts.keepStdout} bytes\n`);
   await finishLogs();
+  const stdout = kept.text();
 
   if ('lost' in end) return { results: Results.RETRY, stdout, workerLost: end.reason };
   // Interrupted by its signal: the interruption's results; by anything else (the worker
   // going down): RETRY.
-  if (end.interrupted)
-    return { results: signal.aborted ? interruptedResults(signal) : Results.RETRY, stdout };
-  return { results: decodeRC(step.decodeRC, end.rc), stdout };
+  const results = end.interrupted
+    ? signal.aborted
+      ? interruptedResults(signal)
+      : Results.RETRY
+    : decodeRC(step.decodeRC, end.rc);
+  return { results, stdout, ...(kept.tooLong ? { stdoutTooLong: true } : {}) };
+}
+
+/** Keeps text up to `max` bytes (none with max unset); past it, none of it. */
+function keeper(max: number | undefined) {
+  const parts: string[] = [];
+  let bytes = 0;
+  let tooLong = false;
+  return {
+    add(text: string): void {
+      if (max === undefined || tooLong) return;
+      bytes += Buffer.byteLength(text);
+      if (bytes > max) {
+        tooLong = true;
+        parts.length = 0;
+      } else parts.push(text);
+    },
+    text: () => parts.join(''),
+    get tooLong() {
+      return tooLong;
+    },
+  };
 }

@@ -314,10 +314,12 @@ class Checkout {
     const { codebase } = this.step;
     const { buildid } = this.c.build;
     const current = this.c.props[name]?.[0];
+    // What git printed, redacted as every stored property is (a secret in the repository's URL).
+    const shown = this.c.build.redactor.clean(value);
     const v =
       codebase === ''
-        ? value
-        : { ...(typeof current === 'object' && current !== null ? current : {}), [codebase]: value };
+        ? shown
+        : { ...(typeof current === 'object' && current !== null ? current : {}), [codebase]: shown };
     await transact(this.c.deps.ctx, (tx) => setBuildProperty(tx, buildid, name, v, 'Git'));
     this.c.props = { ...this.c.props, [name]: [v, 'Git'] };
   }

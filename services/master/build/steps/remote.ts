@@ -47,8 +47,11 @@ export class RemoteCommands {
     const { ctx, redis, codec, metrics } = c.deps;
     const logid = await transact(ctx, (tx) => addLog(tx, c.stepid, 'stdio', 's'));
     const stored = metrics ? (n: number) => metrics.linesStored(n) : undefined;
-    const clean = (line: string) => c.build.redactor.clean(line);
-    return new RemoteCommands(c, signal, new LogWriter(ctx, redis, logid, 's', codec, stored, clean));
+    return new RemoteCommands(
+      c,
+      signal,
+      new LogWriter(ctx, redis, logid, 's', codec, stored, c.build.redactor),
+    );
   }
 
   /** Run one command; its exit code and (when asked) what it wrote to stdout. */

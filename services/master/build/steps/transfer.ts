@@ -22,6 +22,7 @@ import {
 import { Results } from '../../../core/results.js';
 import type { TransferEnd, TransferSpec } from '../../workers/connection.js';
 import { interruptedResults } from '../interruption.js';
+import { logText } from '../line-splitter.js';
 import { stepSummary } from '../summary.js';
 import { RemoteCommands, StepEnded } from './remote.js';
 import type { StepContext, StepKind, StepOutcome } from './step.js';
@@ -70,11 +71,14 @@ export async function uploadArtifact(
   target: UploadTarget,
 ): Promise<number> {
   const { ctx } = c.deps;
+  // The name may hold a secret the build rendered into masterdest, or a file the worker
+  // named after one (a glob's match): what is stored is redacted.
+  const name = c.build.redactor.cleanLabel(target.name);
   const id = await transact(ctx, (tx) =>
     newArtifact(tx, {
       buildid: c.build.buildid,
       stepid: c.stepid,
-      name: target.name,
+      name,
       kind: target.kind,
       compress: target.compress ?? null,
       mode: target.mode ?? null,
@@ -99,7 +103,9 @@ export async function uploadArtifact(
     }
   } finally {
     if (results === Results.SUCCESS) {
-      const text = target.urlText ?? posix.basename(posix.normalize(target.name));
+      const text = c.build.redactor.cleanLabel(
+        target.urlText ?? posix.basename(posix.normalize(target.name)),
+      );
       await transact(ctx, async (tx) => {
         await completeArtifact(tx, id);
         await addStepURL(tx, c.stepid, text, artifactUrl(c, id));
@@ -120,7 +126,7 @@ export async function addConfiguredUrl(
     step.urlText !== undefined ? c.render(step.urlText) : posix.basename(posix.normalize(masterdest));
   const url = c.render(step.url);
   await transact(c.deps.ctx, (tx) =>
-    addStepURL(tx, c.stepid, c.build.redactor.clean(text), c.build.redactor.clean(url)),
+    addStepURL(tx, c.stepid, c.build.redactor.cleanLabel(text), c.build.redactor.clean(url)),
   );
 }
 
@@ -151,10 +157,10 @@ export async function transferStep(
 
 /** A finished text log of one message (Buildbot's addCompleteLog), secrets redacted. */
 export async function completeLog(c: StepContext<TransferStep>, name: string, text: string): Promise<void> {
-  const clean = c.build.redactor.clean(text);
+  const clean = logText(c.build.redactor.clean(text));
   await transact(c.deps.ctx, async (tx) => {
     const logid = await addLog(tx, c.stepid, name, 't');
-    await appendLog(tx, logid, clean.endsWith('\n') ? clean : `${clean}\n`);
+    await appendLog(tx, logid, clean);
     await finishLog(tx, logid);
   });
 }

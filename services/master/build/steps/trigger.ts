@@ -55,7 +55,8 @@ async function addBuildsets(c: StepContext<TriggerStep>): Promise<number[]> {
   const properties = Object.fromEntries(
     Object.entries(step.set_properties).map(([k, v]) => [
       k,
-      [typeof v === 'string' ? c.render(v) : v, 'Trigger'] as const,
+      // Redacted as every stored property is: the triggered build renders its own secrets.
+      [typeof v === 'string' ? c.build.redactor.clean(c.render(v)) : v, 'Trigger'] as const,
     ]),
   );
   const bsids: number[] = [];

@@ -12,8 +12,6 @@
 // for the answers to the file transfer operations, which is what paces a transfer.
 import { decode, encode } from '@msgpack/msgpack';
 
-export const MSGPACK_PROTOCOL = 'msgpack_experimental_v7';
-
 /** Requests the master sends. */
 export type MasterOp =
   | { op: 'print'; message: string }

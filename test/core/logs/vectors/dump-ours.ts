@@ -1,10 +1,10 @@
-// Writes what our encoders make of the codec vector inputs (and of a few more), for
+// Writes what our writers (test/helpers/log-vectors/encode.ts) make of the codec vector inputs (and of a few more), for
 // `make-vectors.py verify FILE` to decode with Buildbot's Python libraries:
 //   npx tsx test/core/logs/vectors/dump-ours.ts /tmp/ours.json
 //   /usr/bin/python3 test/core/logs/vectors/make-vectors.py verify /tmp/ours.json
 
 import { writeFileSync } from 'node:fs';
-import { encode } from '../../../../services/core/logs/codecs.js';
+import { encodeAnyCode } from '../../../helpers/log-vectors/encode.js';
 import { codecVectors, inputBytes } from '../vectors.js';
 
 function pseudoRandom(n: number, seed: number): Uint8Array {
@@ -27,7 +27,7 @@ const cases = inputs.map(([name, data]) => ({
   name,
   input: Buffer.from(data).toString('base64'),
   encodings: Object.fromEntries(
-    [1, 2, 3, 4, 5].map((code) => [code, Buffer.from(encode(code, data)).toString('base64')]),
+    [1, 2, 3, 4, 5].map((code) => [code, Buffer.from(encodeAnyCode(code, data)).toString('base64')]),
   ),
 }));
 const file = process.argv[2] ?? 'ours.json';

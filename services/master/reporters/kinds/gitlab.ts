@@ -9,13 +9,14 @@
 // - ref: the `source_branch` property, else the source stamp's branch; name: the context
 //   template, `buildbot/%(prop:buildername)s` by default.
 // Unlike Buildbot, a stamp without a revision is skipped (Buildbot posts to .../statuses/None).
-import type { ReporterConfig } from '../../core/config/master-config.js';
-import { Results } from '../../core/results.js';
-import { interpolate } from '../build/interpolate.js';
-import { gitRepoName } from './git-url.js';
-import { DEFAULT_CONTEXT } from './github.js';
-import { DeliveryError, postEachStamp, request } from './http-client.js';
-import type { BuildDict, Sender, SourceStamp } from './report.js';
+import type { ReporterConfig } from '../../../core/config/master-config.js';
+import { Results } from '../../../core/results.js';
+import { interpolate } from '../../build/interpolate.js';
+import { gitRepoName } from '../git-url.js';
+import { DeliveryError, postEachStamp, request } from '../http-client.js';
+import type { BuildDict, Sender, SourceStamp } from '../report.js';
+import { DEFAULT_CONTEXT, STATUS_PUSH_GENERATORS } from './github.js';
+import type { ReporterKind } from './kind.js';
 
 export const GITLAB_URL = 'https://gitlab.com';
 
@@ -36,9 +37,9 @@ export function gitlabState(build: BuildDict): State {
   return build.started_at ? 'running' : 'pending';
 }
 
-type StatusPush = Extract<ReporterConfig, { type: 'github' | 'gitlab' }>;
+type GitlabConfig = Extract<ReporterConfig, { type: 'gitlab' }>;
 
-export function gitlabSender(cfg: StatusPush, token: string): Sender {
+function gitlabSender(cfg: GitlabConfig, token: string): Sender {
   const base = (cfg.baseURL ?? GITLAB_URL).replace(/\/+$/, '');
   const headers = { 'PRIVATE-TOKEN': token, 'Content-Type': 'application/json', 'User-Agent': 'Flotilla' };
   const projectIds = new Map<string, number>();
@@ -78,3 +79,8 @@ export function gitlabSender(cfg: StatusPush, token: string): Sender {
     },
   };
 }
+
+export const gitlab: ReporterKind<GitlabConfig> = {
+  defaultGenerators: STATUS_PUSH_GENERATORS,
+  sender: (cfg, credential) => gitlabSender(cfg, credential(cfg, 'token')!),
+};

@@ -5,9 +5,10 @@
 // `sha256=<hex HMAC-SHA256 of the body bytes>`, the scheme GitHub's webhooks use, so the
 // receiver can check that the report came from this Flotilla and was not altered.
 import { createHmac } from 'node:crypto';
-import type { ReporterConfig } from '../../core/config/master-config.js';
-import { request } from './http-client.js';
-import type { Sender } from './report.js';
+import type { ReporterConfig } from '../../../core/config/master-config.js';
+import { request } from '../http-client.js';
+import type { Sender } from '../report.js';
+import type { ReporterKind } from './kind.js';
 
 export const SIGNATURE_HEADER = 'X-Flotilla-Signature-256';
 
@@ -15,10 +16,9 @@ export function signature(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
 }
 
-export function httpSender(
-  cfg: Extract<ReporterConfig, { type: 'http' }>,
-  secrets: { password?: string; hmacSecret?: string },
-): Sender {
+type HttpConfig = Extract<ReporterConfig, { type: 'http' }>;
+
+function httpSender(cfg: HttpConfig, secrets: { password?: string; hmacSecret?: string }): Sender {
   const base: Record<string, string> = {
     'User-Agent': 'Flotilla',
     ...cfg.headers,
@@ -37,3 +37,24 @@ export function httpSender(
     },
   };
 }
+
+export const http: ReporterKind<HttpConfig> = {
+  // HttpStatusPush's: the build's data at its end, and when it is new.
+  defaultGenerators: [
+    {
+      type: 'build_status',
+      mode: ['failing', 'passing', 'warnings'],
+      report_new: true,
+      message_formatter: { type: 'json' },
+      add_patch: false,
+    },
+  ],
+  sender(cfg, credential) {
+    const password = cfg.auth ? credential(cfg.auth, 'password') : undefined;
+    const hmacSecret = credential(cfg, 'hmac_secret');
+    return httpSender(cfg, {
+      ...(password !== undefined ? { password } : {}),
+      ...(hmacSecret ? { hmacSecret } : {}),
+    });
+  },
+};

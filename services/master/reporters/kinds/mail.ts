@@ -14,11 +14,13 @@
 // else (no connection, a 4xx, a timeout) is retried.
 import { readFileSync } from 'node:fs';
 import nodemailer from 'nodemailer';
-import { VALID_EMAIL } from '../../core/config/master-config/reporters.js';
-import type { ReporterConfig } from '../../core/config/master-config.js';
-import { interpolate } from '../build/interpolate.js';
-import { DeliveryError } from './http-client.js';
-import type { Report, Sender } from './report.js';
+import { VALID_EMAIL } from '../../../core/config/master-config/reporters/mail.js';
+import type { ReporterConfig } from '../../../core/config/master-config.js';
+import { interpolate } from '../../build/interpolate.js';
+import { message } from '../formatters.js';
+import { DeliveryError } from '../http-client.js';
+import type { Report, Sender } from '../report.js';
+import type { ReporterKind } from './kind.js';
 
 type MailConfig = Extract<ReporterConfig, { type: 'mail' }>;
 
@@ -62,7 +64,7 @@ function failure(err: unknown): DeliveryError {
   return new DeliveryError(`SMTP: ${e.message}`, !permanent);
 }
 
-export function mailSender(cfg: MailConfig, smtpPassword: string | undefined): Sender {
+function mailSender(cfg: MailConfig, smtpPassword: string | undefined): Sender {
   const transport = nodemailer.createTransport({
     host: cfg.relayhost,
     port: cfg.smtpPort,
@@ -103,3 +105,17 @@ export function mailSender(cfg: MailConfig, smtpPassword: string | undefined): S
     close: () => transport.close(),
   };
 }
+
+export const mail: ReporterKind<MailConfig> = {
+  // MailNotifier's: an HTML mail at a build's end, with its patches.
+  defaultGenerators: [
+    {
+      type: 'build_status',
+      mode: ['failing', 'passing', 'warnings'],
+      report_new: false,
+      message_formatter: message('html'),
+      add_patch: true,
+    },
+  ],
+  sender: (cfg, credential) => mailSender(cfg, credential(cfg, 'smtpPassword')),
+};

@@ -9,12 +9,14 @@
 // - description: the report's body (the formatter's text: "Build started.", ...).
 // - Authorization `token <token>`. Source stamps without a revision are skipped, as Buildbot
 //   skips them. A failure is the job's (retried or given up, http-client.ts).
-import type { ReporterConfig } from '../../core/config/master-config.js';
-import { Results } from '../../core/results.js';
-import { interpolate } from '../build/interpolate.js';
-import { gitRepoName } from './git-url.js';
-import { postEachStamp, request } from './http-client.js';
-import type { Report, Sender, SourceStamp } from './report.js';
+import type { GeneratorConfig, ReporterConfig } from '../../../core/config/master-config.js';
+import { Results } from '../../../core/results.js';
+import { interpolate } from '../../build/interpolate.js';
+import { renderable } from '../formatters.js';
+import { gitRepoName } from '../git-url.js';
+import { postEachStamp, request } from '../http-client.js';
+import type { Report, Sender, SourceStamp } from '../report.js';
+import type { ReporterKind } from './kind.js';
 
 export const GITHUB_API = 'https://api.github.com';
 export const DEFAULT_CONTEXT = 'buildbot/%(prop:buildername)s';
@@ -44,9 +46,22 @@ export function githubRepo(ss: SourceStamp): { owner: string; repo: string } | n
   return ss.repository ? gitRepoName(ss.repository) : null;
 }
 
-type StatusPush = Extract<ReporterConfig, { type: 'github' | 'gitlab' }>;
+type GithubConfig = Extract<ReporterConfig, { type: 'github' }>;
 
-export function githubSender(cfg: StatusPush, token: string): Sender {
+const noPatch = { add_patch: false } as const;
+
+/** The status pushes' defaults: a pending report per request, a start and an end per build. */
+export const STATUS_PUSH_GENERATORS: readonly GeneratorConfig[] = [
+  { type: 'build_request', formatter: renderable('Build pending.'), ...noPatch },
+  {
+    type: 'build_start_end',
+    start_formatter: renderable('Build started.'),
+    end_formatter: renderable('Build done.'),
+    ...noPatch,
+  },
+];
+
+function githubSender(cfg: GithubConfig, token: string): Sender {
   const base = (cfg.baseURL ?? GITHUB_API).replace(/\/+$/, '');
   const headers = {
     Authorization: `token ${token}`,
@@ -74,3 +89,8 @@ export function githubSender(cfg: StatusPush, token: string): Sender {
     },
   };
 }
+
+export const github: ReporterKind<GithubConfig> = {
+  defaultGenerators: STATUS_PUSH_GENERATORS,
+  sender: (cfg, credential) => githubSender(cfg, credential(cfg, 'token')!),
+};

@@ -1,0 +1,112 @@
+// The change hook dialects, by their key in the configuration's `change_hooks`: one entry
+// each, made once at start from its configuration, null when it is not enabled. The type makes
+// the list complete: a dialect the schema (core/config/master-config/change-hooks.ts) knows
+// and this list lacks does not compile. What every dialect shares (the route, the body limit,
+// adding the changes in one transaction, the answers) is index.ts's.
+import type { FastifyRequest } from 'fastify';
+import type { ChangeHooksConfig } from '../../core/config/master-config.js';
+import type { NewChange } from '../../core/data/index.js';
+import { hookInvalid } from '../errors/catalogue.js';
+import { baseChange } from './base.js';
+import { BASE_AUTH_CHALLENGE, baseAuthCheck } from './base-auth.js';
+import {
+  FORM,
+  formFields,
+  JSON_TYPE,
+  MULTIPART,
+  mediaType,
+  parseJson,
+  queryFields,
+  text,
+  unsupportedType,
+} from './body.js';
+import { type GithubOptions, githubChanges } from './github.js';
+import { hookSecret } from './secret.js';
+
+export interface Dialect {
+  /** The changes a request makes (none: "no change found"); throws the refusal. */
+  changes(req: FastifyRequest, body: Buffer): Promise<NewChange[]>;
+  /**
+   * For a sender that delivers again (GitHub retries, and anyone can replay a signed body):
+   * the delivery's id, so that a delivery seen in the last day makes no change (deliveries.ts).
+   */
+  delivery?(req: FastifyRequest): string | undefined;
+  /** For a dialect that asks for credentials: whether this request has them (else a 401). */
+  authorize?(req: FastifyRequest): boolean;
+  /** The `WWW-Authenticate` challenge sent with that 401. */
+  challenge?: string;
+}
+
+type Env = Record<string, string | undefined>;
+type Dialects = {
+  [K in keyof ChangeHooksConfig]-?: (config: NonNullable<ChangeHooksConfig[K]>, env: Env) => Dialect | null;
+};
+
+/** The GitHub dialect's options, its secret read from where the configuration says. */
+export function githubOptions(
+  config: NonNullable<ChangeHooksConfig['github']>,
+  env: Env = process.env,
+): GithubOptions {
+  const secret = hookSecret(
+    'change_hooks.github',
+    { fromEnv: config.secret_env, fromFile: config.secret_file },
+    env,
+  );
+  return { secret, codebase: config.codebase };
+}
+
+async function baseFields(req: FastifyRequest, body: Buffer): Promise<Map<string, unknown>> {
+  const fields = new Map<string, unknown>(queryFields(req.url));
+  const contentType = req.headers['content-type'];
+  const type = mediaType(contentType);
+  if (type === FORM || type === MULTIPART) {
+    for (const [k, v] of await formFields(body, contentType!)) fields.set(k, v);
+  } else if (type === JSON_TYPE) {
+    const json = parseJson(text(body), 'the body');
+    if (typeof json !== 'object' || json === null || Array.isArray(json))
+      throw hookInvalid('the body must be a JSON object');
+    for (const [k, v] of Object.entries(json)) fields.set(k, v);
+  } else if (body.length > 0) {
+    throw unsupportedType(contentType);
+  }
+  return fields;
+}
+
+const DIALECTS: Dialects = {
+  base: (config, env) => {
+    if (!config.enabled) return null;
+    const changes = async (req: FastifyRequest, body: Buffer) => [baseChange(await baseFields(req, body))];
+    if (!config.auth) return { changes };
+    const check = baseAuthCheck(config.auth, env);
+    return {
+      changes,
+      authorize: (req) => check(req.headers.authorization),
+      challenge: BASE_AUTH_CHALLENGE,
+    };
+  },
+  github: (config, env) => {
+    const options = githubOptions(config, env);
+    return {
+      changes: (req, body) => githubChanges(body, req.headers, options),
+      delivery: (req) => {
+        const id = req.headers['x-github-delivery'];
+        return typeof id === 'string' ? id : undefined;
+      },
+    };
+  },
+};
+
+/** The dialects the configuration enables, by name (none without a configuration). */
+export function enabledDialects(
+  config: ChangeHooksConfig | undefined,
+  env: Env = process.env,
+): Partial<Record<keyof ChangeHooksConfig, Dialect>> {
+  const enabled: Partial<Record<keyof ChangeHooksConfig, Dialect>> = {};
+  for (const name of Object.keys(DIALECTS) as (keyof ChangeHooksConfig)[]) {
+    const given = config?.[name];
+    const dialect =
+      given === undefined ? null : (DIALECTS[name] as Dialects[typeof name])(given as never, env);
+    if (dialect) enabled[name] = dialect;
+  }
+  return enabled;
+}

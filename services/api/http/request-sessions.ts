@@ -1,0 +1,83 @@
+// Who sends each request: before any route runs, a URL past the limit is refused (414) and the
+// session cookie is read, so that every request carries its user (req.userInfo). The session
+// secret lives in the database, which may come up after the pod: it is read on first use.
+import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import { fingerprintOf } from '../../core/auth/users.js';
+import type { AuthConfig } from '../../core/config/master-config.js';
+import type { ConnectionPool } from '../../core/db/pool.js';
+import { PLATFORM_PATHS } from '../../core/http/platform-paths.js';
+import type { Logger } from '../../core/telemetry/logger.js';
+import { DeviceCookies } from '../auth/device-cookies.js';
+import { loadSessionSecret, Sessions } from '../auth/session.js';
+import { SessionCookies } from '../auth/session-cookies.js';
+import { SessionStore } from '../auth/session-store.js';
+import { uriTooLong } from '../errors/catalogue.js';
+import { sendError } from '../errors/reply.js';
+import type { Logins } from './logins.js';
+
+// A store that cannot be asked is said once per this long, not once per request.
+const STORE_WARNING_MS = 10_000;
+
+export interface RequestSessions {
+  cookies: SessionCookies;
+  devices: DeviceCookies;
+  /** The public URL is https: cookies are Secure. */
+  secure: boolean;
+}
+
+export function requestSessions(
+  app: FastifyInstance,
+  opts: {
+    db: ConnectionPool;
+    redis: Redis;
+    log: Logger;
+    publicUrl: string;
+    sessionSecret: string | undefined;
+    auth: AuthConfig | undefined;
+    users: Logins['users'];
+    keyPrefix: string;
+    urlBytes: number;
+  },
+): RequestSessions {
+  let sessions: Sessions | null = null;
+  const secure = new URL(opts.publicUrl).protocol === 'https:';
+  let storeWarnedAt = 0;
+  const cookies = new SessionCookies(() => sessions!, secure, {
+    store: new SessionStore(opts.redis, opts.keyPrefix),
+    // A password login's session lasts while its user's entry is the same (users files are
+    // read again when they change, within UserDirectory's recheck interval).
+    current: (record) => {
+      if (record.via !== 'password') return true;
+      const entry = opts.users?.find(record.user);
+      return entry !== undefined && fingerprintOf(entry) === record.fingerprint;
+    },
+    onError: (err) => {
+      if (Date.now() - storeWarnedAt < STORE_WARNING_MS) return;
+      storeWarnedAt = Date.now();
+      opts.log.warn({ err: err.message }, 'sessions not checked (redis unavailable): requests are anonymous');
+    },
+  });
+  // Callback style: once the secret is known, only a logged-in cookie waits (for the store).
+  app.addHook('onRequest', (req, reply, done) => {
+    // Longer URLs than this are refused before anything reads them (answered: no done()).
+    if ((req.raw.url ?? '').length > opts.urlBytes) {
+      sendError(req, reply, uriTooLong());
+      return;
+    }
+    // The probes must answer while PostgreSQL is away: they need no session.
+    if (PLATFORM_PATHS.has(req.url)) return done();
+    const resolve = () =>
+      cookies.resolve(req).then(
+        () => done(),
+        (err: Error) => done(err),
+      );
+    if (sessions) return void resolve();
+    loadSessionSecret(opts.db, opts.sessionSecret).then((secret) => {
+      sessions ??= new Sessions(secret, opts.auth?.session_expiry_seconds);
+      resolve();
+    }, done);
+  });
+  const devices = new DeviceCookies(() => sessions!.derivedKey('device-cookie'), secure);
+  return { cookies, devices, secure };
+}

@@ -1,0 +1,122 @@
+// A composition root as a list of named parts, each with a start and a stop: started in order,
+// stopped in reverse, on a failed start too (issue 29 §3). The master used to start everything
+// in one long function and, when a start failed half way, stopped only some of what it had
+// started: its heartbeat and job workers kept running in a process that had reported failure.
+//
+//   const parts = new Parts({ log });
+//   const membership = await parts.start({ name: 'membership', start: ..., stop: (m) => m.stop() });
+//   const jobs = await parts.start({ name: 'jobs', start: () => startJobs(...membership...), ... });
+//   parts.complete();
+//
+// A part is given what the parts before it returned (the composition root's own variables),
+// never what a later one will: one that must hear an earlier part registers with it when it
+// starts and leaves when it stops. A start that throws leaves nothing of its own behind (it
+// cleans up after itself, as startJobs does); what the parts before it started is stopped here.
+import type { ShutdownStep } from '../lifecycle.js';
+import type { Logger } from '../telemetry/logger.js';
+
+export interface Part<H> {
+  /** Names it in logs, in a failed start's error and in the shutdown steps. */
+  readonly name: string;
+  start(): Promise<H> | H;
+  /** Absent: the part holds nothing that needs stopping (it registers, it opens nothing). */
+  stop?(handle: H): Promise<unknown> | unknown;
+}
+
+/** A part's start failed; `cause` is what it threw. Everything started before it is stopped. */
+export class PartStartError extends Error {
+  override name = 'PartStartError';
+  constructor(
+    readonly part: string,
+    cause: unknown,
+  ) {
+    super(`${part} did not start: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+export interface PartsOptions {
+  log: Logger;
+  /**
+   * Tests only: the part of this name fails right after its start returned, so that its own
+   * stop runs too. A name no part has fails complete(), so a test cannot pass on a typo.
+   */
+  failAt?: string | undefined;
+}
+
+interface Started {
+  name: string;
+  stop: () => Promise<void>;
+}
+
+export class Parts {
+  private readonly started: Started[] = [];
+  private stopping: Promise<void> | null = null;
+
+  constructor(private readonly opts: PartsOptions) {}
+
+  /** Start `part` after those started so far; its handle, or a PartStartError once the others are stopped. */
+  async start<H>(part: Part<H>): Promise<H> {
+    if (this.stopping) throw new PartStartError(part.name, new Error('the parts are stopping'));
+    try {
+      const handle = await part.start();
+      let stopped: Promise<void> | null = null;
+      this.started.push({
+        name: part.name,
+        // Once, whoever asks first: a shutdown step and stop() may both ask.
+        stop: () => (stopped ??= Promise.resolve().then(async () => void (await part.stop?.(handle)))),
+      });
+      if (this.opts.failAt === part.name) throw new Error(`failAt: ${part.name} (a test's injected failure)`);
+      return handle;
+    } catch (err) {
+      // Each stop's error is logged there; the start's error is the one the caller needs.
+      await this.stop().catch(() => {});
+      throw new PartStartError(part.name, err);
+    }
+  }
+
+  /** Every part has started. With a failAt that named none of them, stops them all and throws. */
+  async complete(): Promise<void> {
+    const { failAt } = this.opts;
+    if (failAt === undefined || this.started.some((p) => p.name === failAt)) return;
+    await this.stop().catch(() => {});
+    throw new Error(`failAt: no part is named ${JSON.stringify(failAt)} (${this.names().join(', ')})`);
+  }
+
+  /** The started parts' names, in the order they started. */
+  names(): string[] {
+    return this.started.map((p) => p.name);
+  }
+
+  /** One shutdown step per started part, in reverse order, for a process's shutdown to run one by one. */
+  steps(): ShutdownStep[] {
+    return [...this.started].reverse().map((p) => ({ name: p.name, run: () => this.stopOne(p) }));
+  }
+
+  /**
+   * Stop every started part in reverse order. Each failure is logged and the rest still stop;
+   * the first failure then rejects. Asked again, the same promise.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      let failure: { err: unknown } | null = null;
+      for (const step of this.steps()) {
+        try {
+          await step.run();
+        } catch (err) {
+          failure ??= { err };
+        }
+      }
+      if (failure) throw failure.err;
+    })();
+    return this.stopping;
+  }
+
+  private async stopOne(p: Started): Promise<void> {
+    try {
+      await p.stop();
+    } catch (err) {
+      this.opts.log.error({ part: p.name, err }, 'stop failed');
+      throw err;
+    }
+  }
+}
