@@ -3,7 +3,11 @@
 // - GET /auth/login with HTTP Basic credentials (Buildbot's UserPasswordAuth): success stores
 //   {username, email, full_name, groups} in the session and redirects (302) to
 //   PUBLIC_URL#<redirect, default />; bad or missing credentials get 401 with
-//   `WWW-Authenticate: basic realm="buildbot"`.
+//   `WWW-Authenticate: basic realm="buildbot"`, except to a page's own script: a request
+//   marked `X-Requested-With: XMLHttpRequest` (what jQuery and AngularJS's $http sent, and
+//   what Spring Security honours the same way) gets its 401 without the challenge, since a
+//   browser answers a challenge to a fetch with its own credentials prompt, over the web
+//   UI's form, which then waits for good. Every other client still gets the challenge.
 // - GET /auth/login?token=<access token> (OAuth 2.0 / OIDC), or with `Authorization: Bearer
 //   <access token>`: a verified token's claims become the session's user; redirect to
 //   PUBLIC_URL (or PUBLIC_URL#<redirect>); a bad token 401.
@@ -81,10 +85,15 @@ export function basicCredentials(
   return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
+/** A page's script asking (see the header): its 401 carries no challenge. */
+function fromScript(req: FastifyRequest): boolean {
+  return String(req.headers['x-requested-with'] ?? '').toLowerCase() === 'xmlhttprequest';
+}
+
 function unauthorized(reply: FastifyReply, challenge: string): FastifyReply {
+  if (!fromScript(reply.request)) reply.header('www-authenticate', challenge);
   return reply
     .code(401)
-    .header('www-authenticate', challenge)
     .header('cache-control', 'no-store')
     .type('text/plain; charset=utf-8')
     .send('Unauthorized');

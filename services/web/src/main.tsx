@@ -7,12 +7,18 @@ import { events, type SocketState } from './events.js';
 import { BuildPage } from './pages/build.js';
 import { BuilderPage } from './pages/builder.js';
 import { BuildersPage } from './pages/builders.js';
+import { BuildRequestPage } from './pages/buildrequest.js';
+import { BuildRequestsPage } from './pages/buildrequests.js';
+import { ChangePage } from './pages/change.js';
 import { ChangesPage } from './pages/changes.js';
 import { ConsolePage } from './pages/console.js';
 import { GridPage } from './pages/grid.js';
 import { HomePage } from './pages/home.js';
 import { LogPage } from './pages/log.js';
 import { LoginPage } from './pages/login.js';
+import { MastersPage } from './pages/masters.js';
+import { SchedulersPage } from './pages/schedulers.js';
+import { WorkerPage } from './pages/worker.js';
 import { WorkersPage } from './pages/workers.js';
 import { href, type Route, useRoute } from './router.js';
 import { isLoggedIn, loadSession, logout, useSession } from './session.js';
@@ -24,8 +30,11 @@ const NAV: [string, string, Route['name'][]][] = [
   ['/builders', 'Builders', ['builders', 'builder', 'build', 'buildById', 'log']],
   ['/grid', 'Grid', ['grid']],
   ['/console', 'Console', ['console']],
-  ['/changes', 'Changes', ['changes']],
-  ['/workers', 'Workers', ['workers']],
+  ['/changes', 'Changes', ['changes', 'change']],
+  ['/workers', 'Workers', ['workers', 'worker']],
+  ['/buildrequests', 'Requests', ['buildrequests', 'buildrequest']],
+  ['/schedulers', 'Schedulers', ['schedulers']],
+  ['/masters', 'Masters', ['masters']],
 ];
 
 function useSocketState(): SocketState {
@@ -92,8 +101,20 @@ function Page({ route }: { route: Route }) {
       return <LogPage route={route} />;
     case 'workers':
       return <WorkersPage route={route} />;
+    case 'worker':
+      return <WorkerPage route={route} />;
+    case 'buildrequests':
+      return <BuildRequestsPage route={route} />;
+    case 'buildrequest':
+      return <BuildRequestPage route={route} />;
+    case 'schedulers':
+      return <SchedulersPage route={route} />;
+    case 'masters':
+      return <MastersPage route={route} />;
     case 'changes':
       return <ChangesPage route={route} />;
+    case 'change':
+      return <ChangePage route={route} />;
     case 'grid':
       return <GridPage route={route} />;
     case 'console':

@@ -17,6 +17,12 @@ export type RouteName =
   | 'buildById'
   | 'log'
   | 'workers'
+  | 'worker'
+  | 'buildrequests'
+  | 'buildrequest'
+  | 'schedulers'
+  | 'masters'
+  | 'change'
   | 'changes'
   | 'grid'
   | 'console'
@@ -35,6 +41,12 @@ const ROUTES: [RouteName, RegExp, string[]][] = [
   ],
   ['buildById', /^\/builds\/(\d+)$/, ['buildid']],
   ['workers', /^\/workers$/, []],
+  ['worker', /^\/workers\/(\d+)$/, ['workerid']],
+  ['buildrequests', /^\/buildrequests$/, []],
+  ['buildrequest', /^\/buildrequests\/(\d+)$/, ['buildrequestid']],
+  ['schedulers', /^\/schedulers$/, []],
+  ['masters', /^\/masters$/, []],
+  ['change', /^\/changes\/(\d+)$/, ['changeid']],
   ['changes', /^\/changes$/, []],
   ['grid', /^\/grid$/, []],
   ['console', /^\/console$/, []],

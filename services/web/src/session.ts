@@ -51,7 +51,13 @@ export function can(c: UiConfig | null, action: UiAction): boolean {
 
 async function authCall(url: string, headers: Record<string, string> = {}): Promise<void> {
   // The answer is a redirect to the UI: not followed, the cookie it sets is what counts.
-  const res = await fetch(url, { headers, credentials: 'same-origin', redirect: 'manual' });
+  // Marked as the page's script, a refusal comes without `WWW-Authenticate`: the browser
+  // would answer that challenge with its own credentials prompt, over this form, for good.
+  const res = await fetch(url, {
+    headers: { ...headers, 'x-requested-with': 'XMLHttpRequest' },
+    credentials: 'same-origin',
+    redirect: 'manual',
+  });
   if (res.type !== 'opaqueredirect' && !res.ok) {
     const text = (await res.text()).trim();
     let message = text;

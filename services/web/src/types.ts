@@ -121,3 +121,10 @@ export interface BuildData {
   length: number;
   source: string;
 }
+
+export interface Scheduler {
+  schedulerid: number;
+  name: string;
+  enabled: boolean;
+  master: Master | null;
+}

@@ -76,6 +76,22 @@ describe('GET /auth/login with HTTP Basic', () => {
     expect(a.cookies).toEqual([]);
   });
 
+  it("a page's script (X-Requested-With: XMLHttpRequest) gets its 401 without the challenge, so no browser prompt", async () => {
+    for (const [, headers] of refused) {
+      const a = await api.get('/auth/login', {
+        headers: { ...headers, 'x-requested-with': 'XMLHttpRequest' },
+        from: '10.9.0.2',
+      });
+      expect(a.status).toBe(401);
+      expect(a.headers['www-authenticate']).toBeUndefined();
+      expect(a.text).toBe('Unauthorized');
+    }
+    const ok = await api.get('/auth/login', {
+      headers: { authorization: basic('bob', 'builder'), 'x-requested-with': 'XMLHttpRequest' },
+    });
+    expect(ok.status).toBe(302);
+  });
+
   it('the scheme name is case-insensitive', async () => {
     const a = await api.get('/auth/login', {
       headers: { authorization: basic('bob', 'builder').replace('Basic', 'bAsIc') },

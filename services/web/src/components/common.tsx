@@ -76,6 +76,7 @@ export function Pager({
   link,
   label,
   newest = false,
+  shown = false,
 }: {
   total: number;
   page: number;
@@ -84,6 +85,8 @@ export function Pager({
   label: string;
   /** Newest first: the pages go to older ones. */
   newest?: boolean;
+  /** The label on screen too: where two pagers page two axes (the console). */
+  shown?: boolean;
 }) {
   const [prev, next] = newest ? ['← Newer', 'Older →'] : ['← Previous', 'Next →'];
   const pages = Math.max(1, Math.ceil(total / size));
@@ -95,6 +98,7 @@ export function Pager({
   const n = (x: number) => x.toLocaleString('en');
   return (
     <nav class="pager" aria-label={`${label} pages`}>
+      {shown && <strong class="pager-label">{label}:</strong>}
       {page > 0 ? <a href={link(Math.min(page, pages) - 1)}>{prev}</a> : <span class="muted">{prev}</span>}
       <span>{past ? `none of ${n(total)} here` : `${n(first)}–${n(last)} of ${n(total)}`}</span>
       {page + 1 < pages ? <a href={link(page + 1)}>{next}</a> : <span class="muted">{next}</span>}
@@ -123,4 +127,26 @@ export function Section({
 export function pageOf(q: URLSearchParams, key = 'page'): number {
   const n = Number(q.get(key) ?? '0');
   return Number.isInteger(n) && n > 0 ? n : 0;
+}
+
+/** A worker by name, linking its page; `none` when a build has no worker yet. */
+export function WorkerLink({ workerid, name }: { workerid: number | null | undefined; name: string }) {
+  if (workerid === null || workerid === undefined) return <span class="muted">none</span>;
+  // Until its name is read, the names cache says `#3`: beside builds, that reads as build 3.
+  return <a href={href(`/workers/${workerid}`)}>{name === `#${workerid}` ? `worker ${workerid}` : name}</a>;
+}
+
+/** A build by its builder's name and number, linking its page. */
+export function BuildLink({
+  b,
+  builderName,
+}: {
+  b: { builderid: number; number: number };
+  builderName: string;
+}) {
+  return (
+    <a href={href(`/builders/${b.builderid}/builds/${b.number}`)}>
+      {builderName} #{b.number}
+    </a>
+  );
 }

@@ -1,10 +1,14 @@
 // A build: its steps (state, result, duration, URLs, logs), properties with their sources,
 // changes, build set and source stamps, data (artifacts), the parent and the triggered
-// children; stop and rebuild for those the rules allow.
+// children; the builder's previous and next builds; stop and rebuild for those the rules allow (a rebuild opens the new build once
+// it starts, as a force does).
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, apiUrl, getOne, getPage, rpc } from '../api.js';
-import { ErrorBox, Loading, Result, Section } from '../components/common.js';
+import { ErrorBox, Loading, Result, Section, WorkerLink } from '../components/common.js';
+import { currentStep, statusOf } from '../components/current-step.js';
+import { FollowRequests } from '../components/follow-requests.js';
 import { useNames } from '../components/names.js';
+import { SourceStamps } from '../components/sourcestamps.js';
 import { elapsed, timestamp } from '../format.js';
 import { useLive, useNow } from '../live.js';
 import { href, navigate, type Route } from '../router.js';
@@ -202,7 +206,8 @@ function Origin({ build }: { build: Build }) {
     <>
       <Section title="Build set" id="s-bs">
         <p>
-          Build set {o.bs.bsid}: {o.bs.reason}, submitted {timestamp(o.bs.submitted_at)}
+          <a href={href(`/buildrequests/${o.br.buildrequestid}`)}>Build request {o.br.buildrequestid}</a>,
+          build set {o.bs.bsid}: {o.bs.reason}, submitted {timestamp(o.bs.submitted_at)}
           {o.bs.parent_buildid !== null && (
             <>
               {' '}
@@ -211,17 +216,7 @@ function Origin({ build }: { build: Build }) {
             </>
           )}
         </p>
-        {o.bs.sourcestamps.length > 0 && (
-          <ul class="plain">
-            {o.bs.sourcestamps.map((ss) => (
-              <li key={ss.ssid}>
-                {ss.codebase && <strong>{ss.codebase}: </strong>}
-                {ss.repository || '(no repository)'} {ss.branch && <>branch {ss.branch}</>}{' '}
-                {ss.revision && <code>{ss.revision.slice(0, 12)}</code>}
-              </li>
-            ))}
-          </ul>
-        )}
+        <SourceStamps stamps={o.bs.sourcestamps} />
       </Section>
       {o.kids.length > 0 && (
         <Section title="Triggered builds" id="s-kids">
@@ -273,6 +268,7 @@ export function BuildPage({ route }: { route: Route }) {
   const { config } = useSession();
   const [actionError, setActionError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
+  const [rebuilt, setRebuilt] = useState<number[] | null>(null);
   const byId = route.name === 'buildById';
   const path = byId
     ? `builds/${route.params.buildid}`
@@ -291,6 +287,31 @@ export function BuildPage({ route }: { route: Route }) {
     // /builds/<id> is a link form (a parent build): shown at its canonical address.
     if (byId && b) navigate(href(`/builders/${b.builderid}/builds/${b.number}`), true);
   }, [byId, b?.buildid]);
+  const step = useLive(
+    (s) => (b && !b.complete ? currentStep(b.buildid, s) : Promise.resolve(null)),
+    [b?.buildid, b?.complete],
+    b && !b.complete ? [`builds/${b.buildid}/steps/*/*`] : [],
+    1000,
+  );
+  const around = useLive(
+    async (s) => {
+      if (!b) return null;
+      const one = (q: Record<string, string | number>) =>
+        getPage<Pick<Build, 'number'>>(
+          `builders/${b.builderid}/builds`,
+          'builds',
+          { ...q, limit: 1, field: 'number' },
+          s,
+        ).then((p) => p.items[0]?.number ?? null);
+      const [prev, next] = await Promise.all([
+        one({ number__lt: b.number, order: '-number' }),
+        one({ number__gt: b.number, order: 'number' }),
+      ]);
+      return { prev, next };
+    },
+    [b?.builderid, b?.number],
+    b ? [`builders/${b.builderid}/builds/*/new`] : [],
+  );
   const builderName = useNames('builders', [b?.builderid]);
   const workerName = useNames('workers', [b?.workerid]);
   useTitle(b ? `${builderName(b.builderid)} #${b.number}` : 'Build');
@@ -319,7 +340,7 @@ export function BuildPage({ route }: { route: Route }) {
       );
       if (method === 'rebuild') {
         const brids = Object.values((result as [number, Record<string, number>])[1] ?? {});
-        if (brids[0]) navigate(href(`/builders/${b.builderid}`, {}));
+        if (brids[0]) setRebuilt(brids);
       }
       build.reload();
     } catch (err) {
@@ -334,12 +355,28 @@ export function BuildPage({ route }: { route: Route }) {
         <a href="#/builders">Builders</a> /{' '}
         <a href={href(`/builders/${b.builderid}`)}>{builderName(b.builderid)}</a> /
       </nav>
+      <nav class="pager prevnext" aria-label="Builds of this builder">
+        {around.data?.prev != null ? (
+          <a href={href(`/builders/${b.builderid}/builds/${around.data.prev}`)} rel="prev">
+            ← Previous build (#{around.data.prev})
+          </a>
+        ) : (
+          <span class="muted">← Previous build</span>
+        )}
+        {around.data?.next != null ? (
+          <a href={href(`/builders/${b.builderid}/builds/${around.data.next}`)} rel="next">
+            Next build (#{around.data.next}) →
+          </a>
+        ) : (
+          <span class="muted">Next build →</span>
+        )}
+      </nav>
       <h1>
         {builderName(b.builderid)} #{b.number} <Result results={b.results} complete={b.complete} />
       </h1>
       <p data-testid="build-state">
-        {b.state_string} — worker {workerName(b.workerid) || 'none'}, started {timestamp(b.started_at)},{' '}
-        {b.complete ? 'took' : 'running for'}{' '}
+        {statusOf(b, step.data)} — worker <WorkerLink workerid={b.workerid} name={workerName(b.workerid)} />,
+        started {timestamp(b.started_at)}, {b.complete ? 'took' : 'running for'}{' '}
         <span class="num">{elapsed(b.started_at, b.complete_at, now)}</span>
       </p>
       <div class="toolbar" data-testid="build-actions" data-ready={config ? 'yes' : undefined}>
@@ -355,6 +392,7 @@ export function BuildPage({ route }: { route: Route }) {
         )}
       </div>
       <ErrorBox error={actionError} what="acting on the build" />
+      {rebuilt && <FollowRequests builderid={b.builderid} brids={rebuilt} open />}
       <Steps build={b} now={now} />
       <div class="grid2">
         <Properties buildid={b.buildid} />

@@ -4,7 +4,8 @@
 import { useState } from 'preact/hooks';
 import type { ForceSchedulerSpec } from '../../../core/api-shapes.js';
 import { type ApiError, getOne, getPage, rpc } from '../api.js';
-import { ErrorBox, Loading, Pager, pageOf, Result, Section } from '../components/common.js';
+import { ErrorBox, Loading, Pager, pageOf, Result, Section, WorkerLink } from '../components/common.js';
+import { currentSteps, statusOf } from '../components/current-step.js';
 import { FollowRequests } from '../components/follow-requests.js';
 import { ForceDialog } from '../components/force-dialog.js';
 import { useNames } from '../components/names.js';
@@ -46,7 +47,7 @@ export function BuilderPage({ route }: { route: Route }) {
       getPage<BuildRequest>(
         `builders/${builderid}/buildrequests`,
         'buildrequests',
-        { claimed: false, order: '-buildrequestid', limit: PAGE },
+        { claimed: false, complete: false, order: '-buildrequestid', limit: PAGE },
         s,
       ),
     [builderid],
@@ -61,6 +62,13 @@ export function BuilderPage({ route }: { route: Route }) {
         s,
       ),
     [builderid],
+  );
+  const runningIds = (builds.data?.items ?? []).filter((x) => !x.complete).map((x) => x.buildid);
+  const steps = useLive(
+    (s) => currentSteps(builds.data?.items ?? [], s),
+    [runningIds.join(',')],
+    runningIds.map((id) => `builds/${id}/steps/*/*`),
+    1000,
   );
   useTitle(builder.data?.name ?? `Builder ${builderid}`);
   const workerName = useNames(
@@ -198,8 +206,10 @@ export function BuilderPage({ route }: { route: Route }) {
                     <td>
                       <Result results={x.results} complete={x.complete} />
                     </td>
-                    <td>{x.state_string}</td>
-                    <td>{workerName(x.workerid)}</td>
+                    <td>{statusOf(x, steps.data?.get(x.buildid))}</td>
+                    <td>
+                      <WorkerLink workerid={x.workerid} name={workerName(x.workerid)} />
+                    </td>
                     <td>{ago(x.started_at, now)}</td>
                     <td class="num">{elapsed(x.started_at, x.complete_at, now)}</td>
                   </tr>

@@ -121,6 +121,7 @@ export function ConsolePage({ route }: { route: Route }) {
             page={page}
             size={CHANGES}
             label="Changes"
+            shown
             newest
             link={(p) => link({ page: p })}
           />
@@ -129,6 +130,7 @@ export function ConsolePage({ route }: { route: Route }) {
             page={bpage}
             size={BUILDERS}
             label="Builders"
+            shown
             link={(p) => link({ bpage: p })}
           />
         </>

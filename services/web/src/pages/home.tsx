@@ -2,13 +2,15 @@
 // requests, and the masters and workers at a glance. Each list is one paged read.
 import { useEffect } from 'preact/hooks';
 import { getPage } from '../api.js';
-import { ErrorBox, Loading, Result, Section } from '../components/common.js';
+import { BuildsTable } from '../components/builds-table.js';
+import { BuildLink, ErrorBox, Loading, Section } from '../components/common.js';
+import { currentSteps, statusOf } from '../components/current-step.js';
 import { useNames } from '../components/names.js';
-import { ago, elapsed, plural } from '../format.js';
+import { elapsed, plural } from '../format.js';
 import { useLive, useNow } from '../live.js';
 import { href } from '../router.js';
 import { useTitle } from '../title.js';
-import type { Build, BuildRequest, Master, Step, Worker } from '../types.js';
+import type { Build, BuildRequest, Master, Worker } from '../types.js';
 
 const RUNNING = 25;
 const FINISHED = 20;
@@ -22,23 +24,7 @@ async function runningBuilds(signal: AbortSignal) {
     signal,
   );
   // The step each running build is in: its first unfinished step, one small read per build.
-  const steps = await Promise.all(
-    page.items.map((b) =>
-      getPage<Step>(
-        `builds/${b.buildid}/steps`,
-        'steps',
-        {
-          complete: false,
-          order: 'number',
-          limit: 1,
-          field: ['name', 'state_string', 'number', 'started_at', 'complete'],
-        },
-        signal,
-      )
-        .then((p) => p.items[0] ?? null)
-        .catch(() => null),
-    ),
-  );
+  const steps = await currentSteps(page.items, signal);
   return { ...page, steps };
 }
 
@@ -56,7 +42,7 @@ export function HomePage() {
       getPage<BuildRequest>(
         'buildrequests',
         'buildrequests',
-        { claimed: false, order: '-buildrequestid', limit: PENDING },
+        { claimed: false, complete: false, order: '-buildrequestid', limit: PENDING },
         s,
       ),
     [],
@@ -103,16 +89,14 @@ export function HomePage() {
                 </tr>
               </thead>
               <tbody>
-                {running.data.items.map((b, i) => {
-                  const step = running.data!.steps[i];
+                {running.data.items.map((b) => {
+                  const step = running.data!.steps.get(b.buildid);
                   return (
                     <tr key={b.buildid}>
                       <td>
-                        <a href={href(`/builders/${b.builderid}/builds/${b.number}`)}>
-                          {builderName(b.builderid)} #{b.number}
-                        </a>
+                        <BuildLink b={b} builderName={builderName(b.builderid)} />
                       </td>
-                      <td>{step ? `${step.name}: ${step.state_string}` : b.state_string}</td>
+                      <td>{statusOf(b, step)}</td>
                       <td class="num" data-testid="live-duration">
                         {elapsed(b.started_at, null, now)}
                       </td>
@@ -130,8 +114,9 @@ export function HomePage() {
           <ul class="plain">
             {(pending.data?.items ?? []).map((r) => (
               <li key={r.buildrequestid}>
-                <a href={href(`/builders/${r.builderid}`)}>{builderName(r.builderid)}</a> request{' '}
-                {r.buildrequestid}, waiting {elapsed(r.submitted_at, null, now)}
+                <a href={href(`/builders/${r.builderid}`)}>{builderName(r.builderid)}</a>{' '}
+                <a href={href(`/buildrequests/${r.buildrequestid}`)}>request {r.buildrequestid}</a>, waiting{' '}
+                {elapsed(r.submitted_at, null, now)}
               </li>
             ))}
           </ul>
@@ -141,34 +126,7 @@ export function HomePage() {
         <ErrorBox error={finished.error} what="reading finished builds" />
         <Loading when={!finished.data && !finished.error} />
         {finished.data && (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Build</th>
-                <th scope="col">Result</th>
-                <th scope="col">Status</th>
-                <th scope="col">Took</th>
-                <th scope="col">Finished</th>
-              </tr>
-            </thead>
-            <tbody>
-              {finished.data.items.map((b) => (
-                <tr key={b.buildid}>
-                  <td>
-                    <a href={href(`/builders/${b.builderid}/builds/${b.number}`)}>
-                      {builderName(b.builderid)} #{b.number}
-                    </a>
-                  </td>
-                  <td>
-                    <Result results={b.results} />
-                  </td>
-                  <td>{b.state_string}</td>
-                  <td class="num">{elapsed(b.started_at, b.complete_at, now)}</td>
-                  <td>{ago(b.complete_at, now)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <BuildsTable builds={finished.data.items} builderName={builderName} now={now} when="finished" />
         )}
       </Section>
       <div class="grid2">
@@ -178,7 +136,7 @@ export function HomePage() {
             <p>
               {plural(masters.data.total, 'active master')}
               {masters.data.items.length > 0 && ': '}
-              {masters.data.items.map((m) => m.name).join(', ')}
+              {masters.data.items.map((m) => m.name).join(', ')} (<a href="#/masters">all masters</a>)
             </p>
           )}
         </Section>
@@ -196,7 +154,8 @@ export function HomePage() {
           <ul class="chips">
             {(workers.data?.items ?? []).map((w) => (
               <li key={w.workerid} class={w.connected_to.length ? 'on' : 'off'}>
-                {w.name} {w.connected_to.length ? (w.paused ? '(paused)' : '') : '(offline)'}
+                <a href={href(`/workers/${w.workerid}`)}>{w.name}</a>{' '}
+                {w.connected_to.length ? (w.paused ? '(paused)' : '') : '(offline)'}
               </li>
             ))}
           </ul>

@@ -2,10 +2,10 @@
 // graceful stop / kill for those the rules allow. An action is Buildbot's JSON-RPC call on
 // the worker; the API's answer (accepted, or its error) is said on the page, and what the
 // master then does (paused, stopping, gone) shows as the worker's state changes, live.
-import { useState } from 'preact/hooks';
-import { ApiError, getPage, rpc } from '../api.js';
+import { getPage } from '../api.js';
 import { ErrorBox, Loading, Pager, pageOf } from '../components/common.js';
 import { useNames } from '../components/names.js';
+import { useWorkerActions, WorkerAnswer, WorkerButtons, WorkerState } from '../components/worker-actions.js';
 import { useLive } from '../live.js';
 import { href, type Route } from '../router.js';
 import { can, useSession } from '../session.js';
@@ -14,22 +14,10 @@ import type { Build, Worker } from '../types.js';
 
 const PAGE = 50;
 
-type Method = 'pause' | 'unpause' | 'stop' | 'kill';
-
-const DONE: Record<Method, string> = {
-  pause: 'pause accepted: no new builds start on it',
-  unpause: 'unpause accepted: builds may start on it again',
-  stop: 'graceful stop accepted: it disconnects once its running builds are done',
-  kill: 'kill accepted: its master disconnects it now, running builds and all',
-};
-
 export function WorkersPage({ route }: { route: Route }) {
   const page = pageOf(route.query);
   const { config } = useSession();
   useTitle('Workers');
-  const [actionError, setActionError] = useState<ApiError | null>(null);
-  const [answer, setAnswer] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   const workers = useLive(
     (s) => getPage<Worker>('workers', 'workers', { order: 'name', limit: PAGE, offset: page * PAGE }, s),
     [page],
@@ -58,31 +46,12 @@ export function WorkersPage({ route }: { route: Route }) {
     (running.data?.items ?? []).map((b) => b.builderid),
   );
   const control = can(config, 'worker-control');
-  const act = async (w: Worker, method: Method) => {
-    if (method === 'kill' && !confirm(`Kill ${w.name}? Its running builds end at once.`)) return;
-    setActionError(null);
-    setAnswer(null);
-    setBusy(true);
-    try {
-      await rpc(`workers/${w.workerid}`, method, { reason: `${method} from the web UI` });
-      setAnswer(`${w.name}: ${DONE[method]}.`);
-      workers.reload();
-    } catch (err) {
-      setActionError(err instanceof ApiError ? err : new ApiError(0, String(err)));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const actions = useWorkerActions(workers.reload);
   return (
     <main id="main" tabIndex={-1}>
       <h1>Workers</h1>
       <ErrorBox error={workers.error} what="reading workers" />
-      <ErrorBox error={actionError} what="acting on a worker" />
-      {answer && (
-        <p class="notice" role="status" data-testid="worker-answer">
-          {answer}
-        </p>
-      )}
+      <WorkerAnswer actions={actions} />
       <Loading when={!workers.data && !workers.error} />
       {workers.data && (
         <>
@@ -101,14 +70,13 @@ export function WorkersPage({ route }: { route: Route }) {
             <tbody>
               {workers.data.items.map((w) => {
                 const mine = (running.data?.items ?? []).filter((b) => b.workerid === w.workerid);
-                const online = w.connected_to.length > 0;
                 return (
                   <tr key={w.workerid}>
-                    <th scope="row">{w.name}</th>
+                    <th scope="row">
+                      <a href={href(`/workers/${w.workerid}`)}>{w.name}</a>
+                    </th>
                     <td>
-                      <span class={`state ${online ? 'on' : 'off'}`}>{online ? 'connected' : 'offline'}</span>
-                      {w.paused && ' paused'}
-                      {w.graceful && ' stopping'}
+                      <WorkerState w={w} />
                     </td>
                     <td>{w.connected_to.map((c) => masterName(c.masterid)).join(', ')}</td>
                     <td>
@@ -122,38 +90,7 @@ export function WorkersPage({ route }: { route: Route }) {
                         </a>
                       ))}
                     </td>
-                    <td class="actions">
-                      {control && online && (
-                        <>
-                          {w.paused ? (
-                            <button type="button" disabled={busy} onClick={() => act(w, 'unpause')}>
-                              Unpause
-                            </button>
-                          ) : (
-                            <button type="button" disabled={busy} onClick={() => act(w, 'pause')}>
-                              Pause
-                            </button>
-                          )}{' '}
-                          <button
-                            type="button"
-                            disabled={busy || w.graceful}
-                            onClick={() => act(w, 'stop')}
-                            title="Stop after its running builds"
-                          >
-                            Graceful stop
-                          </button>{' '}
-                          <button
-                            type="button"
-                            class="danger"
-                            disabled={busy}
-                            onClick={() => act(w, 'kill')}
-                            title="Disconnect it now, ending its running builds"
-                          >
-                            Kill
-                          </button>
-                        </>
-                      )}
-                    </td>
+                    <td class="actions">{control && <WorkerButtons w={w} actions={actions} />}</td>
                   </tr>
                 );
               })}
