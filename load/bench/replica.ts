@@ -26,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { basebackupArgs } from '../../test/helpers/pg-replica.js';
+import { waitFor } from '../../test/helpers/wait.js';
 import type { Run } from '../measure.js';
 import { hammerWrk } from '../wrk.js';
 
@@ -76,13 +77,10 @@ function spawnChild(
   return child;
 }
 
-async function until(what: string, child: ChildProcess, check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 1200; i++) {
-    if (child.exitCode !== null) throw new Error(`${what}: its process exited (${child.exitCode})`);
-    if (await check().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${what}: not within 120 s`);
+/** Waits (up to 120 s) until `check` holds, failing at once if `child` exits meanwhile. */
+function until(what: string, child: ChildProcess, check: () => Promise<boolean>): Promise<void> {
+  // Its output goes to this process's own stderr (stdio above), so there is none to add.
+  return waitFor(what, check, { timeoutMs: 120_000, everyMs: 100, proc: { child, output: () => '' } });
 }
 
 /** CPU seconds (user + system) a process has used, from /proc (clock ticks of 1/100 s). */

@@ -10,7 +10,7 @@
 // what the 30 s are there to show: that they go on while the store is away.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { waitFor } from '../../test/helpers/processes.js';
+import { waitFor } from '../../test/helpers/wait.js';
 import { type Check, check } from './checker.js';
 import { type Execution, readExecutions, rerunUnderWay, runningExecutions } from './records.js';
 import { ChaosStack, type JobShape, type Proc, type StackOptions } from './stack.js';
@@ -165,7 +165,7 @@ async function failOverRedis(ctx: FaultContext): Promise<void> {
   await d.waitForFailover();
   ctx.extra.promotedSeconds = since();
   ctx.note('the sentinels promoted the replica');
-  await waitFor('every API and master ready', () => allReady(ctx.stack), 120_000);
+  await waitFor('every API and master ready', () => allReady(ctx.stack), { timeoutMs: 120_000 });
   ctx.extra.readySeconds = since();
   ctx.note('every API and master ready');
 }
@@ -713,7 +713,7 @@ export async function runScenarios(scs: readonly Scenario[], opts: RunOptions): 
           const ex = readExecutions(stack.record);
           return tokens.every((t) => ex.some((e) => e.token === t && e.ticks >= quarter));
         },
-        600_000,
+        { timeoutMs: 600_000 },
       );
       const faultAt = Date.now();
       if (round === 0) ws.fault(faultAt);
@@ -727,7 +727,7 @@ export async function runScenarios(scs: readonly Scenario[], opts: RunOptions): 
         fixed: opts.fixed,
         hold: async (seconds, what, until) => {
           if (opts.fixed) await sleep(seconds * 1000);
-          else await waitFor(what, until, opts.settleSeconds * 1000);
+          else await waitFor(what, until, { timeoutMs: opts.settleSeconds * 1000 });
         },
       });
       await waitFor(
@@ -736,7 +736,7 @@ export async function runScenarios(scs: readonly Scenario[], opts: RunOptions): 
           const [r] = await stack.query('SELECT count(*)::int AS n FROM buildrequests WHERE complete = 0');
           return r!.n === 0;
         },
-        opts.settleSeconds * 1000,
+        { timeoutMs: opts.settleSeconds * 1000 },
       ).catch((err) => note((err as Error).message));
       note('every request complete');
       // Nothing may stay open: allow what a stale master's housekeeping takes.
@@ -748,16 +748,14 @@ export async function runScenarios(scs: readonly Scenario[], opts: RunOptions): 
                  + (SELECT count(*) FROM logs WHERE complete = 0) AS n`);
           return Number(r!.n) === 0;
         },
-        opts.expirySeconds * 3000 + 10_000,
+        { timeoutMs: opts.expirySeconds * 3000 + 10_000 },
       ).catch(() => note('something is still open'));
       // The cluster whole again before the next round or the checks: a store that just came
       // back is still being reconnected to (seen: the checks found no API ready 0.1 s after
       // Redis was back, its client still waiting out its reconnect delay).
-      await waitFor(
-        'every API and master left ready',
-        () => liveReady(stack),
-        opts.settleSeconds * 1000,
-      ).catch(() => note('not every API and master left is ready'));
+      await waitFor('every API and master left ready', () => liveReady(stack), {
+        timeoutMs: opts.settleSeconds * 1000,
+      }).catch(() => note('not every API and master left is ready'));
       watch.stop();
       recovered.push(watch.recoveredAt === null ? null : (watch.recoveredAt - faultAt) / 1000);
     }
@@ -768,7 +766,7 @@ export async function runScenarios(scs: readonly Scenario[], opts: RunOptions): 
         const j = await jobsOutcome(stack);
         return j === null || j.runs >= j.logs;
       },
-      Math.min(60, opts.settleSeconds) * 1000,
+      { timeoutMs: Math.min(60, opts.settleSeconds) * 1000 },
     ).catch(() => note('not every finished log had its compress-log job run'));
     const jobs = await jobsOutcome(stack).catch(() => null);
     const buildids = (await stack.query('SELECT id FROM builds WHERE complete_at IS NOT NULL')).map(

@@ -11,9 +11,10 @@ import { appendFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { freePort, type Running, start, status, waitFor } from '../../test/helpers/processes.js';
+import { freePort, type Running, start, status } from '../../test/helpers/processes.js';
 import { type SentinelDeployment, startSentinelDeployment } from '../../test/helpers/sentinel.js';
 import { serviceCommand } from '../../test/helpers/service-build.js';
+import { waitFor } from '../../test/helpers/wait.js';
 import { leftoverCommands } from './records.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -269,7 +270,10 @@ export class ChaosStack {
       ],
       {},
     );
-    await waitFor('redis', async () => r.output().includes('Ready to accept connections'), 30_000, r);
+    await waitFor('redis', async () => r.output().includes('Ready to accept connections'), {
+      timeoutMs: 30_000,
+      proc: r,
+    });
     this.redis = r;
   }
 
@@ -356,8 +360,7 @@ export class ChaosStack {
     await waitFor(
       `${p.name} ready`,
       async () => (await status(`http://127.0.0.1:${p.probe}/readyz`)) === 200,
-      timeoutMs,
-      p.proc,
+      { timeoutMs, proc: p.proc },
     );
   }
 

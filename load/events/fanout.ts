@@ -14,7 +14,8 @@ import { Redis } from 'ioredis';
 import { WebSocket } from 'ws';
 import { publish } from '../../services/core/events/bus.js';
 // The tests' process helpers: start by pid, wait for readiness, stop by the same pid.
-import { freePort, type Running, start, status, waitFor } from '../../test/helpers/processes.js';
+import { freePort, type Running, start, status } from '../../test/helpers/processes.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 export interface FanoutOptions {
   databaseUrl: string;
@@ -86,7 +87,10 @@ export async function startPod(
     OTEL_LOGS_EXPORTER: 'none',
   });
   try {
-    await waitFor('api /readyz', async () => (await status(`${origin}/readyz`)) === 200, 60_000, proc);
+    await waitFor('api /readyz', async () => (await status(`${origin}/readyz`)) === 200, {
+      timeoutMs: 60_000,
+      proc,
+    });
   } catch (err) {
     await proc.stop('SIGKILL');
     throw err;

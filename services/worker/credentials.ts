@@ -3,7 +3,7 @@
 // (a step reads its parent's initial environment from /proc/<ppid>/environ), it comes from
 // a file or standard input, and the steps run, when the agent can arrange it, as another
 // user who can read neither that file nor the agent's memory and /proc entries.
-// (docs/security.md; test/security/worker-credentials.test.ts)
+// (docs/security.md; test/worker/credentials.test.ts)
 import { readFileSync, statSync } from 'node:fs';
 import { ConfigError } from '../core/config/errors.js';
 

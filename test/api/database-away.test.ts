@@ -11,7 +11,7 @@ import { createLogger } from '../../services/core/telemetry/logger.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
 import { testEnv } from '../helpers/env.js';
 import { type PgProxy, startPgProxy } from '../helpers/pg-proxy.js';
-import { waitFor } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 
 let db: TestDatabase;
 let proxy: PgProxy;

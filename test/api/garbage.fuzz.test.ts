@@ -3,51 +3,32 @@
 // bytes, deep and empty segments), query strings with known and unknown names, `__`
 // operators real and invented, repeated parameters and hostile values, and JSON-RPC bodies.
 // Whatever comes, the answer is never a 500, always arrives within a bound, the process
-// keeps serving, and GETs change no row of any table.
+// keeps serving, and GETs change no row of any table. The last block sends the HTTP requests
+// of the process fuzz test's generator (security/fuzz-requests.ts) here too: see there for
+// what each of the two fuzzers is for.
+import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SINGULAR_OPERATORS } from '../../services/api/query/spec.js';
 import { sql } from '../../services/core/db/pool.js';
+import {
+  BAD_PERCENT,
+  FIELD_NAMES,
+  GOOD_PERCENT,
+  NAMES,
+  NUMBERS,
+  OPS,
+  PATTERNS,
+  WORDS,
+} from './lib/fuzz-pieces.js';
 import { type Answer, ApiUnderTest, JSON_ACCEPT, oracleRegistry } from './lib/harness.js';
-import { TRICKY_NUMBERS } from './lib/tricky-numbers.js';
+import { leaksIn } from './security/fuzz-leaks.js';
+import { FuzzRequests, Rng } from './security/fuzz-requests.js';
 
 // A bound on hanging, not on speed: wide enough for a loaded machine.
 const TIME_BOUND_MS = 30_000;
 const registry = oracleRegistry();
-const PATTERNS = registry.endpoints.map((e) => e.pattern);
-const FIELD_NAMES = [...new Set(registry.endpoints.flatMap((e) => e.resource.fields.map((f) => f.name)))];
-const WORDS = [...new Set(PATTERNS.flatMap((p) => p.split('/')).filter((s) => s && !s.includes(':')))];
 
-// ------------------------------------------------------------------ pieces
-
-const BAD_PERCENT = ['%', '%z', '%zz', '%E9', '%C3', '%ED%A0%80', '%FF%FE', '%C0%80', '%%', '%2', '%u0041'];
-const GOOD_PERCENT = [
-  '%00',
-  '%2F',
-  '%25',
-  '%20',
-  '%2B',
-  '%3F',
-  '%23',
-  '%C3%A9',
-  '%F0%9F%92%A9',
-  '%0A',
-  '%7F',
-];
-const NUMBERS = TRICKY_NUMBERS;
-const NAMES = [
-  'runtests',
-  'report',
-  'stdio',
-  'summary',
-  'worker1',
-  'coverage',
-  'force-flaky',
-  'a.b',
-  '-x',
-  '_',
-  'nosuch',
-];
+// ------------------------------------------------------------------ pieces (lib/fuzz-pieces.ts)
 
 const unicode = fc.string({ unit: 'grapheme', maxLength: 12 });
 const anyChars = fc.string({ unit: 'binary', maxLength: 12 });
@@ -92,7 +73,6 @@ const path = fc.oneof(
   },
 );
 
-const OPS = [...SINGULAR_OPERATORS, 'like', 'foo', '', 'EQ', '__eq', 'eq__'];
 const paramName = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(...FIELD_NAMES) },
   {
@@ -310,4 +290,51 @@ describe('garbage requests', () => {
     const a = await api.get('/builds/2');
     expect(a.json().builds[0].buildid).toBe(2);
   });
+});
+
+// Two fuzzers, one generator of hostile requests each can send, split by what only each can
+// do. This file, in process: the shapes of requests (paths, queries, JSON-RPC bodies,
+// logins, forged cookies and tokens, hostile headers and methods), hundreds a second, with
+// no port. security/fuzz.test.ts, the API as a process: what only a process shows (raw
+// bytes a client library never sends, websockets, limits enforced by Node's parser on a
+// socket, resident memory, a crash or an exit, a clean SIGTERM) and what takes a database
+// checksum after each call. The block below feeds that test's seeded generator
+// (security/fuzz-requests.ts) through Fastify's inject, so a request shape it finds is tried
+// here too, in seconds.
+describe("the process fuzz test's generator, in process", () => {
+  const COUNT = 600;
+  const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
+
+  it('HTTP requests of every shape it makes: never a 5xx but 501, always in time, nothing internal shown', async () => {
+    const gen = new FuzzRequests(new Rng(SEED), {
+      userSession: 'not-a-session',
+      secret: randomBytes(32).toString('base64url'),
+      wsAvailable: false,
+    });
+    let sent = 0;
+    let refused = 0;
+    while (sent < COUNT) {
+      const req = gen.next();
+      // Event streams (/sse, /ws) answer as long as the client stays: over inject, never.
+      // They need a socket, and the process test gives them one.
+      if (req.kind !== 'http' || /^\/(sse|ws)\b/.test(req.path)) continue;
+      const what = `seed ${SEED}: ${req.what} ${req.method} ${req.path.slice(0, 200)}`;
+      let a: Answer;
+      try {
+        a = await timed(what, api.send(req.method, req.path, req.headers, req.body));
+      } catch (err) {
+        // Bytes Fastify's inject will not carry (a header value with a line break, a method
+        // it does not know): those need a socket, and the process test sends them on one.
+        if (/^(no answer within|timed out)/.test((err as Error).message)) throw err;
+        refused++;
+        continue;
+      }
+      sent++;
+      expect(a.status < 500 || a.status === 501, `${what} -> ${a.status} ${a.text.slice(0, 200)}`).toBe(true);
+      // The process test's check of what an error answer may not show.
+      if (a.status >= 400) expect(leaksIn(req, a.status, a.text), what).toEqual([]);
+    }
+    // Most of what it makes is sendable here; if not, this block tests little.
+    expect(refused, `seed ${SEED}: requests inject refused`).toBeLessThan(COUNT / 4);
+  }, 120_000);
 });

@@ -246,7 +246,7 @@ describe('the TWISTED_SESSION cookie', () => {
       expect(sessionOf(await api.get('/builders', { ...JSON_ACCEPT, cookie }))).toBeUndefined();
     }
     // A logged-in cookie without a recorded session (minted by Buildbot itself) cannot be
-    // ended, so it is not honoured: replaced by an anonymous one (test/security/sessions).
+    // ended, so it is not honoured: replaced by an anonymous one (test/api/auth/sessions.test.ts).
     const user = token({
       user_info: { username: 'alice', email: 'alice@example.invalid' },
       exp: Date.now() / 1000 + 60,

@@ -3,7 +3,8 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
-import { freePort, type Running, startRedis, startService, status, waitFor } from '../helpers/processes.js';
+import { freePort, type Running, startRedis, startService, status } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 import { CI_VALUES, ensureHelm, FETCH_TIMEOUT_MS, render } from './lib/helm.js';
 import { named } from './lib/objects.js';
 
@@ -24,7 +25,7 @@ beforeAll(async () => {
     LOG_LEVEL: 'warn',
   });
   base = `http://127.0.0.1:${port}`;
-  await waitFor('api ready', async () => (await status(`${base}/readyz`)) === 200, api);
+  await waitFor('api ready', async () => (await status(`${base}/readyz`)) === 200, { proc: api });
 }, FETCH_TIMEOUT_MS);
 
 afterAll(async () => {
@@ -50,7 +51,7 @@ describe('the helm test pod', () => {
     expect(ok.stdout).toBe('/api/v2: 200\n/readyz: 200\n');
     expect(ok.status).toBe(0);
     await redis.proc.stop('SIGKILL');
-    await waitFor('api not ready', async () => (await status(`${base}/readyz`)) === 503, api);
+    await waitFor('api not ready', async () => (await status(`${base}/readyz`)) === 503, { proc: api });
     const failed = run();
     expect(failed.stdout).toBe('/api/v2: 200\n/readyz: 503\n');
     expect(failed.status).toBe(1);

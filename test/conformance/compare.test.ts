@@ -16,9 +16,9 @@ const base = fixtureApi();
 
 const OVERRULED: Record<string, string> = {
   'jsonrpc/unknown-method-forcescheduler':
-    'Buildbot answers 200 `result: null`; Flotilla -32601 like every other path (test/security/force-authz.test.ts)',
+    'Buildbot answers 200 `result: null`; Flotilla -32601 like every other path (test/api/auth/force.test.ts)',
   'jsonrpc/force-builder-not-handled':
-    'a builder that is not the scheduler\'s: 400 in Buildbot\'s -32602 shape, not {"error"} (test/security/force-authz.test.ts)',
+    'a builder that is not the scheduler\'s: 400 in Buildbot\'s -32602 shape, not {"error"} (test/api/auth/force.test.ts)',
 };
 
 it('every golden case of the oracle passes', async () => {

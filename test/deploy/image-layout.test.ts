@@ -35,7 +35,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../services/core/db/pool.js';
 import { buildWebUi } from '../../services/web/build.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
-import { freePort, type Running, start, startRedis, status, waitFor } from '../helpers/processes.js';
+import { freePort, type Running, start, startRedis, status } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 import { copies, type Dockerfile, effective, lineage, readDockerfile, stageEnv } from './dockerfile.js';
 
 const df = readDockerfile();
@@ -238,11 +239,13 @@ builders:
       MASTER_NAME: 'image-layout',
       IMG_WORKER_PASSWORD: 'pw',
     });
-    await waitFor('api ready', async () => (await status(`http://127.0.0.1:${apiPort}/readyz`)) === 200, api);
+    await waitFor('api ready', async () => (await status(`http://127.0.0.1:${apiPort}/readyz`)) === 200, {
+      proc: api,
+    });
     await waitFor(
       'master ready',
       async () => (await status(`http://127.0.0.1:${ports.PROBE_PORT}/readyz`)) === 200,
-      master,
+      { proc: master },
     );
     expect(await status(`http://127.0.0.1:${apiPort}/api/v2/builders`)).toBe(200);
     for (const p of [api, master]) expect(uidOf(p.pid)).toBe(uid);
@@ -279,7 +282,7 @@ builders:
     await waitFor(
       'worker connected',
       async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200,
-      worker,
+      { proc: worker },
     );
     expect(uidOf(worker.pid)).toBe(uid);
     expect(healthy('worker', { PROBE_PORT: probe })).toBe(0);

@@ -6,7 +6,8 @@ import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync 
 import path from 'node:path';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { OtlpReceiver } from '../helpers/otlp-receiver.js';
-import { freePort, waitFor } from '../helpers/processes.js';
+import { freePort } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 
 const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
 const want: string = pkg.devDependencies.node;

@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { overlaps, readExecutions, rerunUnderWay, runningExecutions } from '../../load/chaos/records.js';
 import { createBuildbotWorker, startBuildbotWorker } from '../helpers/buildbot-worker.js';
 import { type Relay, startRelay } from '../helpers/pg-proxy.js';
-import { freePort, type Running, status, waitFor } from '../helpers/processes.js';
+import { freePort, type Running, status } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 import { Cluster, type MasterProc } from './cluster.js';
 
 // E = 12 s: a heartbeat every 3 s; the workers' silence 3 s, which the guard is given too.
@@ -130,20 +131,16 @@ describe('a buildbot-worker whose master froze', () => {
     const worker = startBuildbotWorker(wdir);
     c.procs.push(worker);
     const aid = await masterid('bbf-a');
-    await waitFor(
-      'bbf to connect to the first master',
-      async () => (await connectedTo()).includes(aid),
-      worker,
-    );
+    await waitFor('bbf to connect to the first master', async () => (await connectedTo()).includes(aid), {
+      proc: worker,
+    });
     const b = await startMaster('bbf-b');
 
     const [, brids] = await c.force('bb-frozen', { token: 't1' });
     const brid = Object.values(brids)[0]!;
-    await waitFor(
-      'the command under way',
-      async () => readExecutions(record).some((e) => e.ticks >= 2),
-      worker,
-    );
+    await waitFor('the command under way', async () => readExecutions(record).some((e) => e.ticks >= 2), {
+      proc: worker,
+    });
 
     process.kill(a.proc.pid, 'SIGSTOP');
     frozen.add(a.proc);
@@ -151,20 +148,16 @@ describe('a buildbot-worker whose master froze', () => {
     // The worker tries again 1-60 s apart (Twisted's backoffPolicy, growing while its tries
     // fail to connect at all) and the relay turns it away while no master answers its
     // readiness: patient on a loaded machine.
-    await waitFor(
-      'bbf to connect to the live master',
-      async () => (await connectedTo()).includes(bid),
-      240_000,
-      worker,
-    );
+    await waitFor('bbf to connect to the live master', async () => (await connectedTo()).includes(bid), {
+      timeoutMs: 240_000,
+      proc: worker,
+    });
     // After the expiry (12 s), the expiry job's period (6 s), a claim and the worker's start of
     // the command: patient on a loaded machine, and a failure says where the rerun stopped.
-    await waitFor(
-      'the request to run again, under way',
-      async () => rerunUnderWay(record),
-      180_000,
-      worker,
-    ).catch(async (err: Error) => {
+    await waitFor('the request to run again, under way', async () => rerunUnderWay(record), {
+      timeoutMs: 180_000,
+      proc: worker,
+    }).catch(async (err: Error) => {
       const masters = (await c.get('/masters').catch(() => ({ masters: [] }))).masters;
       const builds = (await c.get(`/buildrequests/${brid}/builds`).catch(() => ({ builds: [] }))).builds;
       const request = (await c.get(`/buildrequests/${brid}`).catch(() => ({ buildrequests: [] })))
@@ -184,7 +177,7 @@ describe('a buildbot-worker whose master froze', () => {
     await waitFor(
       'the request to complete',
       async () => (await c.get(`/buildrequests/${brid}`)).buildrequests[0].complete === true,
-      worker,
+      { proc: worker },
     );
     const request = (await c.get(`/buildrequests/${brid}`)).buildrequests[0];
     expect(request.results).toBe(0);
@@ -223,18 +216,18 @@ describe('a buildbot-worker killed with SIGKILL mid-command', () => {
     await waitFor(
       'bbk to connect',
       async () => ((await c.get('/workers?name=bbk')).workers[0]?.connected_to ?? []).length > 0,
-      worker,
+      { proc: worker },
     );
     await c.force('bb-killed', { token: 'k1' });
     const mine = () => readExecutions(record).filter((e) => e.token === 'k1');
-    await waitFor('the command under way', async () => mine().some((e) => e.ticks >= 2), worker);
+    await waitFor('the command under way', async () => mine().some((e) => e.ticks >= 2), { proc: worker });
     await worker.stop('SIGKILL');
     // Without the reaper the command, in a process group of its own, would run on to its end
     // (about 40 s) with nobody reading its output.
     await waitFor(
       'no command of the killed worker running',
       async () => !runningExecutions(record).some((e) => e.token === 'k1'),
-      120_000,
+      { timeoutMs: 120_000 },
     );
     expect(mine().map((e) => e.end)).toEqual([null]);
   });

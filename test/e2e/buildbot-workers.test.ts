@@ -12,7 +12,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBuildbotWorker, startBuildbotWorker } from '../helpers/buildbot-worker.js';
-import { freePort, type Running, waitFor } from '../helpers/processes.js';
+import { freePort, type Running } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 import { Cluster, type MasterProc } from './cluster.js';
 
 let c: Cluster;
@@ -36,7 +37,7 @@ async function startBbw(name: string, password: string): Promise<Running> {
   await waitFor(
     `buildbot-worker ${name} to connect`,
     async () => (await c.get(`/workers?name=${name}`)).workers[0]?.connected_to.length === 1,
-    proc,
+    { proc },
   );
   return proc;
 }
@@ -299,8 +300,7 @@ describe('a master replaced', () => {
         const to = (await c.get('/workers?name=bb7')).workers[0].connected_to;
         return to.length === 1 && to[0].masterid !== was;
       },
-      90_000,
-      proc,
+      { timeoutMs: 90_000, proc },
     );
     const b = await c.finished((await forced('force-bb-restart')).buildid);
     expect(b.results).toBe(0);

@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import { publish } from '../../services/core/events/bus.js';
 import { createRedis } from '../../services/core/redis.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
-import { freePort, type Running, startRedis, startService, status, waitFor } from '../helpers/processes.js';
+import { freePort, type Running, startRedis, startService, status } from '../helpers/processes.js';
 import { sample } from '../helpers/prometheus.js';
+import { waitFor } from '../helpers/wait.js';
 
 const BASE_CONFIG = 'test/e2e/master.yaml';
 const PASSWORDS = { W1_PASSWORD: 'pw-one', W2_PASSWORD: 'pw-two' };
@@ -78,12 +79,10 @@ export class Cluster {
     const proc = startService('api', env);
     this.procs.push(proc);
     this.api = { proc, base: `http://127.0.0.1:${port}/api/v2`, env, port, probePort };
-    await waitFor(
-      'api',
-      async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200,
-      READY_MS,
+    await waitFor('api', async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200, {
+      timeoutMs: READY_MS,
       proc,
-    );
+    });
   }
 
   /** Stops the API (SIGTERM, as a rolling update does) and starts a new one on the same port. */
@@ -114,8 +113,7 @@ export class Cluster {
     await waitFor(
       `master ${name}`,
       async () => (await status(`http://127.0.0.1:${probePort}/readyz`)) === 200,
-      READY_MS,
-      proc,
+      { timeoutMs: READY_MS, proc },
     );
     const m = { name, proc, workerPort: wport, probePort };
     this.masters.push(m);
@@ -142,12 +140,10 @@ export class Cluster {
       env.WORKER_PASSWORD_FILE ? {} : { input: `${Cluster.password(name)}\n` },
     );
     this.procs.push(proc);
-    await waitFor(
-      `worker ${name}`,
-      async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200,
-      READY_MS,
+    await waitFor(`worker ${name}`, async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200, {
+      timeoutMs: READY_MS,
       proc,
-    );
+    });
     return Object.assign(proc, { probePort: probe });
   }
 
@@ -188,6 +184,19 @@ export class Cluster {
     });
   }
 
+  /**
+   * Why no build can start or finish any more: every master this cluster started has exited
+   * (a wait for a build then fails at once, naming them, instead of at its limit).
+   */
+  readonly noMaster = (): string | undefined => {
+    const alive = this.masters.filter(
+      (m) => m.proc.child.exitCode === null && m.proc.child.signalCode === null,
+    );
+    return this.masters.length > 0 && alive.length === 0
+      ? `every master exited (${this.masters.map((m) => m.name).join(', ')})`
+      : undefined;
+  };
+
   async buildOf(brid: number, timeoutMs = READY_MS): Promise<any> {
     let build: any;
     await waitFor(
@@ -196,7 +205,7 @@ export class Cluster {
         build = (await this.get(`/buildrequests/${brid}/builds`)).builds[0];
         return build !== undefined;
       },
-      timeoutMs,
+      { timeoutMs, gaveUp: this.noMaster },
     );
     return build;
   }
@@ -209,7 +218,7 @@ export class Cluster {
         build = (await this.get(`/builds/${buildid}`)).builds[0];
         return build.complete;
       },
-      timeoutMs,
+      { timeoutMs, gaveUp: this.noMaster },
     );
     return build;
   }

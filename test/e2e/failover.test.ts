@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../services/core/db/pool.js';
 import { Results } from '../../services/core/results.js';
-import { waitFor } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 import { Cluster, type MasterProc } from './cluster.js';
 
 // The shortest expiry master.yaml's worker_silence_seconds allows (services/master/liveness.ts).
@@ -56,7 +56,7 @@ describe('a master killed with SIGKILL', () => {
     await waitFor(
       'm1 to be marked inactive',
       async () => !(await c.get(`/masters/${m1id}`)).masters[0].active,
-      deadline,
+      { timeoutMs: deadline },
     );
     // Not before its expiry, counted from the last heartbeat it wrote (as the cluster
     // recorded it, whole seconds), not from the kill: a heartbeat is up to a period older
@@ -84,7 +84,7 @@ describe('a master killed with SIGKILL', () => {
         second = builds[1];
         return second !== undefined;
       },
-      deadline,
+      { timeoutMs: deadline },
     );
     expect(second.masterid).toBe(m2id);
     const request = (await c.get(`/buildrequests/${brid}`)).buildrequests[0];
@@ -104,7 +104,7 @@ describe('a master killed with SIGKILL', () => {
         const s = (await c.get('/schedulers')).schedulers;
         return s.length > 0 && s.every((x: any) => x.master?.masterid === m2id);
       },
-      deadline,
+      { timeoutMs: deadline },
     );
 
     // Stopping the second build ends the story cleanly.

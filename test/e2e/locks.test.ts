@@ -3,7 +3,7 @@
 // not known to be dead until its master is expired).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lockHolders } from '../../services/core/data/index.js';
-import { waitFor } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 import { Cluster, type MasterProc } from './cluster.js';
 
 // The shortest expiry that master.yaml's worker_silence_seconds (4) allows: a frozen master's
@@ -76,7 +76,7 @@ describe('a lock held by a master killed with SIGKILL', () => {
         const steps = (await c.get(`/builds/${b.buildid}/steps`)).steps;
         return steps.some((s: any) => s.name === 'hold' && s.started_at !== null);
       },
-      deadline,
+      { timeoutMs: deadline },
     );
     // Not before m1 was expired: its silence alone proves nothing for EXPIRY_SECONDS. Read
     // from the times the cluster recorded (whole seconds), not the test's clock.

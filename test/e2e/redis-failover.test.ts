@@ -7,10 +7,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publish } from '../../services/core/events/bus.js';
 import { createRedis, type Redis } from '../../services/core/redis.js';
-import { until, WsClient } from '../api/events/lib.js';
+import { WsClient } from '../api/events/lib.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
-import { freePort, type Running, startService, status, waitFor } from '../helpers/processes.js';
+import { freePort, type Running, startService, status } from '../helpers/processes.js';
 import { type SentinelDeployment, startSentinelDeployment } from '../helpers/sentinel.js';
+import { waitFor } from '../helpers/wait.js';
 
 let deployment: SentinelDeployment;
 let db: TestDatabase;
@@ -38,7 +39,7 @@ beforeAll(async () => {
     },
     { cleanEnv: false },
   );
-  await waitFor('api /readyz', async () => (await status(`${origin}/readyz`)) === 200, api);
+  await waitFor('api /readyz', async () => (await status(`${origin}/readyz`)) === 200, { proc: api });
   // As a master publishes: through the same module, on the same Sentinel deployment.
   publisher = createRedis(deployment.target, 'failover-publisher');
   publisher.on('error', () => {});
@@ -62,10 +63,12 @@ describe('an API pod on Redis Sentinel', () => {
         await publish(publisher, ['builds', 0, 'probe'], {});
         return ws.events.length > 0;
       },
-      api,
+      { proc: api },
     );
     const before = await publish(publisher, ['builds', 1, 'new'], { buildid: 1 });
-    await until('the event before the failover', () => ws.events.some((e) => e.id === before));
+    await waitFor('the event before the failover', () => ws.events.some((e) => e.id === before), {
+      everyMs: 5,
+    });
     expect(await publisher.wait(1, 10_000)).toBe(1);
 
     await deployment.killPrimary();
@@ -73,7 +76,9 @@ describe('an API pod on Redis Sentinel', () => {
     // Published as soon as the new primary takes writes, perhaps before the pod's subscriber
     // is back: it reaches the client through the pod's catch-up from the stream.
     const meanwhile = await publish(publisher, ['builds', 2, 'new'], { buildid: 2 });
-    await waitFor('the pod to be ready again', async () => (await status(`${origin}/readyz`)) === 200, api);
+    await waitFor('the pod to be ready again', async () => (await status(`${origin}/readyz`)) === 200, {
+      proc: api,
+    });
     // Until one arrives: the pod's subscriber may come back after the publisher.
     await waitFor(
       'an event published after the failover to reach the client',
@@ -81,7 +86,7 @@ describe('an API pod on Redis Sentinel', () => {
         await publish(publisher, ['builds', 3, 'new'], { buildid: 3 });
         return ws.events.some((e) => e.k === 'builds/3/new');
       },
-      api,
+      { proc: api },
     );
 
     const ids = ws.events.map((e) => e.id as string);

@@ -3,7 +3,7 @@
 // what an API that stops in the middle of a write leaves behind: no lock for long.
 import { afterEach, describe, expect, it } from 'vitest';
 import { sql } from '../../services/core/db/pool.js';
-import { waitFor } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 import { Cluster } from './cluster.js';
 
 let c: Cluster | undefined;

@@ -6,7 +6,7 @@
 // have their own spans.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
-import { waitFor } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 import { Cluster } from './cluster.js';
 
 let c: Cluster;

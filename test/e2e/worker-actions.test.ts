@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../services/core/db/pool.js';
 import { Results } from '../../services/core/results.js';
 import type { Running } from '../helpers/processes.js';
-import { waitFor } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 import { Cluster, type MasterProc } from './cluster.js';
 
 let c: Cluster;

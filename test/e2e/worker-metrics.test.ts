@@ -4,7 +4,8 @@
 // and worker alike.
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Running, waitFor } from '../helpers/processes.js';
+import type { Running } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 import { Cluster, type MasterProc } from './cluster.js';
 
 let c: Cluster;

@@ -4,7 +4,8 @@
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, type Running, start, waitFor } from './processes.js';
+import { freePort, type Running, start } from './processes.js';
+import { waitFor } from './wait.js';
 
 const TWISTD = '/usr/bin/twistd3';
 const BUILDBOT = '/usr/bin/buildbot';
@@ -61,7 +62,7 @@ export async function startBuildbotMaster(config: string, dbUrl: string): Promis
     await waitFor(
       'the Buildbot master to run',
       async () => proc.output().includes('BuildMaster is running'),
-      proc,
+      { proc },
     );
   } catch (err) {
     await stop();

@@ -22,7 +22,8 @@ import {
 } from '../../services/core/data/replication.js';
 import { type ConnectionPool, createPool } from '../../services/core/db/pool.js';
 import { testEnv } from './env.js';
-import { freePort, type Running, start, waitFor } from './processes.js';
+import { freePort, type Running, start } from './processes.js';
+import { waitFor } from './wait.js';
 
 const run = promisify(execFile);
 
@@ -150,11 +151,9 @@ export async function startReplica(): Promise<Replica> {
       },
       async pause() {
         await pauseReplay(superuser);
-        await waitFor(
-          'the replica to pause its replay',
-          async () => (await replayState(superuser)).paused,
-          proc!,
-        );
+        await waitFor('the replica to pause its replay', async () => (await replayState(superuser)).paused, {
+          proc: proc!,
+        });
       },
       async resume() {
         await resumeReplay(superuser);
@@ -164,7 +163,7 @@ export async function startReplica(): Promise<Replica> {
         await waitFor(
           `the replica to replay up to ${target}`,
           async () => ((await replayState(superuser)).replayed ?? -1n) >= target,
-          proc!,
+          { proc: proc! },
         );
       },
       async kill() {
@@ -178,7 +177,7 @@ export async function startReplica(): Promise<Replica> {
         const s = await replayState(superuser);
         return s.inRecovery && s.replayed !== null;
       },
-      proc,
+      { proc },
     );
     await replica.caughtUp();
     return replica;

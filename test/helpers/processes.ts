@@ -3,6 +3,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { freePort } from '../../deploy/local/free-port.js';
 import { serviceCommand } from './service-build.js';
+import { waitFor } from './wait.js';
 
 // Ports: deploy/local/free-port.ts (drawn below the ephemeral range, reserved machine-wide).
 export { freePort };
@@ -82,36 +83,6 @@ export function startService(
   );
 }
 
-// How long a process (or what it does) may take: generous, since Node processes start
-// slowly on a loaded machine (load averages above 20 have been seen on the shared 2-core
-// development machines), and a wait that names its process ends as soon as that process
-// exits, so only a live process that never gets there waits it out.
-const PATIENCE_MS = 90_000;
-
-/**
- * Wait until `fn` holds (an exception counts as not yet), failing at once, with its output,
- * if `proc` exits meanwhile. The limit (PATIENCE_MS unless given) only ends a test that fails.
- */
-export async function waitFor(
-  what: string,
-  fn: () => Promise<boolean>,
-  timeoutOrProc: number | Running = PATIENCE_MS,
-  proc?: Running,
-): Promise<void> {
-  if (typeof timeoutOrProc !== 'number') return waitFor(what, fn, PATIENCE_MS, timeoutOrProc);
-  const end = Date.now() + timeoutOrProc;
-  for (;;) {
-    try {
-      if (await fn()) return;
-    } catch {
-      // not yet
-    }
-    if (proc && proc.child.exitCode !== null) throw new Error(`${what}: process exited\n${proc.output()}`);
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${proc ? `\n${proc.output()}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 export async function status(url: string): Promise<number> {
   const res = await fetch(url, { signal: AbortSignal.timeout(5000) });
   await res.arrayBuffer();
@@ -126,6 +97,6 @@ export async function startRedis(port?: number): Promise<{ port: number; url: st
     ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
     {},
   );
-  await waitFor('redis', async () => proc.output().includes('Ready to accept connections'), proc);
+  await waitFor('redis', async () => proc.output().includes('Ready to accept connections'), { proc });
   return { port: p, url: `redis://127.0.0.1:${p}`, proc };
 }

@@ -15,7 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import type { SentinelTarget } from '../../services/core/redis.js';
-import { freePort, type Running, start, waitFor } from './processes.js';
+import { freePort, type Running, start } from './processes.js';
+import { waitFor } from './wait.js';
 
 export const MASTER_NAME = 'flotilla-test';
 
@@ -108,11 +109,9 @@ export async function startSentinelDeployment(
     const [primaryPort, replicaPort, ...sentinelPorts] = ports as [number, number, number, number, number];
     const primary = startServer(primaryPort, dir, ['--dbfilename', 'primary.rdb']);
     procs.push(primary);
-    await waitFor(
-      'the primary',
-      async () => primary.output().includes('Ready to accept connections'),
-      primary,
-    );
+    await waitFor('the primary', async () => primary.output().includes('Ready to accept connections'), {
+      proc: primary,
+    });
     if (opts.cuttableLink)
       await ask(primaryPort, (r) =>
         r.call('ACL', 'SETUSER', REPLICA_USER, 'on', `>${REPLICA_PASSWORD}`, '~*', '&*', '+@all'),
@@ -129,7 +128,7 @@ export async function startSentinelDeployment(
     await waitFor(
       'the replica to sync',
       async () => (await ask(replicaPort, (r) => r.info('replication'))).includes('master_link_status:up'),
-      replica,
+      { proc: replica },
     );
 
     const sentinels = sentinelPorts.map((port, i) => {
@@ -163,7 +162,7 @@ export async function startSentinelDeployment(
           ]);
           return replicas.length === 1 && peers.length === 2;
         },
-        sentinels[i]!,
+        { proc: sentinels[i]! },
       );
     }
 

@@ -6,7 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { judge, loadScenarios, type Metric } from '../../load/scenario.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
-import { freePort, type Running, startRedis, startService, status, waitFor } from '../helpers/processes.js';
+import { freePort, type Running, startRedis, startService, status } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 
 const spec = loadScenarios();
 
@@ -49,7 +50,9 @@ describe('load/run.ts against an API with nothing to show', () => {
       PORT: String(port),
       LOG_LEVEL: 'warn',
     });
-    await waitFor('api ready', async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200, api);
+    await waitFor('api ready', async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200, {
+      proc: api,
+    });
   });
   afterAll(async () => {
     await api?.stop('SIGKILL');

@@ -8,9 +8,10 @@ import { sql } from '../../services/core/db/pool.js';
 import { FIXTURE_SQL, SCHEMA_SQL } from '../helpers/buildbot-recorded.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
 import { testEnv } from '../helpers/env.js';
-import { freePort, type Running, startService, waitFor } from '../helpers/processes.js';
+import { freePort, type Running, startService } from '../helpers/processes.js';
 import { psqlFile } from '../helpers/psql.js';
 import { serviceCommand } from '../helpers/service-build.js';
+import { waitFor } from '../helpers/wait.js';
 
 let db: TestDatabase;
 let api: Running | undefined;
@@ -58,7 +59,7 @@ it('migrates at start when told to (MIGRATE_ON_START), and /readyz names a migra
   const other = await buildbotDatabase();
   const { proc, base, probe } = await startApi(other.url, { MIGRATE_ON_START: 'true' });
   try {
-    await waitFor('api', async () => (await fetch(`${base}/readyz`)).ok, proc);
+    await waitFor('api', async () => (await fetch(`${base}/readyz`)).ok, { proc });
     const res = await fetch(`${base}/api/v2/builds?limit=1`, { headers: { accept: 'application/json' } });
     expect(((await res.json()) as { meta: { total: number } }).meta.total).toBe(102);
     await other.pool.query(sql`DELETE FROM flotilla.migrations WHERE id = '0010_flotilla_write_notices'`);
@@ -86,7 +87,7 @@ it('adopts the database and serves it', async () => {
   const started = await startApi(db.url);
   api = started.proc;
   const url = `${started.base}/api/v2/builds?limit=1&order=-buildid`;
-  await waitFor('api', async () => (await fetch(url)).ok, api);
+  await waitFor('api', async () => (await fetch(url)).ok, { proc: api });
   const body = (await (await fetch(url, { headers: { accept: 'application/json' } })).json()) as {
     meta: { total: number };
     builds: { buildid: number }[];

@@ -2,7 +2,8 @@
 // is ready only while what it depends on answers, and stops cleanly on SIGTERM.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
-import { freePort, type Running, startRedis, startService, status, waitFor } from '../helpers/processes.js';
+import { freePort, type Running, startRedis, startService, status } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 
 let db: TestDatabase;
 let redis: Awaited<ReturnType<typeof startRedis>>;
@@ -29,7 +30,7 @@ describe('api', () => {
     });
     running.push(api);
     const base = `http://127.0.0.1:${port}`;
-    await waitFor('api ready', async () => (await status(`${base}/readyz`)) === 200, api);
+    await waitFor('api ready', async () => (await status(`${base}/readyz`)) === 200, { proc: api });
     expect(await status(`${base}/healthz`)).toBe(200);
     // The public port says ready or not, no more; the probe port says why, and has /metrics.
     expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ready' });
@@ -40,10 +41,10 @@ describe('api', () => {
 
     // Redis goes away: not ready (but still alive); it comes back: ready again.
     await redis.proc.stop('SIGKILL');
-    await waitFor('api not ready', async () => (await status(`${base}/readyz`)) === 503, api);
+    await waitFor('api not ready', async () => (await status(`${base}/readyz`)) === 503, { proc: api });
     expect(await status(`${base}/healthz`)).toBe(200);
     redis = await startRedis(redis.port);
-    await waitFor('api ready again', async () => (await status(`${base}/readyz`)) === 200, api);
+    await waitFor('api ready again', async () => (await status(`${base}/readyz`)) === 200, { proc: api });
 
     // Logs are JSON lines from pino.
     const first = api
@@ -70,11 +71,9 @@ describe('master and worker', () => {
       LOCAL_WORKER_PASSWORD: 'right',
     });
     running.push(master);
-    await waitFor(
-      'master ready',
-      async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200,
-      master,
-    );
+    await waitFor('master ready', async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200, {
+      proc: master,
+    });
 
     const worker = startService(
       'worker',
@@ -89,7 +88,7 @@ describe('master and worker', () => {
     await waitFor(
       'worker ready',
       async () => (await status(`http://127.0.0.1:${workerProbe}/readyz`)) === 200,
-      worker,
+      { proc: worker },
     );
     // The master's log line may reach its stdout after the worker reports itself ready.
     await waitFor('the master to log the connection', async () =>
@@ -111,11 +110,9 @@ describe('master and worker', () => {
       LOCAL_WORKER_PASSWORD: 'right',
     });
     running.push(master);
-    await waitFor(
-      'master ready',
-      async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200,
-      master,
-    );
+    await waitFor('master ready', async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200, {
+      proc: master,
+    });
     const worker = startService(
       'worker',
       {
@@ -126,7 +123,9 @@ describe('master and worker', () => {
       { input: 'wrong\n' },
     );
     running.push(worker);
-    await waitFor('refusal', async () => worker.output().includes('master refused our credentials'), worker);
+    await waitFor('refusal', async () => worker.output().includes('master refused our credentials'), {
+      proc: worker,
+    });
     expect(await status(`http://127.0.0.1:${workerProbe}/readyz`)).toBe(503);
     // The master's log line may reach its stdout after the worker has heard the refusal.
     await waitFor('the master to log the refusal', async () =>

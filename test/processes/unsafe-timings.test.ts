@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../services/core/db/pool.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
-import { freePort, type Running, startRedis, startService, status, waitFor } from '../helpers/processes.js';
+import { freePort, type Running, startRedis, startService, status } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 
 let db: TestDatabase;
 let redis: Awaited<ReturnType<typeof startRedis>>;
@@ -107,7 +108,7 @@ describe('a master whose timings could run a request twice', () => {
     await waitFor(
       'the master with the named values ready',
       async () => (await status(`http://127.0.0.1:${ok.probe}/readyz`)) === 200,
-      ok.master,
+      { proc: ok.master },
     );
     expect(await registered('safe')).toBe(1);
     expect(await ok.master.stop('SIGTERM')).toBe(0);

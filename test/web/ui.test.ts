@@ -20,7 +20,7 @@ import { hashPassword } from '../../services/core/auth/password.js';
 import { createPool, sql } from '../../services/core/db/pool.js';
 import { RESULT_NAMES } from '../../services/web/src/format.js';
 import { Cluster, type MasterProc } from '../e2e/cluster.js';
-import { waitFor } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 import { expectAccessible, launchBrowser, unpagedReads, watchPage } from './browser.js';
 
 const TICKER = `  - name: ticker

@@ -12,7 +12,8 @@ import type { OutputStream } from '../../services/core/protocol/messages.js';
 import { createLogger } from '../../services/core/telemetry/logger.js';
 import { startWorkerServer, type WorkerServer } from '../../services/master/workers/flotilla/server.js';
 import { type Relay, startRelay } from '../helpers/pg-proxy.js';
-import { freePort, type Running, startService, status, waitFor } from '../helpers/processes.js';
+import { freePort, type Running, startService, status } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 
 const log = createLogger('test', 'silent');
 const dir = mkdtempSync(join(tmpdir(), 'flotilla-orphans-'));
@@ -62,7 +63,9 @@ async function startWorker(port = server.port): Promise<Running> {
     { input: 'pw\n' },
   );
   workers.push(proc);
-  await waitFor('the worker', async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200, proc);
+  await waitFor('the worker', async () => (await status(`http://127.0.0.1:${probe}/readyz`)) === 200, {
+    proc,
+  });
   return proc;
 }
 
@@ -110,7 +113,7 @@ describe('a worker whose master goes silent', () => {
       const pids = await startStep();
       expect(pids.map(alive)).toEqual([true, true]);
       relay.freeze();
-      await waitFor('the commands to die', async () => !pids.some(alive), 10_000);
+      await waitFor('the commands to die', async () => !pids.some(alive), { timeoutMs: 10_000 });
       expect(worker.child.exitCode).toBeNull();
     } finally {
       relay.restore();

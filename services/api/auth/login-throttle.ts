@@ -10,7 +10,7 @@
 // Past a limit a login answers 429 before any password is checked, so guessing gains
 // nothing, until the window ends. A success takes its attempt back and clears its user's
 // count at that address or device. If Redis does not answer, logins are refused (503): the
-// throttle must not silently switch off. (docs/security.md; test/security/login-throttle.test.ts)
+// throttle must not silently switch off. (docs/security.md; test/api/auth/login-throttle.test.ts)
 import type { Redis } from 'ioredis';
 import { keyPart, WindowCounter } from './counters.js';
 

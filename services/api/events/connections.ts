@@ -1,6 +1,6 @@
 // How many event connections (websockets, SSE streams) each client holds on this pod, so
 // that one client cannot take every socket and subscription of the pod from the others
-// (test/security/event-flood.test.ts). A client past its limit is refused before the
+// (test/api/events/flood.test.ts). A client past its limit is refused before the
 // connection opens.
 export class ConnectionCounter {
   private readonly open = new Map<string, number>();

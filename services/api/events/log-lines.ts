@@ -20,7 +20,7 @@ import type { HubEvent, Subscription } from './types.js';
 const ENTRIES_PER_POLL = 200;
 // Logs per XREAD: a poll reads every tailed log, this many at a time, so that neither the
 // command nor anything building it grows with the number of tails (the arguments were once
-// spread into one call, and 100,000 tails overflowed the stack: test/security/event-flood).
+// spread into one call, and 100,000 tails overflowed the stack: test/api/events/flood.test.ts).
 const LOGS_PER_READ = 500;
 
 interface Tail {

@@ -1,7 +1,7 @@
 // GitHub deliveries already turned into changes, remembered for a day in Redis (every API pod
 // sees the same): a signed delivery sent again, by the same X-GitHub-Delivery id or with the
 // same signed body under another id (the signature covers only the body), makes no change
-// the second time. (docs/security.md; test/security/small-items.test.ts)
+// the second time. (docs/security.md; test/api/hooks/github-replay.test.ts)
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { redisInTime } from '../auth/counters.js';

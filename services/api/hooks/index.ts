@@ -12,7 +12,7 @@
 // Buildbot, and nothing a client sends can cause one. Every answer is text/plain, and a
 // dialect that is not enabled is a 404 `not found`: Buildbot's text/html page quoting the
 // dialect from the URL let a cross-site form POST run a script on the API's origin
-// (docs/security.md, test/security/reflected-html.test.ts). The base hook asks for HTTP
+// (docs/security.md, test/api/security/reflected-html.test.ts). The base hook asks for HTTP
 // Basic credentials when change_hooks.base.auth is set (base-auth.ts: Buildbot's
 // change_hook_auth, for this dialect); without it, the API warns at every start, since
 // anyone who reaches it can add changes whose properties reach the builds' commands.

@@ -90,7 +90,7 @@ export class LogReader {
     if (!range) throw notFound();
     // Only lines the log has are read: a range past its end (offset and limit may be as
     // large as the query allows) holds nothing, and asking the database for it overflowed
-    // its integers (a 500: test/security/small-items.test.ts).
+    // its integers (a 500: test/api/log-contents-bounds.test.ts).
     const held = { first_line: range.first_line, last_line: Math.min(range.last_line, log.num_lines - 1) };
     const content =
       held.first_line > held.last_line

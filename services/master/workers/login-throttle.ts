@@ -3,7 +3,7 @@
 // until the window ends. A worker elsewhere is never locked out by someone guessing its
 // password: only the guesser's own address is. Counted in each master's memory (workers
 // reach one master at a time; guessing across masters gains at most one limit per master).
-// (docs/security.md; test/security/worker-credentials.test.ts)
+// (docs/security.md; test/worker/credentials.test.ts)
 
 export interface WorkerThrottleSettings {
   maxFailuresPerWorkerAndAddress: number;

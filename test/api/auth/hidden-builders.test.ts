@@ -22,7 +22,7 @@ import { oracleRegistry } from '../lib/harness.js';
 import { type Context, fixtureContext, NOT_READABLE, pathOf } from '../lib/registry-paths.js';
 import { AuthApp, type Reply, testHash } from './lib.js';
 
-// As the review had them (test/security/review.yaml): the test builders for developers and
+// As the review had them (test/api/lib/review.yaml): the test builders for developers and
 // admins, deploy for admins only; `build` has no rule, so everybody reads it.
 const HIDDEN = 'runtests';
 const VISIBLE = 'build';

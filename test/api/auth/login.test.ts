@@ -31,7 +31,7 @@ describe('GET /auth/login with HTTP Basic', () => {
     expect(a.status).toBe(302);
     expect(a.headers.location).toBe(`${PUBLIC_URL}#/`);
     expect(a.text).toBe('');
-    // The session, and a device cookie for the login throttle (test/security/login-throttle).
+    // The session, and a device cookie for the login throttle (login-throttle.test.ts).
     expect(a.cookies.map((c) => c.split('=')[0])).toEqual(['FLOTILLA_DEVICE', 'TWISTED_SESSION']);
     const claims = claimsOf(sessionOf(a)!);
     expect(claims.user_info).toEqual({
@@ -192,7 +192,7 @@ describe('a session minted by Buildbot', () => {
     await other?.db.drop();
   });
 
-  it('verifies, but is not honoured: a session without an id cannot be ended (test/security/sessions)', async () => {
+  it('verifies, but is not honoured: a session without an id cannot be ended (test/api/auth/sessions.test.ts)', async () => {
     const a = await other.get('/config', { session: VALID });
     expect(a.json().user).toEqual({ anonymous: true });
     expect(claimsOf(sessionOf(a)!).user_info).toEqual({ anonymous: true });

@@ -8,7 +8,7 @@ import { measureFanout, type Pod, startPod, stopPod } from '../../../load/events
 import { publish } from '../../../services/core/events/bus.js';
 import { createDatabase, type TestDatabase } from '../../helpers/databases.js';
 import { waitFor } from '../../helpers/wait.js';
-import { request, SseClient, until, useRedis, WsClient } from './lib.js';
+import { request, SseClient, useRedis, WsClient } from './lib.js';
 
 const bus = useRedis();
 const ROOT = new URL('../../../', import.meta.url).pathname;
@@ -50,8 +50,8 @@ describe('two API processes', () => {
       { everyMs: 100 },
     );
     const id = await publish(bus.redis, ['builds', 42, 'new'], { buildid: 42 });
-    for (const c of ws) await until('ws event', () => c.events.some((e) => e.id === id));
-    for (const s of sse) await until('sse event', () => s.events.some((e) => e.id === id));
+    for (const c of ws) await waitFor('ws event', () => c.events.some((e) => e.id === id), { everyMs: 5 });
+    for (const s of sse) await waitFor('sse event', () => s.events.some((e) => e.id === id), { everyMs: 5 });
     for (const c of ws) expect(c.events.at(-1)).toEqual({ k: 'builds/42/new', m: { buildid: 42 }, id });
     for (const c of ws) c.close();
     for (const s of sse) s.close();
@@ -60,13 +60,13 @@ describe('two API processes', () => {
   it('apply an SSE add or remove received by one pod to the stream the other holds', async () => {
     const [a, b] = pods as [Pod, Pod];
     const s = await SseClient.open(`${a.origin}/sse/listen`);
-    await until('handshake', () => s.events.length === 1);
+    await waitFor('handshake', () => s.events.length === 1, { everyMs: 5, gaveUp: s.gone });
     expect(await request(`${b.origin}/sse/add/${s.uuid}/changes/*/new`)).toMatchObject({
       status: 200,
       body: 'ok',
     });
     await publish(bus.redis, ['changes', 8, 'new'], { changeid: 8 });
-    await until('event', () => s.data.length === 1);
+    await waitFor('event', () => s.data.length === 1, { everyMs: 5, gaveUp: s.gone });
     expect(s.data[0]).toEqual({ key: ['changes', '8', 'new'], message: { changeid: 8 } });
     expect(await request(`${b.origin}/sse/remove/${s.uuid}/changes/*/new`)).toMatchObject({
       status: 200,

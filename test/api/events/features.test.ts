@@ -7,7 +7,8 @@ import { sql } from '../../../services/core/db/pool.js';
 import { publish } from '../../../services/core/events/bus.js';
 import { LogWriter } from '../../../services/master/build/log-writer.js';
 import { createDatabase, type TestDatabase } from '../../helpers/databases.js';
-import { type EventsApp, SseClient, startEventsApp, until, useRedis, WsClient } from './lib.js';
+import { waitFor } from '../../helpers/wait.js';
+import { type EventsApp, SseClient, startEventsApp, useRedis, WsClient } from './lib.js';
 
 const bus = useRedis();
 
@@ -42,10 +43,10 @@ describe('live log lines', () => {
     await wild.subscribe('logs/*/lines');
     // The tail starts after what is already there, once it has looked (the reader's own state).
     const tails = (api.hub.logs as unknown as { tails: Map<number, { cursor: string | null }> }).tails;
-    await until('the tail to start', () => tails.get(writer.logid)?.cursor != null);
+    await waitFor('the tail to start', () => tails.get(writer.logid)?.cursor != null, { everyMs: 5 });
     for (let i = 0; i < 20; i++) await writer.write(i % 2 ? 'e' : 'o', `line ${i}\n`);
     const expected = Array.from({ length: 20 }, (_, i) => `${i % 2 ? 'e' : 'o'}line ${i}\n`).join('');
-    await until('all lines', () => c.events.map((e) => e.m.content).join('') === expected);
+    await waitFor('all lines', () => c.events.map((e) => e.m.content).join('') === expected, { everyMs: 5 });
     const events = c.events;
     expect(events.length).toBeLessThan(20);
     let line = 1;
@@ -76,9 +77,9 @@ describe('live log lines', () => {
     const other = await WsClient.open(api.ws);
     await other.subscribe(`logs/${writer.logid}/lines`);
     const tails = (api.hub.logs as unknown as { tails: Map<number, { cursor: string | null }> }).tails;
-    await until('the tail to start', () => tails.get(writer.logid)?.cursor != null);
+    await waitFor('the tail to start', () => tails.get(writer.logid)?.cursor != null, { everyMs: 5 });
     await writer.write('o', 'heard\n');
-    await until('the later line', () => other.events.length > 0);
+    await waitFor('the later line', () => other.events.length > 0, { everyMs: 5, gaveUp: other.gone });
     expect(other.events.map((e) => e.m.content).join('')).toBe('oheard\n');
     expect(c.events).toEqual([]);
     c.close();
@@ -109,7 +110,7 @@ describe('authorization', () => {
       await c.subscribe('builds/*/*');
       await c.subscribe('control/builds/*/stop');
     }
-    await until('sse handshake', () => sse.events.length === 1);
+    await waitFor('sse handshake', () => sse.events.length === 1, { everyMs: 5, gaveUp: sse.gone });
     await publish(bus.redis, ['builds', 12, 'new'], { buildid: 12 });
     await publish(bus.redis, ['builds', 13, 'new'], { buildid: 13 });
     await publish(bus.redis, ['control', 'builds', 12, 'stop'], { reason: 'r' });
@@ -117,11 +118,12 @@ describe('authorization', () => {
     // Events arrive in the order published: once everyone has the last, nothing else is coming.
     await publish(bus.redis, ['builds', 15, 'new'], { buildid: 15 });
     const hasLast = (keys: string[]) => keys.includes('builds/15/new');
-    await until(
+    await waitFor(
       'the last event',
       () =>
         [admin, anon].every((c) => hasLast(c.events.map((e) => e.k))) &&
         hasLast(sse.data.map((d) => d.key.join('/'))),
+      { everyMs: 5 },
     );
     expect(admin.events.map((e) => e.k)).toEqual([
       'builds/12/new',
@@ -146,7 +148,7 @@ describe('authorization', () => {
     const c = await WsClient.open(throwing.ws);
     await c.subscribe('builds/*/*');
     for (const n of [12, 13, 14, 15]) await publish(bus.redis, ['builds', n, 'new'], { buildid: n });
-    await until('the last event', () => c.events.some((e) => e.m.buildid === 15));
+    await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 15), { everyMs: 5 });
     expect(c.events.map((e) => e.m.buildid)).toEqual([12, 14, 15]);
     c.close();
     await throwing.close();
@@ -170,7 +172,7 @@ describe('authorization', () => {
     for (const n of [20, 21, 22, 23]) await publish(bus.redis, ['builds', n, 'new'], { buildid: n });
     // A last event, decided at once: once it is here, every earlier one was decided (order is kept).
     await publish(bus.redis, ['builds', 24, 'new'], { buildid: 24 });
-    await until('the last event', () => c.events.some((e) => e.m.buildid === 24));
+    await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 24), { everyMs: 5 });
     expect(c.events.map((e) => e.m.buildid)).toEqual([20, 21, 23, 24]);
     c.close();
     await waiting.close();
@@ -192,7 +194,7 @@ describe('slow clients', () => {
   async function newConsumer<T>(open: () => Promise<T>): Promise<[T, unknown]> {
     const before = new Set(api.hub.consumers);
     const client = await open();
-    await until('consumer', () => api.hub.consumers.size > before.size);
+    await waitFor('consumer', () => api.hub.consumers.size > before.size, { everyMs: 5 });
     return [client, [...api.hub.consumers].find((c) => !before.has(c))];
   }
 
@@ -217,9 +219,12 @@ describe('slow clients', () => {
     expect(api.hub.consumers.has(consumer as never)).toBe(false);
     // Nothing more is queued for it.
     for (let n = sent; n < sent + 5; n++) await publish(bus.redis, ['flood', n, 'new'], { n, big });
-    await until('fast client has everything', () => fast.events.length === sent + 5);
+    await waitFor('fast client has everything', () => fast.events.length === sent + 5, {
+      everyMs: 5,
+      gaveUp: fast.gone,
+    });
     (slow.socket as unknown as { _socket: { resume(): void } })._socket.resume();
-    await until('slow client told', () => slow.closed !== null);
+    await waitFor('slow client told', () => slow.closed !== null, { everyMs: 5 });
     expect(slow.closed).toEqual({
       code: 1008,
       reason: `too slow: more than ${LIMIT} bytes waiting to be sent`,
@@ -230,11 +235,11 @@ describe('slow clients', () => {
 
   it('end an SSE stream with `event: disconnect`', async () => {
     const [s, consumer] = await newConsumer(() => SseClient.open(`${api.origin}/sse/listen/flood/*/*`));
-    await until('handshake', () => s.events.length === 1);
+    await waitFor('handshake', () => s.events.length === 1, { everyMs: 5, gaveUp: s.gone });
     s.res!.pause();
     await flood(() => !api.hub.consumers.has(consumer as never));
     s.res!.resume();
-    await until('stream ended', () => s.ended);
+    await waitFor('stream ended', () => s.ended, { everyMs: 5 });
     expect(s.events.at(-1)).toEqual({
       event: 'disconnect',
       data: `{"reason": "too slow: more than ${LIMIT} bytes waiting to be sent"}`,
@@ -255,7 +260,7 @@ describe('server pings', () => {
     const c = await WsClient.open(api.ws);
     let pings = 0;
     c.socket.on('ping', () => pings++);
-    await until('three pings', () => pings >= 3);
+    await waitFor('three pings', () => pings >= 3, { everyMs: 5 });
     expect(c.closed).toBeNull();
     expect(await c.call({ cmd: 'ping', _id: 1 })).toBe('{"msg":"pong","code":200,"_id":1}');
     c.close();
@@ -264,13 +269,13 @@ describe('server pings', () => {
   it('drops a client that does not answer them', async () => {
     const c = await WsClient.open(api.ws, { autoPong: false });
     await c.subscribe('builds/*/*');
-    await until('dropped', () => c.closed !== null);
+    await waitFor('dropped', () => c.closed !== null, { everyMs: 5 });
     expect(c.closed!.code).toBe(1006);
   });
 
   it('sends SSE comment lines', async () => {
     const s = await SseClient.open(`${api.origin}/sse/listen/builds/*/*`);
-    await until('two comment lines', () => s.comments.length >= 2);
+    await waitFor('two comment lines', () => s.comments.length >= 2, { everyMs: 5 });
     expect(s.text).toContain('\n\n: ping\n\n');
     s.close();
   });

@@ -70,11 +70,6 @@ export async function startEventsApp(
   };
 }
 
-/** Waits until `fn` holds, polling (the limit only ends a test that fails). */
-export function until(what: string, fn: () => boolean, timeoutMs?: number): Promise<void> {
-  return waitFor(what, fn, { everyMs: 5, ...(timeoutMs ? { timeoutMs } : {}) });
-}
-
 /**
  * A door between a client and Redis: cut() drops every connection through it and refuses new
  * ones until open(), so a test decides exactly how long a connection stays away.
@@ -157,6 +152,10 @@ export class WsClient {
     return this.messages.filter((m) => 'k' in m);
   }
 
+  /** Why no further frame can come (the socket closed), for a wait to fail at once. */
+  readonly gone = (): string | undefined =>
+    this.closed ? `the socket closed (${this.closed.code} ${this.closed.reason})` : undefined;
+
   send(frame: unknown): void {
     this.socket.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
   }
@@ -166,7 +165,7 @@ export class WsClient {
     const before = this.raw.length;
     this.send(frame);
     let found: string | undefined;
-    await until(
+    await waitFor(
       `answer to ${JSON.stringify(frame)}`,
       () => {
         found = this.raw.slice(before).find((r) => {
@@ -175,7 +174,7 @@ export class WsClient {
         });
         return found !== undefined;
       },
-      timeoutMs,
+      { everyMs: 5, timeoutMs, gaveUp: this.gone },
     );
     return found!;
   }
@@ -184,7 +183,7 @@ export class WsClient {
   async next(frame: string | Record<string, unknown>, timeoutMs = 5000): Promise<string> {
     const before = this.raw.length;
     this.send(frame);
-    await until('a frame', () => this.raw.length > before, timeoutMs);
+    await waitFor('a frame', () => this.raw.length > before, { everyMs: 5, timeoutMs, gaveUp: this.gone });
     return this.raw[before]!;
   }
 
@@ -237,6 +236,10 @@ export class SseClient {
     });
     return c;
   }
+
+  /** Why no further event can come (the stream ended), for a wait to fail at once. */
+  readonly gone = (): string | undefined =>
+    this.ended ? `the stream ended (status ${this.status})` : undefined;
 
   get uuid(): string {
     const h = this.events.find((e) => e.event === 'handshake');

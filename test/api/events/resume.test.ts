@@ -9,7 +9,7 @@ import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EVENTS_LOST_KEY, EVENTS_STREAM, publish } from '../../../services/core/events/bus.js';
 import { waitFor } from '../../helpers/wait.js';
-import { type EventsApp, RedisDoor, SseClient, startEventsApp, until, useRedis, WsClient } from './lib.js';
+import { type EventsApp, RedisDoor, SseClient, startEventsApp, useRedis, WsClient } from './lib.js';
 
 const bus = useRedis();
 let api: EventsApp;
@@ -35,7 +35,7 @@ describe('/ws resume', () => {
     await first.subscribe('builds/*/*');
     await build(1);
     const seen = await build(2);
-    await until('two events', () => first.events.length === 2);
+    await waitFor('two events', () => first.events.length === 2, { everyMs: 5, gaveUp: first.gone });
     first.close();
     await build(3);
     await publish(bus.redis, ['changes', 1, 'new'], { changeid: 1 });
@@ -45,11 +45,11 @@ describe('/ws resume', () => {
     expect(await again.call({ cmd: 'startConsuming', path: 'builds/*/*', _id: 1, since: seen })).toBe(
       '{"msg":"OK","code":200,"_id":1}',
     );
-    await until('missed events', () => again.events.length === 2);
+    await waitFor('missed events', () => again.events.length === 2, { everyMs: 5, gaveUp: again.gone });
     await build(5);
-    await until('live event', () => again.events.length === 3);
+    await waitFor('live event', () => again.events.length === 3, { everyMs: 5, gaveUp: again.gone });
     await build(6);
-    await until('the last event', () => again.events.some((e) => e.m.buildid === 6));
+    await waitFor('the last event', () => again.events.some((e) => e.m.buildid === 6), { everyMs: 5 });
     expect(again.events.map((e) => e.m.buildid)).toEqual([3, 4, 5, 6]);
     // The ack comes before the replayed events.
     expect(JSON.parse(again.raw[0]!)).toEqual({ msg: 'OK', code: 200, _id: 1 });
@@ -61,9 +61,9 @@ describe('/ws resume', () => {
     const c = await WsClient.open(api.ws);
     await c.subscribe('builds/*/*', { since: seen });
     await build(2);
-    await until('live event', () => c.events.length === 1);
+    await waitFor('live event', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     await build(3);
-    await until('the last event', () => c.events.some((e) => e.m.buildid === 3));
+    await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 3), { everyMs: 5 });
     expect(c.events.map((e) => e.m.buildid)).toEqual([2, 3]);
     c.close();
   });
@@ -77,9 +77,9 @@ describe('/ws resume', () => {
     })();
     await c.subscribe('builds/*/*', { since: seen });
     await publishing;
-    await until('600 events', () => c.events.length >= 600);
+    await waitFor('600 events', () => c.events.length >= 600, { everyMs: 5, gaveUp: c.gone });
     await build(601);
-    await until('the last event', () => c.events.some((e) => e.m.buildid === 601));
+    await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 601), { everyMs: 5 });
     expect(c.events.map((e) => e.m.buildid)).toEqual(Array.from({ length: 601 }, (_, i) => i + 1));
     c.close();
   });
@@ -92,17 +92,17 @@ describe('/ws resume', () => {
     await publish(bus.redis, ['changes', 7, 'new'], { changeid: 7 });
     await publish(bus.redis, ['masters', 1, 'started'], { masterid: 1 });
     // Once the watcher has it, the pod has dispatched every event above.
-    await until('dispatched', () => watcher.events.length === 1);
+    await waitFor('dispatched', () => watcher.events.length === 1, { everyMs: 5, gaveUp: watcher.gone });
     watcher.close();
     const c = await WsClient.open(`${api.ws}?last_event_id=${encodeURIComponent(seen)}`);
     await c.subscribe('builds/*/*');
     await c.subscribe('changes/*/*');
-    await until('opening replays', () => c.events.length === 2);
+    await waitFor('opening replays', () => c.events.length === 2, { everyMs: 5, gaveUp: c.gone });
     await c.call({ cmd: 'ping', _id: 'p' });
     await c.subscribe('masters/*/*');
     // A later subscription replays nothing: of the masters' events only a new one comes.
     await publish(bus.redis, ['masters', 2, 'started'], { masterid: 2 });
-    await until('the new event', () => c.events.some((e) => e.k === 'masters/2/started'));
+    await waitFor('the new event', () => c.events.some((e) => e.k === 'masters/2/started'), { everyMs: 5 });
     expect(c.events.map((e) => e.k).sort()).toEqual(['builds/2/new', 'changes/7/new', 'masters/2/started']);
     c.close();
   });
@@ -114,12 +114,12 @@ describe('/ws resume', () => {
     await bus.redis.xtrim(EVENTS_STREAM, 'MAXLEN', 1);
     const c = await WsClient.open(api.ws);
     await c.subscribe('builds/*/*', { since: old });
-    await until('reload', () => c.messages.some((m) => m.cmd === 'reload'));
+    await waitFor('reload', () => c.messages.some((m) => m.cmd === 'reload'), { everyMs: 5 });
     expect(c.raw[1]).toBe(
       `{"cmd":"reload","path":"builds/*/*","reason":"event id '${old}' is older than the events kept"}`,
     );
     await build(4);
-    await until('live event', () => c.events.length === 1);
+    await waitFor('live event', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     expect(c.events[0].m.buildid).toBe(4);
     c.close();
   });
@@ -131,17 +131,17 @@ describe('/ws resume', () => {
     await bus.redis.xtrim(EVENTS_STREAM, 'MAXLEN', 2);
     const c = await WsClient.open(api.ws);
     await c.subscribe('builds/*/*', { since: second });
-    await until('missed event', () => c.events.length === 1);
+    await waitFor('missed event', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     expect(c.events[0].m.buildid).toBe(3);
     const newest = await build(4);
-    await until('live event', () => c.events.length === 2);
+    await waitFor('live event', () => c.events.length === 2, { everyMs: 5, gaveUp: c.gone });
     await bus.redis.xtrim(EVENTS_STREAM, 'MAXLEN', 0);
     const d = await WsClient.open(api.ws);
     await d.subscribe('builds/*/*', { since: newest });
     await build(5);
-    await until('live event', () => d.events.length === 1);
+    await waitFor('live event', () => d.events.length === 1, { everyMs: 5, gaveUp: d.gone });
     await build(6);
-    await until('the last event', () => d.events.some((e) => e.m.buildid === 6));
+    await waitFor('the last event', () => d.events.some((e) => e.m.buildid === 6), { everyMs: 5 });
     expect(d.messages.some((m) => m.cmd === 'reload')).toBe(false);
     expect(d.events.map((e) => e.m.buildid)).toEqual([5, 6]);
     c.close();
@@ -153,7 +153,7 @@ describe('/ws resume', () => {
     const c = await WsClient.open(api.ws);
     await c.subscribe('a/*', { since: '99999999999999-0' });
     await c.subscribe('b/*', { since: 'yesterday' });
-    await until('reloads', () => c.messages.filter((m) => m.cmd === 'reload').length === 2);
+    await waitFor('reloads', () => c.messages.filter((m) => m.cmd === 'reload').length === 2, { everyMs: 5 });
     expect(c.messages.filter((m) => m.cmd === 'reload').map((m) => m.reason)).toEqual([
       "unknown event id '99999999999999-0'",
       "unknown event id 'yesterday'",
@@ -165,7 +165,7 @@ describe('/ws resume', () => {
     await waitFor('a later millisecond', () => Date.now() > lostAt);
     await build(3);
     await c.subscribe('builds/*/*', { since: lost });
-    await until('reload', () => c.messages.filter((m) => m.cmd === 'reload').length === 3);
+    await waitFor('reload', () => c.messages.filter((m) => m.cmd === 'reload').length === 3, { everyMs: 5 });
     expect(await c.call({ cmd: 'startConsuming', path: 'c/*', _id: 9, since: 5 })).toBe(
       `{"error":"invalid event id '5'","code":400,"_id":9}`,
     );
@@ -182,9 +182,9 @@ describe('/ws resume', () => {
     const c = await WsClient.open(guarded.ws);
     await c.subscribe('builds/*/*', { since: seen });
     await build(14);
-    await until('events', () => c.events.length === 2);
+    await waitFor('events', () => c.events.length === 2, { everyMs: 5, gaveUp: c.gone });
     await build(15);
-    await until('the last event', () => c.events.some((e) => e.m.buildid === 15));
+    await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 15), { everyMs: 5 });
     expect(c.events.map((e) => e.m.buildid)).toEqual([12, 14, 15]);
     c.close();
     await guarded.close();
@@ -198,12 +198,12 @@ describe('SSE resume', () => {
     await publish(bus.redis, ['changes', 1, 'new'], { changeid: 1 });
     const third = await build(3);
     const s = await SseClient.open(`${api.origin}/sse/listen/builds/*/*`, { 'last-event-id': seen });
-    await until('missed events', () => s.data.length === 2);
+    await waitFor('missed events', () => s.data.length === 2, { everyMs: 5, gaveUp: s.gone });
     expect(s.events.filter((e) => e.event === 'event').map((e) => e.id)).toEqual([expect.any(String), third]);
     expect(s.data.map((d) => d.message.buildid)).toEqual([2, 3]);
     s.close();
     const q = await SseClient.open(`${api.origin}/sse/listen/builds/*/*?last_event_id=${seen}`);
-    await until('missed events', () => q.data.length === 2);
+    await waitFor('missed events', () => q.data.length === 2, { everyMs: 5, gaveUp: q.gone });
     q.close();
   });
 
@@ -213,7 +213,7 @@ describe('SSE resume', () => {
     await build(3);
     await bus.redis.xtrim(EVENTS_STREAM, 'MAXLEN', 1);
     const s = await SseClient.open(`${api.origin}/sse/listen/builds/*/*`, { 'last-event-id': old });
-    await until('reload', () => s.events.some((e) => e.event === 'reload'));
+    await waitFor('reload', () => s.events.some((e) => e.event === 'reload'), { everyMs: 5 });
     expect(s.text).toContain(
       `event: reload\ndata: {"path": "builds/*/*", "reason": "event id '${old}' is older than the events kept"}\n\n`,
     );
@@ -245,14 +245,14 @@ describe('a pod whose subscriber connection drops', () => {
     const c = await WsClient.open(pod.ws);
     await c.subscribe('builds/*/*');
     await build(1);
-    await until('first event', () => c.events.length === 1);
+    await waitFor('first event', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     door.cut();
     for (let i = 2; i <= 50; i++) await build(i);
     door.reopen();
     for (let i = 51; i <= 60; i++) await build(i);
-    await until('all events', () => c.events.length >= 60);
+    await waitFor('all events', () => c.events.length >= 60, { everyMs: 5, gaveUp: c.gone });
     await build(61);
-    await until('the last event', () => c.events.some((e) => e.m.buildid === 61));
+    await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 61), { everyMs: 5 });
     expect(c.events.map((e) => e.m.buildid)).toEqual(Array.from({ length: 61 }, (_, i) => i + 1));
     c.close();
     await close();
@@ -264,19 +264,19 @@ describe('a pod whose subscriber connection drops', () => {
     await c.subscribe('builds/*/*');
     await c.subscribe('changes/*/*');
     await build(1);
-    await until('first event', () => c.events.length === 1);
+    await waitFor('first event', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     door.cut();
     await build(2);
     await build(3);
     await bus.redis.xtrim(EVENTS_STREAM, 'MAXLEN', 1);
     door.reopen();
-    await until('reloads', () => c.messages.filter((m) => m.cmd === 'reload').length === 2);
+    await waitFor('reloads', () => c.messages.filter((m) => m.cmd === 'reload').length === 2, { everyMs: 5 });
     expect(c.messages.filter((m) => m.cmd === 'reload').map((m) => m.path)).toEqual([
       'builds/*/*',
       'changes/*/*',
     ]);
     await build(4);
-    await until('live again', () => c.events.some((e) => e.m.buildid === 4));
+    await waitFor('live again', () => c.events.some((e) => e.m.buildid === 4), { everyMs: 5 });
     c.close();
     await close();
   });
@@ -293,10 +293,10 @@ describe('events a process dropped', () => {
     await c.subscribe('builds/*/*');
     await c.subscribe('changes/*/*');
     await build(1);
-    await until('first event', () => c.events.length === 1);
+    await waitFor('first event', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     await lost();
     await build(2);
-    await until('the event after the mark', () => c.events.some((e) => e.m.buildid === 2));
+    await waitFor('the event after the mark', () => c.events.some((e) => e.m.buildid === 2), { everyMs: 5 });
     const reloads = c.messages.filter((m) => m.cmd === 'reload');
     expect(reloads.map((m) => m.path)).toEqual(['builds/*/*', 'changes/*/*']);
     expect(c.events.map((e) => e.k)).toEqual(['builds/1/new', 'builds/2/new']);
@@ -309,7 +309,7 @@ describe('events a process dropped', () => {
     await build(2);
     const c = await WsClient.open(api.ws);
     await c.subscribe('builds/*/*', { since: seen });
-    await until('the missed event', () => c.events.some((e) => e.m.buildid === 2));
+    await waitFor('the missed event', () => c.events.some((e) => e.m.buildid === 2), { everyMs: 5 });
     expect(c.messages.filter((m) => m.cmd === 'reload').map((m) => m.path)).toEqual(['builds/*/*']);
     c.close();
   });

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { publish } from '../../../services/core/events/bus.js';
 import { waitFor } from '../../helpers/wait.js';
-import { type EventsApp, request, SseClient, startEventsApp, until, useRedis } from './lib.js';
+import { type EventsApp, request, SseClient, startEventsApp, useRedis } from './lib.js';
 
 const bus = useRedis();
 let podA: EventsApp;
@@ -23,9 +23,10 @@ afterAll(async () => {
 // Each test closes its streams; a pod lets go of a closed one a moment later. Counts the
 // tests read start from none.
 beforeEach(async () => {
-  await until(
+  await waitFor(
     'no stream left from before',
     () => podA.hub.consumers.size === 0 && podB.hub.consumers.size === 0,
+    { everyMs: 5 },
   );
 });
 
@@ -36,11 +37,11 @@ describe('listen', () => {
     const s = await SseClient.open(`${podA.origin}/sse/listen/builds/*/*`);
     expect(s.status).toBe(200);
     expect(s.headers['content-type']).toBe('text/event-stream');
-    await until('handshake', () => s.events.length === 1);
+    await waitFor('handshake', () => s.events.length === 1, { everyMs: 5, gaveUp: s.gone });
     expect(s.text).toMatch(/^event: handshake\ndata: [0-9a-f-]{36}\n\n$/);
     expect(s.uuid).toMatch(UUID);
     const id = await publish(bus.redis, ['builds', 12, 'new'], { buildid: 12, name: 'café', results: null });
-    await until('event', () => s.data.length === 1);
+    await waitFor('event', () => s.data.length === 1, { everyMs: 5, gaveUp: s.gone });
     expect(s.text.slice(s.text.indexOf('\n\n') + 2)).toBe(
       `event: event\ndata: {"key": ["builds", "12", "new"], "message": {"buildid": 12, "name": "caf\\u00e9", "results": null}}\nid: ${id}\n\n`,
     );
@@ -50,9 +51,9 @@ describe('listen', () => {
   it('listens to a path given without the listen command, and ignores one trailing slash', async () => {
     const bare = await SseClient.open(`${podA.origin}/sse/changes/*/new`);
     const slash = await SseClient.open(`${podA.origin}/sse/listen/changes/*/new/`);
-    await until('handshakes', () => bare.events.length === 1 && slash.events.length === 1);
+    await waitFor('handshakes', () => bare.events.length === 1 && slash.events.length === 1, { everyMs: 5 });
     await publish(bus.redis, ['changes', 3, 'new'], { changeid: 3 });
-    await until('events', () => bare.data.length === 1 && slash.data.length === 1);
+    await waitFor('events', () => bare.data.length === 1 && slash.data.length === 1, { everyMs: 5 });
     expect(bare.data[0]).toEqual({ key: ['changes', '3', 'new'], message: { changeid: 3 } });
     bare.close();
     slash.close();
@@ -63,9 +64,12 @@ describe('listen', () => {
     // A stream that listens to changes, on the same pod: once it has the event, the pod has
     // handed it to every stream it holds.
     const watcher = await SseClient.open(`${podA.origin}/sse/listen/changes/*/*`);
-    await until('handshakes', () => s.events.length === 1 && watcher.events.length === 1);
+    await waitFor('handshakes', () => s.events.length === 1 && watcher.events.length === 1, { everyMs: 5 });
     await publish(bus.redis, ['changes', 4, 'new'], { changeid: 4 });
-    await until('the watcher to have it', () => watcher.data.length === 1);
+    await waitFor('the watcher to have it', () => watcher.data.length === 1, {
+      everyMs: 5,
+      gaveUp: watcher.gone,
+    });
     expect(s.data).toEqual([]);
     s.close();
     watcher.close();
@@ -74,30 +78,33 @@ describe('listen', () => {
   it('forgets the subscriptions of a stream the client closed', async () => {
     const before = podA.hub.subscriptionCount();
     const s = await SseClient.open(`${podA.origin}/sse/listen/workers/*/connected`);
-    await until('subscribed', () => podA.hub.subscriptionCount() === before + 1);
+    await waitFor('subscribed', () => podA.hub.subscriptionCount() === before + 1, { everyMs: 5 });
     s.close();
-    await until('released', () => podA.hub.subscriptionCount() === before);
+    await waitFor('released', () => podA.hub.subscriptionCount() === before, { everyMs: 5 });
   });
 });
 
 describe('add and remove', () => {
   it('add a path to a stream and remove it, answering ok', async () => {
     const s = await SseClient.open(`${podA.origin}/sse/listen`);
-    await until('handshake', () => s.events.length === 1);
+    await waitFor('handshake', () => s.events.length === 1, { everyMs: 5, gaveUp: s.gone });
     const added = await request(`${podA.origin}/sse/add/${s.uuid}/buildsets/*/new`);
     expect(added).toEqual({ status: 200, type: 'text/plain; charset=utf-8', body: 'ok' });
     await publish(bus.redis, ['buildsets', 1, 'new'], { bsid: 1 });
-    await until('event', () => s.data.length === 1);
+    await waitFor('event', () => s.data.length === 1, { everyMs: 5, gaveUp: s.gone });
     expect(await request(`${podA.origin}/sse/remove/${s.uuid}/buildsets/*/new`)).toMatchObject({
       status: 200,
       body: 'ok',
     });
     const watcher = await SseClient.open(`${podA.origin}/sse/listen/buildsets/*/new`);
-    await until('handshake', () => watcher.events.length === 1);
+    await waitFor('handshake', () => watcher.events.length === 1, { everyMs: 5, gaveUp: watcher.gone });
     await publish(bus.redis, ['buildsets', 2, 'new'], { bsid: 2 });
-    await until('the watcher to have it', () => watcher.data.length === 1);
+    await waitFor('the watcher to have it', () => watcher.data.length === 1, {
+      everyMs: 5,
+      gaveUp: watcher.gone,
+    });
     watcher.close();
-    await until('the watcher forgotten', () => podA.hub.consumers.size === 1);
+    await waitFor('the watcher forgotten', () => podA.hub.consumers.size === 1, { everyMs: 5 });
     expect(s.data.map((d) => d.message.bsid)).toEqual([1]);
     expect(await request(`${podA.origin}/sse/remove/${s.uuid}/buildsets/*/new`)).toEqual({
       status: 404,
@@ -124,25 +131,25 @@ describe('add and remove', () => {
 
   it('add the same path twice as one subscription', async () => {
     const s = await SseClient.open(`${podA.origin}/sse/listen/steps/*/new`);
-    await until('handshake', () => s.events.length === 1);
+    await waitFor('handshake', () => s.events.length === 1, { everyMs: 5, gaveUp: s.gone });
     expect((await request(`${podA.origin}/sse/add/${s.uuid}/steps/*/new`)).body).toBe('ok');
     await publish(bus.redis, ['steps', 9, 'new'], { stepid: 9 });
     await publish(bus.redis, ['steps', 10, 'new'], { stepid: 10 });
     // In order: a second copy of the first would come before the second.
-    await until('the second event', () => s.data.some((d) => d.message.stepid === 10));
+    await waitFor('the second event', () => s.data.some((d) => d.message.stepid === 10), { everyMs: 5 });
     expect(s.data.map((d) => d.message.stepid)).toEqual([9, 10]);
     s.close();
   });
 
   it('work through any pod: the pod that holds the stream applies what another pod received', async () => {
     const s = await SseClient.open(`${podA.origin}/sse/listen`);
-    await until('handshake', () => s.events.length === 1);
+    await waitFor('handshake', () => s.events.length === 1, { everyMs: 5, gaveUp: s.gone });
     expect(await request(`${podB.origin}/sse/add/${s.uuid}/logs/*/finished`)).toMatchObject({
       status: 200,
       body: 'ok',
     });
     await publish(bus.redis, ['logs', 5, 'finished'], { logid: 5 });
-    await until('event', () => s.data.length === 1);
+    await waitFor('event', () => s.data.length === 1, { everyMs: 5, gaveUp: s.gone });
     expect(await request(`${podB.origin}/sse/remove/${s.uuid}/logs/*/finished`)).toMatchObject({
       status: 200,
       body: 'ok',
@@ -152,7 +159,7 @@ describe('add and remove', () => {
       body: 'consumer is not listening to this event',
     });
     s.close();
-    await until('stream forgotten', () => podA.hub.consumers.size === 0);
+    await waitFor('stream forgotten', () => podA.hub.consumers.size === 0, { everyMs: 5 });
     // Once the stream is gone, its uuid is soon unknown everywhere.
     await waitFor(
       'the uuid to be unknown on the other pod',

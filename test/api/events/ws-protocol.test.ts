@@ -2,7 +2,8 @@
 // answer and error byte for byte, events as {"k","m"} (plus our "id"), `*` one element.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publish } from '../../../services/core/events/bus.js';
-import { type EventsApp, request, startEventsApp, until, useRedis, WsClient } from './lib.js';
+import { waitFor } from '../../helpers/wait.js';
+import { type EventsApp, request, startEventsApp, useRedis, WsClient } from './lib.js';
 
 const bus = useRedis();
 let api: EventsApp;
@@ -163,7 +164,7 @@ describe('commands and their answers', () => {
   it('closes a connection whose frame is larger than the limit', async () => {
     const c = await client();
     c.send({ cmd: 'ping', _id: 'x'.repeat(70 * 1024) });
-    await until('close', () => c.closed !== null);
+    await waitFor('close', () => c.closed !== null, { everyMs: 5 });
     expect(c.closed!.code).toBe(1009);
   });
 
@@ -180,7 +181,7 @@ describe('events', () => {
     await c.subscribe('builds/*/*');
     const message = { buildid: 12, number: 3, state_string: 'café "quoted"', results: null, complete: false };
     const id = await publish(bus.redis, ['builds', 12, 'new'], message);
-    await until('event', () => c.events.length === 1);
+    await waitFor('event', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     expect(c.raw.at(-1)).toBe(
       `{"k":"builds/12/new","m":{"buildid":12,"number":3,"state_string":"caf\\u00e9 \\"quoted\\"","results":null,"complete":false},"id":"${id}"}`,
     );
@@ -220,8 +221,10 @@ describe('events', () => {
       ['builds', 99, 'steps', 99, 'new'],
     ];
     for (const k of marked) await publish(bus.redis, k, { marked: true });
-    await until('every client to have a marked event', () =>
-      [...clients.values()].every((c) => c.events.some((e) => e.m.marked)),
+    await waitFor(
+      'every client to have a marked event',
+      () => [...clients.values()].every((c) => c.events.some((e) => e.m.marked)),
+      { everyMs: 5 },
     );
     const got = (p: string) =>
       clients
@@ -246,11 +249,11 @@ describe('events', () => {
       '{"msg":"OK","code":200,"_id":2}',
     );
     await publish(bus.redis, ['changes', 1, 'new'], { changeid: 1 });
-    await until('event', () => c.events.length === 1);
+    await waitFor('event', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     await c.subscribe('changes/1/*');
     await publish(bus.redis, ['changes', 1, 'new'], { changeid: 1 });
     await publish(bus.redis, ['changes', 2, 'new'], { changeid: 2 });
-    await until('the last event', () => c.events.some((e) => e.m.changeid === 2));
+    await waitFor('the last event', () => c.events.some((e) => e.m.changeid === 2), { everyMs: 5 });
     expect(c.events.map((e) => e.k)).toEqual([
       'changes/1/new',
       'changes/1/new',
@@ -265,16 +268,18 @@ describe('events', () => {
     await c.subscribe('masters/*/*');
     await c.subscribe('marker');
     await publish(bus.redis, ['masters', 1, 'started'], { masterid: 1 });
-    await until('event', () => c.events.length === 1);
+    await waitFor('event', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     await c.call({ cmd: 'stopConsuming', path: 'masters/*/*', _id: 'stop' });
     await publish(bus.redis, ['masters', 1, 'stopped'], { masterid: 1, n: 1 });
     // Events arrive in order: once the marker is here, the event before it was dispatched.
     await publish(bus.redis, ['marker'], {});
-    await until('marker', () => c.events.length === 2);
+    await waitFor('marker', () => c.events.length === 2, { everyMs: 5, gaveUp: c.gone });
     await c.subscribe('masters/1/stopped');
     await publish(bus.redis, ['masters', 1, 'stopped'], { masterid: 1, n: 2 });
     await publish(bus.redis, ['marker'], {});
-    await until('the second marker', () => c.events.filter((e) => e.k === 'marker').length === 2);
+    await waitFor('the second marker', () => c.events.filter((e) => e.k === 'marker').length === 2, {
+      everyMs: 5,
+    });
     expect(c.events.map((e) => [e.k, e.m.n])).toEqual([
       ['masters/1/started', undefined],
       ['marker', undefined],
@@ -288,7 +293,7 @@ describe('events', () => {
     const c = await client();
     await c.subscribe('control/builds/*/stop');
     await publish(bus.redis, ['control', 'builds', 5, 'stop'], { reason: 'because' });
-    await until('control message', () => c.events.length === 1);
+    await waitFor('control message', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     expect(c.events[0]).toMatchObject({ k: 'control/builds/5/stop', m: { reason: 'because' } });
     c.close();
   });
@@ -299,7 +304,7 @@ describe('events', () => {
     sub.on('message', (ch, raw) => got.push([ch, raw]));
     await sub.subscribe('flotilla:events', 'flotilla:events:with-ids');
     const id = await publish(bus.redis, ['workers', 1, 'connected'], { workerid: 1 });
-    await until('raw messages', () => got.length === 2);
+    await waitFor('raw messages', () => got.length === 2, { everyMs: 5 });
     expect(got).toEqual([
       ['flotilla:events', '{"k":"workers/1/connected","m":{"workerid":1}}'],
       ['flotilla:events:with-ids', `{"k":"workers/1/connected","m":{"workerid":1},"id":"${id}"}`],
@@ -312,6 +317,6 @@ describe('events', () => {
     await c.subscribe('forget/*/*');
     const before = api.hub.subscriptionCount();
     c.close();
-    await until('released', () => api.hub.subscriptionCount() === before - 1);
+    await waitFor('released', () => api.hub.subscriptionCount() === before - 1, { everyMs: 5 });
   });
 });

@@ -2,7 +2,8 @@
 // runs) on a database of the test's own, ready once /readyz says so, stopped by its pid.
 import { readFileSync } from 'node:fs';
 import { testEnv } from '../../helpers/env.js';
-import { freePort, type Running, startService, status, waitFor } from '../../helpers/processes.js';
+import { freePort, type Running, startService, status } from '../../helpers/processes.js';
+import { waitFor } from '../../helpers/wait.js';
 import { ORACLE_MASTER_YAML } from './harness.js';
 
 export interface ApiProcess {
@@ -28,7 +29,7 @@ export async function startApiProcess(databaseUrl: string): Promise<ApiProcess> 
     LOG_LEVEL: 'silent',
   });
   try {
-    await waitFor('api /readyz', async () => (await status(`${origin}/readyz`)) === 200, proc);
+    await waitFor('api /readyz', async () => (await status(`${origin}/readyz`)) === 200, { proc });
   } catch (err) {
     await proc.stop('SIGKILL');
     throw err;

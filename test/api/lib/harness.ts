@@ -60,7 +60,8 @@ export class ApiUnderTest {
   private constructor(
     readonly app: FastifyInstance,
     readonly db: TestDatabase,
-    private readonly redis: Redis,
+    /** The API's own Redis connection (its event publisher is this connection's). */
+    readonly redis: Redis,
   ) {}
 
   static async start(
@@ -101,11 +102,21 @@ export class ApiUnderTest {
 
   /** `path` is relative to /api/v2 and keeps its query string, as in cases.json. */
   async request(method: string, path: string, opts: RequestOptions = {}): Promise<Answer> {
+    return this.send(method, `/api/v2${path}`, opts.headers ?? {}, opts.payload);
+  }
+
+  /** Any request to any URL of the app (not only under /api/v2), as it is. */
+  async send(
+    method: string,
+    url: string,
+    headers: Record<string, string>,
+    payload?: string | Buffer,
+  ): Promise<Answer> {
     const res = await this.app.inject({
       method: method as 'GET',
-      url: `/api/v2${path}`,
-      headers: opts.headers ?? {},
-      ...(opts.payload !== undefined ? { payload: opts.payload } : {}),
+      url,
+      headers,
+      ...(payload !== undefined ? { payload } : {}),
     });
     const ctype = res.headers['content-type'];
     return {

@@ -4,8 +4,15 @@
 // tokens, session cookies forged every way, hostile headers and methods, oversized bodies,
 // URLs and headers, raw bytes no HTTP client would send, and websocket frames.
 import { createHmac } from 'node:crypto';
-import { oracleRegistry } from '../lib/harness.js';
-import { TRICKY_NUMBERS } from '../lib/tricky-numbers.js';
+import {
+  BAD_PERCENT,
+  FIELD_NAMES as FIELDS,
+  NAMES,
+  NUMBERS,
+  OPS,
+  PATTERNS,
+  WORDS,
+} from '../lib/fuzz-pieces.js';
 
 export class Rng {
   private s: number;
@@ -77,39 +84,7 @@ export type FuzzRequest =
   | { kind: 'raw'; bytes: Buffer; what: string }
   | { kind: 'ws'; headers: Record<string, string>; frames: (string | Buffer)[]; what: string };
 
-const registry = oracleRegistry();
-const PATTERNS = registry.endpoints.map((e) => e.pattern);
-const FIELDS = [...new Set(registry.endpoints.flatMap((e) => e.resource.fields.map((f) => f.name)))];
-const WORDS = [...new Set(PATTERNS.flatMap((p) => p.split('/')).filter((s) => s && !s.includes(':')))];
-const NUMBERS = TRICKY_NUMBERS;
-const NAMES = [
-  'runtests',
-  'deploy',
-  'flaky',
-  'stdio',
-  'worker1',
-  'force-flaky',
-  'force-runtests',
-  'nosuch',
-  '-x',
-  '_',
-  'a.b',
-];
-const BAD_PERCENT = [
-  '%',
-  '%z',
-  '%E9',
-  '%C3',
-  '%ED%A0%80',
-  '%FF%FE',
-  '%C0%80',
-  '%%',
-  '%u0041',
-  '%00',
-  '%0A',
-  '%0D%0A',
-];
-const OPS = ['eq', 'ne', 'lt', 'le', 'gt', 'ge', 'contains', 'in', 'notin', 'like', 'foo', ''];
+// The hostile pieces (NAMES, NUMBERS, BAD_PERCENT, OPS...) are the in-process fuzzer's too.
 const METHODS = [
   'stop',
   'rebuild',

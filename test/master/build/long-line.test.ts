@@ -13,7 +13,8 @@ import { Results } from '../../../services/core/results.js';
 import { MAX_OUTPUT } from '../../../services/master/build/steps/set-property.js';
 import { Cluster, type MasterProc } from '../../e2e/cluster.js';
 import { createBuildbotWorker, startBuildbotWorker } from '../../helpers/buildbot-worker.js';
-import { freePort, waitFor } from '../../helpers/processes.js';
+import { freePort } from '../../helpers/processes.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const BYTES: Record<string, number> = { w1: 200_000_000, bb1: 300_000 };
 const printLong = (bytes: number) => `head -c ${bytes} /dev/zero | tr '\\\\0' x; echo; echo after`;
@@ -67,7 +68,7 @@ beforeAll(async () => {
   await waitFor(
     'buildbot-worker bb1 to connect',
     async () => (await c.get('/workers?name=bb1')).workers[0]?.connected_to.length === 1,
-    bbw,
+    { proc: bbw },
   );
 }, 180_000);
 afterAll(async () => {

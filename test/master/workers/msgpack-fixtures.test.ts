@@ -16,7 +16,7 @@ import {
   startMsgpackWorkerServer,
   WORKER_SETTINGS,
 } from '../../../services/master/workers/msgpack/server.js';
-import { waitFor } from '../../helpers/processes.js';
+import { waitFor } from '../../helpers/wait.js';
 
 type Msg = Record<string, unknown>;
 interface Entry {

@@ -14,8 +14,9 @@ import {
   startMsgpackWorkerServer,
 } from '../../../services/master/workers/msgpack/server.js';
 import { createBuildbotWorker, startBuildbotWorker } from '../../helpers/buildbot-worker.js';
-import { type Running, waitFor } from '../../helpers/processes.js';
+import type { Running } from '../../helpers/processes.js';
 import { collector, reader } from '../../helpers/transfer-ends.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const log = createLogger('test', 'silent');
 const dir = mkdtempSync(join(tmpdir(), 'flotilla-bbw-transfer-'));
@@ -35,7 +36,10 @@ beforeAll(async () => {
   });
   createBuildbotWorker({ dir: base, port: server.port, name: 'bbw', password: 'secret' });
   worker = startBuildbotWorker(base);
-  await waitFor('the buildbot-worker to attach', async () => server.get('bbw') !== undefined, 30_000, worker);
+  await waitFor('the buildbot-worker to attach', async () => server.get('bbw') !== undefined, {
+    timeoutMs: 30_000,
+    proc: worker,
+  });
   conn = server.get('bbw')!;
 });
 afterAll(async () => {

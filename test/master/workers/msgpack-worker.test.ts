@@ -18,7 +18,8 @@ import {
   startMsgpackWorkerServer,
 } from '../../../services/master/workers/msgpack/server.js';
 import { createBuildbotWorker, startBuildbotWorker } from '../../helpers/buildbot-worker.js';
-import { type Running, waitFor } from '../../helpers/processes.js';
+import type { Running } from '../../helpers/processes.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const log = createLogger('test', 'silent');
 const dir = mkdtempSync(join(tmpdir(), 'flotilla-bbw-'));
@@ -50,7 +51,9 @@ beforeAll(async () => {
   // A directory no builder wants: the handshake removes it (--delete-leftover-dirs).
   mkdirSync(join(base, 'stale-builder'));
   worker = startBuildbotWorker(base);
-  await waitFor('the buildbot-worker to attach', async () => server.get('bbw') !== undefined, worker);
+  await waitFor('the buildbot-worker to attach', async () => server.get('bbw') !== undefined, {
+    proc: worker,
+  });
   conn = server.get('bbw')!;
 });
 

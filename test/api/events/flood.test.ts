@@ -1,17 +1,18 @@
-// Finding 5 (medium): one client must not starve the others. 100 /ws connections with 1,000
-// `logs/<id>/lines` subscriptions each crashed the tail loop ("Maximum call stack size
+// Review issue 13, finding 5 (medium): one client must not starve the others. 100 /ws connections
+// with 1,000 `logs/<id>/lines` subscriptions each crashed the tail loop ("Maximum call stack size
 // exceeded"): another user's live log got nothing, and unrelated requests took seconds. Now
-// connections per client and subscriptions per connection (log tails apart) are capped, as
-// the configuration says, and nothing in the tail loop grows the stack with the number of
-// tails. (load/events/flood.ts measures the flood itself: load/events/RESULTS.md.)
+// connections per client and subscriptions per connection (log tails apart) are capped, as the
+// configuration says, and nothing in the tail loop grows the stack with the number of tails.
+// (load/events/flood.ts measures the flood itself: load/events/RESULTS.md.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { LogTailer } from '../../services/api/events/log-lines.js';
-import { appendToLogStream } from '../../services/core/logs/live-stream.js';
-import { createRedis, type Redis } from '../../services/core/redis.js';
-import { createLogger } from '../../services/core/telemetry/logger.js';
-import { until, useRedis, WsClient } from '../api/events/lib.js';
-import { ReviewStack } from './lib.js';
+import { LogTailer } from '../../../services/api/events/log-lines.js';
+import { appendToLogStream } from '../../../services/core/logs/live-stream.js';
+import { createRedis, type Redis } from '../../../services/core/redis.js';
+import { createLogger } from '../../../services/core/telemetry/logger.js';
+import { waitFor } from '../../helpers/wait.js';
+import { ReviewStack } from '../lib/review-stack.js';
+import { useRedis, WsClient } from './lib.js';
 
 const suiteRedis = useRedis();
 let redis: Redis;
@@ -111,7 +112,7 @@ describe('the tail loop', () => {
       // A tail starts at its log's newest line once it has looked: append until both arrive.
       let n = 0;
       const seen = () => new Set(got.map((m) => m.logid));
-      await until(
+      await waitFor(
         "both logs' lines",
         () => {
           if (n++ % 40 === 0) {
@@ -120,7 +121,7 @@ describe('the tail loop', () => {
           }
           return seen().has(77_777) && seen().has(100_000);
         },
-        30_000,
+        { everyMs: 5, timeoutMs: 30_000 },
       );
       // Appends that meet in one poll arrive as one batch.
       const line = (logid: number) => (logid === 77_777 ? /^(deep in the flood\n)+$/ : /^(the last one\n)+$/);

@@ -1,4 +1,4 @@
-// Finding 2 (high): force authorization.
+// Review issue 13, finding 2 (high): force authorization.
 // - A force rule limited to some builders allowed the call when any requested builder
 //   matched, and then started all of them (Buildbot 3.7 has the same flaw): every requested
 //   builder must be allowed.
@@ -8,8 +8,8 @@
 // - An unknown method on /forceschedulers/X answered 200 `result: null`: -32601 as on every
 //   other path.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sql } from '../../services/core/db/pool.js';
-import { BUILDERS, type Reply, ReviewStack } from './lib.js';
+import { sql } from '../../../services/core/db/pool.js';
+import { BUILDERS, type Reply, ReviewStack } from '../lib/review-stack.js';
 
 let stack: ReviewStack;
 let admin: string;

@@ -7,16 +7,17 @@ import { randomBytes } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import { changeHooks } from '../../services/api/hooks/index.js';
-import { buildApp } from '../../services/api/http/server.js';
-import { loadMasterConfig, type MasterConfig } from '../../services/core/config/master-config.js';
-import { sql } from '../../services/core/db/pool.js';
-import { forceScheduler } from '../../services/core/force/parameters.js';
-import { createRedis, type Redis } from '../../services/core/redis.js';
-import { createLogger } from '../../services/core/telemetry/logger.js';
-import { basic, InjectClient, type Reply, sessionOf } from '../api/auth/lib.js';
-import { createDatabase, type TestDatabase } from '../helpers/databases.js';
-import { testEnv } from '../helpers/env.js';
+import { afterAll, beforeAll } from 'vitest';
+import { changeHooks } from '../../../services/api/hooks/index.js';
+import { buildApp } from '../../../services/api/http/server.js';
+import { loadMasterConfig, type MasterConfig } from '../../../services/core/config/master-config.js';
+import { sql } from '../../../services/core/db/pool.js';
+import { forceScheduler } from '../../../services/core/force/parameters.js';
+import { createRedis, type Redis } from '../../../services/core/redis.js';
+import { createLogger } from '../../../services/core/telemetry/logger.js';
+import { createDatabase, type TestDatabase } from '../../helpers/databases.js';
+import { testEnv } from '../../helpers/env.js';
+import { basic, InjectClient, type Reply, sessionOf } from '../auth/lib.js';
 
 export { basic, type Reply, sessionOf };
 
@@ -115,4 +116,30 @@ export class ReviewStack extends InjectClient {
     if (this.ownRedis) this.redis.disconnect();
     if (this.ownDb) await this.db.drop();
   }
+}
+
+/** What useReviewStack gives a file: set before its first test. */
+export interface ReviewFile {
+  stack: ReviewStack;
+  /** The base URL when started with `listen` (real sockets), else ''. */
+  base: string;
+  /** A session cookie's value for each user of `login`. */
+  sessions: Record<ReviewUser, string>;
+}
+
+/**
+ * A review stack for the tests of one file: started before them (listening on a port, with
+ * users logged in, when asked), closed after them.
+ */
+export function useReviewStack(opts: { listen?: boolean; login?: readonly ReviewUser[] } = {}): ReviewFile {
+  const file = { base: '', sessions: { admin: '', dev: '', guest: '' } } as ReviewFile;
+  beforeAll(async () => {
+    file.stack = await ReviewStack.start();
+    if (opts.listen) file.base = await file.stack.listen();
+    for (const u of opts.login ?? []) file.sessions[u] = await file.stack.login(u);
+  });
+  afterAll(async () => {
+    await file.stack?.close();
+  });
+  return file;
 }

@@ -1,6 +1,6 @@
-// Finding 6 (medium): sessions can be ended. A cookie copied before /auth/logout still worked
-// afterwards, and a user removed from the configuration kept forcing builds with the old
-// cookie for its whole 7 days. Now:
+// Review issue 13, finding 6 (medium): sessions can be ended. A cookie copied before /auth/logout
+// still worked afterwards, and a user removed from the configuration kept forcing builds with the
+// old cookie for its whole 7 days. Now:
 // - logout ends the session on every pod (its id, the cookie's `jti`, is dropped from Redis);
 // - a change of the user's password, groups or existence ends the user's sessions: at once
 //   on a pod with the new configuration, within the users file's recheck (10 s) for a
@@ -14,12 +14,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import type { MasterConfig } from '../../services/core/config/master-config.js';
-import { sql } from '../../services/core/db/pool.js';
-import { claimsOf } from '../api/auth/lib.js';
-import { until, WsClient } from '../api/events/lib.js';
-import { eventually } from '../helpers/wait.js';
-import { ReviewStack, sessionOf } from './lib.js';
+import type { MasterConfig } from '../../../services/core/config/master-config.js';
+import { sql } from '../../../services/core/db/pool.js';
+import { eventually, waitFor } from '../../helpers/wait.js';
+import { WsClient } from '../events/lib.js';
+import { ReviewStack, sessionOf } from '../lib/review-stack.js';
+import { claimsOf } from './lib.js';
 
 let stack: ReviewStack;
 beforeAll(async () => {
@@ -71,7 +71,10 @@ describe('logout', () => {
       const anon = await WsClient.open(url);
       await mine.subscribe('builds/*/*');
       await stack.get('/auth/logout', { session: admin });
-      await until('the socket of the ended session to close', () => mine.closed !== null, 10_000);
+      await waitFor('the socket of the ended session to close', () => mine.closed !== null, {
+        everyMs: 5,
+        timeoutMs: 10_000,
+      });
       expect(mine.closed).toEqual({ code: 1008, reason: 'the session ended' });
       expect(anon.closed).toBeNull();
       anon.close();
@@ -166,7 +169,7 @@ describe('lifetime', () => {
   });
 
   it('a logged-in cookie without a session id (minted by a Buildbot master) cannot be ended, and is not honoured', async () => {
-    const { Sessions } = await import('../../services/api/auth/session.js');
+    const { Sessions } = await import('../../../services/api/auth/session.js');
     const [row] = await stack.db.pool.query(sql`
       SELECT s.value_json FROM object_state s JOIN objects o ON o.id = s.objectid
       WHERE o.name = 'www' AND s.name = 'session_secret'`);

@@ -1,11 +1,11 @@
-// Finding 1 (high): POST /change_hook/<dialect> answered text/html and echoed the dialect
-// from the URL, so a cross-site form POST ran a script on the API's origin, which then
-// called JSON-RPC with the victim's cookie. Now: no answer reflects request input into
-// HTML, hook answers are text/plain, an unknown dialect is a 404 that names nothing from
-// the request, every answer says nosniff, and every HTML answer carries a strict CSP.
+// Review issue 13, finding 1 (high): POST /change_hook/<dialect> answered text/html and echoed the
+// dialect from the URL, so a cross-site form POST ran a script on the API's origin, which then
+// called JSON-RPC with the victim's cookie. Now: no answer reflects request input into HTML, hook
+// answers are text/plain, an unknown dialect is a 404 that names nothing from the request, every
+// answer says nosniff, and every HTML answer carries a strict CSP.
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GITHUB_SECRET, type Reply, ReviewStack } from './lib.js';
+import { GITHUB_SECRET, type Reply, ReviewStack } from '../lib/review-stack.js';
 
 let stack: ReviewStack;
 beforeAll(async () => {

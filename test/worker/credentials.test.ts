@@ -1,6 +1,6 @@
-// Finding 4 (medium): worker credentials and environment. A build step read WORKER_PASSWORD
-// from /proc/$PPID/environ, connected as that worker, received the next build's command and
-// had its forged output accepted. Now:
+// Review issue 13, finding 4 (medium): worker credentials and environment. A build step read
+// WORKER_PASSWORD from /proc/$PPID/environ, connected as that worker, received the next build's
+// command and had its forged output accepted. Now:
 // - the agent takes its password from a file (WORKER_PASSWORD_FILE) or standard input,
 //   never from its environment;
 // - steps run with the host's environment minus the agent's own variables (WORKER_*,
@@ -23,8 +23,7 @@ import { startWorkerServer, type WorkerServer } from '../../services/master/work
 import { WorkerLoginThrottle } from '../../services/master/workers/login-throttle.js';
 import { checkStepUser, readPassword, resolveStepUser } from '../../services/worker/credentials.js';
 import { Cluster, type MasterProc } from '../e2e/cluster.js';
-
-const isRoot = process.getuid?.() === 0;
+import { asRoot, expectRoot, SKIP_UNLESS_ROOT } from '../helpers/root.js';
 
 describe('where the password comes from', () => {
   it('never the environment: WORKER_PASSWORD is refused, saying where it belongs', () => {
@@ -58,22 +57,26 @@ describe('where the password comes from', () => {
     }
   });
 
-  it.skipIf(!isRoot)('a step user must not be root nor able to read the password file', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'flotilla-pw-'));
-    try {
-      const file = join(dir, 'pw');
-      writeFileSync(file, 'x\n');
-      const nobody = resolveStepUser('nobody');
-      chmodSync(file, 0o644);
-      expect(() => checkStepUser(nobody, file)).toThrow(/invalid environment/);
-      chmodSync(file, 0o600);
-      expect(() => checkStepUser(nobody, file)).not.toThrow();
-      expect(() => checkStepUser(resolveStepUser('0'), file)).toThrow(/invalid environment/);
-      expect(() => checkStepUser(nobody, file, 1000)).toThrow(/invalid environment/);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  it.skipIf(SKIP_UNLESS_ROOT)(
+    asRoot('a step user must not be root nor able to read the password file'),
+    () => {
+      expectRoot();
+      const dir = mkdtempSync(join(tmpdir(), 'flotilla-pw-'));
+      try {
+        const file = join(dir, 'pw');
+        writeFileSync(file, 'x\n');
+        const nobody = resolveStepUser('nobody');
+        chmodSync(file, 0o644);
+        expect(() => checkStepUser(nobody, file)).toThrow(/invalid environment/);
+        chmodSync(file, 0o600);
+        expect(() => checkStepUser(nobody, file)).not.toThrow();
+        expect(() => checkStepUser(resolveStepUser('0'), file)).toThrow(/invalid environment/);
+        expect(() => checkStepUser(nobody, file, 1000)).toThrow(/invalid environment/);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 // What a hostile step tries: every place the agent's secret could be.
@@ -171,9 +174,12 @@ describe('a hostile build step on a real worker', () => {
     expect(header.some((l) => l.startsWith('  PATH='))).toBe(true);
   });
 
-  it.skipIf(!isRoot)(
-    'password in a file, steps as WORKER_STEP_USER: nothing of the agent is readable, no log file smuggles it out',
+  it.skipIf(SKIP_UNLESS_ROOT)(
+    asRoot(
+      'password in a file, steps as WORKER_STEP_USER: nothing of the agent is readable, no log file smuggles it out',
+    ),
     async () => {
+      expectRoot();
       await c.startWorker('w2', master, { WORKER_PASSWORD_FILE: pwFile(), WORKER_STEP_USER: 'nobody' });
       const { header, output, stolen, transfers } = await lookAround('force-look-step-user');
       const text = output.join('\n');
