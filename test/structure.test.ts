@@ -1,7 +1,8 @@
 // The shape of the code that review found drifting (issue 14 §4, §5, §6), checked so it
 // cannot drift back: no import circles (type-only imports count: they couple two files as
-// much as any), the arrows between services that DESIGN.md draws, load/ reaching services
-// only through core, and no file of the API, the master or the worker longer than 400 lines.
+// much as any), none between the API's folders either, the arrows between services that
+// DESIGN.md draws, load/ reaching services only through core, and no file of the API, the
+// master or the worker longer than 400 lines.
 // Reads the sources' tokens (helpers/module-imports.ts), so an import written any way
 // TypeScript accepts is seen, and one inside a string or a comment is not.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -105,6 +106,29 @@ describe('the code’s shape', () => {
     expect(graph.size).toBeGreaterThan(400);
     const found = circles(graph).map((c) => c.map((f) => relative(ROOT, f)));
     expect(found).toEqual([]);
+  });
+
+  // Files may be circle-free while their folders are not (http/ importing read/, read/ importing
+  // http/'s ETag helper): then no folder can be read, tested or moved without the other, and a
+  // reader follows a concern up and down the tree. The API's folders form layers (issue 29 §2):
+  // reply/ and errors/ at the bottom, http/ at the top; an arrow back up is a helper that
+  // belongs lower down.
+  it("keeps the API's folders free of circles between them", () => {
+    const folderOf = (file: string): string | null =>
+      /^services\/api\/([^/]+)\//.exec(relative(ROOT, file))?.[1] ?? null;
+    const folders = new Map<string, Set<string>>();
+    for (const [file, targets] of graph) {
+      const from = folderOf(file);
+      if (from === null) continue;
+      const out = folders.get(from) ?? new Set<string>();
+      folders.set(from, out);
+      for (const target of targets) {
+        const to = folderOf(target);
+        if (to !== null && to !== from) out.add(to);
+      }
+    }
+    expect(folders.size).toBeGreaterThan(8);
+    expect(circles(new Map([...folders].map(([f, to]) => [f, [...to]])))).toEqual([]);
   });
 
   it('keeps the arrows: core imports no service, and services never import each other', () => {

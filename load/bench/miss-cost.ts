@@ -10,12 +10,12 @@ import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { pgFormat } from '@databases/pg';
 import pg from 'pg';
-import { etagOf } from '../../services/api/http/reply.js';
 import { compileRows } from '../../services/api/query/compile.js';
 import { renderEnvelope } from '../../services/api/query/envelope.js';
 import { groupArgs, parseResultSpec } from '../../services/api/query/parse.js';
 import { parentExists } from '../../services/api/query/run.js';
 import { buildRegistry } from '../../services/api/registry/index.js';
+import { etagOf } from '../../services/api/reply/etag.js';
 
 const { values: args, positionals } = parseArgs({
   options: { rounds: { type: 'string', default: '3000' } },

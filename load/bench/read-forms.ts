@@ -12,12 +12,12 @@
 // read costs, the median what it cost meanwhile. Both are printed.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { etagOf } from '../../services/api/http/reply.js';
+import { ReadPool } from '../../services/api/db-routing/read-pool.js';
 import { renderEnvelope } from '../../services/api/query/envelope.js';
 import { groupArgs, parseResultSpec } from '../../services/api/query/parse.js';
-import { ReadPool } from '../../services/api/query/read-pool.js';
 import { type PreparedRows, prepareRows, readPrepared } from '../../services/api/query/run.js';
 import { buildRegistry } from '../../services/api/registry/index.js';
+import { etagOf } from '../../services/api/reply/etag.js';
 import { sql } from '../../services/core/db/pool.js';
 
 const { values: args, positionals } = parseArgs({

@@ -3,9 +3,9 @@
 // values; they run on the read pool's connections in force_generic_plan mode, the others as
 // PostgreSQL chooses.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ReadPool } from '../../services/api/db-routing/read-pool.js';
 import { compileRows } from '../../services/api/query/compile.js';
 import { groupArgs, parseResultSpec } from '../../services/api/query/parse.js';
-import { ReadPool } from '../../services/api/query/read-pool.js';
 import { parentExists } from '../../services/api/query/run.js';
 import { buildRegistry } from '../../services/api/registry/index.js';
 import { sql } from '../../services/core/db/pool.js';

@@ -1,4 +1,4 @@
-// The page cache (services/api/read/page-cache.ts) on the real read path: a page is served
+// The page cache (services/api/cache/page-cache.ts) on the real read path: a page is served
 // again only while nothing it was read from has been written, by anyone. Writes here are
 // plain SQL, as a Buildbot master sharing the database would make them, to tables the page
 // reads directly and to tables it only embeds. A second API on the same database, without the
@@ -6,10 +6,10 @@
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { PageCache } from '../../services/api/cache/page-cache.js';
+import { statementText, WriteVersionsSource } from '../../services/api/cache/versions.js';
+import { plainReader } from '../../services/api/db-routing/read-pool.js';
 import { buildApp } from '../../services/api/http/server.js';
-import { plainReader } from '../../services/api/query/read-pool.js';
-import { statementText, WriteVersionsSource } from '../../services/api/query/versions.js';
-import { PageCache } from '../../services/api/read/page-cache.js';
 import { masterConfigSchema } from '../../services/core/config/master-config.js';
 import { sql } from '../../services/core/db/pool.js';
 import { createRedis, type Redis } from '../../services/core/redis.js';

@@ -4,9 +4,9 @@
 // list the registry serves and for any string a row may hold.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ReadPool } from '../../services/api/db-routing/read-pool.js';
 import { renderEnvelope } from '../../services/api/query/envelope.js';
 import { groupArgs, parseResultSpec } from '../../services/api/query/parse.js';
-import { ReadPool } from '../../services/api/query/read-pool.js';
 import { type PreparedRows, prepareRows, readPrepared } from '../../services/api/query/run.js';
 import type { Registry } from '../../services/api/registry/index.js';
 import { sql } from '../../services/core/db/pool.js';

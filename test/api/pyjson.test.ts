@@ -1,9 +1,9 @@
-// Buildbot's JSON as Python writes it (query/pyjson.ts): the compact writer, built for
+// Buildbot's JSON as Python writes it (reply/pyjson.ts): the compact writer, built for
 // speed, must agree byte for byte with a plain reference writer on any value.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { renderEnvelope } from '../../services/api/query/envelope.js';
-import { pyDumps } from '../../services/api/query/pyjson.js';
+import { pyDumps } from '../../services/api/reply/pyjson.js';
 
 /** Python's ensure_ascii escaping, one UTF-16 unit at a time. */
 function referenceString(s: string): string {

@@ -1,10 +1,10 @@
-// Reads from real streaming replicas (services/api/query/replicas.ts): two replicas of the
+// Reads from real streaming replicas (services/api/db-routing/replicas.ts): two replicas of the
 // test cluster made with pg_basebackup, paused with pg_wal_replay_pause() to lag at will, and
 // one killed by its pid. What is checked is what a client sees: the REST API's answers, the
 // cookie a control action sets, and /readyz; the router's counters show where reads went.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WAL_HEADER } from '../../services/api/query/replica-requests.js';
+import { WAL_HEADER } from '../../services/api/db-routing/read-your-writes.js';
 import { masterConfigSchema } from '../../services/core/config/master-config.js';
 import { lsnValue } from '../../services/core/data/replication.js';
 import { sql } from '../../services/core/db/pool.js';

@@ -1,11 +1,11 @@
-// Write notices (migration 0010, services/api/query/write-notices.ts) on a real PostgreSQL,
+// Write notices (migration 0010, services/api/cache/write-notices.ts) on a real PostgreSQL,
 // and the page cache serving from memory on their strength: writes in plain SQL, as a
 // Buildbot master sharing the database would make them; a lost connection and a stalled
 // backend, made for real (pg_terminate_backend, SIGSTOP).
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { WriteNotices } from '../../services/api/query/write-notices.js';
+import { WriteNotices } from '../../services/api/cache/write-notices.js';
 import { masterConfigSchema } from '../../services/core/config/master-config.js';
 import { sql } from '../../services/core/db/pool.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';

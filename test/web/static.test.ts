@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { securityHeaders } from '../../services/api/http/security-headers.js';
 import { loadWebUi, webUiRoutes } from '../../services/api/http/web-ui.js';
+import { securityHeaders } from '../../services/api/reply/security-headers.js';
 import { type BuildReport, buildWebUi, JS_BUDGET_GZIP_BYTES } from '../../services/web/build.js';
 
 let dir: string;

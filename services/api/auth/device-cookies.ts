@@ -6,7 +6,7 @@
 // is slowed down by the per-user count. (login-throttle.ts; docs/security.md)
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { readCookie } from '../http/session-cookies.js';
+import { readCookie } from './session-cookies.js';
 
 export const DEVICE_COOKIE = 'FLOTILLA_DEVICE';
 const LIFETIME_S = 180 * 24 * 3600;

@@ -24,13 +24,13 @@ import { verifyPassword } from '../../core/auth/password.js';
 import { fingerprintOf, type UserDirectory, userInfoOf } from '../../core/auth/users.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { crossSite, loginUnavailable, noLogin, noTokenLogin, tooManyLogins } from '../errors/catalogue.js';
-import type { SessionCookies } from '../http/session-cookies.js';
 import type { Authorizer } from './authorizer.js';
 import { addressKey } from './client.js';
 import { RedisUnavailable } from './counters.js';
 import type { DeviceCookies } from './device-cookies.js';
 import type { Attempt, LoginThrottle, Verdict } from './login-throttle.js';
 import type { TokenVerifier } from './oidc.js';
+import type { SessionCookies } from './session-cookies.js';
 import type { SessionRecord } from './session-store.js';
 
 export interface AuthRoutesDeps {

@@ -14,7 +14,7 @@ import {
 } from '../../core/data/owners.js';
 import type { Queryable } from '../../core/db/pool.js';
 import { idOfSegment, isUrlIdentifier } from '../../core/identifiers.js';
-import { plainReader, type RowReader } from '../query/read-pool.js';
+import { plainReader, type RowReader } from '../db-routing/read-pool.js';
 import { entityKey } from '../query/run.js';
 import type { Match } from '../registry/paths.js';
 

@@ -4,7 +4,7 @@
 // again.
 import { cancelBuildRequest } from '../../core/data/buildrequests.js';
 import { type DataContext, transact } from '../../core/data/transaction.js';
-import type { ActionCall } from '../http/jsonrpc.js';
+import type { ActionCall } from './action.js';
 import { sendControl } from './send.js';
 
 export async function cancel(ctx: DataContext, call: ActionCall): Promise<null> {

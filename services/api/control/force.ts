@@ -11,7 +11,7 @@ import { forcedBuilders } from '../../core/force/builder-names.js';
 import type { ForceScheduler } from '../../core/force/parameters.js';
 import { checkForce, unknownParameters } from '../../core/force/validate.js';
 import { invalidParams, notFound } from '../errors/catalogue.js';
-import type { ActionCall } from '../http/jsonrpc.js';
+import type { ActionCall } from './action.js';
 
 export async function force(
   ctx: DataContext,

@@ -5,11 +5,11 @@
 import type { Redis } from 'ioredis';
 import type { ConnectionPool } from '../../core/db/pool.js';
 import type { ForceScheduler } from '../../core/force/parameters.js';
+import type { RowReader } from '../db-routing/read-pool.js';
 import { invalidCall, notFound, unsupportedAction } from '../errors/catalogue.js';
-import type { ActionCall, ControlHandler } from '../http/jsonrpc.js';
-import type { RowReader } from '../query/read-pool.js';
 import { entityKey } from '../query/run.js';
 import type { Match } from '../registry/paths.js';
+import type { ActionCall, ControlHandler } from './action.js';
 import { cancel } from './cancel.js';
 import { force } from './force.js';
 import { setPriority } from './priority.js';

@@ -6,7 +6,7 @@ import { setBuildRequestPriority, transact } from '../../core/data/index.js';
 import type { ConnectionPool } from '../../core/db/pool.js';
 import { isInt32 } from '../../core/identifiers.js';
 import { invalidParams } from '../errors/catalogue.js';
-import type { ActionCall } from '../http/jsonrpc.js';
+import type { ActionCall } from './action.js';
 
 export async function setPriority(
   deps: { db: ConnectionPool; redis: Redis },

@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import { schedulerEnable, transact } from '../../core/data/index.js';
 import type { ConnectionPool } from '../../core/db/pool.js';
 import { invalidParams } from '../errors/catalogue.js';
-import type { ActionCall } from '../http/jsonrpc.js';
+import type { ActionCall } from './action.js';
 
 export async function enableScheduler(
   deps: { db: ConnectionPool; redis: Redis },

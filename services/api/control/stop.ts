@@ -7,7 +7,7 @@ import { buildRunState, finishOrphanedBuild, transact } from '../../core/data/in
 import type { DataContext } from '../../core/data/transaction.js';
 import { Results } from '../../core/results.js';
 import { notFound } from '../errors/catalogue.js';
-import type { ActionCall } from '../http/jsonrpc.js';
+import type { ActionCall } from './action.js';
 import { sendControl } from './send.js';
 
 export async function stopBuild(ctx: DataContext, buildid: number, call: ActionCall): Promise<null> {

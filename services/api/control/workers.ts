@@ -1,7 +1,7 @@
 // Worker actions (stop, pause, unpause, kill): Buildbot's control message to the master the
 // worker is connected to, control/worker/<id>/<action>.
 import type { Redis } from 'ioredis';
-import type { ActionCall } from '../http/jsonrpc.js';
+import type { ActionCall } from './action.js';
 import { sendControl } from './send.js';
 
 export async function workerAction(redis: Redis, workerid: number, call: ActionCall): Promise<null> {

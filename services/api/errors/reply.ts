@@ -16,8 +16,8 @@ import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { databaseUnavailable, isDatabaseOutage } from '../../core/db/outage.js';
 import { FlotillaError } from '../../core/errors.js';
-import { DATA_POLICY } from '../http/security-headers.js';
-import { pyDumps, pyString } from '../query/pyjson.js';
+import { pyDumps, pyString } from '../reply/pyjson.js';
+import { DATA_POLICY } from '../reply/security-headers.js';
 import {
   badRequest,
   bodyTooLarge,

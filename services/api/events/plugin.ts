@@ -12,9 +12,9 @@
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import { ANONYMOUS } from '../auth/session-cookies.js';
 import { badOrigin, tooManyConnections } from '../errors/catalogue.js';
 import { sendError } from '../errors/reply.js';
-import { ANONYMOUS } from '../http/session-cookies.js';
 import { ConnectionCounter } from './connections.js';
 import { EventHub } from './hub.js';
 import { SseRouter } from './sse.js';

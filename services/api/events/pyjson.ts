@@ -1,9 +1,9 @@
 // The JSON of Buildbot's event endpoints, as Python's json.dumps writes it there: keys in
 // insertion order (no sort_keys), every character outside printable ASCII escaped, and the
 // separators of the endpoint: compact (',' ':') on /ws, Python's defaults (', ' ': ') on SSE.
-// Scalars are written exactly as the REST API writes them (query/pyjson.ts).
+// Scalars are written exactly as the REST API writes them (reply/pyjson.ts).
 import { pyRepr } from '../../core/python.js';
-import { pyDumps, pyString } from '../query/pyjson.js';
+import { pyDumps, pyString } from '../reply/pyjson.js';
 
 export type Separators = 'compact' | 'default';
 

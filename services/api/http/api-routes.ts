@@ -7,19 +7,19 @@ import type { ConnectionPool } from '../../core/db/pool.js';
 import type { ForceScheduler } from '../../core/force/parameters.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import type { Authorizer } from '../auth/authorizer.js';
+import type { SessionCookies } from '../auth/session-cookies.js';
+import type { PageCache } from '../cache/page-cache.js';
 import { controlHandlers } from '../control/index.js';
-import type { RowReader } from '../query/read-pool.js';
-import type { ReadRouter } from '../query/replicas.js';
+import type { RowReader } from '../db-routing/read-pool.js';
+import { sendWritePositions, withWritePosition } from '../db-routing/read-your-writes.js';
+import type { ReadRouter } from '../db-routing/replicas.js';
 import { ArtifactReader } from '../read/artifacts.js';
 import { LogReader } from '../read/logs.js';
-import type { PageCache } from '../read/page-cache.js';
 import type { RawLogCache } from '../read/raw-log-cache.js';
 import type { Registry } from '../registry/index.js';
 import type { CorsPolicy } from './cors.js';
 import { jsonRpcHandler } from './jsonrpc.js';
-import { sendWritePositions, withWritePosition } from './replica-reads.js';
 import { restHandler } from './rest.js';
-import type { SessionCookies } from './session-cookies.js';
 
 const API_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS', 'PUT', 'DELETE', 'PATCH'] as const;
 

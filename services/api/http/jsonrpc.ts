@@ -3,6 +3,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ownerNameOf } from '../../core/auth/authz.js';
 import type { Authorizer } from '../auth/authorizer.js';
+import type { ControlHandler } from '../control/action.js';
 import {
   forbidden,
   invalidParams,
@@ -12,19 +13,8 @@ import {
   rpcParseError,
   unsupportedAction,
 } from '../errors/catalogue.js';
-import { pyDumps } from '../query/pyjson.js';
 import type { Match } from '../registry/paths.js';
-
-export interface ActionCall {
-  match: Match;
-  method: string;
-  params: Record<string, unknown>;
-  /** Who asks: Buildbot's owner rule (email, username or full name; "anonymous"). */
-  owner: string;
-}
-
-/** What a resource does with a POST: answer a result, or throw (../errors/catalogue.ts). */
-export type ControlHandler = (call: ActionCall) => Promise<unknown>;
+import { pyDumps } from '../reply/pyjson.js';
 
 interface Decoded {
   method: string;

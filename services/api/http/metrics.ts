@@ -10,7 +10,7 @@
 // - flotilla_event_clients, flotilla_event_subscriptions, flotilla_events_dispatched_total:
 //   the event fan-out of this pod.
 // - flotilla_page_cache_lookups_total{outcome} (hit, miss, expired), flotilla_page_cache_pages
-//   and flotilla_page_cache_bytes: the rendered pages this pod keeps (page-cache.ts);
+//   and flotilla_page_cache_bytes: the rendered pages this pod keeps (../cache/page-cache.ts);
 //   flotilla_page_cache_checked_hits_total, the hits that cost a version read, and
 //   flotilla_write_notices_lag_seconds, how far behind the database the notices may be.
 // - flotilla_raw_log_cache_downloads_total{outcome} (hit, miss), flotilla_raw_log_cache_bytes
@@ -21,8 +21,8 @@ import { trace } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { collectProcessMetrics } from '../../core/telemetry/process-metrics.js';
-import type { WriteNoticesStats } from '../query/write-notices.js';
-import type { PageCacheStats } from '../read/page-cache.js';
+import type { PageCacheStats } from '../cache/page-cache.js';
+import type { WriteNoticesStats } from '../cache/write-notices.js';
 import type { RawLogCacheStats } from '../read/raw-log-cache.js';
 
 type PoolStats = { total: number; idle: number; waiting: number };

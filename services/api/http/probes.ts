@@ -4,8 +4,8 @@
 // them. These need no session and must answer while PostgreSQL is away (core/http/platform-paths.ts).
 import type { FastifyInstance } from 'fastify';
 import { type Check, type Readiness, readiness } from '../../core/health.js';
-import type { ReadRouter } from '../query/replicas.js';
-import { readsSummary } from './replica-reads.js';
+import { readsSummary } from '../db-routing/read-your-writes.js';
+import type { ReadRouter } from '../db-routing/replicas.js';
 
 const READINESS_CACHE_MS = 1000;
 

@@ -6,12 +6,12 @@ import type { WwwConfig } from '../../core/config/master-config.js';
 import type { ConnectionPool } from '../../core/db/pool.js';
 import type { Part } from '../../core/lifecycle/parts.js';
 import type { Logger } from '../../core/telemetry/logger.js';
-import { ReadPool, type RowReader } from '../query/read-pool.js';
-import { replicaPagePolicy } from '../query/replica-requests.js';
-import { type ReadRouter, type ReplicaSettings, readRouter } from '../query/replicas.js';
-import { WriteVersionsSource } from '../query/versions.js';
-import { WriteNotices } from '../query/write-notices.js';
-import { PageCache } from '../read/page-cache.js';
+import { PageCache } from '../cache/page-cache.js';
+import { replicaPagePolicy } from '../cache/replica-policy.js';
+import { WriteVersionsSource } from '../cache/versions.js';
+import { WriteNotices } from '../cache/write-notices.js';
+import { ReadPool, type RowReader } from '../db-routing/read-pool.js';
+import { type ReadRouter, type ReplicaSettings, readRouter } from '../db-routing/replicas.js';
 import { defaultRawLogDir, RawLogCache } from '../read/raw-log-cache.js';
 
 // Without a configuration (tests, embedders) kept pages are checked on every request: a

@@ -9,12 +9,12 @@ import type { ConnectionPool } from '../../core/db/pool.js';
 import { PLATFORM_PATHS } from '../../core/http/platform-paths.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { DeviceCookies } from '../auth/device-cookies.js';
+import { loadSessionSecret, Sessions } from '../auth/session.js';
+import { SessionCookies } from '../auth/session-cookies.js';
 import { SessionStore } from '../auth/session-store.js';
 import { uriTooLong } from '../errors/catalogue.js';
 import { sendError } from '../errors/reply.js';
 import type { Logins } from './logins.js';
-import { loadSessionSecret, Sessions } from './session.js';
-import { SessionCookies } from './session-cookies.js';
 
 // A store that cannot be asked is said once per this long, not once per request.
 const STORE_WARNING_MS = 10_000;

@@ -20,11 +20,12 @@ import type { Logger } from '../../core/telemetry/logger.js';
 import { clientKey } from '../auth/client.js';
 import { rateLimitHook } from '../auth/rate-limit.js';
 import { authRoutes } from '../auth/routes.js';
+import { plainReader, type RowReader } from '../db-routing/read-pool.js';
+import type { ReplicaSettings } from '../db-routing/replicas.js';
 import type { EventHub } from '../events/hub.js';
 import { eventsPlugin } from '../events/plugin.js';
-import { plainReader, type RowReader } from '../query/read-pool.js';
-import type { ReplicaSettings } from '../query/replicas.js';
 import { buildRegistry } from '../registry/index.js';
+import { securityHeaders } from '../reply/security-headers.js';
 import { apiRoutes } from './api-routes.js';
 import { corsPolicy, originAllowed } from './cors.js';
 import { createFastify } from './fastify-app.js';
@@ -33,7 +34,6 @@ import { ApiMetrics } from './metrics.js';
 import { probeRoutes } from './probes.js';
 import { pageCacheOf, rawLogCachePart, readPoolPart, replicasPart, writeNoticesPart } from './read-parts.js';
 import { requestSessions } from './request-sessions.js';
-import { securityHeaders } from './security-headers.js';
 import { type WebUiFiles, webUiRoutes } from './web-ui.js';
 
 export interface AppDeps {

@@ -11,12 +11,12 @@
 //
 // The headers every answer carries (nosniff, no framing, and for index.html, HTML, the strict
 // Content-Security-Policy: this origin's scripts, styles and connections only, no inline
-// script or style, no eval) come from security-headers.ts, which covers this route too.
+// script or style, no eval) come from ../reply/security-headers.ts, which covers this route too.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { etagOf, notModified } from './reply.js';
+import { etagOf, notModified } from '../reply/etag.js';
 
 /** Where the build writes the UI; the same relative place from source and from dist/. */
 export const DEFAULT_WEB_DIR = fileURLToPath(new URL('../../web/dist/', import.meta.url));

@@ -10,7 +10,7 @@ import { type FieldType, isScalar } from '../../core/entities/types.js';
 import { invalidQuery } from '../errors/catalogue.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
 import type { FilterValue } from '../registry/types.js';
-import { pyString } from './pyjson.js';
+import { pyString } from '../reply/pyjson.js';
 import type { Filter, OrderTerm, ResultSpec } from './spec.js';
 
 export interface RowsQuery {
@@ -284,7 +284,7 @@ export interface CompiledRows {
    */
   form: { kind: 'values' } | { kind: 'text'; holes: number };
   /**
-   * Whether one generic plan serves every execution (read-pool.ts): true for an unfiltered
+   * Whether one generic plan serves every execution (../db-routing/read-pool.ts): true for an unfiltered
    * page of a root collection in key order, whose only sensible plans are the key's index
    * in order or a sort of the whole table, whatever LIMIT and OFFSET are. PostgreSQL would
    * otherwise plan the statement on every execution: with `LIMIT $n` the generic plan is

@@ -1,6 +1,7 @@
 // Rows -> the body Buildbot answers: {"<plural>": [...], "meta": {...}}, as compact JSON for
 // clients that accept application/json and indented text otherwise.
-import { pyDumps, pyRows, pyString } from './pyjson.js';
+import type { Rendered } from '../reply/etag.js';
+import { pyDumps, pyRows, pyString } from '../reply/pyjson.js';
 
 export interface Envelope {
   plural: string;
@@ -14,11 +15,6 @@ export interface Envelope {
   json?: string;
   /** Collections carry the total; single entities an empty meta. */
   total: number | null;
-}
-
-export interface Rendered {
-  body: string;
-  contentType: string;
 }
 
 export function wantsJson(accept: string | undefined): boolean {

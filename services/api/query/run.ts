@@ -1,16 +1,16 @@
 // Run one read request against the database: compile, one round trip, shape the result.
 import { type SQLQuery, sql } from '../../core/db/pool.js';
+import { statementText, type WriteVersions, withVersion } from '../cache/versions.js';
+import type { RowReader } from '../db-routing/read-pool.js';
 import { notFound } from '../errors/catalogue.js';
 import type { Registry } from '../registry/index.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
+import { pyDumps } from '../reply/pyjson.js';
 import { type CompiledRows, compileRows, existsSql, HOLE, keyField } from './compile.js';
 import type { Envelope } from './envelope.js';
-import { pyDumps } from './pyjson.js';
-import type { RowReader } from './read-pool.js';
 import type { ResultSpec } from './spec.js';
-import { statementText, type WriteVersions, withVersion } from './versions.js';
 
-/** The write version of what a read saw, and the tables it covers (see versions.ts). */
+/** The write version of what a read saw, and the tables it covers (see ../cache/versions.ts). */
 export interface Stamp {
   tables: readonly string[];
   version: string;
@@ -56,7 +56,7 @@ export function parentExists(registry: Registry, segments: readonly string[]) {
  * A rows read as its URL asks for it: the result spec and the compiled statement (and, once
  * asked, the statement with its write version). All of it follows from the URL alone, so a
  * URL read again (a page expired by a write, or the page cache off) reuses them: parsing,
- * compiling, formatting the statement and naming it (a SHA-1 of its text, read-pool.ts)
+ * compiling, formatting the statement and naming it (a SHA-1 of its text, ../db-routing/read-pool.ts)
  * took 110-140 µs of a 300-500 µs miss of `/builds?order=-buildid&limit=50`, more than
  * everything else the API does but JSON.parse (load/bench/miss-cost.ts; load/RESULTS.md 4a).
  */

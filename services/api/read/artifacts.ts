@@ -8,10 +8,10 @@ import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type ArtifactRow, completeArtifactById, readArtifact } from '../../core/data/index.js';
 import type { RowSource } from '../../core/db/pool.js';
+import type { RowReader } from '../db-routing/read-pool.js';
 import { notFound } from '../errors/catalogue.js';
-import { notModified } from '../http/reply.js';
-import type { RowReader } from '../query/read-pool.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
+import { notModified } from '../reply/etag.js';
 
 // Bytes per round trip: memory per download stays about this.
 const RANGE = 1024 * 1024;

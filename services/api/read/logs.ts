@@ -11,13 +11,13 @@ import { type ConnectionPool, sql } from '../../core/db/pool.js';
 import { contentsRange, RawLogStream, readLogLines } from '../../core/logs/lines.js';
 import { readLogStreamLines } from '../../core/logs/live-stream.js';
 import type { LineRange, LogChunkRow, LogType } from '../../core/logs/types.js';
+import type { WriteVersions } from '../cache/versions.js';
+import type { RowReader } from '../db-routing/read-pool.js';
 import { notFound } from '../errors/catalogue.js';
-import { etagOf, notModified } from '../http/reply.js';
-import type { RowReader } from '../query/read-pool.js';
 import { type Read, type Stamp, stampOf, versioned } from '../query/run.js';
 import type { ResultSpec } from '../query/spec.js';
-import type { WriteVersions } from '../query/versions.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
+import { etagOf, notModified } from '../reply/etag.js';
 import { type RawLogCache, sendKept } from './raw-log-cache.js';
 
 interface LogRow {

@@ -4,6 +4,7 @@
 // the resources that events carry too are defined once, in services/core/entities/.
 import { type SQLQuery, sql } from '../../core/db/pool.js';
 import type { Entity, Field, FieldArgs } from '../../core/entities/field.js';
+import type { Parts, PartTable } from '../cache/keys.js';
 
 /** Path parameters, already converted: numbers for `n:` elements, strings otherwise. */
 export type PathArgs = FieldArgs;
@@ -25,6 +26,12 @@ export interface Resource {
   specType?: { type: string; type_spec: Record<string, unknown> };
   /** Totals the database keeps for this table (migration 0004), by scope. */
   counted?: Counted;
+  /**
+   * A boolean field whose one-value `eq` filter keeps every read of `table` in a page within
+   * the part of the column of the same name (../cache/keys.ts), when the table has one finer
+   * than the path's: builds' `complete`. True only when the field is that column's value.
+   */
+  partFilter?: { table: PartTable; field: string };
 }
 
 /**
@@ -65,13 +72,13 @@ export interface Endpoint {
   /** The dimensions of the resource's counted totals that this path fixes (text SQL values). */
   countScope?: (args: PathArgs) => Record<string, SQLQuery>;
   /**
-   * Tables of which this endpoint's statement reads only one part, by table: the part's
-   * write-notice key (migration 0016), e.g. `{ steps: 'steps/buildid=5' }`. True only when
-   * every mention of the table in the statement (scope, parent, fields, totals) is limited to
-   * rows of that part; the page cache keeps the page across writes to other parts
-   * (services/api/read/page-keys.ts). Any table not named counts whole.
+   * Tables of which this endpoint's statement reads only one part, in the terms of
+   * ../cache/keys.ts, e.g. `{ steps: { buildid: 5 } }`. True only when every mention of the
+   * table in the statement (scope, parent, fields, totals) is limited to rows of that part;
+   * the page cache keeps the page across writes to other parts (../read/page-keys.ts). Any
+   * table not named counts whole.
    */
-  parts?: (args: PathArgs) => Readonly<Record<string, string>>;
+  parts?: (args: PathArgs) => Parts;
   /**
    * Parts that only the rows read can name, laid over `parts`: a path by builder and number
    * names one build, whose id its row holds. `value(field)` is the first row's value of a
@@ -82,7 +89,7 @@ export interface Endpoint {
    * (builds are unique by builder and number, so another build takes the number only after
    * this one has left it; so are steps by build and name or number, logs by step and slug).
    */
-  rowParts?: (args: PathArgs, value: (field: string) => unknown) => Readonly<Record<string, string>> | null;
+  rowParts?: (args: PathArgs, value: (field: string) => unknown) => Parts | null;
   /**
    * SQL (no alias) for a JSON object of the ids the path resolves to, read by the page's own
    * statement for `rowParts`: a log named by builder, build number, step and slug reads the
@@ -92,7 +99,10 @@ export interface Endpoint {
 }
 
 /** The resource that reads entity `e` from its table. */
-export function entityResource(e: Entity, extra: Pick<Resource, 'counted' | 'defaultOrder'> = {}): Resource {
+export function entityResource(
+  e: Entity,
+  extra: Pick<Resource, 'counted' | 'defaultOrder' | 'partFilter'> = {},
+): Resource {
   return {
     name: e.name,
     plural: e.plural,

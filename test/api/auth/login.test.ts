@@ -207,7 +207,7 @@ describe('a session minted by Buildbot', () => {
   it('ours are the same tokens: what we mint for the same claims is byte for byte what PyJWT mints', async () => {
     const [h, c] = VALID.split('.') as [string, string];
     const claims = JSON.parse(Buffer.from(c, 'base64url').toString());
-    const { Sessions } = await import('../../../services/api/http/session.js');
+    const { Sessions } = await import('../../../services/api/auth/session.js');
     const exp = claims.exp as number;
     const ours = new Sessions(SECRET, exp - 1_000_000).mint(claims.user_info, 1_000_000_000);
     expect(ours).toBe(VALID);

@@ -169,7 +169,7 @@ describe('lifetime', () => {
   });
 
   it('a logged-in cookie without a session id (minted by a Buildbot master) cannot be ended, and is not honoured', async () => {
-    const { Sessions } = await import('../../../services/api/http/session.js');
+    const { Sessions } = await import('../../../services/api/auth/session.js');
     const [row] = await stack.db.pool.query(sql`
       SELECT s.value_json FROM object_state s JOIN objects o ON o.id = s.objectid
       WHERE o.name = 'www' AND s.name = 'session_secret'`);

@@ -4,8 +4,8 @@
 // own answer for a path, and rows to build on.
 import { randomBytes, randomInt } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { plainReader } from '../../../services/api/db-routing/read-pool.js';
 import { entities } from '../../../services/api/query/envelope.js';
-import { plainReader } from '../../../services/api/query/read-pool.js';
 import { readProperties, readRows } from '../../../services/api/query/run.js';
 import { buildRegistry } from '../../../services/api/registry/index.js';
 import { addBuildset } from '../../../services/core/data/buildsets.js';

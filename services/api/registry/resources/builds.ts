@@ -9,6 +9,8 @@ export const build: Resource = entityResource(buildEntity, {
     dims: ['builderid', 'workerid', 'complete'],
     scopes: [[], ['builderid'], ['complete'], ['builderid', 'complete'], ['workerid']],
   },
+  // `complete` is complete_at IS NOT NULL, the column the notices' `complete` parts name.
+  partFilter: { table: 'builds', field: 'complete' },
 });
 
 /** The build named in a path: by id, or by builder (id or name) and number. */
@@ -41,9 +43,7 @@ const one = (
  */
 export const buildByNumberParts: Endpoint['rowParts'] = (_a, value) => {
   const id = value('buildid');
-  return typeof id === 'number'
-    ? { builds: `builds/id=${id}`, build_properties: `build_properties/buildid=${id}` }
-    : null;
+  return typeof id === 'number' ? { builds: { id }, build_properties: { buildid: id } } : null;
 };
 const many = (
   pattern: string,
@@ -55,12 +55,12 @@ export const buildEndpoints: Endpoint[] = [
   one(
     'builds/n:buildid',
     (a) => [sql`a.id = ${a.buildid}`],
-    (a) => ({ builds: `builds/id=${a.buildid}`, build_properties: `build_properties/buildid=${a.buildid}` }),
+    (a) => ({ builds: { id: a.buildid }, build_properties: { buildid: a.buildid } }),
   ),
   one(
     'builders/n:builderid/builds/n:number',
     (a) => [sql`a.builderid = ${a.builderid}`, sql`a.number = ${a.number}`],
-    (a) => ({ builds: `builds/builderid=${a.builderid}` }),
+    (a) => ({ builds: { builderid: a.builderid } }),
     buildByNumberParts,
   ),
   // The builder's name is read from builders, which stays whole.
@@ -73,7 +73,7 @@ export const buildEndpoints: Endpoint[] = [
   many('builds', () => [], { rootLink: 'builds', countScope: () => ({}) }),
   many('builders/n:builderid/builds', (a) => [sql`a.builderid = ${a.builderid}`], {
     countScope: (a) => ({ builderid: sql`${String(a.builderid)}::text` }),
-    parts: (a) => ({ builds: `builds/builderid=${a.builderid}` }),
+    parts: (a) => ({ builds: { builderid: a.builderid } }),
   }),
   many('builders/i:buildername/builds', (a) => [sql`a.builderid = ${builderIdOf(a)}`], {
     countScope: (a) => ({ builderid: sql`(${builderIdOf(a)})::text` }),

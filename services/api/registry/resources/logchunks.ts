@@ -29,7 +29,7 @@ const contents = (pattern: string): Endpoint => {
     // By id, the log's row and its chunks alone (services/api/read/logs.ts); through its
     // step, those of the log found, and of its step and build (logRowParts).
     ...(pattern.startsWith('logs/n:logid/')
-      ? { parts: (a: PathArgs) => ({ logs: `logs/id=${a.logid}`, logchunks: `logchunks/logid=${a.logid}` }) }
+      ? { parts: (a: PathArgs) => ({ logs: { id: a.logid }, logchunks: { logid: a.logid } }) }
       : {}),
     ...(pathIds ? { pathIds, rowParts: logRowParts(false) } : {}),
   };

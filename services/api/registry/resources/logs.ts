@@ -49,19 +49,19 @@ export function logRowParts(list: boolean): Endpoint['rowParts'] {
     const [build, step, log] = [value('buildid'), value('stepid'), list ? undefined : value('logid')];
     if (typeof step !== 'number') return null;
     return {
-      ...(typeof build === 'number' ? { builds: `builds/id=${build}` } : {}),
-      steps: `steps/id=${step}`,
+      ...(typeof build === 'number' ? { builds: { id: build } } : {}),
+      steps: { id: step },
       ...(typeof log === 'number'
-        ? { logs: `logs/id=${log}`, logchunks: `logchunks/logid=${log}` }
-        : { logs: `logs/stepid=${step}` }),
+        ? { logs: { id: log }, logchunks: { logid: log } }
+        : { logs: { stepid: step } }),
     };
   };
 }
 
 /** The parts of logs and steps a path by log id or step id reads (Endpoint.parts). */
 function logParts(pattern: string): Endpoint['parts'] | undefined {
-  if (pattern.startsWith('logs/n:logid')) return (a) => ({ logs: `logs/id=${a.logid}` });
-  if (pattern.startsWith('steps/n:stepid/')) return (a) => ({ logs: `logs/stepid=${a.stepid}` });
+  if (pattern.startsWith('logs/n:logid')) return (a) => ({ logs: { id: a.logid } });
+  if (pattern.startsWith('steps/n:stepid/')) return (a) => ({ logs: { stepid: a.stepid } });
   return undefined;
 }
 
@@ -88,7 +88,7 @@ const many = (pattern: string): Endpoint => {
     scope: (a) => [sql`a.stepid = ${stepIdOf(a)}`],
     // The step's row is read only to know it exists (the parent).
     ...(pattern.startsWith('steps/n:stepid/')
-      ? { parts: (a: PathArgs) => ({ logs: `logs/stepid=${a.stepid}`, steps: `steps/id=${a.stepid}` }) }
+      ? { parts: (a: PathArgs) => ({ logs: { stepid: a.stepid }, steps: { id: a.stepid } }) }
       : {}),
     ...(pathIds ? { pathIds, rowParts: logRowParts(true) } : {}),
   };

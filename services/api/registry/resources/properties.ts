@@ -112,8 +112,8 @@ export const propertyEndpoints: Endpoint[] = [
     scope: (a) => [sql`a.id = ${a.buildid}`],
     value: () => buildPropertiesJson(sql`a.id`, null),
     parts: (a) => ({
-      builds: `builds/id=${a.buildid}`,
-      build_properties: `build_properties/buildid=${a.buildid}`,
+      builds: { id: a.buildid },
+      build_properties: { buildid: a.buildid },
     }),
   },
 ];

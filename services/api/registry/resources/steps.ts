@@ -26,7 +26,7 @@ const stepScope = (a: PathArgs) =>
  */
 const byNumberParts: Endpoint['rowParts'] = (_a, value) => {
   const id = value('buildid');
-  return typeof id === 'number' ? { steps: `steps/buildid=${id}`, builds: `builds/id=${id}` } : null;
+  return typeof id === 'number' ? { steps: { buildid: id }, builds: { id } } : null;
 };
 
 const one = (pattern: string, scope: Endpoint['scope'], noGet = false): Endpoint => ({
@@ -37,7 +37,7 @@ const one = (pattern: string, scope: Endpoint['scope'], noGet = false): Endpoint
   scope,
   ...(noGet ? { noGet } : {}),
   ...(pattern.startsWith('builds/n:buildid/')
-    ? { parts: (a: PathArgs) => ({ steps: `steps/buildid=${a.buildid}` }) }
+    ? { parts: (a: PathArgs) => ({ steps: { buildid: a.buildid } }) }
     : {}),
   ...(pattern.startsWith('builders/') ? { rowParts: byNumberParts } : {}),
 });
@@ -49,7 +49,7 @@ const many = (pattern: string): Endpoint => ({
   scope: (a) => [sql`a.buildid = ${buildIdOf(a)}`],
   // By id, the build's row is read only to know it exists (the parent).
   ...(pattern.startsWith('builds/n:buildid/')
-    ? { parts: (a: PathArgs) => ({ steps: `steps/buildid=${a.buildid}`, builds: `builds/id=${a.buildid}` }) }
+    ? { parts: (a: PathArgs) => ({ steps: { buildid: a.buildid }, builds: { id: a.buildid } }) }
     : {}),
   ...(pattern.startsWith('builders/') ? { rowParts: byNumberParts } : {}),
 });

@@ -26,7 +26,7 @@ export const www = z
     // from are unchanged; max_mb bounds its memory. A pod learns of writes from the
     // database's notices and serves a kept page from memory while it knows them to be at
     // most max_staleness_ms behind; 0 checks every kept page against the database on every
-    // request instead (never stale, one round trip each). See services/api/read/page-cache.ts.
+    // request instead (never stale, one round trip each). See services/api/cache/README.md.
     page_cache: z
       .object({
         enabled: z.boolean().default(true),

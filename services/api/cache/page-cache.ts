@@ -1,5 +1,5 @@
 // Rendered pages, kept per pod and served again while the tables they were read from have
-// not been written (write versions, services/api/query/versions.ts).
+// not been written (write versions, versions.ts).
 //
 // Why: a page of 50 builds costs PostgreSQL 0.35 ms, and the API about twice that again to
 // parse those rows and write them in Buildbot's exact JSON, and to hash the ETag. Clients ask
@@ -8,8 +8,8 @@
 // rows.
 //
 // A page is stored with the version read in the same snapshot as its rows. It is served again:
-// - from memory, while this pod's write notices (query/write-notices.ts) show that no write to
-//   any of its tables, or to the parts of them it reads (page-keys.ts), has committed since
+// - from memory, while this pod's write notices (write-notices.ts) show that no write to
+//   any of its tables, or to the parts of them it reads (../read/page-keys.ts), has committed since
 //   a mark taken before it was read, and the notices are known to be at most
 //   `max_staleness_ms` behind the database;
 // - otherwise after a fresh read of the version is equal, that is, when no write to any of its
@@ -19,17 +19,15 @@
 //   to other parts of its tables is read afresh once it must be checked this way.
 // Only whole 200 answers are kept; the URL (path and query, as sent) and the Accept form are
 // the key. Bounded by bytes, least recently used first out.
-import type { FastifyRequest } from 'fastify';
 import type { SQLQuery } from '../../core/db/pool.js';
-import { wantsJson } from '../query/envelope.js';
-import type { RowReader } from '../query/read-pool.js';
-import { versionSql, type WriteVersionsSource } from '../query/versions.js';
-import type { WriteNotices } from '../query/write-notices.js';
+import type { RowReader } from '../db-routing/read-pool.js';
+import { versionSql, type WriteVersionsSource } from './versions.js';
+import type { WriteNotices } from './write-notices.js';
 
 export interface Page {
   /** The tables whose version `version` is. */
   tables: readonly string[];
-  /** What the write notices must not name for the page to be current (page-keys.ts); `tables` when absent. */
+  /** What the write notices must not name for the page to be current (../read/page-keys.ts); `tables` when absent. */
   keys?: readonly string[];
   version: string;
   body: string;
@@ -52,7 +50,7 @@ export interface PageCacheStats {
 }
 
 /**
- * What reads on replicas add (query/replicas.ts): whether a page just read may be kept, and
+ * What reads on replicas add (../db-routing/replicas.ts; replica-policy.ts): whether a page just read may be kept, and
  * whether the write notices may vouch for a kept page for the current request.
  */
 export interface PagePolicy {
@@ -113,10 +111,6 @@ export class PageCache {
   /** Take before reading a page to store: what its freshness is later judged against. */
   mark(): number {
     return this.notices?.mark() ?? -1;
-  }
-
-  key(req: FastifyRequest): string {
-    return `${wantsJson(req.headers.accept) ? 'j' : 't'}${req.raw.url ?? ''}`;
   }
 
   /** The kept page for this key if its tables are unchanged; null otherwise (a miss). */

@@ -1,12 +1,39 @@
-// The HTTP side of reads on replicas (query/replicas.ts): control actions answer with the log
-// position after their writes, each request's reads run with the position its client sent,
-// and /readyz says where reads go.
+// Read-your-writes with reads on replicas (replicas.ts): a control action answers with the
+// log position after its writes (a cookie for browsers and sessions, a header for scripts),
+// and each request's reads run with the position its client sent, so they go to a replica
+// only once it has replayed that far. Also what /readyz says of where reads go. Which pages
+// a request may keep in the page cache: ../cache/replica-policy.ts.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { flushedWritePosition, lsnText } from '../../core/data/replication.js';
+import { flushedWritePosition, lsnText, lsnValue } from '../../core/data/replication.js';
 import type { Queryable } from '../../core/db/pool.js';
 import type { Logger } from '../../core/telemetry/logger.js';
-import { requestWalPosition, WAL_HEADER, walCookie } from '../query/replica-requests.js';
-import type { ReadRouter } from '../query/replicas.js';
+import type { ReadRouter } from './replicas.js';
+
+/** The client's write position: cookie (browsers, sessions) and header (scripts). */
+export const WAL_COOKIE = 'flotilla_wal';
+export const WAL_HEADER = 'x-flotilla-wal-position';
+const WAL_COOKIE_MAX_AGE_S = 3600;
+
+/** The write position a request carries (header first, then cookie); null when none or unreadable. */
+export function requestWalPosition(headers: Record<string, string | string[] | undefined>): bigint | null {
+  const header = headers[WAL_HEADER];
+  const fromHeader = typeof header === 'string' ? header : null;
+  const cookie = typeof headers.cookie === 'string' ? headers.cookie : '';
+  const m = new RegExp(`(?:^|;\\s*)${WAL_COOKIE}=([0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8})(?:;|$)`).exec(cookie);
+  for (const text of [fromHeader, m?.[1] ?? null]) {
+    if (text === null) continue;
+    try {
+      return lsnValue(text.trim());
+    } catch {
+      // not a position: as if absent
+    }
+  }
+  return null;
+}
+
+export function walCookie(lsn: bigint, secure: boolean): string {
+  return `${WAL_COOKIE}=${lsnText(lsn)}; Path=/; Max-Age=${WAL_COOKIE_MAX_AGE_S}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+}
 
 /** What the public /readyz says of reads: where they go, and how many replicas are up. */
 export function readsSummary(router: ReadRouter): { from: string; replicas: number; up: number } {

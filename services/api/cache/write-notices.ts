@@ -8,7 +8,7 @@
 // it. (flotilla_writes still carries bare table names for pods from before parts existed,
 // so a rolling upgrade serves nothing stale: 0016.)
 //
-// The page cache (services/api/read/page-cache.ts) uses them to serve a kept page without
+// The page cache (page-cache.ts) uses them to serve a kept page without
 // asking the database: a page read after mark m is still current while no notice since m has
 // named one of its tables. That holds only as far as the notices are up to date, so:
 // - A mark is taken only while listening, and a mark from before the current LISTEN (the
@@ -29,7 +29,7 @@
 //   their lives, and the suite's some 50 of them 2,200 process-seconds in one run
 //   (load/RESULTS.md §10, seventh sitting). A notice is heard whether or not fences go out.
 //
-// With read replicas (query/replicas.ts), each fence also reads the primary's log position,
+// With read replicas (../db-routing/replicas.ts), each fence also reads the primary's log position,
 // so that a page read from a replica can be judged: it reflects every notice it must once the
 // replica has replayed past the position of a fence sent after the last notice of its tables
 // (positionFor), and a client's own write has been noticed once a fence sent after a fence

@@ -12,8 +12,8 @@
 // assumed.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isAnonymous } from '../../core/auth/authz.js';
-import type { SessionRecord, SessionStore } from '../auth/session-store.js';
 import { COOKIE, SECURE_COOKIE, type Sessions, type UserInfo } from './session.js';
+import type { SessionRecord, SessionStore } from './session-store.js';
 
 const ANONYMOUS: UserInfo = { anonymous: true };
 const VALID = Symbol('flotilla.validSession');

@@ -8,7 +8,7 @@
 // no version and is never cached.
 import { pgFormat } from '@databases/pg';
 import { type SQLQuery, sql } from '../../core/db/pool.js';
-import type { RowReader } from './read-pool.js';
+import type { RowReader } from '../db-routing/read-pool.js';
 
 /** flotilla functions that read no table: calling them does not make a statement uncacheable. */
 const PURE_FUNCTIONS = new Set(['flotilla.try_json']);

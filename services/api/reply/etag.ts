@@ -2,7 +2,12 @@
 // HEAD handled. Errors are written by ../errors/reply.ts.
 import { hash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Rendered } from '../query/envelope.js';
+
+/** A body as written, with its type (query/envelope.ts renders pages so). */
+export interface Rendered {
+  body: string;
+  contentType: string;
+}
 
 // One call, no Hash object: every page read afresh is hashed.
 export function etagOf(body: string | Buffer): string {
