@@ -4,6 +4,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ErrorBox } from './components/common.js';
 import { events, type SocketState } from './events.js';
+import { AboutPage } from './pages/about.js';
 import { BuildPage } from './pages/build.js';
 import { BuilderPage } from './pages/builder.js';
 import { BuildersPage } from './pages/builders.js';
@@ -11,6 +12,7 @@ import { BuildRequestPage } from './pages/buildrequest.js';
 import { BuildRequestsPage } from './pages/buildrequests.js';
 import { ChangePage } from './pages/change.js';
 import { ChangesPage } from './pages/changes.js';
+import { ChangeSourcesPage } from './pages/changesources.js';
 import { ConsolePage } from './pages/console.js';
 import { GridPage } from './pages/grid.js';
 import { HomePage } from './pages/home.js';
@@ -35,6 +37,8 @@ const NAV: [string, string, Route['name'][]][] = [
   ['/buildrequests', 'Requests', ['buildrequests', 'buildrequest']],
   ['/schedulers', 'Schedulers', ['schedulers']],
   ['/masters', 'Masters', ['masters']],
+  ['/changesources', 'Change sources', ['changesources']],
+  ['/about', 'About', ['about']],
 ];
 
 function useSocketState(): SocketState {
@@ -111,6 +115,10 @@ function Page({ route }: { route: Route }) {
       return <SchedulersPage route={route} />;
     case 'masters':
       return <MastersPage route={route} />;
+    case 'changesources':
+      return <ChangeSourcesPage route={route} />;
+    case 'about':
+      return <AboutPage />;
     case 'changes':
       return <ChangesPage route={route} />;
     case 'change':

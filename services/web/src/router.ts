@@ -22,6 +22,8 @@ export type RouteName =
   | 'buildrequest'
   | 'schedulers'
   | 'masters'
+  | 'changesources'
+  | 'about'
   | 'change'
   | 'changes'
   | 'grid'
@@ -46,6 +48,8 @@ const ROUTES: [RouteName, RegExp, string[]][] = [
   ['buildrequest', /^\/buildrequests\/(\d+)$/, ['buildrequestid']],
   ['schedulers', /^\/schedulers$/, []],
   ['masters', /^\/masters$/, []],
+  ['changesources', /^\/changesources$/, []],
+  ['about', /^\/about$/, []],
   ['change', /^\/changes\/(\d+)$/, ['changeid']],
   ['changes', /^\/changes$/, []],
   ['grid', /^\/grid$/, []],

@@ -128,3 +128,9 @@ export interface Scheduler {
   enabled: boolean;
   master: Master | null;
 }
+
+export interface ChangeSource {
+  changesourceid: number;
+  name: string;
+  master: Master | null;
+}
