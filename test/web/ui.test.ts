@@ -6,7 +6,7 @@
 // read a 1,000,000-line log (its colours carried across lines), keep every line across a
 // reconnect of /ws; the first-week bugs of issue 34 (each test failed on the main of that
 // day); the pages a Buildbot user opens beside those (a worker, build requests, schedulers,
-// masters, a change, a build's neighbours, change sources, about); and every page names itself in the title and
+// masters, a change, a build's neighbours, change sources, about, settings); and every page names itself in the title and
 // passes axe-core with no serious or critical violation. One browser and one stack for the file: each test opens
 // its own context (cookies apart), which costs milliseconds, not a browser's start.
 //
@@ -953,6 +953,54 @@ describe('the web UI', () => {
     await expectAccessible(page, 'about');
     if (SHOTS) await page.screenshot({ path: `${SHOTS}/about.png` });
     expect(unpagedReads(watch.apiRequests)).toEqual([]);
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('page: settings, kept in the browser and applied live on every page: times, list sizes, a dark theme', async () => {
+    const { page, watch } = await newPage();
+    const build1 = page.getByRole('row').filter({ has: page.getByRole('link', { name: '#1', exact: true }) });
+    const absolute = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/;
+    const background = () =>
+      page.evaluate<string>('getComputedStyle(document.documentElement).backgroundColor');
+    await page.goto(`${base}#/builders/${ids.basic}`);
+    const when = build1.getByRole('cell').nth(4); // Started
+    await when.waitFor();
+    expect(await when.textContent()).toMatch(/ago$|^just now$/);
+    expect(watch.apiRequests.some((u) => /\/builds\?.*limit=25/.test(u))).toBe(true);
+    const light = await background();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
+    expect(new URL(page.url()).hash).toBe('#/settings');
+    await expect.poll(() => page.title()).toBe('Settings · Flotilla end-to-end tests');
+    await expectAccessible(page, 'settings');
+    await page.getByRole('radio', { name: 'Absolute (UTC)' }).check();
+    await page.getByRole('radio', { name: 'Dark' }).check();
+    await page.getByLabel('Rows per list page').selectOption('10');
+    expect(await background()).not.toBe(light);
+    await expectAccessible(page, 'settings, dark');
+    if (SHOTS) await page.screenshot({ path: `${SHOTS}/settings.png` });
+    // Kept across a reload, and applied on the other pages.
+    watch.apiRequests.length = 0;
+    await page.goto(`${base}#/builders/${ids.basic}`);
+    await page.reload();
+    await when.filter({ hasText: absolute }).waitFor();
+    expect(await page.getByRole('radio', { name: 'Dark' }).count()).toBe(0);
+    expect(await page.evaluate<string>('document.documentElement.dataset.theme')).toBe('dark');
+    expect(watch.apiRequests.some((u) => /\/builds\?.*limit=10/.test(u))).toBe(true);
+    await page.getByTestId('socket-state').filter({ hasText: 'live' }).waitFor();
+    await expectAccessible(page, 'builder, dark');
+    // Changed in another tab: this one follows at once.
+    const other = await page.context().newPage();
+    await other.goto(`${base}#/settings`);
+    await other.getByRole('radio', { name: 'Relative (5m ago)' }).check();
+    await other.getByRole('radio', { name: 'Light' }).check();
+    await when.filter({ hasText: /ago$|^just now$/ }).waitFor();
+    await expect.poll(background).toBe(light);
+    // A stored value the UI does not know: the defaults, not a broken page.
+    await page.evaluate(() => localStorage.setItem('flotilla.settings', '{"pageSize":7,"theme":"neon"'));
+    await page.reload();
+    await when.waitFor();
+    expect(await page.evaluate<string>('document.documentElement.dataset.theme')).toBe('light');
     expect(watch.problems).toEqual([]);
     await page.context().close();
   });

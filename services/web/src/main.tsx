@@ -20,10 +20,12 @@ import { LogPage } from './pages/log.js';
 import { LoginPage } from './pages/login.js';
 import { MastersPage } from './pages/masters.js';
 import { SchedulersPage } from './pages/schedulers.js';
+import { SettingsPage } from './pages/settings.js';
 import { WorkerPage } from './pages/worker.js';
 import { WorkersPage } from './pages/workers.js';
 import { href, type Route, useRoute } from './router.js';
 import { isLoggedIn, loadSession, logout, useSession } from './session.js';
+import { loadSettings, useSettings } from './settings.js';
 import { useTitle } from './title.js';
 import './style.css';
 
@@ -39,6 +41,7 @@ const NAV: [string, string, Route['name'][]][] = [
   ['/masters', 'Masters', ['masters']],
   ['/changesources', 'Change sources', ['changesources']],
   ['/about', 'About', ['about']],
+  ['/settings', 'Settings', ['settings']],
 ];
 
 function useSocketState(): SocketState {
@@ -119,6 +122,8 @@ function Page({ route }: { route: Route }) {
       return <ChangeSourcesPage route={route} />;
     case 'about':
       return <AboutPage />;
+    case 'settings':
+      return <SettingsPage />;
     case 'changes':
       return <ChangesPage route={route} />;
     case 'change':
@@ -150,6 +155,8 @@ function App() {
   const route = useRoute();
   const socket = useSocketState();
   const { config, error } = useSession();
+  // A changed setting re-renders every page at once (times, list sizes).
+  useSettings();
   return (
     <>
       <button type="button" class="skip" onClick={() => document.getElementById('main')?.focus()}>
@@ -181,6 +188,7 @@ function App() {
   );
 }
 
+loadSettings();
 events.start();
 void loadSession();
 render(<App />, document.getElementById('app')!);

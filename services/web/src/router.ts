@@ -24,6 +24,7 @@ export type RouteName =
   | 'masters'
   | 'changesources'
   | 'about'
+  | 'settings'
   | 'change'
   | 'changes'
   | 'grid'
@@ -50,6 +51,7 @@ const ROUTES: [RouteName, RegExp, string[]][] = [
   ['masters', /^\/masters$/, []],
   ['changesources', /^\/changesources$/, []],
   ['about', /^\/about$/, []],
+  ['settings', /^\/settings$/, []],
   ['change', /^\/changes\/(\d+)$/, ['changeid']],
   ['changes', /^\/changes$/, []],
   ['grid', /^\/grid$/, []],

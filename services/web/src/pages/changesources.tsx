@@ -5,12 +5,14 @@ import { getPage } from '../api.js';
 import { ErrorBox, Loading, Pager, pageOf } from '../components/common.js';
 import { useLive } from '../live.js';
 import { href, type Route } from '../router.js';
+import { usePageSize } from '../settings.js';
 import { useTitle } from '../title.js';
 import type { ChangeSource } from '../types.js';
 
-const PAGE = 50;
+const OWN_PAGE = 50;
 
 export function ChangeSourcesPage({ route }: { route: Route }) {
+  const PAGE = usePageSize(OWN_PAGE);
   const page = pageOf(route.query);
   useTitle('Change sources');
   const list = useLive(
@@ -21,7 +23,7 @@ export function ChangeSourcesPage({ route }: { route: Route }) {
         { order: ['name'], limit: PAGE, offset: page * PAGE },
         s,
       ),
-    [page],
+    [page, PAGE],
     ['changesources/*/*', 'masters/*/*'],
     1000,
   );
