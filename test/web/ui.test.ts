@@ -6,7 +6,8 @@
 // read a 1,000,000-line log (its colours carried across lines), keep every line across a
 // reconnect of /ws; the first-week bugs of issue 34 (each test failed on the main of that
 // day); the pages a Buildbot user opens beside those (a worker, build requests, schedulers,
-// masters, a change, a build's neighbours, change sources, about, settings); and every page names itself in the title and
+// masters, a change, a build's neighbours and responsible users, change sources, about,
+// settings); and every page names itself in the title and
 // passes axe-core with no serious or critical violation. One browser and one stack for the file: each test opens
 // its own context (cookies apart), which costs milliseconds, not a browser's start.
 //
@@ -1001,6 +1002,26 @@ describe('the web UI', () => {
     await page.reload();
     await when.waitFor();
     expect(await page.evaluate<string>('document.documentElement.dataset.theme')).toBe('light');
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('page: a build names its responsible users, who forced it and the authors of its changes', async () => {
+    const { page, watch } = await newPage();
+    const owner = (
+      await cluster.get(
+        `/builds/${(await cluster.get(`/builders/${ids.basic}/builds/1`)).builds[0].buildid}/properties`,
+      )
+    ).properties[0].owner[0] as string;
+    expect(owner).toBe('ada@example.test'); // the admin who forced it, logged in
+    await page.goto(`${base}#/builders/${ids.basic}/builds/1`);
+    const line = page.getByTestId('responsible');
+    await line.waitFor();
+    expect(await line.textContent()).toBe(`Responsible users: ${owner}`);
+    const child = (await cluster.get(`/builders/${ids.child}/builds?order=number&limit=1`)).builds[0];
+    await page.goto(`${base}#/builders/${ids.child}/builds/${child.number}`);
+    await line.filter({ hasText: 'Grace <grace@example.test>' }).waitFor();
+    expect(await line.textContent()).toBe('Responsible users: Grace <grace@example.test>');
     expect(watch.problems).toEqual([]);
     await page.context().close();
   });
