@@ -22,6 +22,12 @@ export interface BuildReport {
   cssGzipBytes: number;
 }
 
+/** The release's version, from the repository's package.json (shown on `#/about`). */
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(join(here, '../../package.json'), 'utf8')) as { version?: unknown };
+  return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+}
+
 export async function buildWebUi(outDir: string = dist): Promise<BuildReport> {
   rmSync(outDir, { recursive: true, force: true });
   const assets = join(outDir, 'assets');
@@ -39,6 +45,7 @@ export async function buildWebUi(outDir: string = dist): Promise<BuildReport> {
     assetNames: '[name]-[hash]',
     metafile: true,
     legalComments: 'none',
+    define: { __FLOTILLA_VERSION__: JSON.stringify(packageVersion()) },
     logLevel: 'warning',
     // The UI may not run server code: anything outside services/web/src but the shared
     // types (erased at build) and preact fails the build here.

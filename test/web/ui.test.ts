@@ -6,13 +6,15 @@
 // read a 1,000,000-line log (its colours carried across lines), keep every line across a
 // reconnect of /ws; the first-week bugs of issue 34 (each test failed on the main of that
 // day); the pages a Buildbot user opens beside those (a worker, build requests, schedulers,
-// masters, a change, a build's neighbours); and every page names itself in the title and
+// masters, a change, a build's neighbours and responsible users, change sources, about,
+// settings); and every page names itself in the title and
 // passes axe-core with no serious or critical violation. One browser and one stack for the file: each test opens
 // its own context (cookies apart), which costs milliseconds, not a browser's start.
 //
 // UPDATE_SCREENSHOTS=1 also writes a screenshot of every page to docs/screenshots/.
+import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync, sign } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,6 +64,22 @@ function accessToken(claims: Record<string, unknown>): string {
   const data = `${b64({ alg: 'ES256', typ: 'JWT', kid: 'ui-1' })}.${b64({ iss: ISSUER, aud: 'flotilla', iat: now, exp: now + 600, ...claims })}`;
   const sig = sign('sha256', Buffer.from(data), { key: idpKey.privateKey, dsaEncoding: 'ieee-p1363' });
   return `${data}.${sig.toString('base64url')}`;
+}
+
+/** A git poller on a one-commit repository: a change source for its page, making no change
+ * (its first poll records the head) and polling again only after the run. */
+function changeSourceYaml(): string {
+  const repo = `${jwksDir}/repo`;
+  mkdirSync(repo);
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=ui', '-c', 'user.email=ui@example.test', ...args], { cwd: repo });
+  git('init', '--quiet', '--initial-branch=main');
+  writeFileSync(`${repo}/a.txt`, 'a\n');
+  git('add', 'a.txt');
+  git('commit', '--quiet', '-m', 'first');
+  return `change_sources:
+  - { name: ui-poller, type: git, repourl: "${repo}", branches: [main], poll_interval: 3600 }
+`;
 }
 
 async function authYaml(): Promise<string> {
@@ -179,7 +197,7 @@ beforeAll(async () => {
       yaml
         .replace(/^builders:\n/m, `builders:\n${TICKER}`)
         .replace(/^force_schedulers:\n/m, `force_schedulers:\n${FORCE_TICKER}`),
-    extraYaml: await authYaml(),
+    extraYaml: `${await authYaml()}${changeSourceYaml()}`,
   });
   base = `http://127.0.0.1:${cluster.api.port}/`;
   const m = await cluster.startMaster('ui-master');
@@ -888,6 +906,122 @@ describe('the web UI', () => {
     await page.goto(`${base}#/builders/${ids.basic}/builds/1`);
     await nav.getByRole('link', { name: /^Next build/ }).waitFor();
     expect(await nav.getByRole('link', { name: /Previous/ }).count()).toBe(0);
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('page: change sources, each with the master that runs it, and about, with the version and the configuration', async () => {
+    const { page, watch } = await newPage();
+    await page.goto(`${base}#/`);
+    await page
+      .getByRole('navigation', { name: 'Main' })
+      .getByRole('link', { name: 'Change sources' })
+      .click();
+    expect(new URL(page.url()).hash).toBe('#/changesources');
+    const row = page
+      .getByRole('row')
+      .filter({ has: page.getByRole('rowheader', { name: 'ui-poller', exact: true }) });
+    await row.getByRole('cell', { name: 'ui-master', exact: true }).waitFor();
+    await expect.poll(() => page.title()).toBe('Change sources · Flotilla end-to-end tests');
+    await page.getByTestId('socket-state').filter({ hasText: 'live' }).waitFor();
+    await expectAccessible(page, 'change sources');
+    if (SHOTS) await page.screenshot({ path: `${SHOTS}/changesources.png` });
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'About' }).click();
+    expect(new URL(page.url()).hash).toBe('#/about');
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(await page.getByTestId('flotilla-version').textContent()).toBe(version);
+    const value = (label: string) =>
+      page
+        .getByRole('row')
+        .filter({ has: page.getByRole('rowheader', { name: label, exact: true }) })
+        .getByRole('cell');
+    const total = async (path: string) =>
+      ((await cluster.get(`/${path}?limit=1`)).meta as { total: number }).total;
+    await value('Builders')
+      .filter({ hasText: String(await total('builders')) })
+      .waitFor();
+    for (const [label, path] of [
+      ['Workers', 'workers'],
+      ['Schedulers', 'schedulers'],
+      ['Change sources', 'changesources'],
+    ]) {
+      expect(await value(label!).textContent()).toBe(String(await total(path!)));
+    }
+    expect(await value('Change sources').textContent()).toBe('1');
+    expect(await value('Title').textContent()).toBe('Flotilla end-to-end tests');
+    expect(await value('Versions').textContent()).toBe('none reported by the server');
+    await expect.poll(() => page.title()).toBe('About · Flotilla end-to-end tests');
+    await expectAccessible(page, 'about');
+    if (SHOTS) await page.screenshot({ path: `${SHOTS}/about.png` });
+    expect(unpagedReads(watch.apiRequests)).toEqual([]);
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('page: settings, kept in the browser and applied live on every page: times, list sizes, a dark theme', async () => {
+    const { page, watch } = await newPage();
+    const build1 = page.getByRole('row').filter({ has: page.getByRole('link', { name: '#1', exact: true }) });
+    const absolute = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/;
+    const background = () =>
+      page.evaluate<string>('getComputedStyle(document.documentElement).backgroundColor');
+    await page.goto(`${base}#/builders/${ids.basic}`);
+    const when = build1.getByRole('cell').nth(4); // Started
+    await when.waitFor();
+    expect(await when.textContent()).toMatch(/ago$|^just now$/);
+    expect(watch.apiRequests.some((u) => /\/builds\?.*limit=25/.test(u))).toBe(true);
+    const light = await background();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
+    expect(new URL(page.url()).hash).toBe('#/settings');
+    await expect.poll(() => page.title()).toBe('Settings · Flotilla end-to-end tests');
+    await expectAccessible(page, 'settings');
+    await page.getByRole('radio', { name: 'Absolute (UTC)' }).check();
+    await page.getByRole('radio', { name: 'Dark' }).check();
+    await page.getByLabel('Rows per list page').selectOption('10');
+    expect(await background()).not.toBe(light);
+    await expectAccessible(page, 'settings, dark');
+    if (SHOTS) await page.screenshot({ path: `${SHOTS}/settings.png` });
+    // Kept across a reload, and applied on the other pages.
+    watch.apiRequests.length = 0;
+    await page.goto(`${base}#/builders/${ids.basic}`);
+    await page.reload();
+    await when.filter({ hasText: absolute }).waitFor();
+    expect(await page.getByRole('radio', { name: 'Dark' }).count()).toBe(0);
+    expect(await page.evaluate<string>('document.documentElement.dataset.theme')).toBe('dark');
+    expect(watch.apiRequests.some((u) => /\/builds\?.*limit=10/.test(u))).toBe(true);
+    await page.getByTestId('socket-state').filter({ hasText: 'live' }).waitFor();
+    await expectAccessible(page, 'builder, dark');
+    // Changed in another tab: this one follows at once.
+    const other = await page.context().newPage();
+    await other.goto(`${base}#/settings`);
+    await other.getByRole('radio', { name: 'Relative (5m ago)' }).check();
+    await other.getByRole('radio', { name: 'Light' }).check();
+    await when.filter({ hasText: /ago$|^just now$/ }).waitFor();
+    await expect.poll(background).toBe(light);
+    // A stored value the UI does not know: the defaults, not a broken page.
+    await page.evaluate(() => localStorage.setItem('flotilla.settings', '{"pageSize":7,"theme":"neon"'));
+    await page.reload();
+    await when.waitFor();
+    expect(await page.evaluate<string>('document.documentElement.dataset.theme')).toBe('light');
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('page: a build names its responsible users, who forced it and the authors of its changes', async () => {
+    const { page, watch } = await newPage();
+    const owner = (
+      await cluster.get(
+        `/builds/${(await cluster.get(`/builders/${ids.basic}/builds/1`)).builds[0].buildid}/properties`,
+      )
+    ).properties[0].owner[0] as string;
+    expect(owner).toBe('ada@example.test'); // the admin who forced it, logged in
+    await page.goto(`${base}#/builders/${ids.basic}/builds/1`);
+    const line = page.getByTestId('responsible');
+    await line.waitFor();
+    expect(await line.textContent()).toBe(`Responsible users: ${owner}`);
+    const child = (await cluster.get(`/builders/${ids.child}/builds?order=number&limit=1`)).builds[0];
+    await page.goto(`${base}#/builders/${ids.child}/builds/${child.number}`);
+    await line.filter({ hasText: 'Grace <grace@example.test>' }).waitFor();
+    expect(await line.textContent()).toBe('Responsible users: Grace <grace@example.test>');
     expect(watch.problems).toEqual([]);
     await page.context().close();
   });

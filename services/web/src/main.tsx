@@ -4,6 +4,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ErrorBox } from './components/common.js';
 import { events, type SocketState } from './events.js';
+import { AboutPage } from './pages/about.js';
 import { BuildPage } from './pages/build.js';
 import { BuilderPage } from './pages/builder.js';
 import { BuildersPage } from './pages/builders.js';
@@ -11,6 +12,7 @@ import { BuildRequestPage } from './pages/buildrequest.js';
 import { BuildRequestsPage } from './pages/buildrequests.js';
 import { ChangePage } from './pages/change.js';
 import { ChangesPage } from './pages/changes.js';
+import { ChangeSourcesPage } from './pages/changesources.js';
 import { ConsolePage } from './pages/console.js';
 import { GridPage } from './pages/grid.js';
 import { HomePage } from './pages/home.js';
@@ -18,10 +20,12 @@ import { LogPage } from './pages/log.js';
 import { LoginPage } from './pages/login.js';
 import { MastersPage } from './pages/masters.js';
 import { SchedulersPage } from './pages/schedulers.js';
+import { SettingsPage } from './pages/settings.js';
 import { WorkerPage } from './pages/worker.js';
 import { WorkersPage } from './pages/workers.js';
 import { href, type Route, useRoute } from './router.js';
 import { isLoggedIn, loadSession, logout, useSession } from './session.js';
+import { loadSettings, useSettings } from './settings.js';
 import { useTitle } from './title.js';
 import './style.css';
 
@@ -35,6 +39,9 @@ const NAV: [string, string, Route['name'][]][] = [
   ['/buildrequests', 'Requests', ['buildrequests', 'buildrequest']],
   ['/schedulers', 'Schedulers', ['schedulers']],
   ['/masters', 'Masters', ['masters']],
+  ['/changesources', 'Change sources', ['changesources']],
+  ['/about', 'About', ['about']],
+  ['/settings', 'Settings', ['settings']],
 ];
 
 function useSocketState(): SocketState {
@@ -111,6 +118,12 @@ function Page({ route }: { route: Route }) {
       return <SchedulersPage route={route} />;
     case 'masters':
       return <MastersPage route={route} />;
+    case 'changesources':
+      return <ChangeSourcesPage route={route} />;
+    case 'about':
+      return <AboutPage />;
+    case 'settings':
+      return <SettingsPage />;
     case 'changes':
       return <ChangesPage route={route} />;
     case 'change':
@@ -142,6 +155,8 @@ function App() {
   const route = useRoute();
   const socket = useSocketState();
   const { config, error } = useSession();
+  // A changed setting re-renders every page at once (times, list sizes).
+  useSettings();
   return (
     <>
       <button type="button" class="skip" onClick={() => document.getElementById('main')?.focus()}>
@@ -173,6 +188,7 @@ function App() {
   );
 }
 
+loadSettings();
 events.start();
 void loadSession();
 render(<App />, document.getElementById('app')!);

@@ -22,6 +22,9 @@ export type RouteName =
   | 'buildrequest'
   | 'schedulers'
   | 'masters'
+  | 'changesources'
+  | 'about'
+  | 'settings'
   | 'change'
   | 'changes'
   | 'grid'
@@ -46,6 +49,9 @@ const ROUTES: [RouteName, RegExp, string[]][] = [
   ['buildrequest', /^\/buildrequests\/(\d+)$/, ['buildrequestid']],
   ['schedulers', /^\/schedulers$/, []],
   ['masters', /^\/masters$/, []],
+  ['changesources', /^\/changesources$/, []],
+  ['about', /^\/about$/, []],
+  ['settings', /^\/settings$/, []],
   ['change', /^\/changes\/(\d+)$/, ['changeid']],
   ['changes', /^\/changes$/, []],
   ['grid', /^\/grid$/, []],

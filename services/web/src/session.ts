@@ -1,9 +1,9 @@
 // Who the person is: /config's user, roles and permissions (what the authz rules allow,
 // which decides the buttons shown), and logging in and out through /auth.
-import { useEffect, useState } from 'preact/hooks';
 import type { UiAction, UiConfig } from '../../core/api-shapes.js';
 import { ApiError } from './api.js';
 import { events } from './events.js';
+import { useFollow } from './subscribers.js';
 
 let current: UiConfig | null = null;
 let failure: ApiError | null = null;
@@ -29,14 +29,7 @@ export async function loadSession(): Promise<void> {
 }
 
 export function useSession(): { config: UiConfig | null; error: ApiError | null } {
-  const [, tick] = useState(0);
-  useEffect(() => {
-    const fn = () => tick((n) => n + 1);
-    listeners.add(fn);
-    return () => {
-      listeners.delete(fn);
-    };
-  }, []);
+  useFollow(listeners);
   return { config: current, error: failure };
 }
 

@@ -20,6 +20,8 @@ export interface Build {
   complete: boolean;
   state_string: string;
   results: number | null;
+  /** Only those asked for with `property=`: `{name: [value, source]}`. */
+  properties?: Record<string, [unknown, string]>;
 }
 
 export interface Step {
@@ -126,5 +128,11 @@ export interface Scheduler {
   schedulerid: number;
   name: string;
   enabled: boolean;
+  master: Master | null;
+}
+
+export interface ChangeSource {
+  changesourceid: number;
+  name: string;
   master: Master | null;
 }

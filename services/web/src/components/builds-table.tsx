@@ -1,6 +1,7 @@
 // Builds of several builders in one table (Home's latest finished, a worker's builds): the
 // build by builder name and number, its result, state, when, and how long it took.
-import { ago, elapsed } from '../format.js';
+import { elapsed } from '../format.js';
+import { timeText } from '../settings.js';
 import type { Build } from '../types.js';
 import { BuildLink, Result } from './common.js';
 
@@ -38,7 +39,7 @@ export function BuildsTable({
             </td>
             <td>{b.state_string}</td>
             <td class="num">{elapsed(b.started_at, b.complete_at, now)}</td>
-            <td>{ago(when === 'started' ? b.started_at : b.complete_at, now)}</td>
+            <td>{timeText(when === 'started' ? b.started_at : b.complete_at, now)}</td>
           </tr>
         ))}
       </tbody>

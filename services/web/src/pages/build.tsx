@@ -154,6 +154,17 @@ function Properties({ buildid }: { buildid: number }) {
   );
 }
 
+/** As Buildbot's UI counts them: whoever asked for the build (the `owner` and `owners`
+ * properties) and the authors of its changes, each once, in that order. */
+function responsibleUsers(build: Build, changes: Change[]): string[] {
+  const props = build.properties ?? {};
+  const owners = [props.owner?.[0], ...(Array.isArray(props.owners?.[0]) ? props.owners[0] : [])];
+  const names = [...owners, ...changes.map((c) => c.author)].filter(
+    (n): n is string => typeof n === 'string' && n !== '',
+  );
+  return [...new Set(names)];
+}
+
 function Origin({ build }: { build: Build }) {
   const origin = useLive(
     async (s) => {
@@ -202,9 +213,14 @@ function Origin({ build }: { build: Build }) {
   if (origin.error) return <ErrorBox error={origin.error} what="reading the build set" />;
   const o = origin.data;
   if (!o) return <Loading when />;
+  const responsible = responsibleUsers(build, o.changes);
   return (
     <>
       <Section title="Build set" id="s-bs">
+        <p data-testid="responsible">
+          Responsible users:{' '}
+          {responsible.length ? responsible.join(', ') : <span class="muted">none known</span>}
+        </p>
         <p>
           <a href={href(`/buildrequests/${o.br.buildrequestid}`)}>Build request {o.br.buildrequestid}</a>,
           build set {o.bs.bsid}: {o.bs.reason}, submitted {timestamp(o.bs.submitted_at)}
@@ -274,7 +290,8 @@ export function BuildPage({ route }: { route: Route }) {
     ? `builds/${route.params.buildid}`
     : `builders/${route.params.builderid}/builds/${route.params.number}`;
   const build = useLive(
-    (s) => getOne<Build>(path, 'builds', {}, s),
+    // The owner properties ride on the build's own read (responsible users, no extra request).
+    (s) => getOne<Build>(path, 'builds', { property: ['owner', 'owners'] }, s),
     [path],
     [
       byId

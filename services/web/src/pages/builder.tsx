@@ -9,16 +9,18 @@ import { currentSteps, statusOf } from '../components/current-step.js';
 import { FollowRequests } from '../components/follow-requests.js';
 import { ForceDialog } from '../components/force-dialog.js';
 import { useNames } from '../components/names.js';
-import { ago, elapsed } from '../format.js';
+import { elapsed } from '../format.js';
 import { useLive, useNow } from '../live.js';
 import { href, type Route } from '../router.js';
 import { can, useSession } from '../session.js';
+import { timeText, usePageSize } from '../settings.js';
 import { useTitle } from '../title.js';
 import type { Build, Builder, BuildRequest } from '../types.js';
 
-const PAGE = 25;
+const OWN_PAGE = 25;
 
 export function BuilderPage({ route }: { route: Route }) {
+  const PAGE = usePageSize(OWN_PAGE);
   const builderid = Number(route.params.builderid);
   const page = pageOf(route.query);
   const now = useNow();
@@ -39,7 +41,7 @@ export function BuilderPage({ route }: { route: Route }) {
         { order: '-number', limit: PAGE, offset: page * PAGE },
         s,
       ),
-    [builderid, page],
+    [builderid, page, PAGE],
     [`builders/${builderid}/builds/*/*`],
   );
   const pending = useLive(
@@ -210,7 +212,7 @@ export function BuilderPage({ route }: { route: Route }) {
                     <td>
                       <WorkerLink workerid={x.workerid} name={workerName(x.workerid)} />
                     </td>
-                    <td>{ago(x.started_at, now)}</td>
+                    <td>{timeText(x.started_at, now)}</td>
                     <td class="num">{elapsed(x.started_at, x.complete_at, now)}</td>
                   </tr>
                 ))}

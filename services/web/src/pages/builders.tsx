@@ -5,10 +5,11 @@ import { getPage } from '../api.js';
 import { BuildBox, ErrorBox, Loading, Pager, pageOf } from '../components/common.js';
 import { useLive } from '../live.js';
 import { href, navigate, type Route } from '../router.js';
+import { usePageSize } from '../settings.js';
 import { useTitle } from '../title.js';
 import type { Build, Builder, Worker } from '../types.js';
 
-const PAGE = 25;
+const OWN_PAGE = 25;
 const LAST_BUILDS = 10;
 
 function BuilderRow({ b, tag }: { b: Builder; tag: string }) {
@@ -80,6 +81,7 @@ function BuilderRow({ b, tag }: { b: Builder; tag: string }) {
 }
 
 export function BuildersPage({ route }: { route: Route }) {
+  const PAGE = usePageSize(OWN_PAGE);
   const tag = route.query.get('tag') ?? '';
   const name = route.query.get('name') ?? '';
   const page = pageOf(route.query);
@@ -99,7 +101,7 @@ export function BuildersPage({ route }: { route: Route }) {
         },
         s,
       ),
-    [tag, name, page],
+    [tag, name, page, PAGE],
     ['builders/*/*'],
   );
   return (

@@ -4,13 +4,13 @@
 import { getPage } from '../api.js';
 import { ErrorBox, Loading, Pager, pageOf, Result } from '../components/common.js';
 import { useNames } from '../components/names.js';
-import { ago } from '../format.js';
 import { useLive, useNow } from '../live.js';
 import { href, type Route } from '../router.js';
+import { timeText, usePageSize } from '../settings.js';
 import { useTitle } from '../title.js';
 import type { BuildRequest } from '../types.js';
 
-const PAGE = 50;
+const OWN_PAGE = 50;
 
 /** A request's state: its result once complete, else claimed (a build runs it) or pending. */
 export function RequestState({ r }: { r: BuildRequest }) {
@@ -19,6 +19,7 @@ export function RequestState({ r }: { r: BuildRequest }) {
 }
 
 export function BuildRequestsPage({ route }: { route: Route }) {
+  const PAGE = usePageSize(OWN_PAGE);
   const page = pageOf(route.query);
   const pending = route.query.get('pending') === '1';
   const now = useNow(30_000);
@@ -37,7 +38,7 @@ export function BuildRequestsPage({ route }: { route: Route }) {
         },
         s,
       ),
-    [page, pending],
+    [page, pending, PAGE],
     ['buildrequests/*/*'],
   );
   const builderName = useNames(
@@ -83,7 +84,7 @@ export function BuildRequestsPage({ route }: { route: Route }) {
                   </td>
                   <td class="num">{r.buildsetid}</td>
                   <td class="num">{r.priority}</td>
-                  <td>{ago(r.submitted_at, now)}</td>
+                  <td>{timeText(r.submitted_at, now)}</td>
                 </tr>
               ))}
             </tbody>

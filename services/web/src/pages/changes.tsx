@@ -6,17 +6,19 @@ import { ChangeCard } from '../components/change-card.js';
 import { ErrorBox, Loading, Pager, pageOf } from '../components/common.js';
 import { useLive } from '../live.js';
 import { href, type Route } from '../router.js';
+import { usePageSize } from '../settings.js';
 import { useTitle } from '../title.js';
 import type { Change } from '../types.js';
 
-const PAGE = 25;
+const OWN_PAGE = 25;
 
 export function ChangesPage({ route }: { route: Route }) {
+  const PAGE = usePageSize(OWN_PAGE);
   const page = pageOf(route.query);
   useTitle('Changes');
   const changes = useLive(
     (s) => getPage<Change>('changes', 'changes', { order: '-changeid', limit: PAGE, offset: page * PAGE }, s),
-    [page],
+    [page, PAGE],
     ['changes/*/*'],
   );
   return (

@@ -5,9 +5,10 @@
 import { getPage } from '../api.js';
 import { CellBuilds, useChangeBuilds } from '../components/change-builds.js';
 import { ErrorBox, Loading, Pager, pageOf } from '../components/common.js';
-import { ago, timestamp } from '../format.js';
+import { timestamp } from '../format.js';
 import { useLive, useNow } from '../live.js';
 import { href, type Route } from '../router.js';
+import { timeText } from '../settings.js';
 import { useTitle } from '../title.js';
 import type { Builder, Change } from '../types.js';
 import { safeUrl } from './build.js';
@@ -29,7 +30,7 @@ function ChangeHeader({ c, now }: { c: Change; now: number }) {
         <code>{rev}</code>
       )}{' '}
       <span class="muted small">
-        {c.author.replace(/\s*<.*>$/, '')}, {ago(c.when_timestamp, now)}
+        {c.author.replace(/\s*<.*>$/, '')}, {timeText(c.when_timestamp, now)}
         {c.branch ? ` on ${c.branch}` : ''}
       </span>
       <div class="subject">{subject}</div>

@@ -3,15 +3,17 @@
 // `masters/<id>/workers` with limit 1 reads meta.total, never the list).
 import { getPage } from '../api.js';
 import { ErrorBox, Loading, Pager, pageOf } from '../components/common.js';
-import { ago, timestamp } from '../format.js';
+import { timestamp } from '../format.js';
 import { useLive, useNow } from '../live.js';
 import { href, type Route } from '../router.js';
+import { timeText, usePageSize } from '../settings.js';
 import { useTitle } from '../title.js';
 import type { Master } from '../types.js';
 
-const PAGE = 50;
+const OWN_PAGE = 50;
 
 export function MastersPage({ route }: { route: Route }) {
+  const PAGE = usePageSize(OWN_PAGE);
   const page = pageOf(route.query);
   const now = useNow(30_000);
   useTitle('Masters');
@@ -32,7 +34,7 @@ export function MastersPage({ route }: { route: Route }) {
       );
       return { ...p, workers };
     },
-    [page],
+    [page, PAGE],
     ['masters/*/*', 'workers/*/*'],
     1000,
   );
@@ -59,7 +61,7 @@ export function MastersPage({ route }: { route: Route }) {
                   <td>
                     <span class={`state ${m.active ? 'on' : 'off'}`}>{m.active ? 'active' : 'inactive'}</span>
                   </td>
-                  <td title={timestamp(m.last_active)}>{ago(m.last_active, now)}</td>
+                  <td title={timestamp(m.last_active)}>{timeText(m.last_active, now)}</td>
                   <td class="num">{list.data!.workers[i] ?? '?'}</td>
                 </tr>
               ))}

@@ -8,12 +8,14 @@ import { ErrorBox, Loading, Pager, pageOf } from '../components/common.js';
 import { useLive } from '../live.js';
 import { href, type Route } from '../router.js';
 import { can, useSession } from '../session.js';
+import { usePageSize } from '../settings.js';
 import { useTitle } from '../title.js';
 import type { Scheduler } from '../types.js';
 
-const PAGE = 50;
+const OWN_PAGE = 50;
 
 export function SchedulersPage({ route }: { route: Route }) {
+  const PAGE = usePageSize(OWN_PAGE);
   const page = pageOf(route.query);
   const { config } = useSession();
   useTitle('Schedulers');
@@ -22,7 +24,7 @@ export function SchedulersPage({ route }: { route: Route }) {
   const list = useLive(
     (s) =>
       getPage<Scheduler>('schedulers', 'schedulers', { order: 'name', limit: PAGE, offset: page * PAGE }, s),
-    [page],
+    [page, PAGE],
     ['schedulers/*/*'],
   );
   const toggle = async (sc: Scheduler) => {

@@ -9,16 +9,18 @@ import { useWorkerActions, WorkerAnswer, WorkerButtons, WorkerState } from '../c
 import { useLive, useNow } from '../live.js';
 import { href, type Route } from '../router.js';
 import { can, useSession } from '../session.js';
+import { usePageSize } from '../settings.js';
 import { useTitle } from '../title.js';
 import type { Build, Worker } from '../types.js';
 
-const PAGE = 25;
+const OWN_PAGE = 25;
 
 function infoText(v: unknown): string {
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
 export function WorkerPage({ route }: { route: Route }) {
+  const PAGE = usePageSize(OWN_PAGE);
   const workerid = Number(route.params.workerid);
   const page = pageOf(route.query);
   const now = useNow();
@@ -36,7 +38,7 @@ export function WorkerPage({ route }: { route: Route }) {
         { order: '-buildid', limit: PAGE, offset: page * PAGE },
         s,
       ),
-    [workerid, page],
+    [workerid, page, PAGE],
     ['builds/*/new', 'builds/*/finished'],
   );
   const actions = useWorkerActions(worker.reload);
