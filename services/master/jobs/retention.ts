@@ -111,17 +111,12 @@ export async function runRetention(
       if (n < limit) return true;
     }
   };
-  const dropChunks = async (logids: readonly number[]): Promise<boolean> => {
-    for (const logid of logids) {
-      const done = await drain(async () => {
-        const n = await tx((q) => deleteLogChunks(q, logid, batch));
-        deleted.log_chunks += n;
-        return n;
-      }, batch);
-      if (!done) return false;
-    }
-    return true;
-  };
+  const dropChunks = (logids: readonly number[]): Promise<boolean> =>
+    drain(async () => {
+      const n = await tx((q) => deleteLogChunks(q, logids, batch));
+      deleted.log_chunks += n;
+      return n;
+    }, batch);
 
   // 1. Chunks left behind.
   let after = 0;
