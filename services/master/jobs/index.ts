@@ -39,7 +39,12 @@ import {
   type QueueName,
   type RedisTarget,
 } from './queues.js';
-import { retentionConfigured, retentionProcessor, scheduleRetention } from './retention.js';
+import {
+  retentionConfigured,
+  retentionProcessor,
+  scheduleRetention,
+  unscheduleRetention,
+} from './retention.js';
 import { RetentionMetrics } from './retention-metrics.js';
 
 export type { LogCompression } from './compress-log.js';
@@ -65,7 +70,8 @@ export interface JobsOptions extends ExpireSettings {
   /**
    * The retention section of the master's configuration. A master with horizons configured
    * creates and confirms the cluster's retention schedule, the section in its jobs' data;
-   * every master runs the worker, which applies the section the job carries.
+   * one without removes the schedule. Every master runs the worker, which applies the
+   * section the job carries.
    */
   retention?: RetentionConfig;
 }
@@ -161,6 +167,10 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
         );
       }, periodMs);
       confirmRetention.unref();
+    } else {
+      // A section removed from the configuration stops the cleanup: the schedule would
+      // otherwise go on, in Redis, with the section it was last given.
+      await unscheduleRetention(retain);
     }
     const worker = <D, R>(name: QueueName, concurrency: number, fn: (job: Job<D>) => Promise<R>) => {
       const w = new Worker<D, R>(name, (job) => metrics.run(name, job, () => fn(job)), {

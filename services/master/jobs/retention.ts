@@ -82,6 +82,11 @@ export async function scheduleRetention(queue: Queue, config: RetentionConfig): 
   );
 }
 
+/** Remove the schedule (a master whose configuration has no horizons). */
+export async function unscheduleRetention(queue: Queue): Promise<void> {
+  await queue.removeJobScheduler(RETENTION_SCHEDULER_ID);
+}
+
 export interface RetentionRun {
   deleted: RetentionCounts;
   /** False when the run stopped with work left. */

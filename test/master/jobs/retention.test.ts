@@ -1,6 +1,6 @@
 // retention through real BullMQ: a master with horizons configured schedules the cluster's
 // run, a run deletes what is past its horizon and leaves the rest, and /metrics counts what
-// it deleted. A master without the section schedules nothing.
+// it deleted. A master without the section schedules nothing, and removes the schedule.
 import { describe, expect, it } from 'vitest';
 import { retention } from '../../../services/core/config/master-config/retention.js';
 import { sql } from '../../../services/core/db/pool.js';
@@ -55,5 +55,9 @@ describe('the retention job', () => {
       7,
     );
     await master.stop();
+    // The section removed from the configuration: the next master to start stops the cleanup.
+    const after = await suite.jobs.start({ masterid: () => id, retention: retention.parse({}) });
+    expect(await suite.jobs.queue(QUEUES.retention).getJobSchedulers()).toEqual([]);
+    await after.stop();
   });
 });
