@@ -246,5 +246,7 @@ describe('a deleted log through the REST API', () => {
     const contents = await api.get('/logs/1/contents');
     expect(contents.status).toBe(200);
     expect(JSON.stringify(contents.json())).not.toContain('hello');
+    const raw = await api.get('/logs/1/raw', {});
+    expect([raw.status, raw.text]).toEqual([200, '']);
   });
 });
