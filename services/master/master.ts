@@ -140,6 +140,7 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
         ...(deps.jobsPrefix ? { prefix: deps.jobsPrefix } : {}),
         masterid,
         codec: config.log_compression,
+        retention: config.retention,
         expirySeconds: config.master_expiry_seconds,
         expirePeriodMs: Math.min(EXPIRE_PERIOD_MS, config.master_expiry_seconds * 500),
         log,

@@ -42,6 +42,26 @@ builders: [{ name: b1, workers: [w1], steps: [{ type: shell, command: make }] }]
     ]);
   });
 
+  it('keeps everything without a retention section, and names a bad horizon', () => {
+    expect(parseMasterConfig('title: t').retention).toEqual({
+      builders: {},
+      tags: {},
+      period_seconds: 3600,
+      batch_size: 1000,
+      max_run_seconds: 300,
+    });
+    expect(
+      parseMasterConfig('retention: { logHorizon: 30d, builders: { b1: { max_builds: 50 } } }').retention,
+    ).toMatchObject({ logHorizon: '30d', builders: { b1: { max_builds: 50 } } });
+    expect(
+      problems('retention: { logHorizon: 30 days, tags: { t: { build_horizon: 0 } }, horizon: 1 }'),
+    ).toEqual([
+      'retention.logHorizon: expected seconds, a number with a unit (s, m, h, d, w), or "forever"',
+      'retention.tags.t.build_horizon: Number must be greater than 0',
+      'retention: unknown key "horizon"',
+    ]);
+  });
+
   it('names the bad key and what was expected', () => {
     expect(problems('builders: [{ name: b1, workers: w1 }]')).toContain(
       'builders[0].workers: expected array, got string',

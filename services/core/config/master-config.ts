@@ -15,6 +15,7 @@ import { forceScheduler } from './master-config/force-schedulers.js';
 import { lock } from './master-config/locks.js';
 import { protocols } from './master-config/protocols.js';
 import { reporter } from './master-config/reporters/index.js';
+import { retention } from './master-config/retention.js';
 import { scheduler } from './master-config/schedulers.js';
 import { secretsProvider } from './master-config/secrets.js';
 import { gitStepProblems } from './master-config/source-steps.js';
@@ -56,6 +57,9 @@ export const masterConfigSchema = z
     log_compression: z.enum(['none', 'gzip', 'zstd']).default('gzip'),
     // How much uploads may store: a default maxsize and a quota per build (master-config/artifacts.ts).
     artifacts: artifacts.default({}),
+    // What the cleanup job deletes and when (master-config/retention.ts, docs/retention.md);
+    // nothing configured, everything is kept.
+    retention: retention.default({}),
     // Seconds without a heartbeat after which a master is expired (Buildbot: ten minutes).
     master_expiry_seconds: z.number().int().positive().default(600),
     // Seconds a worker waits without hearing from its master before it kills that master's
@@ -76,6 +80,7 @@ export type SchedulerConfig = MasterConfig['schedulers'][number];
 export type ChangeHooksConfig = MasterConfig['change_hooks'];
 export type AuthConfig = MasterConfig['auth'];
 export type WwwConfig = MasterConfig['www'];
+export type RetentionConfig = MasterConfig['retention'];
 export type ProtocolsConfig = MasterConfig['protocols'];
 export type ForceSchedulerConfig = MasterConfig['force_schedulers'][number];
 export type StepConfig = BuilderConfig['steps'][number];

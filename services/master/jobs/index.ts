@@ -1,5 +1,6 @@
-// The master's background jobs (BullMQ over the cluster's Redis): expire-masters, repeated
-// once per period across the cluster, and compress-log, queued when a log finishes. Every
+// The master's background jobs (BullMQ over the cluster's Redis): expire-masters and
+// retention, each repeated once per period across the cluster, and compress-log, queued when
+// a log finishes. Every
 // master runs a worker for each queue; stop() lets the running jobs finish, then closes every
 // connection it opened (the DataContext's database and Redis are the caller's to close).
 //
@@ -10,6 +11,7 @@
 // confirms the schedule once per period, not only at its start; the upsert is idempotent and
 // keeps one job per period slot (expire-masters.ts), so confirming it costs one command.
 import { type Job, Queue, Worker } from 'bullmq';
+import type { RetentionConfig } from '../../core/config/master-config.js';
 import type { DataContext } from '../../core/data/index.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import {
@@ -37,6 +39,13 @@ import {
   type QueueName,
   type RedisTarget,
 } from './queues.js';
+import {
+  retentionConfigured,
+  retentionProcessor,
+  scheduleRetention,
+  unscheduleRetention,
+} from './retention.js';
+import { RetentionMetrics } from './retention-metrics.js';
 
 export type { LogCompression } from './compress-log.js';
 export { DEFAULT_PREFIX, QUEUES, type RedisTarget } from './queues.js';
@@ -58,6 +67,13 @@ export interface JobsOptions extends ExpireSettings {
   compressRetry?: CompressLogRetry;
   /** compress-log jobs run at once on this master (default 2). */
   compressConcurrency?: number;
+  /**
+   * The retention section of the master's configuration. A master with horizons configured
+   * creates and confirms the cluster's retention schedule, the section in its jobs' data;
+   * one without removes the schedule. Every master runs the worker, which applies the
+   * section the job carries.
+   */
+  retention?: RetentionConfig;
 }
 
 export interface Jobs {
@@ -111,19 +127,24 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
     });
   const compress = queue<CompressLogData>(QUEUES.compressLog, compressLogJobOptions(opts.compressRetry));
   const expire = queue(QUEUES.expireMasters);
-  const queues = [compress, expire] as Queue[];
+  const retain = queue(QUEUES.retention);
+  const queues = [compress, expire, retain] as Queue[];
   for (const q of queues)
     q.on('error', (err) => log.warn({ queue: q.name, err: err.message }, 'queue error'));
   metrics = new JobMetrics(queues);
+  const retentionMetrics = new RetentionMetrics(metrics.registry);
+  const retention = opts.retention && retentionConfigured(opts.retention) ? opts.retention : null;
 
   const workers: Worker[] = [];
   let confirm: NodeJS.Timeout | undefined;
+  let confirmRetention: NodeJS.Timeout | undefined;
   const retries = new Set<NodeJS.Timeout>();
   let closing = false;
   const stop = async () => {
     closing = true;
     for (const t of retries) clearTimeout(t);
     clearInterval(confirm);
+    clearInterval(confirmRetention);
     await closeQueues(workers, queues);
   };
   let stopping: Promise<void> | undefined;
@@ -136,6 +157,21 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
       );
     }, opts.expirePeriodMs ?? DEFAULT_EXPIRE_PERIOD_MS);
     confirm.unref();
+    if (retention) {
+      const periodMs = retention.period_seconds * 1000;
+      await scheduleRetention(retain, retention);
+      // Confirmed each period for the reason the expire-masters schedule is (header).
+      confirmRetention = setInterval(() => {
+        scheduleRetention(retain, retention).catch((err) =>
+          log.warn({ err: (err as Error).message }, 'could not confirm the retention schedule'),
+        );
+      }, periodMs);
+      confirmRetention.unref();
+    } else {
+      // A section removed from the configuration stops the cleanup: the schedule would
+      // otherwise go on, in Redis, with the section it was last given.
+      await unscheduleRetention(retain);
+    }
     const worker = <D, R>(name: QueueName, concurrency: number, fn: (job: Job<D>) => Promise<R>) => {
       const w = new Worker<D, R>(name, (job) => metrics.run(name, job, () => fn(job)), {
         connection: consumerConnection(opts.redis, `flotilla-master-${name}-worker`),
@@ -150,6 +186,11 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
     };
     worker(QUEUES.expireMasters, 1, expireProcessor);
     worker(QUEUES.compressLog, opts.compressConcurrency ?? 2, compressProcessor);
+    worker(
+      QUEUES.retention,
+      1,
+      retentionProcessor(opts.ctx, log, retentionMetrics, () => closing),
+    );
   } catch (err) {
     await stop();
     throw err;

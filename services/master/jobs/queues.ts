@@ -17,6 +17,7 @@ export type { RedisTarget };
 export const QUEUES = {
   compressLog: 'compress-log',
   expireMasters: 'expire-masters',
+  retention: 'retention',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

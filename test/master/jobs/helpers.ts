@@ -3,6 +3,7 @@
 // removing a prefix's queues afterwards; logs of many small chunks, and reading them back.
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
+import { afterAll, beforeAll } from 'vitest';
 import { newBuild } from '../../../services/core/data/builds.js';
 import { addLog, appendLog, finishLog } from '../../../services/core/data/logs.js';
 import { newStep } from '../../../services/core/data/steps.js';
@@ -11,7 +12,7 @@ import { readLogLines } from '../../../services/core/logs/lines.js';
 import type { LogChunkRow } from '../../../services/core/logs/types.js';
 import { createLogger } from '../../../services/core/telemetry/logger.js';
 import { type Jobs, type JobsOptions, QUEUES, startJobs } from '../../../services/master/jobs/index.js';
-import { buildParts, type Harness } from '../../core/data/harness.js';
+import { buildParts, type Harness, openHarness } from '../../core/data/harness.js';
 import { testEnv } from '../../helpers/env.js';
 import { sample } from '../../helpers/prometheus.js';
 
@@ -74,6 +75,27 @@ export class JobsUnderTest {
     for (const name of Object.values(QUEUES)) await this.queue(name).obliterate({ force: true });
     await Promise.all([...this.queues.values()].map((q) => q.close()));
   }
+}
+
+/** A harness and a JobsUnderTest opened before the suite's tests and closed after them. */
+export function jobsSuite(): { readonly h: Harness; readonly jobs: JobsUnderTest } {
+  const opened: { h?: Harness; jobs?: JobsUnderTest } = {};
+  beforeAll(async () => {
+    opened.h = await openHarness();
+    opened.jobs = new JobsUnderTest(opened.h);
+  });
+  afterAll(async () => {
+    await opened.jobs?.closeAll();
+    await opened.h?.close();
+  });
+  return {
+    get h() {
+      return opened.h!;
+    },
+    get jobs() {
+      return opened.jobs!;
+    },
+  };
 }
 
 export { sample } from '../../helpers/prometheus.js';
