@@ -241,10 +241,48 @@ class Importer:
             if key in www:
                 self.losses.add(f"c['www'][{key!r}]", named(www[key]),
                                 'configure auth: in YAML by hand (docs/migrating-from-buildbot.md)')
-        for key in sorted(set(www) - {'port', 'plugins', 'allowed_origins', 'auth', 'authz'}):
+        if 'change_hook_dialects' in www:
+            self.change_hooks(www['change_hook_dialects'] or {})
+        if 'change_hook_auth' in www:
+            self.losses.add("c['www']['change_hook_auth']", 'credentials of the change hooks',
+                            'change_hooks.base.auth: {username, password_env or password_file}')
+        handled = {'port', 'plugins', 'allowed_origins', 'auth', 'authz', 'change_hook_dialects', 'change_hook_auth'}
+        for key in sorted(set(www) - handled):
             self.losses.add(f"c['www'][{key!r}]", f'www setting {key}', 'no Flotilla form')
         if out:
             self.out['www'] = out
+
+    def change_hooks(self, dialects):
+        """Buildbot's change_hook_dialects: base and github have Flotilla forms."""
+        out = {}
+        for name, options in dialects.items():
+            place = f"c['www']['change_hook_dialects'][{name!r}]"
+            options = dict(options) if isinstance(options, dict) else {}
+            if name == 'base':
+                out['base'] = {'enabled': True}
+                for key in sorted(options):
+                    self.losses.add(place, f'option {key}', 'no Flotilla form')
+            elif name == 'github':
+                hook = {}
+                secret = options.pop('secret', None)
+                if secret is not None:
+                    # Flotilla reads the secret from the environment or a file, never from the YAML.
+                    hook['secret_env'] = 'GITHUB_HOOK_SECRET'
+                    what = (f'util.Secret({secret.secret_name!r})' if isinstance(secret, bbprops.Secret)
+                            else '(a string)' if isinstance(secret, str) else named(secret))
+                    self.losses.add(place, f'secret {what}',
+                                    'set GITHUB_HOOK_SECRET in the API pods\' environment to it')
+                    # With a secret, Flotilla checks every signature: Buildbot's strict.
+                    options.pop('strict', None)
+                if isinstance(options.get('codebase'), str):
+                    hook['codebase'] = options.pop('codebase')
+                for key in sorted(options):
+                    self.losses.add(place, f'option {key}={options[key]!r}', 'no Flotilla form')
+                out['github'] = hook
+            else:
+                self.losses.add(place, f'change hook dialect {name}', 'no such dialect in Flotilla yet')
+        if out:
+            self.out['change_hooks'] = out
 
     # ------------------------------------------------------------------ workers
     def workers(self):
@@ -320,6 +358,11 @@ class Importer:
                 else:
                     entry[key] = value if not isinstance(value, tuple) else list(value)
         for key in self.COMMON:
+            if key in ('timeout', 'maxTime') and key in kwargs and kwargs[key] is None:
+                kwargs.pop(key)
+                self.losses.add(place, f'{key}=None (no limit)', f'{key} is a number of seconds in Flotilla: '
+                                'written without it (timeout: 1200 s without output)')
+                continue
             if key in kwargs:
                 value = kwargs.pop(key)
                 if isinstance(value, (list, tuple)) and key.startswith('description'):
@@ -513,8 +556,6 @@ class Importer:
             # Buildbot's dayOfWeek counts from Monday (0); cron's from Sunday (0).
             return ','.join(str((x + 1) % 7 if shift else x) for x in values)
         parts = [field('minute'), field('hour'), field('dayOfMonth'), field('month'), field('dayOfWeek', True)]
-        if kwargs.get('minute', 0) == 0:
-            kwargs.pop('minute', None)
         return ' '.join(parts if parts[0] != '*' else ['0'] + parts[1:])
 
     PARAMS = {'StringParameter': 'string', 'TextParameter': 'text', 'IntParameter': 'int',
@@ -624,7 +665,7 @@ class Importer:
         self.reporters()
         self.www()
         order = ['title', 'titleURL', 'buildbotURL', 'buildbotNetUsageData', 'log_compression', 'protocols',
-                 'workers', 'locks', 'builders', 'schedulers', 'force_schedulers', 'change_sources', 'reporters', 'www']
+                 'workers', 'locks', 'builders', 'schedulers', 'force_schedulers', 'change_sources', 'change_hooks', 'reporters', 'www']
         if self.locks:
             self.out['locks'] = list(self.locks.values())
         return {k: self.out[k] for k in order if k in self.out}

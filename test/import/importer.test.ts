@@ -117,7 +117,7 @@ describe('import-buildbot-config', () => {
   it('converts builders made in a loop, templates, locks and filters, and lists what it could not', async () => {
     const r = await importConfig(MATRIX);
     expect(r.summary).toBe(
-      `${MATRIX}: converted 3 builders (18 steps), 4 schedulers, 1 reporters; 7 not converted`,
+      `${MATRIX}: converted 3 builders (18 steps), 4 schedulers, 1 reporters; 8 not converted`,
     );
     const upload = (b: string) =>
       `builder build-${b}, step 5 (upload): doStepIf Python callable is_main (defined in master.cfg) -> written as doStepIf: false (the step is skipped) until you write it as a condition on properties`;
@@ -129,7 +129,12 @@ describe('import-buildbot-config', () => {
       "scheduler release: change filter branch_re='release/.*' -> scheduler not written: no Flotilla form for this filter; write one scheduler per branch",
       "c['services'][1] (MailNotifier): buildbot.reporters.mail.MailNotifier object with arguments ['extraRecipients', 'fromaddr', 'sendToInterestedUsers'] -> configure it under reporters: in YAML by hand (docs/migrating-from-buildbot.md)",
       "c['www']['auth']: buildbot.www.auth.UserPasswordAuth object -> configure auth: in YAML by hand (docs/migrating-from-buildbot.md)",
+      "c['www']['change_hook_dialects']['github']: secret util.Secret('github-hook') -> set GITHUB_HOOK_SECRET in the API pods' environment to it",
     ]);
+    expect(r.config.change_hooks).toEqual({
+      base: { enabled: true },
+      github: { secret_env: 'GITHUB_HOOK_SECRET' },
+    });
     const b = r.config.builders[1]!;
     expect(b.name).toBe('build-ubuntu-2204');
     expect(b.steps.map((s) => s.name ?? s.type)).toEqual([
