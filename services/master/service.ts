@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { type MasterEnv, redact } from '../core/config/env.js';
 import { ConfigError } from '../core/config/errors.js';
 import { exitOnConfigError } from '../core/config/fatal.js';
-import { loadMasterConfig, type MasterConfig } from '../core/config/master-config.js';
+import { ignoredKeys, type MasterConfig } from '../core/config/master-config.js';
 import { ensureMigratedOrExit } from '../core/db/migrate.js';
 import { createPool } from '../core/db/pool.js';
 import { busSubscription } from '../core/events/bus.js';
@@ -16,10 +16,9 @@ import { onShutdown } from '../core/lifecycle.js';
 import { createRedis } from '../core/redis.js';
 import { createLogger, type Logger } from '../core/telemetry/logger.js';
 import { startTelemetry } from '../core/telemetry/tracing.js';
-import { livenessOf, livenessProblems } from './liveness.js';
+import { checkMasterConfig } from './config-check.js';
+import { livenessOf } from './liveness.js';
 import { type Master, startMaster } from './master.js';
-import { checkReporters } from './reporters/reporter.js';
-import { schedulerConfigProblems } from './schedulers/index.js';
 import { listenForWorkers, type WorkerListeners, workerPortProblems } from './workers/listen.js';
 
 // Beyond the drain, the steps after it (jobs, schedulers, closing connections) get this long.
@@ -31,16 +30,12 @@ function loadConfig(
   log: Logger,
 ): MasterConfig {
   try {
-    const config = loadMasterConfig(env.configPath);
-    // The reporters' credentials and templates: a file that cannot be read fails the start.
-    checkReporters(config, processEnv);
-    // Problems the schema cannot see (a cron expression that never fires, for one) fail the start too.
-    const bad = [
-      ...schedulerConfigProblems(config),
-      ...workerPortProblems(config, env.workerPort, env.msgpackWorkerPort),
-      ...livenessProblems(config),
-    ];
-    if (bad.length) throw new ConfigError('CONFIG_SCHEMA', `${env.configPath} is invalid`, bad);
+    const config = checkMasterConfig(env.configPath, processEnv, (c) =>
+      workerPortProblems(c, env.workerPort, env.msgpackWorkerPort),
+    );
+    // Buildbot keys that mean nothing here are accepted, and named so that nobody thinks they work.
+    for (const { key, reason } of ignoredKeys(config))
+      log.warn({ code: 'CONFIG_KEY_IGNORED', key, reason }, `${key} is ignored: ${reason}`);
     return config;
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;

@@ -12,6 +12,7 @@ import { builder } from './master-config/builders.js';
 import { changeHooks } from './master-config/change-hooks.js';
 import { changeSource } from './master-config/change-sources.js';
 import { forceScheduler } from './master-config/force-schedulers.js';
+import { ignoredTopLevel } from './master-config/ignored-keys.js';
 import { lock } from './master-config/locks.js';
 import { protocols } from './master-config/protocols.js';
 import { reporter } from './master-config/reporters/index.js';
@@ -26,6 +27,7 @@ import { www } from './master-config/www.js';
 export { ENDPOINT_MATCHERS, userSchema, usersFileSchema } from './master-config/auth.js';
 export type { ChangeSourceConfig } from './master-config/change-sources.js';
 export type { ForceParameterConfig } from './master-config/force-schedulers.js';
+export { ignoredKeys } from './master-config/ignored-keys.js';
 export type {
   FormatterConfig,
   GeneratorConfig,
@@ -70,6 +72,8 @@ export const masterConfigSchema = z
     // output held back, before it kills their commands and they end RETRY (default 60, at most
     // the expiry less 3): beyond it, the cluster may expire this master.
     database_outage_seconds: z.number().positive().optional(),
+    // Buildbot keys with no meaning here: accepted, ignored, named at start (ignored-keys.ts).
+    ...ignoredTopLevel,
   })
   .strict();
 

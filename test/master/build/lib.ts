@@ -1,7 +1,10 @@
 // What the build tests read back from the database: a request added, its builds once
 // finished, their steps, logs and properties.
+import { buildApp } from '../../../services/api/http/server.js';
 import { addBuildset, findBuilderId, transact } from '../../../services/core/data/index.js';
 import { sql } from '../../../services/core/db/pool.js';
+import { createRedis } from '../../../services/core/redis.js';
+import { createLogger } from '../../../services/core/telemetry/logger.js';
 import { eventually } from '../../helpers/wait.js';
 import type { Stage } from '../in-process.js';
 
@@ -87,4 +90,27 @@ export async function ranBuild(stage: Stage, builder: string, timeoutMs = 90_000
   const build = await finishedBuild(stage, brid, timeoutMs);
   const ran = (await steps(stage, build.id)).filter((s) => s.name !== 'worker_preparation');
   return { build, ran };
+}
+
+/** An API (in-process, on the stage's database and Redis) to read builds back through REST. */
+export async function apiOn(stage: Stage) {
+  const redis = createRedis(stage.redis.url, 'flotilla-api-test');
+  redis.on('error', () => {});
+  const api = await buildApp({
+    db: stage.db.pool,
+    redis,
+    log: createLogger('test', 'silent'),
+    publicUrl: 'http://ci.example.test/',
+    databaseUrl: stage.db.url,
+    forceSchedulers: [],
+  });
+  await api.ready();
+  return {
+    app: api,
+    get: (path: string) => api.inject({ method: 'GET', url: `/api/v2${path}` }),
+    close: async () => {
+      await api.close();
+      redis.disconnect();
+    },
+  };
 }

@@ -12,19 +12,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { type FileHandle, open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../../services/api/http/server.js';
 import { sql } from '../../../services/core/db/pool.js';
-import { createRedis, type Redis } from '../../../services/core/redis.js';
 import { Results } from '../../../services/core/results.js';
-import { createLogger } from '../../../services/core/telemetry/logger.js';
 import { eventually, waitFor } from '../../helpers/wait.js';
 import { type InProcessMaster, Stage } from '../in-process.js';
-import { finishedBuild, logs, request, steps } from './lib.js';
+import { apiOn, finishedBuild, logs, request, steps } from './lib.js';
 import { type RealWorkers, startRealWorkers } from './real-workers.js';
 
-const log = createLogger('test', 'silent');
 const root = mkdtempSync(join(tmpdir(), 'flotilla-transfer-steps-'));
 const agentDir = join(root, 'agent');
 const bbwDir = join(root, 'bbw');
@@ -88,36 +83,24 @@ ${artifacts('bbw')}
 let stage: Stage;
 let masters: InProcessMaster[];
 let workers: RealWorkers;
-let api: FastifyInstance;
-let apiRedis: Redis;
+let api: Awaited<ReturnType<typeof apiOn>>;
 
 beforeAll(async () => {
   stage = await Stage.open();
   // One master with the Flotilla agent, one with the buildbot-worker: each builds its own builders.
   workers = await startRealWorkers(stage, CONFIG, root, ['art-bbw', 'fail-bbw', 'stop-bbw']);
   masters = workers.masters;
-  apiRedis = createRedis(stage.redis.url, 'flotilla-api-test');
-  apiRedis.on('error', () => {});
-  api = await buildApp({
-    db: stage.db.pool,
-    redis: apiRedis,
-    log,
-    publicUrl: 'http://ci.example.test/',
-    databaseUrl: stage.db.url,
-    forceSchedulers: [],
-  });
-  await api.ready();
+  api = await apiOn(stage);
 }, 120_000);
 
 afterAll(async () => {
   await api?.close();
-  apiRedis?.disconnect();
   await workers?.stop();
   await stage?.close();
   rmSync(root, { recursive: true, force: true });
 });
 
-const get = (path: string) => api.inject({ method: 'GET', url: `/api/v2${path}` });
+const get = (path: string) => api.get(path);
 
 describe.each([
   ['agent', agentDir],
@@ -185,14 +168,14 @@ describe.each([
 
     // Served back byte for byte, through the link the step carries.
     const linked = new URL(urls[1]!.url).pathname;
-    const hello = await api.inject({ method: 'GET', url: linked });
+    const hello = await api.app.inject({ method: 'GET', url: linked });
     expect(hello.statusCode).toBe(200);
     expect(hello.body).toBe('hello world\n');
     expect(hello.headers['content-disposition']).toMatch(/filename="hello-world.txt"/);
     const big = await get(`/artifacts/${byName.get('big.bin')!.artifactid}/raw`);
     expect(big.rawPayload.equals(readFileSync(join(workdir, 'dist', 'sub', 'big.bin')))).toBe(true);
     expect(Number(big.headers['content-length'])).toBe(300000);
-    const again = await api.inject({
+    const again = await api.app.inject({
       method: 'GET',
       url: `/api/v2/artifacts/${byName.get('big.bin')!.artifactid}/raw`,
       headers: { 'if-none-match': String(big.headers.etag) },

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { InterpolationError, parse } from '../../interpolate.js';
 import { RESULT_NAMES } from '../../results.js';
-import { identifier } from './identifiers.js';
+import { stepName } from './identifiers.js';
 import { lockAccess } from './locks.js';
 
 // A plain string has no keywords: a `%(kw:...)s` in it can never render.
@@ -77,7 +77,7 @@ export const condition: z.ZodType<Condition, z.ZodTypeDef, unknown> = z.lazy(() 
 
 /** Buildbot's BuildStep parameters, which every kind takes. */
 export const stepCommon = {
-  name: identifier.optional(),
+  name: stepName.optional(),
   description: z.string().optional(),
   descriptionDone: z.string().optional(),
   descriptionSuffix: z.string().optional(),

@@ -1,5 +1,6 @@
 // The API pods' HTTP settings: origins, proxies, rate limit, page cache, request limits.
 import { z } from 'zod';
+import { ignoredWww } from './ignored-keys.js';
 
 // The HTTP face of the API pods (Buildbot's www settings where it has them).
 export const www = z
@@ -85,5 +86,7 @@ export const www = z
       })
       .strict()
       .default({}),
+    // Buildbot's `port` and `plugins`: accepted, ignored, named at start (ignored-keys.ts).
+    ...ignoredWww,
   })
   .strict();

@@ -1,0 +1,718 @@
+#!/usr/bin/env python3
+"""Write Flotilla's YAML configuration from a Buildbot master.cfg.
+
+    npm run import-buildbot-config -- path/to/master.cfg > master.yaml
+
+Run it with the python3 that has Buildbot installed (where the Buildbot master runs). The
+master.cfg is loaded as Buildbot loads it (buildbot.config.master: loadConfigDict runs the file,
+MasterConfig.loadFromDict checks it), then its objects are read: Buildbot keeps the constructor
+arguments of its services (workers, schedulers, change sources, reporters: _config_args and
+_config_kwargs) and of every step (the step factory a BuildFactory holds). Change filters keep
+no arguments, so their constructor is wrapped while master.cfg runs to record them.
+
+Every setting with a Flotilla form is written. Every other one is a loss: its place (builder,
+step number, name), what it is, and what to do instead, written on stderr and as a comment block
+at the end of the YAML. Nothing is dropped silently. Exit status: 0 when written (losses or
+not), 2 when master.cfg does not load in Buildbot.
+"""
+import os
+import re
+import sys
+
+import yaml
+from buildbot.changes import filter as changefilter
+from buildbot.config.errors import ConfigErrors
+from buildbot.config.master import MasterConfig, loadConfigDict
+from buildbot.process import properties as bbprops
+from buildbot.util import bytes2unicode, safeTranslate
+
+IDENT = re.compile(r'^[a-zA-Z_-][.a-zA-Z0-9_-]*$')
+
+
+class Losses:
+    """What could not be written: place, what it is, what to do instead."""
+
+    def __init__(self):
+        self.items = []
+
+    def add(self, place, what, instead):
+        self.items.append({'place': place, 'what': what, 'instead': instead})
+
+    def lines(self):
+        return [f"{i['place']}: {i['what']} -> {i['instead']}" for i in self.items]
+
+
+def record_arguments():
+    """Schedulers and change filters keep no copy of their constructor's arguments: while master.cfg
+    runs, each one made records them (args, kwargs) as it is created, before any __init__ runs."""
+    from buildbot.schedulers.base import BaseScheduler
+
+    def recording(cls, *args, **kwargs):
+        obj = object.__new__(cls)
+        obj._flotilla_import = (args, dict(kwargs))
+        return obj
+
+    for cls in (BaseScheduler, changefilter.ChangeFilter):
+        cls.__new__ = recording
+
+
+def arguments(obj):
+    return getattr(obj, '_flotilla_import', ((), {}))
+
+
+def named(obj):
+    """A Python object's name for the loss list: a function, a class, or the class of an instance.
+    What master.cfg itself defines has no module of its own: it is said to be from master.cfg."""
+    def where(module, name):
+        return f'{name} (defined in master.cfg)' if module in (None, 'builtins') else f'{module}.{name}'
+    if isinstance(obj, type):
+        return f'class {where(obj.__module__, obj.__qualname__)}'
+    if callable(obj) and hasattr(obj, '__qualname__'):
+        return f'Python callable {where(obj.__module__, obj.__qualname__)}'
+    t = type(obj)
+    return f'{where(t.__module__, t.__qualname__)} object'
+
+
+class Unrenderable(Exception):
+    pass
+
+
+def escape(text):
+    """A literal string in Flotilla is a template: its percent signs are doubled."""
+    return text.replace('%', '%%')
+
+
+def prop_form(p):
+    if p.default is None:
+        return f'%(prop:{p.key})s'
+    if isinstance(p.default, (str, int, float)):
+        # Property's default replaces a false value too unless defaultWhenFalse=False: `~`, else `-`.
+        op = '~' if p.defaultWhenFalse else '-'
+        return f'%(prop:{p.key}:{op}{escape(str(p.default))})s'
+    raise Unrenderable(f'util.Property({p.key!r}) with a default of type {type(p.default).__name__}')
+
+
+def render(value):
+    """A Buildbot value as Flotilla writes it: Interpolate, Property and Secret become templates."""
+    if isinstance(value, str):
+        return escape(value)
+    if isinstance(value, bbprops.Interpolate):
+        if value.args:
+            raise Unrenderable('util.Interpolate with positional arguments')
+        if value.kwargs:
+            kw = {}
+            for k, v in value.kwargs.items():
+                if not isinstance(v, (str, int, float, bool)) or v is None:
+                    raise Unrenderable(f'util.Interpolate keyword {k} of type {type(v).__name__}')
+                kw[k] = v
+            return {'interpolate': value.fmtstring, 'kw': kw}
+        return value.fmtstring
+    if isinstance(value, bbprops.Property):
+        return prop_form(value)
+    if isinstance(value, bbprops.Secret):
+        return f'%(secret:{value.secret_name})s'
+    if isinstance(value, (list, tuple)):
+        return [render(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): render(v) for k, v in value.items()}
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    raise Unrenderable(named(value))
+
+
+def plain(value):
+    """A property value (no templates in Buildbot's plain values): kept as is when it is data."""
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    return render(value)
+
+
+class Importer:
+    def __init__(self, config_dict, master):
+        self.raw = config_dict
+        self.m = master
+        self.losses = Losses()
+        self.locks = {}
+        self.out = {}
+        self.skipped_builders = set()
+
+    # ------------------------------------------------------------------ helpers
+    def put(self, target, key, value, place, what):
+        """target[key] = render(value), or a loss naming what could not be rendered."""
+        try:
+            target[key] = render(value)
+        except Unrenderable as e:
+            self.losses.add(place, f'{what}: {e}', 'write it as a util.Interpolate string, or set it in YAML by hand')
+
+    def properties(self, entry, props, place):
+        out = {}
+        for key, value in props.items():
+            try:
+                out[key] = plain(value)
+            except Unrenderable as e:
+                self.losses.add(place, f'property {key}: {e}', 'give it a plain value')
+        if out:
+            entry['properties'] = out
+
+    def lock_access(self, access, place):
+        from buildbot import locks as bblocks
+        lock, mode, count = access, 'counting', 1
+        if isinstance(access, bblocks.LockAccess):
+            lock, mode, count = access.lockid, access.mode, access.count
+        if not isinstance(lock, (bblocks.MasterLock, bblocks.WorkerLock)):
+            self.losses.add(place, f'lock {named(lock)}', 'use a util.MasterLock or util.WorkerLock')
+            return None
+        kind = 'master' if isinstance(lock, bblocks.MasterLock) else 'worker'
+        entry = {'name': lock.name, 'type': kind, 'maxCount': lock.maxCount}
+        if kind == 'worker' and lock.maxCountForWorker:
+            entry['maxCountForWorker'] = dict(lock.maxCountForWorker)
+        self.locks.setdefault(lock.name, entry)
+        if mode == 'counting' and count == 1:
+            return lock.name
+        return {'lock': lock.name, 'mode': mode, 'count': count}
+
+    def locks_of(self, accesses, place):
+        return [a for a in (self.lock_access(x, place) for x in accesses or []) if a is not None]
+
+    # ------------------------------------------------------------------ global
+    def globals(self):
+        raw, out = self.raw, self.out
+        out['title'] = self.m.title
+        out['buildbotURL'] = self.m.buildbotURL
+        for key in ('titleURL', 'buildbotNetUsageData'):
+            if key in raw:
+                out[key] = raw[key]
+        if 'logCompressionMethod' in raw:
+            method = {'gz': 'gzip', 'raw': 'none', 'zstd': 'zstd'}.get(self.m.logCompressionMethod)
+            if method:
+                out['log_compression'] = method
+            else:
+                self.losses.add("c['logCompressionMethod']", f'method {self.m.logCompressionMethod!r}',
+                                'Flotilla compresses with gzip, zstd or none: choose one')
+        db_url = (self.m.db or {}).get('db_url')
+        if 'db' in raw or 'db_url' in raw:
+            self.losses.add("c['db']", f'db_url {db_url!r}',
+                            'set DATABASE_URL in the environment of the masters and API pods to a PostgreSQL URL')
+        if raw.get('properties'):
+            self.losses.add("c['properties']", f'global properties {sorted(raw["properties"])}',
+                            "no global key yet: put them in each builder's properties")
+        if 'collapseRequests' in raw and not isinstance(raw['collapseRequests'], bool):
+            self.losses.add("c['collapseRequests']", named(raw['collapseRequests']),
+                            'collapse_requests is true or false per builder in Flotilla')
+        handled = {'title', 'titleURL', 'buildbotURL', 'buildbotNetUsageData', 'logCompressionMethod', 'db',
+                   'db_url', 'properties', 'collapseRequests', 'workers', 'builders', 'schedulers',
+                   'change_source', 'services', 'www', 'protocols', 'secretsProviders'}
+        for key in sorted(set(raw) - handled):
+            self.losses.add(f"c[{key!r}]", f'setting {key}', 'no Flotilla form: see docs/compatibility.md')
+        for provider in self.m.secretsProviders or []:
+            self.losses.add("c['secretsProviders']", named(provider),
+                            'no secret provider of this kind: see docs/migrating-from-buildbot.md')
+
+    def protocols(self):
+        protos = dict(self.m.protocols or {})
+        out = {}
+        for name, conf in protos.items():
+            port = (conf or {}).get('port')
+            if name == 'msgpack_experimental_v7':
+                out[name] = {'port': port}
+            elif name == 'pb':
+                out['msgpack_experimental_v7'] = {'port': port}
+                self.losses.add("c['protocols']['pb']", f'PB protocol on {port}',
+                                'Flotilla listens there with msgpack_experimental_v7: create the workers '
+                                'with --protocol=msgpack_experimental_v7')
+            else:
+                self.losses.add(f"c['protocols'][{name!r}]", f'protocol {name}', 'no such protocol in Flotilla')
+        if out:
+            self.out['protocols'] = out
+
+    def www(self):
+        www = self.raw.get('www') or {}
+        out = {}
+        for key in ('port', 'plugins'):
+            if key in www:
+                out[key] = www[key] if isinstance(www[key], (str, int, dict, list)) else str(www[key])
+        if 'allowed_origins' in www:
+            out['allowed_origins'] = list(www['allowed_origins'])
+        for key in ('auth', 'authz'):
+            if key in www:
+                self.losses.add(f"c['www'][{key!r}]", named(www[key]),
+                                'configure auth: in YAML by hand (docs/migrating-from-buildbot.md)')
+        if 'change_hook_dialects' in www:
+            self.change_hooks(www['change_hook_dialects'] or {})
+        if 'change_hook_auth' in www:
+            self.losses.add("c['www']['change_hook_auth']", 'credentials of the change hooks',
+                            'change_hooks.base.auth: {username, password_env or password_file}')
+        handled = {'port', 'plugins', 'allowed_origins', 'auth', 'authz', 'change_hook_dialects', 'change_hook_auth'}
+        for key in sorted(set(www) - handled):
+            self.losses.add(f"c['www'][{key!r}]", f'www setting {key}', 'no Flotilla form')
+        if out:
+            self.out['www'] = out
+
+    def change_hooks(self, dialects):
+        """Buildbot's change_hook_dialects: base and github have Flotilla forms."""
+        out = {}
+        for name, options in dialects.items():
+            place = f"c['www']['change_hook_dialects'][{name!r}]"
+            options = dict(options) if isinstance(options, dict) else {}
+            if name == 'base':
+                out['base'] = {'enabled': True}
+                for key in sorted(options):
+                    self.losses.add(place, f'option {key}', 'no Flotilla form')
+            elif name == 'github':
+                hook = {}
+                secret = options.pop('secret', None)
+                if secret is not None:
+                    # Flotilla reads the secret from the environment or a file, never from the YAML.
+                    hook['secret_env'] = 'GITHUB_HOOK_SECRET'
+                    what = (f'util.Secret({secret.secret_name!r})' if isinstance(secret, bbprops.Secret)
+                            else '(a string)' if isinstance(secret, str) else named(secret))
+                    self.losses.add(place, f'secret {what}',
+                                    'set GITHUB_HOOK_SECRET in the API pods\' environment to it')
+                    # With a secret, Flotilla checks every signature: Buildbot's strict.
+                    options.pop('strict', None)
+                if isinstance(options.get('codebase'), str):
+                    hook['codebase'] = options.pop('codebase')
+                for key in sorted(options):
+                    self.losses.add(place, f'option {key}={options[key]!r}', 'no Flotilla form')
+                out['github'] = hook
+            else:
+                self.losses.add(place, f'change hook dialect {name}', 'no such dialect in Flotilla yet')
+        if out:
+            self.out['change_hooks'] = out
+
+    # ------------------------------------------------------------------ workers
+    def workers(self):
+        out = []
+        for w in self.m.workers:
+            place = f'worker {w.name}'
+            args, kwargs = list(w._config_args), dict(w._config_kwargs)
+            entry = {'name': w.name}
+            password = args[1] if len(args) > 1 else kwargs.pop('password', None)
+            kwargs.pop('name', None)
+            if isinstance(password, str):
+                entry['password'] = password
+            else:
+                entry['password_env'] = f'WORKER_{re.sub(r"[^A-Z0-9]", "_", w.name.upper())}_PASSWORD'
+                self.losses.add(place, f'password {named(password)}',
+                                f'set the environment variable {entry["password_env"]}')
+            max_builds = kwargs.pop('max_builds', None)
+            if max_builds is not None:
+                entry['max_builds'] = max_builds
+            else:
+                # Unlimited in Buildbot; a builder runs one build at a time on a worker there, so
+                # as many builds as builders that use the worker is the same limit.
+                entry['max_builds'] = max(1, sum(1 for b in self.m.builders if w.name in b.workernames))
+            props = kwargs.pop('properties', None)
+            if props:
+                self.properties(entry, props, place)
+            for key in sorted(kwargs):
+                self.losses.add(place, f'Worker argument {key}={kwargs[key]!r}', 'no Flotilla form')
+            if not IDENT.match(w.name):
+                self.losses.add(place, 'name is not an identifier', 'rename the worker')
+            out.append(entry)
+        self.out['workers'] = out
+
+    # ------------------------------------------------------------------ steps
+    COMMON = ('name', 'description', 'descriptionDone', 'descriptionSuffix', 'haltOnFailure', 'flunkOnFailure',
+              'warnOnFailure', 'flunkOnWarnings', 'warnOnWarnings', 'timeout')
+    SHELL = ('command', 'workdir', 'env', 'logfiles', 'lazylogfiles', 'maxTime', 'interruptSignal', 'sigtermTime',
+             'decodeRC')
+    GIT = ('repourl', 'branch', 'codebase', 'mode', 'method', 'submodules', 'remoteSubmodules', 'shallow',
+           'retryFetch', 'clobberOnFailure', 'retry', 'getDescription', 'progress', 'reference', 'origin', 'config',
+           'alwaysUseLatest', 'workdir', 'env')
+
+    def step(self, factory, place):
+        from buildbot.steps import shell, trigger
+        from buildbot.steps.source import git
+        cls, args, kwargs = factory.factory, list(factory.args), dict(factory.kwargs)
+        kinds = {shell.ShellCommand: ('shell', self.SHELL), shell.SetPropertyFromCommand:
+                 ('set_property', self.SHELL + ('property', 'strip')),
+                 trigger.Trigger: ('trigger', ('schedulerNames', 'waitForFinish', 'set_properties')),
+                 git.Git: ('git', self.GIT)}
+        if cls not in kinds:
+            self.losses.add(place, f'step {named(cls)}',
+                            'no Flotilla step of this kind: replace it with a shell step or leave it out')
+            return None
+        kind, keys = kinds[cls]
+        if args:
+            first = {'shell': 'command', 'set_property': 'command', 'git': 'repourl', 'trigger': 'schedulerNames'}
+            kwargs.setdefault(first[kind], args.pop(0))
+            for a in args:
+                self.losses.add(place, f'positional argument {a!r}', 'give it by keyword')
+        entry = {'type': kind}
+        for key in ('name',) + tuple(k for k in keys if k != 'name'):
+            if key in kwargs:
+                value = kwargs.pop(key)
+                if key == 'schedulerNames':
+                    entry['schedulers'] = list(value)
+                elif key == 'interruptSignal':
+                    entry[key] = str(value).removeprefix('SIG')
+                elif key == 'decodeRC':
+                    entry[key] = {str(k): v for k, v in value.items()}
+                elif key in ('set_properties', 'env', 'command', 'repourl', 'branch', 'workdir', 'logfiles'):
+                    self.put(entry, key, value, place, key)
+                else:
+                    entry[key] = value if not isinstance(value, tuple) else list(value)
+        for key in self.COMMON:
+            if key in ('timeout', 'maxTime') and key in kwargs and kwargs[key] is None:
+                kwargs.pop(key)
+                self.losses.add(place, f'{key}=None (no limit)', f'{key} is a number of seconds in Flotilla: '
+                                'written without it (timeout: 1200 s without output)')
+                continue
+            if key in kwargs:
+                value = kwargs.pop(key)
+                if isinstance(value, (list, tuple)) and key.startswith('description'):
+                    value = ' '.join(value)
+                entry[key] = value
+        for key in ('alwaysRun', 'doStepIf', 'hideStepIf'):
+            if key in kwargs:
+                value = kwargs.pop(key)
+                if isinstance(value, bool):
+                    entry[key] = value
+                elif key == 'doStepIf':
+                    # Written so that the step never runs: running a deploy step on every branch
+                    # until someone notices is worse than skipping it.
+                    entry[key] = False
+                    self.losses.add(place, f'{key} {named(value)}', 'written as doStepIf: false (the step is '
+                                    'skipped) until you write it as a condition on properties')
+                else:
+                    self.losses.add(place, f'{key} {named(value)}',
+                                    f'written without it: write {key} as a condition on properties')
+        if 'locks' in kwargs:
+            entry['locks'] = self.locks_of(kwargs.pop('locks'), place)
+        if kind == 'set_property' and 'extract_fn' in kwargs:
+            self.losses.add(place, f'extract_fn {named(kwargs.pop("extract_fn"))}', 'set one property from stdout instead')
+        for key in sorted(kwargs):
+            self.losses.add(place, f'{cls.__qualname__} argument {key}={kwargs[key]!r}', 'no Flotilla form')
+        if 'name' in entry and not isinstance(entry['name'], str):
+            self.losses.add(place, f'name {named(entry.pop("name"))}', 'give the step a plain string name')
+        if kind == 'trigger' and entry.get('waitForFinish') is None:
+            entry.pop('waitForFinish', None)
+        return entry
+
+    # ------------------------------------------------------------------ builders
+    def builders(self):
+        out = []
+        default_collapse = self.m.collapseRequests
+        for b in self.m.builders:
+            place = f'builder {b.name}'
+            if not IDENT.match(b.name):
+                self.losses.add(place, 'name is not a URL identifier', 'rename the builder (Flotilla addresses builders by name)')
+                self.skipped_builders.add(b.name)
+                continue
+            entry = {'name': b.name}
+            if b.description:
+                entry['description'] = b.description
+            if b.tags:
+                entry['tags'] = list(b.tags)
+            entry['workers'] = list(b.workernames)
+            # Buildbot: the builder's, else the master's, else True (process/builder.py).
+            collapse = b.collapseRequests if b.collapseRequests is not None else default_collapse
+            collapse = True if collapse is None else collapse
+            if isinstance(collapse, bool):
+                entry['collapse_requests'] = collapse
+            else:
+                self.losses.add(place, f'collapseRequests {named(collapse)}', 'collapse_requests is true or false')
+            if b.properties:
+                self.properties(entry, b.properties, place)
+            if b.locks:
+                entry['locks'] = self.locks_of(b.locks, place)
+            for key, default in (('env', {}), ('defaultProperties', {}), ('project', None),
+                                 ('workerbuilddir', bytes2unicode(safeTranslate(b.name))),
+                                 ('builddir', bytes2unicode(safeTranslate(b.name))),
+                                 ('nextWorker', None), ('nextBuild', None), ('canStartBuild', None)):
+                value = getattr(b, key, default)
+                if value != default and value:
+                    what = named(value) if callable(value) else f'{key}={value!r}'
+                    self.losses.add(place, f'{key}: {what}', 'no builder key for it in Flotilla yet')
+            steps = []
+            for number, factory in enumerate(b.factory.steps):
+                name = factory.kwargs.get('name') or getattr(factory.factory, 'name', '?')
+                step = self.step(factory, f'builder {b.name}, step {number} ({name})')
+                if step is not None:
+                    steps.append(step)
+            if b.factory.workdir != 'build':
+                self.losses.add(place, f'BuildFactory workdir {b.factory.workdir!r}', "give each step's workdir")
+            entry['steps'] = steps
+            out.append(entry)
+        self.out['builders'] = out
+
+    # ------------------------------------------------------------------ schedulers
+    FILTER_KEYS = ('repository', 'project', 'category')
+
+    def change_filter(self, flt, entry, place):
+        """Buildbot's ChangeFilter as Flotilla's branch and change_filter; False if some of it has no
+        form (the caller leaves the scheduler out: without its filter it would build other changes)."""
+        if flt is None:
+            return True
+        complete = True
+        kwargs = dict(arguments(flt)[1])
+        out = {}
+        if 'branch' in kwargs:
+            branch = kwargs.pop('branch')
+            if isinstance(branch, str) or branch is None:
+                entry['branch'] = branch
+            else:
+                self.losses.add(place, f'change filter branch={branch!r}', 'one scheduler per branch')
+                complete = False
+        for key in self.FILTER_KEYS:
+            if key in kwargs and kwargs[key] is not None:
+                value = kwargs.pop(key)
+                out[key] = value if isinstance(value, str) else list(value)
+        for key in sorted(kwargs):
+            if kwargs[key] is None:
+                continue
+            value = kwargs[key]
+            what = named(value) if callable(value) else f'{key}={value!r}'
+            self.losses.add(place, f'change filter {what}',
+                            'scheduler not written: no Flotilla form for this filter; write one scheduler per branch')
+            complete = False
+        if out:
+            entry['change_filter'] = out
+        return complete
+
+    def scheduler_common(self, s, kwargs, entry, place, forced=False):
+        entry['builders'] = [b for b in kwargs.pop('builderNames', []) if b not in self.skipped_builders]
+        props = None if forced else kwargs.pop('properties', None)
+        if props:
+            self.properties(entry, props, place)
+        if kwargs.get('priority') not in (None, 0) and isinstance(kwargs['priority'], int):
+            entry['priority'] = kwargs.pop('priority')
+        codebases = kwargs.pop('codebases', None)
+        if codebases and codebases != {'': {}}:
+            if isinstance(codebases, dict):
+                entry['codebases'] = {k: {'repository': v.get('repository', ''), 'branch': v.get('branch')}
+                                      for k, v in codebases.items()}
+            else:
+                self.losses.add(place, f'codebases {codebases!r}', 'give codebases as a dict')
+
+    def schedulers(self):
+        from buildbot.schedulers import basic, forcesched, timed, triggerable
+        out, forced = [], []
+        for s in self.m.schedulers.values():
+            place = f'scheduler {s.name}'
+            args, kwargs = arguments(s)
+            kwargs = dict(kwargs)
+            if args:
+                self.losses.add(place, 'positional arguments', 'give them by keyword')
+            kwargs.pop('name', None)
+            cls = type(s)
+            if cls is forcesched.ForceScheduler:
+                forced.append(self.force(s, kwargs, place))
+                continue
+            kinds = {basic.SingleBranchScheduler: 'single-branch', timed.Periodic: 'periodic',
+                     timed.Nightly: 'nightly', triggerable.Triggerable: 'triggerable'}
+            if cls not in kinds:
+                self.losses.add(place, f'scheduler {cls.__module__}.{cls.__qualname__}',
+                                'no scheduler of this kind: one single-branch scheduler per branch')
+                continue
+            entry = {'type': kinds[cls], 'name': s.name}
+            complete = True
+            self.scheduler_common(s, kwargs, entry, place)
+            if cls is basic.SingleBranchScheduler:
+                entry['tree_stable_timer'] = kwargs.pop('treeStableTimer', None) or 0
+                if 'branch' in kwargs:
+                    entry['branch'] = kwargs.pop('branch')
+                complete = self.change_filter(kwargs.pop('change_filter', None), entry, place)
+            if cls is timed.Periodic:
+                entry['period'] = kwargs.pop('periodicBuildTimer')
+            if cls is timed.Nightly:
+                entry['cron'] = self.cron(kwargs)
+                if 'onlyIfChanged' in kwargs:
+                    entry['only_if_changed'] = bool(kwargs.pop('onlyIfChanged'))
+                if 'branch' in kwargs:
+                    entry['branch'] = kwargs.pop('branch')
+                complete = self.change_filter(kwargs.pop('change_filter', None), entry, place)
+            if cls in (basic.SingleBranchScheduler, timed.Nightly):
+                if 'onlyImportant' in kwargs:
+                    entry['only_important'] = bool(kwargs.pop('onlyImportant'))
+                if kwargs.get('fileIsImportant') is not None:
+                    self.losses.add(place, f'fileIsImportant {named(kwargs.pop("fileIsImportant"))}',
+                                    'write file_pattern, a regular expression over file names')
+            for key in sorted(kwargs):
+                if kwargs[key] is None:
+                    continue
+                self.losses.add(place, f'{cls.__qualname__} argument {key}={kwargs[key]!r}', 'no Flotilla form')
+            if not complete:
+                continue
+            if entry['builders']:
+                out.append(entry)
+            else:
+                self.losses.add(place, 'no builder left to schedule', 'fix the builders it names')
+        self.out['schedulers'] = out
+        if forced:
+            self.out['force_schedulers'] = [f for f in forced if f['builders']]
+
+    def cron(self, kwargs):
+        def field(key, shift=None):
+            v = kwargs.pop(key, '*')
+            if v == '*':
+                return '*'
+            values = v if isinstance(v, (list, tuple)) else [v]
+            # Buildbot's dayOfWeek counts from Monday (0); cron's from Sunday (0).
+            return ','.join(str((x + 1) % 7 if shift else x) for x in values)
+        parts = [field('minute'), field('hour'), field('dayOfMonth'), field('month'), field('dayOfWeek', True)]
+        return ' '.join(parts if parts[0] != '*' else ['0'] + parts[1:])
+
+    PARAMS = {'StringParameter': 'string', 'TextParameter': 'text', 'IntParameter': 'int',
+              'BooleanParameter': 'boolean', 'ChoiceStringParameter': 'choice', 'FixedParameter': 'fixed',
+              'UserNameParameter': 'username', 'NestedParameter': 'nested'}
+    PARAM_KEYS = ('label', 'tablabel', 'default', 'required', 'multiple', 'regex', 'hide', 'maxsize', 'size',
+                  'cols', 'rows', 'choices', 'strict', 'need_email', 'layout', 'columns', 'autopopulate')
+
+    def param(self, p, place):
+        kind = self.PARAMS.get(type(p).__name__)
+        if kind is None:
+            self.losses.add(place, f'force parameter {named(p)}', 'use one of the standard parameter kinds')
+            return None
+        entry = {'type': kind, 'name': p.name}
+        for key in self.PARAM_KEYS:
+            if not hasattr(p, key):
+                continue
+            value = getattr(p, key)
+            if value == getattr(type(p), key, object()) or value is None:
+                continue
+            if key == 'regex' and hasattr(value, 'pattern'):
+                value = value.pattern
+            if key == 'choices':
+                value = list(value)
+            entry[key] = value
+        if kind == 'nested':
+            entry['fields'] = [f for f in (self.param(x, place) for x in p.fields) if f]
+        return entry
+
+    def force(self, s, kwargs, place):
+        entry = {'name': s.name}
+        self.scheduler_common(s, kwargs, entry, place, forced=True)
+        for key, to in (('label', 'label'), ('buttonName', 'button_name')):
+            if kwargs.get(key) is not None:
+                entry[to] = kwargs.pop(key)
+            kwargs.pop(key, None)
+        for key in ('reason', 'username'):
+            value = kwargs.pop(key, None)
+            if value is not None:
+                entry[key] = self.param(value, place)
+        params = kwargs.pop('properties', None) or []
+        if params:
+            entry['properties'] = [p for p in (self.param(x, place) for x in params) if p]
+        for key in sorted(kwargs):
+            if kwargs[key] is not None:
+                self.losses.add(place, f'ForceScheduler argument {key}={kwargs[key]!r}', 'no Flotilla form')
+        return entry
+
+    # ------------------------------------------------------------------ change sources
+    def change_sources(self):
+        from buildbot.changes import gitpoller
+        out = []
+        for cs in self.m.change_sources:
+            place = f'change source {cs.name}'
+            if type(cs) is not gitpoller.GitPoller:
+                self.losses.add(place, named(cs), 'send changes through the change hooks (change_hooks:)')
+                continue
+            args, kwargs = list(cs._config_args), dict(cs._config_kwargs)
+            entry = {'name': cs.name, 'type': 'git', 'repourl': args[0] if args else kwargs.pop('repourl')}
+            kwargs.pop('repourl', None)
+            branches, branch = kwargs.pop('branches', None), kwargs.pop('branch', None)
+            if isinstance(branches, (list, tuple)):
+                entry['branches'] = list(branches)
+            elif branches is not None:
+                self.losses.add(place, f'branches={named(branches) if callable(branches) else branches!r}',
+                                'list the branches to poll')
+            elif branch:
+                entry['branches'] = [branch]
+            else:
+                entry['branches'] = ['master']
+            for key, to in (('pollInterval', 'poll_interval'), ('project', 'project'), ('category', 'category')):
+                if kwargs.get(key) is not None:
+                    entry[to] = kwargs.pop(key)
+                kwargs.pop(key, None)
+            for key in sorted(kwargs):
+                if kwargs[key] is not None:
+                    instead = ('none needed: Flotilla keeps its own clone for polling' if key == 'workdir'
+                               else 'no Flotilla form')
+                    self.losses.add(place, f'GitPoller argument {key}={kwargs[key]!r}', instead)
+            out.append(entry)
+        if out:
+            self.out['change_sources'] = out
+
+    # ------------------------------------------------------------------ reporters
+    def reporters(self):
+        from buildbot.reporters import http
+        out = []
+        for number, r in enumerate(self.m.services.values()):
+            place = f"c['services'][{number}] ({type(r).__name__})"
+            kwargs = dict(r._config_kwargs)
+            args = list(r._config_args)
+            if type(r) is http.HttpStatusPush and set(kwargs) <= {'serverUrl'} and len(args) <= 1:
+                out.append({'type': 'http', 'serverUrl': args[0] if args else kwargs['serverUrl']})
+                continue
+            self.losses.add(place, f'{named(r)} with arguments {sorted(kwargs)}',
+                            'configure it under reporters: in YAML by hand (docs/migrating-from-buildbot.md)')
+        if out:
+            self.out['reporters'] = out
+
+    def run(self):
+        self.globals()
+        self.protocols()
+        self.workers()
+        self.builders()
+        self.schedulers()
+        self.change_sources()
+        self.reporters()
+        self.www()
+        order = ['title', 'titleURL', 'buildbotURL', 'buildbotNetUsageData', 'log_compression', 'protocols',
+                 'workers', 'locks', 'builders', 'schedulers', 'force_schedulers', 'change_sources', 'change_hooks', 'reporters', 'www']
+        if self.locks:
+            self.out['locks'] = list(self.locks.values())
+        return {k: self.out[k] for k in order if k in self.out}
+
+
+def main(argv):
+    if len(argv) != 1:
+        print('usage: npm run import-buildbot-config -- path/to/master.cfg > master.yaml', file=sys.stderr)
+        return 2
+    path = os.path.abspath(argv[0])
+    if not os.path.isfile(path):
+        print(f'error: {argv[0]}: no such file', file=sys.stderr)
+        return 2
+    basedir, filename = os.path.split(path)
+    record_arguments()
+    cwd = os.getcwd()
+    os.chdir(basedir)
+    try:
+        _, config_dict = loadConfigDict(basedir, filename)
+        master = MasterConfig.loadFromDict(config_dict, path)
+    except ConfigErrors as e:
+        print(f'error: Buildbot does not load {argv[0]}:', file=sys.stderr)
+        for err in e.errors:
+            print(f'  {err}', file=sys.stderr)
+        return 2
+    except Exception as e:  # Buildbot's own checks can fail on input they do not expect
+        print(f'error: Buildbot fails loading {argv[0]}: {type(e).__name__}: {e}', file=sys.stderr)
+        return 2
+    finally:
+        os.chdir(cwd)
+    importer = Importer(config_dict, master)
+    document = importer.run()
+    text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=120)
+    lines = importer.losses.lines()
+    header = f'# Written by deploy/import/buildbot_to_flotilla.py from {argv[0]}.\n'
+    footer = [f'# Not converted ({len(lines)}): each place, what it is -> what to do instead.']
+    footer += [f'#   {line}' for line in lines]
+    sys.stdout.write(header + text + '\n'.join(footer) + '\n')
+    out = document
+    steps = sum(len(b['steps']) for b in out.get('builders', []))
+    schedulers = len(out.get('schedulers', [])) + len(out.get('force_schedulers', []))
+    print(f"{argv[0]}: converted {len(out.get('builders', []))} builders ({steps} steps), {schedulers} schedulers, "
+          f"{len(out.get('reporters', []))} reporters; {len(lines)} not converted", file=sys.stderr)
+    for line in lines:
+        print(f'  not converted: {line}', file=sys.stderr)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,210 @@
+// The Buildbot importer (deploy/import/buildbot_to_flotilla.py, issue 31 §1), run as a user
+// runs it (`npm run import-buildbot-config -- master.cfg`: the real python3 with Debian's
+// buildbot 3.7) on Buildbot's own sample.cfg, the oracle's master.cfg and two configurations in
+// the style of public installations. For each, the YAML it writes passes the master's checks
+// unchanged (what checkconfig runs), and the list of what it could not convert is exactly the
+// expected one, on stderr and in the YAML's closing comment block alike.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { MasterConfig } from '../../services/core/config/master-config.js';
+import { checkMasterConfig } from '../../services/master/config-check.js';
+
+const run = promisify(execFile);
+const dir = mkdtempSync(join(tmpdir(), 'import-buildbot-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const SAMPLE = '/usr/lib/python3/dist-packages/buildbot/scripts/sample.cfg';
+const ORACLE = 'test/fixtures/buildbot-3.7/master.cfg';
+const MATRIX = 'test/fixtures/buildbot-import/matrix.cfg';
+const PIPELINE = 'test/fixtures/buildbot-import/pipeline.cfg';
+
+const NO_FORM = 'no Flotilla step of this kind: replace it with a shell step or leave it out';
+const DB = 'set DATABASE_URL in the environment of the masters and API pods to a PostgreSQL URL';
+const PB =
+  'Flotilla listens there with msgpack_experimental_v7: create the workers with --protocol=msgpack_experimental_v7';
+
+interface Imported {
+  config: MasterConfig;
+  yaml: string;
+  summary: string;
+  losses: string[];
+}
+
+async function importConfig(cfg: string): Promise<Imported> {
+  const { stdout, stderr } = await run('sh', ['deploy/import/import-buildbot-config.sh', cfg]);
+  const lines = stderr.split('\n');
+  const summary = lines.find((l) => l.startsWith(`${cfg}: converted `)) ?? '';
+  const losses = lines.filter((l) => l.startsWith('  not converted: ')).map((l) => l.slice(17));
+  // The same list closes the YAML, as comments.
+  const block = stdout.slice(stdout.lastIndexOf('\n# Not converted ('));
+  expect(block.split('\n').slice(2, -1)).toEqual(losses.map((l) => `#   ${l}`));
+  const path = join(dir, `${cfg.replaceAll('/', '_')}.yaml`);
+  writeFileSync(path, stdout);
+  return { config: checkMasterConfig(path, {}), yaml: stdout, summary, losses };
+}
+
+describe('import-buildbot-config', () => {
+  it("converts Buildbot's sample.cfg: only the database, the PB port and the poller's workdir stay", async () => {
+    const r = await importConfig(SAMPLE);
+    expect(r.summary).toBe(
+      `${SAMPLE}: converted 1 builders (2 steps), 2 schedulers, 0 reporters; 3 not converted`,
+    );
+    expect(r.losses).toEqual([
+      `c['db']: db_url 'sqlite:///state.sqlite' -> ${DB}`,
+      `c['protocols']['pb']: PB protocol on 9989 -> ${PB}`,
+      "change source https://github.com/buildbot/hello-world.git: GitPoller argument workdir='gitpoller-workdir' -> none needed: Flotilla keeps its own clone for polling",
+    ]);
+    const [b] = r.config.builders;
+    expect(b!.steps.map((s) => s.type)).toEqual(['git', 'shell']);
+    expect(b!.steps[1]).toMatchObject({ command: ['trial', 'hello'], env: { PYTHONPATH: '.' } });
+    expect(r.config.schedulers[0]).toMatchObject({ type: 'single-branch', name: 'all', branch: 'master' });
+    expect(r.config.change_sources[0]).toMatchObject({ branches: ['master'], poll_interval: 300 });
+  });
+
+  it("converts the oracle's master.cfg, naming its custom classes and callables", async () => {
+    const r = await importConfig(ORACLE);
+    expect(r.summary).toBe(
+      `${ORACLE}: converted 5 builders (17 steps), 7 schedulers, 0 reporters; 10 not converted`,
+    );
+    expect(r.losses).toEqual([
+      `c['db']: db_url 'postgresql+psycopg2://buildbot:buildbot@127.0.0.1:55432/buildbot' -> ${DB}`,
+      `c['protocols']['pb']: PB protocol on tcp:9989:interface=127.0.0.1 -> ${PB}`,
+      `builder runtests, step 0 (set stage): step class buildbot.steps.master.SetProperty -> ${NO_FORM}`,
+      'builder runtests, step 5 (hidden skipped): hideStepIf Python callable is_skipped (defined in master.cfg) -> written without it: write hideStepIf as a condition on properties',
+      `builder runtests, step 6 (report): step class ReportStep (defined in master.cfg) -> ${NO_FORM}`,
+      'builder build, step 2 (trigger packaging): Trigger argument updateSourceStamp=True -> no Flotilla form',
+      `builder flaky, step 1 (mode): step class ModeStep (defined in master.cfg) -> ${NO_FORM}`,
+      'scheduler release-branches: scheduler buildbot.schedulers.basic.AnyBranchScheduler -> no scheduler of this kind: one single-branch scheduler per branch',
+      "scheduler lib-changes: change filter codebase='lib' -> scheduler not written: no Flotilla form for this filter; write one scheduler per branch",
+      'change source PBChangeSource:None: buildbot.changes.pb.PBChangeSource object -> send changes through the change hooks (change_hooks:)',
+    ]);
+    const runtests = r.config.builders.find((b) => b.name === 'runtests')!;
+    expect(runtests.steps.map((s) => s.name)).toEqual([
+      'get answer',
+      'unit tests',
+      'stderr noise',
+      'lint',
+      'hidden skipped',
+      'sleep',
+    ]);
+    // A plain string is not a template in Buildbot: its percent signs stay literal.
+    expect(runtests.steps[1]).toMatchObject({ command: expect.stringContaining('printf "test_%%03d') });
+    const trigger = r.config.builders.find((b) => b.name === 'build')!.steps[2]!;
+    expect(trigger).toMatchObject({
+      type: 'trigger',
+      schedulers: ['package-trigger'],
+      waitForFinish: true,
+      set_properties: { parent_version: '%(prop:version)s', fail: '%(prop:fail:~no)s' },
+    });
+    expect(r.config.force_schedulers.map((f) => f.name)).toEqual([
+      'force-runtests',
+      'force-build',
+      'force-package',
+      'force-deploy',
+      'force-flaky',
+    ]);
+    expect(r.config.workers.map((w) => [w.name, w.max_builds])).toEqual([
+      ['worker1', 3],
+      ['worker2', 3],
+      ['offline-worker', 1],
+    ]);
+  });
+
+  it('converts builders made in a loop, templates, locks and filters, and lists what it could not', async () => {
+    const r = await importConfig(MATRIX);
+    expect(r.summary).toBe(
+      `${MATRIX}: converted 3 builders (18 steps), 4 schedulers, 1 reporters; 8 not converted`,
+    );
+    const upload = (b: string) =>
+      `builder build-${b}, step 5 (upload): doStepIf Python callable is_main (defined in master.cfg) -> written as doStepIf: false (the step is skipped) until you write it as a condition on properties`;
+    expect(r.losses).toEqual([
+      `c['db']: db_url 'postgresql://buildbot@db.example.org/buildbot' -> ${DB}`,
+      upload('debian-12'),
+      upload('ubuntu-2204'),
+      upload('fedora-39'),
+      "scheduler release: change filter branch_re='release/.*' -> scheduler not written: no Flotilla form for this filter; write one scheduler per branch",
+      "c['services'][1] (MailNotifier): buildbot.reporters.mail.MailNotifier object with arguments ['extraRecipients', 'fromaddr', 'sendToInterestedUsers'] -> configure it under reporters: in YAML by hand (docs/migrating-from-buildbot.md)",
+      "c['www']['auth']: buildbot.www.auth.UserPasswordAuth object -> configure auth: in YAML by hand (docs/migrating-from-buildbot.md)",
+      "c['www']['change_hook_dialects']['github']: secret util.Secret('github-hook') -> set GITHUB_HOOK_SECRET in the API pods' environment to it",
+    ]);
+    expect(r.config.change_hooks).toEqual({
+      base: { enabled: true },
+      github: { secret_env: 'GITHUB_HOOK_SECRET' },
+    });
+    const b = r.config.builders[1]!;
+    expect(b.name).toBe('build-ubuntu-2204');
+    expect(b.steps.map((s) => s.name ?? s.type)).toEqual([
+      'git',
+      'configure',
+      'compile',
+      'unit tests',
+      'get version',
+      'upload',
+    ]);
+    expect(b.steps[2]).toMatchObject({ locks: [{ lock: 'compile', mode: 'exclusive', count: 1 }] });
+    expect(b.steps[3]).toMatchObject({ env: { CI: 'true', JOBS: '%(prop:jobs:~2)s' }, timeout: 3600 });
+    expect(b.steps[5]).toMatchObject({
+      doStepIf: false,
+      command: expect.stringContaining('%(secret:deploy_host)s'),
+    });
+    expect(r.config.locks).toEqual([
+      { name: 'compile', type: 'worker', maxCount: 2, maxCountForWorker: {} },
+      { name: 'deploy', type: 'master', maxCount: 1, maxCountForWorker: {} },
+    ]);
+    expect(r.config.schedulers.map((s) => [s.type, s.name])).toEqual([
+      ['single-branch', 'main'],
+      ['nightly', 'nightly'],
+      ['periodic', 'weekly'],
+    ]);
+    expect(r.config.schedulers[0]).toMatchObject({ branch: 'main', change_filter: { project: 'example' } });
+    expect(r.config.schedulers[1]).toMatchObject({
+      cron: '0 3 * * *',
+      only_if_changed: true,
+      branch: 'main',
+    });
+    // Keys Flotilla ignores are carried over (and named at start), not dropped.
+    expect(r.yaml).toContain('buildbotNetUsageData: null');
+    expect(r.config.www).toMatchObject({ port: 8010 });
+  });
+
+  it('converts a configuration with no Python callable or custom class with no loss', async () => {
+    const r = await importConfig(PIPELINE);
+    expect(r.summary).toBe(
+      `${PIPELINE}: converted 3 builders (10 steps), 3 schedulers, 1 reporters; 0 not converted`,
+    );
+    expect(r.losses).toEqual([]);
+    const debug = r.config.builders[0]!;
+    expect(debug.steps[1]).toMatchObject({
+      name: 'compile debug',
+      command: {
+        interpolate: 'make CFLAGS="%(kw:flags)s" VERSION=%(prop:version:-dev)s',
+        kw: { flags: '-O0 -g' },
+      },
+    });
+    expect(debug.steps[2]).toMatchObject({ name: 'unit tests', decodeRC: { '0': 0, '1': 1 } });
+    expect(debug.locks).toEqual([{ lock: 'app-slot', mode: 'exclusive', count: 1 }]);
+    expect(r.config.reporters).toMatchObject([{ type: 'http', serverUrl: 'http://127.0.0.1:9090/status' }]);
+  });
+
+  it('refuses a master.cfg Buildbot refuses, with Buildbot’s errors, and a missing file', async () => {
+    const bad = join(dir, 'bad.cfg');
+    writeFileSync(
+      bad,
+      "from buildbot.plugins import worker\nc = BuildmasterConfig = {'workers': [worker.Worker('a b', 'pw')]}\n",
+    );
+    const failed = await run('sh', ['deploy/import/import-buildbot-config.sh', bad]).catch((e) => e);
+    expect(failed.code).toBe(2);
+    expect(failed.stdout).toBe('');
+    expect(failed.stderr).toContain(
+      `error: Buildbot does not load ${bad}:\n  worker name 'a b' is not an identifier\n`,
+    );
+    const missing = await run('sh', ['deploy/import/import-buildbot-config.sh', join(dir, 'nope.cfg')]).catch(
+      (e) => e,
+    );
+    expect([missing.code, missing.stderr]).toEqual([2, `error: ${join(dir, 'nope.cfg')}: no such file\n`]);
+  });
+});
