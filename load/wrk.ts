@@ -1,5 +1,5 @@
 // One closed-loop HTTP load run with wrk (Debian's package), the benchmark's default load
-// generator since section 3e of load/RESULTS.md: a C event loop, lighter on the two cores it
+// generator since 2026-11-24 (load/results/reads.md): a C event loop, lighter on the two cores it
 // shares with the server than autocannon (a Node process). Measured the same day on the same
 // server (Flotilla's cached /builds/N?property=*): 14,096 req/s under wrk and 11,635 under
 // autocannon at one connection, 49,666 and 53,995 at eight; a Node server answering a fixed

@@ -8,11 +8,11 @@
 // in the queue is of the same project at the moment the process finishes one; when an
 // own-process file heads the queue instead, the shared process ends and a new one is started
 // for the next shared file. Spread among the in-process files (one every five, as here until
-// the sixth sitting), the 27 own-process files ended 25 of the unit project's processes
+// 2026-11-25), the 27 own-process files ended 25 of the unit project's processes
 // early: 55 vitest processes in a full run, each 0.55 CPU s before its first file began
 // (vitest's runtime), and every shared module imported again in each. With all of them first,
 // an own-process file only ever starts when another one ends, and the unit project runs its
-// 145 files in three processes (load/RESULTS.md §10, sixth sitting).
+// 145 files in three processes (load/results/test-suite.md).
 //
 // The longest start first, whatever vitest's cache of the last run's times says: CI starts
 // without that cache, and vitest then orders by file size, which says little of a file's
@@ -21,7 +21,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 export const E2E_PROJECT = 'e2e';
 
-// The longest own-process files, in this order (load/RESULTS.md §10: faults' clusters, the
+// The longest own-process files, in this order (load/results/test-suite.md: faults' clusters, the
 // frozen master and Buildbot's workers are the floor, 40-160 s each).
 const LONGEST = [
   'test/e2e/faults',

@@ -9,12 +9,12 @@
 // (seconds for a master, which registers itself before it opens its worker port, on a loaded
 // machine) another suite's check finds the same port free too, and one of the two servers
 // fails with EADDRINUSE. Seen in 2 of 4 full runs, and in a focused run, while five suites ran
-// on this machine (load/RESULTS.md §10). So a port drawn is also reserved: a file named after
-// it, created exclusively in a folder every suite shares, in the current time slot; a port
-// reserved in this slot or the last is passed over, so a reservation holds 10 to 20 minutes,
-// long past any server's start, and then lapses by itself (the server holding the port keeps
-// it from the next check). Nothing needs releasing, so a suite that is killed leaves nothing
-// behind that blocks another.
+// on this machine (load/results/test-suite.md). So a port drawn is also reserved: a file named
+// after it, created exclusively in a folder every suite shares, in the current time slot; a port
+// reserved in this slot or the last is passed over, so a reservation holds 10 to 20 minutes, long
+// past any server's start, and then lapses by itself (the server holding the port keeps it from
+// the next check). Nothing needs releasing, so a suite that is killed leaves nothing behind that
+// blocks another.
 //
 // Plain TypeScript that Node runs as it is: deploy/local/lib.sh runs this file
 // (`node deploy/local/free-port.ts` prints a port); the tests import freePort().

@@ -49,7 +49,7 @@ export LOG_LEVEL="${LOG_LEVEL:-silent}"
 # V8's compiled code for every module a Node process of this run loads, kept on disk for the
 # next process that loads it: the suite starts some 200 API, master, worker and test
 # processes, which load the same modules each time. A master's imports took 0.70 CPU s
-# without it and 0.60 s with it (load/RESULTS.md §10, fourth sitting). In the run's own
+# without it and 0.60 s with it (load/results/test-suite.md). In the run's own
 # folder: every run, CI's first among them, starts as cold as any other.
 export NODE_COMPILE_CACHE="$DATA/compile-cache"
 # The tools' own entry points, not npx: npx starts npm to find them, 0.4-0.6 CPU s and up to
@@ -75,7 +75,7 @@ checks() {
   # TypeScript 7 (the native compiler), one thread: beside vitest the machine is busy anyway,
   # and its parallel checkers repeat work. The project at 04:20 UTC on 2026-11-28, back to
   # back: TypeScript 5.9 27.5 CPU s; 7.0 with its default checkers 10.3 CPU s, with
-  # --singleThreaded 5.5 CPU s (load/RESULTS.md §10, eighth sitting).
+  # --singleThreaded 5.5 CPU s (load/results/test-suite.md).
   "$BIN/tsc" -p tsconfig.json --noEmit --singleThreaded
   "$BIN/tsc" -p services/web/tsconfig.json --singleThreaded
   log "lint"
@@ -113,7 +113,7 @@ else
   # each with slots of its own. In one vitest they shared three slots in one queue, and the
   # end-to-end files, which wait on the processes they start more than they compute, held all
   # three for the first two thirds of the run while the in-process files, which compute,
-  # waited behind them (load/RESULTS.md §10, seventh sitting). Two queues keep both kinds
+  # waited behind them (load/results/test-suite.md). Two queues keep both kinds
   # running from the start. One vitest cannot do it: it shares its processes among a
   # project's files only while the next file in its one queue is of the same project.
   log "preparing the run (template databases, the services' build)"

@@ -2,7 +2,7 @@
 // process: as the API reads it (one row: the page as json_agg of json_build_array, the total,
 // the parent's existence) and as plain rows (rowMode 'array', the total joined laterally).
 // Wall time and this process's CPU per read: what PostgreSQL saves by not building JSON, and
-// what pg then spends parsing each value (load/RESULTS.md 4a).
+// what pg then spends parsing each value (load/results/page-cache-miss.md).
 //
 //   node --import tsx load/bench/page-form.ts "$(load/bench/cluster.sh url bench)" [--reads 4000]
 import { parseArgs } from 'node:util';

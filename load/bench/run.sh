@@ -13,9 +13,9 @@
 # checked with the database, no write notices, to flotilla-checked-<DB>), FLOTILLA_REV
 # (the commit whose API is measured, default HEAD; the database must carry exactly its
 # migrations), PLAN_CACHE (auto; generic: the API's connections run with PostgreSQL's
-# plan_cache_mode=force_generic_plan, results to <label>-generic-<DB>; see RESULTS.md 3d),
+# plan_cache_mode=force_generic_plan, results to <label>-generic-<DB>; see load/results/reads.md),
 # ENGINE (the HTTP load generator: wrk, Debian's package, installed when missing; or
-# autocannon, which the figures before section 3e of RESULTS.md were taken with).
+# autocannon, which the figures before 2026-11-24 were taken with).
 # Writes load/results/<target>-<DB>.json and .md (the markdown table, also printed); with
 # ONLY, <target>-<DB>.<names>.json and .md, which report.ts lays over the full run's.
 # Every server it starts (API, Redis, Buildbot) it stops by pid, whatever the outcome; the

@@ -2,7 +2,7 @@
 // (load/chaos/job.sh stamps one after every batch, PAUSE seconds apart when nothing holds
 // it). A worker stops reading a command's output once its window of unacknowledged output is
 // full, so a master that does not acknowledge shows here as a long gap: the stall of a
-// Redis outage (load/RESULTS.md §11).
+// Redis outage (load/results/faults.md).
 //
 //   npx tsx load/chaos/pauses.ts .data/chaos/redis-30s/record.txt
 import { readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 // The fault suite's runner: each scenario on a fresh cluster of real processes, under GET
-// load, with the checker's verdict as one row of a markdown table (load/RESULTS.md's).
+// load, with the checker's verdict as one row of a markdown table (load/results/faults.md's).
 //
 //   npx tsx load/chaos/run.ts                    # every scenario, the sizes
 //   ONLY=master-freeze,postgres-restart npx tsx load/chaos/run.ts

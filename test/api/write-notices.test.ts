@@ -234,7 +234,7 @@ describe('the page cache on write notices', () => {
     expect(await metric('flotilla_page_cache_lookups_total')).toBe(hits + 20);
     // A hit is checked with the database only while a fence is late, which a loaded machine
     // makes common: at least one of them was served on the notices alone. (How many is the
-    // benchmark's concern: load/RESULTS.md, section 3c.)
+    // benchmark's concern: load/results/reads.md.)
     expect(await metric('flotilla_page_cache_checked_hits_total')).toBeLessThan(checked + 20);
 
     // A property only, written as a Buildbot master writes it: the page embeds it.

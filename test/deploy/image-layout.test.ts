@@ -5,7 +5,7 @@
 // api, master and worker start through the image's entrypoint, with the image's ENV, as its
 // non-root user, and must become ready (the worker connected to the master).
 //
-// Cost (issue 14 §5; load/RESULTS.md §10): this was the suite's longest file, 365 s in a
+// Cost (issue 14 §5; load/results/test-suite.md): this was the suite's longest file, 365 s in a
 // full run on a loaded machine, 190 s alone at load 16 (tsc 56 s, npm ci 48 s, copying
 // node_modules' 11,000 files into both images 49 s). A COPY --from between stages now links
 // the files (the same bytes, mode and owner as a copy, nothing written), and tsc emits

@@ -7,7 +7,7 @@
 // once and in order; nothing left open; no 5xx under a light GET load; every /ws client
 // either received the events published after the failover and every build's `finished`, or
 // was told to reload; every finished log's compress-log job recorded as run once. The time
-// to recover is the runner's to measure (load/RESULTS.md), not this test's.
+// to recover is the runner's to measure (load/results/sentinel-failover.md), not this test's.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

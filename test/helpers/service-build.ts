@@ -5,7 +5,7 @@
 // (test/deploy/node-runtime.test.ts) still runs through tsx, and the image's tsc build has
 // its own test (test/deploy/image-layout.test.ts).
 //
-// Measured (load/RESULTS.md §10, 2026-11-24): a master process importing its code took
+// Measured (load/results/test-suite.md, 2026-11-24): a master process importing its code took
 // 1.1-1.4 CPU seconds through tsx and 0.6 s from this build; four process-heavy test files
 // 35-41 CPU seconds instead of 53.
 //

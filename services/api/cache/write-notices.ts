@@ -27,7 +27,7 @@
 //   is checked, as beyond the bound) and resumes them. Fencing every few milliseconds costs an
 //   idle pod and its backend about 60 queries a second; a cluster's API pods wait idle most of
 //   their lives, and the suite's some 50 of them 2,200 process-seconds in one run
-//   (load/RESULTS.md §10, seventh sitting). A notice is heard whether or not fences go out.
+//   (load/results/test-suite.md). A notice is heard whether or not fences go out.
 //
 // With read replicas (../db-routing/replicas.ts), each fence also reads the primary's log position,
 // so that a page read from a replica can be judged: it reflects every notice it must once the

@@ -7,9 +7,9 @@ import { publish, type RoutingKey } from '../../core/events/bus.js';
 import { RedisUnavailable, redisInTime } from '../auth/counters.js';
 import { controlUnavailable } from '../errors/catalogue.js';
 
-// Longer than a Sentinel failover here (3.5 s, load/RESULTS.md §12), so that a stop sent
-// during one waits in the client's queue and goes through; a Redis that is really gone
-// fails sooner, when the client gives the command up (services/core/redis.ts).
+// Longer than a Sentinel failover here (3.5 s, load/results/sentinel-failover.md), so that a stop
+// sent during one waits in the client's queue and goes through; a Redis that is really gone fails
+// sooner, when the client gives the command up (services/core/redis.ts).
 const SEND_TIMEOUT_MS = 5_000;
 
 export async function sendControl(redis: Redis, key: RoutingKey, message: unknown): Promise<void> {

@@ -32,8 +32,8 @@ export function plainReader(db: { query(q: SQLQuery): Promise<any[]> }): RowRead
 /**
  * A prepared read as pg runs it, made without pg's copy of the query's config: given an object,
  * pg copies it property descriptor by descriptor (cloneQueryConfig), 6-8 µs a read in the
- * API's CPU profile at c=1 (load/RESULTS.md 4a); given the text, it only wraps it. The name
- * is set after, as pg would have read it from the config.
+ * API's CPU profile at c=1 (load/results/page-cache-miss.md); given the text, it only wraps
+ * it. The name is set after, as pg would have read it from the config.
  */
 class NamedRead extends pg.Query {
   constructor(config: { name: string; text: string; values: unknown[] }) {

@@ -167,10 +167,10 @@ function defaultOrder(endpoint: Endpoint, key: Field): OrderTerm[] {
  * and output function) for every value json_build_array is given, but only once per array
  * for array_to_json, which json_build_array applies to an array argument; a page of 50 rows
  * of 12 fields made 600 lookups, and makes 12. Measured on 500k builds
- * (`/builds?order=-buildid&limit=50`, pgbench -M prepared, generic plan, c=1, load/RESULTS.md
- * 4a): json_build_object with the names as parameters 0.27 ms, one json_build_array per row
- * 0.215-0.223 ms, by column 0.141-0.186 ms; PostgreSQL's CPU per request of the page in
- * miss-ratio.ts went from 158-190 to 138-167 µs in the same rounds.
+ * (`/builds?order=-buildid&limit=50`, pgbench -M prepared, generic plan, c=1,
+ * load/results/page-cache-miss.md): json_build_object with the names as parameters 0.27 ms,
+ * one json_build_array per row 0.215-0.223 ms, by column 0.141-0.186 ms; PostgreSQL's CPU per
+ * request of the page in miss-ratio.ts went from 158-190 to 138-167 µs in the same rounds.
  *
  * array_agg takes the rows in the order the materialized page holds them (its ORDER BY): a
  * CTE scan feeding a plain aggregate reads its rows in the order they were stored. An ORDER
@@ -237,7 +237,7 @@ export const HOLE = '\u0001';
  * PostgreSQL spends about as much writing this text as building the arrays of `projection`
  * (its executor 0.099 ms either way, EXPLAIN ANALYZE, best of 200). On 500k builds
  * (`/builds?order=-buildid&limit=50`, load/bench/read-forms.ts: the API's read path without
- * HTTP, 16 alternating rounds, the least a read cost; load/RESULTS.md 4a, fourth sitting) the
+ * HTTP, 16 alternating rounds, the least a read cost; load/results/page-cache-miss.md) the
  * API's CPU a read went from 223 to 147 µs, PostgreSQL's from 220 to 230. Only for the
  * compact form (Accept: application/json); the indented form and pages whose keys need their
  * first row's values (Endpoint.rowParts) are read as values.
@@ -291,7 +291,8 @@ export interface CompiledRows {
    * costed for a tenth of the table, and never chosen. Planning was 0.15-0.2 ms of
    * `/builds?order=-buildid&limit=50` (0.01-0.02 ms with the generic plan; EXPLAIN ANALYZE
    * of the prepared statement on 500k builds), and the generic plans of every root
-   * collection in key order were as fast as the custom ones on bench (load/RESULTS.md 4a).
+   * collection in key order were as fast as the custom ones on bench
+   * (load/results/page-cache-miss.md).
    * A filter or a path scope makes the plan depend on how many rows match: planned each time.
    */
   genericPlan: boolean;

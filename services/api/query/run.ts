@@ -58,7 +58,8 @@ export function parentExists(registry: Registry, segments: readonly string[]) {
  * URL read again (a page expired by a write, or the page cache off) reuses them: parsing,
  * compiling, formatting the statement and naming it (a SHA-1 of its text, ../db-routing/read-pool.ts)
  * took 110-140 µs of a 300-500 µs miss of `/builds?order=-buildid&limit=50`, more than
- * everything else the API does but JSON.parse (load/bench/miss-cost.ts; load/RESULTS.md 4a).
+ * everything else the API does but JSON.parse (load/bench/miss-cost.ts;
+ * load/results/page-cache-miss.md).
  */
 export interface PreparedRows {
   spec: ResultSpec;

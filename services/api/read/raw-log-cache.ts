@@ -19,7 +19,7 @@
 // used only while it is a real directory that this user owns and no one else may write to
 // (docs/security.md). The least recently used bodies go first once `maxBytes` is reached.
 //
-// Measured (load/RESULTS.md, section 3e): the 1,000,000-line log (40 MB) is downloaded 17
+// Measured (load/results/raw-logs.md): the 1,000,000-line log (40 MB) is downloaded 17
 // times a second from the database and 96 times from the kept file at one connection (17 and
 // 104 at eight); Buildbot 3.7 serves it 2.5 times a second.
 import { createWriteStream, type WriteStream } from 'node:fs';
@@ -47,7 +47,7 @@ const PREFIX = 'raw-';
 // A kept body is sent in reads of 1 MiB through two buffers taken from a small pool: one is
 // filled from the file while the other is being written to the socket, and nothing is
 // allocated per read. With a file stream of 64 KiB reads (Node's default) the 40 MB log went
-// 12 times a second at one connection, through the pooled buffers 96 (load/RESULTS.md, 3e);
+// 12 times a second at one connection, through the pooled buffers 96 (load/results/raw-logs.md);
 // with 1 MiB reads into fresh buffers the garbage collector took a quarter of the process.
 const READ_BYTES = 1024 * 1024;
 const POOLED = 16;

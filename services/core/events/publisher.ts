@@ -1,7 +1,7 @@
 // A process's events go to Redis in the background, in the order their transactions committed.
 // A write is acknowledged as soon as PostgreSQL has committed it: while every transaction
 // awaited its events' publication, a Redis outage stalled every build (25-26 s of a 30 s
-// outage, the redis-30s row of load/RESULTS.md §11), since a worker's output was
+// outage, the redis-30s row of load/results/faults.md), since a worker's output was
 // acknowledged only after its events were out and the worker's window filled. Redis carries
 // liveness here, never a duty: nothing on a build's path waits for it.
 //
@@ -26,7 +26,7 @@
 // longer kept). The oldest go because the newest are nearest to what a reload will show, and
 // because the count keeps memory bounded whatever the outage. 20,000 events of a few hundred
 // bytes each hold a few MB; the chaos cluster's four builds produce a few thousand in a 30 s
-// outage (load/RESULTS.md §11).
+// outage (load/results/faults.md).
 import type { Redis } from 'ioredis';
 import { settledWithin } from '../lifecycle/within.js';
 import {

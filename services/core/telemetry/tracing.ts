@@ -15,7 +15,7 @@
 // from the packages they live in. Importing @opentelemetry/sdk-node and the three
 // instrumentations took 0.2 CPU s of every API, master and worker process's start (0.6-0.75 s
 // in all), whatever the exporters; the context manager and propagators take 0.04 s
-// (load/RESULTS.md §10, sixth sitting).
+// (load/results/test-suite.md).
 import { register } from 'node:module';
 import { context, propagation } from '@opentelemetry/api';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';

@@ -7,7 +7,7 @@
 // The same lines then go to the log's live stream in Redis (core/logs/live-stream.ts), from
 // which API pods serve the tail; losing Redis loses no line. Nothing here waits for Redis:
 // awaiting the stream held every acknowledgement while Redis was away, and the builds with
-// it (load/RESULTS.md §11). An append that cannot go now is dropped instead; readers of the
+// it (load/results/faults.md). An append that cannot go now is dropped instead; readers of the
 // stream see the gap by its line numbers and read PostgreSQL (readLogStreamLines).
 import type { Redis } from 'ioredis';
 import { appendLog, type DataContext, finishLog, type LogCodec, transact } from '../../core/data/index.js';
