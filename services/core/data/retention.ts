@@ -76,7 +76,7 @@ export async function deletedLogsWithChunks(q: Queryable, after: number, limit: 
  * Deletes up to `limit` chunks of these logs, those marked deleted only, in (logid,
  * first_line) order (logchunks has no primary key; that pair is its index and identifies a
  * chunk). How many went. Several logs a statement: logs of a few chunks each would
- * otherwise cost a transaction each (measured, load/retention/run.ts: 10,000 logs of 10
+ * otherwise cost a transaction each (measured, load/bench/retention/run.ts: 10,000 logs of 10
  * chunks took 131 s one log a statement).
  */
 export async function deleteLogChunks(

@@ -2,7 +2,7 @@
 -- Indexes the retention job's deletes need (services/core/data/retention.ts): Buildbot's
 -- schema has foreign keys whose referencing columns have no index, so PostgreSQL's check of
 -- each deleted row scans the whole referencing table. Deleting builds became quadratic in the
--- number of builds: load/retention/run.ts deleted 10,000 builds with 100,000 chunks in 121 s,
+-- number of builds: load/bench/retention/run.ts deleted 10,000 builds with 100,000 chunks in 121 s,
 -- most of it scanning build sets for those each deleted build triggered
 -- (buildsets.parent_buildid, ON DELETE SET NULL). Partial where the column is mostly NULL: the check's `= $1` implies
 -- NOT NULL, so the planner uses them.

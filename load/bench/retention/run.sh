@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Retention under load (load/retention/run.ts) on the bench PostgreSQL (load/bench/cluster.sh,
+# Retention under load (load/bench/retention/run.ts) on the bench PostgreSQL (load/bench/cluster.sh,
 # tuned and separate from the tests') and a Redis of its own (a free loopback port, state in
 # .data/retention-<pid>, stopped by pid whatever the outcome).
 #
-#   load/retention/run.sh                                   # 1,000,000 chunks, 100,000 builds, 20 running
-#   CHUNKS=100000 BUILDS=10000 QUIET_SECONDS=15 load/retention/run.sh
+#   load/bench/retention/run.sh                                   # 1,000,000 chunks, 100,000 builds, 20 running
+#   CHUNKS=100000 BUILDS=10000 QUIET_SECONDS=15 load/bench/retention/run.sh
 set -euo pipefail
-source "$(cd "$(dirname "$0")/../.." && pwd)/deploy/local/lib.sh"
+source "$(cd "$(dirname "$0")/../../.." && pwd)/deploy/local/lib.sh"
 cd "$ROOT"
 ensure_system_packages
 ensure_node_modules
@@ -23,4 +23,4 @@ cleanup() {
 trap cleanup EXIT INT TERM
 DATABASE_URL="$(load/bench/cluster.sh up | tail -1)"
 redis_up "$DATA/redis" "$REDIS_PORT" fast
-DATABASE_URL="$DATABASE_URL" REDIS_URL="redis://127.0.0.1:$REDIS_PORT" node --import tsx load/retention/run.ts
+DATABASE_URL="$DATABASE_URL" REDIS_URL="redis://127.0.0.1:$REDIS_PORT" node --import tsx load/bench/retention/run.ts

@@ -4,8 +4,8 @@
 // cleanup) and during it. Issue 33 asks for the p99s during the cleanup within 2x of quiet,
 // and for no build to fail.
 //
-//   DATABASE_URL=postgresql://...  REDIS_URL=redis://...  node --import tsx load/retention/run.ts
-//   (environment: CHUNKS, BUILDS, RUNNING, QUIET_SECONDS; load/retention/run.sh starts the
+//   DATABASE_URL=postgresql://...  REDIS_URL=redis://...  node --import tsx load/bench/retention/run.ts
+//   (environment: CHUNKS, BUILDS, RUNNING, QUIET_SECONDS; load/bench/retention/run.sh starts the
 //   bench PostgreSQL and a Redis for it)
 //
 // What it measures is the database's part, which is where the cleanup could make anyone
@@ -14,19 +14,19 @@
 // process over their own pool, as a master runs them, without workers. It creates a fresh
 // database next to DATABASE_URL's (the role needs CREATEDB) and drops it at the end.
 
-import { retention } from '../../services/core/config/master-config/retention.js';
-import { claimBuildRequests, completeBuildRequests } from '../../services/core/data/buildrequests.js';
-import { finishBuild, newBuild } from '../../services/core/data/builds.js';
-import { addBuildset } from '../../services/core/data/buildsets.js';
-import { addLog, appendLog, finishLog } from '../../services/core/data/logs.js';
-import { masterActive } from '../../services/core/data/masters.js';
-import { finishStep, newStep, startStep } from '../../services/core/data/steps.js';
-import { type DataContext, transact } from '../../services/core/data/transaction.js';
-import { migrate } from '../../services/core/db/migrate.js';
-import { type ConnectionPool, createPool, sql } from '../../services/core/db/pool.js';
-import { createRedis } from '../../services/core/redis.js';
-import { Results } from '../../services/core/results.js';
-import { runRetention } from '../../services/master/jobs/retention.js';
+import { retention } from '../../../services/core/config/master-config/retention.js';
+import { claimBuildRequests, completeBuildRequests } from '../../../services/core/data/buildrequests.js';
+import { finishBuild, newBuild } from '../../../services/core/data/builds.js';
+import { addBuildset } from '../../../services/core/data/buildsets.js';
+import { addLog, appendLog, finishLog } from '../../../services/core/data/logs.js';
+import { masterActive } from '../../../services/core/data/masters.js';
+import { finishStep, newStep, startStep } from '../../../services/core/data/steps.js';
+import { type DataContext, transact } from '../../../services/core/data/transaction.js';
+import { migrate } from '../../../services/core/db/migrate.js';
+import { type ConnectionPool, createPool, sql } from '../../../services/core/db/pool.js';
+import { createRedis } from '../../../services/core/redis.js';
+import { Results } from '../../../services/core/results.js';
+import { runRetention } from '../../../services/master/jobs/retention.js';
 
 const CHUNKS = Number(process.env.CHUNKS ?? 1_000_000);
 const BUILDS = Number(process.env.BUILDS ?? 100_000);
