@@ -2,17 +2,12 @@
 // run's metrics and passes on a good run's, and the local runner fails a whole run (exit 1,
 // a FAIL line per broken threshold) against a real API whose database has no build or log
 // to show: the lists answer 200 (empty), the entity endpoints 404.
-//
-// That API is the in-process one (test/api/lib/harness.ts) listening on a free port, on the
-// suite's shared Redis: what is tested is the runner, a process of its own, and the answers
-// it judges, not how the API starts (issue 29 §5: this file used to start its own Redis and
-// an API process for that one `it`).
-import { execFile } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
-import { promisify } from 'node:util';
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { judge, loadScenarios, type Metric } from '../../load/scenario.js';
-import { ApiUnderTest } from '../api/lib/harness.js';
+import { createDatabase, type TestDatabase } from '../helpers/databases.js';
+import { freePort, type Running, startRedis, startService, status } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 
 const spec = loadScenarios();
 
@@ -41,21 +36,33 @@ describe('every scenario', () => {
 });
 
 describe('load/run.ts against an API with nothing to show', () => {
-  let api: ApiUnderTest;
+  let db: TestDatabase;
+  let redis: Awaited<ReturnType<typeof startRedis>>;
+  let api: Running;
   let port: number;
   beforeAll(async () => {
-    api = await ApiUnderTest.start('migrated');
-    await api.app.listen({ port: 0, host: '127.0.0.1' });
-    port = (api.app.server.address() as AddressInfo).port;
+    db = await createDatabase('migrated');
+    redis = await startRedis();
+    port = await freePort();
+    api = startService('api', {
+      DATABASE_URL: db.url,
+      REDIS_URL: redis.url,
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+    });
+    await waitFor('api ready', async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200, {
+      proc: api,
+    });
   });
   afterAll(async () => {
-    await api?.close();
+    await api?.stop('SIGKILL');
+    await redis?.proc.stop('SIGKILL');
+    await db?.drop();
   });
 
-  it('fails the run: exit 1, checks and http_req_failed marked FAIL', async () => {
-    // No build 1 and no log 1 in an empty database: their endpoints answer 404. Run without
-    // blocking this process: it is the API the runner talks to.
-    const r = await promisify(execFile)(
+  it('fails the run: exit 1, checks and http_req_failed marked FAIL', () => {
+    // No build 1 and no log 1 in an empty database: their endpoints answer 404.
+    const r = spawnSync(
       process.execPath,
       [
         '--import',
@@ -70,12 +77,6 @@ describe('load/run.ts against an API with nothing to show', () => {
         '1',
       ],
       { env: { ...process.env, BUILD_ID: '1', LOG_ID: '1' }, encoding: 'utf8', timeout: 60_000 },
-    ).then(
-      ({ stdout }) => ({ stdout, status: 0 as number | null }),
-      (err: { stdout?: string; code?: number | string | null }) => ({
-        stdout: err.stdout ?? '',
-        status: typeof err.code === 'number' ? err.code : null,
-      }),
     );
     expect(r.stdout).toMatch(/FAIL checks rate>0\.99 \(0\.\d+\)/);
     expect(r.stdout).toMatch(/FAIL http_req_failed rate<0\.01 \(0\.\d+\)/);
