@@ -10,7 +10,7 @@
 // cluster of its own for one `it`). Neither uses the other's builders, workers or masters:
 // the slots test has a worker with one slot (solo) serving two builders of its own, on a
 // master of its own, so either test may run first and the lock test's kill touches nothing
-// of it.
+// of it. What sharing saves: worker-metrics.test.ts's header.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lockHolders } from '../../services/core/data/index.js';
 import { sql } from '../../services/core/db/pool.js';
