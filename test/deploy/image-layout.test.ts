@@ -12,6 +12,13 @@
 // without type-checking: the typecheck step of `npm test` checks the same files under the
 // same options (tsconfig.build.json extends tsconfig.json and changes only where output
 // goes), and the emitted JavaScript is byte for byte the same.
+//
+// Why it stays, at this cost (issue 29 §5): dockerfile.test.ts checks the Dockerfile's text
+// (paths, stages, users, packages); only running the layout shows that the compiled output
+// starts with production packages alone, from the paths the COPY lines make, as the image's
+// user, through its entrypoint. It now costs 17 user+sys CPU seconds and 33 s (vitest's
+// Duration), harness included: `/usr/bin/time -f '%U %S' env FOCUS=1 npm test --
+// test/deploy/image-layout.test.ts` (10.4 + 6.4), on the shared 2-core machine at load 12-16.
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
   chmodSync,

@@ -1,6 +1,11 @@
 // A master killed with SIGKILL says nothing on its way out: the masters that remain must
 // notice its silence, finish its builds as RETRY, release its requests and take over its
 // schedulers, and the request must be built again elsewhere.
+//
+// A cluster of its own for one `it` (issue 29 §5 asked it to share one): it checks that
+// every scheduler ends on the one master left, so no other test's master may live in its
+// cluster, and the clusters of the same shape (locks.test.ts, resilience.test.ts) leave
+// masters alive or start a cluster per `it` for the same reason.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../services/core/db/pool.js';
 import { Results } from '../../services/core/results.js';

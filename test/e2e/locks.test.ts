@@ -1,8 +1,19 @@
 // A lock held by a master killed with SIGKILL is freed by that master's expiry: a build on
 // another master waiting for it gets it then, and not before (the dead master's build is
 // not known to be dead until its master is expired).
+//
+// And a worker runs at most max_builds builds, also when one distribution pass finds
+// requests of several builders it serves at once: a slot is taken from the moment a build is
+// handed to the worker, not from when its row is written.
+//
+// Both are limits on what runs at once, and share one cluster (issue 29 §5: each had a
+// cluster of its own for one `it`). Neither uses the other's builders, workers or masters:
+// the slots test has a worker with one slot (solo) serving two builders of its own, on a
+// master of its own, so either test may run first and the lock test's kill touches nothing
+// of it. What sharing saves: worker-metrics.test.ts's header.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lockHolders } from '../../services/core/data/index.js';
+import { sql } from '../../services/core/db/pool.js';
 import { waitFor } from '../helpers/wait.js';
 import { Cluster, type MasterProc } from './cluster.js';
 
@@ -30,11 +41,23 @@ beforeAll(async () => {
     locks: [{ lock: solo, mode: exclusive }]
     steps:
       - { type: shell, name: hold, command: "echo holding; sleep 120" }
+  - name: slot-quick
+    workers: [one-slot]
+    steps:
+      - { type: shell, name: quick, command: "echo quick" }
+  - name: slot-slow
+    workers: [one-slot]
+    steps:
+      - { type: shell, name: wait, command: "echo started; sleep 60" }
 `,
         )
+        .replace('\nworkers:\n', '\nworkers:\n  - { name: one-slot, password: q, max_builds: 1 }\n')
         .replace(
           '\nforce_schedulers:\n',
-          '\nforce_schedulers:\n  - { name: force-locked, builders: [locked] }\n',
+          `\nforce_schedulers:
+  - { name: force-locked, builders: [locked] }
+  - { name: force-pair, builders: [slot-quick, slot-slow] }
+`,
         ),
     extraYaml: 'locks: [{ name: solo, type: master }]',
   });
@@ -87,4 +110,35 @@ describe('a lock held by a master killed with SIGKILL', () => {
     const holders = await lockHolders(c.db.pool, 'solo');
     expect(holders.map((h) => [h.masterid, h.holder])).toEqual([[m2id, `build ${b.buildid}`]]);
   }, 180_000);
+});
+
+describe('a worker with one slot', () => {
+  it('never runs two builds at once, though requests of two builders it serves are pending together', async () => {
+    const master = await c.startMaster('slots-master');
+    await c.startWorker('one-slot', master);
+    const [, brids] = await c.force('force-pair');
+    expect(Object.keys(brids)).toHaveLength(2);
+    const [worker] = await c.db.pool.query(sql`SELECT id FROM workers WHERE name = 'one-slot'`);
+    // Until the first build finishes and the second starts, sample how many run on it.
+    let most = 0;
+    let builds = 0;
+    await waitFor('both builds', async () => {
+      const [r] = await c.db.pool.query(sql`
+        SELECT count(*) FILTER (WHERE complete_at IS NULL)::int AS running, count(*)::int AS builds
+        FROM builds WHERE workerid = ${worker.id}`);
+      most = Math.max(most, r.running);
+      builds = r.builds;
+      return builds >= 2;
+    });
+    expect(builds).toBe(2);
+    expect(most).toBe(1);
+    // The quick build finished before the slow one started.
+    const rows = await c.db.pool.query(sql`
+      SELECT b.id, b.complete_at, bl.name FROM builds b JOIN builders bl ON bl.id = b.builderid
+      WHERE b.workerid = ${worker.id} ORDER BY b.id`);
+    expect(rows.map((r) => r.name).sort()).toEqual(['slot-quick', 'slot-slow']);
+    const slow = rows.find((r) => r.name === 'slot-slow')!;
+    await c.rpc(`/builds/${slow.id}`, 'stop', { reason: 'done with the test' });
+    await c.finished(slow.id);
+  });
 });
