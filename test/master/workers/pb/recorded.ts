@@ -2,6 +2,7 @@
 // (test/fixtures/pb, made by its record.mjs), read for the PB layer tests.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { BananaDecoder, type BananaItem } from '../../../../services/master/workers/pb/banana.js';
 
 export type Side = 'master' | 'worker';
 
@@ -26,4 +27,15 @@ export function recording(name: 'session' | 'login-wrong-password'): Recording {
 /** Everything one side sent, in order, as one buffer. */
 export function stream(r: Recording, from: Side): Buffer {
   return Buffer.concat(r.chunks.filter((c) => c.from === from).map((c) => c.data));
+}
+
+/** The banana expressions one side sent, the dialect first (decoded with the pb vocabulary after it). */
+export function expressions(r: Recording, from: Side): BananaItem[] {
+  const items: BananaItem[] = [];
+  const d = new BananaDecoder((i) => {
+    items.push(i);
+    d.vocab = true;
+  });
+  d.push(stream(r, from));
+  return items;
 }
