@@ -15,6 +15,13 @@ export const PB_ERRORS = {
   PB_BANANA_UNENCODABLE: 'value banana cannot send',
   PB_JELLY_UNKNOWN_TYPE: 'jelly type not in the subset Buildbot exchanges',
   PB_JELLY_MALFORMED: 'jelly expression of the wrong shape',
+  PB_BROKER_DIALECT: 'banana dialect other than pb',
+  PB_BROKER_VERSION: 'PB protocol version other than 6',
+  PB_BROKER_MALFORMED: 'broker message of the wrong shape',
+  PB_BROKER_UNKNOWN_ANSWER: 'answer or error to no pending call',
+  PB_BROKER_UNKNOWN_OBJECT: 'reference to an object this side does not hold',
+  PB_BROKER_TOO_MANY_REFS: 'more references than the broker keeps',
+  PB_CONNECTION_LOST: 'the PB connection was lost',
 } as const;
 
 export type PbErrorCode = keyof typeof PB_ERRORS;

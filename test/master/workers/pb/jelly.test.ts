@@ -5,16 +5,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type BananaItem, encodeBanana } from '../../../../services/master/workers/pb/banana.js';
 import { PbProtocolError } from '../../../../services/master/workers/pb/errors.js';
-import {
-  type JellyKey,
-  type JellyRefs,
-  type JellyValue,
-  jelly,
-  type PbReference,
-  RemoteFailure,
-  Tuple,
-  unjelly,
+import type {
+  JellyKey,
+  JellyRefs,
+  JellyValue,
+  PbReference,
 } from '../../../../services/master/workers/pb/jelly.js';
+import { jelly, RemoteFailure, Tuple, unjelly } from '../../../../services/master/workers/pb/jelly.js';
 import { expressions, recording, type Side } from './recorded.js';
 
 interface Ref extends PbReference {
