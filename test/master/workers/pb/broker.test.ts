@@ -45,12 +45,9 @@ function pair(): { server: End; client: End; cut(): void } {
   };
   let up = true;
   const ends: { server?: End; client?: End } = {};
-  const queue: Buffer[] = [];
+  // The client first: the server speaks as it is made (the dialect list).
   ends.client = mk(true, (b) => up && setImmediate(() => up && ends.server?.broker.receive(b)));
-  ends.server = mk(false, (b) =>
-    ends.client ? up && setImmediate(() => up && ends.client?.broker.receive(b)) : queue.push(b),
-  );
-  for (const b of queue) setImmediate(() => ends.client?.broker.receive(b));
+  ends.server = mk(false, (b) => up && setImmediate(() => up && ends.client?.broker.receive(b)));
   return {
     server: ends.server,
     client: ends.client,
