@@ -22,6 +22,8 @@ export interface BuildbotWorkerOptions {
    * (deploy/buildbot-worker/silence-guard.py), as the migration guide tells a team to add it.
    */
   silenceGuard?: number;
+  /** The worker's protocol: msgpack unless a test asks for PB, `create-worker`'s own default. */
+  protocol?: 'pb' | 'msgpack_experimental_v7';
 }
 
 const GUARD = 'deploy/buildbot-worker/silence-guard.py';
@@ -32,7 +34,7 @@ export function createBuildbotWorker(o: BuildbotWorkerOptions): void {
     'buildbot-worker',
     [
       'create-worker',
-      '--protocol=msgpack_experimental_v7',
+      `--protocol=${o.protocol ?? 'msgpack_experimental_v7'}`,
       ...(o.deleteLeftoverDirs ? ['--delete-leftover-dirs'] : []),
       ...(o.tls ? ['--use-tls'] : []),
       o.dir,
