@@ -12,7 +12,7 @@ const E2E = [
   'test/api/events/cluster.test.ts',
   'test/api/security/fuzz.test.ts',
   'test/web/ui.test.ts',
-  'test/master/build/long-line.test.ts',
+  'test/master/builds/long-line.test.ts',
 ];
 
 // In-process files that change what every later file in their process would see, and cannot

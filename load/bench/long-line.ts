@@ -11,13 +11,13 @@
 //   bound costs the common case nothing.
 import type { Redis } from 'ioredis';
 import type { DataContext } from '../../services/core/data/index.js';
-import { LineSplitter } from '../../services/master/build/line-splitter.js';
-import { LogWriter } from '../../services/master/build/log-writer.js';
+import { LineSplitter } from '../../services/master/builds/line-splitter.js';
+import { LogWriter } from '../../services/master/builds/log-writer.js';
 
 const PIECE = 32 * 1024;
 const mb = Number(process.argv[2] ?? 40);
 
-/** The writer's splitting before this change (services/master/build/log-writer.ts at 8ed70e0). */
+/** The writer's splitting before this change (services/master/builds/log-writer.ts at 8ed70e0). */
 function before(): (text: string) => string[] {
   let partial = '';
   return (text) => {

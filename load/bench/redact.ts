@@ -1,11 +1,11 @@
-// What redaction costs per log line (services/master/build/redact.ts), and that a text made
+// What redaction costs per log line (services/master/builds/redact.ts), and that a text made
 // to nearly match a long secret everywhere costs no more than any other text of its length.
 // Run: node --expose-gc --import tsx load/bench/redact.ts
 // Prints, for 3,000,000 short lines (the size of the review's flood) with no secret, with
 // five secrets one of which is a 27-line key, and for 1,000 lines of 10,000 `a`s against a
 // secret of 3,000 `a`s and a `b`, the CPU milliseconds and the lines per CPU second; then
 // the memory a build's redactor holds for a 3,311-character key (52 lines).
-import { Redactor } from '../../services/master/build/redact.js';
+import { Redactor } from '../../services/master/builds/redact.js';
 
 const PEM = [
   '-----BEGIN TEST KEY-----',

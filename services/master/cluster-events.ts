@@ -4,7 +4,7 @@
 import { type DataContext, setWorkerState, transact } from '../core/data/index.js';
 import { type BusMessage, EVENTS_LOST_KEY, type Subscribe } from '../core/events/bus.js';
 import type { Logger } from '../core/telemetry/logger.js';
-import type { BuildRunner } from './build/runner.js';
+import type { BuildRunner } from './builds/runner.js';
 import type { RequestTraces } from './trace-links.js';
 import type { ConnectedWorkers } from './workers/connection.js';
 

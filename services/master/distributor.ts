@@ -19,7 +19,7 @@ import {
 import { isTransient } from '../core/db/outage.js';
 import { Results } from '../core/results.js';
 import type { Logger } from '../core/telemetry/logger.js';
-import type { BuildRunner, ClaimedRequest } from './build/runner.js';
+import type { BuildRunner, ClaimedRequest } from './builds/runner.js';
 import type { Claims } from './claims.js';
 import type { RequestTraces } from './trace-links.js';
 import type { ConnectedWorkers, WorkerConnection } from './workers/connection.js';

@@ -115,7 +115,7 @@ describe('every endpoint answers its resource for ids that exist', () => {
   });
 
   // Flotilla's own (unlisted) artifacts: the Buildbot fixture has none; real uploads are
-  // read back through them in test/master/build/transfer.test.ts.
+  // read back through them in test/master/builds/transfer.test.ts.
   for (const e of registry.endpoints.filter((x) => !x.unlisted)) {
     it(`GET /${e.pattern}`, async () => {
       const path = pathOf(e.pattern, ctx);

@@ -11,8 +11,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { Results } from '../../services/core/results.js';
-import { finishedBuild, request, steps } from '../master/build/lib.js';
-import { type RealWorkers, startRealWorkers } from '../master/build/real-workers.js';
+import { finishedBuild, request, steps } from '../master/builds/lib.js';
+import { type RealWorkers, startRealWorkers } from '../master/builds/real-workers.js';
 import { Stage } from '../master/in-process.js';
 
 const root = mkdtempSync(join(tmpdir(), 'imported-build-'));

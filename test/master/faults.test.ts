@@ -21,7 +21,7 @@ import {
 } from '../../services/core/data/index.js';
 import { type ConnectionPool, createPool, sql } from '../../services/core/db/pool.js';
 import { Results } from '../../services/core/results.js';
-import { Interruption } from '../../services/master/build/interruption.js';
+import { Interruption } from '../../services/master/builds/interruption.js';
 import { type PgProxy, startPgProxy } from '../helpers/pg-proxy.js';
 import { waitFor } from '../helpers/wait.js';
 import { type InProcessMaster, interrupted, type Script, ScriptedWorker, Stage } from './in-process.js';

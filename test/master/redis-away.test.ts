@@ -10,7 +10,7 @@ import { sql } from '../../services/core/db/pool.js';
 import { EVENTS_STREAM, parseBusMessage } from '../../services/core/events/bus.js';
 import { Results } from '../../services/core/results.js';
 import { waitFor } from '../helpers/wait.js';
-import { request } from './build/lib.js';
+import { request } from './builds/lib.js';
 import { type Script, ScriptedWorker, Stage } from './in-process.js';
 
 const CONFIG = `

@@ -80,7 +80,7 @@ export async function dropIncompleteArtifacts(tx: Tx, buildid: number): Promise<
 
 /**
  * The bytes a build's artifacts take now, finished or being written (what its quota counts:
- * services/master/build/steps/upload-limit.ts).
+ * services/master/builds/steps/upload-limit.ts).
  */
 export async function artifactBytesOfBuild(q: Queryable, buildid: number): Promise<number> {
   const row = await one<{ bytes: number }>(

@@ -10,7 +10,7 @@
 import nunjucks from 'nunjucks';
 import type { FormatterConfig, ReportMode } from '../../core/config/master-config.js';
 import { RESULT_NAMES, Results } from '../../core/results.js';
-import { interpolate } from '../build/interpolate.js';
+import { interpolate } from '../builds/interpolate.js';
 import type { BuildDict, FormatContext, Message } from './report.js';
 import { DEFAULT_HTML_BODY, DEFAULT_PLAIN_BODY, DEFAULT_SUBJECT, RESULTS_STYLE } from './templates.js';
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addLog, type DataContext, transact } from '../../../services/core/data/index.js';
 import { sql } from '../../../services/core/db/pool.js';
 import { publish } from '../../../services/core/events/bus.js';
-import { LogWriter } from '../../../services/master/build/log-writer.js';
+import { LogWriter } from '../../../services/master/builds/log-writer.js';
 import { createDatabase, type TestDatabase } from '../../helpers/databases.js';
 import { waitFor } from '../../helpers/wait.js';
 import { type EventsApp, SseClient, startEventsApp, useRedis, WsClient } from './lib.js';

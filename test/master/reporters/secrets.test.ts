@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Forge } from '../../helpers/forge.js';
 import { waitFor } from '../../helpers/wait.js';
-import { request } from '../build/lib.js';
+import { request } from '../builds/lib.js';
 import { ScriptedWorker, Stage } from '../in-process.js';
 
 const TOKEN = 'rep0rted-s3cret';

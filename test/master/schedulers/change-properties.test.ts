@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../../services/core/db/pool.js';
-import { initialProperties } from '../../../services/master/build/properties.js';
+import { initialProperties } from '../../../services/master/builds/properties.js';
 import { hookApp } from '../../api/hooks/lib.js';
 import { capturedLog } from '../../helpers/log-lines.js';
 import { eventually } from '../../helpers/wait.js';

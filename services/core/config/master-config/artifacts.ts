@@ -3,7 +3,7 @@
 // is a PostgreSQL large object that all masters and API pods share, so an upload without a
 // limit could fill the database (issue 28's review saw a 1 GB upload grow PostgreSQL's
 // folder from 66 MB to 2.3 GB). The master enforces both limits itself, counting bytes as
-// they arrive, whatever the worker says (services/master/build/steps/upload-limit.ts).
+// they arrive, whatever the worker says (services/master/builds/steps/upload-limit.ts).
 import { z } from 'zod';
 
 const bytes = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);

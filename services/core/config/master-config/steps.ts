@@ -1,5 +1,5 @@
 // The steps of a builder: one schema per step kind, and the union of them, which the
-// master's step kinds (services/master/build/steps/) mirror one to one. A new kind: its
+// master's step kinds (services/master/builds/steps/) mirror one to one. A new kind: its
 // schema here, its line in STEP_KINDS, and its file beside the others in the master.
 // What every kind shares (conditions, templates, results): step-common.ts.
 import { z } from 'zod';

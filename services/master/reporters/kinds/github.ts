@@ -11,7 +11,7 @@
 //   skips them. A failure is the job's (retried or given up, http-client.ts).
 import type { GeneratorConfig, ReporterConfig } from '../../../core/config/master-config.js';
 import { Results } from '../../../core/results.js';
-import { interpolate } from '../../build/interpolate.js';
+import { interpolate } from '../../builds/interpolate.js';
 import { renderable } from '../formatters.js';
 import { gitRepoName } from '../git-url.js';
 import { postEachStamp, request } from '../http-client.js';

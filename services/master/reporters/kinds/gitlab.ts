@@ -11,7 +11,7 @@
 // Unlike Buildbot, a stamp without a revision is skipped (Buildbot posts to .../statuses/None).
 import type { ReporterConfig } from '../../../core/config/master-config.js';
 import { Results } from '../../../core/results.js';
-import { interpolate } from '../../build/interpolate.js';
+import { interpolate } from '../../builds/interpolate.js';
 import { gitRepoName } from '../git-url.js';
 import { DeliveryError, postEachStamp, request } from '../http-client.js';
 import type { BuildDict, Sender, SourceStamp } from '../report.js';

@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import nodemailer from 'nodemailer';
 import { VALID_EMAIL } from '../../../core/config/master-config/reporters/mail.js';
 import type { ReporterConfig } from '../../../core/config/master-config.js';
-import { interpolate } from '../../build/interpolate.js';
+import { interpolate } from '../../builds/interpolate.js';
 import { message } from '../formatters.js';
 import { DeliveryError } from '../http-client.js';
 import type { Report, Sender } from '../report.js';

@@ -27,7 +27,7 @@ const KEEPALIVE_MS = 30_000;
 const HANDSHAKE_TIMEOUT_MS = 30_000;
 
 // Buildbot's own line splitting (buildbot/worker/protocols/msgpack.py), so that output is cut
-// into lines on both kinds of worker alike (services/master/build/log-writer.ts does the same
+// into lines on both kinds of worker alike (services/master/builds/log-writer.ts does the same
 // for Flotilla's agent). Two values differ, each for a reason:
 // - buffer_timeout: Buildbot's 5 s would show a running build's output 5 s late; 0.1 s keeps the
 //   live tail live at a cost of at most ten updates a second per command;

@@ -10,7 +10,7 @@
 // holding all of it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Results } from '../../../services/core/results.js';
-import { MAX_OUTPUT } from '../../../services/master/build/steps/set-property.js';
+import { MAX_OUTPUT } from '../../../services/master/builds/steps/set-property.js';
 import { Cluster, type MasterProc } from '../../e2e/cluster.js';
 import { createBuildbotWorker, startBuildbotWorker } from '../../helpers/buildbot-worker.js';
 import { freePort } from '../../helpers/processes.js';

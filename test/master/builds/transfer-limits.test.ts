@@ -14,7 +14,7 @@ import { parseMasterConfig } from '../../../services/core/config/master-config.j
 import { sql } from '../../../services/core/db/pool.js';
 import { Results } from '../../../services/core/results.js';
 import { createLogger } from '../../../services/core/telemetry/logger.js';
-import { MAX_COLLECTED_STDOUT } from '../../../services/master/build/steps/remote.js';
+import { MAX_COLLECTED_STDOUT } from '../../../services/master/builds/steps/remote.js';
 import { MAX_COMMAND_TEXT } from '../../../services/master/workers/command-text.js';
 import { MAX_READ_BYTES } from '../../../services/master/workers/connection.js';
 import { startWorkerServer } from '../../../services/master/workers/flotilla/server.js';

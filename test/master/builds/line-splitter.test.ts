@@ -1,4 +1,4 @@
-// Output into bounded lines (services/master/build/line-splitter.ts): where lines end,
+// Output into bounded lines (services/master/builds/line-splitter.ts): where lines end,
 // whatever the pieces; what is kept of a line too long to store and the marker that says so;
 // characters never split by a cut; and a cut that never leaves part of a secret.
 import fc from 'fast-check';
@@ -10,8 +10,8 @@ import {
   logText,
   type SplitLine,
   storedLine,
-} from '../../../services/master/build/line-splitter.js';
-import { Redactor } from '../../../services/master/build/redact.js';
+} from '../../../services/master/builds/line-splitter.js';
+import { Redactor } from '../../../services/master/builds/redact.js';
 
 /** Every line of `pieces` through one splitter, the unfinished last one included. */
 function split(pieces: string[], keep?: number): SplitLine[] {

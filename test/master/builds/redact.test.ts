@@ -1,10 +1,10 @@
-// The redactor's pure logic (services/master/build/redact.ts): which texts a used secret is
+// The redactor's pure logic (services/master/builds/redact.ts): which texts a used secret is
 // replaced in, in which encodings, line by line for a secret of several lines, word by word
 // in labels, and overlapping secrets merged. The same secrets in real builds, on both
 // workers: redaction.test.ts.
 import { describe, expect, it } from 'vitest';
-import { CoverMatcher } from '../../../services/master/build/cover-matches.js';
-import { Redactor } from '../../../services/master/build/redact.js';
+import { CoverMatcher } from '../../../services/master/builds/cover-matches.js';
+import { Redactor } from '../../../services/master/builds/redact.js';
 
 const PEM = [
   '-----BEGIN TEST KEY-----',
