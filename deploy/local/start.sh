@@ -48,12 +48,12 @@ if [ ! -s "$DATA/users.yaml" ] || [ "$DATA/admin-password" -nt "$DATA/users.yaml
   (umask 077; printf 'users:\n  - { username: admin, password_hash: "%s", full_name: Admin }\n' "$hash" >"$DATA/users.yaml")
 fi
 
-# The configuration the processes read: the example's, with its local addresses (the web UI
-# for links in reports, the report receiver) on the ports chosen here, and its files under
-# this data folder.
+# The configuration the processes read: the user's own copy of the example, made once (with
+# the ports chosen here written in) and never rewritten, so that edits to it survive
+# (deploy/local/local-config.ts). What it says is printed at the end.
 CONFIG="$DATA/master.yaml"
-sed -e "s#http://127.0.0.1:8080/#http://127.0.0.1:$API_PORT/#g" -e "s#http://127.0.0.1:8083#http://127.0.0.1:$REPORTS_PORT#g" \
-  -e "s#\.data/local/#$DATA/#g" "$ROOT/deploy/example/master.yaml" >"$CONFIG"
+CONFIG_NOTES="$(node "$ROOT/deploy/local/local-config.ts" "$ROOT/deploy/example/master.yaml" "$CONFIG" "$DATA" \
+  "$API_PORT" "$REPORTS_PORT")" || die "could not prepare $CONFIG"
 
 # The example project the example builder clones and tests: a real git repository.
 EXAMPLE_REPO="$DATA/example-repo"
@@ -124,3 +124,4 @@ echo "Or commit to ${EXAMPLE_REPO#$ROOT/}: the master polls it and builds each n
 echo "What the example's reporters sent (each build's start and end; the GitHub statuses of the last commit):"
 echo "  curl -s http://127.0.0.1:$REPORTS_PORT/builds"
 echo "  curl -s http://127.0.0.1:$REPORTS_PORT/repos/flotilla/example/commits/\$(git -C ${EXAMPLE_REPO#$ROOT/} rev-parse HEAD)/statuses"
+printf '%s\n' "$CONFIG_NOTES"

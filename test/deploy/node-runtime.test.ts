@@ -92,6 +92,12 @@ describe('npm start', () => {
     const started = spawnSync('bash', ['deploy/local/start.sh'], { env, encoding: 'utf8', timeout: 200_000 });
     expect(started.status, `${started.stdout}\n${started.stderr}`).toBe(0);
     expect(started.stdout).toContain(`http://127.0.0.1:${ports.PORT}/api/v2`);
+    // The configuration it runs is the user's copy, made now, with its retention said.
+    const rel = path.relative(process.cwd(), data);
+    expect(started.stdout).toContain(
+      `The configuration is ${rel}/master.yaml, a copy of deploy/example/master.yaml made now`,
+    );
+    expect(started.stdout).toMatch(/^Retention \(docs\/retention\.md\) deletes .* every 300 s: /m);
 
     const pids = readdirSync(path.join(data, 'run')).sort();
     expect(pids).toEqual(['api.pid', 'master.pid', 'reports.pid', 'worker.pid']);
