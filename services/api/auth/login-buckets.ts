@@ -18,29 +18,32 @@ export interface Bucket {
 
 // ARGV[1]: the window (ms); ARGV[2]: the index of the user's bucket from everywhere (0: none);
 // ARGV[3]: the index of the bucket of the user at the address (0: none); then each key's cap.
-// While the user's bucket from everywhere is empty, an attempt also needs its address's bucket
-// for that user to be full: an address that guessed wrong waits for it to refill, one that did
-// not is let in (login-throttle.ts). Answers the wait in ms, 0 when the attempt was taken.
+// While the user's bucket from everywhere is empty, an address that failed for that user must
+// also have waited window/cap since its last attempt (no burst); one that did not fail is let
+// in (login-throttle.ts). Answers the wait in ms, 0 when the attempt was taken.
 const TAKE = `
 local now = redis.call('TIME')
 now = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local window = tonumber(ARGV[1])
 local everywhere = tonumber(ARGV[2])
 local pair = tonumber(ARGV[3])
-local level, cap, every = {}, {}, {}
+local level, cap, every, at = {}, {}, {}, {}
 for i = 1, #KEYS do
   cap[i] = tonumber(ARGV[3 + i])
   every[i] = window / cap[i]
   local h = redis.call('HMGET', KEYS[i], 't', 'at')
   level[i] = cap[i]
-  if h[1] then level[i] = math.min(cap[i], tonumber(h[1]) + (now - tonumber(h[2])) / every[i]) end
+  if h[1] then
+    at[i] = tonumber(h[2])
+    level[i] = math.min(cap[i], tonumber(h[1]) + (now - at[i]) / every[i])
+  end
 end
 local wait = 0
 for i = 1, #KEYS do
   if i ~= everywhere and level[i] < 1 then wait = math.max(wait, (1 - level[i]) * every[i]) end
 end
-if everywhere > 0 and level[everywhere] < 1 and level[pair] < cap[pair] then
-  wait = math.max(wait, (cap[pair] - level[pair]) * every[pair])
+if everywhere > 0 and level[everywhere] < 1 and at[pair] then
+  wait = math.max(wait, every[pair] - (now - at[pair]))
 end
 if wait > 0 then return math.ceil(wait) end
 for i = 1, #KEYS do

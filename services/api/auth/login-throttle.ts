@@ -7,9 +7,8 @@
 // - per user name from everywhere (max_failures_per_user_global), for guessing spread over
 //   many addresses. It never holds back an address that has not failed for that user: the
 //   owner's new browser or script, elsewhere, gets in with the right password whatever the
-//   guessers do. Once it is empty, every address that has failed for the user waits for its
-//   own bucket to be full again: no address gets a burst of guesses, only one per
-//   window/max_failures_per_user.
+//   guessers do. Once it is empty, an address that has failed for the user gets no burst:
+//   one attempt per window/max_failures_per_user.
 // - A client with a device cookie for the user (device-cookies.ts) is counted per device
 //   instead, with max_failures_per_user: the owner's own browser gets in from anywhere, even
 //   from an address that guessers share.
