@@ -9,6 +9,8 @@ case "${1:-api}" in
   master)  exec node "$app/dist/services/master/main.js" ;;
   worker)  exec node "$app/dist/services/worker/main.js" ;;
   migrate) exec node "$app/dist/services/core/db/migrate-cli.js" ;;
+  # An operator's commands on logins: `flotilla auth unblock <user|address>` (docs/security.md).
+  auth)    shift; exec node "$app/dist/services/api/auth-cli.js" "$@" ;;
   # Alive when the process's probe answers: the master's and worker's PROBE_PORT, or the
   # API's PORT (the image sets both; only the running process's port answers).
   healthcheck)

@@ -117,7 +117,10 @@ echo "Flotilla is up: open http://127.0.0.1:$API_PORT/ (the REST API is at http:
 echo "Reads are open to everyone; to force, stop or rebuild, log in as admin with password $ADMIN_PASSWORD"
 echo "(kept in $REL/admin-password)."
 echo "Build the example project (clones ${EXAMPLE_REPO#$ROOT/} and runs its tests):"
-echo "  curl -s -c .data/cookies -u admin:$ADMIN_PASSWORD -o /dev/null http://127.0.0.1:$API_PORT/auth/login"
+# -b as well as -c: the jar keeps the device cookie of the first login, and a later one that
+# brings it is counted on its own, not with other clients' wrong passwords at 127.0.0.1
+# (services/api/auth/login-throttle.ts).
+echo "  curl -s -b .data/cookies -c .data/cookies -u admin:$ADMIN_PASSWORD -o /dev/null http://127.0.0.1:$API_PORT/auth/login"
 echo "  curl -s -b .data/cookies -H 'Content-Type: application/json' -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"force\",\"params\":{\"username\":\"You <you@example.com>\"}}' http://127.0.0.1:$API_PORT/api/v2/forceschedulers/force-example"
 echo "  curl -s 'http://127.0.0.1:$API_PORT/api/v2/builders/example/builds?order=-number&limit=1'"
 echo "Or commit to ${EXAMPLE_REPO#$ROOT/}: the master polls it and builds each new commit on main."

@@ -147,6 +147,7 @@ describe('deploy/docker-entrypoint.sh', () => {
     const entry = readFileSync('deploy/docker-entrypoint.sh', 'utf8');
     const targets = [...entry.matchAll(/node "\$app\/dist\/(\S+)\.js"/g)].map((m) => m[1]!);
     expect(targets.sort()).toEqual([
+      'services/api/auth-cli',
       'services/api/main',
       'services/core/db/migrate-cli',
       'services/master/main',

@@ -130,12 +130,12 @@ function materialize(d: Dockerfile, target: string, opts: { run?: boolean } = {}
 }
 
 /** A process of an image, started through its entrypoint with its ENV and user. */
-function run(target: 'server' | 'worker', command: string, env: Record<string, string>): Running {
+function run(target: 'server' | 'worker', command: string | string[], env: Record<string, string>): Running {
   const image = stageEnv(df, target);
   const home = join(work, `home-${target}`);
   const p = start(
     inRoot(target, '/usr/local/bin/flotilla'),
-    [command],
+    typeof command === 'string' ? [command] : command,
     {
       // The image's node is /usr/local/bin/node; here, the same Node as these tests.
       PATH: `${dirname(process.execPath)}:/usr/bin:/bin`,
@@ -225,6 +225,10 @@ describe('the server image', () => {
     expect(await migrate.exited, migrate.output()).toBe(0);
     const [row] = await db.pool.query(sql`SELECT to_regclass('public.builds') IS NOT NULL AS ok`);
     expect(row.ok).toBe(true);
+    // The operator's login command (docs/security.md, "Login throttling"), against the Redis.
+    const unblock = run('server', ['auth', 'unblock', '192.0.2.1'], { REDIS_URL: redis.url });
+    expect(await unblock.exited, unblock.output()).toBe(0);
+    expect(unblock.output()).toContain('address 192.0.2.1: 0 throttle bucket(s) cleared');
 
     const config = join(work, 'master.yaml');
     writeFileSync(

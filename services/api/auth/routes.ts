@@ -118,7 +118,7 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
       throw err;
     }
   }
-  async function succeeded(attempt: Attempt & { username: string }): Promise<void> {
+  async function succeeded(attempt: Attempt): Promise<void> {
     try {
       await deps.throttle.succeeded(attempt);
     } catch (err) {
@@ -127,7 +127,7 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
   }
   const refuse = (reply: FastifyReply, v: Verdict & { ok: false }) => {
     reply.header('retry-after', String(v.retryAfterSeconds));
-    throw tooManyLogins();
+    throw tooManyLogins(v.retryAfterSeconds);
   };
 
   /** A login's session, recorded on every pod; no session without the store (503). */
@@ -152,7 +152,7 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
       req.log.info({ reason: (err as Error).message }, 'token login refused');
       return unauthorized(reply, `${BEARER_CHALLENGE}, error="invalid_token"`);
     }
-    await succeeded({ ...attempt, username: String(user.username) });
+    await succeeded(attempt);
     await startSession(reply, user, { user: String(user.username), via: 'token', fingerprint: null });
     const r = queryParams(req).get('redirect');
     return redirect(reply, r === null ? home : `${home}#${safeFragment(r)}`);
@@ -174,7 +174,7 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
       req.log.info({ username: creds.username.slice(0, 64) }, 'password login refused');
       return unauthorized(reply, BASIC_CHALLENGE);
     }
-    await succeeded({ ...attempt, username: entry.username });
+    await succeeded(attempt);
     deps.devices.set(reply, entry.username, device);
     await startSession(
       reply,

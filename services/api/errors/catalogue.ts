@@ -162,8 +162,12 @@ export const crossSite = () =>
   new NotAllowedError<ErrorCode>('CROSS_SITE', 'refused: a request from another site');
 export const tooManyConnections = () =>
   new LimitError<ErrorCode>('TOO_MANY_CONNECTIONS', 'too many event connections from this client');
-export const tooManyLogins = () =>
-  new LimitError<ErrorCode>('TOO_MANY_LOGINS', 'too many failed logins: try again later');
+/** The wait is also the answer's Retry-After (services/api/auth/routes.ts). */
+export const tooManyLogins = (seconds: number) =>
+  new LimitError<ErrorCode>(
+    'TOO_MANY_LOGINS',
+    `too many failed logins: try again in ${seconds} second${seconds === 1 ? '' : 's'}`,
+  );
 export const noLogin = () => new NotSupportedError<ErrorCode>('NO_LOGIN', 'no login is configured');
 export const noTokenLogin = () =>
   new InputError<ErrorCode>('NO_TOKEN_LOGIN', 'token login is not configured');

@@ -33,6 +33,7 @@ import { loginsOf } from './logins.js';
 import { ApiMetrics } from './metrics.js';
 import { probeRoutes } from './probes.js';
 import { pageCacheOf, rawLogCachePart, readPoolPart, replicasPart, writeNoticesPart } from './read-parts.js';
+import { REDIS_KEY_PREFIX } from './redis-prefix.js';
 import { requestSessions } from './request-sessions.js';
 import { type WebUiFiles, webUiRoutes } from './web-ui.js';
 
@@ -76,7 +77,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', () => parts.stop());
   const forceSchedulers = deps.forceSchedulers ?? [];
   const forceByName = new Map(forceSchedulers.map((f) => [f.name, f]));
-  const keyPrefix = deps.redisKeyPrefix ?? 'flotilla:';
+  const keyPrefix = deps.redisKeyPrefix ?? REDIS_KEY_PREFIX;
   const www = deps.www;
 
   // The read path (read-parts.ts).

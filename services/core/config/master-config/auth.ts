@@ -133,12 +133,14 @@ export const auth = z
       .positive()
       .max(30 * 24 * 3600)
       .default(24 * 3600),
-    // Failed logins (password or token) counted in Redis across API pods: per user name from
-    // one client address (max_failures_per_user), per client address (max_failures_per_client),
-    // and per user name from everywhere (max_failures_per_user_global), which holds back only
-    // clients without a device cookie from an earlier login of that user (those are counted
-    // per device, with max_failures_per_user): an attacker cannot lock the owner out. Past a
-    // limit, logins answer 429 until the window has passed (services/api/auth/login-throttle.ts).
+    // Failed logins (password or token), in token buckets in Redis across API pods, each a
+    // burst of its limit, then one attempt per window_seconds/limit: per user name from one
+    // client address (max_failures_per_user), per client address (max_failures_per_client),
+    // and per user name from everywhere (max_failures_per_user_global), which never holds back
+    // an address that has not failed for that user, and not clients with a device cookie from
+    // an earlier login of that user (those are counted per device, with max_failures_per_user):
+    // an attacker cannot lock the owner out. Past a limit, logins answer 429 with the wait
+    // (services/api/auth/login-throttle.ts; docs/security.md, "Login throttling").
     login_throttle: z
       .object({
         max_failures_per_user: z.number().int().positive().default(10),
