@@ -158,6 +158,30 @@ describe('every control action leaves its row', () => {
   });
 });
 
+describe('from where: the address as www.trust_proxy decides', () => {
+  it('ignores X-Forwarded-For from an untrusted peer and follows it from a trusted proxy', async () => {
+    const since = await lastId();
+    const headers = { 'x-forwarded-for': '192.0.2.44' };
+    expect((await api.rpc(`/builds/${ctx.buildid}`, 'stop', {}, { from: '10.0.0.7', headers })).status).toBe(
+      403,
+    );
+    const proxied = await AuthApp.start(
+      { auth: { users: [], allow_rules: RULES }, www: { trust_proxy: ['10.0.0.0/8'] } },
+      { db },
+    );
+    try {
+      const a = await proxied.rpc(`/builds/${ctx.buildid}`, 'stop', {}, { from: '10.0.0.7', headers });
+      expect(a.status).toBe(403);
+    } finally {
+      await proxied.close();
+    }
+    expect((await rowsAfter(since)).map((r) => [r.actor, r.address, r.outcome])).toEqual([
+      ['anonymous', '10.0.0.7', 'FORBIDDEN'],
+      ['anonymous', '192.0.2.44', 'FORBIDDEN'],
+    ]);
+  });
+});
+
 describe('reading the audit log', () => {
   it('is for administrators only', async () => {
     for (const [who, session] of [
