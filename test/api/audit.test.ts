@@ -153,6 +153,20 @@ describe('every control action leaves its row', () => {
       sql`SELECT args::text AS t FROM flotilla.audit_log WHERE id = ${row!.auditid}`,
     );
     expect(raw.t).not.toContain('hunter2');
+    // Keys JSON.parse keeps as own keys, and an escape PostgreSQL's jsonb refuses.
+    const since2 = await lastId();
+    const odd = await api.request('POST', `/api/v2/builds/${ctx.buildid}`, {
+      session: sessions.admin,
+      headers: { 'content-type': 'application/json' },
+      payload:
+        '{"jsonrpc": "2.0", "method": "nosuch", "id": 1, "params": {"__proto__": {"x": 1}, "s": "\\ud800"}}',
+    });
+    expect(odd.status).toBe(501);
+    const [oddRow] = await rowsAfter(since2);
+    expect([oddRow!.outcome, oddRow!.args]).toEqual([
+      'UNSUPPORTED_ACTION',
+      { ['__proto__']: { x: 1 }, s: '\uFFFD' },
+    ]);
     // What PostgreSQL's jsonb cannot hold (a call with NUL is refused before it is decoded).
     expect(auditArgs({ 'k\0': 'n\0ul', s: '\uD800' })).toEqual({ 'k\uFFFD': 'n\uFFFDul', s: '\uFFFD' });
   });

@@ -40,7 +40,8 @@ function safe(v: unknown, depth: number): unknown {
   if (v === null || typeof v !== 'object') return v;
   if (depth >= DEPTH_MAX) return '[nested]';
   if (Array.isArray(v)) return v.slice(0, MEMBERS_MAX).map((x) => safe(x, depth + 1));
-  const out: Record<string, unknown> = {};
+  // No prototype: a key `__proto__` (JSON.parse makes it an own key) stays a key.
+  const out: Record<string, unknown> = Object.create(null);
   for (const [k, x] of Object.entries(v).slice(0, MEMBERS_MAX)) {
     out[cut(k)] = SECRET_NAME.test(k) ? REDACTED : safe(x, depth + 1);
   }
