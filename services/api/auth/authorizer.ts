@@ -9,6 +9,7 @@ import {
   type AuthzPolicy,
   type Decision,
   decide,
+  decideAdmin,
   decideSync,
   mayEver,
   type RuleMatch,
@@ -19,6 +20,7 @@ import { fnmatch } from '../../core/auth/fnmatch.js';
 import { forcedBuilders } from '../../core/force/builder-names.js';
 import type { ForceScheduler } from '../../core/force/parameters.js';
 import type { Match } from '../registry/paths.js';
+import { AUDIT_ROOT } from '../registry/resources/audit.js';
 import { builderScope, type Targets } from './targets.js';
 
 export interface AuthzRequest {
@@ -93,6 +95,8 @@ export class Authorizer {
 
   async check(user: SessionUser | undefined, req: AuthzRequest): Promise<Decision> {
     if (this.open) return ALLOWED;
+    // The audit log (registry/resources/audit.ts) is for administrators only.
+    if (req.segments?.[0] === AUDIT_ROOT) return decideAdmin(this.policy, user);
     const scope = req.segments ? builderScope(req.segments) : 'none';
     if (req.action === 'get' && scope === 'mixed' && this.namesNeeded)
       return this.checkEveryBuilder(user, req);

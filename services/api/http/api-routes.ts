@@ -9,6 +9,7 @@ import type { Logger } from '../../core/telemetry/logger.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import type { SessionCookies } from '../auth/session-cookies.js';
 import type { PageCache } from '../cache/page-cache.js';
+import { Auditor } from '../control/audit.js';
 import { controlHandlers } from '../control/index.js';
 import type { RowReader } from '../db-routing/read-pool.js';
 import { sendWritePositions, withWritePosition } from '../db-routing/read-your-writes.js';
@@ -69,6 +70,7 @@ export function apiRoutes(
         onPublishError: (err) => opts.log.warn({ err: err.message }, 'events not published'),
       }),
       opts.authz,
+      new Auditor(opts.db, opts.log),
     ),
   });
   if (opts.router) sendWritePositions(app, opts.db, opts.secure, opts.log);

@@ -4,7 +4,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ownerNameOf } from '../../core/auth/authz.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import type { ControlHandler } from '../control/action.js';
+import { type Auditor, auditArgs } from '../control/audit.js';
 import {
+  entryOf,
   forbidden,
   invalidParams,
   noContentType,
@@ -13,6 +15,7 @@ import {
   rpcParseError,
   unsupportedAction,
 } from '../errors/catalogue.js';
+import { knownError } from '../errors/reply.js';
 import type { Match } from '../registry/paths.js';
 import { pyDumps } from '../reply/pyjson.js';
 
@@ -82,16 +85,53 @@ function holdsNul(root: unknown): boolean {
   return false;
 }
 
-export function jsonRpcHandler(handlers: (match: Match) => ControlHandler | null, authz: Authorizer) {
+export function jsonRpcHandler(
+  handlers: (match: Match) => ControlHandler | null,
+  authz: Authorizer,
+  auditor: Auditor,
+) {
   return async (
     req: FastifyRequest,
     reply: FastifyReply,
     match: Match | null,
     segments: string[] | null,
   ): Promise<void> => {
+    // Every call is audited (../control/audit.ts), whatever its answer: its error is
+    // recorded, then thrown on to the app's error handler.
+    let decoded: Decoded | null = null;
+    const audit = (outcome: string, status: number) =>
+      auditor.record({
+        at: Math.floor(Date.now() / 1000),
+        actor: ownerNameOf(req.userInfo),
+        address: req.ip ?? null,
+        method: decoded?.method ?? null,
+        path: segments ? `/${segments.join('/')}` : (req.url.split('?')[0] ?? ''),
+        args: decoded ? auditArgs(decoded.params) : {},
+        outcome,
+        status,
+      });
+    let result: unknown;
+    try {
+      decoded = decode(req);
+      result = await call(req, decoded, match, segments);
+    } catch (err) {
+      const known = knownError(err);
+      await audit(known?.code ?? 'INTERNAL', known ? entryOf(known).status : 500);
+      throw err;
+    }
+    await audit('success', 200);
+    const body = pyDumps({ id: decoded.id, jsonrpc: '2.0', result: result ?? null });
+    reply.code(200).type('application/json').send(body);
+  };
+
+  async function call(
+    req: FastifyRequest,
+    decoded: Decoded,
+    match: Match | null,
+    segments: string[] | null,
+  ): Promise<unknown> {
     // Errors are thrown, and answered by the app's error handler (../errors/reply.ts), with
     // the call's id once it is known.
-    const decoded = decode(req);
     req.rpcCall = { id: decoded.id };
     // As Buildbot: the call is authorized once decoded, before its endpoint is looked up;
     // a refusal is 403 with -32600.
@@ -108,8 +148,6 @@ export function jsonRpcHandler(handlers: (match: Match) => ControlHandler | null
     const handler = handlers(match);
     if (!handler) throw unsupportedAction(decoded.method);
     const params = { ...decoded.params, owner: ownerNameOf(req.userInfo) };
-    const result = await handler({ match, method: decoded.method, params, owner: params.owner });
-    const body = pyDumps({ id: decoded.id, jsonrpc: '2.0', result: result ?? null });
-    reply.code(200).type('application/json').send(body);
-  };
+    return handler({ match, method: decoded.method, params, owner: params.owner });
+  }
 }

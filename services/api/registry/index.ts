@@ -4,6 +4,7 @@
 import type { Endpoint, Resource } from './model.js';
 import { PathMatcher } from './paths.js';
 import { artifactEndpoints } from './resources/artifacts.js';
+import { auditEndpoints } from './resources/audit.js';
 import { buildDataEndpoints } from './resources/build-data.js';
 import { builderEndpoints } from './resources/builders.js';
 import { buildrequestEndpoints } from './resources/buildrequests.js';
@@ -71,6 +72,7 @@ export function buildRegistry(forceSchedulers: readonly object[]): Registry {
     ...testResultEndpoints,
     ...testResultSetEndpoints,
     ...artifactEndpoints,
+    ...auditEndpoints,
   ];
   const rootLinks = [...body, ...tail].flatMap((e) => (e.rootLink ? [e.rootLink] : []));
   const root: Endpoint = {

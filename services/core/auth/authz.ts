@@ -141,6 +141,26 @@ export function decideSync(
 }
 
 /**
+ * Whether the user administers the cluster, for what only administrators read (the audit
+ * log): a rule for every control action (`any-control`) or for everything (`any`) grants
+ * them one of its roles, walking those rules in order as Buildbot's walk does. Stricter
+ * than that walk in one way: when no such rule grants it, the answer is no (Buildbot allows
+ * what no rule refuses). Without rules at all everything is allowed, as everywhere else.
+ */
+export function decideAdmin(policy: AuthzPolicy, user: SessionUser | undefined): Decision {
+  if (policy.rules.length === 0) return { allowed: true };
+  const roles = rolesOf(user, policy.roleMatchers);
+  const rules = policy.rules.filter((r) => r.match === 'any' || r.match === 'any-control');
+  const asked: string[] = [];
+  for (const rule of rules) {
+    if (hasRole(roles, rule)) return { allowed: true };
+    asked.push(...rule.roles);
+    if (rule.default_deny) break;
+  }
+  return { allowed: false, message: needRoleMessage([...new Set(asked)]) };
+}
+
+/**
  * Whether some target of an action may be allowed to this user: false only when the rules
  * refuse it whatever the builder and whoever owns it. The web UI hides a button on false and
  * shows it otherwise (a refusal of that particular target is then the API's 403, shown).

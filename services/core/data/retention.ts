@@ -227,3 +227,19 @@ export async function buildersWithTags(
         GROUP BY b.id, b.name ORDER BY b.id`,
   );
 }
+
+/**
+ * Deletes up to `limit` audit log rows written before `before` (seconds since the epoch),
+ * oldest first. Nothing else refers to them and nobody updates them: no lock is waited on.
+ */
+export async function deleteAuditEntries(q: Queryable, before: number, limit: number): Promise<number> {
+  checkLimit(limit);
+  const rows = await many(
+    q,
+    sql`DELETE FROM flotilla.audit_log WHERE id IN (
+          SELECT a.id FROM flotilla.audit_log a WHERE a.at < ${before}
+          ORDER BY a.at, a.id LIMIT ${limit} FOR UPDATE OF a SKIP LOCKED)
+        RETURNING 1 AS ok`,
+  );
+  return rows.length;
+}

@@ -2,7 +2,7 @@
 // (flotilla_jobs_duration_seconds{queue="retention"} says how long its runs take):
 // - flotilla_retention_deleted_total{kind}: rows this master's runs deleted, by kind
 //   (log_chunks, logs marked deleted, artifacts, artifact_bytes, build_data, builds,
-//   buildrequests, buildsets, changes). Sum over masters.
+//   buildrequests, buildsets, changes, audit log rows). Sum over masters.
 // - flotilla_retention_unfinished_runs_total: runs that stopped at max_run_seconds (or at a
 //   stop of the master) with work left; a rate that never falls means the cleanup falls behind.
 import { Counter, type Registry } from 'prom-client';
@@ -17,6 +17,7 @@ export const RETENTION_KINDS = [
   'buildrequests',
   'buildsets',
   'changes',
+  'audit',
 ] as const;
 
 export type RetentionKind = (typeof RETENTION_KINDS)[number];

@@ -10,7 +10,8 @@
 //    chunks deleted, then artifacts, build data, and last whole builds (which by then have
 //    no chunks and no artifacts left, so what cascades from them is small);
 // 3. finished build requests no build refers to any more, then build sets with no request
-//    left, then changes.
+//    left, then changes;
+// 4. audit log rows past audit_horizon.
 // Deleting twice deletes nothing more, so a run delivered again after a Redis failover is
 // harmless and is not recorded in job_runs. A run stops at max_run_seconds, or when the
 // master stops, with work left: the next period goes on from where the data stands.
@@ -23,6 +24,7 @@ import {
   type BuildSelection,
   buildersWithTags,
   deleteArtifacts,
+  deleteAuditEntries,
   deleteBuildData,
   deleteBuildRequests,
   deleteBuilds,
@@ -65,7 +67,8 @@ export function retentionConfigured(config: RetentionConfig): boolean {
         r.max_builds !== undefined,
     ) ||
     config.change_horizon !== undefined ||
-    config.request_horizon !== undefined
+    config.request_horizon !== undefined ||
+    config.audit_horizon !== undefined
   );
 }
 
@@ -159,6 +162,16 @@ export async function runRetention(
     finished = await drain(async () => {
       const n = await tx((q) => deleteChanges(q, before, batch));
       deleted.changes += n;
+      return n;
+    }, batch);
+  }
+  // 4. The audit log.
+  const auditH = horizonSeconds(config.audit_horizon);
+  if (finished && auditH !== null) {
+    const before = now - auditH;
+    finished = await drain(async () => {
+      const n = await tx((q) => deleteAuditEntries(q, before, batch));
+      deleted.audit += n;
       return n;
     }, batch);
   }

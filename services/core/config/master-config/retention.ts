@@ -60,6 +60,11 @@ export const retention = perBuilder
     // Complete build requests finished longer ago, and no longer referred to by a build, are
     // deleted; so are complete build sets with no request left.
     request_horizon: horizon.optional(),
+    // Audit log rows (control actions, services/core/data/audit.ts) older than this are
+    // deleted. Unset, the audit log is kept forever, as everything else here: a row is a few
+    // hundred bytes and control actions are few, and who stopped a build a year ago is a
+    // question people ask; docs/retention.md gives a figure to choose a horizon from.
+    audit_horizon: horizon.optional(),
     // Overrides by builder name; they win over the tags' and the global values.
     builders: z.record(z.string().min(1), perBuilder).default({}),
     // Overrides by tag; a builder with several tagged overrides keeps the longest of each.
