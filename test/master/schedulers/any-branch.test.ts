@@ -37,45 +37,56 @@ it('builds each branch on its own timer, with that branch changes only', async (
   );
   const a = `${prefix}/a`;
   const b = `${prefix}/b`;
-  const a1 = await c.change({ branch: a, revision: 'a1' });
+  const b1 = await c.change({ branch: b, revision: 'b1' });
   await c.change({ branch: `x${prefix}/c`, revision: 'c1' }); // refused: the expression matches at the start only
-  const a2 = await c.change({ branch: a, revision: 'a2' });
+  await eventually(
+    () => classifiedIds(name),
+    (ids) => ids.length === 1,
+  );
+  t.skip(0.5);
+  const a1 = await c.change({ branch: a, revision: 'a1' });
   await eventually(
     () => classifiedIds(name),
     (ids) => ids.length === 2,
   );
-  t.skip(0.6);
-  const b1 = await c.change({ branch: b, revision: 'b1' });
+  t.skip(0.4);
+  // b's second change restarts b's timer only.
+  const b2 = await c.change({ branch: b, revision: 'b2' });
   expect(
     await eventually(
       () => classifiedIds(name),
       (ids) => ids.length === 3,
     ),
-  ).toEqual([a1, a2, b1]);
+  ).toEqual([b1, a1, b2]);
 
-  // a's timer fires (a second after a2), b's does not yet: b's change stays classified.
-  t.skip(0.5);
+  // a's timer fires (a second after a1), b's does not yet. b1 is older than a1 and stays
+  // classified (Buildbot would flush it here: docs/compatibility.md).
+  t.skip(0.7);
   const first = await eventually(
     () => buildsetsOf(c.h, name),
     (s) => s.length > 0,
   );
   expect(first.map((s) => s.stamps)).toEqual([
-    [{ branch: a, revision: 'a2', repository: 'r', codebase: '' }],
+    [{ branch: a, revision: 'a1', repository: 'r', codebase: '' }],
   ]);
   expect(first[0]!.reason).toBe(`The AnyBranchScheduler scheduler named '${name}' triggered this build`);
   expect(
     await eventually(
       () => classifiedIds(name),
-      (ids) => ids.length === 1,
+      (ids) => ids.length === 2,
     ),
-  ).toEqual([b1]);
+  ).toEqual([b1, b2]);
 
-  t.skip(0.6);
+  t.skip(0.5);
   const sets = await eventually(
     () => buildsetsOf(c.h, name),
     (s) => s.length === 2,
   );
-  expect(sets[1]!.stamps).toEqual([{ branch: b, revision: 'b1', repository: 'r', codebase: '' }]);
+  expect(sets[1]!.stamps).toEqual([{ branch: b, revision: 'b2', repository: 'r', codebase: '' }]);
+  const built = await c.h.db.pool.query(sql`
+    SELECT c.changeid FROM buildset_sourcestamps bss JOIN changes c ON c.sourcestampid = bss.sourcestampid
+    WHERE bss.buildsetid = ${sets[1]!.bsid}`);
+  expect(built.map((r) => r.changeid)).toEqual([b2]);
   expect(await classifiedIds(name)).toEqual([]);
 });
 
