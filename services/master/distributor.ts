@@ -144,13 +144,7 @@ export class Distributor {
       );
       for (const br of pending) {
         if (idle.length === 0 || this.stopped) break;
-        let won: { id: number; buildsetid: number } | null;
-        try {
-          won = await this.claim(builder, builderid, br);
-        } catch (err) {
-          if (isTransient(err)) this.uncertain.add(br.id);
-          throw err;
-        }
+        const won = await this.claim(builder, builderid, br);
         if (!won) continue;
         const worker = idle.shift()!;
         this.runClaimed(worker, { brid: won.id, bsid: won.buildsetid, builderid, builder });
@@ -188,15 +182,22 @@ export class Distributor {
     builderid: number,
     br: { id: number; buildsetid: number },
   ): Promise<{ id: number; buildsetid: number } | null> {
+    // The request this claim may have taken, released by a later pass if the commit's outcome
+    // is unknown (the database went away).
+    let claiming = br.id;
     const won = await transact(this.deps.ctx, async (tx) => {
       const group = builder.collapse_requests ? await collapsibleBuildRequests(tx.q, builderid, br.id) : [];
       const newest = [br, ...group].reduce((a, b) => (b.id > a.id ? b : a));
+      claiming = newest.id;
       if (!(await claimBuildRequests(tx, [newest.id], this.deps.masterid(), now(), { onlyIfActive: true })))
         return null;
       const folded = [br, ...group].filter((r) => r !== newest).map((r) => r.id);
       if (folded.length && (await claimBuildRequests(tx, folded, this.deps.masterid())))
         await completeBuildRequests(tx, folded, Results.SKIPPED, this.deps.masterid());
       return newest;
+    }).catch((err: unknown) => {
+      if (isTransient(err)) this.uncertain.add(claiming);
+      throw err;
     });
     if (won) this.claimed.won++;
     else this.claimed.lost++;
