@@ -442,34 +442,52 @@ class Importer:
         self.out['builders'] = out
 
     # ------------------------------------------------------------------ schedulers
-    FILTER_KEYS = ('repository', 'project', 'category')
+    # Buildbot's ChangeFilter keys that Flotilla's change_filter takes as they are.
+    FILTER_KEYS = tuple(f'{field}{suffix}' for field in ('project', 'repository', 'branch', 'category', 'codebase')
+                        for suffix in ('', '_not_eq', '_re', '_not_re'))
 
-    def change_filter(self, flt, entry, place):
-        """Buildbot's ChangeFilter as Flotilla's branch and change_filter; False if some of it has no
-        form (the caller leaves the scheduler out: without its filter it would build other changes)."""
-        if flt is None:
-            return True
+    @staticmethod
+    def filter_value(value):
+        """A filter's value (or list of values) as YAML: compiled expressions as their text. Raises
+        ValueError for an expression with flags, which a text cannot carry."""
+        def one(v):
+            if not isinstance(v, re.Pattern):
+                return v
+            if v.flags & ~re.UNICODE:
+                raise ValueError(v)
+            return v.pattern
+        return [one(v) for v in value] if isinstance(value, (list, tuple)) else one(value)
+
+    def change_filter(self, flt, entry, place, extra=None):
+        """Buildbot's ChangeFilter as Flotilla's change_filter (the same keys; `extra` holds the
+        scheduler's own branches/categories); False if some of it has no form (the caller leaves
+        the scheduler out: without its filter it would build other changes)."""
+        kwargs = dict(arguments(flt)[1]) if flt is not None else {}
+        kwargs.update(extra or {})
         complete = True
-        kwargs = dict(arguments(flt)[1])
         out = {}
-        if 'branch' in kwargs:
-            branch = kwargs.pop('branch')
-            if isinstance(branch, str) or branch is None:
-                entry['branch'] = branch
-            else:
-                self.losses.add(place, f'change filter branch={branch!r}', 'one scheduler per branch')
-                complete = False
         for key in self.FILTER_KEYS:
-            if key in kwargs and kwargs[key] is not None:
-                value = kwargs.pop(key)
-                out[key] = value if isinstance(value, str) else list(value)
+            if key not in kwargs:
+                continue
+            value = kwargs.pop(key)
+            # None is "no filter" to Buildbot, but for branch and branch_not_eq the default branch.
+            if value is None and key not in ('branch', 'branch_not_eq'):
+                continue
+            try:
+                out[key] = self.filter_value(value)
+            except ValueError as err:
+                self.losses.add(place, f'change filter {key}={err.args[0]!r} (flags)',
+                                'scheduler not written: Flotilla\'s expressions take no flags; spell them out ([Rr]elease)')
+                complete = False
         for key in sorted(kwargs):
             if kwargs[key] is None:
                 continue
             value = kwargs[key]
             what = named(value) if callable(value) else f'{key}={value!r}'
             self.losses.add(place, f'change filter {what}',
-                            'scheduler not written: no Flotilla form for this filter; write one scheduler per branch')
+                            'scheduler not written: no Flotilla form for this filter (Python callables and '
+                            'property filters); write it with the branch, project, repository, category and '
+                            'codebase keys')
             complete = False
         if out:
             entry['change_filter'] = out
@@ -504,7 +522,8 @@ class Importer:
             if cls is forcesched.ForceScheduler:
                 forced.append(self.force(s, kwargs, place))
                 continue
-            kinds = {basic.SingleBranchScheduler: 'single-branch', timed.Periodic: 'periodic',
+            kinds = {basic.SingleBranchScheduler: 'single-branch', basic.AnyBranchScheduler: 'any-branch',
+                     timed.Periodic: 'periodic',
                      timed.Nightly: 'nightly', triggerable.Triggerable: 'triggerable'}
             if cls not in kinds:
                 self.losses.add(place, f'scheduler {cls.__module__}.{cls.__qualname__}',
@@ -513,11 +532,17 @@ class Importer:
             entry = {'type': kinds[cls], 'name': s.name}
             complete = True
             self.scheduler_common(s, kwargs, entry, place)
-            if cls is basic.SingleBranchScheduler:
+            if cls in (basic.SingleBranchScheduler, basic.AnyBranchScheduler):
                 entry['tree_stable_timer'] = kwargs.pop('treeStableTimer', None) or 0
+                # Buildbot's own branch/branches/categories arguments are a change filter it makes.
+                extra = {}
                 if 'branch' in kwargs:
                     entry['branch'] = kwargs.pop('branch')
-                complete = self.change_filter(kwargs.pop('change_filter', None), entry, place)
+                if 'branches' in kwargs:
+                    extra['branch'] = kwargs.pop('branches')
+                if kwargs.get('categories'):
+                    extra['category'] = kwargs.pop('categories')
+                complete = self.change_filter(kwargs.pop('change_filter', None), entry, place, extra)
             if cls is timed.Periodic:
                 entry['period'] = kwargs.pop('periodicBuildTimer')
             if cls is timed.Nightly:
@@ -527,7 +552,7 @@ class Importer:
                 if 'branch' in kwargs:
                     entry['branch'] = kwargs.pop('branch')
                 complete = self.change_filter(kwargs.pop('change_filter', None), entry, place)
-            if cls in (basic.SingleBranchScheduler, timed.Nightly):
+            if cls in (basic.SingleBranchScheduler, basic.AnyBranchScheduler, timed.Nightly):
                 if 'onlyImportant' in kwargs:
                     entry['only_important'] = bool(kwargs.pop('onlyImportant'))
                 if kwargs.get('fileIsImportant') is not None:

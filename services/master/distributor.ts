@@ -144,16 +144,10 @@ export class Distributor {
       );
       for (const br of pending) {
         if (idle.length === 0 || this.stopped) break;
-        let won: boolean;
-        try {
-          won = await this.claim(builder, builderid, br.id);
-        } catch (err) {
-          if (isTransient(err)) this.uncertain.add(br.id);
-          throw err;
-        }
+        const won = await this.claim(builder, builderid, br);
         if (!won) continue;
         const worker = idle.shift()!;
-        this.runClaimed(worker, { brid: br.id, bsid: br.buildsetid, builderid, builder });
+        this.runClaimed(worker, { brid: won.id, bsid: won.buildsetid, builderid, builder });
         idle = this.idleWorkers(builder).filter((w) => idle.includes(w));
       }
     }
@@ -177,23 +171,36 @@ export class Distributor {
   }
 
   /**
-   * Claim one request; with collapse_requests, also claim the builder's other pending requests
-   * of the same source stamps and complete them SKIPPED, as Buildbot's collapseRequests does.
+   * Claim one request; with collapse_requests, the newest of it and the builder's other pending
+   * requests of compatible source stamps is the one claimed and built, and the others are
+   * claimed and completed SKIPPED. Buildbot collapses when a build set is added: the new
+   * request ends the older compatible ones, so of a run of pending requests the newest is
+   * built; collapsing at the claim gives the same result. Returns the request to build.
    */
-  private async claim(builder: BuilderConfig, builderid: number, brid: number): Promise<boolean> {
-    const ok = await transact(this.deps.ctx, async (tx) => {
-      if (!(await claimBuildRequests(tx, [brid], this.deps.masterid(), now(), { onlyIfActive: true })))
-        return false;
-      if (builder.collapse_requests) {
-        const ids = await collapsibleBuildRequests(tx.q, builderid, brid);
-        if (ids.length && (await claimBuildRequests(tx, ids, this.deps.masterid()))) {
-          await completeBuildRequests(tx, ids, Results.SKIPPED, this.deps.masterid());
-        }
-      }
-      return true;
+  private async claim(
+    builder: BuilderConfig,
+    builderid: number,
+    br: { id: number; buildsetid: number },
+  ): Promise<{ id: number; buildsetid: number } | null> {
+    // The request this claim may have taken, released by a later pass if the commit's outcome
+    // is unknown (the database went away).
+    let claiming = br.id;
+    const won = await transact(this.deps.ctx, async (tx) => {
+      const group = builder.collapse_requests ? await collapsibleBuildRequests(tx.q, builderid, br.id) : [];
+      const newest = [br, ...group].reduce((a, b) => (b.id > a.id ? b : a));
+      claiming = newest.id;
+      if (!(await claimBuildRequests(tx, [newest.id], this.deps.masterid(), now(), { onlyIfActive: true })))
+        return null;
+      const folded = [br, ...group].filter((r) => r !== newest).map((r) => r.id);
+      if (folded.length && (await claimBuildRequests(tx, folded, this.deps.masterid())))
+        await completeBuildRequests(tx, folded, Results.SKIPPED, this.deps.masterid());
+      return newest;
+    }).catch((err: unknown) => {
+      if (isTransient(err)) this.uncertain.add(claiming);
+      throw err;
     });
-    if (ok) this.claimed.won++;
+    if (won) this.claimed.won++;
     else this.claimed.lost++;
-    return ok;
+    return won;
   }
 }

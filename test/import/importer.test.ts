@@ -61,14 +61,18 @@ describe('import-buildbot-config', () => {
     const [b] = r.config.builders;
     expect(b!.steps.map((s) => s.type)).toEqual(['git', 'shell']);
     expect(b!.steps[1]).toMatchObject({ command: ['trial', 'hello'], env: { PYTHONPATH: '.' } });
-    expect(r.config.schedulers[0]).toMatchObject({ type: 'single-branch', name: 'all', branch: 'master' });
+    expect(r.config.schedulers[0]).toMatchObject({
+      type: 'single-branch',
+      name: 'all',
+      change_filter: { branch: 'master' },
+    });
     expect(r.config.change_sources[0]).toMatchObject({ branches: ['master'], poll_interval: 300 });
   });
 
   it("converts the oracle's master.cfg, naming its custom classes and callables", async () => {
     const r = await importConfig(ORACLE);
     expect(r.summary).toBe(
-      `${ORACLE}: converted 5 builders (17 steps), 7 schedulers, 0 reporters; 10 not converted`,
+      `${ORACLE}: converted 5 builders (17 steps), 9 schedulers, 0 reporters; 8 not converted`,
     );
     expect(r.losses).toEqual([
       `c['db']: db_url 'postgresql+psycopg2://buildbot:buildbot@127.0.0.1:55432/buildbot' -> ${DB}`,
@@ -78,9 +82,18 @@ describe('import-buildbot-config', () => {
       `builder runtests, step 6 (report): step class ReportStep (defined in master.cfg) -> ${NO_FORM}`,
       'builder build, step 2 (trigger packaging): Trigger argument updateSourceStamp=True -> no Flotilla form',
       `builder flaky, step 1 (mode): step class ModeStep (defined in master.cfg) -> ${NO_FORM}`,
-      'scheduler release-branches: scheduler buildbot.schedulers.basic.AnyBranchScheduler -> no scheduler of this kind: one single-branch scheduler per branch',
-      "scheduler lib-changes: change filter codebase='lib' -> scheduler not written: no Flotilla form for this filter; write one scheduler per branch",
       'change source PBChangeSource:None: buildbot.changes.pb.PBChangeSource object -> send changes through the change hooks (change_hooks:)',
+    ]);
+    // AnyBranchScheduler and the filters, in Buildbot's names.
+    expect(r.config.schedulers.filter((s) => s.type !== 'triggerable')).toMatchObject([
+      { type: 'single-branch', name: 'on-master', change_filter: { branch: 'master' } },
+      {
+        type: 'any-branch',
+        name: 'release-branches',
+        tree_stable_timer: 2,
+        change_filter: { branch_re: 'release/.*' },
+      },
+      { type: 'single-branch', name: 'lib-changes', change_filter: { codebase: 'lib' } },
     ]);
     const runtests = r.config.builders.find((b) => b.name === 'runtests')!;
     expect(runtests.steps.map((s) => s.name)).toEqual([
@@ -117,7 +130,7 @@ describe('import-buildbot-config', () => {
   it('converts builders made in a loop, templates, locks and filters, and lists what it could not', async () => {
     const r = await importConfig(MATRIX);
     expect(r.summary).toBe(
-      `${MATRIX}: converted 3 builders (18 steps), 4 schedulers, 1 reporters; 8 not converted`,
+      `${MATRIX}: converted 3 builders (18 steps), 5 schedulers, 1 reporters; 7 not converted`,
     );
     const upload = (b: string) =>
       `builder build-${b}, step 5 (upload): doStepIf Python callable is_main (defined in master.cfg) -> written as doStepIf: false (the step is skipped) until you write it as a condition on properties`;
@@ -126,7 +139,6 @@ describe('import-buildbot-config', () => {
       upload('debian-12'),
       upload('ubuntu-2204'),
       upload('fedora-39'),
-      "scheduler release: change filter branch_re='release/.*' -> scheduler not written: no Flotilla form for this filter; write one scheduler per branch",
       "c['services'][1] (MailNotifier): buildbot.reporters.mail.MailNotifier object with arguments ['extraRecipients', 'fromaddr', 'sendToInterestedUsers'] -> configure it under reporters: in YAML by hand (docs/migrating-from-buildbot.md)",
       "c['www']['auth']: buildbot.www.auth.UserPasswordAuth object -> configure auth: in YAML by hand (docs/migrating-from-buildbot.md)",
       "c['www']['change_hook_dialects']['github']: secret util.Secret('github-hook') -> set GITHUB_HOOK_SECRET in the API pods' environment to it",
@@ -157,11 +169,13 @@ describe('import-buildbot-config', () => {
     ]);
     expect(r.config.schedulers.map((s) => [s.type, s.name])).toEqual([
       ['single-branch', 'main'],
+      ['single-branch', 'release'],
       ['nightly', 'nightly'],
       ['periodic', 'weekly'],
     ]);
-    expect(r.config.schedulers[0]).toMatchObject({ branch: 'main', change_filter: { project: 'example' } });
-    expect(r.config.schedulers[1]).toMatchObject({
+    expect(r.config.schedulers[0]).toMatchObject({ change_filter: { branch: 'main', project: 'example' } });
+    expect(r.config.schedulers[1]).toMatchObject({ change_filter: { branch_re: 'release/.*' } });
+    expect(r.config.schedulers[2]).toMatchObject({
       cron: '0 3 * * *',
       only_if_changed: true,
       branch: 'main',
@@ -188,6 +202,55 @@ describe('import-buildbot-config', () => {
     expect(debug.steps[2]).toMatchObject({ name: 'unit tests', decodeRC: { '0': 0, '1': 1 } });
     expect(debug.locks).toEqual([{ lock: 'app-slot', mode: 'exclusive', count: 1 }]);
     expect(r.config.reporters).toMatchObject([{ type: 'http', serverUrl: 'http://127.0.0.1:9090/status' }]);
+  });
+
+  it("writes every ChangeFilter key in Buildbot's names, and leaves out a scheduler whose filter has none", async () => {
+    const cfg = join(dir, 'filters.cfg');
+    writeFileSync(
+      cfg,
+      `import re
+from buildbot.plugins import schedulers, util, worker
+from buildbot.process.factory import BuildFactory
+c = BuildmasterConfig = {'workers': [worker.Worker('w', 'pw')], 'protocols': {'pb': {'port': 9989}},
+                           'db': {'db_url': 'sqlite://'}, 'buildbotNetUsageData': None}
+c['builders'] = [util.BuilderConfig(name='b', workernames=['w'], factory=BuildFactory())]
+c['schedulers'] = [
+    schedulers.AnyBranchScheduler(name='releases', branches=['main', None], treeStableTimer=5, builderNames=['b']),
+    schedulers.AnyBranchScheduler(name='most', builderNames=['b'], change_filter=util.ChangeFilter(
+        branch_not_eq=None, branch_not_re=[re.compile('wip/'), 'tmp/'], project_not_eq='sandbox',
+        repository_re=r'.*github\\.com/', category=['push', 'tag'], codebase_not_re='vendor')),
+    schedulers.SingleBranchScheduler(name='nocase', builderNames=['b'],
+        change_filter=util.ChangeFilter(branch_re=re.compile('release', re.I))),
+    schedulers.SingleBranchScheduler(name='bydev', builderNames=['b'],
+        change_filter=util.ChangeFilter(property_eq={'owner': 'me'})),
+]
+`,
+    );
+    const r = await importConfig(cfg);
+    expect(r.losses.slice(2)).toEqual([
+      "scheduler nocase: change filter branch_re=re.compile('release', re.IGNORECASE) (flags) -> scheduler not written: Flotilla's expressions take no flags; spell them out ([Rr]elease)",
+      "scheduler bydev: change filter property_eq={'owner': 'me'} -> scheduler not written: no Flotilla form for this filter (Python callables and property filters); write it with the branch, project, repository, category and codebase keys",
+    ]);
+    expect(r.config.schedulers).toMatchObject([
+      {
+        type: 'any-branch',
+        name: 'releases',
+        tree_stable_timer: 5,
+        change_filter: { branch: ['main', null] },
+      },
+      {
+        type: 'any-branch',
+        name: 'most',
+        change_filter: {
+          branch_not_eq: null,
+          branch_not_re: ['wip/', 'tmp/'],
+          project_not_eq: 'sandbox',
+          repository_re: '.*github\\.com/',
+          category: ['push', 'tag'],
+          codebase_not_re: 'vendor',
+        },
+      },
+    ]);
   });
 
   it('refuses a master.cfg Buildbot refuses, with Buildbot’s errors, and a missing file', async () => {

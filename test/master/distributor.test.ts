@@ -122,21 +122,30 @@ describe('one master', () => {
     }
   });
 
-  it('collapse_requests: pending requests of the same source stamps end SKIPPED beside the one built', async () => {
-    const [a, b, c, other] = await requests('folded', [{}, {}, {}, { branch: 'feature' }]);
+  it('collapse_requests: pending requests of compatible source stamps end SKIPPED beside the newest, which is built', async () => {
+    // Without changes, stamps are compatible only with the same revision (Buildbot's rule).
+    const same = { revision: 'same' };
+    const [a, b, c, other, rev] = await requests('folded', [
+      same,
+      same,
+      same,
+      { ...same, branch: 'feature' },
+      {},
+    ]);
     const m = await stage.master('fold', CONFIG);
     try {
       m.workers.connect(new ScriptedWorker('solo'));
-      const rows = await completed([a!, b!, c!, other!]);
+      const rows = await completed([a!, b!, c!, other!, rev!]);
       const results = new Map(rows.map((r) => [r.id, r.results]));
-      // The oldest is built; the other two of its stamps are folded into it.
-      expect([a, b, c, other].map((id) => results.get(id))).toEqual([
+      // As in Buildbot, the newest is built; the two older of its stamps are folded into it.
+      expect([a, b, c, other, rev].map((id) => results.get(id))).toEqual([
+        Results.SKIPPED,
+        Results.SKIPPED,
         Results.SUCCESS,
-        Results.SKIPPED,
-        Results.SKIPPED,
+        Results.SUCCESS,
         Results.SUCCESS,
       ]);
-      expect(await buildOrder([a!, b!, c!, other!])).toEqual([a, other]);
+      expect(await buildOrder([a!, b!, c!, other!, rev!])).toEqual([c, other, rev]);
     } finally {
       await m.stop();
     }

@@ -273,29 +273,38 @@ export function pendingBuildRequests(
 }
 
 /**
- * The builder's other pending requests for the same source stamps (codebase, repository and
- * branch) as `brid`: what collapse_requests claims along with it and completes SKIPPED.
+ * The builder's other pending requests whose source stamps are compatible with `brid`'s, by
+ * Buildbot's default collapse rule (BuildRequest.canBeCollapsed): the same codebases, and for
+ * each the same repository, branch and project, neither with a patch, and both with changes
+ * or neither and the same revision. What collapse_requests folds into one build; with their
+ * build set ids, oldest first.
  */
 export async function collapsibleBuildRequests(
   q: Queryable,
   builderid: number,
   brid: number,
-): Promise<number[]> {
-  const rows = await many<{ id: number }>(
+): Promise<{ id: number; buildsetid: number }[]> {
+  // A stamp with a patch gets a key of its own request, so it is compatible with nothing; one
+  // with changes matches any other with changes, one without only the same revision.
+  const key = (req: ReturnType<typeof sql>) => sql`array_agg(ss.codebase || chr(1) || ss.repository || chr(1)
+      || coalesce(ss.branch, chr(2)) || chr(1) || ss.project || chr(1)
+      || CASE WHEN ss.patchid IS NOT NULL THEN 'patch ' || ${req}
+              WHEN EXISTS (SELECT 1 FROM changes ch WHERE ch.sourcestampid = ss.id) THEN 'changes'
+              ELSE 'revision ' || coalesce(ss.revision, chr(2)) END ORDER BY ss.codebase)`;
+  return many<{ id: number; buildsetid: number }>(
     q,
     sql`
-    SELECT br.id FROM buildrequests br
+    SELECT br.id, br.buildsetid FROM buildrequests br
     WHERE br.builderid = ${builderid} AND br.complete = 0 AND br.id <> ${brid}
       AND br.id = ANY (ARRAY(SELECT u.brid FROM flotilla.unclaimed_buildrequests u))
-      AND (SELECT array_agg(ss.codebase || chr(1) || ss.repository || chr(1) || coalesce(ss.branch, '') ORDER BY ss.codebase)
+      AND (SELECT ${key(sql`br.id`)}
            FROM buildset_sourcestamps bss JOIN sourcestamps ss ON ss.id = bss.sourcestampid
            WHERE bss.buildsetid = br.buildsetid)
-        = (SELECT array_agg(ss.codebase || chr(1) || ss.repository || chr(1) || coalesce(ss.branch, '') ORDER BY ss.codebase)
+        = (SELECT ${key(sql`me.id`)}
            FROM buildrequests me JOIN buildset_sourcestamps bss ON bss.buildsetid = me.buildsetid
            JOIN sourcestamps ss ON ss.id = bss.sourcestampid WHERE me.id = ${brid})
     ORDER BY br.id`,
   );
-  return rows.map((r) => r.id);
 }
 
 /** How many requests wait for a claim on these builders. */

@@ -56,16 +56,6 @@ export async function classifyChanges(
     ON CONFLICT (schedulerid, changeid) DO UPDATE SET important = EXCLUDED.important`);
 }
 
-/** Forget the scheduler's classified changes (only those below `lessThan` when given). */
-export async function flushChangeClassifications(
-  tx: Tx,
-  schedulerid: number,
-  lessThan?: number,
-): Promise<void> {
-  await tx.q.query(sql`DELETE FROM scheduler_changes WHERE schedulerid = ${schedulerid}
-                       AND (${lessThan ?? null}::int IS NULL OR changeid < ${lessThan ?? null}::int)`);
-}
-
 export interface ClassificationFilter {
   /** null: changes without a branch; undefined: any branch. */
   branch?: string | null;
@@ -74,17 +64,44 @@ export interface ClassificationFilter {
   codebase?: string;
 }
 
+/** The conditions on the change `ch` that `filter` sets. */
+function changeConditions(filter: ClassificationFilter) {
+  const conds = [];
+  if (filter.branch !== undefined) conds.push(sql`ch.branch IS NOT DISTINCT FROM ${filter.branch}`);
+  if (filter.repository !== undefined) conds.push(sql`ch.repository = ${filter.repository}`);
+  if (filter.project !== undefined) conds.push(sql`ch.project = ${filter.project}`);
+  if (filter.codebase !== undefined) conds.push(sql`ch.codebase = ${filter.codebase}`);
+  return conds;
+}
+
+/**
+ * Forget the scheduler's classified changes: those below `lessThan` when given, and of the
+ * changes matching `filter` (an any-branch scheduler flushes one branch's, so that another
+ * branch's waiting changes are kept for its own timer).
+ */
+export async function flushChangeClassifications(
+  tx: Tx,
+  schedulerid: number,
+  lessThan?: number,
+  filter: ClassificationFilter = {},
+): Promise<void> {
+  const conds = changeConditions(filter);
+  const ofChanges =
+    conds.length === 0
+      ? sql`TRUE`
+      : sql`changeid IN (SELECT ch.changeid FROM changes ch WHERE ${sql.join(conds, sql` AND `)})`;
+  await tx.q.query(sql`DELETE FROM scheduler_changes WHERE schedulerid = ${schedulerid}
+                       AND (${lessThan ?? null}::int IS NULL OR changeid < ${lessThan ?? null}::int)
+                       AND ${ofChanges}`);
+}
+
 /** changeid -> important, for the changes matching `filter`. */
 export async function getChangeClassifications(
   tx: Tx,
   schedulerid: number,
   filter: ClassificationFilter = {},
 ): Promise<Map<number, boolean>> {
-  const conds = [sql`sc.schedulerid = ${schedulerid}`];
-  if (filter.branch !== undefined) conds.push(sql`ch.branch IS NOT DISTINCT FROM ${filter.branch}`);
-  if (filter.repository !== undefined) conds.push(sql`ch.repository = ${filter.repository}`);
-  if (filter.project !== undefined) conds.push(sql`ch.project = ${filter.project}`);
-  if (filter.codebase !== undefined) conds.push(sql`ch.codebase = ${filter.codebase}`);
+  const conds = [sql`sc.schedulerid = ${schedulerid}`, ...changeConditions(filter)];
   const rows = await many<{ changeid: number; important: number | null }>(
     tx.q,
     sql`SELECT sc.changeid, sc.important FROM scheduler_changes sc JOIN changes ch ON ch.changeid = sc.changeid

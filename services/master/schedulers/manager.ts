@@ -16,7 +16,7 @@
 // the changes posted to our hooks, and whoever takes the scheduler next catches up on them.
 import { tmpdir } from 'node:os';
 import { ConfigError } from '../../core/config/errors.js';
-import type { MasterConfig, SchedulerConfig } from '../../core/config/master-config.js';
+import type { MasterConfig } from '../../core/config/master-config.js';
 import {
   type DataContext,
   findChangeSourceId,
@@ -31,9 +31,8 @@ import { type BusMessage, EVENTS_LOST_KEY, type Subscribe } from '../../core/eve
 import type { Logger } from '../../core/telemetry/logger.js';
 import { GitPoller } from '../changesources/git-poller.js';
 import { CronError, parseCron } from './cron.js';
+import { createScheduler, watchedStateClass } from './kinds.js';
 import { AnnouncedScheduler, type Scheduler, type SchedulerDeps } from './scheduler.js';
-import { SingleBranchScheduler, STATE_CLASS } from './single-branch.js';
-import { NIGHTLY_CLASS, NightlyScheduler, PeriodicScheduler } from './timed.js';
 import { REFRESH_SECONDS, SEEN_KEY } from './watch.js';
 
 /** Registers a handler for every message of the event bus; returns what removes it. */
@@ -78,26 +77,6 @@ export function schedulerConfigProblems(config: MasterConfig): string[] {
     }
   });
   return problems;
-}
-
-function createScheduler(s: SchedulerConfig, id: number, deps: SchedulerDeps): Scheduler {
-  switch (s.type) {
-    case 'single-branch':
-      return new SingleBranchScheduler(s, id, deps);
-    case 'periodic':
-      return new PeriodicScheduler(s, id, deps);
-    case 'nightly':
-      return new NightlyScheduler(s, id, deps);
-    case 'triggerable':
-      return new AnnouncedScheduler(s, id, deps);
-  }
-}
-
-/** The class name of the state object a scheduler keeps its record of changes seen in, if it watches changes. */
-function watchedStateClass(s: SchedulerConfig): string | undefined {
-  if (s.type === 'single-branch') return STATE_CLASS;
-  if (s.type === 'nightly' && s.only_if_changed) return NIGHTLY_CLASS;
-  return undefined;
 }
 
 /** What runs while this master owns an item: a scheduler, or a change source that polls. */

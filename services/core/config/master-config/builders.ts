@@ -10,6 +10,10 @@ export const builder = z
     description: z.string().optional(),
     tags: z.array(z.string()).default([]),
     workers: z.array(identifier).min(1),
+    // Buildbot's collapseRequests: of the builder's pending requests with compatible source
+    // stamps (the same codebases, repositories, branches and projects, no patch, both with
+    // changes or the same revision), the newest is built and the older end SKIPPED. Off unless
+    // asked for, where Buildbot's default is on (docs/compatibility.md says why).
     collapse_requests: z.boolean().default(false),
     properties: z.record(z.unknown()).default({}),
     // Locks the whole build holds, taken before its first step (Buildbot's BuilderConfig locks).

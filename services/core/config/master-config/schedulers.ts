@@ -1,5 +1,6 @@
-// The schedulers (single-branch, periodic, nightly, triggerable) and how they pick changes.
+// The schedulers (single-branch, any-branch, periodic, nightly, triggerable) and how they pick changes.
 import { z } from 'zod';
+import { changeFilter, filtersBranch } from './change-filter.js';
 import { identifier } from './identifiers.js';
 
 const schedulerCommon = {
@@ -15,8 +16,6 @@ const schedulerCommon = {
     .optional(),
 };
 
-const valueOrList = z.union([z.string(), z.array(z.string()).min(1)]);
-
 const regularExpression = z.string().refine(
   (s) => {
     try {
@@ -30,31 +29,38 @@ const regularExpression = z.string().refine(
 );
 
 // How a scheduler that watches changes picks and weighs them (Buildbot's change_filter,
-// fileIsImportant and onlyImportant). A change is considered only if each field named in
-// change_filter equals the value (or one of the values) given. With file_pattern (a
-// JavaScript regular expression, searched in each file name), a change is important only if
-// one of its files matches (a change that names no file counts as important); with
-// only_important, unimportant changes are ignored instead of riding along in the next build.
+// fileIsImportant and onlyImportant). A change is considered only if it passes change_filter
+// (Buildbot's ChangeFilter keys: change-filter.ts). With file_pattern (a JavaScript regular
+// expression, searched in each file name), a change is important only if one of its files
+// matches (a change that names no file counts as important); with only_important,
+// unimportant changes are ignored instead of riding along in the next build.
 const changeConsumption = {
-  change_filter: z
-    .object({
-      repository: valueOrList.optional(),
-      project: valueOrList.optional(),
-      category: valueOrList.optional(),
-    })
-    .strict()
-    .optional(),
+  change_filter: changeFilter.optional(),
   file_pattern: regularExpression.optional(),
   only_important: z.boolean().default(false),
 };
 
-export const scheduler = z.discriminatedUnion('type', [
+const schedulerKinds = z.discriminatedUnion('type', [
   // Builds the changes of one branch (null: the default branch); with a tree-stable timer,
-  // once no change has come for that many seconds, one build set for all of them.
+  // once no change has come for that many seconds, one build set for all of them. As in
+  // Buildbot, `branch` or change_filter is what picks the changes: without either, the
+  // default branch; with change_filter alone, whatever it lets through (any branch unless it
+  // names one); a branch in both is refused, as Buildbot refuses branch with change_filter.
   z
     .object({
       type: z.literal('single-branch'),
-      branch: z.string().nullable().default(null),
+      branch: z.string().nullable().optional(),
+      tree_stable_timer: z.number().min(0).default(0),
+      ...changeConsumption,
+      ...schedulerCommon,
+    })
+    .strict(),
+  // Buildbot's AnyBranchScheduler: the changes of every branch change_filter lets through,
+  // each (codebase, project, repository, branch) with a tree-stable timer of its own, so a
+  // branch's build set holds only that branch's changes.
+  z
+    .object({
+      type: z.literal('any-branch'),
       tree_stable_timer: z.number().min(0).default(0),
       ...changeConsumption,
       ...schedulerCommon,
@@ -79,3 +85,16 @@ export const scheduler = z.discriminatedUnion('type', [
   // Build sets made by the trigger steps that name it.
   z.object({ type: z.literal('triggerable'), ...schedulerCommon }).strict(),
 ]);
+
+export const scheduler = schedulerKinds.superRefine((s, ctx) => {
+  if (
+    (s.type === 'single-branch' || s.type === 'nightly') &&
+    s.branch !== undefined &&
+    filtersBranch(s.change_filter)
+  )
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      path: ['branch'],
+      message: 'give the branch either here or in change_filter, not both',
+    });
+});
