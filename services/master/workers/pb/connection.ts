@@ -19,21 +19,10 @@
 // sink, in order; buildbot-worker does not wait for those answers, so while more than
 // PAUSE_BYTES of output await storing, the transport stops reading.
 import { randomBytes } from 'node:crypto';
-import { posix, win32 } from 'node:path';
-import type { CommandRequest, WorkerInfo } from '../../../core/protocol/messages.js';
-import {
-  type CommandEnd,
-  MAX_READ_BYTES,
-  type OutputSink,
-  type TransferEnd,
-  type TransferSpec,
-  type WorkerConnection,
-} from '../connection.js';
-import type { CommandHandlers, CommandStarter, RawEnd } from '../msgpack/command-start.js';
-import { PAUSE_BYTES } from '../msgpack/connection.js';
+import { MAX_READ_BYTES } from '../connection.js';
+import type { CommandHandlers, RawEnd } from '../msgpack/command-start.js';
 import type { BuildbotWorkerInfo } from '../msgpack/messages.js';
-import { runShell } from '../msgpack/shell.js';
-import * as transfers from '../msgpack/transfers.js';
+import { BuildbotWorkerLink } from '../msgpack/worker-link.js';
 import { LocalObject, type RemoteReference } from './broker.js';
 import { type JellyValue, Tuple } from './jelly.js';
 import { failureText, outputBytes, readUpdates } from './updates.js';
@@ -63,10 +52,8 @@ interface Command {
   resolve: (end: RawEnd) => void;
 }
 
-export class PbWorkerConnection implements WorkerConnection, CommandStarter {
+export class PbWorkerConnection extends BuildbotWorkerLink {
   readonly protocol = 'pb';
-  info: WorkerInfo = { admin: '', host: '', access_uri: '', version: '' };
-  details: BuildbotWorkerInfo = {};
   /** When the worker last said anything (Buildbot's messageReceivedFromWorker), ms since the epoch. */
   lastHeard = Date.now();
   private readonly builders = new Map<string, RemoteReference>();
@@ -76,8 +63,6 @@ export class PbWorkerConnection implements WorkerConnection, CommandStarter {
   // As on msgpack: ids must not repeat on a worker's next connection.
   private readonly idPrefix = randomBytes(4).toString('hex');
   private nextCommand = 0;
-  private readonly link = new AbortController();
-  private pending = 0;
   private shutdownAsked: (() => void) | undefined;
 
   constructor(
@@ -85,18 +70,8 @@ export class PbWorkerConnection implements WorkerConnection, CommandStarter {
     /** The worker's mind: what it passed to the login's respond. */
     private readonly mind: RemoteReference,
     private readonly transport: PbTransport,
-  ) {}
-
-  get lost(): AbortSignal {
-    return this.link.signal;
-  }
-
-  get connected(): boolean {
-    return !this.link.signal.aborted;
-  }
-
-  private get lostReason(): string {
-    return String(this.link.signal.reason);
+  ) {
+    super();
   }
 
   /** Commands started and not yet complete. */
@@ -104,8 +79,12 @@ export class PbWorkerConnection implements WorkerConnection, CommandStarter {
     return this.commands.size;
   }
 
-  get pendingOutputBytes(): number {
-    return this.pending;
+  protected pauseReading(): void {
+    this.transport.pause();
+  }
+
+  protected resumeReading(): void {
+    this.transport.resume();
   }
 
   /** The perspective the login answers the worker with: its keepalive and its shutdown request. */
@@ -128,15 +107,6 @@ export class PbWorkerConnection implements WorkerConnection, CommandStarter {
     this.lastHeard = Date.now();
   }
 
-  workerPath(...parts: string[]): string | null {
-    return this.details.basedir ? this.path(...parts) : null;
-  }
-
-  path(...parts: string[]): string {
-    const p = this.details.system === 'nt' ? win32 : posix;
-    return p.join(this.details.basedir ?? '', ...parts);
-  }
-
   /** print on the worker (Buildbot's keepalive is print('keepalive')); resolves when answered. */
   async print(message: string): Promise<void> {
     await this.mind.callRemoteKw('print', [], { message });
@@ -147,11 +117,7 @@ export class PbWorkerConnection implements WorkerConnection, CommandStarter {
   }
 
   async getWorkerInfo(): Promise<BuildbotWorkerInfo> {
-    const d = await pbWorkerInfo(this.mind);
-    const s = (v: unknown) => (typeof v === 'string' ? v : '');
-    this.details = d;
-    this.info = { admin: s(d.admin), host: s(d.host), access_uri: s(d.access_uri), version: s(d.version) };
-    return d;
+    return this.setDetails(await pbWorkerInfo(this.mind));
   }
 
   /**
@@ -242,34 +208,6 @@ export class PbWorkerConnection implements WorkerConnection, CommandStarter {
       .get(c.builder)
       ?.callRemote('interruptCommand', id, why)
       .catch(() => {});
-  }
-
-  run(request: CommandRequest, sink: OutputSink, signal?: AbortSignal): Promise<CommandEnd> {
-    return runShell(this, request, sink, signal);
-  }
-
-  upload(
-    spec: TransferSpec,
-    write: (b: Uint8Array) => Promise<void>,
-    signal?: AbortSignal,
-  ): Promise<TransferEnd> {
-    return transfers.upload(this, spec, write, signal);
-  }
-
-  uploadDirectory(
-    spec: TransferSpec,
-    write: (b: Uint8Array) => Promise<void>,
-    signal?: AbortSignal,
-  ): Promise<TransferEnd> {
-    return transfers.uploadDirectory(this, spec, write, signal);
-  }
-
-  download(
-    spec: TransferSpec,
-    read: (n: number) => Promise<Uint8Array>,
-    signal?: AbortSignal,
-  ): Promise<TransferEnd> {
-    return transfers.download(this, spec, read, signal);
   }
 
   /**
@@ -407,12 +345,5 @@ export class PbWorkerConnection implements WorkerConnection, CommandStarter {
         return r;
       },
     });
-  }
-
-  private hold(bytes: number): void {
-    const before = this.pending;
-    this.pending += bytes;
-    if (before <= PAUSE_BYTES && this.pending > PAUSE_BYTES) this.transport.pause();
-    else if (before > PAUSE_BYTES && this.pending <= PAUSE_BYTES) this.transport.resume();
   }
 }
