@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OutputStream } from '../../../../services/core/protocol/messages.js';
-import type { OutputSink } from '../../../../services/master/workers/connection.js';
+import { MAX_READ_BYTES, type OutputSink } from '../../../../services/master/workers/connection.js';
 import type { PbWorkerConnection } from '../../../../services/master/workers/pb/connection.js';
 import { createBuildbotWorker, startBuildbotWorker } from '../../../helpers/buildbot-worker.js';
 import type { Running } from '../../../helpers/processes.js';
@@ -170,6 +170,23 @@ describe('PbWorkerConnection with a real buildbot-worker', () => {
     expect(end).toEqual({ rc: 0, text: '' });
     expect(readFileSync(join(root, 'w1', 'b2dir', 'sub', 'down.txt')).equals(content)).toBe(true);
     expect(Math.max(...asked)).toBe(4096);
+    released();
+  });
+
+  it('gives a read no more than MAX_READ_BYTES, whatever length the worker asks', async () => {
+    // buildbot-worker asks each read for its blocksize: 8e9 bytes here, as in issue 28's review.
+    const content = Buffer.from('bounded\n');
+    const asked: number[] = [];
+    let sent = false;
+    const end = await conn.download({ path: 'b1/bounded.txt', blocksize: 8e9 }, async (n) => {
+      asked.push(n);
+      if (sent) return new Uint8Array(0);
+      sent = true;
+      return content;
+    });
+    expect(end).toEqual({ rc: 0, text: '' });
+    expect(asked[0]).toBe(MAX_READ_BYTES);
+    expect(readFileSync(join(root, 'w1', 'b1', 'bounded.txt')).equals(content)).toBe(true);
     released();
   });
 
