@@ -3,16 +3,12 @@
 // back, and getWorkerInfo's fallbacks for workers older than getWorkerInfo, against a
 // client-side broker that plays such a worker over an in-memory link.
 import { describe, expect, it } from 'vitest';
-import {
-  Broker,
-  LocalObject,
-  type RemoteMethod,
-  type RemoteReference,
-} from '../../../../services/master/workers/pb/broker.js';
+import { LocalObject, type RemoteMethod } from '../../../../services/master/workers/pb/broker.js';
 import { dict, type JellyValue, RemoteFailure, Tuple } from '../../../../services/master/workers/pb/jelly.js';
 import { failureText, outputBytes, readUpdates } from '../../../../services/master/workers/pb/updates.js';
 import { fromJelly, toJelly } from '../../../../services/master/workers/pb/values.js';
 import { FALLBACK_MESSAGE, pbWorkerInfo } from '../../../../services/master/workers/pb/worker-info.js';
+import { linkedRoot } from './linked.js';
 
 const upd = (entries: Record<string, JellyValue>) => [dict(entries), 0];
 
@@ -77,22 +73,8 @@ describe('PB values', () => {
   });
 });
 
-/** A client broker serving `mind` as root, joined to a server broker; the server's reference to it. */
-function olderWorker(methods: Record<string, RemoteMethod>): RemoteReference {
-  let server: Broker | undefined;
-  const client = new Broker({
-    isClient: true,
-    send: (b) => setImmediate(() => server?.receive(b)),
-    close: () => {},
-  });
-  server = new Broker({
-    isClient: false,
-    send: (b) => setImmediate(() => client.receive(b)),
-    close: () => {},
-  });
-  client.setNamed('root', new LocalObject('Bot', methods));
-  return server.remoteForName('root');
-}
+/** A worker older than getWorkerInfo, with only these methods on its mind. */
+const olderWorker = (methods: Record<string, RemoteMethod>) => linkedRoot(new LocalObject('Bot', methods));
 
 describe('getWorkerInfo over PB', () => {
   it('asks getWorkerInfo of a current worker', async () => {
