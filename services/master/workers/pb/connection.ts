@@ -1,7 +1,8 @@
 // One buildbot-worker connected over PB, as the master's build runner sees it: a
-// WorkerConnection (../connection.ts) and a CommandStarter, so the shell command and the
-// transfers are asked and answered by the same code as on msgpack (../msgpack/shell.ts,
-// ../msgpack/transfers.ts: buildbot-worker's commands are the same whatever the protocol).
+// WorkerConnection (../connection.ts) and a CommandStarter, on the same base as msgpack's
+// (../msgpack/worker-link.ts), so the shell command and the transfers are asked and answered
+// by the same code (../msgpack/shell.ts, ../msgpack/transfers.ts: buildbot-worker's commands
+// are the same whatever the protocol).
 // This file holds what PB does differently (buildbot/worker/protocols/pb.py;
 // buildbot_worker/pb.py):
 // - commands go to a builder: setBuilderList answers a reference per builder, and a builder
