@@ -2,8 +2,8 @@
 // --protocol=pb`, through a test-only PB server (./server.ts): the worker logs in, the master
 // side asks its info and sets its builders, then drives it through the WorkerConnection
 // interface every protocol implements: a shell command's lines and exit code, an interrupt,
-// an upload and a download, and a shutdown after which the worker exits. After each command
-// the worker dropped its references to the command's objects (its decrefs reached us).
+// one command per builder, a file upload, a directory upload, a download (a read bounded by
+// MAX_READ_BYTES), and a shutdown after which the worker exits.
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -147,6 +147,36 @@ describe('PbWorkerConnection with a real buildbot-worker', () => {
     expect(end).toEqual({ rc: 0, text: `sending ${join(root, 'w1', 'b1', 'up.bin')}\n` });
     expect(blocks.length).toBeGreaterThan(1);
     expect(Buffer.concat(blocks).equals(content)).toBe(true);
+    released();
+  });
+
+  it('uploads a directory from the worker as a tar archive (write, then unpack)', async () => {
+    writeFileSync(join(root, 'w1', 'b2dir', 'in-tar.txt'), 'in the archive\n');
+    const blocks: Buffer[] = [];
+    const end = await conn.uploadDirectory({ path: 'b2dir' }, async (b) => {
+      blocks.push(Buffer.from(b));
+    });
+    expect(end).toMatchObject({ rc: 0 });
+    const tar = Buffer.concat(blocks);
+    // A tar member's name is the first 100 bytes of its 512-byte header; its data follows.
+    const names: string[] = [];
+    for (let at = 0; at + 512 <= tar.length && tar[at] !== 0; ) {
+      names.push(
+        tar
+          .subarray(at, at + 100)
+          .toString('latin1')
+          .replace(/\0.*$/s, ''),
+      );
+      const size = Number.parseInt(
+        tar
+          .subarray(at + 124, at + 136)
+          .toString('latin1')
+          .trim() || '0',
+        8,
+      );
+      at += 512 + Math.ceil(size / 512) * 512;
+    }
+    expect(names.map((n) => n.replace(/^\.\//, ''))).toContain('in-tar.txt');
     released();
   });
 
