@@ -12,21 +12,13 @@
 // worker back. What the worker sent and the master had not stored when it died is lost: see
 // docs/migrating-from-buildbot.md.
 import { randomBytes } from 'node:crypto';
-import { posix, win32 } from 'node:path';
 import type { WebSocket } from 'ws';
 import { closeReason } from '../../../core/http/close-reason.js';
-import type { CommandRequest, OutputStream, WorkerInfo } from '../../../core/protocol/messages.js';
+import type { OutputStream } from '../../../core/protocol/messages.js';
 import { CloseCode } from '../../../core/protocol/messages.js';
 import { commandText } from '../command-text.js';
-import {
-  type CommandEnd,
-  MAX_READ_BYTES,
-  type OutputSink,
-  type TransferEnd,
-  type TransferSpec,
-  type WorkerConnection,
-} from '../connection.js';
-import type { CommandHandlers, CommandStarter, RawEnd } from './command-start.js';
+import { MAX_READ_BYTES } from '../connection.js';
+import type { CommandHandlers, RawEnd } from './command-start.js';
 import {
   type BuildbotWorkerInfo,
   encodeFrame,
@@ -35,11 +27,10 @@ import {
   type WorkerFrame,
   type WorkerOp,
 } from './messages.js';
-import { runShell } from './shell.js';
-import * as transfers from './transfers.js';
+import { BuildbotWorkerLink } from './worker-link.js';
 
-/** Output received and not yet stored beyond which the socket is no longer read. */
-export const PAUSE_BYTES = 8 * 1024 * 1024;
+export { PAUSE_BYTES } from './worker-link.js';
+
 /** How long a shutdown waits for the worker's answer before it closes the link anyway. */
 const SHUTDOWN_ANSWER_MS = 5_000;
 const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
@@ -81,12 +72,8 @@ const STREAMS: Record<string, OutputStream> = { stdout: 'o', stderr: 'e', header
  */
 const READ_VALUES = new Set(['rc', 'elapsed', 'stat', 'files']);
 
-export class MsgpackWorkerConnection implements WorkerConnection, CommandStarter {
+export class MsgpackWorkerConnection extends BuildbotWorkerLink {
   readonly protocol = 'msgpack_experimental_v7';
-  /** The four fields Buildbot keeps as workerinfo; set once get_worker_info has answered. */
-  info: WorkerInfo = { admin: '', host: '', access_uri: '', version: '' };
-  /** Everything get_worker_info answered (basedir, system, environ, worker_commands...). */
-  details: BuildbotWorkerInfo = {};
   private seq = 0;
   // buildbot-worker keeps its running commands by id across connections (its bot outlives a
   // connection, and so do its commands), so ids must not repeat on a worker's next
@@ -95,25 +82,12 @@ export class MsgpackWorkerConnection implements WorkerConnection, CommandStarter
   private nextCommand = 0;
   private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   private readonly commands = new Map<string, Command>();
-  private readonly link = new AbortController();
-  private pending = 0;
 
   constructor(
     readonly name: string,
     private readonly socket: WebSocket,
-  ) {}
-
-  /** Aborted once the link to the worker is gone, with the reason (a string) why. */
-  get lost(): AbortSignal {
-    return this.link.signal;
-  }
-
-  get connected(): boolean {
-    return !this.link.signal.aborted;
-  }
-
-  private get lostReason(): string {
-    return String(this.link.signal.reason);
+  ) {
+    super();
   }
 
   /** Commands started and not yet complete. */
@@ -121,18 +95,12 @@ export class MsgpackWorkerConnection implements WorkerConnection, CommandStarter
     return this.commands.size;
   }
 
-  get pendingOutputBytes(): number {
-    return this.pending;
+  protected pauseReading(): void {
+    this.socket.pause();
   }
 
-  workerPath(...parts: string[]): string | null {
-    return this.details.basedir ? this.path(...parts) : null;
-  }
-
-  /** An absolute path on the worker, from parts relative to its base directory. */
-  path(...parts: string[]): string {
-    const p = this.details.system === 'nt' ? win32 : posix;
-    return p.join(this.details.basedir ?? '', ...parts);
+  protected resumeReading(): void {
+    this.socket.resume();
   }
 
   private send(m: Record<string, unknown>): void {
@@ -159,11 +127,7 @@ export class MsgpackWorkerConnection implements WorkerConnection, CommandStarter
 
   async getWorkerInfo(): Promise<BuildbotWorkerInfo> {
     const r = await this.call({ op: 'get_worker_info' });
-    const d = (typeof r === 'object' && r !== null ? r : {}) as BuildbotWorkerInfo;
-    const s = (v: unknown) => (typeof v === 'string' ? v : '');
-    this.details = d;
-    this.info = { admin: s(d.admin), host: s(d.host), access_uri: s(d.access_uri), version: s(d.version) };
-    return d;
+    return this.setDetails((typeof r === 'object' && r !== null ? r : {}) as BuildbotWorkerInfo);
   }
 
   /** Start a worker command; its end arrives with `complete` (or the connection's loss). */
@@ -202,15 +166,6 @@ export class MsgpackWorkerConnection implements WorkerConnection, CommandStarter
     this.call({ op: 'interrupt_command', command_id: id, why }).catch(() => {});
   }
 
-  /**
-   * A shell command: the same request and outcome as on a Flotilla agent (./shell.ts). An abort
-   * of `signal` interrupts it on the worker; the result settles after all its output went
-   * through the sink.
-   */
-  run(request: CommandRequest, sink: OutputSink, signal?: AbortSignal): Promise<CommandEnd> {
-    return runShell(this, request, sink, signal);
-  }
-
   /** Any other worker command (./commands.ts), its text collected; rejects if the connection is lost. */
   async command(
     name: string,
@@ -233,33 +188,6 @@ export class MsgpackWorkerConnection implements WorkerConnection, CommandStarter
       failure: end.failure,
       text: text.text(),
     };
-  }
-
-  /** A file from the worker (./transfers.ts). */
-  upload(
-    spec: TransferSpec,
-    write: (b: Uint8Array) => Promise<void>,
-    signal?: AbortSignal,
-  ): Promise<TransferEnd> {
-    return transfers.upload(this, spec, write, signal);
-  }
-
-  /** A directory from the worker as a tar archive (./transfers.ts). */
-  uploadDirectory(
-    spec: TransferSpec,
-    write: (b: Uint8Array) => Promise<void>,
-    signal?: AbortSignal,
-  ): Promise<TransferEnd> {
-    return transfers.uploadDirectory(this, spec, write, signal);
-  }
-
-  /** A file to the worker (./transfers.ts). */
-  download(
-    spec: TransferSpec,
-    read: (n: number) => Promise<Uint8Array>,
-    signal?: AbortSignal,
-  ): Promise<TransferEnd> {
-    return transfers.download(this, spec, read, signal);
   }
 
   /**
@@ -362,13 +290,6 @@ export class MsgpackWorkerConnection implements WorkerConnection, CommandStarter
         this.respond(f.seq_number, null, (err as Error).message);
       }
     });
-  }
-
-  private hold(bytes: number): void {
-    const before = this.pending;
-    this.pending += bytes;
-    if (before <= PAUSE_BYTES && this.pending > PAUSE_BYTES) this.socket.pause();
-    else if (before > PAUSE_BYTES && this.pending <= PAUSE_BYTES) this.socket.resume();
   }
 
   /** The socket closed: every running command is lost, every request unanswered. */
