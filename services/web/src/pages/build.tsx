@@ -4,7 +4,7 @@
 // it starts, as a force does).
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, apiUrl, getOne, getPage, rpc } from '../api.js';
-import { ErrorBox, Loading, Result, Section, WorkerLink } from '../components/common.js';
+import { BuildLink, ErrorBox, Loading, Result, Section, WorkerLink } from '../components/common.js';
 import { currentStep, statusOf } from '../components/current-step.js';
 import { FollowRequests } from '../components/follow-requests.js';
 import { useNames } from '../components/names.js';
@@ -239,9 +239,7 @@ function Origin({ build }: { build: Build }) {
           <ul class="plain">
             {o.kids.map((k) => (
               <li key={k.buildid}>
-                <a href={href(`/builders/${k.builderid}/builds/${k.number}`)}>
-                  {builderName(k.builderid)} #{k.number}
-                </a>{' '}
+                <BuildLink b={k} builderName={builderName(k.builderid)} />{' '}
                 <Result results={k.results} complete={k.complete} />
               </li>
             ))}
