@@ -31,7 +31,14 @@ export function fromJelly(v: JellyValue): unknown {
   if (v instanceof Tuple) return v.items.map(fromJelly);
   if (v instanceof Map) {
     const o: Record<string, unknown> = {};
-    for (const [k, x] of v) o[String(k)] = fromJelly(x);
+    // Defined, not assigned: a worker's key `__proto__` stays a key instead of replacing the prototype.
+    for (const [k, x] of v)
+      Object.defineProperty(o, String(k), {
+        value: fromJelly(x),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     return o;
   }
   return v;

@@ -71,6 +71,16 @@ describe('PB values', () => {
     expect(fromJelly(dict({ a: Buffer.from('x'), t: new Tuple(1, 2) }))).toEqual({ a: 'x', t: [1, 2] });
     expect(() => toJelly(() => 1)).toThrow(/cannot send a function/);
   });
+
+  it('reads a worker’s key __proto__ as a key, leaving the prototype alone', () => {
+    const o = fromJelly(new Map<string, JellyValue>([['__proto__', dict({ basedir: '/evil' })]])) as Record<
+      string,
+      unknown
+    >;
+    expect(Object.getPrototypeOf(o)).toBe(Object.prototype);
+    expect(o.basedir).toBeUndefined();
+    expect(Object.keys(o)).toEqual(['__proto__']);
+  });
 });
 
 /** A worker older than getWorkerInfo, with only these methods on its mind. */
