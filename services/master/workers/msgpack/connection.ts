@@ -29,8 +29,6 @@ import {
 } from './messages.js';
 import { BuildbotWorkerLink } from './worker-link.js';
 
-export { PAUSE_BYTES } from './worker-link.js';
-
 /** How long a shutdown waits for the worker's answer before it closes the link anyway. */
 const SHUTDOWN_ANSWER_MS = 5_000;
 const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
