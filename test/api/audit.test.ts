@@ -167,6 +167,16 @@ describe('every control action leaves its row', () => {
       'UNSUPPORTED_ACTION',
       { ['__proto__']: { x: 1 }, s: '\uFFFD' },
     ]);
+    // A method with NUL (params are checked for it, the method is not): still a row, the NUL replaced.
+    const since3 = await lastId();
+    const nul = await api.request('POST', `/api/v2/builds/${ctx.buildid}`, {
+      session: sessions.admin,
+      headers: { 'content-type': 'application/json' },
+      payload: '{"jsonrpc": "2.0", "method": "no\\u0000such", "id": 1, "params": {}}',
+    });
+    expect(nul.status).toBe(501);
+    const [nulRow] = await rowsAfter(since3);
+    expect([nulRow!.outcome, nulRow!.method]).toEqual(['UNSUPPORTED_ACTION', 'no\uFFFDsuch']);
     // What PostgreSQL's jsonb cannot hold (a call with NUL is refused before it is decoded).
     expect(auditArgs({ 'k\0': 'n\0ul', s: '\uD800' })).toEqual({ 'k\uFFFD': 'n\uFFFDul', s: '\uFFFD' });
   });

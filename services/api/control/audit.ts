@@ -66,7 +66,14 @@ export class Auditor {
   ) {}
 
   /** Logs the entry and writes its row (retried); never throws. */
-  async record(entry: AuditEntry): Promise<void> {
+  async record(given: AuditEntry): Promise<void> {
+    // The method and path are the client's own text too (the path decoded: %00 is a NUL):
+    // bounded and storable, else the row could never be written and the call went unaudited.
+    const entry: AuditEntry = {
+      ...given,
+      method: given.method === null ? null : cut(given.method),
+      path: cut(given.path),
+    };
     this.log.info({ ...entry }, 'audit');
     let last: unknown;
     for (const wait of RETRY_WAITS_MS) {
