@@ -96,6 +96,9 @@ export async function meteredUpload(
       end,
       full: total >= limit.bytes,
     }));
+    // Past the limit the race is decided without the transfer's end: a failure it ends in
+    // later has nobody left to hear it, and must not become an unhandled rejection.
+    ended.catch(() => {});
     const first = await Promise.race([ended, past]);
     return over || !first ? { over: text } : first;
   } finally {

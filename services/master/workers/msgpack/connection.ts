@@ -27,7 +27,7 @@ import {
   type WorkerFrame,
   type WorkerOp,
 } from './messages.js';
-import { BuildbotWorkerLink } from './worker-link.js';
+import { BuildbotWorkerLink, READ_VALUES } from './worker-link.js';
 
 /** How long a shutdown waits for the worker's answer before it closes the link anyway. */
 const SHUTDOWN_ANSWER_MS = 5_000;
@@ -61,14 +61,6 @@ interface Command {
 }
 
 const STREAMS: Record<string, OutputStream> = { stdout: 'o', stderr: 'e', header: 'h' };
-
-/**
- * The values of a command's updates that the master reads (./shell.ts, ./commands.ts,
- * ./transfers.ts). Any other key is dropped: each update is at most MAX_FRAME_BYTES, but a
- * command takes any number of them, and a worker naming a new key in each would grow the
- * command's values without end.
- */
-const READ_VALUES = new Set(['rc', 'elapsed', 'stat', 'files']);
 
 export class MsgpackWorkerConnection extends BuildbotWorkerLink {
   readonly protocol = 'msgpack_experimental_v7';

@@ -14,6 +14,14 @@ import * as transfers from './transfers.js';
 /** Output received and not yet stored beyond which the link is no longer read. */
 export const PAUSE_BYTES = 8 * 1024 * 1024;
 
+/**
+ * The values of a command's updates that the master reads (./shell.ts, ./commands.ts,
+ * ./transfers.ts), on every protocol this link serves. Any other key is dropped: each update
+ * is bounded, but a command takes any number of them, and a worker naming a new key in each
+ * would grow the command's values without end.
+ */
+export const READ_VALUES: ReadonlySet<string> = new Set(['rc', 'elapsed', 'stat', 'files']);
+
 export abstract class BuildbotWorkerLink implements WorkerConnection, CommandStarter {
   abstract readonly name: string;
   /** The four fields Buildbot keeps as workerinfo; set once the worker's info has answered. */

@@ -10,6 +10,7 @@
 // buffer as on msgpack). `complete(failure)` carries None, or the CopyableFailure of an
 // exception inside the worker.
 import type { OutputStream } from '../../../core/protocol/messages.js';
+import { READ_VALUES } from '../msgpack/worker-link.js';
 import { type JellyValue, RemoteFailure, Tuple } from './jelly.js';
 import { fromJelly, textOf } from './values.js';
 
@@ -18,12 +19,6 @@ export type UpdatePiece =
   | { key: string; value: unknown };
 
 const STREAMS: Record<string, OutputStream> = { stdout: 'o', stderr: 'e', header: 'h' };
-
-/**
- * The values the master reads. Any other key is dropped, as on msgpack: a worker naming a
- * new key in each update would otherwise grow the command's values without end.
- */
-export const READ_VALUES: ReadonlySet<string> = new Set(['rc', 'elapsed', 'stat', 'files']);
 
 const items = (v: JellyValue | undefined): JellyValue[] | null =>
   Array.isArray(v) ? v : v instanceof Tuple ? v.items : null;
