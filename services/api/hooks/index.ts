@@ -21,7 +21,8 @@ import type { ChangeHooksConfig } from '../../core/config/master-config.js';
 import { addChange, type DataContext, transact } from '../../core/data/index.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { RedisUnavailable } from '../auth/counters.js';
-import { hookUnauthorized, hookUnavailable, notFound } from '../errors/catalogue.js';
+import { LoginThrottle } from '../auth/login-throttle.js';
+import { hookUnauthorized, hookUnavailable, notFound, tooManyLogins } from '../errors/catalogue.js';
 import { errorHandler } from '../errors/reply.js';
 import { Deliveries } from './deliveries.js';
 import { enabledDialects } from './dialects.js';
@@ -40,6 +41,11 @@ export interface ChangeHooksOptions {
   log: Logger;
 }
 
+// Failed credentials a client may send the hooks in a window before it must wait (the web
+// login's per-address default: services/api/http/logins.ts), and that window.
+const HOOK_FAILURES_PER_CLIENT = 30;
+const HOOK_FAILURE_WINDOW_SECONDS = 900;
+
 const answer = (reply: FastifyReply, status: number, body: string) =>
   reply.code(status).type('text/plain; charset=utf-8').send(body);
 
@@ -53,6 +59,16 @@ export const changeHooks: FastifyPluginAsync<ChangeHooksOptions> = async (app, o
         '(or keep the hook behind a proxy that authenticates)',
     );
   const deliveries = new Deliveries(opts.ctx.redis, opts.keyPrefix ?? 'flotilla:');
+  // A hook's credentials are guessed like a login's: failures are throttled per client
+  // address with the login throttle's buckets (its default per-address burst and rate), in
+  // keys of the hooks' own, so a guesser at the hook never touches a user's web logins.
+  const guesses = new LoginThrottle(opts.ctx.redis, {
+    maxFailuresPerUser: HOOK_FAILURES_PER_CLIENT,
+    maxFailuresPerClient: HOOK_FAILURES_PER_CLIENT,
+    maxFailuresPerUserGlobal: HOOK_FAILURES_PER_CLIENT,
+    windowSeconds: HOOK_FAILURE_WINDOW_SECONDS,
+    keyPrefix: `${opts.keyPrefix ?? 'flotilla:'}hook:`,
+  });
 
   // Raw bytes for every content type: the GitHub signature is over the body as sent.
   app.removeAllContentTypeParsers();
@@ -70,9 +86,21 @@ export const changeHooks: FastifyPluginAsync<ChangeHooksOptions> = async (app, o
     // A dialect that is not enabled: like any path that names nothing, and naming nothing back.
     const handler = Object.hasOwn(dialects, dialect) ? dialects[dialect as keyof typeof dialects] : undefined;
     if (!handler) throw notFound();
-    if (handler.authorize && !handler.authorize(req)) {
-      if (handler.challenge) reply.header('www-authenticate', handler.challenge);
-      throw hookUnauthorized();
+    if (handler.authorize) {
+      const attempt = { client: req.ip, username: null, device: null };
+      const verdict = await guesses.begin(attempt).catch((err: unknown) => {
+        // Credentials are never checked unthrottled.
+        throw err instanceof RedisUnavailable ? hookUnavailable() : err;
+      });
+      if (!verdict.ok) {
+        reply.header('retry-after', String(verdict.retryAfterSeconds));
+        throw tooManyLogins(verdict.retryAfterSeconds);
+      }
+      if (!handler.authorize(req)) {
+        if (handler.challenge) reply.header('www-authenticate', handler.challenge);
+        throw hookUnauthorized();
+      }
+      await guesses.succeeded(attempt).catch(() => {});
     }
     const changes = await handler.changes(req, body);
     if (changes.length === 0) return answer(reply, 200, 'no change found');

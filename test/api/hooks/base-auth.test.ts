@@ -96,6 +96,33 @@ describe('change_hooks.base.auth', () => {
     expect(changes.map((c) => c.author)).toEqual(['me']);
   });
 
+  // Review of issue 28's fix: the hook's password could be guessed without limit.
+  it('throttles wrong credentials per address: past 30, a 429 that names the wait, even for the right ones', async () => {
+    const from = async (remoteAddress: string, authorization: string) => {
+      const before = await lastChangeId(h);
+      const res = await app.inject({
+        method: 'POST',
+        url: '/change_hook/base',
+        remoteAddress,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization },
+        payload: 'author=guess',
+      });
+      return { res, changes: await changesAfter(h, before) };
+    };
+    for (let i = 0; i < 30; i++)
+      expect((await from('10.9.8.7', basic('ci', `guess${i}`))).res.statusCode, `guess ${i}`).toBe(401);
+    for (const authorization of [basic('ci', 'guess30'), basic('ci', 's3cret')]) {
+      const { res, changes } = await from('10.9.8.7', authorization);
+      expect(res.statusCode).toBe(429);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      expect(res.body).toBe(`too many failed logins: try again in ${res.headers['retry-after']} seconds`);
+      expect(changes).toEqual([]);
+    }
+    // Another address is not held back by the guesser.
+    const other = await from('10.9.8.8', basic('ci', 's3cret'));
+    expect([other.res.statusCode, other.changes.map((c) => c.author)]).toEqual([200, ['guess']]);
+  });
+
   it('a password file that cannot be read stops the start', async () => {
     await expect(
       hookApp(h, { base: { enabled: true, auth: { username: 'ci', password_file: '/nonexistent/pw' } } }),
