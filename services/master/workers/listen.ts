@@ -1,7 +1,7 @@
 // Where a master's workers connect, by protocol (the `protocols` section of its
 // configuration, in Buildbot's c['protocols'] shape; ./protocols.ts maps each key to its
 // protocol): Flotilla's own always, on WORKER_PORT unless the section names a port, and each
-// of Buildbot's that the section names. The master sees one set of connected workers; a
+// of Buildbot's that the section names (msgpack_experimental_v7, pb). The master sees one set of connected workers; a
 // worker name is connected once, whichever protocol it came by, and failed logins are
 // counted once for all of them.
 import { ConfigError } from '../../core/config/errors.js';
@@ -10,6 +10,7 @@ import { type ListenSite, listenAt } from '../../core/http/listen-error.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import type { ConnectedWorkers, WorkerConnection, WorkerEvents } from './connection.js';
 import { WorkerLoginThrottle } from './login-throttle.js';
+import { PbAccounts } from './pb/accounts.js';
 import type { ListenDefaults, ProtocolListener } from './protocol.js';
 import { type ProtocolName, WORKER_PROTOCOLS } from './protocols.js';
 
@@ -57,6 +58,8 @@ export async function listenForWorkers(opts: {
   /** Where a worker's `password_env` is looked up. */
   env: Record<string, string | undefined>;
   tls?: { cert: Buffer | string; key: Buffer | string };
+  /** The PB port's users besides the workers (./pb/accounts.ts); default: the workers only. */
+  pbAccounts?: PbAccounts;
 }): Promise<WorkerListeners> {
   const { config } = opts;
   const problems = workerPortProblems(config, opts.workerPort, opts.msgpackPort);
@@ -70,6 +73,7 @@ export async function listenForWorkers(opts: {
     env: opts.env,
     ...(opts.tls ? { tls: opts.tls } : {}),
     throttle: new WorkerLoginThrottle(),
+    pbAccounts: opts.pbAccounts ?? new PbAccounts(),
   };
   const defaults = { host: opts.host, workerPort: opts.workerPort, msgpackPort: opts.msgpackPort ?? null };
   for (const [name, site] of sites(config, defaults)) {

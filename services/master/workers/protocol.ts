@@ -8,6 +8,7 @@ import type { ListenSite } from '../../core/http/listen-error.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import type { ConnectedWorkers, WorkerEvents } from './connection.js';
 import type { WorkerLoginThrottle } from './login-throttle.js';
+import type { PbAccounts } from './pb/accounts.js';
 
 /** The environment's settings a protocol's address may come from when the configuration names none. */
 export interface ListenDefaults {
@@ -31,6 +32,11 @@ export interface ProtocolContext {
   throttle: WorkerLoginThrottle;
   /** A worker of this name is connected by another protocol. */
   connectedElsewhere(name: string): boolean;
+  /**
+   * Who else logs in on the PB port (./pb/accounts.ts): Buildbot's PBChangeSource and try
+   * users share the workers' port when they name none. The PB protocol adds the workers.
+   */
+  pbAccounts: PbAccounts;
 }
 
 export interface ProtocolListener extends ConnectedWorkers {
@@ -41,4 +47,25 @@ export interface WorkerProtocol {
   /** Where the protocol listens, with the settings that gave it; null when it is not configured. */
   site(config: MasterConfig, defaults: ListenDefaults): ListenSite | null;
   start(at: { host: string; port: number }, ctx: ProtocolContext): Promise<ProtocolListener>;
+}
+
+/**
+ * The site of one of Buildbot's protocols, named in the configuration as `protocols.<key>`:
+ * its port (or the environment's, `override`, when set) on its interface, else HOST.
+ */
+export function configuredSite(
+  key: string,
+  at: { port: number; host?: string } | undefined,
+  d: ListenDefaults,
+  override?: { port: number | null | undefined; setting: string },
+): ListenSite | null {
+  if (!at) return null;
+  const moved = override?.port != null;
+  return {
+    what: `the workers' port (${key})`,
+    host: at.host ?? d.host,
+    port: moved ? (override.port as number) : at.port,
+    portSetting: moved ? override.setting : `protocols.${key}.port`,
+    hostSetting: at.host !== undefined ? `protocols.${key}.port's interface` : 'HOST',
+  };
 }

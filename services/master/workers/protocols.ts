@@ -5,6 +5,7 @@
 import type { ProtocolsConfig } from '../../core/config/master-config.js';
 import { flotillaProtocol } from './flotilla/protocol.js';
 import { msgpackProtocol } from './msgpack/protocol.js';
+import { pbProtocol } from './pb/protocol.js';
 import type { WorkerProtocol } from './protocol.js';
 
 export type ProtocolName = keyof ProtocolsConfig;
@@ -12,4 +13,5 @@ export type ProtocolName = keyof ProtocolsConfig;
 export const WORKER_PROTOCOLS: { readonly [K in ProtocolName]-?: WorkerProtocol } = {
   flotilla: flotillaProtocol,
   msgpack_experimental_v7: msgpackProtocol,
+  pb: pbProtocol,
 };

@@ -1,21 +1,15 @@
 // Buildbot's msgpack_experimental_v7 in the map of worker protocols (../protocols.ts): on when
 // the configuration names it, at its port or MSGPACK_WORKER_PORT.
 import { workerPassword } from '../../../core/config/master-config.js';
-import type { WorkerProtocol } from '../protocol.js';
+import { configuredSite, type WorkerProtocol } from '../protocol.js';
 import { startMsgpackWorkerServer } from './server.js';
 
 export const msgpackProtocol: WorkerProtocol = {
-  site: (config, d) => {
-    const at = config.protocols.msgpack_experimental_v7;
-    if (!at) return null;
-    return {
-      what: "the workers' port (msgpack_experimental_v7)",
-      host: at.host ?? d.host,
-      port: d.msgpackPort ?? at.port,
-      portSetting: d.msgpackPort != null ? 'MSGPACK_WORKER_PORT' : 'protocols.msgpack_experimental_v7.port',
-      hostSetting: at.host !== undefined ? "protocols.msgpack_experimental_v7.port's interface" : 'HOST',
-    };
-  },
+  site: (config, d) =>
+    configuredSite('msgpack_experimental_v7', config.protocols.msgpack_experimental_v7, d, {
+      port: d.msgpackPort,
+      setting: 'MSGPACK_WORKER_PORT',
+    }),
   start: (at, ctx) =>
     startMsgpackWorkerServer({
       ...at,
