@@ -30,12 +30,8 @@ function sites(config: MasterConfig, defaults: ListenDefaults): [ProtocolName, L
 }
 
 /** Two protocols asked to listen on one port (the configuration's, or the environment's). */
-export function workerPortProblems(
-  config: MasterConfig,
-  workerPort: number,
-  msgpackPort?: number | null,
-): string[] {
-  const all = sites(config, { host: '', workerPort, msgpackPort: msgpackPort ?? null });
+export function workerPortProblems(config: MasterConfig, ports: Omit<ListenDefaults, 'host'>): string[] {
+  const all = sites(config, { host: '', ...ports });
   const problems: string[] = [];
   all.forEach(([, b], i) => {
     const a = all.slice(0, i).find(([, a]) => a.port === b.port && b.port !== 0)?.[1];
@@ -52,6 +48,8 @@ export async function listenForWorkers(opts: {
   workerPort: number;
   /** msgpack_experimental_v7's port instead of the configuration's (MSGPACK_WORKER_PORT). */
   msgpackPort?: number | null;
+  /** PB's port instead of the configuration's (PB_WORKER_PORT). */
+  pbPort?: number | null;
   masterName: string;
   log: Logger;
   events: WorkerEvents;
@@ -62,7 +60,12 @@ export async function listenForWorkers(opts: {
   pbAccounts?: PbAccounts;
 }): Promise<WorkerListeners> {
   const { config } = opts;
-  const problems = workerPortProblems(config, opts.workerPort, opts.msgpackPort);
+  const ports = {
+    workerPort: opts.workerPort,
+    msgpackPort: opts.msgpackPort ?? null,
+    pbPort: opts.pbPort ?? null,
+  };
+  const problems = workerPortProblems(config, ports);
   if (problems.length) throw new ConfigError('CONFIG_REFERENCE', 'two protocols on one port', problems);
   const started: [ProtocolName, ProtocolListener][] = [];
   const ctx = {
@@ -75,7 +78,7 @@ export async function listenForWorkers(opts: {
     throttle: new WorkerLoginThrottle(),
     pbAccounts: opts.pbAccounts ?? new PbAccounts(),
   };
-  const defaults = { host: opts.host, workerPort: opts.workerPort, msgpackPort: opts.msgpackPort ?? null };
+  const defaults = { host: opts.host, ...ports };
   for (const [name, site] of sites(config, defaults)) {
     try {
       // A port that cannot be had is said with the setting that gave it.

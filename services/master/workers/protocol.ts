@@ -18,6 +18,8 @@ export interface ListenDefaults {
   workerPort: number;
   /** msgpack_experimental_v7's port instead of the configuration's (MSGPACK_WORKER_PORT). */
   msgpackPort?: number | null;
+  /** PB's port instead of the configuration's (PB_WORKER_PORT). */
+  pbPort?: number | null;
 }
 
 export interface ProtocolContext {

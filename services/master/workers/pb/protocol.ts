@@ -1,12 +1,13 @@
 // Buildbot's PB in the map of worker protocols (../protocols.ts): on when the configuration
-// names `protocols.pb`, at its port. The port's accounts are the context's (shared with the
+// names `protocols.pb`, at its port or PB_WORKER_PORT. The port's accounts are the context's (shared with the
 // master's other PB users), with the configured workers added (./workers.ts).
 import { configuredSite, type WorkerProtocol } from '../protocol.js';
 import { startPbListener } from './listener.js';
 import { registerPbWorkers } from './workers.js';
 
 export const pbProtocol: WorkerProtocol = {
-  site: (config, d) => configuredSite('pb', config.protocols.pb, d),
+  site: (config, d) =>
+    configuredSite('pb', config.protocols.pb, d, { port: d.pbPort, setting: 'PB_WORKER_PORT' }),
   start: async (at, ctx) => {
     // The accounts first: a worker that logs in as soon as the port opens is known.
     const workers = registerPbWorkers(ctx.pbAccounts, ctx);
