@@ -14,9 +14,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { OutputStream } from '../../../../services/core/protocol/messages.js';
 import type { WorkerListeners } from '../../../../services/master/workers/listen.js';
+import { WorkerLoginThrottle } from '../../../../services/master/workers/login-throttle.js';
+import { PbAccounts } from '../../../../services/master/workers/pb/accounts.js';
 import { type BananaItem, encodeBanana } from '../../../../services/master/workers/pb/banana.js';
+import { LocalObject } from '../../../../services/master/workers/pb/broker.js';
 import type { PbWorkerConnection } from '../../../../services/master/workers/pb/connection.js';
 import { RemoteFailure } from '../../../../services/master/workers/pb/jelly.js';
+import { startPbListener } from '../../../../services/master/workers/pb/listener.js';
 import { createBuildbotWorker, startBuildbotWorker } from '../../../helpers/buildbot-worker.js';
 import { capturedLog } from '../../../helpers/log-lines.js';
 import type { Running } from '../../../helpers/processes.js';
@@ -191,5 +195,35 @@ describe('the PB port', () => {
       ws.on('error', () => {});
     });
     expect(status).toBe(429);
+  });
+
+  it('closes a connection that does not log in within the time allowed, and logs it', async () => {
+    // A listener of its own with a short bound: the master's is 30 s.
+    const quiet = await startPbListener({
+      host: '127.0.0.1',
+      port: 0,
+      accounts: new PbAccounts(),
+      throttle: new WorkerLoginThrottle(),
+      log: captured.log,
+      loginTimeoutMs: 200,
+    });
+    try {
+      const r = await rawPb(quiet.port);
+      await r.closed;
+      await logged('PB connection closed: no login within the time allowed');
+    } finally {
+      await quiet.close();
+    }
+  });
+
+  it('refuses a second account of one username on a port', () => {
+    const accounts = new PbAccounts();
+    const account = { kind: 'worker', password: () => 'x', attach: () => new LocalObject('P', {}) };
+    const remove = accounts.add('u', account);
+    expect(() => accounts.add('u', { ...account, kind: 'change source' })).toThrow(
+      /PB username registered twice/,
+    );
+    remove();
+    expect(accounts.get('u')).toBeUndefined();
   });
 });
