@@ -19,13 +19,14 @@ import { knownError } from '../errors/reply.js';
 import type { Match } from '../registry/paths.js';
 import { pyDumps } from '../reply/pyjson.js';
 
-interface Decoded {
+export interface Decoded {
   method: string;
   id: unknown;
   params: Record<string, unknown>;
 }
 
-function decode(req: FastifyRequest): Decoded {
+/** A POST body as a JSON-RPC 2.0 call, refused as Buildbot refuses a malformed one. */
+export function decodeCall(req: FastifyRequest): Decoded {
   const ctype = req.headers['content-type'];
   // Buildbot fails with a 500 here (a TypeError); 415 says what is missing.
   if (ctype === undefined) throw noContentType();
@@ -112,7 +113,7 @@ export function jsonRpcHandler(
       });
     let result: unknown;
     try {
-      decoded = decode(req);
+      decoded = decodeCall(req);
       result = await call(req, decoded, match, segments);
     } catch (err) {
       const known = knownError(err);

@@ -174,6 +174,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         secure: sessions.secure,
         authz: logins.authz,
         forceByName,
+        users: logins.users,
       }),
   });
   if (deps.webUi) webUiRoutes(app, deps.webUi);
@@ -188,7 +189,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         authorize: logins.authz.authorize,
         allowOrigin: (origin) => originAllowed(cors, origin),
         clientKey,
-        sessionAlive: (id, user) => sessions.cookies.live(id, user),
+        sessionAlive: sessions.alive,
         ...(eventLimits
           ? {
               maxConnectionsPerClient: eventLimits.max_connections_per_client,
