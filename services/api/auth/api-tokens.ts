@@ -32,6 +32,12 @@ const BEARER = /^Bearer +(\S*) *$/i;
 /** The user_info key of the token a request came with (its id): for events' recheck. */
 export const TOKEN_ID = 'token_id';
 
+/** The id of the token a request's user came with; null for a login session or none. */
+export function tokenIdOf(user: UserInfo | undefined): number | null {
+  const id = user?.[TOKEN_ID];
+  return typeof id === 'number' ? id : null;
+}
+
 export function hashSecret(secret: string): Buffer {
   return createHash('sha256').update(secret).digest();
 }

@@ -2,6 +2,7 @@
 // exactly as Buildbot does (codes, messages, which status goes with which error).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ownerNameOf } from '../../core/auth/authz.js';
+import { tokenIdOf } from '../auth/api-tokens.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import type { ControlHandler } from '../control/action.js';
 import { type Auditor, auditArgs } from '../control/audit.js';
@@ -110,6 +111,7 @@ export function jsonRpcHandler(
         args: decoded ? auditArgs(decoded.params) : {},
         outcome,
         status,
+        tokenid: tokenIdOf(req.userInfo),
       });
     let result: unknown;
     try {

@@ -12,7 +12,7 @@ import { isAnonymous, ownerNameOf, userRoles } from '../../core/auth/authz.js';
 import type { UserDirectory } from '../../core/auth/users.js';
 import { apiTokensOf, insertApiToken, revokeApiToken } from '../../core/data/api-tokens.js';
 import type { Queryable } from '../../core/db/pool.js';
-import { newSecret, TOKEN_ID, tokenText } from '../auth/api-tokens.js';
+import { newSecret, TOKEN_ID, tokenIdOf, tokenText } from '../auth/api-tokens.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import type { UserInfo } from '../auth/session.js';
 import type { Auditor } from '../control/audit.js';
@@ -143,6 +143,7 @@ export function tokenRequests(deps: TokenRequestDeps) {
         args: auditArgs(params),
         outcome,
         status,
+        tokenid: tokenIdOf(req.userInfo),
       });
     let result: unknown;
     try {

@@ -224,7 +224,7 @@ describe('refusals, in the contract shapes', () => {
 });
 
 describe('the audit log', () => {
-  it('has a row for each creation and revocation, answered or refused, never the token', async () => {
+  it('has a row for each creation and revocation, answered or refused, never the token; a token names itself', async () => {
     const [{ id: since }] = await db.pool.query(
       sql`SELECT coalesce(max(id), 0)::int AS id FROM flotilla.audit_log`,
     );
@@ -232,8 +232,11 @@ describe('the audit log', () => {
     const id = partsOf(token).id;
     await api.rpc(`/tokens/${id}`, 'revoke', {}, { session: devSession, from: '10.0.0.5' });
     await create(devSession, { name: 'y', expires_at: now() + 60, roles: ['admin'] });
+    // An action made with a token names it.
+    const script = await newToken(devSession, 'stopper');
+    await stopBuild(bearer(script));
     const rows = await db.pool.query(
-      sql`SELECT actor, address, method, path, args, outcome, status FROM flotilla.audit_log
+      sql`SELECT actor, address, method, path, args, outcome, status, tokenid::int FROM flotilla.audit_log
           WHERE id > ${since} ORDER BY id`,
     );
     expect(rows).toEqual([
@@ -245,6 +248,7 @@ describe('the audit log', () => {
         args: { name: 'audited', expires_at: expect.any(Number) },
         outcome: 'success',
         status: 200,
+        tokenid: null,
       },
       {
         actor: 'dev',
@@ -254,8 +258,17 @@ describe('the audit log', () => {
         args: {},
         outcome: 'success',
         status: 200,
+        tokenid: null,
       },
       expect.objectContaining({ method: 'create', outcome: 'INVALID_PARAMS', status: 400 }),
+      expect.objectContaining({ method: 'create', outcome: 'success', tokenid: null }),
+      expect.objectContaining({
+        actor: 'dev',
+        method: 'stop',
+        path: `/builds/${ctx.buildid}`,
+        outcome: 'success',
+        tokenid: partsOf(script).id,
+      }),
     ]);
     expect(JSON.stringify(rows)).not.toContain(token);
   });
