@@ -71,6 +71,12 @@ export function requestSessions(
   const tokens = new ApiTokens(opts.db, opts.users);
   // Callback style: once the secret is known, only a logged-in cookie waits (for the store).
   app.addHook('onRequest', (req, reply, done) => {
+    // A websocket upgrade refused before @fastify/websocket's own hook saw it (here: 414, a
+    // bad token's 401; the rate limit's 429 after) is answered on a socket Node's server
+    // has let go of, and which that plugin closes only for requests it saw: left open, the
+    // server spun on it and answered nothing more (seen in test/api/auth/api-tokens.test.ts).
+    // The answer closes it. An upgrade that succeeds never finishes this response.
+    if (req.headers.upgrade !== undefined) reply.raw.once('finish', () => req.raw.socket.destroy());
     // Longer URLs than this are refused before anything reads them (answered: no done()).
     if ((req.raw.url ?? '').length > opts.urlBytes) {
       sendError(req, reply, uriTooLong());

@@ -7,6 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../../services/core/db/pool.js';
 import { createDatabase, type TestDatabase } from '../../helpers/databases.js';
+import { waitFor } from '../../helpers/wait.js';
+import { WsClient } from '../events/lib.js';
 import { type Context, fixtureContext } from '../lib/registry-paths.js';
 import { AuthApp, basic, type Reply, testHash } from './lib.js';
 
@@ -174,6 +176,34 @@ describe('refusals, in the contract shapes', () => {
       sql`UPDATE flotilla.api_tokens SET expires_at = ${now() - 1} WHERE id = ${partsOf(expiring).id}`,
     );
     refusal(await other.get('/api/v2/builders', bearer(expiring)), 'API token expired');
+  });
+
+  it('closes a websocket opened with a token once the token is revoked, on another pod; refuses a bad one', async () => {
+    const pod = await AuthApp.start(
+      { ...CONFIG, www: { events: { session_check_seconds: 0.2 }, rate_limit: { enabled: false } } },
+      { db, keyPrefix: api.keyPrefix },
+    );
+    try {
+      await pod.app.listen({ port: 0, host: '127.0.0.1' });
+      const url = `ws://127.0.0.1:${(pod.app.server.address() as { port: number }).port}/ws`;
+      const token = await newToken(rootSession, 'watcher');
+      // Refused, and the pod still answers (a refused upgrade's socket once made it spin).
+      const refusedUpgrade = WsClient.open(url, { headers: { authorization: 'Bearer flt_1_nope' } });
+      await expect(refusedUpgrade).rejects.toThrow('Unexpected server response: 401');
+      const tooLong = WsClient.open(`${url}?x=${'a'.repeat(9000)}`, bearer(token));
+      await expect(tooLong).rejects.toThrow('Unexpected server response: 414');
+      expect((await pod.get('/api/v2/builders', bearer(token))).status).toBe(200);
+      const socket = await WsClient.open(url, bearer(token));
+      await socket.subscribe('builds/*/*');
+      await api.rpc(`/tokens/${partsOf(token).id}`, 'revoke', {}, { session: rootSession });
+      await waitFor('the socket of the revoked token to close', () => socket.closed !== null, {
+        everyMs: 5,
+        timeoutMs: 10_000,
+      });
+      expect(socket.closed).toEqual({ code: 1008, reason: 'the session ended' });
+    } finally {
+      await pod.close();
+    }
   });
 
   it('refuses roles beyond the creator, bad expiries and names, and a second live name', async () => {
