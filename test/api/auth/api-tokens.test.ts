@@ -206,6 +206,24 @@ describe('refusals, in the contract shapes', () => {
     }
   });
 
+  // The same fix as above's (services/api/http/request-sessions.ts), for the rate limit's
+  // refusal, which is not a token's: the pod answers after a 429 upgrade.
+  it('answers after a rate-limited websocket upgrade', async () => {
+    const limited = await AuthApp.start(
+      { ...CONFIG, www: { rate_limit: { requests: 1, window_seconds: 60 } } },
+      { db },
+    );
+    try {
+      await limited.app.listen({ port: 0, host: '127.0.0.1' });
+      const origin = `127.0.0.1:${(limited.app.server.address() as { port: number }).port}`;
+      await WsClient.open(`ws://${origin}/ws`).then((c) => c.close());
+      await expect(WsClient.open(`ws://${origin}/ws`)).rejects.toThrow('Unexpected server response: 429');
+      expect((await fetch(`http://${origin}/healthz`)).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('refuses roles beyond the creator, bad expiries and names, and a second live name', async () => {
     const bad: [Record<string, unknown>, string][] = [
       [{ name: 'x', expires_at: now() + 60, roles: ['admin'] }, "roles beyond your own: 'admin'"],
