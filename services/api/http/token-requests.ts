@@ -67,7 +67,11 @@ export function tokenRequests(deps: TokenRequestDeps) {
       throw invalidParams('expires_at must be a time in the future, in seconds since the epoch');
     if (expiresAt > now + MAX_LIFETIME_S)
       throw invalidParams(`expires_at may be at most ${MAX_LIFETIME_S / 86_400} days ahead`);
-    const own = userRoles(user, deps.authz.policy.roleMatchers);
+    // The user's roles, and those owning a build or request gives them (owner matchers): a
+    // token may stop its user's own builds where the rules let owners.
+    const matchers = deps.authz.policy.roleMatchers;
+    const own = userRoles(user, matchers);
+    for (const m of matchers) if (m.owner === true && m.role !== undefined) own.add(m.role);
     if (roles !== undefined && !(Array.isArray(roles) && roles.every((r) => typeof r === 'string')))
       throw invalidParams('roles must be a list of role names');
     const chosen = roles === undefined ? [...own] : [...new Set(roles as string[])];

@@ -19,6 +19,7 @@ const RULES = [
 const ROLES = [
   { role: 'admin', groups: ['admins'] },
   { role: 'developer', groups: ['developers', 'admins'] },
+  { role: 'owner', owner: true },
 ];
 const CONFIG = {
   auth: {
@@ -109,6 +110,14 @@ describe('making, listing and using a token', () => {
   it('acts as its user, cut to its roles, and sets no cookie', async () => {
     const dev = await newToken(rootSession, 'developer-only', ['developer']);
     const full = await newToken(rootSession, 'everything');
+    // By default every role of the user's, and the one owning gives.
+    const listed = (await api.get('/api/v2/tokens', { session: rootSession })).json().tokens;
+    expect(listed.find((t: { name: string }) => t.name === 'everything').roles).toEqual([
+      '@authenticated',
+      'admin',
+      'developer',
+      'owner',
+    ]);
     const read = await api.get('/api/v2/builders', bearer(dev));
     expect(read.status).toBe(200);
     expect(read.cookies).toEqual([]);

@@ -108,7 +108,12 @@ export function TokensPage() {
             e.preventDefault();
             void act(async () => {
               const expires_at = now + days * 86_400;
-              const r = (await rpc('tokens', 'create', { name, expires_at, roles: chosen })) as Created;
+              // Untouched, the API's default: every role of the user's, owners' ones included.
+              const r = (await rpc('tokens', 'create', {
+                name,
+                expires_at,
+                ...(roles ? { roles } : {}),
+              })) as Created;
               setCreated(r);
               setName('');
             });
