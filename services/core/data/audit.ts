@@ -21,7 +21,7 @@ export interface AuditEntry {
   outcome: string;
   /** The HTTP status answered. */
   status: number;
-  /** The API token the action came with (migration 0021); absent or null: none. */
+  /** The API token the action came with (migration 0027); absent or null: none. */
   tokenid?: number | null;
 }
 
