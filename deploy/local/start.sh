@@ -124,6 +124,10 @@ echo "  curl -s -b .data/cookies -c .data/cookies -u admin:$ADMIN_PASSWORD -o /d
 echo "  curl -s -b .data/cookies -H 'Content-Type: application/json' -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"force\",\"params\":{\"username\":\"You <you@example.com>\"}}' http://127.0.0.1:$API_PORT/api/v2/forceschedulers/force-example"
 echo "  curl -s 'http://127.0.0.1:$API_PORT/api/v2/builders/example/builds?order=-number&limit=1'"
 echo "Or commit to ${EXAMPLE_REPO#$ROOT/}: the master polls it and builds each new commit on main."
+# Scripts should not log in with a password (ten wrong ones lock the user's logins out).
+echo "An API token for scripts: logged in, open http://127.0.0.1:$API_PORT/#/settings/tokens, or (after the login above):"
+echo "  curl -s -b .data/cookies -H 'Content-Type: application/json' -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"create\",\"params\":{\"name\":\"my-script\",\"expires_at\":'\$((\$(date +%s)+30*86400))'}}' http://127.0.0.1:$API_PORT/api/v2/tokens"
+echo "  then, with the token it answers (shown once): curl -s -H 'Authorization: Bearer flt_...' http://127.0.0.1:$API_PORT/api/v2/builders"
 echo "What the example's reporters sent (each build's start and end; the GitHub statuses of the last commit):"
 echo "  curl -s http://127.0.0.1:$REPORTS_PORT/builds"
 echo "  curl -s http://127.0.0.1:$REPORTS_PORT/repos/flotilla/example/commits/\$(git -C ${EXAMPLE_REPO#$ROOT/} rev-parse HEAD)/statuses"

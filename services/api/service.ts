@@ -3,6 +3,7 @@ import { loadApiEnv, redact } from '../core/config/env.js';
 import { ConfigError } from '../core/config/errors.js';
 import { exitOnConfigError } from '../core/config/fatal.js';
 import { loadMasterConfig, type MasterConfig, masterConfigSchema } from '../core/config/master-config.js';
+import { configVersion } from '../core/config/version.js';
 import { startCountCompaction } from '../core/data/counts.js';
 import { ensureMigratedOrExit } from '../core/db/migrate.js';
 import { createPool } from '../core/db/pool.js';
@@ -55,6 +56,7 @@ const app = await buildApp({
   publicUrl: env.publicUrl,
   databaseUrl: env.databaseUrl,
   forceSchedulers: (config?.force_schedulers ?? []).map(forceScheduler),
+  ...(config ? { configVersion: configVersion(config) } : {}),
   // Without a configuration: no logins (everything allowed, as Buildbot without auth) and
   // the default www settings (rate limit on).
   auth: config?.auth,

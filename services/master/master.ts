@@ -11,6 +11,7 @@ import type { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import { ConfigError } from '../core/config/errors.js';
 import type { MasterConfig } from '../core/config/master-config.js';
+import { type ConfigVersion, configMetrics, configVersion } from '../core/config/version.js';
 import { type DataContext, pausedWorkerNames, queuedBuildRequestCount } from '../core/data/index.js';
 import type { ConnectionPool } from '../core/db/pool.js';
 import type { Subscribe } from '../core/events/bus.js';
@@ -82,6 +83,8 @@ export interface Master {
   readonly distributor: Distributor;
   readonly workers: ConnectedWorkers;
   readonly schedulers: SchedulerManager;
+  /** Which configuration it runs (core/config/version.ts): its probe port's /readyz says it. */
+  readonly config: ConfigVersion;
   /** Prometheus text of the master and its jobs. */
   metrics(): Promise<{ contentType: string; body: string }>;
   /** The steps of a clean stop (one per part, in reverse), for a process's shutdown to run one by one. */
@@ -112,6 +115,8 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
   // (work may be waiting), which parts started before the distributor call.
   const metrics = new MasterMetrics();
   collectEventMetrics(metrics.registry, redis);
+  const version = configVersion(config);
+  configMetrics(metrics.registry, () => version);
   const traces = new RequestTraces();
   const wakers = new Set<() => void>();
   const wake = () => {
@@ -344,6 +349,7 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     distributor,
     workers,
     schedulers,
+    config: version,
     metrics: async () => {
       const all = Registry.merge([
         metrics.registry,

@@ -13,6 +13,8 @@
 // - flotilla_workers_connected: workers attached to this master.
 // - flotilla_build_write_retries_total: writes of running builds tried again because the
 //   database was away (each attempt that failed and was retried counts once).
+// - flotilla_config_info{hash} and flotilla_config_loaded_timestamp_seconds: which
+//   configuration it runs (core/config/version.ts; registered by master.ts).
 // - Node's process metrics (memory, CPU, event loop lag, GC).
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { RESULT_NAMES } from '../core/results.js';

@@ -101,6 +101,7 @@ export async function runMasterProcess(
         },
       ],
       metrics: () => (master ? master.metrics() : Promise.reject(new Error('starting'))),
+      details: () => (master ? { config: master.config } : {}),
     }),
   );
   // A worker port that cannot be had (workers/listen.ts), or a secret that cannot be read,

@@ -3,9 +3,12 @@
 // 1,000 requests is a benchmark (load/claims); four in-process masters race for 200 in
 // test/master/distributor.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadMasterConfig } from '../../services/core/config/master-config.js';
+import { configVersion } from '../../services/core/config/version.js';
 import { addBuildset, transact } from '../../services/core/data/index.js';
 import { sql } from '../../services/core/db/pool.js';
 import { createRedis } from '../../services/core/redis.js';
+import { sample } from '../helpers/prometheus.js';
 import { waitFor } from '../helpers/wait.js';
 import { Cluster } from './cluster.js';
 
@@ -40,6 +43,22 @@ describe('three masters', () => {
   // More than the 48 slots of the six workers, so that the masters race for the rest as
   // builds finish; every master runs some.
   const REQUESTS = 120;
+
+  // Issue 33, section 3: which configuration each process runs, for a rollout to be seen.
+  it('say which configuration they run, as the API does: its hash and load time, on /readyz and /metrics', async () => {
+    const expected = configVersion(loadMasterConfig(c.config)).hash;
+    const probes = [...c.masters.map((m) => m.probePort), c.api.probePort];
+    for (const port of probes) {
+      const ready = (await (await fetch(`http://127.0.0.1:${port}/readyz`)).json()) as {
+        config: { hash: string; loaded_at: number };
+      };
+      expect(ready.config.hash).toBe(expected);
+      expect(ready.config.loaded_at).toBeGreaterThan(1_700_000_000);
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(sample(metrics, 'flotilla_config_info', { hash: expected })).toBe(1);
+      expect(sample(metrics, 'flotilla_config_loaded_timestamp_seconds', {})).toBe(ready.config.loaded_at);
+    }
+  });
 
   it('claim requests added at once: each is claimed and built exactly once', async () => {
     const redis = createRedis(c.redis.url, 'e2e-masters');

@@ -7,7 +7,7 @@
 // reconnect of /ws; the first-week bugs of issue 34 (each test failed on the main of that
 // day); the pages a Buildbot user opens beside those (a worker, build requests, schedulers,
 // masters, a change, a build's neighbours and responsible users, change sources, about,
-// settings); and every page names itself in the title and
+// settings, API tokens); and every page names itself in the title and
 // passes axe-core with no serious or critical violation. One browser and one stack for the file: each test opens
 // its own context (cookies apart), which costs milliseconds, not a browser's start.
 //
@@ -1143,6 +1143,39 @@ describe('the web UI', () => {
     expect(await page.locator('a[href^="javascript:"], a[href^="data:"]').count()).toBe(0);
     await card.locator('code', { hasText: 'bad0bad0bad0' }).click();
     expect(await page.evaluate('typeof window.__pwned')).toBe('undefined');
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+});
+
+describe('API tokens (issue 33, section 4)', () => {
+  it('page: API tokens, made with fewer roles, used by a script over HTTP, revoked at once', async () => {
+    const { page, watch } = await newPage();
+    await login(page, 'admin');
+    await page.getByRole('link', { name: 'API tokens' }).click();
+    await page.getByRole('heading', { name: 'API tokens', level: 1 }).waitFor();
+    await page.getByLabel('Name').fill('nightly report');
+    await page.getByLabel('Expires in').selectOption('7');
+    // Without the admins role: the script may read, not what only administrators read.
+    await page.getByRole('checkbox', { name: 'admins' }).uncheck();
+    await page.getByRole('button', { name: 'Make token' }).click();
+    const token = ((await page.getByTestId('new-token').textContent()) ?? '').trim();
+    expect(token).toMatch(/^flt_[0-9]+_[A-Za-z0-9_-]{43}$/);
+    const row = page.getByTestId('tokens').locator('tr', { hasText: 'nightly report' });
+    await row.getByText('live').waitFor();
+    expect(await row.textContent()).not.toContain('admins');
+    await expectAccessible(page, 'API tokens');
+
+    const script = (path: string) =>
+      fetch(`${cluster.api.base}/${path}`, { headers: { authorization: `Bearer ${token}` } });
+    expect((await script('builders?limit=1')).status).toBe(200);
+    expect((await script('audit?limit=1')).status).toBe(403);
+
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: 'Revoke nightly report' }).click();
+    await row.getByText(/^revoked /).waitFor();
+    const refused = await script('builders?limit=1');
+    expect([refused.status, await refused.text()]).toEqual([401, '{"error": "API token revoked"}']);
     expect(watch.problems).toEqual([]);
     await page.context().close();
   });

@@ -75,6 +75,16 @@ export class SessionCookies {
     return req.userInfo;
   }
 
+  /**
+   * The request's user is this one, known another way (an API token): no cookie is read, and
+   * none is set on its answers. `sessionId` lets a long connection recheck it (live).
+   */
+  assume(req: FastifyRequest, user: UserInfo, sessionId: string): void {
+    (req as unknown as Record<symbol, boolean>)[VALID] = true;
+    req.userInfo = user;
+    req.sessionId = sessionId;
+  }
+
   /** Whether the session `id` is recorded, for this user, who is still who they were. */
   async live(id: string, user: UserInfo): Promise<boolean> {
     try {

@@ -46,6 +46,8 @@ export type ApiErrorCode =
   | 'NO_TOKEN_LOGIN'
   | 'LOGIN_UNAVAILABLE'
   | 'FORBIDDEN'
+  | 'TOKEN_REFUSED'
+  | 'TOKENS_NEED_LOGIN'
   | 'RPC_PARSE_ERROR'
   | 'RPC_INVALID_REQUEST'
   | 'INVALID_PARAMS'
@@ -103,6 +105,11 @@ export const CATALOGUE: Readonly<Record<ErrorCode, Entry>> = {
   LOGIN_UNAVAILABLE: { status: 503, retryAfter: RETRY_AFTER_SECONDS },
   // Authorization: Buildbot refuses a read with a plain 403, a call with -32600.
   FORBIDDEN: { status: 403, rpc: JSONRPC.invalidRequest },
+  // API tokens (services/api/auth/api-tokens.ts): a Bearer header that names no live token
+  // is refused, never taken as anonymous (a script would otherwise read less without being
+  // told); tokens are managed from a login session only (a leaked token cannot mint more).
+  TOKEN_REFUSED: { status: 401, rpc: JSONRPC.invalidRequest },
+  TOKENS_NEED_LOGIN: { status: 403, rpc: JSONRPC.invalidRequest },
   // JSON-RPC calls.
   RPC_PARSE_ERROR: { status: 400, rpc: JSONRPC.parseError },
   RPC_INVALID_REQUEST: { status: 400, rpc: JSONRPC.invalidRequest },
@@ -175,6 +182,13 @@ export const loginUnavailable = () =>
   new UnavailableError<ErrorCode>('LOGIN_UNAVAILABLE', 'login is unavailable for a moment: try again later');
 /** Buildbot's authz refusal, with the rule's message ("you need to have role 'x'"). */
 export const forbidden = (message: string) => new NotAllowedError<ErrorCode>('FORBIDDEN', message);
+/** A Bearer header that is malformed or names no live token (the reason is the message). */
+export const tokenRefused = (reason: string) => new NotAllowedError<ErrorCode>('TOKEN_REFUSED', reason);
+export const tokensNeedLogin = () =>
+  new NotAllowedError<ErrorCode>(
+    'TOKENS_NEED_LOGIN',
+    'API tokens are managed after logging in, not with a token',
+  );
 export const rpcParseError = (message: string) => new InputError<ErrorCode>('RPC_PARSE_ERROR', message);
 export const rpcInvalidRequest = (message: string) =>
   new InputError<ErrorCode>('RPC_INVALID_REQUEST', message);

@@ -3,6 +3,7 @@
 // replicas, a write's position goes back to its client and the client's next reads wait for it.
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
+import type { UserDirectory } from '../../core/auth/users.js';
 import type { ConnectionPool } from '../../core/db/pool.js';
 import type { ForceScheduler } from '../../core/force/parameters.js';
 import type { Logger } from '../../core/telemetry/logger.js';
@@ -21,6 +22,7 @@ import type { Registry } from '../registry/index.js';
 import type { CorsPolicy } from './cors.js';
 import { jsonRpcHandler } from './jsonrpc.js';
 import { restHandler } from './rest.js';
+import { tokenRequests } from './token-requests.js';
 
 const API_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS', 'PUT', 'DELETE', 'PATCH'] as const;
 
@@ -44,6 +46,8 @@ export function apiRoutes(
     secure: boolean;
     authz: Authorizer;
     forceByName: ReadonlyMap<string, ForceScheduler>;
+    /** The users who log in with a password (a password user's token acts as their entry). */
+    users: UserDirectory | null;
   },
 ): void {
   const base = new URL(opts.publicUrl);
@@ -52,6 +56,7 @@ export function apiRoutes(
       .type('application/json')
       .send(JSON.stringify({ api_versions: { v2: new URL('api/v2', base).toString() } })),
   );
+  const auditor = new Auditor(opts.db, opts.log);
   const rest = restHandler({
     reads: opts.reads,
     registry: opts.registry,
@@ -70,8 +75,9 @@ export function apiRoutes(
         onPublishError: (err) => opts.log.warn({ err: err.message }, 'events not published'),
       }),
       opts.authz,
-      new Auditor(opts.db, opts.log),
+      auditor,
     ),
+    tokens: tokenRequests({ db: opts.db, authz: opts.authz, users: opts.users, auditor }),
   });
   if (opts.router) sendWritePositions(app, opts.db, opts.secure, opts.log);
   const api = opts.router ? withWritePosition(opts.router, rest) : rest;

@@ -2,6 +2,7 @@
 // exactly as Buildbot does (codes, messages, which status goes with which error).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ownerNameOf } from '../../core/auth/authz.js';
+import { tokenIdOf } from '../auth/api-tokens.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import type { ControlHandler } from '../control/action.js';
 import { type Auditor, auditArgs } from '../control/audit.js';
@@ -19,13 +20,14 @@ import { knownError } from '../errors/reply.js';
 import type { Match } from '../registry/paths.js';
 import { pyDumps } from '../reply/pyjson.js';
 
-interface Decoded {
+export interface Decoded {
   method: string;
   id: unknown;
   params: Record<string, unknown>;
 }
 
-function decode(req: FastifyRequest): Decoded {
+/** A POST body as a JSON-RPC 2.0 call, refused as Buildbot refuses a malformed one. */
+export function decodeCall(req: FastifyRequest): Decoded {
   const ctype = req.headers['content-type'];
   // Buildbot fails with a 500 here (a TypeError); 415 says what is missing.
   if (ctype === undefined) throw noContentType();
@@ -109,10 +111,11 @@ export function jsonRpcHandler(
         args: decoded ? auditArgs(decoded.params) : {},
         outcome,
         status,
+        tokenid: tokenIdOf(req.userInfo),
       });
     let result: unknown;
     try {
-      decoded = decode(req);
+      decoded = decodeCall(req);
       result = await call(req, decoded, match, segments);
     } catch (err) {
       const known = knownError(err);

@@ -16,6 +16,8 @@
 // - flotilla_raw_log_cache_downloads_total{outcome} (hit, miss), flotilla_raw_log_cache_bytes
 //   and flotilla_raw_log_cache_logs: finished logs' downloads this pod keeps on disk
 //   (raw-log-cache.ts).
+// - flotilla_config_info{hash} and flotilla_config_loaded_timestamp_seconds: which
+//   configuration the pod runs (core/config/version.ts; registered by server.ts).
 // - Node's process metrics (memory, CPU, event loop lag, GC).
 import { trace } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';

@@ -3,6 +3,7 @@
 // detail. The details and /metrics are on the probe port (service.ts), as the masters have
 // them. These need no session and must answer while PostgreSQL is away (core/http/platform-paths.ts).
 import type { FastifyInstance } from 'fastify';
+import type { ConfigVersion } from '../../core/config/version.js';
 import { type Check, type Readiness, readiness } from '../../core/health.js';
 import { readsSummary } from '../db-routing/read-your-writes.js';
 import type { ReadRouter } from '../db-routing/replicas.js';
@@ -15,7 +16,7 @@ declare module 'fastify' {
     probes: {
       checks: readonly Check[];
       metrics: () => Promise<{ contentType: string; body: string }>;
-      /** Where reads go, with read replicas: the probe port's /readyz shows it beside the checks. */
+      /** The configuration run, and where reads go: the probe port's /readyz shows them beside the checks. */
       details: () => Record<string, unknown>;
     };
   }
@@ -37,6 +38,8 @@ export function probeRoutes(
     checks: readonly Check[];
     router: ReadRouter | null;
     metrics: () => Promise<{ contentType: string; body: string }>;
+    /** Which configuration the pod runs (core/config/version.ts); null: it runs none. */
+    config: ConfigVersion | null;
   },
 ): void {
   const { checks, router } = opts;
@@ -59,6 +62,9 @@ export function probeRoutes(
   app.decorate('probes', {
     checks,
     metrics: opts.metrics,
-    details: () => (router ? { reads: router.status() } : {}),
+    details: () => ({
+      ...(opts.config ? { config: opts.config } : {}),
+      ...(router ? { reads: router.status() } : {}),
+    }),
   });
 }

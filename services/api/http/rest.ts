@@ -17,6 +17,7 @@ import type { Match } from '../registry/paths.js';
 import { sendRendered } from '../reply/etag.js';
 import { type CorsPolicy, checkCors } from './cors.js';
 import { setMetricsRoute } from './metrics.js';
+import { TOKENS_ROOT } from './token-requests.js';
 
 export interface RestDeps {
   reads: RowReader;
@@ -34,6 +35,8 @@ export interface RestDeps {
     match: Match | null,
     segments: string[] | null,
   ) => Promise<void>;
+  /** /api/v2/tokens: the user's own API tokens (./token-requests.ts), outside the registry. */
+  tokens: (req: FastifyRequest, reply: FastifyReply, segments: readonly string[]) => Promise<void>;
 }
 
 /** The path below /api/v2 as decoded segments; null when it cannot name anything. */
@@ -102,6 +105,13 @@ export function restHandler(deps: RestDeps) {
     const url = req.raw.url ?? '';
     const { query, segments, match } = matchRequest(deps.registry, url);
     if (match) setMetricsRoute(req, `/api/v2/${match.endpoint.pattern}`);
+    if (segments?.[0] === TOKENS_ROOT) {
+      setMetricsRoute(req, `/api/v2/${TOKENS_ROOT}`);
+      // Its answers are for the one who asked, and set no cookie but a login's own.
+      reply.header('cache-control', 'private').header('vary', 'Cookie, Authorization');
+      deps.sessions.attach(req, reply);
+      return await deps.tokens(req, reply, segments);
+    }
     if (req.method === 'POST') {
       deps.sessions.attach(req, reply);
       return await deps.jsonRpc(req, reply, match, segments);

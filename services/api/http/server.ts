@@ -11,6 +11,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { AuthConfig, WwwConfig } from '../../core/config/master-config.js';
+import { type ConfigVersion, configMetrics } from '../../core/config/version.js';
 import type { ConnectionPool } from '../../core/db/pool.js';
 import { collectEventMetrics } from '../../core/events/metrics.js';
 import { type ForceScheduler, forceSchedulerSpec } from '../../core/force/parameters.js';
@@ -66,6 +67,8 @@ export interface AppDeps {
   webUi?: WebUiFiles | null;
   /** Streaming replicas the REST API reads from (query/replicas.ts); absent or none: the primary. */
   readReplicas?: ReplicaSettings;
+  /** Which configuration the pod runs (core/config/version.ts); absent: none. */
+  configVersion?: ConfigVersion;
   /** Tests only: the build fails right after the part of this name started (core/lifecycle/parts.ts). */
   failAt?: string;
 }
@@ -99,6 +102,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const metrics = new ApiMetrics();
   collectEventMetrics(metrics.registry, deps.redis);
   metrics.install(app);
+  const version = deps.configVersion;
+  if (version) configMetrics(metrics.registry, () => version);
   securityHeaders(app);
   const logins = loginsOf({
     auth: deps.auth,
@@ -137,6 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         checks: [postgresCheck(deps.db), schemaCheck(deps.db), redisCheck(deps.redis)],
         router,
         metrics: () => metrics.render(),
+        config: version ?? null,
       }),
   });
   await parts.start({
@@ -174,6 +180,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         secure: sessions.secure,
         authz: logins.authz,
         forceByName,
+        users: logins.users,
       }),
   });
   if (deps.webUi) webUiRoutes(app, deps.webUi);
@@ -188,7 +195,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         authorize: logins.authz.authorize,
         allowOrigin: (origin) => originAllowed(cors, origin),
         clientKey,
-        sessionAlive: (id, user) => sessions.cookies.live(id, user),
+        sessionAlive: sessions.alive,
         ...(eventLimits
           ? {
               maxConnectionsPerClient: eventLimits.max_connections_per_client,

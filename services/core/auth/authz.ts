@@ -26,8 +26,29 @@ export function isAnonymous(user: SessionUser | undefined): boolean {
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x) => typeof x === 'string') : []);
 
-/** Roles from who the user is (everything but ownership). */
+/**
+ * A request made with an API token (services/api/auth/api-tokens.ts) carries the roles its
+ * user chose for it as `token_roles`: the user's roles are cut to those, ownership's too, so
+ * a token never does more than its user may now, nor more than it was made for.
+ */
+export const TOKEN_ROLES = 'token_roles';
+
+function tokenLimit(user: SessionUser | undefined): ((role: string) => boolean) | null {
+  const limit = user?.[TOKEN_ROLES];
+  if (!Array.isArray(limit)) return null;
+  return (role) => limit.includes(role);
+}
+
+/** Roles from who the user is (everything but ownership), cut to a token's. */
 export function rolesOf(user: SessionUser | undefined, matchers: readonly RoleMatcher[]): Set<string> {
+  const roles = userRoles(user, matchers);
+  const allowed = tokenLimit(user);
+  if (allowed) for (const r of roles) if (!allowed(r)) roles.delete(r);
+  return roles;
+}
+
+/** Roles from who the user is, whatever a token allows (what a user may give a token). */
+export function userRoles(user: SessionUser | undefined, matchers: readonly RoleMatcher[]): Set<string> {
   const roles = new Set<string>();
   if (isAnonymous(user)) return roles;
   const u = user!;
@@ -73,7 +94,15 @@ export function ownerRoles(
   // Buildbot compares the owner with the user's email; an owner recorded from a user without
   // one is the user name, so both identify the user.
   const mine = owner === str(user!.email) || owner === ownerNameOf(user);
-  return mine ? matchers.filter((m) => m.owner === true && m.role !== undefined).map((m) => m.role!) : [];
+  return mine ? ownableRoles(user, matchers) : [];
+}
+
+/** The roles owner matchers may give this user, cut to a token's. */
+function ownableRoles(user: SessionUser | undefined, matchers: readonly RoleMatcher[]): string[] {
+  const allowed = tokenLimit(user) ?? (() => true);
+  return matchers
+    .filter((m) => m.owner === true && m.role !== undefined && allowed(m.role))
+    .map((m) => m.role!);
 }
 
 /** What a rule matched: enough to find the owner, when owner matchers need one. */
@@ -175,9 +204,7 @@ export function mayEver(
   if (policy.rules.length === 0) return true;
   const roles = rolesOf(user, policy.roleMatchers);
   // Owning a build or a request may grant these roles, to a logged-in user only.
-  const ownable = isAnonymous(user)
-    ? []
-    : policy.roleMatchers.filter((m) => m.owner === true && m.role !== undefined).map((m) => m.role!);
+  const ownable = isAnonymous(user) ? [] : ownableRoles(user, policy.roleMatchers);
   for (const rule of policy.rules) {
     const k = kind(rule);
     if (k === null) continue;

@@ -21,15 +21,17 @@ export interface AuditEntry {
   outcome: string;
   /** The HTTP status answered. */
   status: number;
+  /** The API token the action came with (migration 0027); absent or null: none. */
+  tokenid?: number | null;
 }
 
 /** Adds one row; its id. */
 export async function recordAudit(q: Queryable, e: AuditEntry): Promise<number> {
   const row = await one<{ id: string }>(
     q,
-    sql`INSERT INTO flotilla.audit_log (at, actor, address, method, path, args, outcome, status)
+    sql`INSERT INTO flotilla.audit_log (at, actor, address, method, path, args, outcome, status, tokenid)
         VALUES (${e.at}, ${e.actor}, ${e.address}, ${e.method}, ${e.path}, ${JSON.stringify(e.args)}::jsonb,
-                ${e.outcome}, ${e.status})
+                ${e.outcome}, ${e.status}, ${e.tokenid ?? null})
         RETURNING id`,
   );
   return Number(row.id);

@@ -21,6 +21,7 @@ import { LoginPage } from './pages/login.js';
 import { MastersPage } from './pages/masters.js';
 import { SchedulersPage } from './pages/schedulers.js';
 import { SettingsPage } from './pages/settings.js';
+import { TokensPage } from './pages/tokens.js';
 import { WorkerPage } from './pages/worker.js';
 import { WorkersPage } from './pages/workers.js';
 import { href, type Route, useRoute } from './router.js';
@@ -42,6 +43,7 @@ const NAV: [string, string, Route['name'][]][] = [
   ['/changesources', 'Change sources', ['changesources']],
   ['/about', 'About', ['about']],
   ['/settings', 'Settings', ['settings']],
+  ['/settings/tokens', 'API tokens', ['tokens']],
 ];
 
 function useSocketState(): SocketState {
@@ -124,6 +126,8 @@ function Page({ route }: { route: Route }) {
       return <AboutPage />;
     case 'settings':
       return <SettingsPage />;
+    case 'tokens':
+      return <TokensPage />;
     case 'changes':
       return <ChangesPage route={route} />;
     case 'change':

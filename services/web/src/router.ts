@@ -25,6 +25,7 @@ export type RouteName =
   | 'changesources'
   | 'about'
   | 'settings'
+  | 'tokens'
   | 'change'
   | 'changes'
   | 'grid'
@@ -52,6 +53,7 @@ const ROUTES: [RouteName, RegExp, string[]][] = [
   ['changesources', /^\/changesources$/, []],
   ['about', /^\/about$/, []],
   ['settings', /^\/settings$/, []],
+  ['tokens', /^\/settings\/tokens$/, []],
   ['change', /^\/changes\/(\d+)$/, ['changeid']],
   ['changes', /^\/changes$/, []],
   ['grid', /^\/grid$/, []],

@@ -29,6 +29,8 @@ export const auditEntry: Resource = {
     // 'success', or the stable code of the error answered (docs/compatibility.md).
     field('outcome', t.string, sql`a.outcome`),
     field('status', t.integer, sql`a.status`),
+    // The API token the action came with (services/api/auth/api-tokens.ts); null: none.
+    field('tokenid', t.integer, sql`a.tokenid`, { nullable: true }),
   ],
 };
 
