@@ -252,35 +252,56 @@ class Importer:
         if out:
             self.out['www'] = out
 
+    def hook_secret(self, place, what, secret, env):
+        """A hook's secret (or token): Flotilla reads it from the environment or a file, never from
+        the YAML, so the variable is named and setting it is listed as the step left to do."""
+        shown = (f'util.Secret({secret.secret_name!r})' if isinstance(secret, bbprops.Secret)
+                 else '(a string)' if isinstance(secret, str) else named(secret))
+        self.losses.add(place, f'{what} {shown}', f"set {env} in the API pods' environment to it")
+        return env
+
     def change_hooks(self, dialects):
-        """Buildbot's change_hook_dialects: base and github have Flotilla forms."""
+        """Buildbot's change_hook_dialects: base, github, gitlab and bitbucket have Flotilla forms."""
         out = {}
         for name, options in dialects.items():
             place = f"c['www']['change_hook_dialects'][{name!r}]"
             options = dict(options) if isinstance(options, dict) else {}
+            hook = {}
             if name == 'base':
-                out['base'] = {'enabled': True}
-                for key in sorted(options):
-                    self.losses.add(place, f'option {key}', 'no Flotilla form')
+                hook['enabled'] = True
             elif name == 'github':
-                hook = {}
-                secret = options.pop('secret', None)
-                if secret is not None:
-                    # Flotilla reads the secret from the environment or a file, never from the YAML.
-                    hook['secret_env'] = 'GITHUB_HOOK_SECRET'
-                    what = (f'util.Secret({secret.secret_name!r})' if isinstance(secret, bbprops.Secret)
-                            else '(a string)' if isinstance(secret, str) else named(secret))
-                    self.losses.add(place, f'secret {what}',
-                                    'set GITHUB_HOOK_SECRET in the API pods\' environment to it')
+                if options.get('secret') is not None:
+                    hook['secret_env'] = self.hook_secret(place, 'secret', options.pop('secret'),
+                                                          'GITHUB_HOOK_SECRET')
                     # With a secret, Flotilla checks every signature: Buildbot's strict.
                     options.pop('strict', None)
-                if isinstance(options.get('codebase'), str):
-                    hook['codebase'] = options.pop('codebase')
-                for key in sorted(options):
-                    self.losses.add(place, f'option {key}={options[key]!r}', 'no Flotilla form')
-                out['github'] = hook
-            else:
+                if options.get('token') is not None:
+                    hook['token_env'] = self.hook_secret(place, 'token', options.pop('token'), 'GITHUB_API_TOKEN')
+                for key in ('codebase', 'github_api_endpoint', 'pullrequest_ref'):
+                    if isinstance(options.get(key), str):
+                        hook[key] = options.pop(key)
+                for key in ('skips', 'github_property_whitelist'):
+                    value = options.get(key)
+                    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+                        hook[key] = list(options.pop(key))
+                # Buildbot's defaults, which are Flotilla's behaviour (it always checks TLS).
+                for key, default in (('debug', False), ('verify', False), ('verify', True)):
+                    if key in options and options[key] == default:
+                        options.pop(key)
+                for key in ('skips', 'github_property_whitelist', 'token', 'secret', 'strict'):
+                    if key in options and options[key] is None:
+                        options.pop(key)
+            elif name == 'gitlab':
+                if options.get('secret') is not None:
+                    hook['secret_env'] = self.hook_secret(place, 'secret', options.pop('secret'),
+                                                          'GITLAB_HOOK_TOKEN')
+            elif name != 'bitbucket':
                 self.losses.add(place, f'change hook dialect {name}', 'no such dialect in Flotilla yet')
+                continue
+            for key in sorted(options):
+                shown = named(options[key]) if callable(options[key]) else repr(options[key])
+                self.losses.add(place, f'option {key}={shown}', 'no Flotilla form')
+            out[name] = hook
         if out:
             self.out['change_hooks'] = out
 

@@ -1,6 +1,7 @@
 // Auth: users, role matchers, endpoint matchers and allow rules, OIDC, login throttling.
 import { z } from 'zod';
 import { parseHash } from '../../auth/password.js';
+import { credentialUrl } from './urls.js';
 
 // Authentication and authorization (services/core/auth, services/api/auth), after Buildbot's
 // www['auth'] and www['authz']. With neither users nor oidc, everyone may do everything
@@ -91,8 +92,6 @@ const allowRule = z
   })
   .strict();
 
-const isLoopback = (u: URL) => ['localhost', '127.0.0.1', '[::1]'].includes(u.hostname);
-
 export const auth = z
   .object({
     users: z.array(userSchema).default([]),
@@ -107,13 +106,7 @@ export const auth = z
         issuer: z.string().url(),
         audience: z.string().min(1),
         jwks_file: z.string().min(1).optional(),
-        jwks_url: z
-          .string()
-          .url()
-          .refine((u) => new URL(u).protocol === 'https:' || isLoopback(new URL(u)), {
-            message: 'expected an https URL (http only on the loopback interface)',
-          })
-          .optional(),
+        jwks_url: credentialUrl().optional(),
         username_claim: z.string().min(1).default('preferred_username'),
         groups_claim: z.string().min(1).default('groups'),
       })
