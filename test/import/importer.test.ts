@@ -147,7 +147,9 @@ describe('import-buildbot-config', () => {
       base: { enabled: true },
       github: expect.objectContaining({ secret_env: 'GITHUB_HOOK_SECRET' }),
     });
-    expect(r.yaml).toMatch(/change_hooks:\n {2}base:\n {4}enabled: true\n {2}github:\n {4}secret_env: GITHUB_HOOK_SECRET\n/);
+    expect(r.yaml).toMatch(
+      /change_hooks:\n {2}base:\n {4}enabled: true\n {2}github:\n {4}secret_env: GITHUB_HOOK_SECRET\n/,
+    );
     const b = r.config.builders[1]!;
     expect(b.name).toBe('build-ubuntu-2204');
     expect(b.steps.map((s) => s.name ?? s.type)).toEqual([

@@ -5,6 +5,7 @@
 // adding the changes in one transaction, the answers) is index.ts's.
 import type { FastifyRequest } from 'fastify';
 import type { ChangeHooksConfig } from '../../core/config/master-config.js';
+import { readSecret } from '../../core/config/secret-source.js';
 import type { NewChange } from '../../core/data/index.js';
 import { baseChange } from './base.js';
 import { BASE_AUTH_CHALLENGE, baseAuthCheck } from './base-auth.js';
@@ -12,7 +13,6 @@ import { bitbucketChanges } from './bitbucket.js';
 import { requestFields } from './body.js';
 import { type GithubOptions, githubChanges } from './github.js';
 import { gitlabChanges } from './gitlab.js';
-import { hookSecret } from './secret.js';
 
 export interface Dialect {
   /** The changes a request makes (none: "no change found"); throws the refusal. */
@@ -38,12 +38,12 @@ export function githubOptions(
   config: NonNullable<ChangeHooksConfig['github']>,
   env: Env = process.env,
 ): GithubOptions {
-  const secret = hookSecret(
+  const secret = readSecret(
     'change_hooks.github',
     { fromEnv: config.secret_env, fromFile: config.secret_file },
     env,
   );
-  const token = hookSecret(
+  const token = readSecret(
     'change_hooks.github',
     { fromEnv: config.token_env, fromFile: config.token_file },
     env,
@@ -86,7 +86,7 @@ const DIALECTS: Dialects = {
     };
   },
   gitlab: (config, env) => {
-    const secret = hookSecret(
+    const secret = readSecret(
       'change_hooks.gitlab',
       { fromEnv: config.secret_env, fromFile: config.secret_file },
       env,
