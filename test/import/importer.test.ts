@@ -21,6 +21,7 @@ const SAMPLE = '/usr/lib/python3/dist-packages/buildbot/scripts/sample.cfg';
 const ORACLE = 'test/fixtures/buildbot-3.7/master.cfg';
 const MATRIX = 'test/fixtures/buildbot-import/matrix.cfg';
 const PIPELINE = 'test/fixtures/buildbot-import/pipeline.cfg';
+const FORGES = 'test/fixtures/buildbot-import/forges.cfg';
 
 const NO_FORM = 'no Flotilla step of this kind: replace it with a shell step or leave it out';
 const DB = 'set DATABASE_URL in the environment of the masters and API pods to a PostgreSQL URL';
@@ -125,6 +126,54 @@ describe('import-buildbot-config', () => {
       ['worker2', 3],
       ['offline-worker', 1],
     ]);
+  });
+
+  it('converts the forges’ change hooks, a proxy login and Vault and pass secrets; only their secrets stay', async () => {
+    const r = await importConfig(FORGES);
+    expect(r.summary).toBe(
+      `${FORGES}: converted 1 builders (2 steps), 1 schedulers, 0 reporters; 6 not converted`,
+    );
+    const env = (name: string, where: string) => `set ${name} in the ${where} environment to it`;
+    expect(r.losses).toEqual([
+      `c['secretsProviders'][0]: vaultToken (a string) -> ${env('VAULT_TOKEN', "masters'")}`,
+      `c['secretsProviders'][1]: gpgPassphrase (a string) -> ${env('PASS_GPG_PASSPHRASE', "masters'")}`,
+      "c['www']['auth']: RemoteUserAuth believes the header from any client -> set auth.remote_user.trusted_proxies to your proxy's addresses (written: 127.0.0.1)",
+      `c['www']['change_hook_dialects']['github']: secret util.Secret('github-hook') -> ${env('GITHUB_HOOK_SECRET', "API pods'")}`,
+      `c['www']['change_hook_dialects']['github']: token util.Secret('github-api') -> ${env('GITHUB_API_TOKEN', "API pods'")}`,
+      `c['www']['change_hook_dialects']['gitlab']: secret util.Secret('gitlab-token') -> ${env('GITLAB_HOOK_TOKEN', "API pods'")}`,
+    ]);
+    expect(r.config.change_hooks).toEqual({
+      github: {
+        secret_env: 'GITHUB_HOOK_SECRET',
+        token_env: 'GITHUB_API_TOKEN',
+        github_api_endpoint: 'https://github.example.org/api/v3',
+        pullrequest_ref: 'head',
+        skips: [String.raw`\[no ci\]`],
+        github_property_whitelist: ['github.base.ref'],
+      },
+      gitlab: { secret_env: 'GITLAB_HOOK_TOKEN' },
+      bitbucket: {},
+    });
+    expect(r.config.secrets).toEqual([
+      {
+        type: 'vault',
+        vaultServer: 'https://vault.example.org:8200',
+        vaultToken_env: 'VAULT_TOKEN',
+        secretsmount: 'ci',
+        apiVersion: 2,
+      },
+      { type: 'pass', gpgPassphrase_env: 'PASS_GPG_PASSPHRASE' },
+    ]);
+    expect(r.config.auth.remote_user).toEqual({
+      header: 'X-Remote-User',
+      headerRegex: '(?P<username>[^ @]+)@(?P<realm>[^ @]+)',
+      trusted_proxies: ['127.0.0.1'],
+    });
+    // No secret's value is written into the YAML.
+    for (const value of ['s.vault-root-token', 'unlock']) expect(r.yaml).not.toContain(value);
+    expect(r.config.builders[0]!.steps[1]).toMatchObject({
+      command: ['deploy', '--key', '%(secret:deploy/key)s'],
+    });
   });
 
   it('converts builders made in a loop, templates, locks and filters, and lists what it could not', async () => {

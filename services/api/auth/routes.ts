@@ -23,13 +23,21 @@ import type { UiConfig } from '../../core/api-shapes.js';
 import { verifyPassword } from '../../core/auth/password.js';
 import { fingerprintOf, type UserDirectory, userInfoOf } from '../../core/auth/users.js';
 import type { Logger } from '../../core/telemetry/logger.js';
-import { crossSite, loginUnavailable, noLogin, noTokenLogin, tooManyLogins } from '../errors/catalogue.js';
+import {
+  crossSite,
+  loginUnavailable,
+  noLogin,
+  noTokenLogin,
+  remoteUserRefused,
+  tooManyLogins,
+} from '../errors/catalogue.js';
 import type { Authorizer } from './authorizer.js';
 import { addressKey } from './client.js';
 import { RedisUnavailable } from './counters.js';
 import type { DeviceCookies } from './device-cookies.js';
 import type { Attempt, LoginThrottle, Verdict } from './login-throttle.js';
 import type { TokenVerifier } from './oidc.js';
+import type { RemoteUserLogin } from './remote-user.js';
 import type { SessionCookies } from './session-cookies.js';
 import type { SessionRecord } from './session-store.js';
 
@@ -39,6 +47,8 @@ export interface AuthRoutesDeps {
   cookies: SessionCookies;
   users: UserDirectory | null;
   tokens: TokenVerifier | null;
+  /** auth.remote_user: the user a trusted proxy names in a header. */
+  remoteUser: RemoteUserLogin | null;
   throttle: LoginThrottle;
   devices: DeviceCookies;
   log: Logger;
@@ -196,8 +206,25 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
   };
 
   // Errors are thrown, and answered by the app's error handler (../errors/reply.ts).
+  /** The proxy's user, its session started unless the request's session is already theirs. */
+  async function remoteLogin(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    current: Record<string, unknown> | null,
+  ) {
+    const user = deps.remoteUser?.userOf(req) ?? null;
+    if (user === null || current?.username === user.username) return user;
+    await startSession(reply, user, { user: String(user.username), via: 'remote-user', fingerprint: null });
+    return user;
+  }
+
   app.get('/auth/login', async (req, reply) => {
     sameSite(req);
+    if (deps.remoteUser) {
+      if (await remoteLogin(req, reply, null)) return redirect(reply, `${home}#${fragment(req)}`);
+      if (!deps.users && !deps.tokens)
+        throw remoteUserRefused('the login header is believed only from the trusted proxies');
+    }
     if (!deps.users && !deps.tokens) throw noLogin();
     // ?token= as Buildbot's OAuth2 login takes it; or a Bearer header, which no proxy logs.
     const bearer = /^\s*bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
@@ -225,9 +252,19 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
       : { name: 'UserPasswordAuth' }
     : deps.tokens
       ? { name: 'OIDC', oauth2: true, fa_icon: 'fa-sign-in', autologin: false }
-      : { name: 'NoAuth' };
+      : deps.remoteUser
+        ? { name: 'RemoteUserAuth' }
+        : { name: 'NoAuth' };
   app.get('/config', async (req, reply) => {
-    const user = deps.cookies.attach(req, reply);
+    let user = deps.cookies.attach(req, reply);
+    // Buildbot's RemoteUserAuth logs the proxy's user in as the web UI loads its settings.
+    if (deps.remoteUser?.fromProxy(req)) {
+      try {
+        user = (await remoteLogin(req, reply, user)) ?? user;
+      } catch (err) {
+        req.log.warn({ reason: (err as Error).message }, 'remote user not logged in');
+      }
+    }
     const body: UiConfig = {
       auth: authDict,
       authz: {},

@@ -44,6 +44,7 @@ export type ApiErrorCode =
   | 'TOO_MANY_LOGINS'
   | 'NO_LOGIN'
   | 'NO_TOKEN_LOGIN'
+  | 'REMOTE_USER_REFUSED'
   | 'LOGIN_UNAVAILABLE'
   | 'FORBIDDEN'
   | 'RPC_PARSE_ERROR'
@@ -100,6 +101,9 @@ export const CATALOGUE: Readonly<Record<ErrorCode, Entry>> = {
   TOO_MANY_LOGINS: { status: 429 },
   NO_LOGIN: { status: 501 },
   NO_TOKEN_LOGIN: { status: 400 },
+  // auth.remote_user: the trusted proxy sent no user header, or one the regex does not match
+  // (Buildbot's RemoteUserAuth: 403 with the same words).
+  REMOTE_USER_REFUSED: { status: 403 },
   LOGIN_UNAVAILABLE: { status: 503, retryAfter: RETRY_AFTER_SECONDS },
   // Authorization: Buildbot refuses a read with a plain 403, a call with -32600.
   FORBIDDEN: { status: 403, rpc: JSONRPC.invalidRequest },
@@ -169,6 +173,8 @@ export const tooManyLogins = (seconds: number) =>
     `too many failed logins: try again in ${seconds} second${seconds === 1 ? '' : 's'}`,
   );
 export const noLogin = () => new NotSupportedError<ErrorCode>('NO_LOGIN', 'no login is configured');
+export const remoteUserRefused = (message: string) =>
+  new NotAllowedError<ErrorCode>('REMOTE_USER_REFUSED', message);
 export const noTokenLogin = () =>
   new InputError<ErrorCode>('NO_TOKEN_LOGIN', 'token login is not configured');
 export const loginUnavailable = () =>

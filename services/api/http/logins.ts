@@ -10,6 +10,7 @@ import type { Logger } from '../../core/telemetry/logger.js';
 import { Authorizer } from '../auth/authorizer.js';
 import { LoginThrottle } from '../auth/login-throttle.js';
 import { TokenVerifier } from '../auth/oidc.js';
+import { RemoteUserLogin } from '../auth/remote-user.js';
 import { Targets } from '../auth/targets.js';
 
 const DEFAULT_THROTTLE = {
@@ -19,9 +20,13 @@ const DEFAULT_THROTTLE = {
   window_seconds: 900,
 };
 
+/** Whether anyone logs in with a password: users inline, in a users file or an htpasswd file. */
+const passwordLogins = (auth: AuthConfig) =>
+  auth.users.length > 0 || auth.users_file !== undefined || auth.htpasswd_file !== undefined;
+
 /** The authorization rules in force, Buildbot's way (see core/config/master-config/auth.ts). */
 export function authzPolicy(auth: AuthConfig | undefined): AuthzPolicy {
-  const loginsExist = !!auth && (auth.users.length > 0 || auth.users_file !== undefined || !!auth.oidc);
+  const loginsExist = !!auth && (passwordLogins(auth) || !!auth.oidc || !!auth.remote_user);
   return {
     rules: auth?.allow_rules ?? (loginsExist ? DEFAULT_RULES : []),
     roleMatchers: auth?.role_matchers ?? [],
@@ -32,6 +37,7 @@ export interface Logins {
   /** The users who log in with a password; null: nobody does. */
   users: UserDirectory | null;
   tokens: TokenVerifier | null;
+  remoteUser: RemoteUserLogin | null;
   /** The events part asks it too (authorize), of req.userInfo, which every request carries. */
   authz: Authorizer;
   throttle: LoginThrottle;
@@ -47,15 +53,20 @@ export function loginsOf(opts: {
 }): Logins {
   const { auth } = opts;
   const users =
-    auth && (auth.users.length > 0 || auth.users_file !== undefined)
-      ? new UserDirectory(auth.users, auth.users_file, (err) =>
-          opts.log.error({ err: err.message }, 'users file not reloaded; the previous users stay'),
+    auth && passwordLogins(auth)
+      ? new UserDirectory(
+          auth.users,
+          auth.users_file,
+          (err) => opts.log.error({ err: err.message }, 'users file not reloaded; the previous users stay'),
+          undefined,
+          auth.htpasswd_file,
         )
       : null;
   const throttleCfg = { ...DEFAULT_THROTTLE, ...auth?.login_throttle };
   return {
     users,
     tokens: auth?.oidc ? TokenVerifier.fromConfig(auth.oidc) : null,
+    remoteUser: auth?.remote_user ? RemoteUserLogin.fromConfig(auth.remote_user) : null,
     authz: new Authorizer(authzPolicy(auth), new Targets(opts.db), opts.forceByName),
     throttle: new LoginThrottle(opts.redis, {
       maxFailuresPerUser: throttleCfg.max_failures_per_user,

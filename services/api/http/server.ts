@@ -148,6 +148,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         cookies: sessions.cookies,
         users: logins.users,
         tokens: logins.tokens,
+        remoteUser: logins.remoteUser,
         throttle: logins.throttle,
         devices: sessions.devices,
         log: deps.log,

@@ -1,6 +1,7 @@
 // Auth: users, role matchers, endpoint matchers and allow rules, OIDC, login throttling.
 import { z } from 'zod';
 import { parseHash } from '../../auth/password.js';
+import { remoteUser } from './remote-user.js';
 import { credentialUrl } from './urls.js';
 
 // Authentication and authorization (services/core/auth, services/api/auth), after Buildbot's
@@ -97,6 +98,10 @@ export const auth = z
     users: z.array(userSchema).default([]),
     // A YAML file holding more `users` (a mounted Secret, so hashes stay out of ConfigMaps).
     users_file: z.string().optional(),
+    // Buildbot's HTPasswdAuth: an htpasswd file (bcrypt, $apr1$ or {SHA} hashes, as Apache's
+    // htpasswd writes them), re-read when it changes; its users log in as `users` do, with no
+    // groups (services/core/auth/htpasswd.ts).
+    htpasswd_file: z.string().min(1).optional(),
     // GET /auth/login?token=<access token>: a JWT the provider signed, checked against its
     // key set (a file, or a URL fetched over https and cached), its issuer, our audience
     // and its expiry. The user's name comes from username_claim (falling back to `sub`),
@@ -115,6 +120,7 @@ export const auth = z
         message: 'expected exactly one of jwks_file, jwks_url',
       })
       .optional(),
+    remote_user: remoteUser.optional(),
     role_matchers: z.array(roleMatcher).default([]),
     allow_rules: z.array(allowRule).optional(),
     // The session cookie's lifetime (the JWT's exp), as Buildbot's cookie_expiration_time
