@@ -254,8 +254,9 @@ class Importer:
             self.out['secrets'] = out
 
     def auth(self, auth):
-        """c['www']['auth']: HTPasswdAuth and RemoteUserAuth have Flotilla forms."""
+        """c['www']['auth']: HTPasswdAuth, RemoteUserAuth and the OAuth2 logins have Flotilla forms."""
         from buildbot.www.auth import HTPasswdAuth, RemoteUserAuth
+        from buildbot.www.oauth2 import GitHubAuth, GitLabAuth, GoogleAuth
         place = "c['www']['auth']"
         if isinstance(auth, HTPasswdAuth):
             path = auth.checkers[0].filename
@@ -270,8 +271,36 @@ class Importer:
             self.out.setdefault('auth', {})['remote_user'] = entry
             self.losses.add(place, 'RemoteUserAuth believes the header from any client',
                             "set auth.remote_user.trusted_proxies to your proxy's addresses (written: 127.0.0.1)")
+        elif isinstance(auth, (GitHubAuth, GitLabAuth, GoogleAuth)):
+            self.oauth2(auth, place)
         else:
             self.losses.add(place, named(auth), 'configure auth: in YAML by hand (docs/migrating-from-buildbot.md)')
+
+    def oauth2(self, auth, place):
+        """GitHubAuth, GitLabAuth, GoogleAuth: auth.oauth2, the client secret from the environment."""
+        from buildbot.www.oauth2 import GitHubAuth, GitLabAuth
+        entry = {}
+        if isinstance(auth, GitHubAuth):
+            entry['provider'] = 'github'
+            if auth.serverURL and auth.serverURL != 'https://api.github.com':
+                entry['serverURL'] = auth.serverURL
+            if auth.apiVersion != 3 or auth.getTeamsMembership:
+                self.losses.add(place, f'GitHubAuth apiVersion={auth.apiVersion}, getTeamsMembership={auth.getTeamsMembership}',
+                                "written as API v3: the user's organizations are the groups, teams are not read")
+        elif isinstance(auth, GitLabAuth):
+            entry['provider'] = 'gitlab'
+            entry['instanceUri'] = auth.authUri[:-len('/oauth/authorize')]
+        else:
+            entry['provider'] = 'google'
+        if isinstance(auth.clientId, str):
+            entry['clientId'] = auth.clientId
+        else:
+            entry['clientId'] = 'CLIENT_ID'
+            self.losses.add(place, f'clientId {named(auth.clientId)}', 'write the client id as auth.oauth2.clientId')
+        entry['clientSecret_env'] = self.hook_secret(place, 'clientSecret', auth.clientSecret, 'OAUTH2_CLIENT_SECRET')
+        if auth.autologin:
+            entry['autologin'] = True
+        self.out.setdefault('auth', {})['oauth2'] = entry
 
     def protocols(self):
         protos = dict(self.m.protocols or {})

@@ -5,7 +5,7 @@
 // unchanged (what checkconfig runs), and the list of what it could not convert is exactly the
 // expected one, on stderr and in the YAML's closing comment block alike.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -174,6 +174,40 @@ describe('import-buildbot-config', () => {
     expect(r.config.builders[0]!.steps[1]).toMatchObject({
       command: ['deploy', '--key', '%(secret:deploy/key)s'],
     });
+  });
+
+  it.each([
+    [
+      "util.GitHubAuth('gh-client', util.Secret('gh-oauth'), serverURL='https://ghe.example.org')",
+      { provider: 'github', serverURL: 'https://ghe.example.org', clientId: 'gh-client', autologin: false },
+    ],
+    [
+      "util.GitLabAuth('https://gitlab.example.org', 'gl-client', 'gl-s3cret')",
+      {
+        provider: 'gitlab',
+        instanceUri: 'https://gitlab.example.org',
+        clientId: 'gl-client',
+        autologin: false,
+      },
+    ],
+    [
+      "util.GoogleAuth('g-client', 'g-s3cret', autologin=True)",
+      { provider: 'google', clientId: 'g-client', autologin: true },
+    ],
+  ])('converts the OAuth2 login %s, its secret read from the environment', async (login, expected) => {
+    const cfg = join(dir, `oauth2-${expected.provider}.cfg`);
+    writeFileSync(
+      cfg,
+      readFileSync(FORGES, 'utf8').replace("util.RemoteUserAuth(header='X-Remote-User')", login),
+    );
+    const r = await importConfig(cfg);
+    expect(r.config.auth.oauth2).toEqual({ ...expected, clientSecret_env: 'OAUTH2_CLIENT_SECRET' });
+    expect(r.losses.filter((l) => l.startsWith("c['www']['auth']"))).toEqual([
+      expect.stringMatching(
+        /^c\['www'\]\['auth'\]: clientSecret .* -> set OAUTH2_CLIENT_SECRET in the API pods' environment to it$/,
+      ),
+    ]);
+    expect(r.yaml).not.toContain('s3cret');
   });
 
   it('converts builders made in a loop, templates, locks and filters, and lists what it could not', async () => {

@@ -36,6 +36,7 @@ import { addressKey } from './client.js';
 import { RedisUnavailable } from './counters.js';
 import type { DeviceCookies } from './device-cookies.js';
 import type { Attempt, LoginThrottle, Verdict } from './login-throttle.js';
+import type { OAuth2Login } from './oauth2/index.js';
 import type { TokenVerifier } from './oidc.js';
 import type { RemoteUserLogin } from './remote-user.js';
 import type { SessionCookies } from './session-cookies.js';
@@ -49,6 +50,8 @@ export interface AuthRoutesDeps {
   tokens: TokenVerifier | null;
   /** auth.remote_user: the user a trusted proxy names in a header. */
   remoteUser: RemoteUserLogin | null;
+  /** auth.oauth2: GitHub, GitLab or Google (oauth2/). */
+  oauth2: OAuth2Login | null;
   throttle: LoginThrottle;
   devices: DeviceCookies;
   log: Logger;
@@ -219,7 +222,22 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
   }
 
   app.get('/auth/login', async (req, reply) => {
+    const query = queryParams(req);
+    const code = query.get('code');
+    if (deps.oauth2 && code !== null) {
+      // The provider's callback, a navigation from its site: the state, not Sec-Fetch-Site,
+      // proves that this browser started the login.
+      const done = await deps.oauth2.finish(req, reply, code, query.get('state') ?? '');
+      await startSession(reply, done.user, {
+        user: String(done.user.username),
+        via: 'oauth2',
+        fingerprint: null,
+      });
+      return redirect(reply, done.redirect === null ? home : `${home}#${safeFragment(done.redirect)}`);
+    }
     sameSite(req);
+    if (deps.oauth2 && !req.headers.authorization && query.get('token') === null)
+      return deps.oauth2.begin(reply, query.get('redirect'));
     if (deps.remoteUser) {
       if (await remoteLogin(req, reply, null)) return redirect(reply, `${home}#${fragment(req)}`);
       if (!deps.users && !deps.tokens)
@@ -246,15 +264,17 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
 
   // With both users and a token provider, Buildbot's dict names only the first; ours also
   // says that a token works, so the web UI offers both forms.
-  const authDict = deps.users
-    ? deps.tokens
-      ? { name: 'UserPasswordAuth', token_login: true }
-      : { name: 'UserPasswordAuth' }
-    : deps.tokens
-      ? { name: 'OIDC', oauth2: true, fa_icon: 'fa-sign-in', autologin: false }
-      : deps.remoteUser
-        ? { name: 'RemoteUserAuth' }
-        : { name: 'NoAuth' };
+  const authDict = deps.oauth2
+    ? deps.oauth2.configDict
+    : deps.users
+      ? deps.tokens
+        ? { name: 'UserPasswordAuth', token_login: true }
+        : { name: 'UserPasswordAuth' }
+      : deps.tokens
+        ? { name: 'OIDC', oauth2: true, fa_icon: 'fa-sign-in', autologin: false }
+        : deps.remoteUser
+          ? { name: 'RemoteUserAuth' }
+          : { name: 'NoAuth' };
   app.get('/config', async (req, reply) => {
     let user = deps.cookies.attach(req, reply);
     // Buildbot's RemoteUserAuth logs the proxy's user in as the web UI loads its settings.

@@ -9,6 +9,7 @@ import type { ForceScheduler } from '../../core/force/parameters.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { Authorizer } from '../auth/authorizer.js';
 import { LoginThrottle } from '../auth/login-throttle.js';
+import { OAuth2Login } from '../auth/oauth2/index.js';
 import { TokenVerifier } from '../auth/oidc.js';
 import { RemoteUserLogin } from '../auth/remote-user.js';
 import { Targets } from '../auth/targets.js';
@@ -26,7 +27,7 @@ const passwordLogins = (auth: AuthConfig) =>
 
 /** The authorization rules in force, Buildbot's way (see core/config/master-config/auth.ts). */
 export function authzPolicy(auth: AuthConfig | undefined): AuthzPolicy {
-  const loginsExist = !!auth && (passwordLogins(auth) || !!auth.oidc || !!auth.remote_user);
+  const loginsExist = !!auth && (passwordLogins(auth) || !!auth.oidc || !!auth.remote_user || !!auth.oauth2);
   return {
     rules: auth?.allow_rules ?? (loginsExist ? DEFAULT_RULES : []),
     roleMatchers: auth?.role_matchers ?? [],
@@ -38,6 +39,7 @@ export interface Logins {
   users: UserDirectory | null;
   tokens: TokenVerifier | null;
   remoteUser: RemoteUserLogin | null;
+  oauth2: OAuth2Login | null;
   /** The events part asks it too (authorize), of req.userInfo, which every request carries. */
   authz: Authorizer;
   throttle: LoginThrottle;
@@ -50,6 +52,10 @@ export function loginsOf(opts: {
   forceByName: ReadonlyMap<string, ForceScheduler>;
   keyPrefix: string;
   log: Logger;
+  /** Where the OAuth2 provider sends the browser back to (<publicUrl>auth/login). */
+  publicUrl: string;
+  /** Where auth.oauth2's client secret is looked up (default process.env). */
+  env?: Record<string, string | undefined>;
 }): Logins {
   const { auth } = opts;
   const users =
@@ -67,6 +73,9 @@ export function loginsOf(opts: {
     users,
     tokens: auth?.oidc ? TokenVerifier.fromConfig(auth.oidc) : null,
     remoteUser: auth?.remote_user ? RemoteUserLogin.fromConfig(auth.remote_user) : null,
+    oauth2: auth?.oauth2
+      ? OAuth2Login.fromConfig(auth.oauth2, opts.publicUrl, opts.env ?? process.env)
+      : null,
     authz: new Authorizer(authzPolicy(auth), new Targets(opts.db), opts.forceByName),
     throttle: new LoginThrottle(opts.redis, {
       maxFailuresPerUser: throttleCfg.max_failures_per_user,

@@ -107,6 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     forceByName,
     keyPrefix,
     log: deps.log,
+    publicUrl: deps.publicUrl,
   });
   const sessions = await parts.start({
     name: 'sessions',
@@ -149,6 +150,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         users: logins.users,
         tokens: logins.tokens,
         remoteUser: logins.remoteUser,
+        oauth2: logins.oauth2,
         throttle: logins.throttle,
         devices: sessions.devices,
         log: deps.log,

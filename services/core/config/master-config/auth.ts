@@ -1,6 +1,7 @@
 // Auth: users, role matchers, endpoint matchers and allow rules, OIDC, login throttling.
 import { z } from 'zod';
 import { parseHash } from '../../auth/password.js';
+import { oauth2 } from './oauth2.js';
 import { remoteUser } from './remote-user.js';
 import { credentialUrl } from './urls.js';
 
@@ -121,6 +122,7 @@ export const auth = z
       })
       .optional(),
     remote_user: remoteUser.optional(),
+    oauth2: oauth2.optional(),
     role_matchers: z.array(roleMatcher).default([]),
     allow_rules: z.array(allowRule).optional(),
     // The session cookie's lifetime (the JWT's exp), as Buildbot's cookie_expiration_time
