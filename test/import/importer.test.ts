@@ -210,6 +210,22 @@ describe('import-buildbot-config', () => {
     expect(r.yaml).not.toContain('s3cret');
   });
 
+  it("converts HTPasswdAuth to auth.htpasswd_file, saying that Buildbot's plain lines must be hashed", async () => {
+    const cfg = join(dir, 'htpasswd.cfg');
+    writeFileSync(
+      cfg,
+      readFileSync(FORGES, 'utf8').replace(
+        "util.RemoteUserAuth(header='X-Remote-User')",
+        "util.HTPasswdAuth('/etc/buildbot/htpasswd')",
+      ),
+    );
+    const r = await importConfig(cfg);
+    expect(r.config.auth.htpasswd_file).toBe('/etc/buildbot/htpasswd');
+    expect(r.losses).toContain(
+      "c['www']['auth']: HTPasswdAuth('/etc/buildbot/htpasswd'): its lines hold plain passwords for Buildbot -> hash each with htpasswd -B (Flotilla takes bcrypt, $apr1$ or {SHA} lines only)",
+    );
+  });
+
   it('converts builders made in a loop, templates, locks and filters, and lists what it could not', async () => {
     const r = await importConfig(MATRIX);
     expect(r.summary).toBe(
