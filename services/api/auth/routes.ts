@@ -11,6 +11,10 @@
 // - GET /auth/login?token=<access token> (OAuth 2.0 / OIDC), or with `Authorization: Bearer
 //   <access token>`: a verified token's claims become the session's user; redirect to
 //   PUBLIC_URL (or PUBLIC_URL#<redirect>); a bad token 401.
+// - GET /auth/login with auth.oauth2 (oauth2/index.ts): to the provider's consent page, and
+//   back with ?code=&state= (the state, not Sec-Fetch-Site, guards that callback); with
+//   auth.remote_user (remote-user.ts): the user a trusted proxy names; /config logs that user
+//   in too, as Buildbot's RemoteUserAuth does.
 // - GET /auth/logout: the session ends on every pod (session-store.ts), the cookie becomes an
 //   anonymous one, redirect to PUBLIC_URL#<redirect or />.
 // A login records its session (every pod honours the cookie while it is recorded); without
@@ -208,7 +212,6 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
     if (req.headers['sec-fetch-site'] === 'cross-site') throw crossSite();
   };
 
-  // Errors are thrown, and answered by the app's error handler (../errors/reply.ts).
   /** The proxy's user, its session started unless the request's session is already theirs. */
   async function remoteLogin(
     req: FastifyRequest,
@@ -221,6 +224,7 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
     return user;
   }
 
+  // Errors are thrown, and answered by the app's error handler (../errors/reply.ts).
   app.get('/auth/login', async (req, reply) => {
     const query = queryParams(req);
     const code = query.get('code');
@@ -277,7 +281,8 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
           : { name: 'NoAuth' };
   app.get('/config', async (req, reply) => {
     let user = deps.cookies.attach(req, reply);
-    // Buildbot's RemoteUserAuth logs the proxy's user in as the web UI loads its settings.
+    // Buildbot's RemoteUserAuth logs the proxy's user in as the web UI loads its settings (the
+    // session's cookie then follows the anonymous one attach may have set: the last one wins).
     if (deps.remoteUser?.fromProxy(req)) {
       try {
         user = (await remoteLogin(req, reply, user)) ?? user;
