@@ -208,9 +208,99 @@ class Importer:
                    'change_source', 'services', 'www', 'protocols', 'secretsProviders'}
         for key in sorted(set(raw) - handled):
             self.losses.add(f"c[{key!r}]", f'setting {key}', 'no Flotilla form: see docs/compatibility.md')
-        for provider in self.m.secretsProviders or []:
-            self.losses.add("c['secretsProviders']", named(provider),
-                            'no secret provider of this kind: see docs/migrating-from-buildbot.md')
+        self.secret_providers()
+
+    def secret_providers(self):
+        """c['secretsProviders']: SecretInAFile, SecretInPass and SecretInVault have Flotilla forms;
+        the passphrase and the token are read from the environment, never written in the YAML."""
+        from buildbot.secrets.providers.file import SecretInAFile
+        from buildbot.secrets.providers.passwordstore import SecretInPass
+        from buildbot.secrets.providers.vault import HashiCorpVaultSecretProvider
+        out = []
+        for i, provider in enumerate(self.m.secretsProviders or []):
+            place = f"c['secretsProviders'][{i}]"
+            args, kwargs = tuple(getattr(provider, '_config_args', ())), dict(getattr(provider, '_config_kwargs', {}))
+            if isinstance(provider, SecretInAFile):
+                names = ('dirname', 'suffixes', 'strip')
+                given = {**dict(zip(names, args)), **kwargs}
+                entry = {'type': 'directory', 'dirname': given['dirname']}
+                if given.get('suffixes'):
+                    entry['suffixes'] = list(given['suffixes'])
+                if given.get('strip', True) is False:
+                    entry['strip'] = False
+            elif isinstance(provider, SecretInPass):
+                given = {**dict(zip(('gpgPassphrase', 'dirname'), args)), **kwargs}
+                entry = {'type': 'pass'}
+                if given.get('dirname'):
+                    entry['dirname'] = given['dirname']
+                if given.get('gpgPassphrase'):
+                    entry['gpgPassphrase_env'] = self.hook_secret(place, 'gpgPassphrase', given['gpgPassphrase'],
+                                                                  'PASS_GPG_PASSPHRASE', "masters'")
+            elif isinstance(provider, HashiCorpVaultSecretProvider):
+                given = {**dict(zip(('vaultServer', 'vaultToken', 'secretsmount', 'apiVersion'), args)), **kwargs}
+                entry = {'type': 'vault', 'vaultServer': given['vaultServer'],
+                         'vaultToken_env': self.hook_secret(place, 'vaultToken', given.get('vaultToken'),
+                                                            'VAULT_TOKEN', "masters'")}
+                if given.get('secretsmount'):
+                    entry['secretsmount'] = given['secretsmount']
+                if given.get('apiVersion', 1) != 1:
+                    entry['apiVersion'] = given['apiVersion']
+            else:
+                self.losses.add(place, named(provider),
+                                'no secret provider of this kind: see docs/migrating-from-buildbot.md')
+                continue
+            out.append(entry)
+        if out:
+            self.out['secrets'] = out
+
+    def auth(self, auth):
+        """c['www']['auth']: HTPasswdAuth, RemoteUserAuth and the OAuth2 logins have Flotilla forms."""
+        from buildbot.www.auth import HTPasswdAuth, RemoteUserAuth
+        from buildbot.www.oauth2 import GitHubAuth, GitLabAuth, GoogleAuth
+        place = "c['www']['auth']"
+        if isinstance(auth, HTPasswdAuth):
+            path = auth.checkers[0].filename
+            self.out.setdefault('auth', {})['htpasswd_file'] = bytes2unicode(path)
+            # Twisted's FilePasswordDB, as HTPasswdAuth uses it, compares plain text.
+            self.losses.add(place, f'HTPasswdAuth({bytes2unicode(path)!r}): its lines hold plain passwords for Buildbot',
+                            'hash each with htpasswd -B (Flotilla takes bcrypt, $apr1$ or {SHA} lines only)')
+        elif isinstance(auth, RemoteUserAuth):
+            entry = {'header': bytes2unicode(auth.header),
+                     'headerRegex': bytes2unicode(auth.headerRegex.pattern),
+                     'trusted_proxies': ['127.0.0.1']}
+            self.out.setdefault('auth', {})['remote_user'] = entry
+            self.losses.add(place, 'RemoteUserAuth believes the header from any client',
+                            "set auth.remote_user.trusted_proxies to your proxy's addresses (written: 127.0.0.1)")
+        elif isinstance(auth, (GitHubAuth, GitLabAuth, GoogleAuth)):
+            self.oauth2(auth, place)
+        else:
+            self.losses.add(place, named(auth), 'configure auth: in YAML by hand (docs/migrating-from-buildbot.md)')
+
+    def oauth2(self, auth, place):
+        """GitHubAuth, GitLabAuth, GoogleAuth: auth.oauth2, the client secret from the environment."""
+        from buildbot.www.oauth2 import GitHubAuth, GitLabAuth
+        entry = {}
+        if isinstance(auth, GitHubAuth):
+            entry['provider'] = 'github'
+            if auth.serverURL and auth.serverURL != 'https://api.github.com':
+                entry['serverURL'] = auth.serverURL
+            if auth.apiVersion != 3 or auth.getTeamsMembership:
+                self.losses.add(place, f'GitHubAuth apiVersion={auth.apiVersion}, getTeamsMembership={auth.getTeamsMembership}',
+                                "written as API v3: the user's organizations are the groups, teams are not read")
+        elif isinstance(auth, GitLabAuth):
+            entry['provider'] = 'gitlab'
+            entry['instanceUri'] = auth.authUri[:-len('/oauth/authorize')]
+        else:
+            entry['provider'] = 'google'
+        if isinstance(auth.clientId, str):
+            entry['clientId'] = auth.clientId
+        else:
+            entry['clientId'] = 'CLIENT_ID'
+            self.losses.add(place, f'clientId {named(auth.clientId)}', 'write the client id as auth.oauth2.clientId')
+        entry['clientSecret_env'] = self.hook_secret(place, 'clientSecret', auth.clientSecret, 'OAUTH2_CLIENT_SECRET')
+        if auth.autologin:
+            entry['autologin'] = True
+        self.out.setdefault('auth', {})['oauth2'] = entry
 
     def protocols(self):
         protos = dict(self.m.protocols or {})
@@ -237,10 +327,11 @@ class Importer:
                 out[key] = www[key] if isinstance(www[key], (str, int, dict, list)) else str(www[key])
         if 'allowed_origins' in www:
             out['allowed_origins'] = list(www['allowed_origins'])
-        for key in ('auth', 'authz'):
-            if key in www:
-                self.losses.add(f"c['www'][{key!r}]", named(www[key]),
-                                'configure auth: in YAML by hand (docs/migrating-from-buildbot.md)')
+        if 'auth' in www:
+            self.auth(www['auth'])
+        if 'authz' in www:
+            self.losses.add("c['www']['authz']", named(www['authz']),
+                            'configure auth: in YAML by hand (docs/migrating-from-buildbot.md)')
         if 'change_hook_dialects' in www:
             self.change_hooks(www['change_hook_dialects'] or {})
         if 'change_hook_auth' in www:
@@ -252,35 +343,56 @@ class Importer:
         if out:
             self.out['www'] = out
 
+    def hook_secret(self, place, what, secret, env, pods="API pods'"):
+        """A hook's secret (or token): Flotilla reads it from the environment or a file, never from
+        the YAML, so the variable is named and setting it is listed as the step left to do."""
+        shown = (f'util.Secret({secret.secret_name!r})' if isinstance(secret, bbprops.Secret)
+                 else '(a string)' if isinstance(secret, str) else named(secret))
+        self.losses.add(place, f'{what} {shown}', f"set {env} in the {pods} environment to it")
+        return env
+
     def change_hooks(self, dialects):
-        """Buildbot's change_hook_dialects: base and github have Flotilla forms."""
+        """Buildbot's change_hook_dialects: base, github, gitlab and bitbucket have Flotilla forms."""
         out = {}
         for name, options in dialects.items():
             place = f"c['www']['change_hook_dialects'][{name!r}]"
             options = dict(options) if isinstance(options, dict) else {}
+            hook = {}
             if name == 'base':
-                out['base'] = {'enabled': True}
-                for key in sorted(options):
-                    self.losses.add(place, f'option {key}', 'no Flotilla form')
+                hook['enabled'] = True
             elif name == 'github':
-                hook = {}
-                secret = options.pop('secret', None)
-                if secret is not None:
-                    # Flotilla reads the secret from the environment or a file, never from the YAML.
-                    hook['secret_env'] = 'GITHUB_HOOK_SECRET'
-                    what = (f'util.Secret({secret.secret_name!r})' if isinstance(secret, bbprops.Secret)
-                            else '(a string)' if isinstance(secret, str) else named(secret))
-                    self.losses.add(place, f'secret {what}',
-                                    'set GITHUB_HOOK_SECRET in the API pods\' environment to it')
+                if options.get('secret') is not None:
+                    hook['secret_env'] = self.hook_secret(place, 'secret', options.pop('secret'),
+                                                          'GITHUB_HOOK_SECRET')
                     # With a secret, Flotilla checks every signature: Buildbot's strict.
                     options.pop('strict', None)
-                if isinstance(options.get('codebase'), str):
-                    hook['codebase'] = options.pop('codebase')
-                for key in sorted(options):
-                    self.losses.add(place, f'option {key}={options[key]!r}', 'no Flotilla form')
-                out['github'] = hook
-            else:
+                if options.get('token') is not None:
+                    hook['token_env'] = self.hook_secret(place, 'token', options.pop('token'), 'GITHUB_API_TOKEN')
+                for key in ('codebase', 'github_api_endpoint', 'pullrequest_ref'):
+                    if isinstance(options.get(key), str):
+                        hook[key] = options.pop(key)
+                for key in ('skips', 'github_property_whitelist'):
+                    value = options.get(key)
+                    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+                        hook[key] = list(options.pop(key))
+                # Buildbot's defaults, which are Flotilla's behaviour (it always checks TLS).
+                for key, default in (('debug', False), ('verify', False), ('verify', True)):
+                    if key in options and options[key] == default:
+                        options.pop(key)
+                for key in ('skips', 'github_property_whitelist', 'token', 'secret', 'strict'):
+                    if key in options and options[key] is None:
+                        options.pop(key)
+            elif name == 'gitlab':
+                if options.get('secret') is not None:
+                    hook['secret_env'] = self.hook_secret(place, 'secret', options.pop('secret'),
+                                                          'GITLAB_HOOK_TOKEN')
+            elif name != 'bitbucket':
                 self.losses.add(place, f'change hook dialect {name}', 'no such dialect in Flotilla yet')
+                continue
+            for key in sorted(options):
+                shown = named(options[key]) if callable(options[key]) else repr(options[key])
+                self.losses.add(place, f'option {key}={shown}', 'no Flotilla form')
+            out[name] = hook
         if out:
             self.out['change_hooks'] = out
 
@@ -690,7 +802,7 @@ class Importer:
         self.reporters()
         self.www()
         order = ['title', 'titleURL', 'buildbotURL', 'buildbotNetUsageData', 'log_compression', 'protocols',
-                 'workers', 'locks', 'builders', 'schedulers', 'force_schedulers', 'change_sources', 'change_hooks', 'reporters', 'www']
+                 'workers', 'locks', 'builders', 'schedulers', 'force_schedulers', 'change_sources', 'change_hooks', 'reporters', 'secrets', 'auth', 'www']
         if self.locks:
             self.out['locks'] = list(self.locks.values())
         return {k: self.out[k] for k in order if k in self.out}

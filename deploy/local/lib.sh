@@ -32,6 +32,11 @@ ensure_system_packages() {
   command -v yamllint >/dev/null || need+=(yamllint)
   # promtool (in Debian's prometheus package) checks every process's /metrics exposition.
   command -v promtool >/dev/null || need+=(prometheus)
+  # The pass secret provider's tests run Debian's pass with gpg (gnupg).
+  command -v pass >/dev/null || need+=(pass)
+  command -v gpg >/dev/null || need+=(gnupg)
+  # The htpasswd login tests write their files with Apache's htpasswd.
+  command -v htpasswd >/dev/null || need+=(apache2-utils)
   [ ${#need[@]} -eq 0 ] && return 0
   log "installing ${need[*]} from Debian's packages"
   # Debian's packages would start their own servers (on the default ports) as they install:

@@ -101,7 +101,7 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     onPublishError: (err) => log.warn({ err: err.message }, 'events not published'),
   };
   // Before anything starts: a secrets directory anyone may read is refused, as Buildbot does.
-  const secrets = secretsProviders(config.secrets, deps.env);
+  const secrets = secretsProviders(config.secrets, deps.env, log);
   const timingProblems = livenessProblems(config);
   if (timingProblems.length)
     throw new ConfigError(

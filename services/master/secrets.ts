@@ -1,16 +1,32 @@
 // The secrets providers of the configuration's `secrets` section (its schema says what each
-// is). A directory is checked when the master starts, as Buildbot checks it at config load;
-// its files are read when a build asks, so a rotated secret is used by the next build
-// without a restart (Buildbot reads them once per reconfig).
+// is), one maker per kind: a kind the schema knows and the map lacks does not compile. A
+// directory is checked when the master starts, as Buildbot checks it at config load; its files
+// are read when a build asks, so a rotated secret is used by the next build without a restart
+// (Buildbot reads them once per reconfig). pass and Vault (secret-providers/) are read as a
+// build starts, for the names its builder's templates hold (`load`).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../core/config/errors.js';
 import type { SecretsProviderConfig } from '../core/config/master-config.js';
+import type { Logger } from '../core/telemetry/logger.js';
+import { passProvider } from './secret-providers/pass.js';
+import { vaultProvider } from './secret-providers/vault.js';
 
 export interface SecretsProvider {
   /** The secret's value, or undefined when this provider does not have it. */
   get(name: string): string | undefined;
+  /** For a provider that cannot be asked while a template renders: read these names now. */
+  load?(names: readonly string[]): Promise<void>;
 }
+
+type Env = Record<string, string | undefined>;
+type Kinds = {
+  [K in SecretsProviderConfig['type']]: (
+    cfg: Extract<SecretsProviderConfig, { type: K }>,
+    env: Env,
+    log: Logger | undefined,
+  ) => SecretsProvider;
+};
 
 // A secret name is one file name: nothing that climbs out of the directory.
 const SAFE_NAME = /^(?!\.\.?$)[^/\\\0]+$/;
@@ -58,13 +74,24 @@ function environment(
   return { get: (name) => env[cfg.prefix + name] };
 }
 
+const KINDS: Kinds = {
+  directory: (cfg) => directory(cfg),
+  environment: (cfg, env) => environment(cfg, env),
+  pass: passProvider,
+  vault: vaultProvider,
+};
+
 /** The providers in order, as one: the first that has a name answers. */
 export function secretsProviders(
   configs: readonly SecretsProviderConfig[],
-  env: Record<string, string | undefined>,
+  env: Env,
+  log?: Logger,
 ): SecretsProvider {
-  const providers = configs.map((c) => (c.type === 'directory' ? directory(c) : environment(c, env)));
+  const providers = configs.map((c) => (KINDS[c.type] as Kinds[typeof c.type])(c as never, env, log));
   return {
+    async load(names) {
+      if (names.length) await Promise.all(providers.map((p) => p.load?.(names)));
+    },
     get(name) {
       for (const p of providers) {
         const v = p.get(name);

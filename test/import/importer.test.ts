@@ -5,7 +5,7 @@
 // unchanged (what checkconfig runs), and the list of what it could not convert is exactly the
 // expected one, on stderr and in the YAML's closing comment block alike.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -21,6 +21,7 @@ const SAMPLE = '/usr/lib/python3/dist-packages/buildbot/scripts/sample.cfg';
 const ORACLE = 'test/fixtures/buildbot-3.7/master.cfg';
 const MATRIX = 'test/fixtures/buildbot-import/matrix.cfg';
 const PIPELINE = 'test/fixtures/buildbot-import/pipeline.cfg';
+const FORGES = 'test/fixtures/buildbot-import/forges.cfg';
 
 const NO_FORM = 'no Flotilla step of this kind: replace it with a shell step or leave it out';
 const DB = 'set DATABASE_URL in the environment of the masters and API pods to a PostgreSQL URL';
@@ -127,6 +128,104 @@ describe('import-buildbot-config', () => {
     ]);
   });
 
+  it('converts the forges’ change hooks, a proxy login and Vault and pass secrets; only their secrets stay', async () => {
+    const r = await importConfig(FORGES);
+    expect(r.summary).toBe(
+      `${FORGES}: converted 1 builders (2 steps), 1 schedulers, 0 reporters; 6 not converted`,
+    );
+    const env = (name: string, where: string) => `set ${name} in the ${where} environment to it`;
+    expect(r.losses).toEqual([
+      `c['secretsProviders'][0]: vaultToken (a string) -> ${env('VAULT_TOKEN', "masters'")}`,
+      `c['secretsProviders'][1]: gpgPassphrase (a string) -> ${env('PASS_GPG_PASSPHRASE', "masters'")}`,
+      "c['www']['auth']: RemoteUserAuth believes the header from any client -> set auth.remote_user.trusted_proxies to your proxy's addresses (written: 127.0.0.1)",
+      `c['www']['change_hook_dialects']['github']: secret util.Secret('github-hook') -> ${env('GITHUB_HOOK_SECRET', "API pods'")}`,
+      `c['www']['change_hook_dialects']['github']: token util.Secret('github-api') -> ${env('GITHUB_API_TOKEN', "API pods'")}`,
+      `c['www']['change_hook_dialects']['gitlab']: secret util.Secret('gitlab-token') -> ${env('GITLAB_HOOK_TOKEN', "API pods'")}`,
+    ]);
+    expect(r.config.change_hooks).toEqual({
+      github: {
+        secret_env: 'GITHUB_HOOK_SECRET',
+        token_env: 'GITHUB_API_TOKEN',
+        github_api_endpoint: 'https://github.example.org/api/v3',
+        pullrequest_ref: 'head',
+        skips: [String.raw`\[no ci\]`],
+        github_property_whitelist: ['github.base.ref'],
+      },
+      gitlab: { secret_env: 'GITLAB_HOOK_TOKEN' },
+      bitbucket: {},
+    });
+    expect(r.config.secrets).toEqual([
+      {
+        type: 'vault',
+        vaultServer: 'https://vault.example.org:8200',
+        vaultToken_env: 'VAULT_TOKEN',
+        secretsmount: 'ci',
+        apiVersion: 2,
+      },
+      { type: 'pass', gpgPassphrase_env: 'PASS_GPG_PASSPHRASE' },
+    ]);
+    expect(r.config.auth.remote_user).toEqual({
+      header: 'X-Remote-User',
+      headerRegex: '(?P<username>[^ @]+)@(?P<realm>[^ @]+)',
+      trusted_proxies: ['127.0.0.1'],
+    });
+    // No secret's value is written into the YAML.
+    for (const value of ['s.vault-root-token', 'unlock']) expect(r.yaml).not.toContain(value);
+    expect(r.config.builders[0]!.steps[1]).toMatchObject({
+      command: ['deploy', '--key', '%(secret:deploy/key)s'],
+    });
+  });
+
+  it.each([
+    [
+      "util.GitHubAuth('gh-client', util.Secret('gh-oauth'), serverURL='https://ghe.example.org')",
+      { provider: 'github', serverURL: 'https://ghe.example.org', clientId: 'gh-client', autologin: false },
+    ],
+    [
+      "util.GitLabAuth('https://gitlab.example.org', 'gl-client', 'gl-s3cret')",
+      {
+        provider: 'gitlab',
+        instanceUri: 'https://gitlab.example.org',
+        clientId: 'gl-client',
+        autologin: false,
+      },
+    ],
+    [
+      "util.GoogleAuth('g-client', 'g-s3cret', autologin=True)",
+      { provider: 'google', clientId: 'g-client', autologin: true },
+    ],
+  ])('converts the OAuth2 login %s, its secret read from the environment', async (login, expected) => {
+    const cfg = join(dir, `oauth2-${expected.provider}.cfg`);
+    writeFileSync(
+      cfg,
+      readFileSync(FORGES, 'utf8').replace("util.RemoteUserAuth(header='X-Remote-User')", login),
+    );
+    const r = await importConfig(cfg);
+    expect(r.config.auth.oauth2).toEqual({ ...expected, clientSecret_env: 'OAUTH2_CLIENT_SECRET' });
+    expect(r.losses.filter((l) => l.startsWith("c['www']['auth']"))).toEqual([
+      expect.stringMatching(
+        /^c\['www'\]\['auth'\]: clientSecret .* -> set OAUTH2_CLIENT_SECRET in the API pods' environment to it$/,
+      ),
+    ]);
+    expect(r.yaml).not.toContain('s3cret');
+  });
+
+  it("converts HTPasswdAuth to auth.htpasswd_file, saying that Buildbot's plain lines must be hashed", async () => {
+    const cfg = join(dir, 'htpasswd.cfg');
+    writeFileSync(
+      cfg,
+      readFileSync(FORGES, 'utf8').replace(
+        "util.RemoteUserAuth(header='X-Remote-User')",
+        "util.HTPasswdAuth('/etc/buildbot/htpasswd')",
+      ),
+    );
+    const r = await importConfig(cfg);
+    expect(r.config.auth.htpasswd_file).toBe('/etc/buildbot/htpasswd');
+    expect(r.losses).toContain(
+      "c['www']['auth']: HTPasswdAuth('/etc/buildbot/htpasswd'): its lines hold plain passwords for Buildbot -> hash each with htpasswd -B (Flotilla takes bcrypt, $apr1$ or {SHA} lines only)",
+    );
+  });
+
   it('converts builders made in a loop, templates, locks and filters, and lists what it could not', async () => {
     const r = await importConfig(MATRIX);
     expect(r.summary).toBe(
@@ -145,8 +244,11 @@ describe('import-buildbot-config', () => {
     ]);
     expect(r.config.change_hooks).toEqual({
       base: { enabled: true },
-      github: { secret_env: 'GITHUB_HOOK_SECRET' },
+      github: expect.objectContaining({ secret_env: 'GITHUB_HOOK_SECRET' }),
     });
+    expect(r.yaml).toMatch(
+      /change_hooks:\n {2}base:\n {4}enabled: true\n {2}github:\n {4}secret_env: GITHUB_HOOK_SECRET\n/,
+    );
     const b = r.config.builders[1]!;
     expect(b.name).toBe('build-ubuntu-2204');
     expect(b.steps.map((s) => s.name ?? s.type)).toEqual([

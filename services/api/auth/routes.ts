@@ -11,6 +11,10 @@
 // - GET /auth/login?token=<access token> (OAuth 2.0 / OIDC), or with `Authorization: Bearer
 //   <access token>`: a verified token's claims become the session's user; redirect to
 //   PUBLIC_URL (or PUBLIC_URL#<redirect>); a bad token 401.
+// - GET /auth/login with auth.oauth2 (oauth2/index.ts): to the provider's consent page, and
+//   back with ?code=&state= (the state, not Sec-Fetch-Site, guards that callback); with
+//   auth.remote_user (remote-user.ts): the user a trusted proxy names; /config logs that user
+//   in too, as Buildbot's RemoteUserAuth does.
 // - GET /auth/logout: the session ends on every pod (session-store.ts), the cookie becomes an
 //   anonymous one, redirect to PUBLIC_URL#<redirect or />.
 // A login records its session (every pod honours the cookie while it is recorded); without
@@ -23,13 +27,22 @@ import type { UiConfig } from '../../core/api-shapes.js';
 import { verifyPassword } from '../../core/auth/password.js';
 import { fingerprintOf, type UserDirectory, userInfoOf } from '../../core/auth/users.js';
 import type { Logger } from '../../core/telemetry/logger.js';
-import { crossSite, loginUnavailable, noLogin, noTokenLogin, tooManyLogins } from '../errors/catalogue.js';
+import {
+  crossSite,
+  loginUnavailable,
+  noLogin,
+  noTokenLogin,
+  remoteUserRefused,
+  tooManyLogins,
+} from '../errors/catalogue.js';
 import type { Authorizer } from './authorizer.js';
 import { addressKey } from './client.js';
 import { RedisUnavailable } from './counters.js';
 import type { DeviceCookies } from './device-cookies.js';
 import type { Attempt, LoginThrottle, Verdict } from './login-throttle.js';
+import type { OAuth2Login } from './oauth2/index.js';
 import type { TokenVerifier } from './oidc.js';
+import type { RemoteUserLogin } from './remote-user.js';
 import type { SessionCookies } from './session-cookies.js';
 import type { SessionRecord } from './session-store.js';
 
@@ -39,6 +52,10 @@ export interface AuthRoutesDeps {
   cookies: SessionCookies;
   users: UserDirectory | null;
   tokens: TokenVerifier | null;
+  /** auth.remote_user: the user a trusted proxy names in a header. */
+  remoteUser: RemoteUserLogin | null;
+  /** auth.oauth2: GitHub, GitLab or Google (oauth2/). */
+  oauth2: OAuth2Login | null;
   throttle: LoginThrottle;
   devices: DeviceCookies;
   log: Logger;
@@ -195,9 +212,41 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
     if (req.headers['sec-fetch-site'] === 'cross-site') throw crossSite();
   };
 
+  /** The proxy's user, its session started unless the request's session is already theirs. */
+  async function remoteLogin(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    current: Record<string, unknown> | null,
+  ) {
+    const user = deps.remoteUser?.userOf(req) ?? null;
+    if (user === null || current?.username === user.username) return user;
+    await startSession(reply, user, { user: String(user.username), via: 'remote-user', fingerprint: null });
+    return user;
+  }
+
   // Errors are thrown, and answered by the app's error handler (../errors/reply.ts).
   app.get('/auth/login', async (req, reply) => {
+    const query = queryParams(req);
+    const code = query.get('code');
+    if (deps.oauth2 && code !== null) {
+      // The provider's callback, a navigation from its site: the state, not Sec-Fetch-Site,
+      // proves that this browser started the login.
+      const done = await deps.oauth2.finish(req, reply, code, query.get('state') ?? '');
+      await startSession(reply, done.user, {
+        user: String(done.user.username),
+        via: 'oauth2',
+        fingerprint: null,
+      });
+      return redirect(reply, done.redirect === null ? home : `${home}#${safeFragment(done.redirect)}`);
+    }
     sameSite(req);
+    if (deps.oauth2 && !req.headers.authorization && query.get('token') === null)
+      return deps.oauth2.begin(reply, query.get('redirect'));
+    if (deps.remoteUser) {
+      if (await remoteLogin(req, reply, null)) return redirect(reply, `${home}#${fragment(req)}`);
+      if (!deps.users && !deps.tokens)
+        throw remoteUserRefused('the login header is believed only from the trusted proxies');
+    }
     if (!deps.users && !deps.tokens) throw noLogin();
     // ?token= as Buildbot's OAuth2 login takes it; or a Bearer header, which no proxy logs.
     const bearer = /^\s*bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
@@ -219,15 +268,28 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
 
   // With both users and a token provider, Buildbot's dict names only the first; ours also
   // says that a token works, so the web UI offers both forms.
-  const authDict = deps.users
-    ? deps.tokens
-      ? { name: 'UserPasswordAuth', token_login: true }
-      : { name: 'UserPasswordAuth' }
-    : deps.tokens
-      ? { name: 'OIDC', oauth2: true, fa_icon: 'fa-sign-in', autologin: false }
-      : { name: 'NoAuth' };
+  const authDict = deps.oauth2
+    ? deps.oauth2.configDict
+    : deps.users
+      ? deps.tokens
+        ? { name: 'UserPasswordAuth', token_login: true }
+        : { name: 'UserPasswordAuth' }
+      : deps.tokens
+        ? { name: 'OIDC', oauth2: true, fa_icon: 'fa-sign-in', autologin: false }
+        : deps.remoteUser
+          ? { name: 'RemoteUserAuth' }
+          : { name: 'NoAuth' };
   app.get('/config', async (req, reply) => {
-    const user = deps.cookies.attach(req, reply);
+    let user = deps.cookies.attach(req, reply);
+    // Buildbot's RemoteUserAuth logs the proxy's user in as the web UI loads its settings (the
+    // session's cookie then follows the anonymous one attach may have set: the last one wins).
+    if (deps.remoteUser?.fromProxy(req)) {
+      try {
+        user = (await remoteLogin(req, reply, user)) ?? user;
+      } catch (err) {
+        req.log.warn({ reason: (err as Error).message }, 'remote user not logged in');
+      }
+    }
     const body: UiConfig = {
       auth: authDict,
       authz: {},

@@ -12,7 +12,7 @@ export interface SessionRecord {
   /** The user name the session was started for. */
   user: string;
   /** How: a password (checked against the users' entries on each request) or a token. */
-  via: 'password' | 'token';
+  via: 'password' | 'token' | 'remote-user' | 'oauth2';
   /** For a password login: the fingerprint of the user's entry then. */
   fingerprint: string | null;
 }

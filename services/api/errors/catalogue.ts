@@ -44,6 +44,9 @@ export type ApiErrorCode =
   | 'TOO_MANY_LOGINS'
   | 'NO_LOGIN'
   | 'NO_TOKEN_LOGIN'
+  | 'REMOTE_USER_REFUSED'
+  | 'OAUTH2_STATE'
+  | 'OAUTH2_FAILED'
   | 'LOGIN_UNAVAILABLE'
   | 'FORBIDDEN'
   | 'TOKEN_REFUSED'
@@ -102,6 +105,13 @@ export const CATALOGUE: Readonly<Record<ErrorCode, Entry>> = {
   TOO_MANY_LOGINS: { status: 429 },
   NO_LOGIN: { status: 501 },
   NO_TOKEN_LOGIN: { status: 400 },
+  // auth.remote_user: the trusted proxy sent no user header, or one the regex does not match
+  // (Buildbot's RemoteUserAuth: 403 with the same words).
+  REMOTE_USER_REFUSED: { status: 403 },
+  // auth.oauth2: a callback whose state is not the one this browser was sent off with (a login
+  // CSRF, or a stale tab), and a provider that refused the code or could not be asked.
+  OAUTH2_STATE: { status: 403 },
+  OAUTH2_FAILED: { status: 502 },
   LOGIN_UNAVAILABLE: { status: 503, retryAfter: RETRY_AFTER_SECONDS },
   // Authorization: Buildbot refuses a read with a plain 403, a call with -32600.
   FORBIDDEN: { status: 403, rpc: JSONRPC.invalidRequest },
@@ -176,6 +186,12 @@ export const tooManyLogins = (seconds: number) =>
     `too many failed logins: try again in ${seconds} second${seconds === 1 ? '' : 's'}`,
   );
 export const noLogin = () => new NotSupportedError<ErrorCode>('NO_LOGIN', 'no login is configured');
+export const remoteUserRefused = (message: string) =>
+  new NotAllowedError<ErrorCode>('REMOTE_USER_REFUSED', message);
+export const oauth2State = () =>
+  new NotAllowedError<ErrorCode>('OAUTH2_STATE', 'the login did not start here: log in again');
+export const oauth2Failed = () =>
+  new UnavailableError<ErrorCode>('OAUTH2_FAILED', 'the login provider did not confirm the login: try again');
 export const noTokenLogin = () =>
   new InputError<ErrorCode>('NO_TOKEN_LOGIN', 'token login is not configured');
 export const loginUnavailable = () =>

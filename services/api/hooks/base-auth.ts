@@ -3,8 +3,8 @@
 // anyone who can reach the API, and the API says so at every start (index.ts).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ChangeHooksConfig } from '../../core/config/master-config.js';
+import { readSecret } from '../../core/config/secret-source.js';
 import { basicCredentials } from '../auth/routes.js';
-import { hookSecret } from './secret.js';
 
 export const BASE_AUTH_CHALLENGE = 'Basic realm="Protected area"';
 
@@ -22,7 +22,7 @@ export function baseAuthCheck(
   config: BaseAuthConfig,
   env: Record<string, string | undefined>,
 ): BaseAuthCheck {
-  const password = hookSecret(
+  const password = readSecret(
     'change_hooks.base.auth',
     { fromEnv: config.password_env, fromFile: config.password_file },
     env,

@@ -2,6 +2,7 @@
 // Buildbot (Twisted) reads form fields from the query string and, for a form-encoded or
 // multipart body, from the body too (a body field replacing a query field of the same
 // name); a field given twice counts once, the first time.
+import type { FastifyRequest } from 'fastify';
 import { hookInvalid, unsupportedMediaType } from '../errors/catalogue.js';
 
 export const FORM = 'application/x-www-form-urlencoded';
@@ -62,4 +63,25 @@ export async function formFields(body: Buffer, contentType: string): Promise<Map
     out.set(k, typeof v === 'string' ? v : text(Buffer.from(await v.arrayBuffer())));
   }
   return out;
+}
+
+/**
+ * A request's fields as Buildbot's request.args holds them: the query's, then a form's or a
+ * JSON object's (the base dialect's JSON body).
+ */
+export async function requestFields(req: FastifyRequest, body: Buffer): Promise<Map<string, unknown>> {
+  const fields = new Map<string, unknown>(queryFields(req.url));
+  const contentType = req.headers['content-type'];
+  const type = mediaType(contentType);
+  if (type === FORM || type === MULTIPART) {
+    for (const [k, v] of await formFields(body, contentType!)) fields.set(k, v);
+  } else if (type === JSON_TYPE) {
+    const json = parseJson(text(body), 'the body');
+    if (typeof json !== 'object' || json === null || Array.isArray(json))
+      throw hookInvalid('the body must be a JSON object');
+    for (const [k, v] of Object.entries(json)) fields.set(k, v);
+  } else if (body.length > 0) {
+    throw unsupportedType(contentType);
+  }
+  return fields;
 }

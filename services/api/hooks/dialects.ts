@@ -5,23 +5,14 @@
 // adding the changes in one transaction, the answers) is index.ts's.
 import type { FastifyRequest } from 'fastify';
 import type { ChangeHooksConfig } from '../../core/config/master-config.js';
+import { readSecret } from '../../core/config/secret-source.js';
 import type { NewChange } from '../../core/data/index.js';
-import { hookInvalid } from '../errors/catalogue.js';
 import { baseChange } from './base.js';
 import { BASE_AUTH_CHALLENGE, baseAuthCheck } from './base-auth.js';
-import {
-  FORM,
-  formFields,
-  JSON_TYPE,
-  MULTIPART,
-  mediaType,
-  parseJson,
-  queryFields,
-  text,
-  unsupportedType,
-} from './body.js';
+import { bitbucketChanges } from './bitbucket.js';
+import { requestFields } from './body.js';
 import { type GithubOptions, githubChanges } from './github.js';
-import { hookSecret } from './secret.js';
+import { gitlabChanges } from './gitlab.js';
 
 export interface Dialect {
   /** The changes a request makes (none: "no change found"); throws the refusal. */
@@ -47,35 +38,31 @@ export function githubOptions(
   config: NonNullable<ChangeHooksConfig['github']>,
   env: Env = process.env,
 ): GithubOptions {
-  const secret = hookSecret(
+  const secret = readSecret(
     'change_hooks.github',
     { fromEnv: config.secret_env, fromFile: config.secret_file },
     env,
   );
-  return { secret, codebase: config.codebase };
-}
-
-async function baseFields(req: FastifyRequest, body: Buffer): Promise<Map<string, unknown>> {
-  const fields = new Map<string, unknown>(queryFields(req.url));
-  const contentType = req.headers['content-type'];
-  const type = mediaType(contentType);
-  if (type === FORM || type === MULTIPART) {
-    for (const [k, v] of await formFields(body, contentType!)) fields.set(k, v);
-  } else if (type === JSON_TYPE) {
-    const json = parseJson(text(body), 'the body');
-    if (typeof json !== 'object' || json === null || Array.isArray(json))
-      throw hookInvalid('the body must be a JSON object');
-    for (const [k, v] of Object.entries(json)) fields.set(k, v);
-  } else if (body.length > 0) {
-    throw unsupportedType(contentType);
-  }
-  return fields;
+  const token = readSecret(
+    'change_hooks.github',
+    { fromEnv: config.token_env, fromFile: config.token_file },
+    env,
+  );
+  return {
+    secret,
+    codebase: config.codebase,
+    api: { endpoint: config.github_api_endpoint, token },
+    pullrequestRef: config.pullrequest_ref,
+    skips: config.skips.map((s) => new RegExp(s)),
+    whitelist: config.github_property_whitelist,
+    warn: () => {},
+  };
 }
 
 const DIALECTS: Dialects = {
   base: (config, env) => {
     if (!config.enabled) return null;
-    const changes = async (req: FastifyRequest, body: Buffer) => [baseChange(await baseFields(req, body))];
+    const changes = async (req: FastifyRequest, body: Buffer) => [baseChange(await requestFields(req, body))];
     if (!config.auth) return { changes };
     const check = baseAuthCheck(config.auth, env);
     return {
@@ -87,13 +74,28 @@ const DIALECTS: Dialects = {
   github: (config, env) => {
     const options = githubOptions(config, env);
     return {
-      changes: (req, body) => githubChanges(body, req.headers, options),
+      changes: (req, body) =>
+        githubChanges(body, req.headers, {
+          ...options,
+          warn: (message, details) => req.log.warn(details, message),
+        }),
       delivery: (req) => {
         const id = req.headers['x-github-delivery'];
         return typeof id === 'string' ? id : undefined;
       },
     };
   },
+  gitlab: (config, env) => {
+    const secret = readSecret(
+      'change_hooks.gitlab',
+      { fromEnv: config.secret_env, fromFile: config.secret_file },
+      env,
+    );
+    return { changes: async (req, body) => gitlabChanges(body, req.url, req.headers, { secret }) };
+  },
+  bitbucket: () => ({
+    changes: async (req, body) => bitbucketChanges(await requestFields(req, body), req.headers),
+  }),
 };
 
 /** The dialects the configuration enables, by name (none without a configuration). */

@@ -17,25 +17,21 @@
 // Where we differ: the newer X-Hub-Signature-256 (`sha256=<hex>`) is checked too, and wins
 // when both come; with a secret, a missing or wrong signature is 403 (Buildbot: 400, and a
 // missing one passes unless `strict`); another content type is 415 (Buildbot: 400); a
-// payload without the fields a push has is 400 (Buildbot: 500). pull_request events (which
-// Buildbot turns into changes by asking GitHub's API) are not supported: "Unknown event".
+// payload without the fields a push has is 400 (Buildbot: 500). pull_request events are
+// github-pull.ts's; `skips` and `github_property_whitelist` apply to both, as in Buildbot.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { NewChange } from '../../core/data/index.js';
 import { hookInvalid, hookSignature } from '../errors/catalogue.js';
 import { FORM, formFields, JSON_TYPE, mediaType, parseJson, text, unsupportedType } from './body.js';
+import { whitelistedProperties } from './github-properties.js';
+import { type PullOptions, pullRequestChanges } from './github-pull.js';
+import { field, fileList, type Headers, header, isObject, type Json, seconds } from './payload.js';
 
-export interface GithubOptions {
+export interface GithubOptions extends Omit<PullOptions, 'codebase'> {
   /** The webhook secret; null: signatures are not checked. */
   secret: string | null;
   codebase?: string | undefined;
 }
-
-type Headers = Record<string, string | string[] | undefined>;
-
-const header = (headers: Headers, name: string): string | undefined => {
-  const v = headers[name];
-  return Array.isArray(v) ? v[0] : v;
-};
 
 /** Throws 403 unless the body carries a valid signature made with the secret. */
 export function verifySignature(secret: string, body: Buffer, headers: Headers): void {
@@ -65,30 +61,6 @@ async function payloadOf(body: Buffer, contentType: string | undefined): Promise
   throw unsupportedType(contentType);
 }
 
-type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** A field of the payload (at `where` in it) that must hold a string. */
-function field(o: Json, path: string, where = ''): string {
-  const v = path.split('.').reduce<unknown>((at, k) => (isObject(at) ? at[k] : undefined), o);
-  if (typeof v !== 'string') throw hookInvalid(`malformed push payload: ${where}${path} is not a string`);
-  return v;
-}
-
-function fileList(commit: Json, i: number): string[] {
-  const files: string[] = [];
-  for (const kind of ['added', 'modified', 'removed']) {
-    const list = commit[kind] ?? [];
-    if (!Array.isArray(list) || list.some((f) => typeof f !== 'string'))
-      throw hookInvalid(`malformed push payload: commits[${i}].${kind} is not a list of file names`);
-    files.push(...list);
-  }
-  return files;
-}
-
-const SKIPS = [/\[ *skip *ci *\]/, /\[ *ci *skip *\]/];
-
 function pushChanges(payload: Json, options: GithubOptions): NewChange[] {
   const ref = field(payload, 'ref');
   const repository = field(payload, 'repository.html_url');
@@ -99,27 +71,28 @@ function pushChanges(payload: Json, options: GithubOptions): NewChange[] {
   if (payload.deleted) return [];
   const head = payload.head_commit;
   const headMessage = isObject(head) && typeof head.message === 'string' ? head.message : '';
-  if (SKIPS.some((re) => re.test(headMessage))) return [];
+  if (options.skips.some((re) => re.test(headMessage))) return [];
   const commits = payload.created ? [head] : payload.commits;
   if (!Array.isArray(commits)) throw hookInvalid('malformed push payload: commits is not a list');
   return commits.map((commit, i): NewChange => {
     if (!isObject(commit)) throw hookInvalid(`malformed push payload: commits[${i}] is not an object`);
     const at = (p: string) => field(commit, p, `commits[${i}].`);
-    const stamp = Date.parse(at('timestamp'));
-    if (!Number.isFinite(stamp))
-      throw hookInvalid(`malformed push payload: commits[${i}].timestamp is not a date`);
     return {
       author: `${at('author.name')} <${at('author.email')}>`,
       committer: `${at('committer.name')} <${at('committer.email')}>`,
       files: fileList(commit, i),
       comments: at('message'),
       revision: at('id'),
-      when_timestamp: Math.floor(stamp / 1000),
+      when_timestamp: seconds(commit, 'timestamp', `commits[${i}].`),
       branch,
       revlink: at('url'),
       repository,
       project,
-      properties: { github_distinct: commit.distinct ?? true, event: 'push' },
+      properties: {
+        github_distinct: commit.distinct ?? true,
+        event: 'push',
+        ...whitelistedProperties(payload, options.whitelist),
+      },
       category: m[1] === 'tags' ? 'tag' : null,
       ...(options.codebase !== undefined ? { codebase: options.codebase } : {}),
       src: 'git',
@@ -143,6 +116,9 @@ export async function githubChanges(
     case 'push':
       if (!isObject(payload)) throw hookInvalid('malformed push payload: not an object');
       return pushChanges(payload, options);
+    case 'pull_request':
+      if (!isObject(payload)) throw hookInvalid('malformed pull_request payload: not an object');
+      return pullRequestChanges(payload, options);
     default:
       throw hookInvalid(`Unknown event: ${event ?? 'None'}`);
   }

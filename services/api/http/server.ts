@@ -112,6 +112,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     forceByName,
     keyPrefix,
     log: deps.log,
+    publicUrl: deps.publicUrl,
   });
   const sessions = await parts.start({
     name: 'sessions',
@@ -154,6 +155,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         cookies: sessions.cookies,
         users: logins.users,
         tokens: logins.tokens,
+        remoteUser: logins.remoteUser,
+        oauth2: logins.oauth2,
         throttle: logins.throttle,
         devices: sessions.devices,
         log: deps.log,

@@ -1,8 +1,9 @@
 // Password hashes: scrypt in a PHC-like string `scrypt$N$r$p$salt$hash` (N, r, p decimal;
-// salt and hash base64 without padding). Verification takes the same time whether or not
+// salt and hash base64 without padding); an htpasswd file's hashes are htpasswd-hashes.ts's. Verification takes the same time whether or not
 // the user exists (a dummy hash stands in), and the parameters a hash may ask for are
 // bounded, so a hostile users file cannot make one login cost gigabytes.
 import { randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
+import { dummyLike, htpasswdScheme, verifyHtpasswd } from './htpasswd-hashes.js';
 
 export const DEFAULT_PARAMS = { N: 2 ** 15, r: 8, p: 1 } as const;
 const SALT_BYTES = 16;
@@ -96,6 +97,12 @@ export async function verifyPassword(
   stored: string | null,
   like?: string | null,
 ): Promise<boolean> {
+  // An htpasswd file's users (htpasswd.ts), and an unknown user where those are the sample.
+  if (stored !== null && htpasswdScheme(stored) !== null) return verifyHtpasswd(password, stored);
+  if (stored === null && like && htpasswdScheme(like) !== null) {
+    await verifyHtpasswd(password, await dummyLike(like));
+    return false;
+  }
   const parsed = stored === null ? null : parseHash(stored);
   const h = parsed ?? (await dummyHash((like ? parseHash(like) : null) ?? DEFAULT_PARAMS));
   const key = await derive(password, h.salt, h.hash.length, h.N, h.r, h.p);

@@ -1,12 +1,13 @@
 // The users who may log in with a password: those of the configuration's auth.users plus
-// those of auth.users_file (a mounted Secret, re-read when it changes, so a rotated Secret
-// takes effect without a restart). A file that cannot be read or is invalid keeps the last
+// those of auth.users_file and auth.htpasswd_file (mounted Secrets, re-read when they change,
+// so a rotated Secret takes effect without a restart). A file that cannot be read or is invalid keeps the last
 // good list and is reported once per change.
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { ConfigError } from '../config/errors.js';
 import { type MasterConfig, usersFileSchema } from '../config/master-config.js';
+import { parseHtpasswd } from './htpasswd.js';
 
 export type UserEntry = MasterConfig['auth']['users'][number];
 
@@ -68,55 +69,84 @@ function index(lists: UserEntry[][], source: string): Map<string, UserEntry> {
   return byName;
 }
 
+/** A file of users re-read when it changes: the users file (YAML) or an htpasswd file. */
+interface UserFile {
+  /** Its configuration key, for messages. */
+  key: string;
+  path: string;
+  parse(text: string, source: string): UserEntry[];
+  stamp: string;
+  users: UserEntry[];
+}
+
 export class UserDirectory {
   private byName: Map<string, UserEntry>;
-  private fileStamp = '';
+  private readonly files: UserFile[];
   private checkedAt = 0;
 
-  /** Throws ConfigError when the users file is missing or invalid at start. */
+  /** Throws ConfigError when a users file (or the htpasswd file) is missing or invalid at start. */
   constructor(
     private readonly inline: UserEntry[],
-    private readonly file: string | undefined,
+    file: string | undefined,
     private readonly onReloadError: (err: Error) => void = () => {},
     private readonly recheckMs = 10_000,
+    htpasswdFile?: string,
   ) {
-    this.byName = index([inline, file ? this.readFile() : []], 'auth');
+    const files: Omit<UserFile, 'stamp' | 'users'>[] = [];
+    if (file) files.push({ key: 'auth.users_file', path: file, parse: parseUsersFile });
+    if (htpasswdFile) files.push({ key: 'auth.htpasswd_file', path: htpasswdFile, parse: parseHtpasswd });
+    this.files = files.map((f) => ({ ...f, stamp: '', users: [] }));
+    for (const f of this.files) this.read(f);
+    this.byName = this.indexAll();
   }
 
-  private stamp(): string {
-    const st = statSync(this.file!);
+  private indexAll(): Map<string, UserEntry> {
+    return index([this.inline, ...this.files.map((f) => f.users)], 'auth');
+  }
+
+  private static stamp(path: string): string {
+    const st = statSync(path);
     return `${st.mtimeMs}:${st.size}:${st.ino}`;
   }
 
-  private readFile(): UserEntry[] {
+  private read(f: UserFile): void {
     let text: string;
     try {
-      this.fileStamp = this.stamp();
-      text = readFileSync(this.file!, 'utf8');
+      f.stamp = UserDirectory.stamp(f.path);
+      text = readFileSync(f.path, 'utf8');
     } catch (err) {
-      throw new ConfigError(
-        'CONFIG_FILE_UNREADABLE',
-        `cannot read auth.users_file: ${(err as Error).message}`,
-      );
+      throw new ConfigError('CONFIG_FILE_UNREADABLE', `cannot read ${f.key}: ${(err as Error).message}`);
     }
-    return parseUsersFile(text, 'auth.users_file');
+    f.users = f.parse(text, f.key);
   }
 
   private maybeReload(now: number): void {
-    if (!this.file || now - this.checkedAt < this.recheckMs) return;
+    if (this.files.length === 0 || now - this.checkedAt < this.recheckMs) return;
     this.checkedAt = now;
-    let stamp: string;
-    try {
-      stamp = this.stamp();
-    } catch (err) {
-      this.onReloadError(err as Error);
-      return;
+    let changed = false;
+    for (const f of this.files) {
+      let stamp: string;
+      try {
+        stamp = UserDirectory.stamp(f.path);
+      } catch (err) {
+        this.onReloadError(err as Error);
+        continue;
+      }
+      if (stamp === f.stamp) continue;
+      const before = f.users;
+      try {
+        this.read(f);
+        changed = true;
+      } catch (err) {
+        f.stamp = stamp;
+        f.users = before;
+        this.onReloadError(err as Error);
+      }
     }
-    if (stamp === this.fileStamp) return;
+    if (!changed) return;
     try {
-      this.byName = index([this.inline, this.readFile()], 'auth');
+      this.byName = this.indexAll();
     } catch (err) {
-      this.fileStamp = stamp;
       this.onReloadError(err as Error);
     }
   }

@@ -31,6 +31,7 @@ import type { HeldLocks } from './locks.js';
 import { initialProperties } from './properties.js';
 import { Redactor } from './redact.js';
 import { runStep } from './run-step.js';
+import { secretNames } from './secret-names.js';
 import type { BuildDeps } from './steps/step.js';
 import { buildStateString, combine, entersBuildSummary } from './summary.js';
 
@@ -110,6 +111,8 @@ export async function runBuild(
     });
     const prepared = await prepare(bdeps, req, worker, buildid, interrupts);
     held = prepared.locks;
+    // pass and Vault cannot be asked while a template renders: what the steps name, read now.
+    await deps.secrets.load?.(secretNames(req.builder));
 
     let results: number = Results.SUCCESS;
     let terminated = false;

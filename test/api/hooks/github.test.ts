@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { githubOptions } from '../../../services/api/hooks/dialects.js';
 import { ConfigError } from '../../../services/core/config/errors.js';
 import { type Harness, openHarness } from '../../core/data/harness.js';
-import { changesAfter, hookApp, lastChangeId } from './lib.js';
+import { changesAfter, githubConfig, hookApp, lastChangeId } from './lib.js';
 
 const SECRET = 'It’s a Secret to Everybody';
 const PUSH = readFileSync(new URL('./github-push.json', import.meta.url), 'utf8');
@@ -171,7 +171,7 @@ describe('refusals', () => {
     const body = JSON.stringify({ action: 'opened' });
     for (const [event, name] of [
       ['issues', 'issues'],
-      ['pull_request', 'pull_request'],
+      ['check_suite', 'check_suite'],
     ]) {
       const r = await deliver(body, { 'x-github-event': event!, 'x-hub-signature-256': sign(body) });
       expect([r.status, r.text]).toEqual([400, `Unknown event: ${name}`]);
@@ -229,9 +229,11 @@ describe('the secret', () => {
   it('is read from a file (trimmed), or refused at start when it cannot be had', async () => {
     const file = join(tmpdir(), `gh-secret-${process.pid}`);
     writeFileSync(file, `${SECRET}\n`);
-    expect(githubOptions({ secret_file: file }).secret).toBe(SECRET);
-    expect(() => githubOptions({ secret_env: 'NOPE' }, {})).toThrow(ConfigError);
-    expect(() => githubOptions({ secret_file: join(tmpdir(), 'no-such-file') })).toThrow(/cannot read/);
+    expect(githubOptions(githubConfig({ secret_file: file })).secret).toBe(SECRET);
+    expect(() => githubOptions(githubConfig({ secret_env: 'NOPE' }), {})).toThrow(ConfigError);
+    expect(() => githubOptions(githubConfig({ secret_file: join(tmpdir(), 'no-such-file') }))).toThrow(
+      /cannot read/,
+    );
     await expect(hookApp(h, { github: { secret_env: 'NOPE' } }, {})).rejects.toThrow(/NOPE is not set/);
   });
 });

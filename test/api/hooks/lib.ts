@@ -2,7 +2,9 @@
 // its own (harness.ts), and the change rows a request made, read back from the database.
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { z } from 'zod';
 import { changeHooks } from '../../../services/api/hooks/index.js';
+import { changeHooks as changeHooksSchema } from '../../../services/core/config/master-config/change-hooks.js';
 import type { ChangeHooksConfig } from '../../../services/core/config/master-config.js';
 import { sql } from '../../../services/core/db/pool.js';
 import { createLogger, type Logger } from '../../../services/core/telemetry/logger.js';
@@ -10,17 +12,23 @@ import type { Harness } from '../../core/data/harness.js';
 
 export async function hookApp(
   h: Harness,
-  config: ChangeHooksConfig | undefined,
+  /** As written in the configuration (its defaults filled in here, as the loader does). */
+  config: z.input<typeof changeHooksSchema> | undefined,
   env: Record<string, string | undefined> = {},
   log: Logger = createLogger('test', 'silent'),
 ): Promise<FastifyInstance> {
   const app = Fastify();
   // Deliveries remembered apart from every other app's (a suite sends one payload many times).
   const keyPrefix = `hooks:${randomBytes(6).toString('hex')}:`;
-  await app.register(changeHooks, { ctx: h.ctx, config, env, keyPrefix, log });
+  const parsed: ChangeHooksConfig | undefined = config && changeHooksSchema.parse(config);
+  await app.register(changeHooks, { ctx: h.ctx, config: parsed, env, keyPrefix, log });
   await app.ready();
   return app;
 }
+
+/** change_hooks.github as the loader makes it from what a configuration writes. */
+export const githubConfig = (github: NonNullable<z.input<typeof changeHooksSchema>['github']>) =>
+  changeHooksSchema.parse({ github }).github!;
 
 export interface ChangeRow {
   changeid: number;

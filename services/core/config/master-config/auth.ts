@@ -1,6 +1,9 @@
 // Auth: users, role matchers, endpoint matchers and allow rules, OIDC, login throttling.
 import { z } from 'zod';
 import { parseHash } from '../../auth/password.js';
+import { oauth2 } from './oauth2.js';
+import { remoteUser } from './remote-user.js';
+import { credentialUrl } from './urls.js';
 
 // Authentication and authorization (services/core/auth, services/api/auth), after Buildbot's
 // www['auth'] and www['authz']. With neither users nor oidc, everyone may do everything
@@ -91,13 +94,15 @@ const allowRule = z
   })
   .strict();
 
-const isLoopback = (u: URL) => ['localhost', '127.0.0.1', '[::1]'].includes(u.hostname);
-
 export const auth = z
   .object({
     users: z.array(userSchema).default([]),
     // A YAML file holding more `users` (a mounted Secret, so hashes stay out of ConfigMaps).
     users_file: z.string().optional(),
+    // Buildbot's HTPasswdAuth: an htpasswd file (bcrypt, $apr1$ or {SHA} hashes, as Apache's
+    // htpasswd writes them), re-read when it changes; its users log in as `users` do, with no
+    // groups (services/core/auth/htpasswd.ts).
+    htpasswd_file: z.string().min(1).optional(),
     // GET /auth/login?token=<access token>: a JWT the provider signed, checked against its
     // key set (a file, or a URL fetched over https and cached), its issuer, our audience
     // and its expiry. The user's name comes from username_claim (falling back to `sub`),
@@ -107,13 +112,7 @@ export const auth = z
         issuer: z.string().url(),
         audience: z.string().min(1),
         jwks_file: z.string().min(1).optional(),
-        jwks_url: z
-          .string()
-          .url()
-          .refine((u) => new URL(u).protocol === 'https:' || isLoopback(new URL(u)), {
-            message: 'expected an https URL (http only on the loopback interface)',
-          })
-          .optional(),
+        jwks_url: credentialUrl().optional(),
         username_claim: z.string().min(1).default('preferred_username'),
         groups_claim: z.string().min(1).default('groups'),
       })
@@ -122,6 +121,8 @@ export const auth = z
         message: 'expected exactly one of jwks_file, jwks_url',
       })
       .optional(),
+    remote_user: remoteUser.optional(),
+    oauth2: oauth2.optional(),
     role_matchers: z.array(roleMatcher).default([]),
     allow_rules: z.array(allowRule).optional(),
     // The session cookie's lifetime (the JWT's exp), as Buildbot's cookie_expiration_time

@@ -15,7 +15,11 @@ export function LoginPage({ route }: { route: Route }) {
   const next = route.query.get('next') ?? '/';
   const done = () => navigate(`#${next.startsWith('/') ? next : '/'}`);
   const tokens = config?.auth.name === 'OIDC' || config?.auth.token_login === true;
-  const passwords = config?.auth.name !== 'OIDC';
+  // An OAuth2 provider (GitHub, GitLab, Google) and an authenticating proxy log in by a page
+  // load of auth/login, not a form: the provider's consent page, or the proxy's header.
+  const redirectLogin =
+    (config?.auth.oauth2 === true && config.auth.name !== 'OIDC') || config?.auth.name === 'RemoteUserAuth';
+  const passwords = config?.auth.name !== 'OIDC' && !redirectLogin;
   const attempt = async (fn: () => Promise<void>) => {
     setBusy(true);
     setError(null);
@@ -45,6 +49,13 @@ export function LoginPage({ route }: { route: Route }) {
         <p>This Flotilla has no logins configured: everyone may do everything.</p>
       )}
       <ErrorBox error={error} what="logging in" />
+      {redirectLogin && (
+        <p>
+          <a class="button primary" href={`auth/login?redirect=${encodeURIComponent(next)}`}>
+            {config!.auth.name === 'RemoteUserAuth' ? 'Log in' : `Log in with ${config!.auth.name}`}
+          </a>
+        </p>
+      )}
       {passwords && (
         <form
           class="stack"

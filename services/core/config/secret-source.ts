@@ -1,14 +1,15 @@
-// A hook's secret (the GitHub HMAC secret, the base hook's password), read once at start from
-// where the configuration says: an environment variable or a file (a mounted Secret). One
-// that is unset, empty or unreadable is a configuration error: the API does not start.
+// A secret the configuration names by where it lives, never by value (a hook's secret or token,
+// the base hook's password, a Vault token, a gpg passphrase, an OAuth2 client secret): an
+// environment variable or a file (a mounted Secret), read once at start. One that is unset,
+// empty or unreadable is a configuration error: the service does not start.
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '../../core/config/errors.js';
+import { ConfigError } from './errors.js';
 
 /**
  * The secret `key` (a configuration path, for the message) names by `fromEnv` or `fromFile`;
  * null when it names neither.
  */
-export function hookSecret(
+export function readSecret(
   key: string,
   where: { fromEnv?: string | undefined; fromFile?: string | undefined },
   env: Record<string, string | undefined>,

@@ -1,0 +1,36 @@
+// auth.oauth2: Buildbot's OAuth2 logins GitHubAuth, GitLabAuth and GoogleAuth (buildbot/www/
+// oauth2.py), by `provider`, with Buildbot's argument names: clientId, the client secret from an
+// environment variable or a file, GitHub's serverURL (GitHub Enterprise) and GitLab's
+// instanceUri. authUri, tokenUri and resourceEndpoint replace the provider's own (a proxy, a
+// local test server); each must be https, or http on the loopback interface.
+import { z } from 'zod';
+import { credentialUrl } from './urls.js';
+
+export const OAUTH2_PROVIDERS = ['github', 'gitlab', 'google'] as const;
+
+export const oauth2 = z
+  .object({
+    provider: z.enum(OAUTH2_PROVIDERS),
+    clientId: z.string().min(1),
+    clientSecret_env: z.string().min(1).optional(),
+    clientSecret_file: z.string().min(1).optional(),
+    serverURL: credentialUrl().optional(),
+    instanceUri: credentialUrl().optional(),
+    authUri: credentialUrl().optional(),
+    tokenUri: credentialUrl().optional(),
+    resourceEndpoint: credentialUrl().optional(),
+    autologin: z.boolean().default(false),
+  })
+  .strict()
+  .refine((o) => (o.clientSecret_env === undefined) !== (o.clientSecret_file === undefined), {
+    message: 'expected exactly one of clientSecret_env, clientSecret_file',
+  })
+  .refine((o) => o.provider !== 'gitlab' || o.instanceUri !== undefined, {
+    message: 'GitLab needs instanceUri (https://gitlab.example.org)',
+  })
+  .refine((o) => o.serverURL === undefined || o.provider === 'github', {
+    message: 'serverURL is for GitHub (Enterprise) only',
+  })
+  .refine((o) => o.instanceUri === undefined || o.provider === 'gitlab', {
+    message: 'instanceUri is for GitLab only',
+  });

@@ -1,0 +1,67 @@
+// Buildbot's SecretInPass: a secret is an entry of the password store that Debian's `pass`
+// keeps (gpg-encrypted files), and its value is the entry's first line.
+//
+// Buildbot facts (buildbot/secrets/providers/passwordstore.py, 3.7): `pass` must be on PATH
+// and `dirname`, when given, must exist (both checked when the configuration loads); the store
+// is PASSWORD_STORE_DIR=dirname; a key's passphrase goes to gpg through
+// PASSWORD_STORE_GPG_OPTS; `pass <entry>` exiting non-zero means no such secret; the value is
+// the first line of its output.
+// Where we differ: the passphrase reaches gpg on its standard input (`--passphrase-fd 0` in
+// batch mode with loopback pinentry), never on a command line that `ps` shows; an entry name
+// that could climb out of the store (`..`, a leading `/` or `-`) is no secret.
+import { execFile } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { ConfigError } from '../../core/config/errors.js';
+import type { SecretsProviderConfig } from '../../core/config/master-config.js';
+import { readSecret } from '../../core/config/secret-source.js';
+import type { Logger } from '../../core/telemetry/logger.js';
+import { type PrefetchedProvider, prefetched } from './prefetched.js';
+
+type PassConfig = Extract<SecretsProviderConfig, { type: 'pass' }>;
+type Env = Record<string, string | undefined>;
+
+const onPath = (env: Env) =>
+  (env.PATH ?? '').split(delimiter).some((d) => {
+    try {
+      accessSync(join(d, 'pass'), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+
+const SAFE_ENTRY = /^(?![-/])(?!.*(^|\/)\.\.?(\/|$))[^\0]+$/;
+const PASS_TIMEOUT_MS = 30_000;
+
+export function passProvider(cfg: PassConfig, env: Env, log?: Logger): PrefetchedProvider {
+  if (!onPath(env)) throw new ConfigError('CONFIG_REFERENCE', 'secrets: pass does not exist in PATH');
+  if (cfg.dirname !== undefined) {
+    try {
+      accessSync(cfg.dirname);
+    } catch {
+      throw new ConfigError('CONFIG_REFERENCE', `secrets: directory ${cfg.dirname} does not exist`);
+    }
+  }
+  const passphrase = readSecret(
+    'secrets (pass)',
+    { fromEnv: cfg.gpgPassphrase_env, fromFile: cfg.gpgPassphrase_file },
+    env,
+  );
+  const childEnv: Env = { ...env };
+  if (cfg.dirname !== undefined) childEnv.PASSWORD_STORE_DIR = cfg.dirname;
+  if (passphrase !== null)
+    childEnv.PASSWORD_STORE_GPG_OPTS = '--batch --pinentry-mode loopback --passphrase-fd 0';
+  const read = (name: string) =>
+    new Promise<string | undefined>((resolve) => {
+      if (!SAFE_ENTRY.test(name)) return resolve(undefined);
+      const child = execFile(
+        'pass',
+        ['show', name],
+        { env: childEnv, timeout: PASS_TIMEOUT_MS, encoding: 'utf8' },
+        (err, stdout) => resolve(err ? undefined : (stdout.split(/\r?\n/)[0] ?? '')),
+      );
+      child.stdin?.end(passphrase ?? '');
+    });
+  return prefetched('pass', read, log);
+}
