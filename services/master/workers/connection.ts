@@ -30,8 +30,12 @@ export type TransferSpec = Omit<TransferRequest, 'op'>;
  */
 export const MAX_READ_BYTES = 1024 * 1024;
 
-/** How a transfer ended: rc 0, or what the worker said when it failed (a missing file, maxsize). */
-export type TransferEnd = { rc: number; text: string } | { lost: true; reason: string };
+/**
+ * How a transfer ended: its rc, what the worker said on stderr (a missing file, maxsize), and
+ * the header lines it sent (buildbot-worker's `sending PATH`), which the step writes before
+ * Buildbot's `program finished` line as Buildbot's log has them (steps/transfer.ts).
+ */
+export type TransferEnd = { rc: number; text: string; header?: string } | { lost: true; reason: string };
 
 export interface WorkerConnection {
   readonly name: string;
