@@ -13,6 +13,8 @@ export interface Stamp {
   repository?: string;
   branch?: string | null;
   revision?: string | null;
+  /** A patch on the stamp (a try build's). */
+  patch?: { body: string; level?: number; subdir?: string; author?: string; comment?: string };
 }
 
 /** A build request for `builder` on these source stamps (default: codebase '' at main/abc). */
@@ -32,6 +34,15 @@ export function request(
         branch: s.branch === undefined ? 'main' : s.branch,
         revision: s.revision === undefined ? 'abc' : s.revision,
         project: '',
+        ...(s.patch
+          ? {
+              patch_body: s.patch.body,
+              patch_level: s.patch.level ?? 1,
+              patch_subdir: s.patch.subdir ?? null,
+              patch_author: s.patch.author ?? '',
+              patch_comment: s.patch.comment ?? '',
+            }
+          : {}),
       })),
       reason: 'test',
       builderids: [builderid],

@@ -15,20 +15,41 @@
 //   instead; retry [delay, n] clobbers and clones again n times after a failed clone;
 // - got_revision (and with getDescription, commit-description) is a property, a dict by
 //   codebase when the step has one.
-// The directory operations Buildbot asks of its worker (listdir, rmdir, cpdir) are commands
-// here too (`ls -A`, `rm -rf`, `cp -a`), so the step runs the same on a Flotilla agent and on
-// buildbot-worker (POSIX workers).
+// - a source stamp with a patch (a try build's): a `patch` log with its text, then after the
+//   checkout (Buildbot's Source.patch and Git.applyPatch) the patch and a `.buildbot-patched`
+//   marker downloaded into the workdir (or the patch's subdir under it), `git update-index
+//   --refresh`, `git apply --index -p LEVEL .buildbot-diff` (Buildbot feeds the patch on
+//   stdin; a command here has none, so git reads the downloaded file), and the file removed;
+//   a later build in a workdir with the marker first runs `git clean -f -f -d -x`.
+// The directory operations Buildbot asks of its worker (listdir, rmdir, cpdir, stat) are
+// commands here too (`ls -A`, `rm -rf`, `cp -a`, `test -e`), so the step runs the same on a
+// Flotilla agent and on buildbot-worker (POSIX workers).
+import { posix } from 'node:path';
 import type { StepConfig } from '../../../core/config/master-config.js';
-import { addLog, appendLog, finishLog, setBuildProperty, transact } from '../../../core/data/index.js';
+import {
+  addLog,
+  appendLog,
+  finishLog,
+  type PatchFacts,
+  setBuildProperty,
+  sourceStampPatch,
+  transact,
+} from '../../../core/data/index.js';
 import { Results } from '../../../core/results.js';
 import { interruptedResults } from '../interruption.js';
 import { stepSummary } from '../summary.js';
+import { completeLog } from './complete-log.js';
 import { RemoteCommands, StepEnded, StepFailed } from './remote.js';
 import type { StepContext, StepKind, StepOutcome } from './step.js';
+import { transferResults } from './transfer.js';
 
 type GitStep = Extract<StepConfig, { type: 'git' }>;
 
 const GIT_HASH_LENGTH = 40;
+
+/** The files Buildbot's Source.patch writes into the workdir: the patch, and the marker it leaves. */
+const DIFF = '.buildbot-diff';
+const PATCHED = '.buildbot-patched';
 
 /** Buildbot's Source descriptions: "updating" while it runs, "update" once done, plus the codebase. */
 const done = (step: GitStep) => (step.codebase ? `update ${step.codebase}` : 'update');
@@ -51,10 +72,14 @@ export const git: StepKind<GitStep> = {
       return { results: Results.FAILURE, summary: `Codebase ${step.codebase} not in build` };
     }
     const repourl = step.repourl !== undefined ? c.render(step.repourl) : (ss?.repository ?? '');
+    const patch = ss ? await sourceStampPatch(c.deps.ctx.db, ss.ssid) : undefined;
+    // Buildbot shows the patch before it checks out (Source.run's addCompleteLog).
+    if (patch) await completeLog(c, 'patch', patch.body.toString('utf8'));
     const checkout = new Checkout(c, await RemoteCommands.open(c, signal), signal, {
       repourl,
       branch: ss?.branch || c.render(step.branch),
       revision: ss?.revision || null,
+      patch: patch ?? null,
     });
     try {
       if (!repourl) throw new StepFailed('no repourl, and no repository in the source stamp');
@@ -91,7 +116,12 @@ class Checkout {
     private readonly c: StepContext<GitStep>,
     readonly cmd: RemoteCommands,
     private readonly signal: AbortSignal,
-    private readonly src: { repourl: string; branch: string; revision: string | null },
+    private readonly src: {
+      repourl: string;
+      branch: string;
+      revision: string | null;
+      patch: PatchFacts | null;
+    },
   ) {
     this.step = c.step;
     this.workdir = this.path(c.step.workdir);
@@ -125,9 +155,55 @@ class Checkout {
   async run(): Promise<void> {
     const version = await this.git(['--version'], { collectStdout: true, abandonOnFailure: false });
     if (version.rc !== 0) throw new StepFailed('git is not installed on worker');
+    if (await this.patched()) await this.git(['clean', '-f', '-f', '-d', '-x']);
     if (this.step.mode === 'incremental') await this.incremental();
     else await this.full();
+    if (this.src.patch) await this.applyPatch(this.src.patch);
     await this.gotRevision();
+  }
+
+  /** The workdir holds a patched tree from an earlier build (Buildbot's sourcedirIsPatched). */
+  private async patched(): Promise<boolean> {
+    const marker = posix.join(this.workdir.slice(this.c.build.builder.name.length + 1), PATCHED);
+    const r = await this.cmd.run(['test', '-e', marker], {
+      workdir: this.c.build.builder.name,
+      abandonOnFailure: false,
+      quiet: true,
+    });
+    return r.rc === 0;
+  }
+
+  /** Buildbot's Source.patch with Git's applyPatch, in the patch's subdir when it stays inside the workdir. */
+  private async applyPatch(patch: PatchFacts): Promise<void> {
+    const inside = patch.subdir ? posix.normalize(patch.subdir) : '.';
+    const dir =
+      inside.startsWith('../') || inside === '..' || posix.isAbsolute(inside)
+        ? this.workdir
+        : posix.join(this.workdir, inside);
+    await this.download(posix.join(dir, DIFF), patch.body);
+    await this.download(posix.join(dir, PATCHED), Buffer.from('patched\n'));
+    const saved = this.workdir;
+    this.workdir = dir;
+    try {
+      await this.git(['update-index', '--refresh']);
+      await this.git(['apply', '--index', '-p', String(patch.level), DIFF]);
+      await this.cmd.run(['rm', '-rf', DIFF], { workdir: dir });
+    } finally {
+      this.workdir = saved;
+    }
+  }
+
+  /** A file to the worker (Buildbot's downloadFileContentToWorker): its rc line in the log. */
+  private async download(path: string, data: Buffer): Promise<void> {
+    let at = 0;
+    const read = async (n: number) => {
+      const block = data.subarray(at, at + n);
+      at += block.length;
+      return block;
+    };
+    const end = await this.c.build.worker.download({ path, blocksize: 32 * 1024 }, read, this.signal);
+    if ((await transferResults(end, this.cmd, this.signal)) !== Results.SUCCESS)
+      throw new StepFailed(`could not download ${path}`);
   }
 
   private async full(): Promise<void> {
