@@ -3,26 +3,19 @@
 // real buildbot-worker 3.7 (msgpack), the same builder on each: the patch shows as the step's
 // `patch` log, the checkout has it applied (at its level, in its subdir), the marker it leaves
 // makes the next build clean the workdir first, and a patch that does not apply fails the step.
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Results } from '../../../services/core/results.js';
 import { Stage } from '../in-process.js';
-import { finishedBuild, logs, request, steps } from './lib.js';
+import { finishedBuild, gitIn, logs, request, steps } from './lib.js';
 import { type RealWorkers, startRealWorkers } from './real-workers.js';
 
 const root = mkdtempSync(join(tmpdir(), 'flotilla-git-patch-'));
 const src = join(root, 'src');
-const env = {
-  GIT_AUTHOR_NAME: 't',
-  GIT_AUTHOR_EMAIL: 't@e',
-  GIT_COMMITTER_NAME: 't',
-  GIT_COMMITTER_EMAIL: 't@e',
-};
-const git = (...args: string[]) =>
-  execFileSync('git', args, { cwd: src, env: { ...process.env, ...env }, encoding: 'utf8' });
+// Not trimmed: a diff ends with its newline.
+const git = (...args: string[]) => `${gitIn(src, ...args)}\n`;
 
 /** The diff of a change to the working tree (as `buildbot try --vc git` makes it), then undone. */
 function diffOf(change: () => void, ...args: string[]): string {

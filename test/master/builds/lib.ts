@@ -1,5 +1,6 @@
 // What the build tests read back from the database: a request added, its builds once
 // finished, their steps, logs and properties.
+import { execFileSync } from 'node:child_process';
 import { buildApp } from '../../../services/api/http/server.js';
 import { addBuildset, findBuilderId, transact } from '../../../services/core/data/index.js';
 import { sql } from '../../../services/core/db/pool.js';
@@ -124,4 +125,15 @@ export async function apiOn(stage: Stage) {
       redis.disconnect();
     },
   };
+}
+
+/** `git ARGS` in `cwd` with a fixed author and committer; its stdout, trimmed. */
+export function gitIn(cwd: string, ...args: string[]): string {
+  const who = {
+    GIT_AUTHOR_NAME: 't',
+    GIT_AUTHOR_EMAIL: 't@e',
+    GIT_COMMITTER_NAME: 't',
+    GIT_COMMITTER_EMAIL: 't@e',
+  };
+  return execFileSync('git', args, { cwd, env: { ...process.env, ...who }, encoding: 'utf8' }).trim();
 }
