@@ -31,7 +31,11 @@ function loadConfig(
 ): MasterConfig {
   try {
     const config = checkMasterConfig(env.configPath, processEnv, (c) =>
-      workerPortProblems(c, env.workerPort, env.msgpackWorkerPort),
+      workerPortProblems(c, {
+        workerPort: env.workerPort,
+        msgpackPort: env.msgpackWorkerPort,
+        pbPort: env.pbWorkerPort,
+      }),
     );
     // Buildbot keys that mean nothing here are accepted, and named so that nobody thinks they work.
     for (const { key, reason } of ignoredKeys(config))
@@ -119,6 +123,7 @@ export async function runMasterProcess(
           host: env.host,
           workerPort: env.workerPort,
           msgpackPort: env.msgpackWorkerPort,
+          pbPort: env.pbWorkerPort,
           ...(tls ? { tls } : {}),
           masterName: env.masterName,
           env: processEnv,

@@ -1,5 +1,5 @@
 // The master's `protocols` section: Buildbot's c['protocols'] shape, ports as numbers or
-// Buildbot's endpoint strings, PB refused with a pointer to what works.
+// Buildbot's endpoint strings, PB (what `buildbot-worker create-worker` speaks by default) among them.
 import { describe, expect, it } from 'vitest';
 import { parseMasterConfig } from '../../services/core/config/master-config.js';
 import { problems } from './problems.js';
@@ -20,12 +20,15 @@ protocols:
   msgpack_experimental_v7: { port: "tcp:9989:interface=127.0.0.1" }
 `).protocols,
     ).toEqual({ flotilla: { port: 9990 }, msgpack_experimental_v7: { port: 9989, host: '127.0.0.1' } });
+    expect(parseMasterConfig('protocols: { pb: { port: "tcp:9989" } }').protocols).toEqual({
+      pb: { port: 9989 },
+    });
   });
 
-  it('refuses PB, unknown protocols, bad ports and one port for two protocols', () => {
-    expect(problems('protocols: { pb: { port: 9989 } }')[0]).toMatch(
-      /^protocols\.pb: Buildbot's PB protocol is not supported: create the workers with --protocol=msgpack_experimental_v7/,
-    );
+  it('refuses unknown protocols, bad ports and one port for two protocols', () => {
+    expect(problems('protocols: { pb: { port: 9989, extra: 1 } }')).toEqual([
+      'protocols.pb: unknown key "extra"',
+    ]);
     expect(problems('protocols: { xmpp: { port: 1 } }')).toEqual(['protocols: unknown key "xmpp"']);
     expect(problems('protocols: { msgpack_experimental_v7: { port: 70000 } }')).toEqual([
       'protocols.msgpack_experimental_v7.port: expected a port (0-65535) or "tcp:PORT[:interface=ADDRESS]"',
@@ -37,5 +40,8 @@ protocols:
     expect(
       problems('protocols: { flotilla: { port: 9989 }, msgpack_experimental_v7: { port: 9989 } }'),
     ).toEqual(["protocols.msgpack_experimental_v7.port: port 9989 is the flotilla protocol's too"]);
+    expect(
+      problems('protocols: { msgpack_experimental_v7: { port: 9989 }, pb: { port: "tcp:9989" } }'),
+    ).toEqual(["protocols.pb.port: port 9989 is the msgpack_experimental_v7 protocol's too"]);
   });
 });

@@ -1,14 +1,16 @@
 // Buildbot's own workers run Flotilla's builds: real buildbot-worker 3.7 processes, created
-// with `buildbot-worker create-worker --protocol=msgpack_experimental_v7` as a team would,
-// connect to a real master process and run forced builds end to end, checked through the
-// REST API: output line by line, a failing step, a stop mid-command, files round-tripped
-// through the transfer steps and served back by the API, a killed worker (RETRY,
-// then a rerun on another worker), two builders at once on one worker, one builder with
-// both kinds of worker (each with its absolute builddir), and an operator's stop, kill, pause
-// and unpause, a graceful stop that lets the running build finish, and a master replaced
-// under its workers.
+// as a team would, connect to a real master process and run forced builds end to end,
+// checked through the REST API. Once over each protocol, on one cluster: workers created
+// with `--protocol=msgpack_experimental_v7`, then workers of the same names created by plain
+// `create-worker` (PB, its default): output line by line, a failing step, a stop
+// mid-command, files round-tripped through the transfer steps and served back by the API, a
+// killed worker (RETRY, then a rerun on another worker), two builders at once on one worker,
+// one builder with both kinds of worker (each with its absolute builddir). Then, over
+// msgpack, an operator's stop, kill, pause and unpause, a graceful stop that lets the running
+// build finish, and a master replaced under its workers; and last, a master killed mid-step
+// under a PB worker: the worker stops the step's command once the connection is gone.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBuildbotWorker, startBuildbotWorker } from '../helpers/buildbot-worker.js';
@@ -16,21 +18,36 @@ import { freePort, type Running } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 import { Cluster, type MasterProc } from './cluster.js';
 
+type Protocol = 'msgpack_experimental_v7' | 'pb';
+
 let c: Cluster;
 let master: MasterProc;
 let msgpackPort: number;
+let pbPort: number;
 const bbw: Record<string, Running> = {};
+/** The Flotilla agent that shares a builder with a buildbot-worker: started once, for both protocols. */
+let agentStarted = false;
 
-async function startBbw(name: string, password: string): Promise<Running> {
-  const dir = join(c.dir, `bbw-${name}`);
-  createBuildbotWorker({
-    dir,
-    port: msgpackPort,
-    name,
-    password,
-    admin: `${name} admin`,
-    host: `${name} host`,
-  });
+/** A worker's base directory: one per name and protocol. */
+const workerDir = (name: string, protocol: Protocol = 'msgpack_experimental_v7') =>
+  join(c.dir, `${protocol === 'pb' ? 'pbw' : 'bbw'}-${name}`);
+
+async function startBbw(
+  name: string,
+  password: string,
+  protocol: Protocol = 'msgpack_experimental_v7',
+): Promise<Running> {
+  const dir = workerDir(name, protocol);
+  if (!existsSync(join(dir, 'buildbot.tac')))
+    createBuildbotWorker({
+      dir,
+      port: protocol === 'pb' ? pbPort : msgpackPort,
+      name,
+      password,
+      admin: `${name} admin`,
+      host: `${name} host`,
+      protocol,
+    });
   const proc = startBuildbotWorker(dir);
   c.procs.push(proc);
   bbw[name] = proc;
@@ -44,15 +61,16 @@ async function startBbw(name: string, password: string): Promise<Running> {
 
 beforeAll(async () => {
   c = await Cluster.start({ configure: () => readFileSync('test/e2e/buildbot-workers.yaml', 'utf8') });
-  msgpackPort = await freePort();
-  master = await c.startMaster('bbw-master', { MSGPACK_WORKER_PORT: String(msgpackPort) });
-  await startBbw('bb1', 'bb-one');
+  [msgpackPort, pbPort] = [await freePort(), await freePort()];
+  master = await c.startMaster('bbw-master', masterPorts());
 }, 120_000);
 afterAll(async () => {
   await c?.stop();
 });
 
+const masterPorts = () => ({ MSGPACK_WORKER_PORT: String(msgpackPort), PB_WORKER_PORT: String(pbPort) });
 const first = (o: Record<string, number>) => Object.values(o)[0]!;
+const connectedTo = async (name: string) => (await c.get(`/workers?name=${name}`)).workers[0].connected_to;
 async function forced(scheduler: string): Promise<any> {
   const [, brids] = await c.force(scheduler);
   return c.buildOf(first(brids));
@@ -68,7 +86,19 @@ async function stepLog(buildid: number, step: string, log = 'stdio'): Promise<st
   return c.text(`/steps/${s.stepid}/logs/${log}/raw`);
 }
 
-describe('a buildbot-worker', () => {
+describe.each(['msgpack_experimental_v7', 'pb'] as const)('a buildbot-worker over %s', (protocol) => {
+  beforeAll(async () => {
+    await startBbw('bb1', 'bb-one', protocol);
+  }, 120_000);
+  // The next protocol's workers take the same names: these leave first.
+  afterAll(async () => {
+    for (const name of ['bb1', 'bb2']) await bbw[name]?.stop();
+    await waitFor('bb1 and bb2 to show disconnected', async () => {
+      const [one, two] = await Promise.all([connectedTo('bb1'), connectedTo('bb2')]);
+      return one.length === 0 && two.length === 0;
+    });
+  }, 120_000);
+
   it('shows in /api/v2/workers with its workerinfo', async () => {
     const w = (await c.get('/workers?name=bb1')).workers[0];
     expect(w.workerinfo).toMatchObject({
@@ -106,7 +136,7 @@ describe('a buildbot-worker', () => {
     expect(props.version).toEqual(['1.2.42', 'SetPropertyFromCommand Step']);
     expect(props.workername).toEqual(['bb1', 'Worker']);
     // Absolute on the worker, as Buildbot makes it of the base directory the worker reports.
-    expect(props.builddir).toEqual([join(c.dir, 'bbw-bb1', 'bb-basic'), 'Worker']);
+    expect(props.builddir).toEqual([join(workerDir('bb1', protocol), 'bb-basic'), 'Worker']);
   });
 
   it('fails a build whose step fails, and still runs the alwaysRun step', async () => {
@@ -146,7 +176,7 @@ describe('a buildbot-worker', () => {
     ]);
     expect(b.results).toBe(0);
     // What the worker wrote, read from its own directory; what the master stored, through the API.
-    const dist = join(c.dir, 'bbw-bb1', 'bb-transfer', 'build', 'dist');
+    const dist = join(workerDir('bb1', protocol), 'bb-transfer', 'build', 'dist');
     expect(readFileSync(join(dist, 'hello.txt'), 'utf8')).toBe(`hello ${b.number}\n`);
     const artifacts = (await c.get(`/builds/${b.buildid}/artifacts`)).artifacts;
     expect(artifacts.map((a: any) => [a.name, a.kind, a.length])).toEqual([
@@ -178,8 +208,9 @@ describe('a buildbot-worker', () => {
   });
 
   it('shares a builder with a Flotilla agent', async () => {
-    await startBbw('bb2', 'bb-two');
-    await c.startWorker('w1', master);
+    await startBbw('bb2', 'bb-two', protocol);
+    if (!agentStarted) await c.startWorker('w1', master);
+    agentStarted = true;
     const ids = new Set<number>();
     for (let i = 0; i < 2; i++) {
       const [, brids] = await c.force('force-mixed');
@@ -196,7 +227,27 @@ describe('a buildbot-worker', () => {
     const dirs = await Promise.all(
       done.map(async (b) => (await c.get(`/builds/${b.buildid}/properties`)).properties[0].builddir[0]),
     );
-    expect(dirs.sort()).toEqual([join(c.dir, 'bbw-bb2', 'mixed'), join(c.dir, 'w1', 'mixed')]);
+    expect(dirs.sort()).toEqual([join(workerDir('bb2', protocol), 'mixed'), join(c.dir, 'w1', 'mixed')]);
+  });
+
+  it('ends the build RETRY and the request runs again on another worker', async () => {
+    const b = await forced('force-bb-retry');
+    await waitFor('the command to start', async () => (await stepLog(b.buildid, 'wait')).includes('started'));
+    const victim = (await c.get(`/workers/${b.workerid}`)).workers[0].name as string;
+    await bbw[victim]!.stop('SIGKILL');
+    const done = await c.finished(b.buildid);
+    expect(done.results).toBe(5);
+    let second: any;
+    await waitFor('the request to run again', async () => {
+      second = (await c.get(`/buildrequests/${b.buildrequestid}/builds`)).builds.find(
+        (x: any) => x.buildid !== b.buildid,
+      );
+      return second !== undefined;
+    });
+    const again = await c.finished(second.buildid);
+    expect(again.results).toBe(0);
+    expect(again.workerid).not.toBe(b.workerid);
+    expect(await stepLog(again.buildid, 'wait')).toContain('finished');
   });
 });
 
@@ -220,6 +271,10 @@ describe("an operator's worker actions", () => {
 });
 
 describe("an operator's pause and graceful stop", () => {
+  // bb1 takes the requests made for another worker than the paused one.
+  beforeAll(async () => {
+    await startBbw('bb1', 'bb-one');
+  }, 120_000);
   const worker = async (name: string) => (await c.get(`/workers?name=${name}`)).workers[0];
 
   it('pause keeps new builds off a buildbot-worker; unpause lets them run', async () => {
@@ -261,39 +316,13 @@ describe("an operator's pause and graceful stop", () => {
   });
 });
 
-describe('a buildbot-worker killed mid-build', () => {
-  it('ends the build RETRY and the request runs again on another worker', async () => {
-    const b = await forced('force-bb-retry');
-    await waitFor('the command to start', async () => (await stepLog(b.buildid, 'wait')).includes('started'));
-    const victim = (await c.get(`/workers/${b.workerid}`)).workers[0].name as string;
-    await bbw[victim]!.stop('SIGKILL');
-    const done = await c.finished(b.buildid);
-    expect(done.results).toBe(5);
-    let second: any;
-    await waitFor('the request to run again', async () => {
-      second = (await c.get(`/buildrequests/${b.buildrequestid}/builds`)).builds.find(
-        (x: any) => x.buildid !== b.buildid,
-      );
-      return second !== undefined;
-    });
-    const again = await c.finished(second.buildid);
-    expect(again.results).toBe(0);
-    expect(again.workerid).not.toBe(b.workerid);
-    expect(await stepLog(again.buildid, 'wait')).toContain('finished');
-  });
-});
-
 describe('a master replaced', () => {
   it('its buildbot-workers connect to the master that takes its place, and run its builds', async () => {
     const proc = await startBbw('bb7', 'bb-seven');
     const was = (await c.get('/workers?name=bb7')).workers[0].connected_to[0].masterid;
     // As a rolling update replaces a master: SIGTERM, then a new one on the same ports.
     await master.proc.stop('SIGTERM');
-    master = await c.startMaster(
-      'bbw-master-2',
-      { MSGPACK_WORKER_PORT: String(msgpackPort) },
-      master.workerPort,
-    );
+    master = await c.startMaster('bbw-master-2', masterPorts(), master.workerPort);
     await waitFor(
       'bb7 to connect to the new master',
       async () => {
@@ -306,5 +335,31 @@ describe('a master replaced', () => {
     expect(b.results).toBe(0);
     expect(b.masterid).not.toBe(was);
     expect(await stepLog(b.buildid, 'ran')).toContain('ran\n');
+  });
+});
+
+describe('a master killed mid-step under a PB worker', () => {
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it("has the worker stop the step's command once the connection is gone", async () => {
+    const proc = await startBbw('pbk', 'pb-killed', 'pb');
+    const b = await forced('force-pb-killed');
+    await waitFor('the command to start', async () => (await stepLog(b.buildid, 'wait')).includes('started'));
+    const pid = Number(readFileSync(join(workerDir('pbk', 'pb'), 'pid'), 'utf8'));
+    expect(alive(pid)).toBe(true);
+    const killedAt = Date.now();
+    await master.proc.stop('SIGKILL');
+    // PB has no silence guard to wait for: the master's socket closes with its process, and
+    // buildbot-worker interrupts its commands when it loses the connection.
+    await waitFor('the worker to stop the command', () => !alive(pid), { proc });
+    // A measure, not an assertion (docs/migrating-from-buildbot.md quotes it).
+    console.info(`a PB worker stopped its command ${Date.now() - killedAt} ms after its master was killed`);
   });
 });

@@ -22,7 +22,10 @@ export interface BuildbotWorkerOptions {
    * (deploy/buildbot-worker/silence-guard.py), as the migration guide tells a team to add it.
    */
   silenceGuard?: number;
-  /** The worker's protocol: msgpack unless a test asks for PB, `create-worker`'s own default. */
+  /**
+   * The worker's protocol: msgpack unless a test asks for PB, which is `create-worker`'s own
+   * default: the worker is then created without --protocol, as a team's plain workers are.
+   */
   protocol?: 'pb' | 'msgpack_experimental_v7';
 }
 
@@ -34,7 +37,7 @@ export function createBuildbotWorker(o: BuildbotWorkerOptions): void {
     'buildbot-worker',
     [
       'create-worker',
-      `--protocol=${o.protocol ?? 'msgpack_experimental_v7'}`,
+      ...(o.protocol === 'pb' ? [] : [`--protocol=${o.protocol ?? 'msgpack_experimental_v7'}`]),
       ...(o.deleteLeftoverDirs ? ['--delete-leftover-dirs'] : []),
       ...(o.tls ? ['--use-tls'] : []),
       o.dir,

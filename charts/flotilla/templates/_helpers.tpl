@@ -398,3 +398,8 @@ topologySpreadConstraints:
 {{- define "flotilla.msgpackPort" -}}
 {{- with (.Values.config.protocols | default dict).msgpack_experimental_v7 }}{{ .port }}{{ end }}
 {{- end }}
+
+{{/* The port PB buildbot-workers connect to (config.protocols.pb), or nothing. */}}
+{{- define "flotilla.pbPort" -}}
+{{- with (.Values.config.protocols | default dict).pb }}{{ .port }}{{ end }}
+{{- end }}

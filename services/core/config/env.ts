@@ -66,6 +66,8 @@ export interface MasterEnv extends CommonEnv {
    * the configuration's (several masters on one host); null: the configuration's.
    */
   msgpackWorkerPort: number | null;
+  /** Port of Buildbot's PB when the configuration turns it on, instead of the configuration's; null: the configuration's. */
+  pbWorkerPort: number | null;
   /** PEM files of the worker listener's certificate and key: workers then connect with wss://. */
   workerTls: { certFile: string; keyFile: string } | null;
   /** Where the master keeps scratch files (git pollers' mirrors); nothing in it must survive. */
@@ -315,6 +317,7 @@ export function loadMasterEnv(src: Source = process.env): MasterEnv {
     masterName: r.string('MASTER_NAME', `${hostname()}:${process.cwd()}`),
     workerPort: r.port('WORKER_PORT', 9989),
     msgpackWorkerPort: src.MSGPACK_WORKER_PORT ? r.port('MSGPACK_WORKER_PORT', 0) : null,
+    pbWorkerPort: src.PB_WORKER_PORT ? r.port('PB_WORKER_PORT', 0) : null,
     workerTls: workerTls(r),
     workdir: r.string('MASTER_WORKDIR', join(tmpdir(), 'flotilla-master')),
     drainSeconds: r.seconds('MASTER_DRAIN_SECONDS', 60),

@@ -151,11 +151,12 @@ function checkReferences(cfg: MasterConfig): string[] {
         `force_schedulers[${i}].name: duplicate name ${JSON.stringify(f.name)} (a scheduler has it)`,
       );
   });
-  const { flotilla, msgpack_experimental_v7: msgpack } = cfg.protocols;
-  if (flotilla && msgpack && flotilla.port === msgpack.port && flotilla.port !== 0)
-    problems.push(
-      `protocols.msgpack_experimental_v7.port: port ${msgpack.port} is the flotilla protocol's too`,
-    );
+  // Two protocols on one port (port 0 is any free port, never a clash).
+  const ports = Object.entries(cfg.protocols) as [string, { port: number }][];
+  ports.forEach(([name, at], i) => {
+    const first = ports.slice(0, i).find(([, a]) => a.port === at.port && at.port !== 0);
+    if (first) problems.push(`protocols.${name}.port: port ${at.port} is the ${first[0]} protocol's too`);
+  });
   const workers = new Set(cfg.workers.map((w) => w.name));
   const builders = new Set(cfg.builders.map((b) => b.name));
   const triggerables = new Set(cfg.schedulers.filter((s) => s.type === 'triggerable').map((s) => s.name));

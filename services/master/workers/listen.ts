@@ -1,37 +1,43 @@
 // Where a master's workers connect, by protocol (the `protocols` section of its
-// configuration, in Buildbot's c['protocols'] shape): Flotilla's own (flotilla/, on
-// WORKER_PORT unless the section names a port) and, when configured, Buildbot's
-// msgpack_experimental_v7 (msgpack/), for buildbot-worker. The master sees one set of
-// connected workers; a worker name is connected once, whichever protocol it came by.
+// configuration, in Buildbot's c['protocols'] shape; ./protocols.ts maps each key to its
+// protocol): Flotilla's own always, on WORKER_PORT unless the section names a port, and each
+// of Buildbot's that the section names (msgpack_experimental_v7, pb). The master sees one set of connected workers; a
+// worker name is connected once, whichever protocol it came by, and failed logins are
+// counted once for all of them.
 import { ConfigError } from '../../core/config/errors.js';
-import { type MasterConfig, workerPassword } from '../../core/config/master-config.js';
-import { listenAt } from '../../core/http/listen-error.js';
+import type { MasterConfig } from '../../core/config/master-config.js';
+import { type ListenSite, listenAt } from '../../core/http/listen-error.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import type { ConnectedWorkers, WorkerConnection, WorkerEvents } from './connection.js';
-import { startWorkerServer } from './flotilla/server.js';
 import { WorkerLoginThrottle } from './login-throttle.js';
-import { startMsgpackWorkerServer } from './msgpack/server.js';
+import { PbAccounts } from './pb/accounts.js';
+import type { ListenDefaults, ProtocolListener } from './protocol.js';
+import { type ProtocolName, WORKER_PROTOCOLS } from './protocols.js';
 
 export interface WorkerListeners extends ConnectedWorkers {
-  /** The port each protocol listens on. */
-  ports: { flotilla: number; msgpack_experimental_v7?: number };
+  /** The port each protocol listens on (Flotilla's always). */
+  ports: { flotilla: number } & { [K in ProtocolName]?: number };
+}
+
+/** Each configured protocol's address, in the map's order. */
+function sites(config: MasterConfig, defaults: ListenDefaults): [ProtocolName, ListenSite][] {
+  const out: [ProtocolName, ListenSite][] = [];
+  for (const name of Object.keys(WORKER_PROTOCOLS) as ProtocolName[]) {
+    const site = WORKER_PROTOCOLS[name].site(config, defaults);
+    if (site) out.push([name, site]);
+  }
+  return out;
 }
 
 /** Two protocols asked to listen on one port (the configuration's, or the environment's). */
-export function workerPortProblems(
-  config: MasterConfig,
-  workerPort: number,
-  msgpackPort?: number | null,
-): string[] {
-  const flotilla = config.protocols.flotilla?.port ?? workerPort;
-  const msgpack = config.protocols.msgpack_experimental_v7
-    ? (msgpackPort ?? config.protocols.msgpack_experimental_v7.port)
-    : undefined;
-  return msgpack !== undefined && msgpack !== 0 && msgpack === flotilla
-    ? [
-        `protocols.msgpack_experimental_v7.port: ${msgpack} is Flotilla's protocol's port too (WORKER_PORT or protocols.flotilla.port)`,
-      ]
-    : [];
+export function workerPortProblems(config: MasterConfig, ports: Omit<ListenDefaults, 'host'>): string[] {
+  const all = sites(config, { host: '', ...ports });
+  const problems: string[] = [];
+  all.forEach(([, b], i) => {
+    const a = all.slice(0, i).find(([, a]) => a.port === b.port && b.port !== 0)?.[1];
+    if (a) problems.push(`${b.portSetting}: ${b.port} is ${a.what} too (${a.portSetting})`);
+  });
+  return problems;
 }
 
 export async function listenForWorkers(opts: {
@@ -42,82 +48,69 @@ export async function listenForWorkers(opts: {
   workerPort: number;
   /** msgpack_experimental_v7's port instead of the configuration's (MSGPACK_WORKER_PORT). */
   msgpackPort?: number | null;
+  /** PB's port instead of the configuration's (PB_WORKER_PORT). */
+  pbPort?: number | null;
   masterName: string;
   log: Logger;
   events: WorkerEvents;
   /** Where a worker's `password_env` is looked up. */
   env: Record<string, string | undefined>;
   tls?: { cert: Buffer | string; key: Buffer | string };
+  /** The PB port's users besides the workers (./pb/accounts.ts); default: the workers only. */
+  pbAccounts?: PbAccounts;
 }): Promise<WorkerListeners> {
   const { config } = opts;
-  const flotillaAt = config.protocols.flotilla;
-  const msgpackAt = config.protocols.msgpack_experimental_v7;
-  const flotillaPort = flotillaAt?.port ?? opts.workerPort;
-  const msgpackPort = opts.msgpackPort ?? msgpackAt?.port;
-  const problems = workerPortProblems(config, opts.workerPort, opts.msgpackPort);
-  if (problems.length) throw new ConfigError('CONFIG_REFERENCE', 'two protocols on one port', problems);
-  let msgpack: Awaited<ReturnType<typeof startMsgpackWorkerServer>> | null = null;
-  // One count of failed logins for both listeners: a guesser gains nothing by switching.
-  const throttle = new WorkerLoginThrottle();
-  // A port that cannot be had is said with the setting that gave it (the configuration's key
-  // when it names one, else the environment's variable).
-  const flotillaSite = {
-    what: "the workers' port (Flotilla's protocol)",
-    host: flotillaAt?.host ?? opts.host,
-    port: flotillaPort,
-    portSetting: flotillaAt?.port !== undefined ? 'protocols.flotilla.port' : 'WORKER_PORT',
-    hostSetting: flotillaAt?.host !== undefined ? "protocols.flotilla.port's interface" : 'HOST',
+  const ports = {
+    workerPort: opts.workerPort,
+    msgpackPort: opts.msgpackPort ?? null,
+    pbPort: opts.pbPort ?? null,
   };
-  const flotilla = await listenAt(flotillaSite, () =>
-    startWorkerServer({
-      host: flotillaSite.host,
-      port: flotillaSite.port,
-      ...(opts.tls ? { tls: opts.tls } : {}),
-      config,
-      masterName: opts.masterName,
-      env: opts.env,
-      log: opts.log,
-      events: opts.events,
-      connectedElsewhere: (name) => msgpack?.get(name) !== undefined,
-      throttle,
-    }),
-  );
-  if (msgpackAt) {
-    const msgpackSite = {
-      what: "the workers' port (msgpack_experimental_v7)",
-      host: msgpackAt.host ?? opts.host,
-      port: msgpackPort ?? msgpackAt.port,
-      portSetting:
-        opts.msgpackPort != null ? 'MSGPACK_WORKER_PORT' : 'protocols.msgpack_experimental_v7.port',
-      hostSetting:
-        msgpackAt.host !== undefined ? "protocols.msgpack_experimental_v7.port's interface" : 'HOST',
-    };
+  const problems = workerPortProblems(config, ports);
+  if (problems.length) throw new ConfigError('CONFIG_REFERENCE', 'two protocols on one port', problems);
+  const started: [ProtocolName, ProtocolListener][] = [];
+  const ctx = {
+    config,
+    masterName: opts.masterName,
+    log: opts.log,
+    events: opts.events,
+    env: opts.env,
+    ...(opts.tls ? { tls: opts.tls } : {}),
+    throttle: new WorkerLoginThrottle(),
+    pbAccounts: opts.pbAccounts ?? new PbAccounts(),
+  };
+  const defaults = { host: opts.host, ...ports };
+  for (const [name, site] of sites(config, defaults)) {
     try {
-      msgpack = await listenAt(msgpackSite, () =>
-        startMsgpackWorkerServer({
-          host: msgpackSite.host,
-          port: msgpackSite.port,
-          ...(opts.tls ? { tls: opts.tls } : {}),
-          passwords: new Map(config.workers.map((w) => [w.name, workerPassword(w, opts.env)])),
-          builderDirs: (name) => config.builders.filter((b) => b.workers.includes(name)).map((b) => b.name),
-          connectedElsewhere: (name) => flotilla.get(name) !== undefined,
-          throttle,
-          log: opts.log,
-          events: opts.events,
-        }),
+      // A port that cannot be had is said with the setting that gave it.
+      const listener = await listenAt(site, () =>
+        WORKER_PROTOCOLS[name].start(
+          { host: site.host, port: site.port },
+          {
+            ...ctx,
+            connectedElsewhere: (worker) =>
+              started.some(([n, l]) => n !== name && l.get(worker) !== undefined),
+          },
+        ),
       );
+      started.push([name, listener]);
     } catch (err) {
-      await flotilla.close();
+      await Promise.all(started.map(([, l]) => l.close()));
       throw err;
     }
   }
-  const m = msgpack;
+  const listeners = started.map(([, l]) => l);
   return {
-    ports: { flotilla: flotilla.port, ...(m ? { msgpack_experimental_v7: m.port } : {}) },
-    connected: (): WorkerConnection[] => [...flotilla.connected(), ...(m?.connected() ?? [])],
-    get: (name) => flotilla.get(name) ?? m?.get(name),
+    ports: Object.fromEntries(started.map(([n, l]) => [n, l.port])) as WorkerListeners['ports'],
+    connected: (): WorkerConnection[] => listeners.flatMap((l) => l.connected()),
+    get: (name) => {
+      for (const l of listeners) {
+        const w = l.get(name);
+        if (w) return w;
+      }
+      return undefined;
+    },
     close: async () => {
-      await Promise.all([flotilla.close(), m?.close()]);
+      await Promise.all(listeners.map((l) => l.close()));
     },
   };
 }

@@ -1,6 +1,7 @@
 // Which worker protocols a master listens on, and where: Buildbot's `c['protocols']` in the
-// same shape, so that a master.cfg's `{'msgpack_experimental_v7': {'port': 9989}}` reads as
-// `protocols: { msgpack_experimental_v7: { port: 9989 } }`. `flotilla` is our own protocol
+// same shape, so that a master.cfg's `{'pb': {'port': 9989}}` reads as
+// `protocols: { pb: { port: 9989 } }` (Buildbot's PB, what `buildbot-worker create-worker`
+// speaks by default; msgpack_experimental_v7 likewise). `flotilla` is our own protocol
 // (Flotilla's agent); without a port here it listens on WORKER_PORT, as before this section
 // existed. A port is a number, or Buildbot's endpoint string `tcp:9989` or
 // `tcp:9989:interface=127.0.0.1`.
@@ -28,21 +29,13 @@ export const protocols = z
   .object({
     flotilla: listener.optional(),
     msgpack_experimental_v7: listener.optional(),
-    pb: z.unknown().optional(),
+    pb: listener.optional(),
   })
   .strict()
-  .superRefine((p, ctx) => {
-    if (p.pb !== undefined)
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        path: ['pb'],
-        message:
-          "Buildbot's PB protocol is not supported: create the workers with --protocol=msgpack_experimental_v7 (docs/migrating-from-buildbot.md)",
-      });
-  })
-  .transform(({ flotilla, msgpack_experimental_v7 }) => ({
+  .transform(({ flotilla, msgpack_experimental_v7, pb }) => ({
     ...(flotilla ? { flotilla: flotilla.port } : {}),
     ...(msgpack_experimental_v7 ? { msgpack_experimental_v7: msgpack_experimental_v7.port } : {}),
+    ...(pb ? { pb: pb.port } : {}),
   }));
 
 export type ProtocolsConfig = z.output<typeof protocols>;

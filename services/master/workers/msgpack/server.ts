@@ -23,8 +23,10 @@ import { MsgpackWorkerConnection } from './connection.js';
 import { parseWorkerFrame, type WorkerSettings } from './messages.js';
 
 export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
-const KEEPALIVE_MS = 30_000;
-const HANDSHAKE_TIMEOUT_MS = 30_000;
+/** How often a worker is asked for a keepalive; one unanswered by the next closes the link (PB too). */
+export const KEEPALIVE_MS = 30_000;
+/** The most a worker may take from its login to being attached (PB too). */
+export const HANDSHAKE_TIMEOUT_MS = 30_000;
 
 // Buildbot's own line splitting (buildbot/worker/protocols/msgpack.py), so that output is cut
 // into lines on both kinds of worker alike (services/master/builds/log-writer.ts does the same

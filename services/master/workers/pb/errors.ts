@@ -22,6 +22,7 @@ export const PB_ERRORS = {
   PB_BROKER_UNKNOWN_OBJECT: 'reference to an object this side does not hold',
   PB_BROKER_TOO_MANY_REFS: 'more references than the broker keeps',
   PB_CONNECTION_LOST: 'the PB connection was lost',
+  PB_ACCOUNT_TAKEN: 'a PB username registered twice on one port',
 } as const;
 
 export type PbErrorCode = keyof typeof PB_ERRORS;

@@ -13,7 +13,8 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LocalObject, RemoteReference } from './broker.js';
 import { type JellyValue, RemoteFailure, Tuple } from './jelly.js';
 
-const UNAUTHORIZED = new RemoteFailure('twisted.cred.error.UnauthorizedLogin', '', [
+/** Twisted's answer to a refused login; a client takes it for a wrong name or password and retries. */
+export const UNAUTHORIZED = new RemoteFailure('twisted.cred.error.UnauthorizedLogin', '', [
   'twisted.cred.error.UnauthorizedLogin',
   'twisted.cred.error.LoginFailed',
   'twisted.cred.error.Unauthorized',

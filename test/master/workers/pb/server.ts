@@ -1,7 +1,7 @@
 // A test-only PB server for a real buildbot-worker, built from Flotilla's PB layers (banana,
-// jelly, broker, cred login) and the PbWorkerConnection, on a TCP port of 127.0.0.1. The
-// master's own listener (protocols.pb) is not built yet: this is the smallest server that
-// lets a test drive a PbWorkerConnection through its interface.
+// jelly, broker, cred login) and the PbWorkerConnection, on a TCP port of 127.0.0.1: the
+// smallest server that lets a test drive a PbWorkerConnection through its interface, with
+// its broker at hand (the master's own listener, protocols.pb, is tested in listener.test.ts).
 import { createServer, type Server } from 'node:net';
 import { Broker } from '../../../../services/master/workers/pb/broker.js';
 import { PbWorkerConnection } from '../../../../services/master/workers/pb/connection.js';
