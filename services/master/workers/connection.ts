@@ -5,6 +5,7 @@
 // it through a signal, learn how it ended, or that the worker was lost; and move files both
 // ways (upload, uploadDirectory, download), with Buildbot's worker commands' semantics
 // whatever the protocol.
+import type { NewChange } from '../../core/data/index.js';
 import type {
   CommandOutcome,
   CommandRequest,
@@ -91,6 +92,11 @@ export interface ConnectedWorkers {
 export interface WorkerEvents {
   connected?: (w: WorkerConnection) => void;
   disconnected?: (w: WorkerConnection) => void;
+  /**
+   * Adds a change `buildbot sendchange` sent to the PB port (./pb/change-source.ts), as the
+   * change hooks add theirs; its id. Without it the PB port takes no changes.
+   */
+  addChange?: (c: NewChange) => Promise<number>;
 }
 
 /** The text an abort reason shows (an Error's message, else the value itself). */

@@ -16,7 +16,7 @@
 // - got_revision (and with getDescription, commit-description) is a property, a dict by
 //   codebase when the step has one.
 // - a source stamp with a patch (a try build's): a `patch` log with its text, then after the
-//   checkout (Buildbot's Source.patch and Git.applyPatch) the patch and a `.buildbot-patched`
+//   checkout (Buildbot's Source.patch and Git.applyPatch; ./source-patch.ts) the patch and a `.buildbot-patched`
 //   marker downloaded into the workdir (or the patch's subdir under it), `git update-index
 //   --refresh`, `git apply --index -p LEVEL .buildbot-diff` (Buildbot feeds the patch on
 //   stdin; a command here has none, so git reads the downloaded file), and the file removed;
@@ -40,16 +40,12 @@ import { interruptedResults } from '../interruption.js';
 import { stepSummary } from '../summary.js';
 import { completeLog } from './complete-log.js';
 import { RemoteCommands, StepEnded, StepFailed } from './remote.js';
+import { applyPatch, PATCHED } from './source-patch.js';
 import type { StepContext, StepKind, StepOutcome } from './step.js';
-import { transferResults } from './transfer.js';
 
 type GitStep = Extract<StepConfig, { type: 'git' }>;
 
 const GIT_HASH_LENGTH = 40;
-
-/** The files Buildbot's Source.patch writes into the workdir: the patch, and the marker it leaves. */
-const DIFF = '.buildbot-diff';
-const PATCHED = '.buildbot-patched';
 
 /** Buildbot's Source descriptions: "updating" while it runs, "update" once done, plus the codebase. */
 const done = (step: GitStep) => (step.codebase ? `update ${step.codebase}` : 'update');
@@ -137,7 +133,10 @@ class Checkout {
   }
 
   /** `git ARGS` in the workdir (Buildbot's _dovccmd): SIGTERM first, so git leaves no lock files. */
-  private git(args: string[], o: { abandonOnFailure?: boolean; collectStdout?: boolean } = {}) {
+  private git(
+    args: string[],
+    o: { abandonOnFailure?: boolean; collectStdout?: boolean; workdir?: string } = {},
+  ) {
     const config = Object.entries(this.step.config).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
     return this.cmd.run(['git', ...config, ...args], {
       workdir: this.workdir,
@@ -158,7 +157,10 @@ class Checkout {
     if (await this.patched()) await this.git(['clean', '-f', '-f', '-d', '-x']);
     if (this.step.mode === 'incremental') await this.incremental();
     else await this.full();
-    if (this.src.patch) await this.applyPatch(this.src.patch);
+    if (this.src.patch)
+      await applyPatch(this.c, this.cmd, this.signal, this.workdir, this.src.patch, (args, workdir) =>
+        this.git(args, { workdir }),
+      );
     await this.gotRevision();
   }
 
@@ -171,39 +173,6 @@ class Checkout {
       quiet: true,
     });
     return r.rc === 0;
-  }
-
-  /** Buildbot's Source.patch with Git's applyPatch, in the patch's subdir when it stays inside the workdir. */
-  private async applyPatch(patch: PatchFacts): Promise<void> {
-    const inside = patch.subdir ? posix.normalize(patch.subdir) : '.';
-    const dir =
-      inside.startsWith('../') || inside === '..' || posix.isAbsolute(inside)
-        ? this.workdir
-        : posix.join(this.workdir, inside);
-    await this.download(posix.join(dir, DIFF), patch.body);
-    await this.download(posix.join(dir, PATCHED), Buffer.from('patched\n'));
-    const saved = this.workdir;
-    this.workdir = dir;
-    try {
-      await this.git(['update-index', '--refresh']);
-      await this.git(['apply', '--index', '-p', String(patch.level), DIFF]);
-      await this.cmd.run(['rm', '-rf', DIFF], { workdir: dir });
-    } finally {
-      this.workdir = saved;
-    }
-  }
-
-  /** A file to the worker (Buildbot's downloadFileContentToWorker): its rc line in the log. */
-  private async download(path: string, data: Buffer): Promise<void> {
-    let at = 0;
-    const read = async (n: number) => {
-      const block = data.subarray(at, at + n);
-      at += block.length;
-      return block;
-    };
-    const end = await this.c.build.worker.download({ path, blocksize: 32 * 1024 }, read, this.signal);
-    if ((await transferResults(end, this.cmd, this.signal)) !== Results.SUCCESS)
-      throw new StepFailed(`could not download ${path}`);
   }
 
   private async full(): Promise<void> {

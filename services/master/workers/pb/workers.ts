@@ -70,8 +70,13 @@ export function registerPbWorkers(
   const builderDirs = (name: string): [string, string][] =>
     config.builders.filter((b) => b.workers.includes(name)).map((b) => [b.name, b.name]);
 
-  const attach = async (name: string, mind: RemoteReference, session: PbSession) => {
+  const attach = async (name: string, mind: RemoteReference | null, session: PbSession) => {
     const at = { worker: name, peer: session.peer, protocol: 'pb' };
+    // A worker is called back through its mind; a login without one is not a worker's.
+    if (!mind) {
+      log.warn(at, 'worker refused: it logged in without a mind');
+      throw new RemoteFailure('builtins.RuntimeError', 'a worker must log in with a mind');
+    }
     const old = workers.get(name);
     if (joining.has(name) || ctx.connectedElsewhere(name) || (old && (await answers(old)))) {
       log.warn(at, 'worker refused: already connected');
