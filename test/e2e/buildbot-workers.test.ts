@@ -6,7 +6,7 @@
 // mid-command, files round-tripped through the transfer steps and served back by the API, a
 // killed worker (RETRY, then a rerun on another worker), two builders at once on one worker,
 // one builder with both kinds of worker (each with its absolute builddir). Then, over
-// msgpack, an operator's stop, kill, pause and unpause, a graceful stop that lets the running
+// msgpack, an operator's stop and kill (over PB too), pause and unpause, a graceful stop that lets the running
 // build finish, and a master replaced under its workers; and last, a master killed mid-step
 // under a PB worker: the worker stops the step's command once the connection is gone.
 import { execFileSync } from 'node:child_process';
@@ -252,12 +252,14 @@ describe.each(['msgpack_experimental_v7', 'pb'] as const)('a buildbot-worker ove
 });
 
 describe("an operator's worker actions", () => {
-  for (const [action, name, password] of [
-    ['stop', 'bb3', 'bb-three'],
-    ['kill', 'bb4', 'bb-four'],
+  for (const [action, name, password, protocol] of [
+    ['stop', 'bb3', 'bb-three', 'msgpack_experimental_v7'],
+    ['kill', 'bb4', 'bb-four', 'msgpack_experimental_v7'],
+    ['stop', 'pb3', 'pb-three', 'pb'],
+    ['kill', 'pb4', 'pb-four', 'pb'],
   ] as const) {
-    it(`${action} makes the worker exit, and it shows disconnected`, async () => {
-      const proc = await startBbw(name, password);
+    it(`${action} makes the worker exit, and it shows disconnected (${protocol})`, async () => {
+      const proc = await startBbw(name, password, protocol);
       const id = (await c.get(`/workers?name=${name}`)).workers[0].workerid;
       await c.rpc(`/workers/${id}`, action, { reason: 'by the test' });
       // buildbot-worker stops its reactor when told to shut down: a clean exit, no reconnection.

@@ -47,9 +47,9 @@ function within<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
 }
 
 /** Whether an attached link still answers (Buildbot's arbitration of a duplicate login). */
-async function answers(conn: PbWorkerConnection): Promise<boolean> {
+async function answers(conn: PbWorkerConnection, ms: number): Promise<boolean> {
   try {
-    await within(DUPLICATE_PING_MS, conn.print('master got a duplicate connection'), 'the ping');
+    await within(ms, conn.print('master got a duplicate connection'), 'the ping');
     return true;
   } catch {
     return false;
@@ -60,13 +60,15 @@ async function answers(conn: PbWorkerConnection): Promise<boolean> {
 export function registerPbWorkers(
   accounts: PbAccounts,
   ctx: ProtocolContext,
-  keepaliveMs = KEEPALIVE_MS,
+  bounds: { keepaliveMs?: number; duplicatePingMs?: number } = {},
 ): PbWorkers {
+  const keepaliveMs = bounds.keepaliveMs ?? KEEPALIVE_MS;
+  const duplicatePingMs = bounds.duplicatePingMs ?? DUPLICATE_PING_MS;
   const { log, config } = ctx;
   const workers = new Map<string, PbWorkerConnection>();
   const sessions = new Map<PbWorkerConnection, PbSession>();
-  /** Names between the login and the end of the handshake. */
-  const joining = new Set<string>();
+  /** Names between the login and the end of the handshake, with the connection joining. */
+  const joining = new Map<string, PbWorkerConnection>();
   const builderDirs = (name: string): [string, string][] =>
     config.builders.filter((b) => b.workers.includes(name)).map((b) => [b.name, b.name]);
 
@@ -77,10 +79,33 @@ export function registerPbWorkers(
       log.warn(at, 'worker refused: it logged in without a mind');
       throw new RemoteFailure('builtins.RuntimeError', 'a worker must log in with a mind');
     }
-    const old = workers.get(name);
-    if (joining.has(name) || ctx.connectedElsewhere(name) || (old && (await answers(old)))) {
+    const duplicate = () => {
       log.warn(at, 'worker refused: already connected');
-      throw DUPLICATE;
+      return DUPLICATE;
+    };
+    if (joining.has(name) || ctx.connectedElsewhere(name)) throw duplicate();
+    // Joining from here: another login of the name while the old link is pinged is refused.
+    const conn = new PbWorkerConnection(name, mind, session.transport);
+    joining.set(name, conn);
+    const leave = () => {
+      if (joining.get(name) === conn) joining.delete(name);
+    };
+    let attached = false;
+    let keepalive: NodeJS.Timeout | undefined;
+    session.broker.onDisconnect(() => {
+      clearInterval(keepalive);
+      conn.closed('worker disconnected');
+      sessions.delete(conn);
+      if (!attached) return leave();
+      if (workers.get(name) !== conn) return;
+      workers.delete(name);
+      log.info({ worker: name, protocol: 'pb' }, 'worker disconnected');
+      ctx.events.disconnected?.(conn);
+    });
+    const old = workers.get(name);
+    if (old && (await answers(old, duplicatePingMs))) {
+      leave();
+      throw duplicate();
     }
     if (old) {
       log.warn(at, 'worker reconnected: its old link did not answer and is closed');
@@ -89,32 +114,15 @@ export function registerPbWorkers(
       workers.delete(name);
       ctx.events.disconnected?.(old);
     }
-    joining.add(name);
-    const conn = new PbWorkerConnection(name, mind, session.transport);
-    let attached = false;
-    let keepalive: NodeJS.Timeout | undefined;
-    session.broker.onDisconnect(() => {
-      clearInterval(keepalive);
-      conn.closed('worker disconnected');
-      sessions.delete(conn);
-      if (!attached) {
-        joining.delete(name);
-        return;
-      }
-      if (workers.get(name) !== conn) return;
-      workers.delete(name);
-      log.info({ worker: name, protocol: 'pb' }, 'worker disconnected');
-      ctx.events.disconnected?.(conn);
-    });
     try {
       await within(HANDSHAKE_TIMEOUT_MS, handshake(conn, builderDirs(name)), 'the handshake');
+      if (!conn.connected) throw new Error('the worker disconnected');
     } catch (err) {
-      joining.delete(name);
+      leave();
       log.warn({ ...at, err: (err as Error).message }, 'worker refused: handshake failed');
       session.transport.close('handshake failed');
       throw new RemoteFailure('builtins.RuntimeError', `handshake failed: ${(err as Error).message}`);
     }
-    if (!conn.connected) throw new RemoteFailure('builtins.RuntimeError', 'the worker disconnected');
     let answered = true;
     keepalive = setInterval(() => {
       if (!answered) {
@@ -129,7 +137,7 @@ export function registerPbWorkers(
         })
         .catch(() => {});
     }, keepaliveMs);
-    joining.delete(name);
+    leave();
     attached = true;
     workers.set(name, conn);
     sessions.set(conn, session);
