@@ -12,7 +12,13 @@ import { Registry } from 'prom-client';
 import { ConfigError } from '../core/config/errors.js';
 import type { MasterConfig } from '../core/config/master-config.js';
 import { type ConfigVersion, configMetrics, configVersion } from '../core/config/version.js';
-import { type DataContext, pausedWorkerNames, queuedBuildRequestCount } from '../core/data/index.js';
+import {
+  addChange,
+  type DataContext,
+  pausedWorkerNames,
+  queuedBuildRequestCount,
+  transact,
+} from '../core/data/index.js';
 import type { ConnectionPool } from '../core/db/pool.js';
 import type { Subscribe } from '../core/events/bus.js';
 import { collectEventMetrics } from '../core/events/metrics.js';
@@ -241,6 +247,8 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
           connected: (c) =>
             void record('connection', c.name, membership.workerConnected(c.name, c.info)).then(wake),
           disconnected: (c) => void record('disconnection', c.name, membership.workerDisconnected(c.name)),
+          // A change sent to the PB port (Buildbot's PBChangeSource), added as the hooks add theirs.
+          addChange: (c) => transact(ctx, (tx) => addChange(tx, c)),
         });
         const detach = membership.attach({
           connectedWorkers: () => w.connected().map((c) => ({ name: c.name, info: c.info })),

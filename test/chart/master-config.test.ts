@@ -53,8 +53,8 @@ it('the master would reject a worker the chart forgot (the check above can fail)
 
 describe("the chart's schema for config", () => {
   // What the chart fills in itself, and so refuses from values (Flotilla's own protocol is on
-  // the port its Services name; PB is refused by the master anyway).
-  const CHART_MADE = /^(workers|auth\.users|auth\.users_file|protocols\.flotilla|protocols\.pb)(\b|$)/;
+  // the port its Services name).
+  const CHART_MADE = /^(workers|auth\.users|auth\.users_file|protocols\.flotilla)(\b|$)/;
 
   it('names the same keys as the master configuration schema', () => {
     const root = chartSchema();

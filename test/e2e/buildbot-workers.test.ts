@@ -131,7 +131,7 @@ describe.each(['msgpack_experimental_v7', 'pb'] as const)('a buildbot-worker ove
     expect(lines).toContain('hprogram finished with exit code 0');
     expect(await stepLog(b.buildid, 'use-property')).toContain('version is 1.2.42\n');
     expect(await stepLog(b.buildid, 'unicode')).toContain('é ü ß ✓\n');
-    expect(await stepLog(b.buildid, 'logfile', 'out')).toBe('one\ntwo\n');
+    expect(await stepLog(b.buildid, 'logfile', 'out')).toBe('one\ntwo');
     const props = (await c.get(`/builds/${b.buildid}/properties`)).properties[0];
     expect(props.version).toEqual(['1.2.42', 'SetPropertyFromCommand Step']);
     expect(props.workername).toEqual(['bb1', 'Worker']);

@@ -25,7 +25,11 @@ import { worker } from './master-config/workers.js';
 import { www } from './master-config/www.js';
 
 export { ENDPOINT_MATCHERS, userSchema, usersFileSchema } from './master-config/auth.js';
-export type { ChangeSourceConfig } from './master-config/change-sources.js';
+export type {
+  ChangeSourceConfig,
+  PbChangeSourceConfig,
+  PolledChangeSourceConfig,
+} from './master-config/change-sources.js';
 export type { ForceParameterConfig } from './master-config/force-schedulers.js';
 export { ignoredKeys } from './master-config/ignored-keys.js';
 export type {
@@ -157,6 +161,22 @@ function checkReferences(cfg: MasterConfig): string[] {
     const first = ports.slice(0, i).find(([, a]) => a.port === at.port && at.port !== 0);
     if (first) problems.push(`protocols.${name}.port: port ${at.port} is the ${first[0]} protocol's too`);
   });
+  // A PB change source logs in on the workers' PB port (Buildbot's default when it names
+  // none); a port of its own is not offered.
+  cfg.change_sources.forEach((c, i) => {
+    if (c.type !== 'pb') return;
+    if (!cfg.protocols.pb)
+      problems.push(`change_sources[${i}]: a pb change source needs protocols.pb (the port it logs in on)`);
+    else if (c.port && c.port.port !== cfg.protocols.pb.port)
+      problems.push(`change_sources[${i}].port: must be protocols.pb's port (${cfg.protocols.pb.port})`);
+    // One login per name on a PB port, as Buildbot's pbmanager.
+    if (cfg.workers.some((w) => w.name === c.user))
+      problems.push(`change_sources[${i}].user: ${JSON.stringify(c.user)} is a worker's name`);
+  });
+  unique(
+    'change_sources',
+    cfg.change_sources.map((c) => c.name),
+  );
   const workers = new Set(cfg.workers.map((w) => w.name));
   const builders = new Set(cfg.builders.map((b) => b.name));
   const triggerables = new Set(cfg.schedulers.filter((s) => s.type === 'triggerable').map((s) => s.name));

@@ -1,7 +1,7 @@
 // Source stamps are shared: the same branch, revision, repository, project, codebase and
 // patch always map to one row, identified by Buildbot's ss_hash, so Buildbot and Flotilla
 // find each other's stamps.
-import { maybeOne, one, sql } from '../db/pool.js';
+import { maybeOne, one, type Queryable, sql } from '../db/pool.js';
 import { hashColumns } from './names.js';
 import { now, type Tx } from './transaction.js';
 
@@ -50,4 +50,38 @@ export async function findOrCreateSourceStamp(tx: Tx, ss: SourceStampSpec): Prom
   );
   return (row ?? (await one<{ id: number }>(tx.q, sql`SELECT id FROM sourcestamps WHERE ss_hash = ${hash}`)))
     .id;
+}
+
+/** A source stamp's patch as a source step applies it (Buildbot's `(level, body, subdir)`). */
+export interface PatchFacts {
+  level: number;
+  body: Buffer;
+  /** Relative to the step's workdir; null: the workdir itself. */
+  subdir: string | null;
+  author: string;
+  comment: string;
+}
+
+/** The patch of source stamp `ssid`, if it has one. */
+export async function sourceStampPatch(q: Queryable, ssid: number): Promise<PatchFacts | undefined> {
+  const row = await maybeOne<{
+    patchlevel: number;
+    patch_base64: string;
+    subdir: string | null;
+    patch_author: string;
+    patch_comment: string;
+  }>(
+    q,
+    sql`SELECT p.patchlevel, p.patch_base64, p.subdir, p.patch_author, p.patch_comment
+        FROM sourcestamps ss JOIN patches p ON p.id = ss.patchid WHERE ss.id = ${ssid}`,
+  );
+  return row
+    ? {
+        level: row.patchlevel,
+        body: Buffer.from(row.patch_base64, 'base64'),
+        subdir: row.subdir,
+        author: row.patch_author,
+        comment: row.patch_comment,
+      }
+    : undefined;
 }

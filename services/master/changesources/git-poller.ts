@@ -19,7 +19,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import type { ChangeSourceConfig } from '../../core/config/master-config.js';
+import type { PolledChangeSourceConfig } from '../../core/config/master-config.js';
 import { addChange, type DataContext, transact } from '../../core/data/index.js';
 import { getState, setState, stateObjectId } from '../../core/data/object-state.js';
 import type { Logger } from '../../core/telemetry/logger.js';
@@ -59,7 +59,7 @@ export class GitPoller {
   private readonly remote: string;
 
   constructor(
-    private readonly cfg: ChangeSourceConfig & { repourl: string },
+    private readonly cfg: PolledChangeSourceConfig & { repourl: string },
     private readonly deps: GitPollerDeps,
   ) {
     const hash = createHash('sha1').update(cfg.repourl).digest('hex').slice(0, 16);

@@ -86,6 +86,9 @@ export interface BuildsetExtras {
   waited_for?: boolean;
   parent_buildid?: number;
   parent_relationship?: string;
+  external_idstring?: string;
+  /** The builders to build, instead of all the scheduler's (a try job's, already checked to be among them). */
+  builders?: readonly string[];
 }
 
 export async function addBuildsetForSourceStamps(
@@ -116,7 +119,7 @@ export async function addBuildsetForSourceStamps(
       "a change's properties were dropped: the scheduler sets them, a change cannot",
     );
   const builderids: number[] = [];
-  for (const name of s.builders) {
+  for (const name of extras.builders ?? s.builders) {
     const id = await findBuilderId(tx, name, false);
     if (id !== null) builderids.push(id);
   }
@@ -132,5 +135,6 @@ export async function addBuildsetForSourceStamps(
     ...(extras.waited_for !== undefined ? { waited_for: extras.waited_for } : {}),
     ...(extras.parent_buildid !== undefined ? { parent_buildid: extras.parent_buildid } : {}),
     ...(extras.parent_relationship !== undefined ? { parent_relationship: extras.parent_relationship } : {}),
+    ...(extras.external_idstring !== undefined ? { external_idstring: extras.external_idstring } : {}),
   });
 }

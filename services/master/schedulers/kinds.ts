@@ -6,6 +6,7 @@ import { ANY_BRANCH_CLASS, AnyBranchScheduler } from './any-branch.js';
 import { AnnouncedScheduler, type Scheduler, type SchedulerDeps } from './scheduler.js';
 import { SingleBranchScheduler, STATE_CLASS } from './single-branch.js';
 import { NIGHTLY_CLASS, NightlyScheduler, PeriodicScheduler } from './timed.js';
+import { TryJobdirScheduler } from './try-jobdir.js';
 
 type Kind<T extends SchedulerConfig['type']> = {
   create: (s: Extract<SchedulerConfig, { type: T }>, id: number, deps: SchedulerDeps) => Scheduler;
@@ -31,6 +32,10 @@ const kinds: { [T in SchedulerConfig['type']]: Kind<T> } = {
   },
   triggerable: {
     create: (s, id, deps) => new AnnouncedScheduler(s, id, deps),
+    watchedStateClass: () => undefined,
+  },
+  try_jobdir: {
+    create: (s, id, deps) => new TryJobdirScheduler(s, id, deps),
     watchedStateClass: () => undefined,
   },
 };

@@ -140,13 +140,15 @@ export class SchedulerManager {
       }
       for (const c of config.change_sources) {
         const id = await findChangeSourceId(tx, c.name);
-        const { repourl } = c;
+        const repourl = c.type === 'pb' ? undefined : c.repourl;
         const deps = {
           ctx: this.opts.ctx,
           log: this.opts.log,
           workdir: this.opts.workdir ?? tmpdir(),
           env: this.opts.env,
         };
+        // A PB change source is owned and shown here; every master's PB port takes its changes
+        // (../workers/pb/change-source.ts).
         const make = () => (c.type === 'git' && repourl ? new GitPoller({ ...c, repourl }, deps) : null);
         items.push({ kind: 'changesource', name: c.name, id, make });
       }

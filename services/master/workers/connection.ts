@@ -5,6 +5,7 @@
 // it through a signal, learn how it ended, or that the worker was lost; and move files both
 // ways (upload, uploadDirectory, download), with Buildbot's worker commands' semantics
 // whatever the protocol.
+import type { NewChange } from '../../core/data/index.js';
 import type {
   CommandOutcome,
   CommandRequest,
@@ -30,8 +31,12 @@ export type TransferSpec = Omit<TransferRequest, 'op'>;
  */
 export const MAX_READ_BYTES = 1024 * 1024;
 
-/** How a transfer ended: rc 0, or what the worker said when it failed (a missing file, maxsize). */
-export type TransferEnd = { rc: number; text: string } | { lost: true; reason: string };
+/**
+ * How a transfer ended: its rc, what the worker said on stderr (a missing file, maxsize), and
+ * the header lines it sent (buildbot-worker's `sending PATH`), which the step writes before
+ * Buildbot's `program finished` line as Buildbot's log has them (steps/transfer.ts).
+ */
+export type TransferEnd = { rc: number; text: string; header?: string } | { lost: true; reason: string };
 
 export interface WorkerConnection {
   readonly name: string;
@@ -87,6 +92,11 @@ export interface ConnectedWorkers {
 export interface WorkerEvents {
   connected?: (w: WorkerConnection) => void;
   disconnected?: (w: WorkerConnection) => void;
+  /**
+   * Adds a change `buildbot sendchange` sent to the PB port (./pb/change-source.ts), as the
+   * change hooks add theirs; its id. Without it the PB port takes no changes.
+   */
+  addChange?: (c: NewChange) => Promise<number>;
 }
 
 /** The text an abort reason shows (an Error's message, else the value itself). */

@@ -3,7 +3,6 @@
 // worker (the agent's own command runner) by an in-process master. Checked: clone then fetch
 // (incremental), full with clobber (shallow), fresh and copy, submodules, several codebases
 // with got_revision by codebase, and a codebase the build does not have.
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,18 +13,11 @@ import { runCommand } from '../../../services/worker/command.js';
 import { freePort, type Running, start } from '../../helpers/processes.js';
 import { waitFor } from '../../helpers/wait.js';
 import { type InProcessMaster, interrupted, type Script, ScriptedWorker, Stage } from '../in-process.js';
-import { finishedBuild, logs, property, request, steps } from './lib.js';
+import { finishedBuild, gitIn, logs, property, request, steps } from './lib.js';
 
 const root = mkdtempSync(join(tmpdir(), 'flotilla-git-'));
 const workerDir = join(root, 'worker');
-const env = {
-  GIT_AUTHOR_NAME: 't',
-  GIT_AUTHOR_EMAIL: 't@e',
-  GIT_COMMITTER_NAME: 't',
-  GIT_COMMITTER_EMAIL: 't@e',
-};
-const sh = (cwd: string, ...args: string[]) =>
-  execFileSync('git', args, { cwd, env: { ...process.env, ...env }, encoding: 'utf8' }).trim();
+const sh = gitIn;
 
 /** A repository (with a bare copy under served/ for the daemon) and a commit helper. */
 function repo(name: string): { dir: string; url: string; commit: (file: string, text: string) => string } {

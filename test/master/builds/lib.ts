@@ -1,5 +1,6 @@
 // What the build tests read back from the database: a request added, its builds once
 // finished, their steps, logs and properties.
+import { execFileSync } from 'node:child_process';
 import { buildApp } from '../../../services/api/http/server.js';
 import { addBuildset, findBuilderId, transact } from '../../../services/core/data/index.js';
 import { sql } from '../../../services/core/db/pool.js';
@@ -13,6 +14,8 @@ export interface Stamp {
   repository?: string;
   branch?: string | null;
   revision?: string | null;
+  /** A patch on the stamp (a try build's). */
+  patch?: { body: string; level?: number; subdir?: string; author?: string; comment?: string };
 }
 
 /** A build request for `builder` on these source stamps (default: codebase '' at main/abc). */
@@ -32,6 +35,15 @@ export function request(
         branch: s.branch === undefined ? 'main' : s.branch,
         revision: s.revision === undefined ? 'abc' : s.revision,
         project: '',
+        ...(s.patch
+          ? {
+              patch_body: s.patch.body,
+              patch_level: s.patch.level ?? 1,
+              patch_subdir: s.patch.subdir ?? null,
+              patch_author: s.patch.author ?? '',
+              patch_comment: s.patch.comment ?? '',
+            }
+          : {}),
       })),
       reason: 'test',
       builderids: [builderid],
@@ -113,4 +125,15 @@ export async function apiOn(stage: Stage) {
       redis.disconnect();
     },
   };
+}
+
+/** `git ARGS` in `cwd` with a fixed author and committer; its stdout, trimmed. */
+export function gitIn(cwd: string, ...args: string[]): string {
+  const who = {
+    GIT_AUTHOR_NAME: 't',
+    GIT_AUTHOR_EMAIL: 't@e',
+    GIT_COMMITTER_NAME: 't',
+    GIT_COMMITTER_EMAIL: 't@e',
+  };
+  return execFileSync('git', args, { cwd, env: { ...process.env, ...who }, encoding: 'utf8' }).trim();
 }

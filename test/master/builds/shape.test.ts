@@ -186,12 +186,13 @@ describe('logfiles', () => {
     const { brid } = await request(stage, 'logfiles');
     const build = await finishedBuild(stage, brid);
     expect(build.results).toBe(Results.SUCCESS);
+    // Stream logs as Buildbot's: the file's lines are stdout lines.
     expect(await logs(stage, build.id, 'eager')).toEqual({
       stdio: 'oout',
-      'a.log': 'first',
+      'a.log': 'ofirst',
       'empty.log': '',
     });
-    expect(await logs(stage, build.id, 'lazy')).toEqual({ stdio: '', 'a.log': 'first' });
+    expect(await logs(stage, build.id, 'lazy')).toEqual({ stdio: '', 'a.log': 'ofirst' });
     const eager = w1.commands.find((c) => c.command === 'log a.log first; echo out')!;
     expect(eager.logfiles).toEqual({
       'a.log': { filename: 'a.txt', follow: false },

@@ -1,9 +1,11 @@
-// A change source: a repository a master polls for changes, or one only owned and shown.
+// A change source: a repository a master polls for changes, one only owned and shown, or
+// Buildbot's PBChangeSource, where `buildbot sendchange` delivers changes over PB.
 import { z } from 'zod';
+import { listenPort } from './protocols.js';
 
 // A change source runs on exactly one master. Without a type it is only owned and shown
 // (changes then come through the change hooks); `git` polls a repository (Buildbot's GitPoller).
-export const changeSource = z
+const polled = z
   .object({
     name: z.string().min(1),
     type: z.literal('git').optional(),
@@ -19,4 +21,29 @@ export const changeSource = z
     message: 'a git change source needs repourl',
     path: ['repourl'],
   });
+
+// Buildbot's PBChangeSource: `user`/`passwd` log in on the workers' PB port
+// (`protocols.pb`; a `port` must be that one) on every master, and each change sent is added
+// as a change. `prefix`: only files under it are kept, without it. Its name, unless given,
+// is Buildbot's: PBChangeSource:PORT (PBChangeSource:PREFIX:PORT), PORT as configured here
+// (`None` when not).
+const pb = z
+  .object({
+    type: z.literal('pb'),
+    name: z.string().min(1).optional(),
+    user: z.string().min(1).default('change'),
+    passwd: z.string().min(1).default('changepw'),
+    port: listenPort.optional(),
+    prefix: z.string().min(1).optional(),
+  })
+  .strict()
+  .transform((c) => {
+    const port = c.port === undefined ? 'None' : String(c.port.port);
+    const name = c.name ?? (c.prefix ? `PBChangeSource:${c.prefix}:${port}` : `PBChangeSource:${port}`);
+    return { ...c, name };
+  });
+
+export const changeSource = z.union([pb, polled]);
 export type ChangeSourceConfig = z.infer<typeof changeSource>;
+export type PbChangeSourceConfig = z.infer<typeof pb>;
+export type PolledChangeSourceConfig = z.infer<typeof polled>;

@@ -1,4 +1,4 @@
-// The schedulers (single-branch, any-branch, periodic, nightly, triggerable) and how they pick changes.
+// The schedulers (single-branch, any-branch, periodic, nightly, triggerable, try_jobdir) and how they pick changes.
 import { z } from 'zod';
 import { changeFilter, filtersBranch } from './change-filter.js';
 import { identifier } from './identifiers.js';
@@ -84,9 +84,24 @@ const schedulerKinds = z.discriminatedUnion('type', [
     .strict(),
   // Build sets made by the trigger steps that name it.
   z.object({ type: z.literal('triggerable'), ...schedulerCommon }).strict(),
+  // Buildbot's Try_Jobdir: a build set for each try job file `buildbot try --connect=ssh`
+  // (through `buildbot tryserver`) delivers into the maildir `jobdir` (its new/, cur/ and
+  // tmp/ made if missing; relative to the master's working directory), on the builders the
+  // job names among `builders` (all of them when it names none), with the job's patch.
+  z.object({ type: z.literal('try_jobdir'), jobdir: z.string().min(1), ...schedulerCommon }).strict(),
 ]);
 
-export const scheduler = schedulerKinds.superRefine((s, ctx) => {
+/**
+ * Buildbot's spelling of a scheduler's builders, `builderNames`, taken for `builders` (a
+ * configuration moved from master.cfg keeps it); both at once is refused by the schema.
+ */
+const buildbotSpelling = (v: unknown) => {
+  if (typeof v !== 'object' || v === null || !('builderNames' in v) || 'builders' in v) return v;
+  const { builderNames, ...rest } = v as Record<string, unknown>;
+  return { ...rest, builders: builderNames };
+};
+
+export const scheduler = z.preprocess(buildbotSpelling, schedulerKinds).superRefine((s, ctx) => {
   if (
     (s.type === 'single-branch' || s.type === 'nightly') &&
     s.branch !== undefined &&

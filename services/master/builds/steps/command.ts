@@ -33,8 +33,11 @@ export function renderCommand(
   return Array.isArray(command) ? command.map(render) : render(command);
 }
 
-/** Logs named *.html are HTML ('h'); any other logfile is text ('t'). */
-const logType = (name: string): 't' | 'h' => (/\.html?$/i.test(name) ? 'h' : 't');
+/**
+ * A logfile's log is a stream log ('s'), whatever its name, as Buildbot 3.7's
+ * (buildstep.py adds each with addLog's default type and feeds it as stdout).
+ */
+const LOGFILE_TYPE = 's';
 
 /** What the worker is asked to run for this step. */
 export function commandRequest(c: StepContext<CommandStep>): CommandRequest {
@@ -73,8 +76,9 @@ export async function runCommand(
   const extraLog = (name: string) => {
     let w = extra.get(name);
     if (!w) {
-      const type = logType(name);
-      w = transact(ctx, (tx) => addLog(tx, stepid, name, type)).then((id) => writer(id, type));
+      w = transact(ctx, (tx) => addLog(tx, stepid, name, LOGFILE_TYPE)).then((id) =>
+        writer(id, LOGFILE_TYPE),
+      );
       extra.set(name, w);
     }
     return w;

@@ -9,8 +9,9 @@ import type { StepConfig } from '../../../core/config/master-config.js';
 import { completeArtifactByName, readArtifact } from '../../../core/data/index.js';
 import { Results } from '../../../core/results.js';
 import { stepSummary } from '../summary.js';
+import { completeLog } from './complete-log.js';
 import type { StepKind } from './step.js';
-import { completeLog, transferResults, transferStep, workerPath } from './transfer.js';
+import { transferResults, transferStep, workerPath } from './transfer.js';
 
 type FileDownloadStep = Extract<StepConfig, { type: 'file_download' }>;
 

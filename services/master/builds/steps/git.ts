@@ -15,15 +15,32 @@
 //   instead; retry [delay, n] clobbers and clones again n times after a failed clone;
 // - got_revision (and with getDescription, commit-description) is a property, a dict by
 //   codebase when the step has one.
-// The directory operations Buildbot asks of its worker (listdir, rmdir, cpdir) are commands
-// here too (`ls -A`, `rm -rf`, `cp -a`), so the step runs the same on a Flotilla agent and on
-// buildbot-worker (POSIX workers).
+// - a source stamp with a patch (a try build's): a `patch` log with its text, then after the
+//   checkout (Buildbot's Source.patch and Git.applyPatch; ./source-patch.ts) the patch and a `.buildbot-patched`
+//   marker downloaded into the workdir (or the patch's subdir under it), `git update-index
+//   --refresh`, `git apply --index -p LEVEL .buildbot-diff` (Buildbot feeds the patch on
+//   stdin; a command here has none, so git reads the downloaded file), and the file removed;
+//   a later build in a workdir with the marker first runs `git clean -f -f -d -x`.
+// The directory operations Buildbot asks of its worker (listdir, rmdir, cpdir, stat) are
+// commands here too (`ls -A`, `rm -rf`, `cp -a`, `test -e`), so the step runs the same on a
+// Flotilla agent and on buildbot-worker (POSIX workers).
+import { posix } from 'node:path';
 import type { StepConfig } from '../../../core/config/master-config.js';
-import { addLog, appendLog, finishLog, setBuildProperty, transact } from '../../../core/data/index.js';
+import {
+  addLog,
+  appendLog,
+  finishLog,
+  type PatchFacts,
+  setBuildProperty,
+  sourceStampPatch,
+  transact,
+} from '../../../core/data/index.js';
 import { Results } from '../../../core/results.js';
 import { interruptedResults } from '../interruption.js';
 import { stepSummary } from '../summary.js';
+import { completeLog } from './complete-log.js';
 import { RemoteCommands, StepEnded, StepFailed } from './remote.js';
+import { applyPatch, PATCHED } from './source-patch.js';
 import type { StepContext, StepKind, StepOutcome } from './step.js';
 
 type GitStep = Extract<StepConfig, { type: 'git' }>;
@@ -51,10 +68,14 @@ export const git: StepKind<GitStep> = {
       return { results: Results.FAILURE, summary: `Codebase ${step.codebase} not in build` };
     }
     const repourl = step.repourl !== undefined ? c.render(step.repourl) : (ss?.repository ?? '');
+    const patch = ss ? await sourceStampPatch(c.deps.ctx.db, ss.ssid) : undefined;
+    // Buildbot shows the patch before it checks out (Source.run's addCompleteLog).
+    if (patch) await completeLog(c, 'patch', patch.body.toString('utf8'));
     const checkout = new Checkout(c, await RemoteCommands.open(c, signal), signal, {
       repourl,
       branch: ss?.branch || c.render(step.branch),
       revision: ss?.revision || null,
+      patch: patch ?? null,
     });
     try {
       if (!repourl) throw new StepFailed('no repourl, and no repository in the source stamp');
@@ -91,7 +112,12 @@ class Checkout {
     private readonly c: StepContext<GitStep>,
     readonly cmd: RemoteCommands,
     private readonly signal: AbortSignal,
-    private readonly src: { repourl: string; branch: string; revision: string | null },
+    private readonly src: {
+      repourl: string;
+      branch: string;
+      revision: string | null;
+      patch: PatchFacts | null;
+    },
   ) {
     this.step = c.step;
     this.workdir = this.path(c.step.workdir);
@@ -107,7 +133,10 @@ class Checkout {
   }
 
   /** `git ARGS` in the workdir (Buildbot's _dovccmd): SIGTERM first, so git leaves no lock files. */
-  private git(args: string[], o: { abandonOnFailure?: boolean; collectStdout?: boolean } = {}) {
+  private git(
+    args: string[],
+    o: { abandonOnFailure?: boolean; collectStdout?: boolean; workdir?: string } = {},
+  ) {
     const config = Object.entries(this.step.config).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
     return this.cmd.run(['git', ...config, ...args], {
       workdir: this.workdir,
@@ -125,9 +154,25 @@ class Checkout {
   async run(): Promise<void> {
     const version = await this.git(['--version'], { collectStdout: true, abandonOnFailure: false });
     if (version.rc !== 0) throw new StepFailed('git is not installed on worker');
+    if (await this.patched()) await this.git(['clean', '-f', '-f', '-d', '-x']);
     if (this.step.mode === 'incremental') await this.incremental();
     else await this.full();
+    if (this.src.patch)
+      await applyPatch(this.c, this.cmd, this.signal, this.workdir, this.src.patch, (args, workdir) =>
+        this.git(args, { workdir }),
+      );
     await this.gotRevision();
+  }
+
+  /** The workdir holds a patched tree from an earlier build (Buildbot's sourcedirIsPatched). */
+  private async patched(): Promise<boolean> {
+    const marker = posix.join(this.workdir.slice(this.c.build.builder.name.length + 1), PATCHED);
+    const r = await this.cmd.run(['test', '-e', marker], {
+      workdir: this.c.build.builder.name,
+      abandonOnFailure: false,
+      quiet: true,
+    });
+    return r.rc === 0;
   }
 
   private async full(): Promise<void> {

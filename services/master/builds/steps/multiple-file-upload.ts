@@ -13,9 +13,10 @@ import { posix } from 'node:path';
 import type { StepConfig } from '../../../core/config/master-config.js';
 import { Results } from '../../../core/results.js';
 import { stepSummary } from '../summary.js';
+import { completeLog } from './complete-log.js';
 import type { RemoteCommands } from './remote.js';
 import type { StepContext, StepKind } from './step.js';
-import { addConfiguredUrl, completeLog, transferStep, uploadArtifact, workerPath } from './transfer.js';
+import { addConfiguredUrl, transferStep, uploadArtifact, workerPath } from './transfer.js';
 
 type MultipleFileUploadStep = Extract<StepConfig, { type: 'multiple_file_upload' }>;
 

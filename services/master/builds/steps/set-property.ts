@@ -2,12 +2,15 @@
 // succeeds, set a build property to what it wrote to stdout (stripped unless `strip: false`).
 // Buildbot keeps all of stdout, however long; a command that writes without end would fill
 // the master's memory. Past MAX_OUTPUT bytes the step fails and sets nothing: a property cut
-// short would be a wrong value, used silently by the steps after it.
+// short would be a wrong value, used silently by the steps after it. A property set is
+// listed in a `property changes` log (`name: repr(value)`), as Buildbot 3.7's step adds it.
 import type { StepConfig } from '../../../core/config/master-config.js';
 import { setBuildProperty, transact } from '../../../core/data/index.js';
+import { pyRepr } from '../../../core/python.js';
 import { Results } from '../../../core/results.js';
 import { commandSummary, stepSummary } from '../summary.js';
 import { renderCommand, runCommand } from './command.js';
+import { completeLog } from './complete-log.js';
 import type { StepKind } from './step.js';
 
 type SetPropertyStep = Extract<StepConfig, { type: 'set_property' }>;
@@ -34,6 +37,7 @@ export const setProperty: StepKind<SetPropertyStep> = {
     await transact(c.deps.ctx, (tx) =>
       setBuildProperty(tx, c.build.buildid, c.step.property, value, 'SetPropertyFromCommand Step'),
     );
+    await completeLog(c, 'property changes', `${c.step.property}: ${pyRepr(value)}`);
     return { results: r.results, summary: c.step.descriptionDone ?? `property '${c.step.property}' set` };
   },
 };

@@ -9,20 +9,16 @@
 import { posix } from 'node:path';
 import type { StepConfig } from '../../../core/config/master-config.js';
 import {
-  addLog,
   addStepURL,
   appendArtifact,
-  appendLog,
   completeArtifact,
   dropArtifact,
-  finishLog,
   newArtifact,
   transact,
 } from '../../../core/data/index.js';
 import { Results } from '../../../core/results.js';
 import type { TransferEnd, TransferSpec } from '../../workers/connection.js';
 import { interruptedResults } from '../interruption.js';
-import { logText } from '../line-splitter.js';
 import { stepSummary } from '../summary.js';
 import { RemoteCommands, StepEnded, StepFailed } from './remote.js';
 import type { StepContext, StepKind, StepOutcome } from './step.js';
@@ -40,13 +36,20 @@ export function artifactUrl(c: StepContext<TransferStep>, artifactid: number): s
   return `${c.deps.config.buildbotURL}api/v2/artifacts/${artifactid}/raw`;
 }
 
-/** A transfer's end as results (Buildbot: rc 0 or none SUCCESS, else FAILURE). */
+/**
+ * A transfer's end as results (Buildbot: rc 0 or none SUCCESS, else FAILURE), its log as
+ * Buildbot 3.7 writes it: the worker's header lines, then `program finished with exit code N`
+ * (remotecommand.py writes it when the rc arrives, on every command with a stdio log), then
+ * the worker's stderr, which buildbot-worker sends after the rc (commands/transfer.py).
+ */
 export async function transferResults(
   end: TransferEnd,
   cmd: RemoteCommands,
   signal: AbortSignal,
 ): Promise<number> {
   if ('lost' in end) throw new StepEnded(Results.RETRY, end.reason);
+  if (end.header) await cmd.header(end.header.replace(/\n$/, ''));
+  await cmd.header(`program finished with exit code ${end.rc}`);
   if (end.text) await cmd.stderr(end.text);
   if (signal.aborted) throw new StepEnded(interruptedResults(signal));
   return end.rc === 0 ? Results.SUCCESS : Results.FAILURE;
@@ -154,16 +157,6 @@ export async function transferStep(
   } finally {
     await cmd.finish();
   }
-}
-
-/** A finished text log of one message (Buildbot's addCompleteLog), secrets redacted. */
-export async function completeLog(c: StepContext<TransferStep>, name: string, text: string): Promise<void> {
-  const clean = logText(c.build.redactor.clean(text));
-  await transact(c.deps.ctx, async (tx) => {
-    const logid = await addLog(tx, c.stepid, name, 't');
-    await appendLog(tx, logid, clean);
-    await finishLog(tx, logid);
-  });
 }
 
 type SingleUpload = Extract<StepConfig, { type: 'file_upload' | 'directory_upload' }>;

@@ -20,11 +20,20 @@ export function runShell(
   let timedOut = false;
   let killedBy: string | null = null;
   let interrupted = false;
+  // buildbot-worker sends the rc, then `elapsedTime=` as its last header (runprocess.py,
+  // finished()); Buildbot's master writes `program finished` when the rc arrives, so its log
+  // has that line first. The rc reaches this file only with the command's end, so the
+  // elapsedTime line is held until then and written after it, in Buildbot's order.
+  let elapsedLine = '';
   const output: OutputSink = (stream, text, log) => {
     if (stream === 'h' && log === undefined) {
       if (/^command timed out/m.test(text)) timedOut = true;
       const m = /process killed by signal (\d+)/.exec(text);
       if (m) killedBy = signalName(Number(m[1]));
+      if (/^elapsedTime=[0-9.]+\n$/.test(text)) {
+        elapsedLine = text;
+        return Promise.resolve();
+      }
     }
     return sink(stream, text, log);
   };
@@ -67,12 +76,10 @@ export function runShell(
         : rc !== null
           ? `program finished with exit code ${rc}\n`
           : '';
-    if (last) {
-      try {
-        await sink('h', last);
-      } catch (err) {
-        return { lost: true, reason: `output could not be stored: ${(err as Error).message}` };
-      }
+    try {
+      for (const line of [last, elapsedLine]) if (line) await sink('h', line);
+    } catch (err) {
+      return { lost: true, reason: `output could not be stored: ${(err as Error).message}` };
     }
     const elapsed = end.values.get('elapsed');
     return {

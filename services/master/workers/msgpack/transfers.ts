@@ -57,10 +57,12 @@ async function moveFile(
   signal?: AbortSignal,
 ): Promise<TransferEnd> {
   const text = commandText();
+  const header = commandText();
   const { id, done } = conn.start(name, args, {
     ...handlers,
     output: async (stream, t) => {
-      if (stream !== 'o') text.add(t);
+      if (stream === 'h') header.add(t);
+      else if (stream === 'e') text.add(t);
     },
   });
   const interrupt = () => conn.interruptCommand(id, String(signal?.reason));
@@ -71,5 +73,6 @@ async function moveFile(
   if ('lost' in end) return end;
   if (end.failure !== null) return { rc: -1, text: end.failure };
   const rc = end.values.get('rc');
-  return { rc: typeof rc === 'number' ? rc : -1, text: text.text() };
+  const said = header.text();
+  return { rc: typeof rc === 'number' ? rc : -1, text: text.text(), ...(said ? { header: said } : {}) };
 }

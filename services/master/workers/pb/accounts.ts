@@ -31,7 +31,11 @@ export interface PbAccount {
    * refuses a duplicate worker with `builtins.RuntimeError`); the connection stays up unless
    * the account closes it. Runs inside the client's login call, as Buildbot's requestAvatar.
    */
-  attach(username: string, mind: RemoteReference, session: PbSession): LocalObject | Promise<LocalObject>;
+  attach(
+    username: string,
+    mind: RemoteReference | null,
+    session: PbSession,
+  ): LocalObject | Promise<LocalObject>;
   /** The session ended (the connection closed) after a good attach. */
   detach?(username: string, session: PbSession): void;
 }

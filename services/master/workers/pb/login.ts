@@ -27,7 +27,7 @@ export interface PbPortal {
   /** The worker's password, or undefined for a name the master does not know. */
   password(name: string): string | undefined | Promise<string | undefined>;
   /** After a good response: the perspective the worker gets, given its mind. */
-  loggedIn(name: string, mind: RemoteReference): LocalObject | Promise<LocalObject>;
+  loggedIn(name: string, mind: RemoteReference | null): LocalObject | Promise<LocalObject>;
   /** A refused login, for the master's log line. */
   refused(name: string, why: 'unknown name' | 'wrong password'): void;
 }
@@ -68,7 +68,8 @@ export function pbLoginRoot(portal: PbPortal): LocalObject {
             portal.refused(user, 'wrong password');
             throw UNAUTHORIZED;
           }
-          if (!(mind instanceof RemoteReference)) throw UNAUTHORIZED;
+          // A client may give no mind (None): `buildbot sendchange` and `buildbot try` do.
+          if (mind !== null && !(mind instanceof RemoteReference)) throw UNAUTHORIZED;
           return portal.loggedIn(user, mind);
         },
       });

@@ -1,7 +1,9 @@
 // Buildbot's PB in the map of worker protocols (../protocols.ts): on when the configuration
 // names `protocols.pb`, at its port or PB_WORKER_PORT. The port's accounts are the context's (shared with the
-// master's other PB users), with the configured workers added (./workers.ts).
+// master's other PB users), with the configured workers added (./workers.ts) and the pb change
+// sources' users (./change-source.ts).
 import { configuredSite, type WorkerProtocol } from '../protocol.js';
+import { registerPbChangeSources } from './change-source.js';
 import { startPbListener } from './listener.js';
 import { registerPbWorkers } from './workers.js';
 
@@ -11,6 +13,8 @@ export const pbProtocol: WorkerProtocol = {
   start: async (at, ctx) => {
     // The accounts first: a worker that logs in as soon as the port opens is known.
     const workers = registerPbWorkers(ctx.pbAccounts, ctx);
+    const changeSources = ctx.config.change_sources.filter((c) => c.type === 'pb');
+    registerPbChangeSources(ctx.pbAccounts, changeSources, ctx.events.addChange, ctx.log);
     const listener = await startPbListener({
       ...at,
       accounts: ctx.pbAccounts,

@@ -47,9 +47,9 @@ function within<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
 }
 
 /** Whether an attached link still answers (Buildbot's arbitration of a duplicate login). */
-async function answers(conn: PbWorkerConnection): Promise<boolean> {
+async function answers(conn: PbWorkerConnection, ms: number): Promise<boolean> {
   try {
-    await within(DUPLICATE_PING_MS, conn.print('master got a duplicate connection'), 'the ping');
+    await within(ms, conn.print('master got a duplicate connection'), 'the ping');
     return true;
   } catch {
     return false;
@@ -60,8 +60,10 @@ async function answers(conn: PbWorkerConnection): Promise<boolean> {
 export function registerPbWorkers(
   accounts: PbAccounts,
   ctx: ProtocolContext,
-  keepaliveMs = KEEPALIVE_MS,
+  bounds: { keepaliveMs?: number; duplicatePingMs?: number } = {},
 ): PbWorkers {
+  const keepaliveMs = bounds.keepaliveMs ?? KEEPALIVE_MS;
+  const duplicatePingMs = bounds.duplicatePingMs ?? DUPLICATE_PING_MS;
   const { log, config } = ctx;
   const workers = new Map<string, PbWorkerConnection>();
   const sessions = new Map<PbWorkerConnection, PbSession>();
@@ -70,8 +72,13 @@ export function registerPbWorkers(
   const builderDirs = (name: string): [string, string][] =>
     config.builders.filter((b) => b.workers.includes(name)).map((b) => [b.name, b.name]);
 
-  const attach = async (name: string, mind: RemoteReference, session: PbSession) => {
+  const attach = async (name: string, mind: RemoteReference | null, session: PbSession) => {
     const at = { worker: name, peer: session.peer, protocol: 'pb' };
+    // A worker is called back through its mind; a login without one is not a worker's.
+    if (!mind) {
+      log.warn(at, 'worker refused: it logged in without a mind');
+      throw new RemoteFailure('builtins.RuntimeError', 'a worker must log in with a mind');
+    }
     const duplicate = () => {
       log.warn(at, 'worker refused: already connected');
       return DUPLICATE;
@@ -96,7 +103,7 @@ export function registerPbWorkers(
       ctx.events.disconnected?.(conn);
     });
     const old = workers.get(name);
-    if (old && (await answers(old))) {
+    if (old && (await answers(old, duplicatePingMs))) {
       leave();
       throw duplicate();
     }

@@ -17,7 +17,11 @@ export interface PbTestClient {
   login(name: string, password: string): Promise<RemoteReference>;
 }
 
-export async function pbClient(port: number): Promise<PbTestClient> {
+/** `mind`: what the client passes to respond (the object the master then calls). */
+export async function pbClient(
+  port: number,
+  mind: LocalObject = new LocalObject('Mind', { print: () => null }),
+): Promise<PbTestClient> {
   const socket = connect(port, '127.0.0.1');
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
   const broker = new Broker({ isClient: true, send: (b) => socket.write(b), close: () => socket.destroy() });
@@ -30,7 +34,6 @@ export async function pbClient(port: number): Promise<PbTestClient> {
     }),
   );
   const root = broker.remoteForName('root');
-  const mind = new LocalObject('Mind', { print: () => null });
   return {
     socket,
     broker,

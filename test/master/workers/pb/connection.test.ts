@@ -97,7 +97,9 @@ describe('PbWorkerConnection with a real buildbot-worker', () => {
     expect(text('o')).toBe('one\nthree\n');
     expect(text('e')).toBe('two\n');
     expect(text('h')).toContain(`in dir ${join(root, 'w1', 'b1')}`);
-    expect(pieces.at(-1)).toEqual(['h', 'program finished with exit code 3\n', undefined]);
+    // Buildbot 3.7's order: the rc line when the rc arrives, then the worker's elapsedTime.
+    expect(pieces.at(-2)).toEqual(['h', 'program finished with exit code 3\n', undefined]);
+    expect(pieces.at(-1)?.[1]).toMatch(/^elapsedTime=[0-9.]+\n$/);
     released();
   });
 
@@ -144,7 +146,7 @@ describe('PbWorkerConnection with a real buildbot-worker', () => {
     const end = await conn.upload({ path: 'b1/up.bin', blocksize: 64 * 1024 }, async (b) => {
       blocks.push(Buffer.from(b));
     });
-    expect(end).toEqual({ rc: 0, text: `sending ${join(root, 'w1', 'b1', 'up.bin')}\n` });
+    expect(end).toEqual({ rc: 0, text: '', header: `sending ${join(root, 'w1', 'b1', 'up.bin')}\n` });
     expect(blocks.length).toBeGreaterThan(1);
     expect(Buffer.concat(blocks).equals(content)).toBe(true);
     released();

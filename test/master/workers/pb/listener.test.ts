@@ -6,12 +6,15 @@
 // refused as Buildbot refuses it, and so is the name on another protocol; a stranger's
 // malformed banana, oversize string, unknown jelly type and call to a method that does not
 // exist each get Twisted's answer or a closed connection, and one master log line; failed
-// logins are counted in the one throttle all worker ports share.
+// logins are counted in the one throttle all worker ports share; a connection that does not
+// log in is closed; an attached link that no longer answers is replaced by a new login of its
+// name (Buildbot's arbitration), the master hearing of the old one's loss.
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import WebSocket from 'ws';
+import { parseMasterConfig } from '../../../../services/core/config/master-config.js';
 import type { OutputStream } from '../../../../services/core/protocol/messages.js';
 import type { WorkerListeners } from '../../../../services/master/workers/listen.js';
 import { WorkerLoginThrottle } from '../../../../services/master/workers/login-throttle.js';
@@ -19,8 +22,9 @@ import { PbAccounts } from '../../../../services/master/workers/pb/accounts.js';
 import { type BananaItem, encodeBanana } from '../../../../services/master/workers/pb/banana.js';
 import { LocalObject } from '../../../../services/master/workers/pb/broker.js';
 import type { PbWorkerConnection } from '../../../../services/master/workers/pb/connection.js';
-import { RemoteFailure } from '../../../../services/master/workers/pb/jelly.js';
+import { dict, RemoteFailure } from '../../../../services/master/workers/pb/jelly.js';
 import { startPbListener } from '../../../../services/master/workers/pb/listener.js';
+import { registerPbWorkers } from '../../../../services/master/workers/pb/workers.js';
 import { createBuildbotWorker, startBuildbotWorker } from '../../../helpers/buildbot-worker.js';
 import { capturedLog } from '../../../helpers/log-lines.js';
 import type { Running } from '../../../helpers/processes.js';
@@ -207,13 +211,10 @@ describe('the PB port', () => {
       log: captured.log,
       loginTimeoutMs: 200,
     });
-    try {
-      const r = await rawPb(quiet.port);
-      await r.closed;
-      await logged('PB connection closed: no login within the time allowed');
-    } finally {
-      await quiet.close();
-    }
+    onTestFinished(() => quiet.close());
+    const r = await rawPb(quiet.port);
+    await r.closed;
+    await logged('PB connection closed: no login within the time allowed');
   });
 
   it('refuses a second account of one username on a port', () => {
@@ -225,5 +226,54 @@ describe('the PB port', () => {
     );
     remove();
     expect(accounts.get('u')).toBeUndefined();
+  });
+
+  it('replaces an attached link that no longer answers with a new login of its name', async () => {
+    // The workers' accounts on a port of their own, with a short ping: the master's is 10 s.
+    const accounts = new PbAccounts();
+    const throttle = new WorkerLoginThrottle();
+    const seen: string[] = [];
+    const workers = registerPbWorkers(
+      accounts,
+      {
+        config: parseMasterConfig('workers: [{ name: z, password: pz }]'),
+        masterName: 'm',
+        log: captured.log,
+        events: {
+          connected: (w) => seen.push(`connected ${w.name}`),
+          disconnected: (w) => seen.push(`disconnected ${w.name}`),
+        },
+        env: {},
+        throttle,
+        connectedElsewhere: () => false,
+        pbAccounts: accounts,
+      },
+      { duplicatePingMs: 200 },
+    );
+    const own = await startPbListener({ host: '127.0.0.1', port: 0, accounts, throttle, log: captured.log });
+    onTestFinished(() => own.close());
+    const port = own.port;
+    /** A worker's mind, as buildbot-worker's: its print stops answering once frozen. */
+    const mind = (state: { frozen: boolean }) =>
+      new LocalObject('Bot', {
+        print: () => (state.frozen ? new Promise<null>(() => {}) : null),
+        getWorkerInfo: () => dict({ basedir: '/nowhere' }),
+        setBuilderList: () => new Map(),
+      });
+    const first = { frozen: false };
+    const a = await pbClient(port, mind(first));
+    await a.login('z', 'pz');
+    const old = workers.get('z');
+    expect(old?.connected).toBe(true);
+    first.frozen = true;
+    const b = await pbClient(port, mind({ frozen: false }));
+    await b.login('z', 'pz');
+    await a.closed;
+    expect(old?.connected).toBe(false);
+    expect(workers.get('z')).not.toBe(old);
+    expect(workers.get('z')?.connected).toBe(true);
+    expect(seen).toEqual(['connected z', 'disconnected z', 'connected z']);
+    await logged('worker reconnected: its old link did not answer and is closed', { worker: 'z' });
+    b.socket.destroy();
   });
 });

@@ -35,6 +35,7 @@ export async function startTestPbServer(passwords: Record<string, string>): Prom
       pbLoginRoot({
         password: (name) => passwords[name],
         loggedIn: (name, mind) => {
+          if (!mind) throw new Error('a worker logs in with a mind');
           const conn = new PbWorkerConnection(name, mind, {
             pause: () => socket.pause(),
             resume: () => socket.resume(),
