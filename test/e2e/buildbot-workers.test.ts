@@ -43,7 +43,7 @@ async function startBbw(name: string, password: string): Promise<Running> {
 }
 
 beforeAll(async () => {
-  c = await Cluster.start({ configure: () => readFileSync('test/e2e/buildbot-workers.yaml', 'utf8') });
+  c = await Cluster.start({ baseYaml: readFileSync('test/e2e/buildbot-workers.yaml', 'utf8') });
   msgpackPort = await freePort();
   master = await c.startMaster('bbw-master', { MSGPACK_WORKER_PORT: String(msgpackPort) });
   await startBbw('bb1', 'bb-one');
