@@ -30,7 +30,7 @@ export interface Reply {
 
 export interface Req {
   headers?: Record<string, string>;
-  payload?: string;
+  payload?: string | Buffer;
   /** The client address (default 127.0.0.1). */
   from?: string;
   /** A session cookie value to send as TWISTED_SESSION. */
