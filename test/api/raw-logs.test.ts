@@ -3,13 +3,12 @@
 // code, start lines with multi-byte characters and hold empty lines; and clients that hang up
 // in the middle of a download leave no connection behind.
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReadPool } from '../../services/api/db-routing/read-pool.js';
 import { masterConfigSchema } from '../../services/core/config/master-config.js';
 import { sql } from '../../services/core/db/pool.js';
-import { apiInProcess, type InProcessApi } from '../helpers/api.js';
+import { apiInProcess, type InProcessApi, listenOn } from '../helpers/api.js';
 import { encodeAnyCode } from '../helpers/log-vectors/encode.js';
 import { eventually, waitFor } from '../helpers/wait.js';
 import { ApiUnderTest } from './lib/harness.js';
@@ -108,8 +107,7 @@ describe('raw stdio downloads', () => {
 describe('clients that hang up in the middle of a download', () => {
   let base: string;
   beforeAll(async () => {
-    await api.app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}/api/v2`;
+    base = `${await listenOn(api.app)}/api/v2`;
   });
 
   /** Starts a download, reads its first piece, and hangs up. */

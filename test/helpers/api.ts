@@ -5,6 +5,8 @@
 //   and a request costs microseconds, so this is the default: every endpoint, the query
 //   engine, auth, the cache, the in-process fuzzer. The in-process files share vitest
 //   processes (docs/testing.md), so the app must be stopped (stop()) when the file ends.
+//   listenOn puts such an app on a free loopback port, for what needs a socket in process
+//   (websockets, a client that hangs up mid-answer, limits Node's parser enforces).
 // - apiProcess: services/api/main.ts as `npm run api` runs it (the suite's build of it:
 //   helpers/service-build.ts), on free loopback ports, ready once /readyz answers 200. For
 //   what only a process shows: its environment and configuration file read at start, exit
@@ -83,6 +85,12 @@ export async function apiInProcess(opts: InProcessApiOptions): Promise<InProcess
     if (ownRedis) redis.disconnect();
     throw err;
   }
+}
+
+/** The in-process app listening on a free loopback port: its origin (http://127.0.0.1:PORT). */
+export async function listenOn(app: FastifyInstance): Promise<string> {
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
 }
 
 export interface ApiProcessOptions {

@@ -14,7 +14,7 @@ import { sql } from '../../../services/core/db/pool.js';
 import { forceScheduler } from '../../../services/core/force/parameters.js';
 import { createRedis, type Redis } from '../../../services/core/redis.js';
 import { createLogger } from '../../../services/core/telemetry/logger.js';
-import { apiInProcess } from '../../helpers/api.js';
+import { apiInProcess, listenOn } from '../../helpers/api.js';
 import { createDatabase, type TestDatabase } from '../../helpers/databases.js';
 import { testEnv } from '../../helpers/env.js';
 import { basic, InjectClient, type Reply, sessionOf } from '../auth/lib.js';
@@ -88,9 +88,8 @@ export class ReviewStack extends InjectClient {
   }
 
   /** Listens on a free loopback port; the base URL (http://127.0.0.1:<port>). */
-  async listen(): Promise<string> {
-    await this.app.listen({ port: 0, host: '127.0.0.1' });
-    return `http://127.0.0.1:${(this.app.server.address() as { port: number }).port}`;
+  listen(): Promise<string> {
+    return listenOn(this.app);
   }
 
   /** Logs in with HTTP Basic; the session cookie's value. */
