@@ -15,6 +15,11 @@
 //
 // Both take the database (and Redis) the test chose, so a test's data stays its own;
 // helpers/databases.ts makes a fresh database from a template.
+//
+// Built on these: ApiUnderTest (test/api/lib/harness.ts), AuthApp (test/api/auth/lib.ts),
+// ReviewStack (test/api/lib/review-stack.ts), startApiProcess (test/api/lib/api-process.ts).
+// Not an API: test/api/events/lib.ts mounts the events plugin alone on a bare Fastify, to
+// test that plugin.
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { type AppDeps, buildApp } from '../../services/api/http/server.js';
