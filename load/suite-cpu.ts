@@ -16,7 +16,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 const TICK = 100; // USER_HZ on Linux
 const EVERY_MS = 200;
 
-interface Proc {
+export interface Proc {
   pid: number;
   ppid: number;
   cpu: number;

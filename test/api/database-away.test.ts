@@ -2,44 +2,34 @@
 // the API answers 503 with Retry-After, never a 500, and serves again once it is back.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../services/api/http/server.js';
 import { masterConfigSchema } from '../../services/core/config/master-config.js';
 import { isDatabaseOutage } from '../../services/core/db/outage.js';
 import { type ConnectionPool, createPool } from '../../services/core/db/pool.js';
-import { createRedis, type Redis } from '../../services/core/redis.js';
-import { createLogger } from '../../services/core/telemetry/logger.js';
+import { apiInProcess, type InProcessApi } from '../helpers/api.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
-import { testEnv } from '../helpers/env.js';
 import { type PgProxy, startPgProxy } from '../helpers/pg-proxy.js';
 import { waitFor } from '../helpers/wait.js';
 
 let db: TestDatabase;
 let proxy: PgProxy;
 let pool: ConnectionPool;
-let redis: Redis;
+let api: InProcessApi;
 let app: FastifyInstance;
 
 beforeAll(async () => {
   db = await createDatabase('fixture');
   proxy = await startPgProxy(db.url);
   pool = createPool(proxy.url, { poolSize: 4 });
-  redis = createRedis(testEnv().redisUrl, 'flotilla-api-test');
-  redis.on('error', () => {});
-  app = await buildApp({
-    db: pool,
-    redis,
-    log: createLogger('test', 'silent'),
-    publicUrl: 'http://127.0.0.1:8010/',
-    databaseUrl: proxy.url,
+  api = await apiInProcess({
+    db: { pool, url: proxy.url },
     // Kept pages would be answered without the database; this is about what needs it.
     www: masterConfigSchema.shape.www.parse({ page_cache: { enabled: false } }),
   });
-  await app.ready();
+  app = api.app;
 });
 afterAll(async () => {
-  await app?.close();
+  await api?.stop();
   await pool?.dispose();
-  redis?.disconnect();
   await proxy?.close();
   await db?.drop();
 });

@@ -4,12 +4,14 @@
 // operators real and invented, repeated parameters and hostile values, and JSON-RPC bodies.
 // Whatever comes, the answer is never a 500, always arrives within a bound, the process
 // keeps serving, and GETs change no row of any table. The last block sends the HTTP requests
-// of the process fuzz test's generator (security/fuzz-requests.ts) here too: see there for
-// what each of the two fuzzers is for.
-import { randomBytes } from 'node:crypto';
+// of the process fuzz test's generator (security/fuzz-requests.ts) here too, and an
+// administrator's calls: see there, and security/FUZZ.md, for what each fuzzer is for.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../services/core/db/pool.js';
+import { AuthApp, type Reply } from './auth/lib.js';
+import { tableChecksum } from './lib/db-checksum.js';
+import { FUZZ_USERS, fuzzAuth } from './lib/fuzz-auth.js';
 import {
   BAD_PERCENT,
   FIELD_NAMES,
@@ -22,7 +24,7 @@ import {
 } from './lib/fuzz-pieces.js';
 import { type Answer, ApiUnderTest, JSON_ACCEPT, oracleRegistry } from './lib/harness.js';
 import { leaksIn } from './security/fuzz-leaks.js';
-import { FuzzRequests, Rng } from './security/fuzz-requests.js';
+import { type FuzzRequest, FuzzRequests, Rng } from './security/fuzz-requests.js';
 
 // A bound on hanging, not on speed: wide enough for a loaded machine.
 const TIME_BOUND_MS = 30_000;
@@ -181,7 +183,7 @@ async function rowCounts(): Promise<Record<string, number>> {
   return counts;
 }
 
-async function timed(what: string, request: Promise<Answer>): Promise<Answer> {
+async function timed<T>(what: string, request: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(
@@ -295,22 +297,53 @@ describe('garbage requests', () => {
 // Two fuzzers, one generator of hostile requests each can send, split by what only each can
 // do. This file, in process: the shapes of requests (paths, queries, JSON-RPC bodies,
 // logins, forged cookies and tokens, hostile headers and methods), hundreds a second, with
-// no port. security/fuzz.test.ts, the API as a process: what only a process shows (raw
-// bytes a client library never sends, websockets, limits enforced by Node's parser on a
-// socket, resident memory, a crash or an exit, a clean SIGTERM) and what takes a database
-// checksum after each call. The block below feeds that test's seeded generator
-// (security/fuzz-requests.ts) through Fastify's inject, so a request shape it finds is tried
-// here too, in seconds.
-describe("the process fuzz test's generator, in process", () => {
+// no port, and what they may change in the database. security/fuzz.test.ts, the API as a
+// process: what only a process shows (raw bytes a client library never sends, websockets,
+// limits enforced by Node's parser on a socket, many requests in flight, resident memory, a
+// crash or an exit, a clean SIGTERM). The block below feeds that test's seeded generator
+// (security/fuzz-requests.ts) through Fastify's inject, under the same auth configuration
+// (lib/fuzz-auth.ts), so a request shape it finds is tried here too, in seconds.
+describe("the process fuzz test's generator, in process, under the fuzzers' auth", () => {
   const COUNT = 600;
+  const ADMIN_CALLS = 60;
   const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
+  const checksum = tableChecksum();
+  let app: AuthApp;
+  let gen: FuzzRequests;
+  let admin: string;
+  let secret: string;
+  beforeAll(async () => {
+    app = await AuthApp.start({ auth: await fuzzAuth(), www: { rate_limit: { enabled: false } } });
+    const fuzzer = await app.login('fuzzer', FUZZ_USERS.fuzzer);
+    // Before the fuzz guesses at it: after 50 wrong guesses the throttle holds even the admin back.
+    admin = await app.login('admin', FUZZ_USERS.admin);
+    secret = await app.secret();
+    gen = new FuzzRequests(new Rng(SEED), { userSession: fuzzer, secret, wsAvailable: false });
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
 
-  it('HTTP requests of every shape it makes: never a 5xx but 501, always in time, nothing internal shown', async () => {
-    const gen = new FuzzRequests(new Rng(SEED), {
-      userSession: 'not-a-session',
-      secret: randomBytes(32).toString('base64url'),
-      wsAvailable: false,
-    });
+  /** The request as inject carries it; null when it cannot (those need a socket: the process test). */
+  async function send(req: FuzzRequest & { kind: 'http' }, what: string): Promise<Reply | null> {
+    try {
+      return await timed(
+        what,
+        app.request(req.method, req.path, {
+          headers: req.headers,
+          ...(req.body ? { payload: req.body } : {}),
+        }),
+      );
+    } catch (err) {
+      // Bytes Fastify's inject will not carry (a header value with a line break, a method it
+      // does not know).
+      if (/^no answer within/.test((err as Error).message)) throw err;
+      return null;
+    }
+  }
+
+  it('HTTP requests of every shape it makes: never a 5xx but 501, always in time, nothing internal shown, nothing changed', async () => {
+    const before = await checksum(app.db.pool);
     let sent = 0;
     let refused = 0;
     while (sent < COUNT) {
@@ -319,22 +352,49 @@ describe("the process fuzz test's generator, in process", () => {
       // They need a socket, and the process test gives them one.
       if (req.kind !== 'http' || /^\/(sse|ws)\b/.test(req.path)) continue;
       const what = `seed ${SEED}: ${req.what} ${req.method} ${req.path.slice(0, 200)}`;
-      let a: Answer;
-      try {
-        a = await timed(what, api.send(req.method, req.path, req.headers, req.body));
-      } catch (err) {
-        // Bytes Fastify's inject will not carry (a header value with a line break, a method
-        // it does not know): those need a socket, and the process test sends them on one.
-        if (/^(no answer within|timed out)/.test((err as Error).message)) throw err;
+      const a = await send(req, what);
+      if (!a) {
         refused++;
         continue;
       }
       sent++;
       expect(a.status < 500 || a.status === 501, `${what} -> ${a.status} ${a.text.slice(0, 200)}`).toBe(true);
       // The process test's check of what an error answer may not show.
-      if (a.status >= 400) expect(leaksIn(req, a.status, a.text), what).toEqual([]);
+      if (a.status >= 400) {
+        expect(leaksIn(req, a.status, a.text), what).toEqual([]);
+        expect(a.text.includes(secret), `${what}: the session secret in a ${a.status}`).toBe(false);
+      }
     }
     // Most of what it makes is sendable here; if not, this block tests little.
     expect(refused, `seed ${SEED}: requests inject refused`).toBeLessThan(COUNT / 4);
+    // Nobody it plays may act: all of it together changed no row of Buildbot's tables.
+    expect(await checksum(app.db.pool), `seed ${SEED}: the database changed`).toBe(before);
+  }, 120_000);
+
+  it("an administrator's random calls: each one refused changes nothing; an accepted one is seen", async () => {
+    let sum = await checksum(app.db.pool);
+    const changedByRefused: string[] = [];
+    for (let i = 0; i < ADMIN_CALLS; i++) {
+      const { path, body } = gen.adminCall();
+      const what = `seed ${SEED}: admin POST ${path} ${body.toString('utf8').slice(0, 120)}`;
+      const a = await timed(
+        what,
+        app.request('POST', path, {
+          headers: { 'content-type': 'application/json' },
+          payload: body,
+          session: admin,
+        }),
+      );
+      // 501 is the JSON-RPC answer to an unknown action, by design.
+      expect(a.status < 500 || a.status === 501, `${what} -> ${a.status} ${a.text.slice(0, 200)}`).toBe(true);
+      const next = await checksum(app.db.pool);
+      if (a.status !== 200 && next !== sum) changedByRefused.push(`${a.status} ${what}`);
+      sum = next;
+    }
+    expect(changedByRefused, 'refused administrator calls that changed the database').toEqual([]);
+    // The checksum sees a change (so the check above can fail): a force the admin may make.
+    const forced = await app.rpc('/forceschedulers/force-runtests', 'force', {}, { session: admin });
+    expect(forced.status, forced.text).toBe(200);
+    expect(await checksum(app.db.pool)).not.toBe(sum);
   }, 120_000);
 });

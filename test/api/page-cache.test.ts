@@ -9,47 +9,30 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PageCache } from '../../services/api/cache/page-cache.js';
 import { statementText, WriteVersionsSource } from '../../services/api/cache/versions.js';
 import { plainReader } from '../../services/api/db-routing/read-pool.js';
-import { buildApp } from '../../services/api/http/server.js';
 import { masterConfigSchema } from '../../services/core/config/master-config.js';
 import { sql } from '../../services/core/db/pool.js';
-import { createRedis, type Redis } from '../../services/core/redis.js';
-import { createLogger } from '../../services/core/telemetry/logger.js';
-import { testEnv } from '../helpers/env.js';
+import { apiInProcess, type InProcessApi } from '../helpers/api.js';
 import { waitFor } from '../helpers/wait.js';
 import { ApiUnderTest, oracleForceSchedulers, PUBLIC_URL } from './lib/harness.js';
 
 let api: ApiUnderTest;
-let reference: FastifyInstance;
-let redis: Redis;
+let reference: InProcessApi;
 
 /** An API without the page cache on the database of `of`: what every cached answer must equal. */
-async function uncached(of: ApiUnderTest): Promise<FastifyInstance> {
+function uncached(of: ApiUnderTest): Promise<InProcessApi> {
   const www = masterConfigSchema.shape.www.parse({
     rate_limit: { enabled: false },
     page_cache: { enabled: false },
   });
-  const app = await buildApp({
-    db: of.db.pool,
-    redis,
-    log: createLogger('test', 'silent'),
-    publicUrl: PUBLIC_URL,
-    databaseUrl: of.db.url,
-    forceSchedulers: oracleForceSchedulers(),
-    www,
-  });
-  await app.ready();
-  return app;
+  return apiInProcess({ db: of.db, publicUrl: PUBLIC_URL, forceSchedulers: oracleForceSchedulers(), www });
 }
 
 beforeAll(async () => {
   api = await ApiUnderTest.start('fixture');
-  redis = createRedis(testEnv().redisUrl, 'page-cache-test');
-  redis.on('error', () => {});
   reference = await uncached(api);
 });
 afterAll(async () => {
-  await reference?.close();
-  redis?.disconnect();
+  await reference?.stop();
   await api?.close();
 });
 
@@ -69,7 +52,7 @@ async function lookups(app: FastifyInstance = api.app): Promise<Lookups> {
 }
 
 /** GET through the cached API, checked against the uncached reference. */
-async function same(path: string, accept = 'application/json', cached = api.app, ref = reference) {
+async function same(path: string, accept = 'application/json', cached = api.app, ref = reference.app) {
   const url = `/api/v2${path}`;
   const [got, want] = await Promise.all([
     cached.inject({ method: 'GET', url, headers: { accept } }),
@@ -283,7 +266,7 @@ describe('the page store', () => {
 // kept across writes to other parts, and expires on a write to its own.
 describe('the page cache on write notices, part by part', () => {
   let live: ApiUnderTest;
-  let ref: FastifyInstance;
+  let ref: InProcessApi;
 
   /** A cached API on write notices with this bound, and its uncached reference. */
   async function start(stalenessMs: number): Promise<void> {
@@ -296,12 +279,12 @@ describe('the page cache on write notices, part by part', () => {
     ref = await uncached(live);
   }
   afterEach(async () => {
-    await ref?.close();
+    await ref?.stop();
     await live?.close();
   });
 
   const w = <T = any>(query: ReturnType<typeof sql>) => live.db.pool.query(query) as Promise<T[]>;
-  const check = (path: string) => same(path, 'application/json', live.app, ref);
+  const check = (path: string) => same(path, 'application/json', live.app, ref.app);
 
   /** Until the notices hold every write committed before this call (a fence sent after it returned). */
   async function caughtUp(): Promise<void> {

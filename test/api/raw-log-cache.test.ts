@@ -5,12 +5,12 @@
 // unusable folder only turns the cache off.
 import { mkdtemp, readdir, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { masterConfigSchema } from '../../services/core/config/master-config.js';
 import { sql } from '../../services/core/db/pool.js';
+import { listenOn } from '../helpers/api.js';
 import { eventually } from '../helpers/wait.js';
 import { ApiUnderTest } from './lib/harness.js';
 import { addOneStep } from './lib/one-step.js';
@@ -159,8 +159,7 @@ describe('downloads cut short', () => {
     try {
       await addOneStep(cut.db.pool, 'cut');
       for (const q of addLog(1, 33_000, 1)) await cut.db.pool.query(q);
-      await cut.app.listen({ port: 0, host: '127.0.0.1' });
-      const base = `http://127.0.0.1:${(cut.app.server.address() as AddressInfo).port}/api/v2`;
+      const base = `${await listenOn(cut.app)}/api/v2`;
       await hangUp(`${base}/logs/1/raw`);
       const inFolder = async () =>
         (await readdir(cutDir)).length && readdir(join(cutDir, (await readdir(cutDir))[0]!));

@@ -3,16 +3,12 @@
 // code, start lines with multi-byte characters and hold empty lines; and clients that hang up
 // in the middle of a download leave no connection behind.
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReadPool } from '../../services/api/db-routing/read-pool.js';
-import { buildApp } from '../../services/api/http/server.js';
 import { masterConfigSchema } from '../../services/core/config/master-config.js';
 import { sql } from '../../services/core/db/pool.js';
-import { createRedis, type Redis } from '../../services/core/redis.js';
-import { createLogger } from '../../services/core/telemetry/logger.js';
-import { testEnv } from '../helpers/env.js';
+import { apiInProcess, type InProcessApi, listenOn } from '../helpers/api.js';
 import { encodeAnyCode } from '../helpers/log-vectors/encode.js';
 import { eventually, waitFor } from '../helpers/wait.js';
 import { ApiUnderTest } from './lib/harness.js';
@@ -43,8 +39,8 @@ const BIG_PAD = 500;
 const BIG_BYTES = BIG_LINES * (7 + 1 + BIG_PAD) + (BIG_LINES - 1);
 
 let api: ApiUnderTest;
+let cursor: InProcessApi;
 let cursorApp: FastifyInstance;
-let redis: Redis;
 
 beforeAll(async () => {
   // Every download here reads the database (raw-log-cache.test.ts tests the kept files).
@@ -72,24 +68,18 @@ beforeAll(async () => {
     first += lines.length;
   }
   // The same API without a read pool of its own: downloads go through a cursor.
-  redis = createRedis(testEnv().redisUrl, 'flotilla-api-test');
-  redis.on('error', () => {});
-  cursorApp = await buildApp({
+  cursor = await apiInProcess({
     www: masterConfigSchema.shape.www.parse({
       rate_limit: { enabled: false },
       raw_log_cache: { enabled: false },
     }),
-    db: api.db.pool,
-    redis,
-    log: createLogger('test', 'silent'),
-    publicUrl: 'http://flotilla.test:8010/',
+    db: { pool: api.db.pool },
   });
-  await cursorApp.ready();
+  cursorApp = cursor.app;
 });
 
 afterAll(async () => {
-  await cursorApp?.close();
-  redis?.disconnect();
+  await cursor?.stop();
   await api?.close();
 });
 
@@ -117,8 +107,7 @@ describe('raw stdio downloads', () => {
 describe('clients that hang up in the middle of a download', () => {
   let base: string;
   beforeAll(async () => {
-    await api.app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}/api/v2`;
+    base = `${await listenOn(api.app)}/api/v2`;
   });
 
   /** Starts a download, reads its first piece, and hangs up. */

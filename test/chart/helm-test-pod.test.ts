@@ -2,8 +2,9 @@
 // ready, and fails once the API is not (Redis gone).
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiProcess } from '../helpers/api.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
-import { freePort, type Running, startRedis, startService, status } from '../helpers/processes.js';
+import { type Running, startRedis, status } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 import { CI_VALUES, ensureHelm, FETCH_TIMEOUT_MS, render } from './lib/helm.js';
 import { named } from './lib/objects.js';
@@ -17,15 +18,9 @@ beforeAll(async () => {
   ensureHelm();
   db = await createDatabase('migrated');
   redis = await startRedis();
-  const port = await freePort();
-  api = startService('api', {
-    DATABASE_URL: db.url,
-    REDIS_URL: redis.url,
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-  });
-  base = `http://127.0.0.1:${port}`;
-  await waitFor('api ready', async () => (await status(`${base}/readyz`)) === 200, { proc: api });
+  const started = await apiProcess({ databaseUrl: db.url, redisUrl: redis.url });
+  api = started.proc;
+  base = started.origin;
 }, FETCH_TIMEOUT_MS);
 
 afterAll(async () => {

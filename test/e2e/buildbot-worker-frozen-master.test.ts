@@ -99,7 +99,7 @@ async function connectedTo(): Promise<number[]> {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'flotilla-bbw-frozen-'));
   record = join(dir, 'record.txt');
-  c = await Cluster.start({ configure: config });
+  c = await Cluster.start({ baseYaml: config() });
 }, 120_000);
 afterAll(async () => {
   for (const p of frozen) process.kill(p.pid, 'SIGCONT');

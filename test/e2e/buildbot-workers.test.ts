@@ -60,7 +60,7 @@ async function startBbw(
 }
 
 beforeAll(async () => {
-  c = await Cluster.start({ configure: () => readFileSync('test/e2e/buildbot-workers.yaml', 'utf8') });
+  c = await Cluster.start({ baseYaml: readFileSync('test/e2e/buildbot-workers.yaml', 'utf8') });
   [msgpackPort, pbPort] = [await freePort(), await freePort()];
   master = await c.startMaster('bbw-master', masterPorts());
 }, 120_000);

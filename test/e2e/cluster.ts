@@ -1,21 +1,52 @@
 // A whole Flotilla cluster of real processes for end-to-end tests: its own database and its
-// own Redis (so that no other suite's control messages reach its builds), an API, masters
-// and workers, each started like its container and stopped by pid.
+// own Redis (so that no other suite's control messages reach its builds), an API
+// (test/helpers/api.ts's apiProcess), masters and workers, each started like its container
+// and stopped by pid. Its configuration is test/e2e/master.yaml (or the test's own base),
+// with the test's changes given as data: start({ config: { ... } }), merged and checked by
+// test/helpers/master-config.ts. A cluster is costly (an API, a master and workers, each a
+// Node process): files that can, share one across their tests.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { publish } from '../../services/core/events/bus.js';
 import { createRedis } from '../../services/core/redis.js';
+import { type ApiProcess, apiProcess, restartApiProcess } from '../helpers/api.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
+import { type ConfigOverride, E2E_MASTER_YAML, masterYaml } from '../helpers/master-config.js';
 import { freePort, type Running, startRedis, startService, status } from '../helpers/processes.js';
 import { sample } from '../helpers/prometheus.js';
 import { waitFor } from '../helpers/wait.js';
 
-const BASE_CONFIG = 'test/e2e/master.yaml';
 const PASSWORDS = { W1_PASSWORD: 'pw-one', W2_PASSWORD: 'pw-two' };
 // How long a process may take to be ready: generous, since a loaded machine starts Node
 // processes slowly, and only a process that never gets ready waits it out.
 const READY_MS = 90_000;
+
+export interface ClusterOptions {
+  /** What this cluster's configuration changes of the base (test/helpers/master-config.ts). */
+  config?: ConfigOverride;
+  /** YAML in place of test/e2e/master.yaml, as the base that `config` changes. */
+  baseYaml?: string;
+  /** More of the API's environment. */
+  apiEnv?: Record<string, string>;
+  /** Same as config: { master_expiry_seconds }. */
+  masterExpirySeconds?: number;
+  /**
+   * Kept for tests written before `config`: rewrites the base YAML as text, and appends YAML.
+   * A new test gives `config` (a replace that matches nothing changes nothing, silently).
+   */
+  configure?: (yaml: string) => string;
+  extraYaml?: string;
+}
+
+/** The YAML every process of a cluster reads: the base, the text edits of old tests, then the override. */
+function clusterYaml(opts: ClusterOptions): string {
+  let base = opts.baseYaml ?? readFileSync(E2E_MASTER_YAML, 'utf8');
+  if (opts.configure) base = opts.configure(base);
+  if (opts.extraYaml) base += `\n${opts.extraYaml}\n`;
+  const expiry = opts.masterExpirySeconds ? { master_expiry_seconds: opts.masterExpirySeconds } : {};
+  return masterYaml({ ...expiry, ...opts.config }, base);
+}
 
 export interface MasterProc {
   name: string;
@@ -26,7 +57,7 @@ export interface MasterProc {
 
 export class Cluster {
   readonly procs: Running[] = [];
-  api!: { proc: Running; base: string; env: Record<string, string>; port: number; probePort: number };
+  api!: ApiProcess;
   readonly masters: MasterProc[] = [];
   private constructor(
     readonly db: TestDatabase,
@@ -36,37 +67,20 @@ export class Cluster {
     readonly config: string,
   ) {}
 
-  static async start(
-    opts: {
-      masterExpirySeconds?: number;
-      apiEnv?: Record<string, string>;
-      extraYaml?: string;
-      /** Rewrites master.yaml before the extras are appended (e.g. a worker's max_builds). */
-      configure?: (yaml: string) => string;
-    } = {},
-  ): Promise<Cluster> {
+  static async start(opts: ClusterOptions = {}): Promise<Cluster> {
     const dir = mkdtempSync(join(tmpdir(), 'flotilla-e2e-'));
     const config = join(dir, 'master.yaml');
-    let yaml = readFileSync(BASE_CONFIG, 'utf8');
-    if (opts.configure) yaml = opts.configure(yaml);
-    if (opts.masterExpirySeconds) yaml += `\nmaster_expiry_seconds: ${opts.masterExpirySeconds}\n`;
-    if (opts.extraYaml) yaml += `\n${opts.extraYaml}\n`;
-    writeFileSync(config, yaml);
+    writeFileSync(config, clusterYaml(opts));
     const c = new Cluster(await createDatabase('migrated'), await startRedis(), dir, config);
-    const [port, probePort] = [await freePort(), await freePort()];
-    const env = {
-      DATABASE_URL: c.db.url,
-      REDIS_URL: c.redis.url,
-      PORT: String(port),
-      // /metrics and the readiness details (the public port has neither).
-      PROBE_PORT: String(probePort),
-      PUBLIC_URL: `http://127.0.0.1:${port}/`,
-      MASTER_CONFIG: c.config,
-      LOG_LEVEL: 'warn',
-      ...opts.apiEnv,
-    };
     try {
-      await c.startApi(env, port, probePort);
+      c.api = await apiProcess({
+        databaseUrl: c.db.url,
+        redisUrl: c.redis.url,
+        config: c.config,
+        readyMs: READY_MS,
+        ...(opts.apiEnv ? { env: opts.apiEnv } : {}),
+      });
+      c.procs.push(c.api.proc);
     } catch (err) {
       // The caller gets no cluster to stop: what was started is stopped here.
       await c.stop();
@@ -75,20 +89,11 @@ export class Cluster {
     return c;
   }
 
-  private async startApi(env: Record<string, string>, port: number, probePort: number): Promise<void> {
-    const proc = startService('api', env);
-    this.procs.push(proc);
-    this.api = { proc, base: `http://127.0.0.1:${port}/api/v2`, env, port, probePort };
-    await waitFor('api', async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200, {
-      timeoutMs: READY_MS,
-      proc,
-    });
-  }
-
-  /** Stops the API (SIGTERM, as a rolling update does) and starts a new one on the same port. */
+  /** Stops the API (SIGTERM, as a rolling update does) and starts a new one on the same ports. */
   async restartApi(): Promise<void> {
     await this.api.proc.stop('SIGTERM');
-    await this.startApi(this.api.env, this.api.port, this.api.probePort);
+    this.api = await restartApiProcess(this.api, READY_MS);
+    this.procs.push(this.api.proc);
   }
 
   /** `workerPort`: where workers connect; a restarted master takes its old one back. */

@@ -19,7 +19,7 @@ let c: Cluster;
 let m1: MasterProc;
 let m2: MasterProc;
 beforeAll(async () => {
-  c = await Cluster.start({ masterExpirySeconds: EXPIRY_SECONDS });
+  c = await Cluster.start({ config: { master_expiry_seconds: EXPIRY_SECONDS } });
   m1 = await c.startMaster('m1');
   await c.startWorker('w1', m1);
 });

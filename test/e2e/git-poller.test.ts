@@ -49,8 +49,19 @@ beforeAll(async () => {
   git('init', '--quiet', '--initial-branch=main');
   first = commit('a.txt', 'first');
   c = await Cluster.start({
-    extraYaml: `change_sources:
-  - { name: repo-poller, type: git, repourl: "${repo}", branches: [main, release], poll_interval: 1, project: demo, category: e2e }`,
+    config: {
+      change_sources: [
+        {
+          name: 'repo-poller',
+          type: 'git',
+          repourl: repo,
+          branches: ['main', 'release'],
+          poll_interval: 1,
+          project: 'demo',
+          category: 'e2e',
+        },
+      ],
+    },
   });
   await c.startMaster('m1');
 });

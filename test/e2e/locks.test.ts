@@ -25,41 +25,37 @@ let c: Cluster;
 let m1: MasterProc;
 beforeAll(async () => {
   c = await Cluster.start({
-    masterExpirySeconds: EXPIRY_SECONDS,
-    // One build at a time on w1, so that the second build is m2's.
-    configure: (yaml) =>
-      yaml
-        .replace(
-          '{ name: w1, password_env: W1_PASSWORD, max_builds: 2',
-          '{ name: w1, password_env: W1_PASSWORD, max_builds: 1',
-        )
-        .replace(
-          '\nbuilders:\n',
-          `\nbuilders:
-  - name: locked
-    workers: [w1, w2]
-    locks: [{ lock: solo, mode: exclusive }]
-    steps:
-      - { type: shell, name: hold, command: "echo holding; sleep 120" }
-  - name: slot-quick
-    workers: [one-slot]
-    steps:
-      - { type: shell, name: quick, command: "echo quick" }
-  - name: slot-slow
-    workers: [one-slot]
-    steps:
-      - { type: shell, name: wait, command: "echo started; sleep 60" }
-`,
-        )
-        .replace('\nworkers:\n', '\nworkers:\n  - { name: one-slot, password: q, max_builds: 1 }\n')
-        .replace(
-          '\nforce_schedulers:\n',
-          `\nforce_schedulers:
-  - { name: force-locked, builders: [locked] }
-  - { name: force-pair, builders: [slot-quick, slot-slow] }
-`,
-        ),
-    extraYaml: 'locks: [{ name: solo, type: master }]',
+    config: {
+      master_expiry_seconds: EXPIRY_SECONDS,
+      workers: [
+        // One build at a time on w1, so that the second build is m2's.
+        { name: 'w1', max_builds: 1 },
+        { name: 'one-slot', password: 'q', max_builds: 1 },
+      ],
+      locks: [{ name: 'solo', type: 'master' }],
+      builders: [
+        {
+          name: 'locked',
+          workers: ['w1', 'w2'],
+          locks: [{ lock: 'solo', mode: 'exclusive' }],
+          steps: [{ type: 'shell', name: 'hold', command: 'echo holding; sleep 120' }],
+        },
+        {
+          name: 'slot-quick',
+          workers: ['one-slot'],
+          steps: [{ type: 'shell', name: 'quick', command: 'echo quick' }],
+        },
+        {
+          name: 'slot-slow',
+          workers: ['one-slot'],
+          steps: [{ type: 'shell', name: 'wait', command: 'echo started; sleep 60' }],
+        },
+      ],
+      force_schedulers: [
+        { name: 'force-locked', builders: ['locked'] },
+        { name: 'force-pair', builders: ['slot-quick', 'slot-slow'] },
+      ],
+    },
   });
   m1 = await c.startMaster('m1');
   await c.startWorker('w1', m1);

@@ -90,10 +90,7 @@ describe('a master stopped with SIGTERM mid-build', () => {
 describe('an API frozen (SIGSTOP) inside a write transaction', () => {
   it('has that transaction ended by the server, so that the request it locked can be claimed again', async () => {
     // One client writes as fast as it can: no rate limit in the way.
-    c = await Cluster.start({
-      configure: (yaml) =>
-        yaml.replace('page_cache: { max_staleness_ms: 0 }', '$&\n  rate_limit: { enabled: false }'),
-    });
+    c = await Cluster.start({ config: { www: { rate_limit: { enabled: false } } } });
     // A master with no worker registers the builders and claims nothing: a pending request,
     // whose priority the API is then told to change again and again, each change a
     // transaction that locks the request's row.

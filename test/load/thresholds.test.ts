@@ -12,9 +12,9 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { judge, loadScenarios, type Metric } from '../../load/scenario.js';
+import { apiProcess } from '../helpers/api.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
-import { freePort, type Running, startRedis, startService, status } from '../helpers/processes.js';
-import { waitFor } from '../helpers/wait.js';
+import { type Running, startRedis } from '../helpers/processes.js';
 
 const spec = loadScenarios();
 
@@ -50,16 +50,9 @@ describe('load/run.ts against an API with nothing to show', () => {
   beforeAll(async () => {
     db = await createDatabase('migrated');
     redis = await startRedis();
-    port = await freePort();
-    api = startService('api', {
-      DATABASE_URL: db.url,
-      REDIS_URL: redis.url,
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-    });
-    await waitFor('api ready', async () => (await status(`http://127.0.0.1:${port}/readyz`)) === 200, {
-      proc: api,
-    });
+    const started = await apiProcess({ databaseUrl: db.url, redisUrl: redis.url });
+    api = started.proc;
+    port = started.port;
   });
   afterAll(async () => {
     await api?.stop('SIGKILL');

@@ -22,6 +22,7 @@ import {
 import { type ConnectionPool, createPool, sql } from '../../services/core/db/pool.js';
 import { Results } from '../../services/core/results.js';
 import { Interruption } from '../../services/master/builds/interruption.js';
+import { masterYaml } from '../helpers/master-config.js';
 import { type PgProxy, startPgProxy } from '../helpers/pg-proxy.js';
 import { waitFor } from '../helpers/wait.js';
 import { type InProcessMaster, interrupted, type Script, ScriptedWorker, Stage } from './in-process.js';
@@ -253,13 +254,7 @@ describe('the database away', () => {
 
   it('past the limit kills the command, ends the build RETRY (not EXCEPTION), and runs it again', async () => {
     // E = 8 s: builds ride out an outage of up to 5 s.
-    const m = await stage.master(
-      'outage-2',
-      CONFIG.replace('master_expiry_seconds: 20', 'master_expiry_seconds: 8'),
-      {
-        db: pool,
-      },
-    );
+    const m = await stage.master('outage-2', masterYaml({ master_expiry_seconds: 8 }, CONFIG), { db: pool });
     try {
       const first = counter();
       let given = 0;

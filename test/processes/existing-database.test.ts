@@ -5,10 +5,10 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sql } from '../../services/core/db/pool.js';
+import { apiProcess } from '../helpers/api.js';
 import { FIXTURE_SQL, SCHEMA_SQL } from '../helpers/buildbot-recorded.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
-import { testEnv } from '../helpers/env.js';
-import { freePort, type Running, startService } from '../helpers/processes.js';
+import type { Running } from '../helpers/processes.js';
 import { psqlFile } from '../helpers/psql.js';
 import { serviceCommand } from '../helpers/service-build.js';
 import { waitFor } from '../helpers/wait.js';
@@ -29,20 +29,13 @@ afterAll(async () => {
   await db?.drop();
 });
 
+/** An API on `url`, not waited for: whether it gets ready is what these tests ask. */
 async function startApi(
   url: string,
   env: Record<string, string> = {},
 ): Promise<{ proc: Running; base: string; probe: string }> {
-  const [port, probe] = [await freePort(), await freePort()];
-  const proc = startService('api', {
-    DATABASE_URL: url,
-    REDIS_URL: testEnv().redisUrl,
-    PORT: String(port),
-    PROBE_PORT: String(probe),
-    LOG_LEVEL: 'warn',
-    ...env,
-  });
-  return { proc, base: `http://127.0.0.1:${port}`, probe: `http://127.0.0.1:${probe}` };
+  const api = await apiProcess({ databaseUrl: url, env, ready: false });
+  return { proc: api.proc, base: api.origin, probe: `http://127.0.0.1:${api.probePort}` };
 }
 
 it('refuses the database before it is migrated, naming npm run migrate', async () => {

@@ -1,6 +1,7 @@
 // Each process starts on its own the way its container does, serves /healthz and /readyz,
 // is ready only while what it depends on answers, and stops cleanly on SIGTERM.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiProcess } from '../helpers/api.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
 import { freePort, type Running, startRedis, startService, status } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
@@ -21,16 +22,14 @@ afterAll(async () => {
 
 describe('api', () => {
   it('is live, ready only while PostgreSQL and Redis answer, and stops on SIGTERM', async () => {
-    const [port, probe] = [await freePort(), await freePort()];
-    const api = startService('api', {
-      DATABASE_URL: db.url,
-      REDIS_URL: redis.url,
-      PORT: String(port),
-      PROBE_PORT: String(probe),
+    const started = await apiProcess({
+      databaseUrl: db.url,
+      redisUrl: redis.url,
+      env: { LOG_LEVEL: 'info' },
     });
+    const api = started.proc;
     running.push(api);
-    const base = `http://127.0.0.1:${port}`;
-    await waitFor('api ready', async () => (await status(`${base}/readyz`)) === 200, { proc: api });
+    const [base, probe] = [started.origin, started.probePort];
     expect(await status(`${base}/healthz`)).toBe(200);
     // The public port says ready or not, no more; the probe port says why, and has /metrics.
     expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ready' });

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../services/core/db/pool.js';
+import { apiProcess } from '../helpers/api.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
 import { testEnv } from '../helpers/env.js';
 import { freePort, type Running, startService } from '../helpers/processes.js';
@@ -101,13 +102,7 @@ describe('a master', () => {
 
 describe('an API pod', () => {
   const api = async (env: Record<string, string>) => {
-    const proc = startService('api', {
-      DATABASE_URL: db.url,
-      REDIS_URL: testEnv().redisUrl,
-      PORT: String(await freePort()),
-      PROBE_PORT: String(await freePort()),
-      ...env,
-    });
+    const { proc } = await apiProcess({ databaseUrl: db.url, env, ready: false });
     running.push(proc);
     return proc;
   };

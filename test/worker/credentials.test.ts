@@ -23,6 +23,7 @@ import { startWorkerServer, type WorkerServer } from '../../services/master/work
 import { WorkerLoginThrottle } from '../../services/master/workers/login-throttle.js';
 import { checkStepUser, readPassword, resolveStepUser } from '../../services/worker/credentials.js';
 import { Cluster, type MasterProc } from '../e2e/cluster.js';
+import type { BuilderOverride } from '../helpers/master-config.js';
 import { asRoot, expectRoot, SKIP_UNLESS_ROOT } from '../helpers/root.js';
 
 describe('where the password comes from', () => {
@@ -105,24 +106,36 @@ describe('a hostile build step on a real worker', () => {
     writeFileSync(pwFile(), `${Cluster.password('w2')}\n`, { mode: 0o600 });
     // After looking around, the step's files go through the transfer steps, which the agent
     // runs itself: an upload of the link to the password, a download into a link it planted.
-    const builder = (name: string, worker: string) =>
-      `  - name: ${name}\n    workers: [${worker}]\n    steps:\n      - type: shell\n        name: look\n` +
-      `        logfiles: { stolen: stolen.txt }\n        command: ${JSON.stringify(LOOK(pwFile()))}\n` +
-      `      - { type: file_upload, name: smuggle, workersrc: stolen.txt, masterdest: stolen.txt, haltOnFailure: false }\n` +
-      `      - { type: shell, name: plant, command: ${JSON.stringify(`ln -sf ${join(secrets, `planted-${name}`)} victim.txt`)} }\n` +
-      `      - { type: string_download, name: overwrite, s: planted, workerdest: victim.txt, haltOnFailure: false }\n`;
+    const builder = (name: string, worker: string): BuilderOverride => ({
+      name,
+      workers: [worker],
+      steps: [
+        { type: 'shell', name: 'look', logfiles: { stolen: 'stolen.txt' }, command: LOOK(pwFile()) },
+        {
+          type: 'file_upload',
+          name: 'smuggle',
+          workersrc: 'stolen.txt',
+          masterdest: 'stolen.txt',
+          haltOnFailure: false,
+        },
+        { type: 'shell', name: 'plant', command: `ln -sf ${join(secrets, `planted-${name}`)} victim.txt` },
+        {
+          type: 'string_download',
+          name: 'overwrite',
+          s: 'planted',
+          workerdest: 'victim.txt',
+          haltOnFailure: false,
+        },
+      ],
+    });
     c = await Cluster.start({
-      configure: (yaml) =>
-        yaml
-          .replace(
-            '\nbuilders:\n',
-            `\nbuilders:\n${builder('look-same-user', 'w1')}${builder('look-step-user', 'w2')}`,
-          )
-          .replace(
-            '\nforce_schedulers:\n',
-            '\nforce_schedulers:\n  - { name: force-look-same-user, builders: [look-same-user] }\n' +
-              '  - { name: force-look-step-user, builders: [look-step-user] }\n',
-          ),
+      config: {
+        builders: [builder('look-same-user', 'w1'), builder('look-step-user', 'w2')],
+        force_schedulers: [
+          { name: 'force-look-same-user', builders: ['look-same-user'] },
+          { name: 'force-look-step-user', builders: ['look-step-user'] },
+        ],
+      },
     });
     master = await c.startMaster('m1');
     // The step user must reach its work directory (below the cluster's private folder).

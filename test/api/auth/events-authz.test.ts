@@ -30,6 +30,7 @@ import { publish } from '../../../services/core/events/bus.js';
 import { lastEventId } from '../../../services/core/events/stream.js';
 import { appendToLogStream } from '../../../services/core/logs/live-stream.js';
 import { createRedis, type Redis } from '../../../services/core/redis.js';
+import { listenOn } from '../../helpers/api.js';
 import { waitFor } from '../../helpers/wait.js';
 import { useRedis, WsClient } from '../events/lib.js';
 import { BUILDERS, ReviewStack } from '../lib/review-stack.js';
@@ -264,8 +265,7 @@ describe('a session cookie on the upgrade request names the user whose rules app
         allow_rules: [{ match: 'view-builders', builders: ['deploy'], roles: ['ops'] }],
       },
     });
-    await api.app.listen({ port: 0, host: '127.0.0.1' });
-    ws = `ws://127.0.0.1:${(api.app.server.address() as { port: number }).port}/ws`;
+    ws = `${(await listenOn(api.app)).replace('http', 'ws')}/ws`;
   });
   afterAll(async () => {
     await api?.close();

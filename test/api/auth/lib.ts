@@ -1,14 +1,13 @@
-// The API in-process with an auth configuration of the test's choosing, on a fresh copy of
+// The API in-process (test/helpers/api.ts) with an auth configuration of the test's choosing, on a fresh copy of
 // the fixture, reached through Fastify's inject (requests can say which address they come
 // from). Each app has its own Redis key prefix, so suites never share counters.
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../../services/api/http/server.js';
 import { hashPassword } from '../../../services/core/auth/password.js';
 import { masterConfigSchema } from '../../../services/core/config/master-config.js';
 import { sql } from '../../../services/core/db/pool.js';
 import { createRedis, type Redis } from '../../../services/core/redis.js';
-import { createLogger } from '../../../services/core/telemetry/logger.js';
+import { apiInProcess } from '../../helpers/api.js';
 import { createDatabase, type TestDatabase } from '../../helpers/databases.js';
 import { testEnv } from '../../helpers/env.js';
 import { oracleForceSchedulers, PUBLIC_URL } from '../lib/harness.js';
@@ -31,7 +30,7 @@ export interface Reply {
 
 export interface Req {
   headers?: Record<string, string>;
-  payload?: string;
+  payload?: string | Buffer;
   /** The client address (default 127.0.0.1). */
   from?: string;
   /** A session cookie value to send as TWISTED_SESSION. */
@@ -107,12 +106,10 @@ export class AuthApp extends InjectClient {
     const redis = opts.redis ?? createRedis(testEnv().redisUrl, 'flotilla-auth-test');
     redis.on('error', () => {});
     const keyPrefix = opts.keyPrefix ?? `t:${randomBytes(6).toString('hex')}:`;
-    const app = await buildApp({
-      db: db.pool,
+    const { app } = await apiInProcess({
+      db,
       redis,
-      log: createLogger('test', 'silent'),
       publicUrl: opts.publicUrl ?? PUBLIC_URL,
-      databaseUrl: db.url,
       forceSchedulers: oracleForceSchedulers(),
       auth: parsed.auth,
       www: config.www === undefined ? undefined : parsed.www,
@@ -120,7 +117,6 @@ export class AuthApp extends InjectClient {
       redisKeyPrefix: keyPrefix,
       sessionSecret: opts.sessionSecret,
     });
-    await app.ready();
     return new AuthApp(app, db, redis, keyPrefix, opts.db === undefined);
   }
 

@@ -1,10 +1,11 @@
-// The API in-process, exactly as services/api/service.ts builds it (force schedulers from the
-// oracle's configuration, a silent logger), on a fresh database copied from a template, and
-// reached through Fastify's inject: no port, no network, the real request path.
+// The oracle's API in process (test/helpers/api.ts's apiInProcess, with the force schedulers
+// of the oracle's configuration), on a fresh database copied from a template, and reached
+// through Fastify's inject: no port, no network, the real request path. This class adds the
+// requests a test sends (request, get, rpc) and the database's lifetime.
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import { type AppDeps, buildApp } from '../../../services/api/http/server.js';
+import type { AppDeps } from '../../../services/api/http/server.js';
 import { buildRegistry, type Registry } from '../../../services/api/registry/index.js';
 import { loadMasterConfig } from '../../../services/core/config/master-config.js';
 import {
@@ -12,10 +13,9 @@ import {
   forceScheduler,
   forceSchedulerSpec,
 } from '../../../services/core/force/parameters.js';
-import { createRedis, type Redis } from '../../../services/core/redis.js';
-import { createLogger } from '../../../services/core/telemetry/logger.js';
+import type { Redis } from '../../../services/core/redis.js';
+import { apiInProcess } from '../../helpers/api.js';
 import { createDatabase, type TEMPLATES, type TestDatabase } from '../../helpers/databases.js';
-import { testEnv } from '../../helpers/env.js';
 
 export const ORACLE_MASTER_YAML = resolve(
   dirname(fileURLToPath(import.meta.url)),
@@ -62,6 +62,7 @@ export class ApiUnderTest {
     readonly db: TestDatabase,
     /** The API's own Redis connection (its event publisher is this connection's). */
     readonly redis: Redis,
+    private readonly stopApi: () => Promise<void>,
   ) {}
 
   static async start(
@@ -79,25 +80,15 @@ export class ApiUnderTest {
 
   /** The API on a database the caller made (and drops, even when this rejects). */
   static async on(db: TestDatabase, opts: AppOptions = {}): Promise<ApiUnderTest> {
-    const { redisUrl = testEnv().redisUrl, ...appOpts } = opts;
-    const redis = createRedis(redisUrl, 'flotilla-api-test');
-    redis.on('error', () => {});
-    try {
-      const app = await buildApp({
-        db: db.pool,
-        redis,
-        log: createLogger('test', 'silent'),
-        publicUrl: PUBLIC_URL,
-        databaseUrl: db.url,
-        forceSchedulers: oracleForceSchedulers(),
-        ...appOpts,
-      });
-      await app.ready();
-      return new ApiUnderTest(app, db, redis);
-    } catch (err) {
-      redis.disconnect();
-      throw err;
-    }
+    const { redisUrl, ...deps } = opts;
+    const api = await apiInProcess({
+      db,
+      ...(redisUrl ? { redis: redisUrl } : {}),
+      publicUrl: PUBLIC_URL,
+      forceSchedulers: oracleForceSchedulers(),
+      ...deps,
+    });
+    return new ApiUnderTest(api.app, db, api.redis, api.stop);
   }
 
   /** `path` is relative to /api/v2 and keeps its query string, as in cases.json. */
@@ -142,9 +133,8 @@ export class ApiUnderTest {
   }
 
   /** Close the app and its Redis connection; the database stays (on(): the caller's). */
-  async stop(): Promise<void> {
-    await this.app.close();
-    this.redis.disconnect();
+  stop(): Promise<void> {
+    return this.stopApi();
   }
 
   async close(): Promise<void> {

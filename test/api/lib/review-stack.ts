@@ -1,5 +1,5 @@
-// The stack the hostile review attacked (review.yaml), built as services/api/service.ts builds
-// an API pod: the configuration's force schedulers, auth and www, the change hooks, on a
+// The stack the hostile review attacked (review.yaml), built (test/helpers/api.ts) as
+// services/api/service.ts builds an API pod: the configuration's force schedulers, auth and www, the change hooks, on a
 // fresh copy of the fixture, with a Redis key prefix of its own. Requests go through
 // Fastify's inject (they can say which address they come from) or, once listen() was
 // called, over real sockets.
@@ -9,12 +9,12 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
 import { changeHooks } from '../../../services/api/hooks/index.js';
-import { buildApp } from '../../../services/api/http/server.js';
 import { loadMasterConfig, type MasterConfig } from '../../../services/core/config/master-config.js';
 import { sql } from '../../../services/core/db/pool.js';
 import { forceScheduler } from '../../../services/core/force/parameters.js';
 import { createRedis, type Redis } from '../../../services/core/redis.js';
 import { createLogger } from '../../../services/core/telemetry/logger.js';
+import { apiInProcess, listenOn } from '../../helpers/api.js';
 import { createDatabase, type TestDatabase } from '../../helpers/databases.js';
 import { testEnv } from '../../helpers/env.js';
 import { basic, InjectClient, type Reply, sessionOf } from '../auth/lib.js';
@@ -64,35 +64,32 @@ export class ReviewStack extends InjectClient {
     const redis = opts.redis ?? createRedis(testEnv().redisUrl, 'flotilla-review-test');
     redis.on('error', () => {});
     const keyPrefix = opts.keyPrefix ?? `sec:${randomBytes(6).toString('hex')}:`;
-    const log = createLogger('test', 'silent');
-    const app = await buildApp({
-      db: db.pool,
+    const { app } = await apiInProcess({
+      db,
       redis,
-      log,
       publicUrl: PUBLIC_URL,
-      databaseUrl: db.url,
       forceSchedulers: config.force_schedulers.map(forceScheduler),
       auth: config.auth,
       www: config.www,
       title: config.title,
       redisKeyPrefix: keyPrefix,
+      beforeReady: async (app) => {
+        await app.register(changeHooks, {
+          ctx: { db: db.pool, redis },
+          config: config.change_hooks,
+          env: { REVIEW_GITHUB_SECRET: GITHUB_SECRET },
+          keyPrefix,
+          log: createLogger('test', 'silent'),
+        });
+        opts.beforeReady?.(app);
+      },
     });
-    await app.register(changeHooks, {
-      ctx: { db: db.pool, redis },
-      config: config.change_hooks,
-      env: { REVIEW_GITHUB_SECRET: GITHUB_SECRET },
-      keyPrefix,
-      log,
-    });
-    opts.beforeReady?.(app);
-    await app.ready();
     return new ReviewStack(app, config, db, redis, keyPrefix, !opts.db, !opts.redis);
   }
 
   /** Listens on a free loopback port; the base URL (http://127.0.0.1:<port>). */
-  async listen(): Promise<string> {
-    await this.app.listen({ port: 0, host: '127.0.0.1' });
-    return `http://127.0.0.1:${(this.app.server.address() as { port: number }).port}`;
+  listen(): Promise<string> {
+    return listenOn(this.app);
   }
 
   /** Logs in with HTTP Basic; the session cookie's value. */

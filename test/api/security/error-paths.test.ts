@@ -3,25 +3,26 @@
 // every route; framework refusals carry their meaning, not Fastify's codes; every answer
 // says nosniff. (The fuzz test greps every error answer it provokes for the same things.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../../services/api/http/server.js';
-import { createPool } from '../../../services/core/db/pool.js';
-import { createRedis } from '../../../services/core/redis.js';
-import { createLogger } from '../../../services/core/telemetry/logger.js';
+import { type ConnectionPool, createPool } from '../../../services/core/db/pool.js';
+import { apiInProcess, type InProcessApi } from '../../helpers/api.js';
 import { createDatabase, type TestDatabase } from '../../helpers/databases.js';
 import { testEnv, withDatabase } from '../../helpers/env.js';
 import { basic, testHash } from '../auth/lib.js';
 import { oracleForceSchedulers, PUBLIC_URL } from '../lib/harness.js';
 
+/** A pool on a database that does not exist: every query fails. */
+function failingDatabase(): { pool: ConnectionPool; url: string } {
+  const url = withDatabase(testEnv().databaseUrl, 'flotilla_no_such_database');
+  return { pool: createPool(url, { poolSize: 1 }), url };
+}
+
 describe('a database that fails', () => {
-  let app: Awaited<ReturnType<typeof buildApp>>;
-  const redis = createRedis(testEnv().redisUrl, 'error-paths');
-  redis.on('error', () => {});
-  const pool = createPool(withDatabase(testEnv().databaseUrl, 'flotilla_no_such_database'), { poolSize: 1 });
+  let api: InProcessApi;
+  let app: InProcessApi['app'];
+  const db = failingDatabase();
   beforeAll(async () => {
-    app = await buildApp({
-      db: pool,
-      redis,
-      log: createLogger('test', 'silent'),
+    api = await apiInProcess({
+      db,
       publicUrl: PUBLIC_URL,
       forceSchedulers: oracleForceSchedulers(),
       auth: {
@@ -36,12 +37,11 @@ describe('a database that fails', () => {
         },
       },
     });
-    await app.ready();
+    app = api.app;
   });
   afterAll(async () => {
-    await app?.close();
-    await pool.dispose();
-    redis.disconnect();
+    await api?.stop();
+    await db.pool.dispose();
   });
 
   it.each([
@@ -69,49 +69,35 @@ describe('a database that fails', () => {
 
 describe('the probes while the database fails', () => {
   it('/healthz stays 200 (alive), /readyz says 503', async () => {
-    const redis = createRedis(testEnv().redisUrl, 'error-paths-3');
-    redis.on('error', () => {});
-    const pool = createPool(withDatabase(testEnv().databaseUrl, 'flotilla_no_such_database'), {
-      poolSize: 1,
-    });
-    const app = await buildApp({
-      db: pool,
-      redis,
-      log: createLogger('test', 'silent'),
-      publicUrl: PUBLIC_URL,
-    });
+    const db = failingDatabase();
+    const { app, stop } = await apiInProcess({ db, publicUrl: PUBLIC_URL });
     try {
       expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
       expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
     } finally {
-      await app.close();
-      await pool.dispose();
-      redis.disconnect();
+      await stop();
+      await db.pool.dispose();
     }
   });
 });
 
 describe('framework refusals', () => {
-  let app: Awaited<ReturnType<typeof buildApp>>;
+  let api: InProcessApi;
+  let app: InProcessApi['app'];
   let db: TestDatabase;
-  const redis = createRedis(testEnv().redisUrl, 'error-paths-2');
-  redis.on('error', () => {});
   beforeAll(async () => {
     db = await createDatabase('fixture');
-    app = await buildApp({
-      db: db.pool,
-      redis,
-      log: createLogger('test', 'silent'),
+    api = await apiInProcess({
+      db,
       publicUrl: PUBLIC_URL,
       forceSchedulers: oracleForceSchedulers(),
       bodyLimit: 100,
     });
-    await app.ready();
+    app = api.app;
   });
   afterAll(async () => {
-    await app?.close();
+    await api?.stop();
     await db?.drop();
-    redis.disconnect();
   });
 
   it('a body past the limit: our words, not Fastify codes', async () => {

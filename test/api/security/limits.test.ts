@@ -4,6 +4,7 @@
 // our error shape, text/plain {"error": "..."}, and none reaches a handler.
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listenOn } from '../../helpers/api.js';
 import { createDatabase, type TestDatabase } from '../../helpers/databases.js';
 import { AuthApp } from '../auth/lib.js';
 
@@ -15,8 +16,7 @@ const LIMITS = { body_bytes: 2048, header_bytes: 4096, url_bytes: 1024 };
 beforeAll(async () => {
   db = await createDatabase('fixture');
   api = await AuthApp.start({ www: { rate_limit: { enabled: false }, limits: LIMITS } }, { db });
-  await api.app.listen({ port: 0, host: '127.0.0.1' });
-  port = (api.app.server.address() as { port: number }).port;
+  port = Number(new URL(await listenOn(api.app)).port);
 });
 afterAll(async () => {
   await api?.close();

@@ -1,11 +1,9 @@
 // What the build tests read back from the database: a request added, its builds once
 // finished, their steps, logs and properties.
 import { execFileSync } from 'node:child_process';
-import { buildApp } from '../../../services/api/http/server.js';
 import { addBuildset, findBuilderId, transact } from '../../../services/core/data/index.js';
 import { sql } from '../../../services/core/db/pool.js';
-import { createRedis } from '../../../services/core/redis.js';
-import { createLogger } from '../../../services/core/telemetry/logger.js';
+import { apiInProcess } from '../../helpers/api.js';
 import { eventually } from '../../helpers/wait.js';
 import type { Stage } from '../in-process.js';
 
@@ -106,24 +104,15 @@ export async function ranBuild(stage: Stage, builder: string, timeoutMs = 90_000
 
 /** An API (in-process, on the stage's database and Redis) to read builds back through REST. */
 export async function apiOn(stage: Stage) {
-  const redis = createRedis(stage.redis.url, 'flotilla-api-test');
-  redis.on('error', () => {});
-  const api = await buildApp({
-    db: stage.db.pool,
-    redis,
-    log: createLogger('test', 'silent'),
+  const api = await apiInProcess({
+    db: stage.db,
+    redis: stage.redis.url,
     publicUrl: 'http://ci.example.test/',
-    databaseUrl: stage.db.url,
-    forceSchedulers: [],
   });
-  await api.ready();
   return {
-    app: api,
-    get: (path: string) => api.inject({ method: 'GET', url: `/api/v2${path}` }),
-    close: async () => {
-      await api.close();
-      redis.disconnect();
-    },
+    app: api.app,
+    get: (path: string) => api.app.inject({ method: 'GET', url: `/api/v2${path}` }),
+    close: api.stop,
   };
 }
 

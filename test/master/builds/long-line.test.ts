@@ -57,7 +57,7 @@ let c: Cluster;
 let master: MasterProc;
 
 beforeAll(async () => {
-  c = await Cluster.start({ configure: () => CONFIG });
+  c = await Cluster.start({ baseYaml: CONFIG });
   const msgpackPort = await freePort();
   master = await c.startMaster('long-lines', { MSGPACK_WORKER_PORT: String(msgpackPort) });
   await c.startWorker('w1', master);
