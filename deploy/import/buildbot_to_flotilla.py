@@ -120,14 +120,17 @@ def render(value):
     raise Unrenderable(named(value))
 
 
-def plain(value):
-    """A property value (no templates in Buildbot's plain values): kept as is when it is data."""
+def plain(value, data_only=False):
+    """A property value (no templates in Buildbot's plain values): kept as is when it is data; a
+    renderable in it is written as a template, or (data_only) raises Unrenderable."""
     if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
+        return [plain(v, data_only) for v in value]
     if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
+        return {str(k): plain(v, data_only) for k, v in value.items()}
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
+    if data_only:
+        raise Unrenderable(named(value))
     return render(value)
 
 
@@ -325,23 +328,91 @@ class Importer:
            'retryFetch', 'clobberOnFailure', 'retry', 'getDescription', 'progress', 'reference', 'origin', 'config',
            'alwaysUseLatest', 'workdir', 'env')
 
-    def step(self, factory, place):
-        from buildbot.steps import shell, trigger
+    WARNINGS = ('warningPattern', 'warningExtractor', 'maxWarnCount', 'directoryEnterPattern',
+                'directoryLeavePattern', 'suppressionFile', 'suppressionList')
+    # Keys whose value is a template in Flotilla (a plain string is written escaped).
+    RENDERED = ('set_properties', 'env', 'command', 'repourl', 'branch', 'workdir', 'logfiles', 'dir', 'src',
+                'dest', 'suppressionFile')
+    # What each kind's positional arguments are, in Buildbot's order.
+    POSITIONAL = {'shell': ('command',), 'set_property': ('command',), 'git': ('repourl',),
+                  'trigger': ('schedulerNames',), 'warning_counting_shell': ('warningPattern',),
+                  'compile': ('warningPattern',), 'test': ('warningPattern',),
+                  'set_property_value': ('property', 'value'), 'remove_directory': ('dir',),
+                  'make_directory': ('dir',), 'copy_directory': ('src', 'dest')}
+
+    def step_kinds(self):
+        from buildbot.steps import master, shell, trigger, worker
         from buildbot.steps.source import git
+        return {shell.ShellCommand: ('shell', self.SHELL),
+                shell.SetPropertyFromCommand: ('set_property', self.SHELL + ('property', 'strip')),
+                trigger.Trigger: ('trigger', ('schedulerNames', 'waitForFinish', 'set_properties')),
+                git.Git: ('git', self.GIT),
+                shell.WarningCountingShellCommand: ('warning_counting_shell', self.SHELL + self.WARNINGS),
+                shell.Compile: ('compile', self.SHELL + self.WARNINGS),
+                shell.Test: ('test', self.SHELL + self.WARNINGS),
+                master.SetProperty: ('set_property_value', ('property', 'value')),
+                worker.RemoveDirectory: ('remove_directory', ('dir',)),
+                worker.MakeDirectory: ('make_directory', ('dir',)),
+                worker.CopyDirectory: ('copy_directory', ('src', 'dest', 'maxTime'))}
+
+    @staticmethod
+    def pattern(value):
+        """A warning pattern as Flotilla takes it: Python's expression text, its flags written inline."""
+        if not isinstance(value, re.Pattern):
+            return value
+        flags = ''.join(f for f, bit in (('i', re.I), ('m', re.M), ('s', re.S)) if value.flags & bit)
+        if value.flags & ~(re.I | re.M | re.S | re.U):
+            raise Unrenderable(f'expression {value.pattern!r} with flags {value.flags}')
+        return f'(?{flags}){value.pattern}' if flags else value.pattern
+
+    def warning_key(self, entry, key, value, place):
+        """warningPattern and its kin: expressions, the extractor by name, the suppression list."""
+        from buildbot.steps import shell
+        extractors = {shell.WarningCountingShellCommand.warnExtractWholeLine: 'whole_line',
+                      shell.WarningCountingShellCommand.warnExtractFromRegexpGroups: 'regexp_groups'}
+        if value is None:
+            return
+        try:
+            if key == 'warningExtractor':
+                if value not in extractors:
+                    raise Unrenderable(named(value))
+                entry[key] = extractors[value]
+            elif key == 'suppressionList':
+                entry[key] = [[self.pattern(f), self.pattern(w), s, e] for f, w, s, e in value]
+            elif key in ('warningPattern', 'directoryEnterPattern', 'directoryLeavePattern'):
+                if not isinstance(value, (str, re.Pattern)):
+                    raise Unrenderable(named(value))
+                entry[key] = self.pattern(value)
+            else:
+                entry[key] = value
+        except (Unrenderable, TypeError, ValueError) as e:
+            self.losses.add(place, f'{key}: {e}', f'written without it: give {key} as plain values')
+
+    def property_value(self, entry, value, place):
+        """SetProperty's value: a template when Buildbot renders it, else the data as it is (Flotilla
+        renders a top-level template only, so data holding templates is a loss)."""
+        if isinstance(value, (str, bbprops.Interpolate, bbprops.Property, bbprops.Secret)):
+            self.put(entry, 'value', value, place, 'value')
+            return
+        try:
+            entry['value'] = plain(value, data_only=True)
+        except Unrenderable as e:
+            self.losses.add(place, f'value holding {e}',
+                            'step written without it: give a plain value or one util.Interpolate')
+
+    def step(self, factory, place):
         cls, args, kwargs = factory.factory, list(factory.args), dict(factory.kwargs)
-        kinds = {shell.ShellCommand: ('shell', self.SHELL), shell.SetPropertyFromCommand:
-                 ('set_property', self.SHELL + ('property', 'strip')),
-                 trigger.Trigger: ('trigger', ('schedulerNames', 'waitForFinish', 'set_properties')),
-                 git.Git: ('git', self.GIT)}
+        kinds = self.step_kinds()
         if cls not in kinds:
             self.losses.add(place, f'step {named(cls)}',
                             'no Flotilla step of this kind: replace it with a shell step or leave it out')
             return None
         kind, keys = kinds[cls]
         if args:
-            first = {'shell': 'command', 'set_property': 'command', 'git': 'repourl', 'trigger': 'schedulerNames'}
-            kwargs.setdefault(first[kind], args.pop(0))
-            for a in args:
+            names = self.POSITIONAL[kind]
+            for name, a in zip(names, args):
+                kwargs.setdefault(name, a)
+            for a in args[len(names):]:
                 self.losses.add(place, f'positional argument {a!r}', 'give it by keyword')
         entry = {'type': kind}
         for key in ('name',) + tuple(k for k in keys if k != 'name'):
@@ -353,7 +424,11 @@ class Importer:
                     entry[key] = str(value).removeprefix('SIG')
                 elif key == 'decodeRC':
                     entry[key] = {str(k): v for k, v in value.items()}
-                elif key in ('set_properties', 'env', 'command', 'repourl', 'branch', 'workdir', 'logfiles'):
+                elif key in self.WARNINGS and key != 'suppressionFile':
+                    self.warning_key(entry, key, value, place)
+                elif key == 'value' and kind == 'set_property_value':
+                    self.property_value(entry, value, place)
+                elif key in self.RENDERED:
                     self.put(entry, key, value, place, key)
                 else:
                     entry[key] = value if not isinstance(value, tuple) else list(value)

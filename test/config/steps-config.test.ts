@@ -65,3 +65,43 @@ describe('step configuration', () => {
     ]);
   });
 });
+
+describe("Buildbot's step kinds of issue 31 §2", () => {
+  it("take Buildbot's defaults: compile halts, test warns on failure, each with its words", () => {
+    const cfg = parseMasterConfig(
+      withSteps(`
+      - { type: compile }
+      - { type: test, command: "make check" }
+      - { type: warning_counting_shell, command: make, maxWarnCount: 3, suppressionList: [[null, "unused", null, null]] }
+      - { type: remove_directory, dir: build }
+      - { type: copy_directory, src: a, dest: b }
+      - { type: set_property_value, property: p, value: [1, 2] }`),
+    );
+    const [compile, test, wcs, rm, cp, set] = cfg.builders[0]!.steps;
+    expect(compile).toMatchObject({
+      command: ['make', 'all'],
+      haltOnFailure: true,
+      description: 'compiling',
+      descriptionDone: 'compile',
+      warningPattern: '(?i).*warning[: ].*',
+    });
+    expect(test).toMatchObject({ command: 'make check', warnOnFailure: true, descriptionDone: 'test' });
+    expect(wcs).toMatchObject({
+      maxWarnCount: 3,
+      haltOnFailure: false,
+      suppressionList: [[null, 'unused', null, null]],
+    });
+    expect(rm).toMatchObject({ haltOnFailure: true, descriptionDone: 'Deleted' });
+    expect(cp).toMatchObject({ timeout: 120, description: 'Copying' });
+    expect(set).toMatchObject({ value: [1, 2], descriptionDone: 'Set' });
+  });
+
+  it('refuses a pattern with no JavaScript form and a command-less warning_counting_shell', () => {
+    expect(problems(withSteps('[{ type: compile, warningPattern: "(?x)a b" }]'))).toEqual([
+      'builders[0].steps[0].warningPattern: expected a regular expression: flag (?x) has no JavaScript form',
+    ]);
+    expect(problems(withSteps('[{ type: warning_counting_shell }]'))).toEqual([
+      'builders[0].steps[0].command: expected a shell string or a list of arguments',
+    ]);
+  });
+});

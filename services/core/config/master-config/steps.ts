@@ -4,8 +4,9 @@
 // What every kind shares (conditions, templates, results): step-common.ts.
 import { z } from 'zod';
 import { identifier } from './identifiers.js';
+import { shellCommon } from './shell-common.js';
 import { gitStep } from './source-steps.js';
-import { renderable, result, stepCommon } from './step-common.js';
+import { renderable, stepCommon } from './step-common.js';
 import {
   directoryUploadStep,
   fileDownloadStep,
@@ -13,41 +14,8 @@ import {
   multipleFileUploadStep,
   stringDownloadStep,
 } from './transfer-steps.js';
-
-const command = z.union([renderable, z.array(renderable).min(1)], {
-  errorMap: () => ({ message: 'expected a shell string or a list of arguments' }),
-});
-
-// A file on the worker followed as a log of its own while the command runs (Buildbot's
-// logfiles): `name: path`, or `name: {filename: path, follow: true}` to send only what is
-// written after the command starts.
-const logfile = z.union([
-  z
-    .string()
-    .min(1)
-    .transform((filename) => ({ filename, follow: false })),
-  z.object({ filename: z.string().min(1), follow: z.boolean().default(false) }).strict(),
-]);
-
-// Signals a command may be interrupted with (Buildbot's interruptSignal, without SIG).
-const SIGNALS = ['KILL', 'TERM', 'INT', 'HUP', 'QUIT', 'USR1', 'USR2'] as const;
-
-/** Buildbot's ShellMixin parameters: a command on the worker. */
-const shellCommon = {
-  command,
-  workdir: z.string().optional(),
-  env: z.record(renderable).default({}),
-  logfiles: z.record(logfile).default({}),
-  // Logs of `logfiles` created only once their file has something (Buildbot's lazylogfiles).
-  lazylogfiles: z.boolean().default(false),
-  // Seconds the command may run at all, output or not (Buildbot's maxTime).
-  maxTime: z.number().positive().optional(),
-  interruptSignal: z.enum(SIGNALS).default('KILL'),
-  // Seconds between SIGTERM and interruptSignal when interrupting (Buildbot's sigtermTime).
-  sigtermTime: z.number().positive().optional(),
-  // Exit code -> result (Buildbot's decodeRC, default {0: success}): `{0: success, 1: warnings}`.
-  decodeRC: z.record(z.string().regex(/^-?\d+$/, 'expected an exit code'), result).default({ '0': 0 }),
-};
+import { compileStep, testStep, warningCountingShellStep } from './warning-steps.js';
+import { copyDirectoryStep, makeDirectoryStep, removeDirectoryStep } from './worker-steps.js';
 
 const shellStep = z.object({ type: z.literal('shell'), ...shellCommon, ...stepCommon }).strict();
 
@@ -58,6 +26,26 @@ const setPropertyStep = z
     property: z.string().min(1),
     strip: z.boolean().default(true),
     ...stepCommon,
+  })
+  .strict();
+
+// Buildbot's SetProperty: a property set to a value (a template, or any YAML value) as the
+// step runs, on the master; `set_property` is SetPropertyFromCommand.
+const setPropertyValueStep = z
+  .object({
+    type: z.literal('set_property_value'),
+    property: z.string().min(1),
+    value: z.union([
+      renderable,
+      z.number(),
+      z.boolean(),
+      z.null(),
+      z.array(z.unknown()),
+      z.record(z.unknown()),
+    ]),
+    ...stepCommon,
+    description: z.string().default('Setting'),
+    descriptionDone: z.string().default('Set'),
   })
   .strict();
 
@@ -74,6 +62,7 @@ const triggerStep = z
 const STEP_KINDS = [
   shellStep,
   setPropertyStep,
+  setPropertyValueStep,
   triggerStep,
   gitStep,
   fileUploadStep,
@@ -81,6 +70,12 @@ const STEP_KINDS = [
   multipleFileUploadStep,
   fileDownloadStep,
   stringDownloadStep,
+  warningCountingShellStep,
+  compileStep,
+  testStep,
+  removeDirectoryStep,
+  makeDirectoryStep,
+  copyDirectoryStep,
 ] as const;
 
 const KIND_NAMES = STEP_KINDS.map((k) => k.shape.type.value);

@@ -1,19 +1,21 @@
 // Running one command on the build's worker, for the step kinds that do (shell,
-// set_property): its output goes into the step's `stdio` log as it comes, the files of its
+// set_property, the warning-counting kinds, shell_sequence): its output goes into the step's
+// `stdio` log (or the log a shell_sequence's command names) as it comes, the files of its
 // `logfiles` into logs of their own (created up front, or only once they have text with
 // `lazylogfiles`), each line with the build's secrets redacted; its end becomes results
 // through decodeRC, as Buildbot's RemoteCommand.results(): an exit code the map does not
 // name is FAILURE, and a command killed by a signal counts as exit code -1.
 import type { StepConfig } from '../../../core/config/master-config.js';
-import { addLog, transact } from '../../../core/data/index.js';
 import type { CommandRequest, OutputStream } from '../../../core/protocol/messages.js';
 import { Results } from '../../../core/results.js';
 import { interruptedResults } from '../interruption.js';
-import { LogWriter } from '../log-writer.js';
 import { keeper } from './kept-stdout.js';
 import type { StepContext } from './step.js';
+import { StepLogs } from './step-logs.js';
 
-type CommandStep = Extract<StepConfig, { command: unknown }>;
+/** The steps with Buildbot's ShellMixin parameters (master-config/shell-common.ts). */
+type ShellMixinStep = Extract<StepConfig, { decodeRC: unknown }>;
+type CommandStep = Extract<ShellMixinStep, { command: unknown }>;
 
 export interface CommandResult {
   results: number;
@@ -36,11 +38,11 @@ export function renderCommand(
 /** Logs named *.html are HTML ('h'); any other logfile is text ('t'). */
 const logType = (name: string): 't' | 'h' => (/\.html?$/i.test(name) ? 'h' : 't');
 
-/** What the worker is asked to run for this step. */
-export function commandRequest(c: StepContext<CommandStep>): CommandRequest {
+/** What the worker is asked to run for this step: `command` (rendered) with the step's parameters. */
+export function commandRequest(c: StepContext<ShellMixinStep>, command: string | string[]): CommandRequest {
   const { step } = c;
   return {
-    command: renderCommand(step.command, c.render),
+    command,
     workdir: `${c.build.builder.name}/${step.workdir ?? 'build'}`,
     env: Object.fromEntries(Object.entries(step.env).map(([k, v]) => [k, c.render(v)])),
     timeout: step.timeout,
@@ -56,40 +58,33 @@ export function decodeRC(map: Readonly<Record<string, number>>, rc: number | nul
   return map[String(rc ?? -1)] ?? Results.FAILURE;
 }
 
+export interface RunOptions {
+  /** Keep what the command writes to stdout, up to this many bytes (UTF-8). */
+  keepStdout?: number;
+  /** The logs to write into, left open for the caller to finish (default: the command's own). */
+  logs?: StepLogs;
+  /** The log of its output (default `stdio`). */
+  stdioLog?: string;
+  /** Told each line of that log as it is stored (secrets redacted). */
+  observe?: (stream: OutputStream, line: string) => void;
+}
+
+/** Run `command` (rendered: renderCommand) with the step's parameters. */
 export async function runCommand(
-  c: StepContext<CommandStep>,
+  c: StepContext<ShellMixinStep>,
   signal: AbortSignal,
-  /** keepStdout: keep what the command writes to stdout, up to this many bytes (UTF-8). */
-  opts: { keepStdout?: number } = {},
+  command: string | string[],
+  opts: RunOptions = {},
 ): Promise<CommandResult> {
-  const { ctx, redis, codec, metrics, onLogFinished } = c.deps;
-  const { step, stepid } = c;
-  const request = commandRequest(c);
-  const stored = metrics ? (n: number) => metrics.linesStored(n) : undefined;
-  const writer = (logid: number, type: 's' | 't' | 'h') =>
-    new LogWriter(ctx, redis, logid, type, codec, stored, c.build.redactor);
-  const stdio = writer(await transact(ctx, (tx) => addLog(tx, stepid, 'stdio', 's')), 's');
-  const extra = new Map<string, Promise<LogWriter>>();
-  const extraLog = (name: string) => {
-    let w = extra.get(name);
-    if (!w) {
-      const type = logType(name);
-      w = transact(ctx, (tx) => addLog(tx, stepid, name, type)).then((id) => writer(id, type));
-      extra.set(name, w);
-    }
-    return w;
-  };
+  const { step } = c;
+  const request = commandRequest(c, command);
+  const logs = opts.logs ?? new StepLogs(c);
+  const stdio = await logs.open(opts.stdioLog ?? 'stdio', 's');
+  if (opts.observe) stdio.observe(opts.observe);
+  const extraLog = (name: string) => logs.open(name, logType(name));
   // Buildbot adds every logfile's log before the command starts, unless lazylogfiles.
   if (!step.lazylogfiles) for (const name of Object.keys(step.logfiles)) await extraLog(name);
-  const finishLogs = async () => {
-    await stdio.finish();
-    onLogFinished?.(stdio.logid);
-    for (const w of extra.values()) {
-      const lw = await w;
-      await lw.finish();
-      onLogFinished?.(lw.logid);
-    }
-  };
+  const finishLogs = () => (opts.logs ? Promise.resolve() : logs.finish());
 
   // Interrupted while the step was being set up: the command never starts, or it would run
   // to its end with nobody left to interrupt it.

@@ -157,7 +157,11 @@ export async function transferStep(
 }
 
 /** A finished text log of one message (Buildbot's addCompleteLog), secrets redacted. */
-export async function completeLog(c: StepContext<TransferStep>, name: string, text: string): Promise<void> {
+export async function completeLog(
+  c: Pick<StepContext, 'build' | 'deps' | 'stepid'>,
+  name: string,
+  text: string,
+): Promise<void> {
   const clean = logText(c.build.redactor.clean(text));
   await transact(c.deps.ctx, async (tx) => {
     const logid = await addLog(tx, c.stepid, name, 't');

@@ -1,0 +1,109 @@
+// Buildbot's step kinds of issue 31 §2 in real builds: warning_counting_shell, compile, test
+// (warning counting, suppressions, maxWarnCount, the `warnings (N)` log, the warnings-count
+// property), set_property_value, make_directory, copy_directory and remove_directory, on a
+// real Flotilla agent and a real buildbot-worker 3.7 (the real-workers harness), each checked
+// for Buildbot's step names, results, state strings and logs as Buildbot 3.7's source gives
+// them (buildbot/steps/shell.py, master.py, worker.py) and for what it did on the worker.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Results } from '../../../services/core/results.js';
+import { logs, property, ranBuild } from './lib.js';
+import { realWorkersSuite } from './real-workers.js';
+
+// What the "compiler" prints: make's directory lines, warnings with file and line, one of
+// them suppressed by the file (any file under a gen directory: Buildbot joins make's
+// directories, absolute as they are, with '/'), one by the list (line 7 of a.c).
+const COMPILER = [
+  'echo "make[1]: Entering directory \'/w/src\'"',
+  'echo "a.c:3: warning: unused variable x"',
+  'echo "a.c:7: warning: implicit declaration"',
+  'echo "make[2]: Entering directory \'/w/src/gen\'"',
+  'echo "b.c:1: warning: generated code"',
+  'echo "make[2]: Leaving directory \'/w/src/gen\'"',
+  'echo "b.c:9: warning: shadowed y"',
+  'echo "make[1]: Leaving directory \'/w/src\'"',
+  'echo "all done"',
+].join('\n');
+
+const builder = (worker: string) => `
+  - name: kinds-${worker}
+    workers: [${worker}]
+    steps:
+      - { type: string_download, s: ${JSON.stringify(`${COMPILER}\n`)}, workerdest: cc.sh }
+      - { type: string_download, s: "# generated code\\n.*/gen/.* : .*\\n", workerdest: supp.txt }
+      - { type: string_download, s: "echo 'Warning: flaky'\\n", workerdest: t.sh }
+      - { type: string_download, s: "echo one WARNING: x; echo fine\\n", workerdest: w.sh }
+      - { type: make_directory, dir: build/out/deep }
+      - type: compile
+        command: [sh, cc.sh]
+        warningPattern: "^(.*?):([0-9]+): [Ww]arning: (.*)$"
+        warningExtractor: regexp_groups
+        directoryEnterPattern: "Entering directory '(.*)'"
+        suppressionFile: supp.txt
+        suppressionList: [[null, "implicit", 7, 7]]
+      - { type: test, command: [sh, t.sh], maxWarnCount: 0 }
+      - { type: warning_counting_shell, command: [sh, w.sh] }
+      - { type: set_property_value, property: stage, value: "%(prop:buildername)s-done" }
+      - { type: set_property_value, name: set count, property: count, value: 3 }
+      - { type: copy_directory, src: build/out, dest: copies/out }
+      - { type: remove_directory, dir: copies/out/deep }
+      - { type: compile, name: missing, command: "true", suppressionFile: nope.txt, haltOnFailure: false }
+      - { type: make_directory, dir: build/cc.sh/under-a-file }
+      - { type: shell, name: never, command: "true" }
+`;
+
+const CONFIG = `
+log_compression: none
+workers: [{ name: agent, password: pw }, { name: bbw, password: pw }]
+builders:
+${builder('agent')}
+${builder('bbw')}
+`;
+
+const suite = realWorkersSuite('flotilla-buildbot-steps-', CONFIG, ['kinds-bbw']);
+
+describe.each(['agent', 'bbw'])("Buildbot's step kinds on %s", (worker) => {
+  it('count warnings, set properties and work on directories as Buildbot 3.7 does', async () => {
+    const { build, ran } = await ranBuild(suite.stage, `kinds-${worker}`);
+    expect(ran.map((s) => [s.name, s.results, s.state_string])).toEqual([
+      ['string_download', Results.SUCCESS, 'downloading to cc.sh'],
+      ['string_download_1', Results.SUCCESS, 'downloading to supp.txt'],
+      ['string_download_2', Results.SUCCESS, 'downloading to t.sh'],
+      ['string_download_3', Results.SUCCESS, 'downloading to w.sh'],
+      ['MakeDirectory', Results.SUCCESS, 'Created'],
+      ['compile', Results.WARNINGS, 'compile (warnings)'],
+      ['test', Results.FAILURE, 'test (failure)'],
+      ['generic', Results.WARNINGS, "'sh w.sh' (warnings)"],
+      ['SetProperty', Results.SUCCESS, 'Set'],
+      ['set count', Results.SUCCESS, 'Set'],
+      ['CopyDirectory', Results.SUCCESS, 'Copied build/out to copies/out'],
+      ['RemoveDirectory', Results.SUCCESS, 'Deleted'],
+      ['missing', Results.FAILURE, 'compile (failure)'],
+      ['MakeDirectory_1', Results.FAILURE, 'Create failed. (failure)'],
+    ]);
+    // Test flunks on failure as any step; MakeDirectory halts the build.
+    expect(build.results).toBe(Results.FAILURE);
+    expect(build.state_string).toBe('failed test (failure) compile (failure) Create failed. (failure)');
+
+    const compiled = await logs(suite.stage, build.id, 'compile');
+    expect(Object.keys(compiled)).toEqual(['stdio', 'warnings (2)']);
+    expect(compiled['warnings (2)']).toBe('a.c:3: warning: unused variable x\nb.c:9: warning: shadowed y');
+    expect(Object.keys(await logs(suite.stage, build.id, 'test'))).toEqual(['stdio', 'warnings (1)']);
+    // The suppression file that cannot be read fails the step before its command: no log.
+    expect(await logs(suite.stage, build.id, 'missing')).toEqual({});
+    // No logs for the directory steps and SetProperty, as Buildbot's.
+    expect(await logs(suite.stage, build.id, 'CopyDirectory')).toEqual({});
+    expect(await logs(suite.stage, build.id, 'SetProperty')).toEqual({});
+
+    expect(await property(suite.stage, build.id, 'warnings-count')).toBe(4);
+    expect(await property(suite.stage, build.id, 'stage')).toBe(`kinds-${worker}-done`);
+    expect(await property(suite.stage, build.id, 'count')).toBe(3);
+
+    const base = join(suite.root, worker, `kinds-${worker}`);
+    expect(existsSync(join(base, 'build', 'out', 'deep'))).toBe(true);
+    expect(existsSync(join(base, 'copies', 'out'))).toBe(true);
+    expect(existsSync(join(base, 'copies', 'out', 'deep'))).toBe(false);
+    expect(readFileSync(join(base, 'build', 'cc.sh'), 'utf8')).toContain('make[1]');
+  }, 120_000);
+});
