@@ -338,10 +338,10 @@ class Importer:
                   'trigger': ('schedulerNames',), 'warning_counting_shell': ('warningPattern',),
                   'compile': ('warningPattern',), 'test': ('warningPattern',),
                   'set_property_value': ('property', 'value'), 'remove_directory': ('dir',),
-                  'make_directory': ('dir',), 'copy_directory': ('src', 'dest')}
+                  'make_directory': ('dir',), 'copy_directory': ('src', 'dest'), 'shell_sequence': ('commands',)}
 
     def step_kinds(self):
-        from buildbot.steps import master, shell, trigger, worker
+        from buildbot.steps import master, shell, shellsequence, trigger, worker
         from buildbot.steps.source import git
         return {shell.ShellCommand: ('shell', self.SHELL),
                 shell.SetPropertyFromCommand: ('set_property', self.SHELL + ('property', 'strip')),
@@ -353,7 +353,8 @@ class Importer:
                 master.SetProperty: ('set_property_value', ('property', 'value')),
                 worker.RemoveDirectory: ('remove_directory', ('dir',)),
                 worker.MakeDirectory: ('make_directory', ('dir',)),
-                worker.CopyDirectory: ('copy_directory', ('src', 'dest', 'maxTime'))}
+                worker.CopyDirectory: ('copy_directory', ('src', 'dest', 'maxTime')),
+                shellsequence.ShellSequence: ('shell_sequence', ('commands',) + self.SHELL[1:])}
 
     @staticmethod
     def pattern(value):
@@ -400,6 +401,29 @@ class Importer:
             self.losses.add(place, f'value holding {e}',
                             'step written without it: give a plain value or one util.Interpolate')
 
+    def shell_args(self, entry, args, place):
+        """ShellSequence's commands: each ShellArg's command, log name and result rules."""
+        from buildbot.steps.shellsequence import ShellArg
+        if not isinstance(args, (list, tuple)):
+            self.losses.add(place, f'commands {named(args)}', 'give the commands as a list of util.ShellArg')
+            return
+        out = []
+        for number, arg in enumerate(args):
+            if not isinstance(arg, ShellArg):
+                self.losses.add(place, f'command {number}: {named(arg)}', 'written without it: use util.ShellArg')
+                continue
+            item = {}
+            self.put(item, 'command', arg.command, f'{place}, command {number}', 'command')
+            if 'command' not in item:
+                continue
+            if arg.logname is not None:
+                item['logname'] = arg.logname
+            for key in arg.resultConfig:
+                if key in vars(arg):
+                    item[key] = bool(getattr(arg, key))
+            out.append(item)
+        entry['commands'] = out
+
     def step(self, factory, place):
         cls, args, kwargs = factory.factory, list(factory.args), dict(factory.kwargs)
         kinds = self.step_kinds()
@@ -428,6 +452,8 @@ class Importer:
                     self.warning_key(entry, key, value, place)
                 elif key == 'value' and kind == 'set_property_value':
                     self.property_value(entry, value, place)
+                elif key == 'commands':
+                    self.shell_args(entry, value, place)
                 elif key in self.RENDERED:
                     self.put(entry, key, value, place, key)
                 else:

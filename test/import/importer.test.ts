@@ -215,10 +215,10 @@ describe('import-buildbot-config', () => {
     expect(r.config.reporters).toMatchObject([{ type: 'http', serverUrl: 'http://127.0.0.1:9090/status' }]);
   });
 
-  it("converts Buildbot's warning-counting, SetProperty and directory steps with no loss", async () => {
+  it("converts Buildbot's warning-counting, ShellSequence, SetProperty and directory steps with no loss", async () => {
     const r = await importConfig(KINDS);
     expect([r.summary, r.losses]).toEqual([
-      `${KINDS}: converted 1 builders (8 steps), 1 schedulers, 0 reporters; 2 not converted`,
+      `${KINDS}: converted 1 builders (9 steps), 1 schedulers, 0 reporters; 2 not converted`,
       SQLITE_AND_PB,
     ]);
     expect(r.config.builders[0]!.steps).toMatchObject([
@@ -239,6 +239,21 @@ describe('import-buildbot-config', () => {
       },
       { type: 'test', command: ['make', 'check'], haltOnFailure: true, warnOnFailure: true },
       { type: 'warning_counting_shell', name: 'lint', command: 'make lint', warnOnWarnings: true },
+      {
+        type: 'shell_sequence',
+        name: 'package',
+        env: { LC_ALL: 'C' },
+        commands: [
+          { command: ['make', 'dist'], logname: 'dist', haltOnFailure: true, flunkOnFailure: true },
+          {
+            command: 'echo %(prop:flavour)s',
+            logname: 'flavour',
+            warnOnFailure: true,
+            flunkOnFailure: false,
+          },
+          { command: 'ls dist', haltOnFailure: false },
+        ],
+      },
       { type: 'copy_directory', src: 'build/dist', dest: 'publish/dist', timeout: 300 },
     ]);
   });

@@ -1,6 +1,6 @@
 // Buildbot's step kinds of issue 31 §2 in real builds: warning_counting_shell, compile, test
 // (warning counting, suppressions, maxWarnCount, the `warnings (N)` log, the warnings-count
-// property), set_property_value, make_directory, copy_directory and remove_directory, on a
+// property), shell_sequence, set_property_value, make_directory, copy_directory and remove_directory, on a
 // real Flotilla agent and a real buildbot-worker 3.7 (the real-workers harness), each checked
 // for Buildbot's step names, results, state strings and logs as Buildbot 3.7's source gives
 // them (buildbot/steps/shell.py, master.py, worker.py) and for what it did on the worker.
@@ -48,6 +48,14 @@ const builder = (worker: string) => `
       - { type: set_property_value, name: set count, property: count, value: 3 }
       - { type: copy_directory, src: build/out, dest: copies/out }
       - { type: remove_directory, dir: copies/out/deep }
+      - type: shell_sequence
+        name: seq
+        commands:
+          - { command: "echo one", logname: first }
+          - { command: "exit 1", logname: first, flunkOnFailure: false, warnOnFailure: true }
+          - { command: "echo in no log" }
+          - { command: [sh, -c, "echo two; exit 2"], logname: second, haltOnFailure: true }
+          - { command: "echo never", logname: never }
       - { type: compile, name: missing, command: "true", suppressionFile: nope.txt, haltOnFailure: false }
       - { type: make_directory, dir: build/cc.sh/under-a-file }
       - { type: shell, name: never, command: "true" }
@@ -79,17 +87,26 @@ describe.each(['agent', 'bbw'])("Buildbot's step kinds on %s", (worker) => {
       ['set count', Results.SUCCESS, 'Set'],
       ['CopyDirectory', Results.SUCCESS, 'Copied build/out to copies/out'],
       ['RemoveDirectory', Results.SUCCESS, 'Deleted'],
+      ['seq', Results.FAILURE, "'sh -c ...' (failure)"],
       ['missing', Results.FAILURE, 'compile (failure)'],
       ['MakeDirectory_1', Results.FAILURE, 'Create failed. (failure)'],
     ]);
     // Test flunks on failure as any step; MakeDirectory halts the build.
     expect(build.results).toBe(Results.FAILURE);
-    expect(build.state_string).toBe('failed test (failure) compile (failure) Create failed. (failure)');
+    expect(build.state_string).toBe(
+      "failed test (failure) 'sh -c ...' (failure) compile (failure) Create failed. (failure)",
+    );
 
     const compiled = await logs(suite.stage, build.id, 'compile');
     expect(Object.keys(compiled)).toEqual(['stdio', 'warnings (2)']);
     expect(compiled['warnings (2)']).toBe('a.c:3: warning: unused variable x\nb.c:9: warning: shadowed y');
     expect(Object.keys(await logs(suite.stage, build.id, 'test'))).toEqual(['stdio', 'warnings (1)']);
+    // ShellSequence: each command into the log it names, none without a name, none after a halt.
+    const seq = await logs(suite.stage, build.id, 'seq');
+    expect(Object.keys(seq)).toEqual(['first', 'second']);
+    expect(seq.first).toMatch(/^oone$/m);
+    expect(seq.second).toMatch(/^otwo$/m);
+    expect(Object.values(seq).join('')).not.toMatch(/in no log/);
     // The suppression file that cannot be read fails the step before its command: no log.
     expect(await logs(suite.stage, build.id, 'missing')).toEqual({});
     // No logs for the directory steps and SetProperty, as Buildbot's.

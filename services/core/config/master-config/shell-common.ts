@@ -21,9 +21,8 @@ const logfile = z.union([
 // Signals a command may be interrupted with (Buildbot's interruptSignal, without SIG).
 export const SIGNALS = ['KILL', 'TERM', 'INT', 'HUP', 'QUIT', 'USR1', 'USR2'] as const;
 
-/** Buildbot's ShellMixin parameters: a command on the worker. */
-export const shellCommon = {
-  command,
+/** Buildbot's ShellMixin parameters but the command (a shell_sequence has commands). */
+export const shellParameters = {
   workdir: z.string().optional(),
   env: z.record(renderable).default({}),
   logfiles: z.record(logfile).default({}),
@@ -37,3 +36,6 @@ export const shellCommon = {
   // Exit code -> result (Buildbot's decodeRC, default {0: success}): `{0: success, 1: warnings}`.
   decodeRC: z.record(z.string().regex(/^-?\d+$/, 'expected an exit code'), result).default({ '0': 0 }),
 };
+
+/** Buildbot's ShellMixin parameters: a command on the worker. */
+export const shellCommon = { command, ...shellParameters };

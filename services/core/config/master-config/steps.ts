@@ -4,7 +4,7 @@
 // What every kind shares (conditions, templates, results): step-common.ts.
 import { z } from 'zod';
 import { identifier } from './identifiers.js';
-import { shellCommon } from './shell-common.js';
+import { command, shellCommon, shellParameters } from './shell-common.js';
 import { gitStep } from './source-steps.js';
 import { renderable, stepCommon } from './step-common.js';
 import {
@@ -25,6 +25,29 @@ const setPropertyStep = z
     ...shellCommon,
     property: z.string().min(1),
     strip: z.boolean().default(true),
+    ...stepCommon,
+  })
+  .strict();
+
+// Buildbot's ShellSequence: commands run one after the other in one step, each with its own
+// result rules (ShellArg's, Buildbot's defaults) and the log it names (`logname`; without
+// one, as in Buildbot 3.7, its output is kept in no log). The step's results combine the
+// commands' as a build combines its steps'; one that halts ends the sequence.
+const { haltOnFailure, flunkOnFailure, warnOnFailure, flunkOnWarnings, warnOnWarnings } = stepCommon;
+const shellArg = z
+  .object({
+    command,
+    logname: z.string().min(1).optional(),
+    // ShellArg's result rules, with a step's defaults (Buildbot's ResultComputingConfigMixin).
+    ...{ haltOnFailure, flunkOnFailure, warnOnFailure, flunkOnWarnings, warnOnWarnings },
+  })
+  .strict();
+
+const shellSequenceStep = z
+  .object({
+    type: z.literal('shell_sequence'),
+    commands: z.array(shellArg).min(1),
+    ...shellParameters,
     ...stepCommon,
   })
   .strict();
@@ -63,6 +86,7 @@ const STEP_KINDS = [
   shellStep,
   setPropertyStep,
   setPropertyValueStep,
+  shellSequenceStep,
   triggerStep,
   gitStep,
   fileUploadStep,

@@ -63,8 +63,8 @@ export interface RunOptions {
   keepStdout?: number;
   /** The logs to write into, left open for the caller to finish (default: the command's own). */
   logs?: StepLogs;
-  /** The log of its output (default `stdio`). */
-  stdioLog?: string;
+  /** The log of its output (default `stdio`; null: none, the output is dropped). */
+  stdioLog?: string | null;
   /** Told each line of that log as it is stored (secrets redacted). */
   observe?: (stream: OutputStream, line: string) => void;
 }
@@ -79,8 +79,8 @@ export async function runCommand(
   const { step } = c;
   const request = commandRequest(c, command);
   const logs = opts.logs ?? new StepLogs(c);
-  const stdio = await logs.open(opts.stdioLog ?? 'stdio', 's');
-  if (opts.observe) stdio.observe(opts.observe);
+  const stdio = opts.stdioLog === null ? null : await logs.open(opts.stdioLog ?? 'stdio', 's');
+  if (opts.observe) stdio?.observe(opts.observe);
   const extraLog = (name: string) => logs.open(name, logType(name));
   // Buildbot adds every logfile's log before the command starts, unless lazylogfiles.
   if (!step.lazylogfiles) for (const name of Object.keys(step.logfiles)) await extraLog(name);
@@ -101,11 +101,11 @@ export async function runCommand(
         return;
       }
       if (stream === 'o') kept.add(chunk);
-      await stdio.write(stream, chunk);
+      await stdio?.write(stream, chunk);
     },
     signal,
   );
-  if (kept.tooLong) await stdio.write('h', `stdout not kept: over ${opts.keepStdout} bytes\n`);
+  if (kept.tooLong) await stdio?.write('h', `stdout not kept: over ${opts.keepStdout} bytes\n`);
   await finishLogs();
   const stdout = kept.text();
 

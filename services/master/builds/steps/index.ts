@@ -13,6 +13,7 @@ import { removeDirectory } from './remove-directory.js';
 import { setProperty } from './set-property.js';
 import { setPropertyValue } from './set-property-value.js';
 import { shell } from './shell.js';
+import { shellSequence } from './shell-sequence.js';
 import type { StepKind } from './step.js';
 import { stringDownload } from './string-download.js';
 import { test } from './test.js';
@@ -35,6 +36,7 @@ const KINDS: StepKinds = {
   compile,
   test,
   set_property_value: setPropertyValue,
+  shell_sequence: shellSequence,
   remove_directory: removeDirectory,
   make_directory: makeDirectory,
   copy_directory: copyDirectory,
