@@ -338,7 +338,8 @@ class Importer:
                   'trigger': ('schedulerNames',), 'warning_counting_shell': ('warningPattern',),
                   'compile': ('warningPattern',), 'test': ('warningPattern',),
                   'set_property_value': ('property', 'value'), 'remove_directory': ('dir',),
-                  'make_directory': ('dir',), 'copy_directory': ('src', 'dest'), 'shell_sequence': ('commands',)}
+                  'make_directory': ('dir',), 'copy_directory': ('src', 'dest'), 'shell_sequence': ('commands',),
+                  'master_shell': ('command',)}
 
     def step_kinds(self):
         from buildbot.steps import master, shell, shellsequence, trigger, worker
@@ -354,7 +355,8 @@ class Importer:
                 worker.RemoveDirectory: ('remove_directory', ('dir',)),
                 worker.MakeDirectory: ('make_directory', ('dir',)),
                 worker.CopyDirectory: ('copy_directory', ('src', 'dest', 'maxTime')),
-                shellsequence.ShellSequence: ('shell_sequence', ('commands',) + self.SHELL[1:])}
+                shellsequence.ShellSequence: ('shell_sequence', ('commands',) + self.SHELL[1:]),
+                master.MasterShellCommand: ('master_shell', ('command', 'env', 'workdir', 'interruptSignal'))}
 
     @staticmethod
     def pattern(value):
@@ -493,7 +495,18 @@ class Importer:
             self.losses.add(place, f'name {named(entry.pop("name"))}', 'give the step a plain string name')
         if kind == 'trigger' and entry.get('waitForFinish') is None:
             entry.pop('waitForFinish', None)
+        if kind == 'master_shell' and self.untrusted_shell(entry.get('command')):
+            self.losses.add(place, 'a shell string run on the master that takes properties, source stamps or worker '
+                            'info', 'step not written: give the command as a list, each value one argument')
+            return None
         return entry
+
+    @staticmethod
+    def untrusted_shell(command):
+        """Whether a master_shell command is a shell string taking values users or workers set (Flotilla
+        refuses these: they would become shell code on the master)."""
+        text = command.get('interpolate') if isinstance(command, dict) else command
+        return isinstance(text, str) and re.search(r'%\((prop|src|worker):', text) is not None
 
     # ------------------------------------------------------------------ builders
     def builders(self):

@@ -104,4 +104,30 @@ describe("Buildbot's step kinds of issue 31 §2", () => {
       'builders[0].steps[0].command: expected a shell string or a list of arguments',
     ]);
   });
+
+  it('refuses a property, a source stamp or worker info in a shell string run on the master', () => {
+    expect(
+      problems(withSteps('[{ type: master_shell, command: "deploy %(prop:branch)s %(src::branch)s" }]')),
+    ).toEqual([
+      'builders[0].steps[0].command: a shell string run on the master may not take %(prop:...)s, %(src:...)s: give the command as a list, each value one argument',
+    ]);
+    expect(
+      problems(
+        withSteps(
+          '[{ type: master_shell, command: { interpolate: "x %(kw:a:-%(worker:os)s)s", kw: { a: 1 } } }]',
+        ),
+      ),
+    ).toEqual([
+      'builders[0].steps[0].command: a shell string run on the master may not take %(worker:...)s: give the command as a list, each value one argument',
+    ]);
+    const ok = parseMasterConfig(
+      withSteps(
+        '[{ type: master_shell, command: [deploy, "%(prop:branch)s"] }, { type: master_shell, command: "deploy %(secret:k)s" }]',
+      ),
+    );
+    expect(ok.builders[0]!.steps.map((s) => [s.type, s.haltOnFailure, s.descriptionDone])).toEqual([
+      ['master_shell', true, 'Ran'],
+      ['master_shell', true, 'Ran'],
+    ]);
+  });
 });

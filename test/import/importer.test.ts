@@ -215,11 +215,14 @@ describe('import-buildbot-config', () => {
     expect(r.config.reporters).toMatchObject([{ type: 'http', serverUrl: 'http://127.0.0.1:9090/status' }]);
   });
 
-  it("converts Buildbot's warning-counting, ShellSequence, SetProperty and directory steps with no loss", async () => {
+  it("converts Buildbot's warning-counting, ShellSequence, SetProperty, directory and master steps, but a master shell string taking properties", async () => {
     const r = await importConfig(KINDS);
     expect([r.summary, r.losses]).toEqual([
-      `${KINDS}: converted 1 builders (9 steps), 1 schedulers, 0 reporters; 2 not converted`,
-      SQLITE_AND_PB,
+      `${KINDS}: converted 1 builders (10 steps), 1 schedulers, 0 reporters; 3 not converted`,
+      [
+        ...SQLITE_AND_PB,
+        'builder c-project, step 10 (unsafe): a shell string run on the master that takes properties, source stamps or worker info -> step not written: give the command as a list, each value one argument',
+      ],
     ]);
     expect(r.config.builders[0]!.steps).toMatchObject([
       { type: 'remove_directory', dir: 'build/dist', haltOnFailure: true },
@@ -255,6 +258,13 @@ describe('import-buildbot-config', () => {
         ],
       },
       { type: 'copy_directory', src: 'build/dist', dest: 'publish/dist', timeout: 300 },
+      {
+        type: 'master_shell',
+        name: 'announce',
+        command: ['notify', '%(prop:buildnumber)s'],
+        env: { CHANNEL: '#builds' },
+        haltOnFailure: true,
+      },
     ]);
   });
 

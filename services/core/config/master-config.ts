@@ -14,6 +14,7 @@ import { changeSource } from './master-config/change-sources.js';
 import { forceScheduler } from './master-config/force-schedulers.js';
 import { ignoredTopLevel } from './master-config/ignored-keys.js';
 import { lock } from './master-config/locks.js';
+import { masterShellProblems } from './master-config/master-steps.js';
 import { protocols } from './master-config/protocols.js';
 import { reporter } from './master-config/reporters/index.js';
 import { retention } from './master-config/retention.js';
@@ -180,6 +181,8 @@ function checkReferences(cfg: MasterConfig): string[] {
         for (const p of gitStepProblems(s)) problems.push(`builders[${i}].steps[${j}].${p}`);
       if (s.type === 'file_download')
         for (const p of fileDownloadProblems(s)) problems.push(`builders[${i}].steps[${j}].${p}`);
+      if (s.type === 'master_shell')
+        for (const p of masterShellProblems(s)) problems.push(`builders[${i}].steps[${j}].${p}`);
       s.locks.forEach((a, k) => {
         const at = `builders[${i}].steps[${j}].locks[${k}]`;
         if (!locks.has(a.lock)) problems.push(`${at}: no lock named ${JSON.stringify(a.lock)}`);

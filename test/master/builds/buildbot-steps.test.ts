@@ -1,6 +1,7 @@
 // Buildbot's step kinds of issue 31 §2 in real builds: warning_counting_shell, compile, test
 // (warning counting, suppressions, maxWarnCount, the `warnings (N)` log, the warnings-count
-// property), shell_sequence, set_property_value, make_directory, copy_directory and remove_directory, on a
+// property), shell_sequence, master_shell (on the master: its headers, its environment, its
+// limits), set_property_value, make_directory, copy_directory and remove_directory, on a
 // real Flotilla agent and a real buildbot-worker 3.7 (the real-workers harness), each checked
 // for Buildbot's step names, results, state strings and logs as Buildbot 3.7's source gives
 // them (buildbot/steps/shell.py, master.py, worker.py) and for what it did on the worker.
@@ -56,6 +57,9 @@ const builder = (worker: string) => `
           - { command: "echo in no log" }
           - { command: [sh, -c, "echo two; exit 2"], logname: second, haltOnFailure: true }
           - { command: "echo never", logname: never }
+      - { type: master_shell, command: [sh, -c, 'echo "on master $FOO"; env'], env: { FOO: "%(prop:buildername)s" } }
+      - { type: master_shell, name: exits, command: "exit 3", haltOnFailure: false }
+      - { type: master_shell, name: silent, command: "sleep 60", timeout: 0.5, haltOnFailure: false }
       - { type: compile, name: missing, command: "true", suppressionFile: nope.txt, haltOnFailure: false }
       - { type: make_directory, dir: build/cc.sh/under-a-file }
       - { type: shell, name: never, command: "true" }
@@ -88,13 +92,16 @@ describe.each(['agent', 'bbw'])("Buildbot's step kinds on %s", (worker) => {
       ['CopyDirectory', Results.SUCCESS, 'Copied build/out to copies/out'],
       ['RemoveDirectory', Results.SUCCESS, 'Deleted'],
       ['seq', Results.FAILURE, "'sh -c ...' (failure)"],
+      ['MasterShellCommand', Results.SUCCESS, 'Ran'],
+      ['exits', Results.FAILURE, 'failed (3) (failure)'],
+      ['silent', Results.FAILURE, 'killed (9) (failure)'],
       ['missing', Results.FAILURE, 'compile (failure)'],
       ['MakeDirectory_1', Results.FAILURE, 'Create failed. (failure)'],
     ]);
     // Test flunks on failure as any step; MakeDirectory halts the build.
     expect(build.results).toBe(Results.FAILURE);
     expect(build.state_string).toBe(
-      "failed test (failure) 'sh -c ...' (failure) compile (failure) Create failed. (failure)",
+      "failed test (failure) 'sh -c ...' (failure) failed (3) (failure) killed (9) (failure) compile (failure) Create failed. (failure)",
     );
 
     const compiled = await logs(suite.stage, build.id, 'compile');
@@ -107,6 +114,15 @@ describe.each(['agent', 'bbw'])("Buildbot's step kinds on %s", (worker) => {
     expect(seq.first).toMatch(/^oone$/m);
     expect(seq.second).toMatch(/^otwo$/m);
     expect(Object.values(seq).join('')).not.toMatch(/in no log/);
+    // MasterShellCommand: Buildbot's headers, the step's env and none of the master's own.
+    const onMaster = (await logs(suite.stage, build.id, 'MasterShellCommand')).stdio!;
+    expect(onMaster).toMatch(/^h\*\* RUNNING ON BUILDMASTER \*\*$/m);
+    expect(onMaster).toMatch(new RegExp(`^oon master kinds-${worker}$`, 'm'));
+    expect(onMaster).toMatch(/^oPATH=/m);
+    expect(onMaster).not.toMatch(/DATABASE_URL|REDIS_URL/);
+    expect((await logs(suite.stage, build.id, 'silent')).stdio).toMatch(
+      /command timed out: 0.5 seconds without output/,
+    );
     // The suppression file that cannot be read fails the step before its command: no log.
     expect(await logs(suite.stage, build.id, 'missing')).toEqual({});
     // No logs for the directory steps and SetProperty, as Buildbot's.

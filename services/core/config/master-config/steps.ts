@@ -4,6 +4,7 @@
 // What every kind shares (conditions, templates, results): step-common.ts.
 import { z } from 'zod';
 import { identifier } from './identifiers.js';
+import { masterShellStep } from './master-steps.js';
 import { command, shellCommon, shellParameters } from './shell-common.js';
 import { gitStep } from './source-steps.js';
 import { renderable, stepCommon } from './step-common.js';
@@ -100,6 +101,7 @@ const STEP_KINDS = [
   removeDirectoryStep,
   makeDirectoryStep,
   copyDirectoryStep,
+  masterShellStep,
 ] as const;
 
 const KIND_NAMES = STEP_KINDS.map((k) => k.shape.type.value);

@@ -4,7 +4,8 @@
 import { posix } from 'node:path';
 import type { StepConfig } from '../../../core/config/master-config.js';
 import { Results } from '../../../core/results.js';
-import { directoryStep, done, quietly } from './worker-directory.js';
+import { done } from './step-end.js';
+import { directoryStep, quietly } from './worker-directory.js';
 
 export const copyDirectory = directoryStep<Extract<StepConfig, { type: 'copy_directory' }>>(
   'CopyDirectory',

@@ -8,6 +8,7 @@ import { fileDownload } from './file-download.js';
 import { fileUpload } from './file-upload.js';
 import { git } from './git.js';
 import { makeDirectory } from './make-directory.js';
+import { masterShell } from './master-shell.js';
 import { multipleFileUpload } from './multiple-file-upload.js';
 import { removeDirectory } from './remove-directory.js';
 import { setProperty } from './set-property.js';
@@ -40,6 +41,7 @@ const KINDS: StepKinds = {
   remove_directory: removeDirectory,
   make_directory: makeDirectory,
   copy_directory: copyDirectory,
+  master_shell: masterShell,
 };
 
 export function stepKind<C extends StepConfig>(step: C): StepKind<C> {

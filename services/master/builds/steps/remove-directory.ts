@@ -3,7 +3,8 @@
 // "Delete failed. (failure)".
 import type { StepConfig } from '../../../core/config/master-config.js';
 import { Results } from '../../../core/results.js';
-import { directoryStep, done, quietly } from './worker-directory.js';
+import { done } from './step-end.js';
+import { directoryStep, quietly } from './worker-directory.js';
 
 export const removeDirectory = directoryStep<Extract<StepConfig, { type: 'remove_directory' }>>(
   'RemoveDirectory',

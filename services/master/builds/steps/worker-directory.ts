@@ -9,8 +9,8 @@
 import type { StepConfig } from '../../../core/config/master-config.js';
 import { Results } from '../../../core/results.js';
 import { interruptedResults } from '../interruption.js';
-import { stepSummary } from '../summary.js';
 import type { StepContext, StepKind, StepOutcome } from './step.js';
+import { done } from './step-end.js';
 
 type DirectoryStep = Extract<StepConfig, { type: 'remove_directory' | 'make_directory' | 'copy_directory' }>;
 
@@ -40,13 +40,6 @@ export async function quietly(
   if ('lost' in end) return { ended: { ...done(c, Results.RETRY), workerLost: end.reason } };
   if (end.interrupted) return { ended: done(c, signal.aborted ? interruptedResults(signal) : Results.RETRY) };
   return { rc: end.rc ?? -1 };
-}
-
-/** The step's end with its own words (its descriptionDone, or those it was given now) and suffix. */
-export function done(c: StepContext<DirectoryStep>, results: number, words?: string): StepOutcome {
-  const text =
-    words === undefined ? c.text : c.step.descriptionSuffix ? `${words} ${c.step.descriptionSuffix}` : words;
-  return { results, summary: stepSummary(text, results) };
 }
 
 /** A directory step's kind: Buildbot's name for it, and its work. */
