@@ -201,8 +201,7 @@ class Importer:
             self.losses.add("c['db']", f'db_url {db_url!r}',
                             'set DATABASE_URL in the environment of the masters and API pods to a PostgreSQL URL')
         if raw.get('properties'):
-            self.losses.add("c['properties']", f'global properties {sorted(raw["properties"])}',
-                            "no global key yet: put them in each builder's properties")
+            self.properties(out, raw['properties'], "c['properties']")
         if 'collapseRequests' in raw and not isinstance(raw['collapseRequests'], bool):
             self.losses.add("c['collapseRequests']", named(raw['collapseRequests']),
                             'collapse_requests is true or false per builder in Flotilla')
@@ -535,8 +534,22 @@ class Importer:
                 self.properties(entry, b.properties, place)
             if b.locks:
                 entry['locks'] = self.locks_of(b.locks, place)
-            for key, default in (('env', {}), ('defaultProperties', {}), ('project', None),
-                                 ('workerbuilddir', bytes2unicode(safeTranslate(b.name))),
+            if b.env:
+                self.put(entry, 'env', b.env, place, 'env')
+            if b.defaultProperties:
+                defaults = {}
+                self.properties(defaults, b.defaultProperties, place)
+                if defaults:
+                    entry['defaultProperties'] = defaults['properties']
+            workerbuilddir = b.workerbuilddir
+            if workerbuilddir != bytes2unicode(safeTranslate(b.name)):
+                if isinstance(workerbuilddir, str) and not workerbuilddir.startswith('/') and \
+                        '..' not in workerbuilddir.split('/'):
+                    entry['workerbuilddir'] = workerbuilddir
+                else:
+                    self.losses.add(place, f'workerbuilddir={workerbuilddir!r}',
+                                    'give a path under the worker\'s base directory')
+            for key, default in (('project', None),
                                  ('builddir', bytes2unicode(safeTranslate(b.name))),
                                  ('nextWorker', None), ('nextBuild', None), ('canStartBuild', None)):
                 value = getattr(b, key, default)
@@ -803,8 +816,8 @@ class Importer:
         self.change_sources()
         self.reporters()
         self.www()
-        order = ['title', 'titleURL', 'buildbotURL', 'buildbotNetUsageData', 'log_compression', 'protocols',
-                 'workers', 'locks', 'builders', 'schedulers', 'force_schedulers', 'change_sources', 'change_hooks', 'reporters', 'www']
+        order = ['title', 'titleURL', 'buildbotURL', 'buildbotNetUsageData', 'log_compression', 'properties',
+                 'protocols', 'workers', 'locks', 'builders', 'schedulers', 'force_schedulers', 'change_sources', 'change_hooks', 'reporters', 'www']
         if self.locks:
             self.out['locks'] = list(self.locks.values())
         return {k: self.out[k] for k in order if k in self.out}

@@ -131,3 +131,25 @@ describe("Buildbot's step kinds of issue 31 §2", () => {
     ]);
   });
 });
+
+describe("Buildbot's builder and global settings", () => {
+  it('take env, defaultProperties, workerbuilddir and global properties, and refuse a directory outside the base', () => {
+    const cfg = parseMasterConfig(`
+properties: { site: x }
+workers: [{ name: w1, password: p }]
+builders:
+  - { name: b1, workers: [w1], env: { A: "%(prop:site)s" }, defaultProperties: { j: 2 }, workerbuilddir: dirs/b1 }`);
+    expect(cfg.properties).toEqual({ site: 'x' });
+    expect(cfg.builders[0]).toMatchObject({
+      env: { A: '%(prop:site)s' },
+      defaultProperties: { j: 2 },
+      workerbuilddir: 'dirs/b1',
+    });
+    for (const dir of ['/srv/b1', '../b1', 'a/../../b1'])
+      expect(
+        problems(`
+workers: [{ name: w1, password: p }]
+builders: [{ name: b1, workers: [w1], workerbuilddir: ${JSON.stringify(dir)} }]`),
+      ).toEqual(["builders[0].workerbuilddir: expected a relative path without '..'"]);
+  });
+});

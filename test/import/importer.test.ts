@@ -224,6 +224,12 @@ describe('import-buildbot-config', () => {
         'builder c-project, step 10 (unsafe): a shell string run on the master that takes properties, source stamps or worker info -> step not written: give the command as a list, each value one argument',
       ],
     ]);
+    expect(r.config.properties).toEqual({ site: 'ci.example.org', retries: 2 });
+    expect(r.config.builders[0]).toMatchObject({
+      workerbuilddir: 'cproj',
+      env: { CC: 'gcc', BUILD: '%(prop:buildnumber)s' },
+      defaultProperties: { jobs: 2 },
+    });
     expect(r.config.builders[0]!.steps).toMatchObject([
       { type: 'remove_directory', dir: 'build/dist', haltOnFailure: true },
       { type: 'make_directory', dir: 'build/dist' },

@@ -26,6 +26,7 @@ import { worker } from './master-config/workers.js';
 import { www } from './master-config/www.js';
 
 export { ENDPOINT_MATCHERS, userSchema, usersFileSchema } from './master-config/auth.js';
+export { builderDir } from './master-config/builders.js';
 export type { ChangeSourceConfig } from './master-config/change-sources.js';
 export type { ForceParameterConfig } from './master-config/force-schedulers.js';
 export { ignoredKeys } from './master-config/ignored-keys.js';
@@ -46,6 +47,8 @@ export const masterConfigSchema = z
       .default('http://localhost:8080/')
       .transform((u) => (u.endsWith('/') ? u : `${u}/`)),
     workers: z.array(worker).default([]),
+    // Buildbot's c['properties']: properties every build starts with, under all others.
+    properties: z.record(z.unknown()).default({}),
     protocols: protocols.default({}),
     locks: z.array(lock).default([]),
     builders: z.array(builder).default([]),

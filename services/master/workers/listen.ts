@@ -4,7 +4,7 @@
 // msgpack_experimental_v7 (msgpack/), for buildbot-worker. The master sees one set of
 // connected workers; a worker name is connected once, whichever protocol it came by.
 import { ConfigError } from '../../core/config/errors.js';
-import { type MasterConfig, workerPassword } from '../../core/config/master-config.js';
+import { builderDir, type MasterConfig, workerPassword } from '../../core/config/master-config.js';
 import { listenAt } from '../../core/http/listen-error.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import type { ConnectedWorkers, WorkerConnection, WorkerEvents } from './connection.js';
@@ -99,7 +99,7 @@ export async function listenForWorkers(opts: {
           port: msgpackSite.port,
           ...(opts.tls ? { tls: opts.tls } : {}),
           passwords: new Map(config.workers.map((w) => [w.name, workerPassword(w, opts.env)])),
-          builderDirs: (name) => config.builders.filter((b) => b.workers.includes(name)).map((b) => b.name),
+          builderDirs: (name) => config.builders.filter((b) => b.workers.includes(name)).map(builderDir),
           connectedElsewhere: (name) => flotilla.get(name) !== undefined,
           throttle,
           log: opts.log,

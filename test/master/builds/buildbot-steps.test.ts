@@ -8,8 +8,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { sql } from '../../../services/core/db/pool.js';
 import { Results } from '../../../services/core/results.js';
-import { logs, property, ranBuild } from './lib.js';
+import { finishedBuild, logs, property, ranBuild, request } from './lib.js';
 import { realWorkersSuite } from './real-workers.js';
 
 // What the "compiler" prints: make's directory lines, warnings with file and line, one of
@@ -65,15 +66,39 @@ const builder = (worker: string) => `
       - { type: shell, name: never, command: "true" }
 `;
 
+// Buildbot's builder and global settings: env, defaultProperties, workerbuilddir, c['properties'].
+const settings = (worker: string) => `
+  - name: settings-${worker}
+    workers: [${worker}]
+    workerbuilddir: dirs/settings-${worker}
+    env: { FROM_BUILDER: "b-%(prop:buildername)s", BOTH: builder }
+    properties: { fromBuilder: 1 }
+    defaultProperties: { site: fallback, region: eu, fromBuilder: 2, only: default }
+    steps:
+      - { type: shell, name: env, command: 'echo "$FROM_BUILDER $BOTH"', env: { BOTH: step } }
+      - { type: set_property, name: where, command: pwd, property: where }
+`;
+
 const CONFIG = `
 log_compression: none
+properties: { site: global-site, region: global }
 workers: [{ name: agent, password: pw }, { name: bbw, password: pw }]
 builders:
 ${builder('agent')}
 ${builder('bbw')}
+${settings('agent')}
+${settings('bbw')}
 `;
 
-const suite = realWorkersSuite('flotilla-buildbot-steps-', CONFIG, ['kinds-bbw']);
+const suite = realWorkersSuite('flotilla-buildbot-steps-', CONFIG, ['kinds-bbw', 'dirs/settings-bbw']);
+
+/** A build's properties with their sources. */
+async function sources(buildid: number): Promise<Record<string, [unknown, string]>> {
+  const rows = await suite.stage.db.pool.query(
+    sql`SELECT name, value, source FROM build_properties WHERE buildid = ${buildid}`,
+  );
+  return Object.fromEntries(rows.map((r) => [r.name, [JSON.parse(r.value), r.source]]));
+}
 
 describe.each(['agent', 'bbw'])("Buildbot's step kinds on %s", (worker) => {
   it('count warnings, set properties and work on directories as Buildbot 3.7 does', async () => {
@@ -138,5 +163,24 @@ describe.each(['agent', 'bbw'])("Buildbot's step kinds on %s", (worker) => {
     expect(existsSync(join(base, 'copies', 'out'))).toBe(true);
     expect(existsSync(join(base, 'copies', 'out', 'deep'))).toBe(false);
     expect(readFileSync(join(base, 'build', 'cc.sh'), 'utf8')).toContain('make[1]');
+  }, 120_000);
+  it("takes the builder's env, defaultProperties and workerbuilddir and the global properties as Buildbot", async () => {
+    const { brid } = await request(suite.stage, `settings-${worker}`, [{}], { region: ['asked', 'Force'] });
+    const build = await finishedBuild(suite.stage, brid, 90_000);
+    expect(build.results).toBe(Results.SUCCESS);
+    // The builder's env under the step's, rendered for the build.
+    expect((await logs(suite.stage, build.id, 'env')).stdio).toMatch(
+      new RegExp(`^ob-settings-${worker} step$`, 'm'),
+    );
+    const base = join(suite.root, worker, 'dirs', `settings-${worker}`);
+    expect(await property(suite.stage, build.id, 'where')).toBe(join(base, 'build'));
+    // The harness's agent does not say its base directory, so only buildbot-worker's build has builddir.
+    expect(await property(suite.stage, build.id, 'builddir')).toBe(worker === 'bbw' ? base : undefined);
+    expect(await sources(build.id)).toMatchObject({
+      site: ['global-site', 'master.cfg'], // global: defaultProperties do not replace it
+      region: ['asked', 'Force'], // the build set's over the global one
+      fromBuilder: [1, 'Builder'], // properties over defaultProperties
+      only: ['default', 'Builder'],
+    });
   }, 120_000);
 });

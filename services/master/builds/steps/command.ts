@@ -5,7 +5,7 @@
 // `lazylogfiles`), each line with the build's secrets redacted; its end becomes results
 // through decodeRC, as Buildbot's RemoteCommand.results(): an exit code the map does not
 // name is FAILURE, and a command killed by a signal counts as exit code -1.
-import type { StepConfig } from '../../../core/config/master-config.js';
+import { builderDir, type StepConfig } from '../../../core/config/master-config.js';
 import type { CommandRequest, OutputStream } from '../../../core/protocol/messages.js';
 import { Results } from '../../../core/results.js';
 import { interruptedResults } from '../interruption.js';
@@ -43,8 +43,11 @@ export function commandRequest(c: StepContext<ShellMixinStep>, command: string |
   const { step } = c;
   return {
     command,
-    workdir: `${c.build.builder.name}/${step.workdir ?? 'build'}`,
-    env: Object.fromEntries(Object.entries(step.env).map(([k, v]) => [k, c.render(v)])),
+    workdir: `${builderDir(c.build.builder)}/${step.workdir ?? 'build'}`,
+    // Buildbot's makeRemoteShellCommand: the builder's env, then the step's over it.
+    env: Object.fromEntries(
+      Object.entries({ ...c.build.builder.env, ...step.env }).map(([k, v]) => [k, c.render(v)]),
+    ),
     timeout: step.timeout,
     ...(step.maxTime !== undefined ? { maxTime: step.maxTime } : {}),
     ...(Object.keys(step.logfiles).length ? { logfiles: step.logfiles } : {}),

@@ -18,7 +18,7 @@
 // The directory operations Buildbot asks of its worker (listdir, rmdir, cpdir) are commands
 // here too (`ls -A`, `rm -rf`, `cp -a`), so the step runs the same on a Flotilla agent and on
 // buildbot-worker (POSIX workers).
-import type { StepConfig } from '../../../core/config/master-config.js';
+import { builderDir, type StepConfig } from '../../../core/config/master-config.js';
 import { addLog, appendLog, finishLog, setBuildProperty, transact } from '../../../core/data/index.js';
 import { Results } from '../../../core/results.js';
 import { interruptedResults } from '../interruption.js';
@@ -99,7 +99,7 @@ class Checkout {
   }
 
   private path(rel: string): string {
-    return `${this.c.build.builder.name}/${rel}`;
+    return `${builderDir(this.c.build.builder)}/${rel}`;
   }
 
   private get env(): Record<string, string> {
@@ -199,8 +199,9 @@ class Checkout {
 
   /** Remove the workdir (Buildbot's rmdir), from its parent. */
   private async rmdir(): Promise<void> {
-    const name = this.workdir.slice(this.c.build.builder.name.length + 1);
-    await this.cmd.run(['rm', '-rf', name], { workdir: this.c.build.builder.name });
+    const dir = builderDir(this.c.build.builder);
+    const name = this.workdir.slice(dir.length + 1);
+    await this.cmd.run(['rm', '-rf', name], { workdir: dir });
   }
 
   private async fetch(abandonOnFailure: boolean): Promise<number> {

@@ -10,7 +10,7 @@
 // tests-warnings are statistics its subclasses' parsers set (setTestResults), never
 // properties, and Test itself sets none, so its summary is `test`, as here.
 import { posix } from 'node:path';
-import type { StepConfig } from '../../../core/config/master-config.js';
+import { builderDir, type StepConfig } from '../../../core/config/master-config.js';
 import { setBuildProperty, transact } from '../../../core/data/index.js';
 import { pythonRegExp } from '../../../core/python-regex.js';
 import { Results, worst } from '../../../core/results.js';
@@ -37,7 +37,7 @@ async function readSuppressionFile(
   const end = await c.build.worker
     .upload(
       {
-        path: posix.join(c.build.builder.name, c.step.workdir ?? 'build', file),
+        path: posix.join(builderDir(c.build.builder), c.step.workdir ?? 'build', file),
         maxsize: MAX_SUPPRESSION_FILE,
         blocksize: 32 * 1024,
       },

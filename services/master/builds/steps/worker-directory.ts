@@ -6,7 +6,7 @@
 // Flotilla agent and a buildbot-worker do the same. Buildbot gives these steps no log (their
 // RemoteCommand has none): what the commands print is not kept. Results: SUCCESS when the
 // command exits 0, else FAILURE; an interrupt's or a lost worker's results as every step's.
-import type { StepConfig } from '../../../core/config/master-config.js';
+import { builderDir, type StepConfig } from '../../../core/config/master-config.js';
 import { Results } from '../../../core/results.js';
 import { interruptedResults } from '../interruption.js';
 import type { StepContext, StepKind, StepOutcome } from './step.js';
@@ -28,7 +28,7 @@ export async function quietly(
   const end = await c.build.worker.run(
     {
       command: argv,
-      workdir: c.build.builder.name,
+      workdir: builderDir(c.build.builder),
       env: {},
       timeout: limits.timeout,
       ...(limits.maxTime !== undefined ? { maxTime: limits.maxTime } : {}),
