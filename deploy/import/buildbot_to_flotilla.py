@@ -345,7 +345,8 @@ class Importer:
         from buildbot.steps.source import git
         return {shell.ShellCommand: ('shell', self.SHELL),
                 shell.SetPropertyFromCommand: ('set_property', self.SHELL + ('property', 'strip')),
-                trigger.Trigger: ('trigger', ('schedulerNames', 'waitForFinish', 'set_properties')),
+                trigger.Trigger: ('trigger', ('schedulerNames', 'waitForFinish', 'set_properties', 'copy_properties',
+                                              'updateSourceStamp', 'alwaysUseLatest', 'sourceStamps')),
                 git.Git: ('git', self.GIT),
                 shell.WarningCountingShellCommand: ('warning_counting_shell', self.SHELL + self.WARNINGS),
                 shell.Compile: ('compile', self.SHELL + self.WARNINGS),
@@ -433,6 +434,14 @@ class Importer:
                             'no Flotilla step of this kind: replace it with a shell step or leave it out')
             return None
         kind, keys = kinds[cls]
+        if kind == 'trigger':
+            # Buildbot's one sourceStamp joins its sourceStamps; None is "not given".
+            one = kwargs.pop('sourceStamp', None)
+            if one:
+                kwargs['sourceStamps'] = list(kwargs.get('sourceStamps') or []) + [one]
+            for key in ('updateSourceStamp', 'sourceStamps', 'copy_properties'):
+                if key in kwargs and not kwargs[key]:
+                    kwargs.pop(key)
         if args:
             names = self.POSITIONAL[kind]
             for name, a in zip(names, args):
@@ -455,6 +464,10 @@ class Importer:
                     self.property_value(entry, value, place)
                 elif key == 'commands':
                     self.shell_args(entry, value, place)
+                elif key == 'sourceStamps':
+                    self.put(entry, key, [dict(ss) for ss in value], place, key)
+                elif key == 'copy_properties':
+                    entry[key] = list(value)
                 elif key in self.RENDERED:
                     self.put(entry, key, value, place, key)
                 else:

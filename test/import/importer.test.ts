@@ -78,14 +78,13 @@ describe('import-buildbot-config', () => {
   it("converts the oracle's master.cfg, naming its custom classes and callables", async () => {
     const r = await importConfig(ORACLE);
     expect(r.summary).toBe(
-      `${ORACLE}: converted 5 builders (18 steps), 9 schedulers, 0 reporters; 7 not converted`,
+      `${ORACLE}: converted 5 builders (18 steps), 9 schedulers, 0 reporters; 6 not converted`,
     );
     expect(r.losses).toEqual([
       `c['db']: db_url 'postgresql+psycopg2://buildbot:buildbot@127.0.0.1:55432/buildbot' -> ${DB}`,
       `c['protocols']['pb']: PB protocol on tcp:9989:interface=127.0.0.1 -> ${PB}`,
       'builder runtests, step 5 (hidden skipped): hideStepIf Python callable is_skipped (defined in master.cfg) -> written without it: write hideStepIf as a condition on properties',
       `builder runtests, step 6 (report): step class ReportStep (defined in master.cfg) -> ${NO_FORM}`,
-      'builder build, step 2 (trigger packaging): Trigger argument updateSourceStamp=True -> no Flotilla form',
       `builder flaky, step 1 (mode): step class ModeStep (defined in master.cfg) -> ${NO_FORM}`,
       'change source PBChangeSource:None: buildbot.changes.pb.PBChangeSource object -> send changes through the change hooks (change_hooks:)',
     ]);
@@ -122,6 +121,7 @@ describe('import-buildbot-config', () => {
       type: 'trigger',
       schedulers: ['package-trigger'],
       waitForFinish: true,
+      updateSourceStamp: true,
       set_properties: { parent_version: '%(prop:version)s', fail: '%(prop:fail:~no)s' },
     });
     expect(r.config.force_schedulers.map((f) => f.name)).toEqual([
@@ -218,10 +218,10 @@ describe('import-buildbot-config', () => {
   it("converts Buildbot's warning-counting, ShellSequence, SetProperty, directory and master steps, but a master shell string taking properties", async () => {
     const r = await importConfig(KINDS);
     expect([r.summary, r.losses]).toEqual([
-      `${KINDS}: converted 1 builders (10 steps), 1 schedulers, 0 reporters; 3 not converted`,
+      `${KINDS}: converted 1 builders (12 steps), 2 schedulers, 0 reporters; 3 not converted`,
       [
         ...SQLITE_AND_PB,
-        'builder c-project, step 10 (unsafe): a shell string run on the master that takes properties, source stamps or worker info -> step not written: give the command as a list, each value one argument',
+        'builder c-project, step 12 (unsafe): a shell string run on the master that takes properties, source stamps or worker info -> step not written: give the command as a list, each value one argument',
       ],
     ]);
     expect(r.config.properties).toEqual({ site: 'ci.example.org', retries: 2 });
@@ -271,6 +271,13 @@ describe('import-buildbot-config', () => {
         env: { CHANNEL: '#builds' },
         haltOnFailure: true,
       },
+      {
+        type: 'trigger',
+        name: 'publish',
+        copy_properties: ['flavour'],
+        sourceStamps: [{ codebase: '', branch: 'rel-%(prop:flavour)s' }],
+      },
+      { type: 'trigger', name: 'nightly', alwaysUseLatest: true },
     ]);
   });
 

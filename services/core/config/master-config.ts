@@ -21,6 +21,7 @@ import { retention } from './master-config/retention.js';
 import { scheduler } from './master-config/schedulers.js';
 import { secretsProvider } from './master-config/secrets.js';
 import { gitStepProblems } from './master-config/source-steps.js';
+import { triggerProblems } from './master-config/steps.js';
 import { fileDownloadProblems } from './master-config/transfer-steps.js';
 import { worker } from './master-config/workers.js';
 import { www } from './master-config/www.js';
@@ -184,6 +185,8 @@ function checkReferences(cfg: MasterConfig): string[] {
         for (const p of gitStepProblems(s)) problems.push(`builders[${i}].steps[${j}].${p}`);
       if (s.type === 'file_download')
         for (const p of fileDownloadProblems(s)) problems.push(`builders[${i}].steps[${j}].${p}`);
+      if (s.type === 'trigger')
+        for (const p of triggerProblems(s)) problems.push(`builders[${i}].steps[${j}].${p}`);
       if (s.type === 'master_shell')
         for (const p of masterShellProblems(s)) problems.push(`builders[${i}].steps[${j}].${p}`);
       s.locks.forEach((a, k) => {

@@ -73,21 +73,56 @@ const setPropertyValueStep = z
   })
   .strict();
 
+// A source stamp a trigger step gives (Buildbot's sourceStamps): each key a template; those
+// left out are the triggered scheduler's codebase's.
+const triggerStamp = z
+  .object({
+    codebase: z.string().default(''),
+    repository: renderable.optional(),
+    branch: renderable.nullable().optional(),
+    revision: renderable.nullable().optional(),
+    project: renderable.optional(),
+  })
+  .strict();
+
+// Buildbot's Trigger. Which source stamps the triggered build sets get: `sourceStamps` as
+// given; with alwaysUseLatest none (each scheduler's codebases, at no revision); else this
+// build's, each at its got_revision with updateSourceStamp (the default when neither).
+// copy_properties: this build's properties of these names, as set_properties would.
 const triggerStep = z
   .object({
     type: z.literal('trigger'),
     schedulers: z.array(identifier).min(1),
     waitForFinish: z.boolean().default(false),
     set_properties: z.record(z.unknown()).default({}),
+    copy_properties: z.array(z.string().min(1)).default([]),
+    updateSourceStamp: z.boolean().optional(),
+    alwaysUseLatest: z.boolean().default(false),
+    sourceStamps: z.array(triggerStamp).min(1).optional(),
     ...stepCommon,
   })
   .strict();
 
+/** What Buildbot's Trigger refuses to be given together. */
+export function triggerProblems(s: z.infer<typeof triggerStep>): string[] {
+  const problems: string[] = [];
+  if (s.sourceStamps && s.updateSourceStamp !== undefined)
+    problems.push('updateSourceStamp: not with sourceStamps (Buildbot refuses both)');
+  if (s.sourceStamps && s.alwaysUseLatest)
+    problems.push('alwaysUseLatest: not with sourceStamps (Buildbot refuses both)');
+  if (s.alwaysUseLatest && s.updateSourceStamp !== undefined)
+    problems.push('updateSourceStamp: not with alwaysUseLatest (Buildbot refuses both)');
+  const codebases = (s.sourceStamps ?? []).map((ss) => ss.codebase);
+  codebases.forEach((cb, i) => {
+    if (codebases.indexOf(cb) !== i)
+      problems.push(`sourceStamps[${i}].codebase: codebase ${JSON.stringify(cb)} given twice`);
+  });
+  return problems;
+}
+
 const STEP_KINDS = [
   shellStep,
   setPropertyStep,
-  setPropertyValueStep,
-  shellSequenceStep,
   triggerStep,
   gitStep,
   fileUploadStep,
@@ -95,6 +130,8 @@ const STEP_KINDS = [
   multipleFileUploadStep,
   fileDownloadStep,
   stringDownloadStep,
+  setPropertyValueStep,
+  shellSequenceStep,
   warningCountingShellStep,
   compileStep,
   testStep,
