@@ -782,7 +782,12 @@ class Importer:
             entry = {'name': cs.name, 'type': 'git', 'repourl': args[0] if args else kwargs.pop('repourl')}
             kwargs.pop('repourl', None)
             branches, branch = kwargs.pop('branches', None), kwargs.pop('branch', None)
-            if isinstance(branches, (list, tuple)):
+            only_tags = bool(kwargs.pop('only_tags', False))
+            if only_tags:
+                entry['only_tags'] = True
+            elif branches is True:
+                entry['branches'] = True
+            elif isinstance(branches, (list, tuple)):
                 entry['branches'] = list(branches)
             elif branches is not None:
                 self.losses.add(place, f'branches={named(branches) if callable(branches) else branches!r}',
@@ -791,15 +796,16 @@ class Importer:
                 entry['branches'] = [branch]
             else:
                 entry['branches'] = ['master']
+            if kwargs.get('workdir'):
+                # Buildbot's is under the master's directory; Flotilla's under MASTER_WORKDIR.
+                entry['workdir'] = kwargs.pop('workdir')
             for key, to in (('pollInterval', 'poll_interval'), ('project', 'project'), ('category', 'category')):
                 if kwargs.get(key) is not None:
                     entry[to] = kwargs.pop(key)
                 kwargs.pop(key, None)
             for key in sorted(kwargs):
                 if kwargs[key] is not None:
-                    instead = ('none needed: Flotilla keeps its own clone for polling' if key == 'workdir'
-                               else 'no Flotilla form')
-                    self.losses.add(place, f'GitPoller argument {key}={kwargs[key]!r}', instead)
+                    self.losses.add(place, f'GitPoller argument {key}={kwargs[key]!r}', 'no Flotilla form')
             out.append(entry)
         if out:
             self.out['change_sources'] = out

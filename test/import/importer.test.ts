@@ -55,15 +55,12 @@ async function importConfig(cfg: string): Promise<Imported> {
 }
 
 describe('import-buildbot-config', () => {
-  it("converts Buildbot's sample.cfg: only the database, the PB port and the poller's workdir stay", async () => {
+  it("converts Buildbot's sample.cfg: only the database and the PB port stay", async () => {
     const r = await importConfig(SAMPLE);
     expect(r.summary).toBe(
-      `${SAMPLE}: converted 1 builders (2 steps), 2 schedulers, 0 reporters; 3 not converted`,
+      `${SAMPLE}: converted 1 builders (2 steps), 2 schedulers, 0 reporters; 2 not converted`,
     );
-    expect(r.losses).toEqual([
-      ...SQLITE_AND_PB,
-      "change source https://github.com/buildbot/hello-world.git: GitPoller argument workdir='gitpoller-workdir' -> none needed: Flotilla keeps its own clone for polling",
-    ]);
+    expect(r.losses).toEqual(SQLITE_AND_PB);
     const [b] = r.config.builders;
     expect(b!.steps.map((s) => s.type)).toEqual(['git', 'shell']);
     expect(b!.steps[1]).toMatchObject({ command: ['trial', 'hello'], env: { PYTHONPATH: '.' } });
@@ -72,7 +69,11 @@ describe('import-buildbot-config', () => {
       name: 'all',
       change_filter: { branch: 'master' },
     });
-    expect(r.config.change_sources[0]).toMatchObject({ branches: ['master'], poll_interval: 300 });
+    expect(r.config.change_sources[0]).toMatchObject({
+      branches: ['master'],
+      poll_interval: 300,
+      workdir: 'gitpoller-workdir',
+    });
   });
 
   it("converts the oracle's master.cfg, naming its custom classes and callables", async () => {
