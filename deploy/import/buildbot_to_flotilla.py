@@ -665,6 +665,10 @@ class Importer:
             kinds = {basic.SingleBranchScheduler: 'single-branch', basic.AnyBranchScheduler: 'any-branch',
                      timed.Periodic: 'periodic',
                      timed.Nightly: 'nightly', triggerable.Triggerable: 'triggerable'}
+            if cls is basic.Dependent:
+                self.losses.add(place, 'Dependent scheduler', 'no dependent scheduler yet: end the upstream '
+                                "builder with a trigger step to a triggerable scheduler of these builders")
+                continue
             if cls not in kinds:
                 self.losses.add(place, f'scheduler {cls.__module__}.{cls.__qualname__}',
                                 'no scheduler of this kind: one single-branch scheduler per branch')
@@ -820,6 +824,10 @@ class Importer:
             args = list(r._config_args)
             if type(r) is http.HttpStatusPush and set(kwargs) <= {'serverUrl'} and len(args) <= 1:
                 out.append({'type': 'http', 'serverUrl': args[0] if args else kwargs['serverUrl']})
+                continue
+            if type(r).__name__ == 'OldBuildCanceller':
+                self.losses.add(place, named(r), 'no build canceller yet: the builds of a superseded change run '
+                                'to their end')
                 continue
             self.losses.add(place, f'{named(r)} with arguments {sorted(kwargs)}',
                             'configure it under reporters: in YAML by hand (docs/migrating-from-buildbot.md)')
