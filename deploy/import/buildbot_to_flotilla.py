@@ -120,14 +120,17 @@ def render(value):
     raise Unrenderable(named(value))
 
 
-def plain(value):
-    """A property value (no templates in Buildbot's plain values): kept as is when it is data."""
+def plain(value, data_only=False):
+    """A property value (no templates in Buildbot's plain values): kept as is when it is data; a
+    renderable in it is written as a template, or (data_only) raises Unrenderable."""
     if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
+        return [plain(v, data_only) for v in value]
     if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
+        return {str(k): plain(v, data_only) for k, v in value.items()}
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
+    if data_only:
+        raise Unrenderable(named(value))
     return render(value)
 
 
@@ -198,8 +201,7 @@ class Importer:
             self.losses.add("c['db']", f'db_url {db_url!r}',
                             'set DATABASE_URL in the environment of the masters and API pods to a PostgreSQL URL')
         if raw.get('properties'):
-            self.losses.add("c['properties']", f'global properties {sorted(raw["properties"])}',
-                            "no global key yet: put them in each builder's properties")
+            self.properties(out, raw['properties'], "c['properties']")
         if 'collapseRequests' in raw and not isinstance(raw['collapseRequests'], bool):
             self.losses.add("c['collapseRequests']", named(raw['collapseRequests']),
                             'collapse_requests is true or false per builder in Flotilla')
@@ -437,23 +439,126 @@ class Importer:
            'retryFetch', 'clobberOnFailure', 'retry', 'getDescription', 'progress', 'reference', 'origin', 'config',
            'alwaysUseLatest', 'workdir', 'env')
 
-    def step(self, factory, place):
-        from buildbot.steps import shell, trigger
+    WARNINGS = ('warningPattern', 'warningExtractor', 'maxWarnCount', 'directoryEnterPattern',
+                'directoryLeavePattern', 'suppressionFile', 'suppressionList')
+    # Keys whose value is a template in Flotilla (a plain string is written escaped).
+    RENDERED = ('set_properties', 'env', 'command', 'repourl', 'branch', 'workdir', 'logfiles', 'dir', 'src',
+                'dest', 'suppressionFile')
+    # What each kind's positional arguments are, in Buildbot's order.
+    POSITIONAL = {'shell': ('command',), 'set_property': ('command',), 'git': ('repourl',),
+                  'trigger': ('schedulerNames',), 'warning_counting_shell': ('warningPattern',),
+                  'compile': ('warningPattern',), 'test': ('warningPattern',),
+                  'set_property_value': ('property', 'value'), 'remove_directory': ('dir',),
+                  'make_directory': ('dir',), 'copy_directory': ('src', 'dest'), 'shell_sequence': ('commands',),
+                  'master_shell': ('command',)}
+
+    def step_kinds(self):
+        from buildbot.steps import master, shell, shellsequence, trigger, worker
         from buildbot.steps.source import git
+        return {shell.ShellCommand: ('shell', self.SHELL),
+                shell.SetPropertyFromCommand: ('set_property', self.SHELL + ('property', 'strip')),
+                trigger.Trigger: ('trigger', ('schedulerNames', 'waitForFinish', 'set_properties', 'copy_properties',
+                                              'updateSourceStamp', 'alwaysUseLatest', 'sourceStamps')),
+                git.Git: ('git', self.GIT),
+                shell.WarningCountingShellCommand: ('warning_counting_shell', self.SHELL + self.WARNINGS),
+                shell.Compile: ('compile', self.SHELL + self.WARNINGS),
+                shell.Test: ('test', self.SHELL + self.WARNINGS),
+                master.SetProperty: ('set_property_value', ('property', 'value')),
+                worker.RemoveDirectory: ('remove_directory', ('dir',)),
+                worker.MakeDirectory: ('make_directory', ('dir',)),
+                worker.CopyDirectory: ('copy_directory', ('src', 'dest', 'maxTime')),
+                shellsequence.ShellSequence: ('shell_sequence', ('commands',) + self.SHELL[1:]),
+                master.MasterShellCommand: ('master_shell', ('command', 'env', 'workdir', 'interruptSignal'))}
+
+    @staticmethod
+    def pattern(value):
+        """A warning pattern as Flotilla takes it: Python's expression text, its flags written inline."""
+        if not isinstance(value, re.Pattern):
+            return value
+        flags = ''.join(f for f, bit in (('i', re.I), ('m', re.M), ('s', re.S)) if value.flags & bit)
+        if value.flags & ~(re.I | re.M | re.S | re.U):
+            raise Unrenderable(f'expression {value.pattern!r} with flags {value.flags}')
+        return f'(?{flags}){value.pattern}' if flags else value.pattern
+
+    def warning_key(self, entry, key, value, place):
+        """warningPattern and its kin: expressions, the extractor by name, the suppression list."""
+        from buildbot.steps import shell
+        extractors = {shell.WarningCountingShellCommand.warnExtractWholeLine: 'whole_line',
+                      shell.WarningCountingShellCommand.warnExtractFromRegexpGroups: 'regexp_groups'}
+        if value is None:
+            return
+        try:
+            if key == 'warningExtractor':
+                if value not in extractors:
+                    raise Unrenderable(named(value))
+                entry[key] = extractors[value]
+            elif key == 'suppressionList':
+                entry[key] = [[self.pattern(f), self.pattern(w), s, e] for f, w, s, e in value]
+            elif key in ('warningPattern', 'directoryEnterPattern', 'directoryLeavePattern'):
+                if not isinstance(value, (str, re.Pattern)):
+                    raise Unrenderable(named(value))
+                entry[key] = self.pattern(value)
+            else:
+                entry[key] = value
+        except (Unrenderable, TypeError, ValueError) as e:
+            self.losses.add(place, f'{key}: {e}', f'written without it: give {key} as plain values')
+
+    def property_value(self, entry, value, place):
+        """SetProperty's value: a template when Buildbot renders it, else the data as it is (Flotilla
+        renders a top-level template only, so data holding templates is a loss)."""
+        if isinstance(value, (str, bbprops.Interpolate, bbprops.Property, bbprops.Secret)):
+            self.put(entry, 'value', value, place, 'value')
+            return
+        try:
+            entry['value'] = plain(value, data_only=True)
+        except Unrenderable as e:
+            self.losses.add(place, f'value holding {e}',
+                            'step written without it: give a plain value or one util.Interpolate')
+
+    def shell_args(self, entry, args, place):
+        """ShellSequence's commands: each ShellArg's command, log name and result rules."""
+        from buildbot.steps.shellsequence import ShellArg
+        if not isinstance(args, (list, tuple)):
+            self.losses.add(place, f'commands {named(args)}', 'give the commands as a list of util.ShellArg')
+            return
+        out = []
+        for number, arg in enumerate(args):
+            if not isinstance(arg, ShellArg):
+                self.losses.add(place, f'command {number}: {named(arg)}', 'written without it: use util.ShellArg')
+                continue
+            item = {}
+            self.put(item, 'command', arg.command, f'{place}, command {number}', 'command')
+            if 'command' not in item:
+                continue
+            if arg.logname is not None:
+                item['logname'] = arg.logname
+            for key in arg.resultConfig:
+                if key in vars(arg):
+                    item[key] = bool(getattr(arg, key))
+            out.append(item)
+        entry['commands'] = out
+
+    def step(self, factory, place):
         cls, args, kwargs = factory.factory, list(factory.args), dict(factory.kwargs)
-        kinds = {shell.ShellCommand: ('shell', self.SHELL), shell.SetPropertyFromCommand:
-                 ('set_property', self.SHELL + ('property', 'strip')),
-                 trigger.Trigger: ('trigger', ('schedulerNames', 'waitForFinish', 'set_properties')),
-                 git.Git: ('git', self.GIT)}
+        kinds = self.step_kinds()
         if cls not in kinds:
             self.losses.add(place, f'step {named(cls)}',
                             'no Flotilla step of this kind: replace it with a shell step or leave it out')
             return None
         kind, keys = kinds[cls]
+        if kind == 'trigger':
+            # Buildbot's one sourceStamp joins its sourceStamps; None is "not given".
+            one = kwargs.pop('sourceStamp', None)
+            if one:
+                kwargs['sourceStamps'] = list(kwargs.get('sourceStamps') or []) + [one]
+            for key in ('updateSourceStamp', 'sourceStamps', 'copy_properties'):
+                if key in kwargs and not kwargs[key]:
+                    kwargs.pop(key)
         if args:
-            first = {'shell': 'command', 'set_property': 'command', 'git': 'repourl', 'trigger': 'schedulerNames'}
-            kwargs.setdefault(first[kind], args.pop(0))
-            for a in args:
+            names = self.POSITIONAL[kind]
+            for name, a in zip(names, args):
+                kwargs.setdefault(name, a)
+            for a in args[len(names):]:
                 self.losses.add(place, f'positional argument {a!r}', 'give it by keyword')
         entry = {'type': kind}
         for key in ('name',) + tuple(k for k in keys if k != 'name'):
@@ -465,7 +570,17 @@ class Importer:
                     entry[key] = str(value).removeprefix('SIG')
                 elif key == 'decodeRC':
                     entry[key] = {str(k): v for k, v in value.items()}
-                elif key in ('set_properties', 'env', 'command', 'repourl', 'branch', 'workdir', 'logfiles'):
+                elif key in self.WARNINGS and key != 'suppressionFile':
+                    self.warning_key(entry, key, value, place)
+                elif key == 'value' and kind == 'set_property_value':
+                    self.property_value(entry, value, place)
+                elif key == 'commands':
+                    self.shell_args(entry, value, place)
+                elif key == 'sourceStamps':
+                    self.put(entry, key, [dict(ss) for ss in value], place, key)
+                elif key == 'copy_properties':
+                    entry[key] = list(value)
+                elif key in self.RENDERED:
                     self.put(entry, key, value, place, key)
                 else:
                     entry[key] = value if not isinstance(value, tuple) else list(value)
@@ -504,7 +619,18 @@ class Importer:
             self.losses.add(place, f'name {named(entry.pop("name"))}', 'give the step a plain string name')
         if kind == 'trigger' and entry.get('waitForFinish') is None:
             entry.pop('waitForFinish', None)
+        if kind == 'master_shell' and self.untrusted_shell(entry.get('command')):
+            self.losses.add(place, 'a shell string run on the master that takes properties, source stamps or worker '
+                            'info', 'step not written: give the command as a list, each value one argument')
+            return None
         return entry
+
+    @staticmethod
+    def untrusted_shell(command):
+        """Whether a master_shell command is a shell string taking values users or workers set (Flotilla
+        refuses these: they would become shell code on the master)."""
+        text = command.get('interpolate') if isinstance(command, dict) else command
+        return isinstance(text, str) and re.search(r'%\((prop|src|worker):', text) is not None
 
     # ------------------------------------------------------------------ builders
     def builders(self):
@@ -533,8 +659,22 @@ class Importer:
                 self.properties(entry, b.properties, place)
             if b.locks:
                 entry['locks'] = self.locks_of(b.locks, place)
-            for key, default in (('env', {}), ('defaultProperties', {}), ('project', None),
-                                 ('workerbuilddir', bytes2unicode(safeTranslate(b.name))),
+            if b.env:
+                self.put(entry, 'env', b.env, place, 'env')
+            if b.defaultProperties:
+                defaults = {}
+                self.properties(defaults, b.defaultProperties, place)
+                if defaults:
+                    entry['defaultProperties'] = defaults['properties']
+            workerbuilddir = b.workerbuilddir
+            if workerbuilddir != bytes2unicode(safeTranslate(b.name)):
+                if isinstance(workerbuilddir, str) and not workerbuilddir.startswith('/') and \
+                        '..' not in workerbuilddir.split('/'):
+                    entry['workerbuilddir'] = workerbuilddir
+                else:
+                    self.losses.add(place, f'workerbuilddir={workerbuilddir!r}',
+                                    'give a path under the worker\'s base directory')
+            for key, default in (('project', None),
                                  ('builddir', bytes2unicode(safeTranslate(b.name))),
                                  ('nextWorker', None), ('nextBuild', None), ('canStartBuild', None)):
                 value = getattr(b, key, default)
@@ -637,6 +777,10 @@ class Importer:
             kinds = {basic.SingleBranchScheduler: 'single-branch', basic.AnyBranchScheduler: 'any-branch',
                      timed.Periodic: 'periodic',
                      timed.Nightly: 'nightly', triggerable.Triggerable: 'triggerable'}
+            if cls is basic.Dependent:
+                self.losses.add(place, 'Dependent scheduler', 'no dependent scheduler yet: end the upstream '
+                                "builder with a trigger step to a triggerable scheduler of these builders")
+                continue
             if cls not in kinds:
                 self.losses.add(place, f'scheduler {cls.__module__}.{cls.__qualname__}',
                                 'no scheduler of this kind: one single-branch scheduler per branch')
@@ -754,7 +898,12 @@ class Importer:
             entry = {'name': cs.name, 'type': 'git', 'repourl': args[0] if args else kwargs.pop('repourl')}
             kwargs.pop('repourl', None)
             branches, branch = kwargs.pop('branches', None), kwargs.pop('branch', None)
-            if isinstance(branches, (list, tuple)):
+            only_tags = bool(kwargs.pop('only_tags', False))
+            if only_tags:
+                entry['only_tags'] = True
+            elif branches is True:
+                entry['branches'] = True
+            elif isinstance(branches, (list, tuple)):
                 entry['branches'] = list(branches)
             elif branches is not None:
                 self.losses.add(place, f'branches={named(branches) if callable(branches) else branches!r}',
@@ -763,15 +912,16 @@ class Importer:
                 entry['branches'] = [branch]
             else:
                 entry['branches'] = ['master']
+            if kwargs.get('workdir'):
+                # Buildbot's is under the master's directory; Flotilla's under MASTER_WORKDIR.
+                entry['workdir'] = kwargs.pop('workdir')
             for key, to in (('pollInterval', 'poll_interval'), ('project', 'project'), ('category', 'category')):
                 if kwargs.get(key) is not None:
                     entry[to] = kwargs.pop(key)
                 kwargs.pop(key, None)
             for key in sorted(kwargs):
                 if kwargs[key] is not None:
-                    instead = ('none needed: Flotilla keeps its own clone for polling' if key == 'workdir'
-                               else 'no Flotilla form')
-                    self.losses.add(place, f'GitPoller argument {key}={kwargs[key]!r}', instead)
+                    self.losses.add(place, f'GitPoller argument {key}={kwargs[key]!r}', 'no Flotilla form')
             out.append(entry)
         if out:
             self.out['change_sources'] = out
@@ -787,6 +937,10 @@ class Importer:
             if type(r) is http.HttpStatusPush and set(kwargs) <= {'serverUrl'} and len(args) <= 1:
                 out.append({'type': 'http', 'serverUrl': args[0] if args else kwargs['serverUrl']})
                 continue
+            if type(r).__name__ == 'OldBuildCanceller':
+                self.losses.add(place, named(r), 'no build canceller yet: the builds of a superseded change run '
+                                'to their end')
+                continue
             self.losses.add(place, f'{named(r)} with arguments {sorted(kwargs)}',
                             'configure it under reporters: in YAML by hand (docs/migrating-from-buildbot.md)')
         if out:
@@ -801,8 +955,9 @@ class Importer:
         self.change_sources()
         self.reporters()
         self.www()
-        order = ['title', 'titleURL', 'buildbotURL', 'buildbotNetUsageData', 'log_compression', 'protocols',
-                 'workers', 'locks', 'builders', 'schedulers', 'force_schedulers', 'change_sources', 'change_hooks', 'reporters', 'secrets', 'auth', 'www']
+        order = ['title', 'titleURL', 'buildbotURL', 'buildbotNetUsageData', 'log_compression', 'properties',
+                 'protocols', 'workers', 'locks', 'builders', 'schedulers', 'force_schedulers', 'change_sources',
+                 'change_hooks', 'reporters', 'secrets', 'auth', 'www']
         if self.locks:
             self.out['locks'] = list(self.locks.values())
         return {k: self.out[k] for k in order if k in self.out}

@@ -65,3 +65,91 @@ describe('step configuration', () => {
     ]);
   });
 });
+
+describe("Buildbot's step kinds of issue 31 §2", () => {
+  it("take Buildbot's defaults: compile halts, test warns on failure, each with its words", () => {
+    const cfg = parseMasterConfig(
+      withSteps(`
+      - { type: compile }
+      - { type: test, command: "make check" }
+      - { type: warning_counting_shell, command: make, maxWarnCount: 3, suppressionList: [[null, "unused", null, null]] }
+      - { type: remove_directory, dir: build }
+      - { type: copy_directory, src: a, dest: b }
+      - { type: set_property_value, property: p, value: [1, 2] }`),
+    );
+    const [compile, test, wcs, rm, cp, set] = cfg.builders[0]!.steps;
+    expect(compile).toMatchObject({
+      command: ['make', 'all'],
+      haltOnFailure: true,
+      description: 'compiling',
+      descriptionDone: 'compile',
+      warningPattern: '(?i).*warning[: ].*',
+    });
+    expect(test).toMatchObject({ command: 'make check', warnOnFailure: true, descriptionDone: 'test' });
+    expect(wcs).toMatchObject({
+      maxWarnCount: 3,
+      haltOnFailure: false,
+      suppressionList: [[null, 'unused', null, null]],
+    });
+    expect(rm).toMatchObject({ haltOnFailure: true, descriptionDone: 'Deleted' });
+    expect(cp).toMatchObject({ timeout: 120, description: 'Copying' });
+    expect(set).toMatchObject({ value: [1, 2], descriptionDone: 'Set' });
+  });
+
+  it('refuses a pattern with no JavaScript form and a command-less warning_counting_shell', () => {
+    expect(problems(withSteps('[{ type: compile, warningPattern: "(?x)a b" }]'))).toEqual([
+      'builders[0].steps[0].warningPattern: expected a regular expression: flag (?x) has no JavaScript form',
+    ]);
+    expect(problems(withSteps('[{ type: warning_counting_shell }]'))).toEqual([
+      'builders[0].steps[0].command: expected a shell string or a list of arguments',
+    ]);
+  });
+
+  it('refuses a property, a source stamp or worker info in a shell string run on the master', () => {
+    expect(
+      problems(withSteps('[{ type: master_shell, command: "deploy %(prop:branch)s %(src::branch)s" }]')),
+    ).toEqual([
+      'builders[0].steps[0].command: a shell string run on the master may not take %(prop:...)s, %(src:...)s: give the command as a list, each value one argument',
+    ]);
+    expect(
+      problems(
+        withSteps(
+          '[{ type: master_shell, command: { interpolate: "x %(kw:a:-%(worker:os)s)s", kw: { a: 1 } } }]',
+        ),
+      ),
+    ).toEqual([
+      'builders[0].steps[0].command: a shell string run on the master may not take %(worker:...)s: give the command as a list, each value one argument',
+    ]);
+    const ok = parseMasterConfig(
+      withSteps(
+        '[{ type: master_shell, command: [deploy, "%(prop:branch)s"] }, { type: master_shell, command: "deploy %(secret:k)s" }]',
+      ),
+    );
+    expect(ok.builders[0]!.steps.map((s) => [s.type, s.haltOnFailure, s.descriptionDone])).toEqual([
+      ['master_shell', true, 'Ran'],
+      ['master_shell', true, 'Ran'],
+    ]);
+  });
+});
+
+describe("Buildbot's builder and global settings", () => {
+  it('take env, defaultProperties, workerbuilddir and global properties, and refuse a directory outside the base', () => {
+    const cfg = parseMasterConfig(`
+properties: { site: x }
+workers: [{ name: w1, password: p }]
+builders:
+  - { name: b1, workers: [w1], env: { A: "%(prop:site)s" }, defaultProperties: { j: 2 }, workerbuilddir: dirs/b1 }`);
+    expect(cfg.properties).toEqual({ site: 'x' });
+    expect(cfg.builders[0]).toMatchObject({
+      env: { A: '%(prop:site)s' },
+      defaultProperties: { j: 2 },
+      workerbuilddir: 'dirs/b1',
+    });
+    for (const dir of ['/srv/b1', '../b1', 'a/../../b1'])
+      expect(
+        problems(`
+workers: [{ name: w1, password: p }]
+builders: [{ name: b1, workers: [w1], workerbuilddir: ${JSON.stringify(dir)} }]`),
+      ).toEqual(["builders[0].workerbuilddir: expected a relative path without '..'"]);
+  });
+});

@@ -22,11 +22,18 @@ const ORACLE = 'test/fixtures/buildbot-3.7/master.cfg';
 const MATRIX = 'test/fixtures/buildbot-import/matrix.cfg';
 const PIPELINE = 'test/fixtures/buildbot-import/pipeline.cfg';
 const FORGES = 'test/fixtures/buildbot-import/forges.cfg';
+const KINDS = 'test/fixtures/buildbot-import/kinds.cfg';
 
 const NO_FORM = 'no Flotilla step of this kind: replace it with a shell step or leave it out';
 const DB = 'set DATABASE_URL in the environment of the masters and API pods to a PostgreSQL URL';
 const PB =
   'Flotilla listens there with msgpack_experimental_v7: create the workers with --protocol=msgpack_experimental_v7';
+
+// What sample.cfg-like configurations lose: an SQLite database and the PB port.
+const SQLITE_AND_PB = [
+  `c['db']: db_url 'sqlite:///state.sqlite' -> ${DB}`,
+  `c['protocols']['pb']: PB protocol on 9989 -> ${PB}`,
+];
 
 interface Imported {
   config: MasterConfig;
@@ -49,16 +56,12 @@ async function importConfig(cfg: string): Promise<Imported> {
 }
 
 describe('import-buildbot-config', () => {
-  it("converts Buildbot's sample.cfg: only the database, the PB port and the poller's workdir stay", async () => {
+  it("converts Buildbot's sample.cfg: only the database and the PB port stay", async () => {
     const r = await importConfig(SAMPLE);
     expect(r.summary).toBe(
-      `${SAMPLE}: converted 1 builders (2 steps), 2 schedulers, 0 reporters; 3 not converted`,
+      `${SAMPLE}: converted 1 builders (2 steps), 2 schedulers, 0 reporters; 2 not converted`,
     );
-    expect(r.losses).toEqual([
-      `c['db']: db_url 'sqlite:///state.sqlite' -> ${DB}`,
-      `c['protocols']['pb']: PB protocol on 9989 -> ${PB}`,
-      "change source https://github.com/buildbot/hello-world.git: GitPoller argument workdir='gitpoller-workdir' -> none needed: Flotilla keeps its own clone for polling",
-    ]);
+    expect(r.losses).toEqual(SQLITE_AND_PB);
     const [b] = r.config.builders;
     expect(b!.steps.map((s) => s.type)).toEqual(['git', 'shell']);
     expect(b!.steps[1]).toMatchObject({ command: ['trial', 'hello'], env: { PYTHONPATH: '.' } });
@@ -67,21 +70,23 @@ describe('import-buildbot-config', () => {
       name: 'all',
       change_filter: { branch: 'master' },
     });
-    expect(r.config.change_sources[0]).toMatchObject({ branches: ['master'], poll_interval: 300 });
+    expect(r.config.change_sources[0]).toMatchObject({
+      branches: ['master'],
+      poll_interval: 300,
+      workdir: 'gitpoller-workdir',
+    });
   });
 
   it("converts the oracle's master.cfg, naming its custom classes and callables", async () => {
     const r = await importConfig(ORACLE);
     expect(r.summary).toBe(
-      `${ORACLE}: converted 5 builders (17 steps), 9 schedulers, 0 reporters; 8 not converted`,
+      `${ORACLE}: converted 5 builders (18 steps), 9 schedulers, 0 reporters; 6 not converted`,
     );
     expect(r.losses).toEqual([
       `c['db']: db_url 'postgresql+psycopg2://buildbot:buildbot@127.0.0.1:55432/buildbot' -> ${DB}`,
       `c['protocols']['pb']: PB protocol on tcp:9989:interface=127.0.0.1 -> ${PB}`,
-      `builder runtests, step 0 (set stage): step class buildbot.steps.master.SetProperty -> ${NO_FORM}`,
       'builder runtests, step 5 (hidden skipped): hideStepIf Python callable is_skipped (defined in master.cfg) -> written without it: write hideStepIf as a condition on properties',
       `builder runtests, step 6 (report): step class ReportStep (defined in master.cfg) -> ${NO_FORM}`,
-      'builder build, step 2 (trigger packaging): Trigger argument updateSourceStamp=True -> no Flotilla form',
       `builder flaky, step 1 (mode): step class ModeStep (defined in master.cfg) -> ${NO_FORM}`,
       'change source PBChangeSource:None: buildbot.changes.pb.PBChangeSource object -> send changes through the change hooks (change_hooks:)',
     ]);
@@ -98,6 +103,7 @@ describe('import-buildbot-config', () => {
     ]);
     const runtests = r.config.builders.find((b) => b.name === 'runtests')!;
     expect(runtests.steps.map((s) => s.name)).toEqual([
+      'set stage',
       'get answer',
       'unit tests',
       'stderr noise',
@@ -106,12 +112,18 @@ describe('import-buildbot-config', () => {
       'sleep',
     ]);
     // A plain string is not a template in Buildbot: its percent signs stay literal.
-    expect(runtests.steps[1]).toMatchObject({ command: expect.stringContaining('printf "test_%%03d') });
+    expect(runtests.steps[0]).toMatchObject({
+      type: 'set_property_value',
+      property: 'stage',
+      value: 'testing',
+    });
+    expect(runtests.steps[2]).toMatchObject({ command: expect.stringContaining('printf "test_%%03d') });
     const trigger = r.config.builders.find((b) => b.name === 'build')!.steps[2]!;
     expect(trigger).toMatchObject({
       type: 'trigger',
       schedulers: ['package-trigger'],
       waitForFinish: true,
+      updateSourceStamp: true,
       set_properties: { parent_version: '%(prop:version)s', fail: '%(prop:fail:~no)s' },
     });
     expect(r.config.force_schedulers.map((f) => f.name)).toEqual([
@@ -304,6 +316,74 @@ describe('import-buildbot-config', () => {
     expect(debug.steps[2]).toMatchObject({ name: 'unit tests', decodeRC: { '0': 0, '1': 1 } });
     expect(debug.locks).toEqual([{ lock: 'app-slot', mode: 'exclusive', count: 1 }]);
     expect(r.config.reporters).toMatchObject([{ type: 'http', serverUrl: 'http://127.0.0.1:9090/status' }]);
+  });
+
+  it("converts Buildbot's warning-counting, ShellSequence, SetProperty, directory and master steps, but a master shell string taking properties", async () => {
+    const r = await importConfig(KINDS);
+    expect([r.summary, r.losses]).toEqual([
+      `${KINDS}: converted 1 builders (12 steps), 2 schedulers, 0 reporters; 5 not converted`,
+      [
+        ...SQLITE_AND_PB,
+        'builder c-project, step 12 (unsafe): a shell string run on the master that takes properties, source stamps or worker info -> step not written: give the command as a list, each value one argument',
+        'scheduler after-force: Dependent scheduler -> no dependent scheduler yet: end the upstream builder with a trigger step to a triggerable scheduler of these builders',
+        "c['services'][0] (OldBuildCanceller): buildbot.schedulers.canceller.OldBuildCanceller object -> no build canceller yet: the builds of a superseded change run to their end",
+      ],
+    ]);
+    expect(r.config.properties).toEqual({ site: 'ci.example.org', retries: 2 });
+    expect(r.config.builders[0]).toMatchObject({
+      workerbuilddir: 'cproj',
+      env: { CC: 'gcc', BUILD: '%(prop:buildnumber)s' },
+      defaultProperties: { jobs: 2 },
+    });
+    expect(r.config.builders[0]!.steps).toMatchObject([
+      { type: 'remove_directory', dir: 'build/dist', haltOnFailure: true },
+      { type: 'make_directory', dir: 'build/dist' },
+      { type: 'set_property_value', property: 'flavour', value: '%(prop:buildername)s-opt' },
+      { type: 'set_property_value', name: 'jobs', property: 'jobs', value: 4 },
+      {
+        type: 'compile',
+        command: ['make', '-j4'],
+        warningPattern: '(?i)^(.*?):(\\d+): warning: (.*)$',
+        warningExtractor: 'regexp_groups',
+        suppressionFile: '.warnings-ok',
+        suppressionList: [[null, 'deprecated', null, null]],
+        maxWarnCount: 50,
+        haltOnFailure: true,
+        descriptionDone: 'compile',
+      },
+      { type: 'test', command: ['make', 'check'], haltOnFailure: true, warnOnFailure: true },
+      { type: 'warning_counting_shell', name: 'lint', command: 'make lint', warnOnWarnings: true },
+      {
+        type: 'shell_sequence',
+        name: 'package',
+        env: { LC_ALL: 'C' },
+        commands: [
+          { command: ['make', 'dist'], logname: 'dist', haltOnFailure: true, flunkOnFailure: true },
+          {
+            command: 'echo %(prop:flavour)s',
+            logname: 'flavour',
+            warnOnFailure: true,
+            flunkOnFailure: false,
+          },
+          { command: 'ls dist', haltOnFailure: false },
+        ],
+      },
+      { type: 'copy_directory', src: 'build/dist', dest: 'publish/dist', timeout: 300 },
+      {
+        type: 'master_shell',
+        name: 'announce',
+        command: ['notify', '%(prop:buildnumber)s'],
+        env: { CHANNEL: '#builds' },
+        haltOnFailure: true,
+      },
+      {
+        type: 'trigger',
+        name: 'publish',
+        copy_properties: ['flavour'],
+        sourceStamps: [{ codebase: '', branch: 'rel-%(prop:flavour)s' }],
+      },
+      { type: 'trigger', name: 'nightly', alwaysUseLatest: true },
+    ]);
   });
 
   it("writes every ChangeFilter key in Buildbot's names, and leaves out a scheduler whose filter has none", async () => {

@@ -14,17 +14,20 @@ import { changeSource } from './master-config/change-sources.js';
 import { forceScheduler } from './master-config/force-schedulers.js';
 import { ignoredTopLevel } from './master-config/ignored-keys.js';
 import { lock } from './master-config/locks.js';
+import { masterShellProblems } from './master-config/master-steps.js';
 import { protocols } from './master-config/protocols.js';
 import { reporter } from './master-config/reporters/index.js';
 import { retention } from './master-config/retention.js';
 import { scheduler } from './master-config/schedulers.js';
 import { secretsProvider } from './master-config/secrets.js';
 import { gitStepProblems } from './master-config/source-steps.js';
+import { triggerProblems } from './master-config/steps.js';
 import { fileDownloadProblems } from './master-config/transfer-steps.js';
 import { worker } from './master-config/workers.js';
 import { www } from './master-config/www.js';
 
 export { ENDPOINT_MATCHERS, userSchema, usersFileSchema } from './master-config/auth.js';
+export { builderDir } from './master-config/builders.js';
 export type {
   ChangeSourceConfig,
   PbChangeSourceConfig,
@@ -49,6 +52,8 @@ export const masterConfigSchema = z
       .default('http://localhost:8080/')
       .transform((u) => (u.endsWith('/') ? u : `${u}/`)),
     workers: z.array(worker).default([]),
+    // Buildbot's c['properties']: properties every build starts with, under all others.
+    properties: z.record(z.unknown()).default({}),
     protocols: protocols.default({}),
     locks: z.array(lock).default([]),
     builders: z.array(builder).default([]),
@@ -201,6 +206,10 @@ function checkReferences(cfg: MasterConfig): string[] {
         for (const p of gitStepProblems(s)) problems.push(`builders[${i}].steps[${j}].${p}`);
       if (s.type === 'file_download')
         for (const p of fileDownloadProblems(s)) problems.push(`builders[${i}].steps[${j}].${p}`);
+      if (s.type === 'trigger')
+        for (const p of triggerProblems(s)) problems.push(`builders[${i}].steps[${j}].${p}`);
+      if (s.type === 'master_shell')
+        for (const p of masterShellProblems(s)) problems.push(`builders[${i}].steps[${j}].${p}`);
       s.locks.forEach((a, k) => {
         const at = `builders[${i}].steps[${j}].locks[${k}]`;
         if (!locks.has(a.lock)) problems.push(`${at}: no lock named ${JSON.stringify(a.lock)}`);

@@ -34,6 +34,8 @@ export class LogWriter {
   private streaming = 0;
   /** Live stream appends dropped (Redis away or behind). */
   streamDropped = 0;
+  /** Told each line as stored, secrets redacted (a step that reads its output: warning counting). */
+  private readonly observers: ((stream: OutputStream, line: string) => void)[] = [];
 
   constructor(
     private readonly ctx: DataContext,
@@ -50,6 +52,11 @@ export class LogWriter {
     this.maxLine = MAX_CHUNK_SIZE - (type === 's' ? 1 : 0);
   }
 
+  /** Hear each line of this log as it is stored, as Buildbot's log observers do. */
+  observe(observer: (stream: OutputStream, line: string) => void): void {
+    this.observers.push(observer);
+  }
+
   async write(stream: OutputStream, text: string): Promise<void> {
     const lines = this.splitters[stream].push(text);
     if (lines.length > 0) await this.store(lines, stream);
@@ -61,6 +68,7 @@ export class LogWriter {
     const range = await transact(this.ctx, (tx) => appendLog(tx, this.logid, body, { codec: this.codec }));
     this.lines += lines.length;
     this.onStored?.(lines.length);
+    for (const o of this.observers) for (const l of lines) o(stream, l);
     this.toLiveStream(range.first_line, body);
   }
 

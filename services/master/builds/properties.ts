@@ -1,6 +1,9 @@
-// The properties a build starts with, from where Buildbot takes them: the build set (the
-// scheduler's and the force form's), the builder, the build itself and its source stamp,
-// and the worker (process/build.py setupProperties, setupWorkerProperties).
+// The properties a build starts with, from where Buildbot takes them, in its order: the
+// global ones (c['properties'], whose source Buildbot names after the configuration file,
+// `master.cfg`), the build set (the scheduler's and the force form's), the builder (its
+// properties, then its defaultProperties where nothing set them), the build itself and its
+// source stamp, and the worker (process/build.py setupPropertiesKnownBeforeBuildStarts,
+// process/builder.py setupProperties, setupWorkerProperties).
 import {
   buildsetChangeAuthors,
   buildsetMainSourceStamp,
@@ -14,20 +17,31 @@ export interface BuildFacts {
   number: number;
   bsid: number;
   builderName: string;
+  /** The configuration's global properties (Buildbot's c['properties']). */
+  globalProperties: Record<string, unknown>;
   builderProperties: Record<string, unknown>;
+  /** The builder's defaultProperties. */
+  builderDefaultProperties: Record<string, unknown>;
   workerName: string;
   workerProperties: Record<string, unknown>;
   /** The builder's directory on the worker, absolute; null when the worker did not say its own. */
   builddir: string | null;
 }
 
+/** The source of the global properties: Buildbot names it after its configuration file. */
+export const GLOBAL_SOURCE = 'master.cfg';
+
 export async function initialProperties(q: Queryable, b: BuildFacts): Promise<Properties> {
-  const props: Record<string, readonly [unknown, string]> = { ...(await getBuildsetProperties(q, b.bsid)) };
+  const props: Record<string, readonly [unknown, string]> = {};
   const set = (name: string, value: unknown, source: string) => {
     props[name] = [value, source];
   };
-  for (const [k, v] of Object.entries(b.builderProperties)) set(k, v, 'Builder');
+  for (const [k, v] of Object.entries(b.globalProperties)) set(k, v, GLOBAL_SOURCE);
+  Object.assign(props, await getBuildsetProperties(q, b.bsid));
   set('buildername', b.builderName, 'Builder');
+  for (const [k, v] of Object.entries(b.builderProperties)) set(k, v, 'Builder');
+  for (const [k, v] of Object.entries(b.builderDefaultProperties))
+    if (!Object.hasOwn(props, k)) set(k, v, 'Builder');
   set('buildnumber', b.number, 'Build');
   const ss = await buildsetMainSourceStamp(q, b.bsid);
   if (ss) {

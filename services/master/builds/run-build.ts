@@ -5,7 +5,7 @@
 // Buildbot writes them, and the request's end: complete with the build's results, or handed
 // back for another try when the build ends RETRY (its worker or its master went away).
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { BuilderConfig } from '../../core/config/master-config.js';
+import { type BuilderConfig, builderDir } from '../../core/config/master-config.js';
 import {
   buildsetSourceStamps,
   completeBuildRequests,
@@ -101,10 +101,12 @@ export async function runBuild(
         number,
         bsid: req.bsid,
         builderName: req.builder.name,
+        globalProperties: deps.config.properties,
         builderProperties: req.builder.properties,
+        builderDefaultProperties: req.builder.defaultProperties,
         workerName: worker.name,
         workerProperties: workerCfg?.properties ?? {},
-        builddir: worker.workerPath(req.builder.name),
+        builddir: worker.workerPath(builderDir(req.builder)),
       });
       await setBuildProperties(tx, buildid, p);
       return p;

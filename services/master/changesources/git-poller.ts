@@ -1,6 +1,9 @@
 // A git change source (Buildbot's GitPoller): every poll_interval, the master that owns it
-// asks the repository for its branch heads and turns the commits that are new on each
-// configured branch into changes, oldest first.
+// asks the repository for its refs and turns the commits that are new on each configured
+// branch (a list; every branch with `branches: true`; every tag with `only_tags`) into
+// changes, oldest first. As Buildbot 3.7 keys them: a listed branch by its name, the others
+// by their full ref (`refs/heads/x`, `refs/tags/v1`), in lastRev; a change's branch is the
+// name without `refs/heads/` (a tag's keeps `refs/tags/`).
 //
 // Buildbot facts (buildbot/changes/gitpoller.py): the last revision seen on each branch is
 // kept in object_state (key `lastRev`, a {branch: revision} object, under the poller's name
@@ -30,6 +33,8 @@ const MAX_CHANGES_PER_POLL = 100;
 // What one git command may print (ls-remote of a repository with very many heads, a long log).
 const MAX_GIT_OUTPUT = 64 * 1024 * 1024;
 const SEP = '\u001f';
+/** The branches polled when the configuration names none (Buildbot's default is master). */
+const DEFAULT_BRANCHES: ReadonlySet<string> = new Set(['main']);
 
 export interface GitPollerDeps {
   ctx: DataContext;
@@ -63,7 +68,7 @@ export class GitPoller {
     private readonly deps: GitPollerDeps,
   ) {
     const hash = createHash('sha1').update(cfg.repourl).digest('hex').slice(0, 16);
-    this.mirror = join(deps.workdir, 'gitpoller', hash);
+    this.mirror = cfg.workdir ? resolve(deps.workdir, cfg.workdir) : join(deps.workdir, 'gitpoller', hash);
     this.log = deps.log.child({ changesource: cfg.name });
     const local = !/^[a-z][a-z0-9+.-]*:\/\//i.test(cfg.repourl) && !/^[^/]+@[^/]+:/.test(cfg.repourl);
     this.remote = local && !isAbsolute(cfg.repourl) ? resolve(cfg.repourl) : cfg.repourl;
@@ -107,31 +112,49 @@ export class GitPoller {
       mkdirSync(this.mirror, { recursive: true });
       await this.git(['init', '--bare', '--quiet']);
     }
-    const heads = new Map<string, string>();
-    for (const line of (await this.git(['ls-remote', '--heads', this.remote])).split('\n')) {
+    // Each polled ref by its lastRev key: its head and its full ref.
+    const heads = new Map<string, { sha: string; ref: string }>();
+    const listed = Array.isArray(this.cfg.branches) ? new Set(this.cfg.branches) : null;
+    const prefix = this.cfg.only_tags ? 'refs/tags/' : 'refs/heads/';
+    for (const line of (await this.git(['ls-remote', '--refs', this.remote])).split('\n')) {
       const [sha, ref] = line.split('\t');
-      if (sha && ref?.startsWith('refs/heads/')) heads.set(ref.slice('refs/heads/'.length), sha);
+      if (!sha || !ref?.startsWith(prefix)) continue;
+      if (this.cfg.only_tags || this.cfg.branches === true) heads.set(ref, { sha, ref });
+      else if ((listed ?? DEFAULT_BRANCHES).has(ref.slice(prefix.length)))
+        heads.set(ref.slice(prefix.length), { sha, ref });
     }
-    const wanted = this.cfg.branches.filter((b) => heads.has(b));
+    const wanted = [...heads.keys()].sort();
     if (wanted.length === 0 || this.stopped) return;
     await this.git([
       'fetch',
       '--quiet',
       '--no-tags',
       this.remote,
-      ...wanted.map((b) => `+refs/heads/${b}:refs/flotilla/${b}`),
+      ...wanted.map((b) => `+${heads.get(b)!.ref}:refs/flotilla/${b}`),
     ]);
     const { ctx } = this.deps;
     const objectid = await transact(ctx, (tx) => stateObjectId(tx.q, this.cfg.name, 'GitPoller'));
+    // Buildbot: the very first poll only records; later, a ref not seen before brings the
+    // commits that are on none of the heads seen.
+    const seen = ((await transact(ctx, (tx) => getState(tx.q, objectid, 'lastRev'))) ?? {}) as Record<
+      string,
+      string
+    >;
+    const firstPoll = Object.keys(seen).length === 0;
     for (const branch of wanted) {
       if (this.stopped) return;
-      const head = heads.get(branch)!;
+      const head = heads.get(branch)!.sha;
       const last = ((await transact(ctx, (tx) => getState(tx.q, objectid, 'lastRev'))) ?? {}) as Record<
         string,
         string
       >;
       if (last[branch] === head) continue;
-      const commits = last[branch] === undefined ? [] : await this.newCommits(last[branch]!, head);
+      const commits =
+        last[branch] !== undefined
+          ? await this.newCommits(last[branch]!, head)
+          : firstPoll
+            ? []
+            : await this.commitsOnNone(Object.values(last), head);
       await transact(ctx, async (tx) => {
         for (const c of commits) {
           await addChange(tx, {
@@ -141,7 +164,7 @@ export class GitPoller {
             revision: c.revision,
             when_timestamp: c.when,
             files: c.files,
-            branch,
+            branch: branch.startsWith('refs/heads/') ? branch.slice('refs/heads/'.length) : branch,
             repository: this.cfg.repourl,
             project: this.cfg.project,
             codebase: this.cfg.codebase,
@@ -157,6 +180,24 @@ export class GitPoller {
     }
   }
 
+  /** The commits up to `to` on none of `tips`, oldest first (a new branch or tag). */
+  private async commitsOnNone(tips: string[], to: string): Promise<Commit[]> {
+    const revs = (
+      await this.git([
+        'rev-list',
+        '--reverse',
+        '--ignore-missing',
+        `--max-count=${MAX_CHANGES_PER_POLL}`,
+        to,
+        ...tips.map((t) => `^${t}`),
+        '--',
+      ])
+    )
+      .split('\n')
+      .filter(Boolean);
+    return this.commits(revs);
+  }
+
   /** The commits after `from` up to `to`, oldest first; just `to` when `from` is not its ancestor. */
   private async newCommits(from: string, to: string): Promise<Commit[]> {
     let revs: string[];
@@ -168,8 +209,13 @@ export class GitPoller {
         .split('\n')
         .filter(Boolean);
     } catch {
-      revs = [to];
+      // A tag's head is the tag object: the change is its commit's.
+      revs = [(await this.git(['rev-parse', `${to}^{commit}`])).trim()];
     }
+    return this.commits(revs);
+  }
+
+  private async commits(revs: string[]): Promise<Commit[]> {
     const commits: Commit[] = [];
     for (const revision of revs) commits.push(await this.commit(revision));
     return commits;

@@ -35,7 +35,8 @@ export function codebasesOf(s: SchedulerConfig): Codebases {
   return s.codebases ?? DEFAULT_CODEBASES;
 }
 
-function defaultStamp(codebases: Codebases, codebase: string): SourceStampSpec {
+/** The stamp a scheduler's codebase gives when nothing else names one (no revision). */
+export function defaultStamp(codebases: Codebases, codebase: string): SourceStampSpec {
   const cb = codebases[codebase];
   return {
     codebase,

@@ -2,8 +2,10 @@
 // agent (over its WebSocket protocol) as worker `agent`, one with a real buildbot-worker 3.7
 // (over msgpack) as worker `bbw`, both on the same configuration (each builds the builders
 // its worker may run).
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { parseMasterConfig } from '../../../services/core/config/master-config.js';
 import { createLogger } from '../../../services/core/telemetry/logger.js';
 import { startWorkerServer } from '../../../services/master/workers/flotilla/server.js';
@@ -12,7 +14,7 @@ import { Agent } from '../../../services/worker/agent.js';
 import { connectToMaster, type MasterLink } from '../../../services/worker/connection.js';
 import { createBuildbotWorker, startBuildbotWorker } from '../../helpers/buildbot-worker.js';
 import { freePort, type Running } from '../../helpers/processes.js';
-import type { InProcessMaster, Stage } from '../in-process.js';
+import { type InProcessMaster, Stage } from '../in-process.js';
 
 export interface RealWorkers {
   /** The agent's master, then the buildbot-worker's. */
@@ -79,4 +81,23 @@ export async function startRealWorkers(
       await bbw.stop();
     },
   };
+}
+
+/**
+ * A test file's stage and real workers on `yaml`, under a temporary folder named from
+ * `prefix`: started before its tests, stopped (the folder removed) after them.
+ */
+export function realWorkersSuite(prefix: string, yaml: string, bbwBuilders: string[]) {
+  const suite = { root: mkdtempSync(join(tmpdir(), prefix)), stage: null as unknown as Stage };
+  let workers: RealWorkers | undefined;
+  beforeAll(async () => {
+    suite.stage = await Stage.open();
+    workers = await startRealWorkers(suite.stage, yaml, suite.root, bbwBuilders);
+  }, 120_000);
+  afterAll(async () => {
+    await workers?.stop();
+    await suite.stage?.close();
+    rmSync(suite.root, { recursive: true, force: true });
+  });
+  return suite;
 }

@@ -4,8 +4,10 @@
 // What every kind shares (conditions, templates, results): step-common.ts.
 import { z } from 'zod';
 import { identifier } from './identifiers.js';
+import { masterShellStep } from './master-steps.js';
+import { command, shellCommon, shellParameters } from './shell-common.js';
 import { gitStep } from './source-steps.js';
-import { renderable, result, stepCommon } from './step-common.js';
+import { renderable, stepCommon } from './step-common.js';
 import {
   directoryUploadStep,
   fileDownloadStep,
@@ -13,41 +15,8 @@ import {
   multipleFileUploadStep,
   stringDownloadStep,
 } from './transfer-steps.js';
-
-const command = z.union([renderable, z.array(renderable).min(1)], {
-  errorMap: () => ({ message: 'expected a shell string or a list of arguments' }),
-});
-
-// A file on the worker followed as a log of its own while the command runs (Buildbot's
-// logfiles): `name: path`, or `name: {filename: path, follow: true}` to send only what is
-// written after the command starts.
-const logfile = z.union([
-  z
-    .string()
-    .min(1)
-    .transform((filename) => ({ filename, follow: false })),
-  z.object({ filename: z.string().min(1), follow: z.boolean().default(false) }).strict(),
-]);
-
-// Signals a command may be interrupted with (Buildbot's interruptSignal, without SIG).
-const SIGNALS = ['KILL', 'TERM', 'INT', 'HUP', 'QUIT', 'USR1', 'USR2'] as const;
-
-/** Buildbot's ShellMixin parameters: a command on the worker. */
-const shellCommon = {
-  command,
-  workdir: z.string().optional(),
-  env: z.record(renderable).default({}),
-  logfiles: z.record(logfile).default({}),
-  // Logs of `logfiles` created only once their file has something (Buildbot's lazylogfiles).
-  lazylogfiles: z.boolean().default(false),
-  // Seconds the command may run at all, output or not (Buildbot's maxTime).
-  maxTime: z.number().positive().optional(),
-  interruptSignal: z.enum(SIGNALS).default('KILL'),
-  // Seconds between SIGTERM and interruptSignal when interrupting (Buildbot's sigtermTime).
-  sigtermTime: z.number().positive().optional(),
-  // Exit code -> result (Buildbot's decodeRC, default {0: success}): `{0: success, 1: warnings}`.
-  decodeRC: z.record(z.string().regex(/^-?\d+$/, 'expected an exit code'), result).default({ '0': 0 }),
-};
+import { compileStep, testStep, warningCountingShellStep } from './warning-steps.js';
+import { copyDirectoryStep, makeDirectoryStep, removeDirectoryStep } from './worker-steps.js';
 
 const shellStep = z.object({ type: z.literal('shell'), ...shellCommon, ...stepCommon }).strict();
 
@@ -61,15 +30,95 @@ const setPropertyStep = z
   })
   .strict();
 
+// Buildbot's ShellSequence: commands run one after the other in one step, each with its own
+// result rules (ShellArg's, Buildbot's defaults) and the log it names (`logname`; without
+// one, as in Buildbot 3.7, its output is kept in no log). The step's results combine the
+// commands' as a build combines its steps'; one that halts ends the sequence.
+const { haltOnFailure, flunkOnFailure, warnOnFailure, flunkOnWarnings, warnOnWarnings } = stepCommon;
+const shellArg = z
+  .object({
+    command,
+    logname: z.string().min(1).optional(),
+    // ShellArg's result rules, with a step's defaults (Buildbot's ResultComputingConfigMixin).
+    ...{ haltOnFailure, flunkOnFailure, warnOnFailure, flunkOnWarnings, warnOnWarnings },
+  })
+  .strict();
+
+const shellSequenceStep = z
+  .object({
+    type: z.literal('shell_sequence'),
+    commands: z.array(shellArg).min(1),
+    ...shellParameters,
+    ...stepCommon,
+  })
+  .strict();
+
+// Buildbot's SetProperty: a property set to a value (a template, or any YAML value) as the
+// step runs, on the master; `set_property` is SetPropertyFromCommand.
+const setPropertyValueStep = z
+  .object({
+    type: z.literal('set_property_value'),
+    property: z.string().min(1),
+    value: z.union([
+      renderable,
+      z.number(),
+      z.boolean(),
+      z.null(),
+      z.array(z.unknown()),
+      z.record(z.unknown()),
+    ]),
+    ...stepCommon,
+    description: z.string().default('Setting'),
+    descriptionDone: z.string().default('Set'),
+  })
+  .strict();
+
+// A source stamp a trigger step gives (Buildbot's sourceStamps): each key a template; those
+// left out are the triggered scheduler's codebase's.
+const triggerStamp = z
+  .object({
+    codebase: z.string().default(''),
+    repository: renderable.optional(),
+    branch: renderable.nullable().optional(),
+    revision: renderable.nullable().optional(),
+    project: renderable.optional(),
+  })
+  .strict();
+
+// Buildbot's Trigger. Which source stamps the triggered build sets get: `sourceStamps` as
+// given; with alwaysUseLatest none (each scheduler's codebases, at no revision); else this
+// build's, each at its got_revision with updateSourceStamp (the default when neither).
+// copy_properties: this build's properties of these names, as set_properties would.
 const triggerStep = z
   .object({
     type: z.literal('trigger'),
     schedulers: z.array(identifier).min(1),
     waitForFinish: z.boolean().default(false),
     set_properties: z.record(z.unknown()).default({}),
+    copy_properties: z.array(z.string().min(1)).default([]),
+    updateSourceStamp: z.boolean().optional(),
+    alwaysUseLatest: z.boolean().default(false),
+    sourceStamps: z.array(triggerStamp).min(1).optional(),
     ...stepCommon,
   })
   .strict();
+
+/** What Buildbot's Trigger refuses to be given together. */
+export function triggerProblems(s: z.infer<typeof triggerStep>): string[] {
+  const problems: string[] = [];
+  if (s.sourceStamps && s.updateSourceStamp !== undefined)
+    problems.push('updateSourceStamp: not with sourceStamps (Buildbot refuses both)');
+  if (s.sourceStamps && s.alwaysUseLatest)
+    problems.push('alwaysUseLatest: not with sourceStamps (Buildbot refuses both)');
+  if (s.alwaysUseLatest && s.updateSourceStamp !== undefined)
+    problems.push('updateSourceStamp: not with alwaysUseLatest (Buildbot refuses both)');
+  const codebases = (s.sourceStamps ?? []).map((ss) => ss.codebase);
+  codebases.forEach((cb, i) => {
+    if (codebases.indexOf(cb) !== i)
+      problems.push(`sourceStamps[${i}].codebase: codebase ${JSON.stringify(cb)} given twice`);
+  });
+  return problems;
+}
 
 const STEP_KINDS = [
   shellStep,
@@ -81,6 +130,15 @@ const STEP_KINDS = [
   multipleFileUploadStep,
   fileDownloadStep,
   stringDownloadStep,
+  setPropertyValueStep,
+  shellSequenceStep,
+  warningCountingShellStep,
+  compileStep,
+  testStep,
+  removeDirectoryStep,
+  makeDirectoryStep,
+  copyDirectoryStep,
+  masterShellStep,
 ] as const;
 
 const KIND_NAMES = STEP_KINDS.map((k) => k.shape.type.value);

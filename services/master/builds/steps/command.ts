@@ -1,19 +1,21 @@
 // Running one command on the build's worker, for the step kinds that do (shell,
-// set_property): its output goes into the step's `stdio` log as it comes, the files of its
+// set_property, the warning-counting kinds, shell_sequence): its output goes into the step's
+// `stdio` log (or the log a shell_sequence's command names) as it comes, the files of its
 // `logfiles` into logs of their own (created up front, or only once they have text with
 // `lazylogfiles`), each line with the build's secrets redacted; its end becomes results
 // through decodeRC, as Buildbot's RemoteCommand.results(): an exit code the map does not
 // name is FAILURE, and a command killed by a signal counts as exit code -1.
-import type { StepConfig } from '../../../core/config/master-config.js';
-import { addLog, transact } from '../../../core/data/index.js';
+import { builderDir, type StepConfig } from '../../../core/config/master-config.js';
 import type { CommandRequest, OutputStream } from '../../../core/protocol/messages.js';
 import { Results } from '../../../core/results.js';
 import { interruptedResults } from '../interruption.js';
-import { LogWriter } from '../log-writer.js';
 import { keeper } from './kept-stdout.js';
 import type { StepContext } from './step.js';
+import { StepLogs } from './step-logs.js';
 
-type CommandStep = Extract<StepConfig, { command: unknown }>;
+/** The steps with Buildbot's ShellMixin parameters (master-config/shell-common.ts). */
+type ShellMixinStep = Extract<StepConfig, { decodeRC: unknown }>;
+type CommandStep = Extract<ShellMixinStep, { command: unknown }>;
 
 export interface CommandResult {
   results: number;
@@ -39,13 +41,16 @@ export function renderCommand(
  */
 const LOGFILE_TYPE = 's';
 
-/** What the worker is asked to run for this step. */
-export function commandRequest(c: StepContext<CommandStep>): CommandRequest {
+/** What the worker is asked to run for this step: `command` (rendered) with the step's parameters. */
+export function commandRequest(c: StepContext<ShellMixinStep>, command: string | string[]): CommandRequest {
   const { step } = c;
   return {
-    command: renderCommand(step.command, c.render),
-    workdir: `${c.build.builder.name}/${step.workdir ?? 'build'}`,
-    env: Object.fromEntries(Object.entries(step.env).map(([k, v]) => [k, c.render(v)])),
+    command,
+    workdir: `${builderDir(c.build.builder)}/${step.workdir ?? 'build'}`,
+    // Buildbot's makeRemoteShellCommand: the builder's env, then the step's over it.
+    env: Object.fromEntries(
+      Object.entries({ ...c.build.builder.env, ...step.env }).map(([k, v]) => [k, c.render(v)]),
+    ),
     timeout: step.timeout,
     ...(step.maxTime !== undefined ? { maxTime: step.maxTime } : {}),
     ...(Object.keys(step.logfiles).length ? { logfiles: step.logfiles } : {}),
@@ -59,41 +64,33 @@ export function decodeRC(map: Readonly<Record<string, number>>, rc: number | nul
   return map[String(rc ?? -1)] ?? Results.FAILURE;
 }
 
+export interface RunOptions {
+  /** Keep what the command writes to stdout, up to this many bytes (UTF-8). */
+  keepStdout?: number;
+  /** The logs to write into, left open for the caller to finish (default: the command's own). */
+  logs?: StepLogs;
+  /** The log of its output (default `stdio`; null: none, the output is dropped). */
+  stdioLog?: string | null;
+  /** Told each line of that log as it is stored (secrets redacted). */
+  observe?: (stream: OutputStream, line: string) => void;
+}
+
+/** Run `command` (rendered: renderCommand) with the step's parameters. */
 export async function runCommand(
-  c: StepContext<CommandStep>,
+  c: StepContext<ShellMixinStep>,
   signal: AbortSignal,
-  /** keepStdout: keep what the command writes to stdout, up to this many bytes (UTF-8). */
-  opts: { keepStdout?: number } = {},
+  command: string | string[],
+  opts: RunOptions = {},
 ): Promise<CommandResult> {
-  const { ctx, redis, codec, metrics, onLogFinished } = c.deps;
-  const { step, stepid } = c;
-  const request = commandRequest(c);
-  const stored = metrics ? (n: number) => metrics.linesStored(n) : undefined;
-  const writer = (logid: number, type: 's' | 't' | 'h') =>
-    new LogWriter(ctx, redis, logid, type, codec, stored, c.build.redactor);
-  const stdio = writer(await transact(ctx, (tx) => addLog(tx, stepid, 'stdio', 's')), 's');
-  const extra = new Map<string, Promise<LogWriter>>();
-  const extraLog = (name: string) => {
-    let w = extra.get(name);
-    if (!w) {
-      w = transact(ctx, (tx) => addLog(tx, stepid, name, LOGFILE_TYPE)).then((id) =>
-        writer(id, LOGFILE_TYPE),
-      );
-      extra.set(name, w);
-    }
-    return w;
-  };
+  const { step } = c;
+  const request = commandRequest(c, command);
+  const logs = opts.logs ?? new StepLogs(c);
+  const stdio = opts.stdioLog === null ? null : await logs.open(opts.stdioLog ?? 'stdio', 's');
+  if (opts.observe) stdio?.observe(opts.observe);
+  const extraLog = (name: string) => logs.open(name, LOGFILE_TYPE);
   // Buildbot adds every logfile's log before the command starts, unless lazylogfiles.
   if (!step.lazylogfiles) for (const name of Object.keys(step.logfiles)) await extraLog(name);
-  const finishLogs = async () => {
-    await stdio.finish();
-    onLogFinished?.(stdio.logid);
-    for (const w of extra.values()) {
-      const lw = await w;
-      await lw.finish();
-      onLogFinished?.(lw.logid);
-    }
-  };
+  const finishLogs = () => (opts.logs ? Promise.resolve() : logs.finish());
 
   // Interrupted while the step was being set up: the command never starts, or it would run
   // to its end with nobody left to interrupt it.
@@ -110,11 +107,11 @@ export async function runCommand(
         return;
       }
       if (stream === 'o') kept.add(chunk);
-      await stdio.write(stream, chunk);
+      await stdio?.write(stream, chunk);
     },
     signal,
   );
-  if (kept.tooLong) await stdio.write('h', `stdout not kept: over ${opts.keepStdout} bytes\n`);
+  if (kept.tooLong) await stdio?.write('h', `stdout not kept: over ${opts.keepStdout} bytes\n`);
   await finishLogs();
   const stdout = kept.text();
 

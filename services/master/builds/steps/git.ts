@@ -25,7 +25,7 @@
 // commands here too (`ls -A`, `rm -rf`, `cp -a`, `test -e`), so the step runs the same on a
 // Flotilla agent and on buildbot-worker (POSIX workers).
 import { posix } from 'node:path';
-import type { StepConfig } from '../../../core/config/master-config.js';
+import { builderDir, type StepConfig } from '../../../core/config/master-config.js';
 import {
   addLog,
   appendLog,
@@ -125,7 +125,7 @@ class Checkout {
   }
 
   private path(rel: string): string {
-    return `${this.c.build.builder.name}/${rel}`;
+    return `${builderDir(this.c.build.builder)}/${rel}`;
   }
 
   private get env(): Record<string, string> {
@@ -244,8 +244,9 @@ class Checkout {
 
   /** Remove the workdir (Buildbot's rmdir), from its parent. */
   private async rmdir(): Promise<void> {
-    const name = this.workdir.slice(this.c.build.builder.name.length + 1);
-    await this.cmd.run(['rm', '-rf', name], { workdir: this.c.build.builder.name });
+    const dir = builderDir(this.c.build.builder);
+    const name = this.workdir.slice(dir.length + 1);
+    await this.cmd.run(['rm', '-rf', name], { workdir: dir });
   }
 
   private async fetch(abandonOnFailure: boolean): Promise<number> {

@@ -23,7 +23,9 @@ export const setProperty: StepKind<SetPropertyStep> = {
   defaultName: 'setproperty',
   describe: (step, render) => commandSummary(renderCommand(step.command, render)),
   async run(c, signal) {
-    const r = await runCommand(c, signal, { keepStdout: MAX_OUTPUT });
+    const r = await runCommand(c, signal, renderCommand(c.step.command, c.render), {
+      keepStdout: MAX_OUTPUT,
+    });
     const lost = r.workerLost ? { workerLost: r.workerLost } : {};
     if (r.results !== Results.SUCCESS)
       return { results: r.results, summary: stepSummary(c.text, r.results), ...lost };

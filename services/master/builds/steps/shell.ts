@@ -13,7 +13,7 @@ export const shell: StepKind<ShellStep> = {
   // Buildbot summarizes the command as rendered, properties filled in.
   describe: (step, render) => commandSummary(renderCommand(step.command, render)),
   async run(c, signal) {
-    const r = await runCommand(c, signal);
+    const r = await runCommand(c, signal, renderCommand(c.step.command, c.render));
     return {
       results: r.results,
       summary: stepSummary(c.text, r.results),

@@ -7,7 +7,7 @@
 // next is asked for), counted by the master and stopped at its limit (upload-limit.ts),
 // linked from the step once complete, dropped if the upload fails.
 import { posix } from 'node:path';
-import type { StepConfig } from '../../../core/config/master-config.js';
+import { builderDir, type StepConfig } from '../../../core/config/master-config.js';
 import {
   addStepURL,
   appendArtifact,
@@ -28,7 +28,7 @@ type TransferStep = Extract<StepConfig, { workdir: string; blocksize: number }>;
 
 /** A path relative to the step's workdir as the worker's connection takes it (relative to its base). */
 export function workerPath(c: StepContext<TransferStep>, rel: string): string {
-  return posix.join(c.build.builder.name, c.step.workdir, rel);
+  return posix.join(builderDir(c.build.builder), c.step.workdir, rel);
 }
 
 /** An artifact's download link (under the configuration's buildbotURL, where the web UI and the API are). */

@@ -1,5 +1,5 @@
 // A trigger step (Buildbot's Trigger): add a build set through each named triggerable
-// scheduler, on this build's source stamps, with the step's properties (rendered) and this
+// scheduler, on the source stamps and with the properties trigger-stamps.ts makes, and this
 // build as parent. With waitForFinish, wait for them all to complete and take the worst of
 // their results, summarizing how many of their builds ended how.
 //
@@ -7,17 +7,13 @@
 // SAFETY_POLL_MS covers an event that never came (Redis away when it was published).
 
 import type { StepConfig } from '../../../core/config/master-config.js';
-import {
-  type BuildsetsOutcome,
-  buildsetSourceStampIds,
-  buildsetsOutcome,
-  transact,
-} from '../../../core/data/index.js';
+import { type BuildsetsOutcome, buildsetsOutcome, transact } from '../../../core/data/index.js';
 import { RESULT_NAMES, Results } from '../../../core/results.js';
 import { addBuildsetForSourceStamps } from '../../schedulers/buildset.js';
 import { interruptedResults } from '../interruption.js';
 import { stepSummary } from '../summary.js';
 import type { StepContext, StepKind } from './step.js';
+import { triggerProperties, triggerStamps } from './trigger-stamps.js';
 
 type TriggerStep = Extract<StepConfig, { type: 'trigger' }>;
 
@@ -52,13 +48,7 @@ export const trigger: StepKind<TriggerStep> = {
 
 async function addBuildsets(c: StepContext<TriggerStep>): Promise<number[]> {
   const { step, deps } = c;
-  const properties = Object.fromEntries(
-    Object.entries(step.set_properties).map(([k, v]) => [
-      k,
-      // Redacted as every stored property is: the triggered build renders its own secrets.
-      [typeof v === 'string' ? c.build.redactor.clean(c.render(v)) : v, 'Trigger'] as const,
-    ]),
-  );
+  const properties = triggerProperties(c);
   const bsids: number[] = [];
   for (const name of step.schedulers) {
     // The configuration's references are checked: each name is a triggerable scheduler.
@@ -68,7 +58,7 @@ async function addBuildsets(c: StepContext<TriggerStep>): Promise<number[]> {
         tx,
         sched,
         `The Triggerable scheduler named '${name}' triggered this build`,
-        await buildsetSourceStampIds(tx.q, c.build.bsid),
+        triggerStamps(c, sched),
         deps.log,
         {
           properties,

@@ -1,6 +1,6 @@
 // Buildbot's msgpack_experimental_v7 in the map of worker protocols (../protocols.ts): on when
 // the configuration names it, at its port or MSGPACK_WORKER_PORT.
-import { workerPassword } from '../../../core/config/master-config.js';
+import { builderDir, workerPassword } from '../../../core/config/master-config.js';
 import { configuredSite, type WorkerProtocol } from '../protocol.js';
 import { startMsgpackWorkerServer } from './server.js';
 
@@ -15,7 +15,7 @@ export const msgpackProtocol: WorkerProtocol = {
       ...at,
       ...(ctx.tls ? { tls: ctx.tls } : {}),
       passwords: new Map(ctx.config.workers.map((w) => [w.name, workerPassword(w, ctx.env)])),
-      builderDirs: (name) => ctx.config.builders.filter((b) => b.workers.includes(name)).map((b) => b.name),
+      builderDirs: (name) => ctx.config.builders.filter((b) => b.workers.includes(name)).map(builderDir),
       connectedElsewhere: ctx.connectedElsewhere,
       throttle: ctx.throttle,
       log: ctx.log,

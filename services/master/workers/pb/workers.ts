@@ -14,7 +14,7 @@
 // with Buildbot's `RuntimeError('rejecting duplicate worker')` (buildbot-worker then exits, as
 // against Buildbot), else the old link is closed and the new one is attached. A name being
 // attached, or attached by another protocol, is refused the same way.
-import { workerPassword } from '../../../core/config/master-config.js';
+import { builderDir, workerPassword } from '../../../core/config/master-config.js';
 import type { ConnectedWorkers } from '../connection.js';
 import { HANDSHAKE_TIMEOUT_MS, KEEPALIVE_MS } from '../msgpack/server.js';
 import type { ProtocolContext } from '../protocol.js';
@@ -70,7 +70,7 @@ export function registerPbWorkers(
   /** Names between the login and the end of the handshake, with the connection joining. */
   const joining = new Map<string, PbWorkerConnection>();
   const builderDirs = (name: string): [string, string][] =>
-    config.builders.filter((b) => b.workers.includes(name)).map((b) => [b.name, b.name]);
+    config.builders.filter((b) => b.workers.includes(name)).map((b) => [b.name, builderDir(b)]);
 
   const attach = async (name: string, mind: RemoteReference | null, session: PbSession) => {
     const at = { worker: name, peer: session.peer, protocol: 'pb' };
