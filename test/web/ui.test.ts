@@ -1006,6 +1006,79 @@ describe('the web UI', () => {
     await page.context().close();
   });
 
+  it('page: the waterfall, builders across and time down, live, reading older builds a page at a time as it scrolls', async () => {
+    // More builds of one builder than a page holds (10 rows, chosen in the settings).
+    const brids: number[] = [];
+    for (let i = 0; i < 11; i++) {
+      const [, byBuilder] = await adminRpc('forceschedulers/force-halting', 'force', {
+        username: 'Ada <ada@example.test>',
+        reason: 'waterfall',
+      });
+      brids.push(...(Object.values(byBuilder as object) as number[]));
+    }
+    const built = await Promise.all(brids.map((b) => buildOfRequest(b)));
+    for (const b of built) await cluster.finished(b.buildid);
+    const numbers = built.map((b) => b.number).sort((x, y) => x - y);
+    const { page, watch } = await newPage();
+    await page.goto(`${base}#/settings`);
+    await page.getByLabel('Rows per list page').selectOption('10');
+    await page.getByLabel('Waterfall scale').selectOption('300');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Waterfall' }).click();
+    expect(new URL(page.url()).hash).toBe('#/waterfall');
+    const block = (name: string, n: number) =>
+      page.getByRole('link', { name: new RegExp(`^${name} #${n}: `) });
+    const newest = block('halting', numbers.at(-1)!);
+    await newest.waitFor();
+    expect(await newest.getAttribute('href')).toBe(`#/builders/${ids.halting}/builds/${numbers.at(-1)}`);
+    expect(await newest.getAttribute('aria-label')).toBe(`halting #${numbers.at(-1)}: failure`);
+    // Time runs down: an older build of the column is drawn below a newer one.
+    const second = block('halting', numbers[1]!);
+    await second.waitFor();
+    expect((await second.boundingBox())!.y).toBeGreaterThan((await newest.boundingBox())!.y);
+    // The first build of the builder, older than the first page, comes as the page scrolls,
+    // each read one page older than the last.
+    const buildReads = () => watch.apiRequests.filter((u) => u.startsWith('/api/v2/builds?'));
+    while ((await block('halting', 1).count()) === 0) {
+      const n = buildReads().length;
+      await page.getByTestId('waterfall-end').scrollIntoViewIfNeeded();
+      await waitFor(
+        'an older page of builds',
+        async () => buildReads().length > n || (await block('halting', 1).count()) > 0,
+      );
+    }
+    await block('halting', 1).waitFor();
+    const reads = buildReads();
+    expect(reads.length).toBeGreaterThan(1);
+    for (const u of reads) {
+      const q = new URL(u, base).searchParams;
+      expect(q.get('limit')).toBe('10');
+      expect(q.getAll('builderid__in')).toContain(String(ids.halting));
+    }
+    expect(reads.slice(1).every((u) => /buildid__lt=\d+/.test(u))).toBe(true);
+    await page.getByTestId('waterfall-end').filter({ hasText: 'No older builds.' }).waitFor();
+    // Live: a build that starts shows as running and then finished, from its events alone.
+    await page.evaluate('scrollTo(0, 0)');
+    const before = watch.apiRequests.length;
+    const [, forced] = await adminRpc('forceschedulers/force-ticker', 'force', {
+      username: 'Ada <ada@example.test>',
+      reason: 'waterfall',
+      ticks: 60,
+      note: 'waterfall',
+    });
+    const run = await buildOfRequest(Object.values(forced as object)[0] as number);
+    await page.getByRole('link', { name: `ticker #${run.number}: running` }).waitFor();
+    await cluster.finished(run.buildid);
+    await page.getByRole('link', { name: `ticker #${run.number}: success` }).waitFor();
+    expect(watch.apiRequests.slice(before).filter((u) => u.includes('/builds'))).toEqual([]);
+    await expect.poll(() => page.title()).toBe('Waterfall · Flotilla end-to-end tests');
+    await page.getByTestId('socket-state').filter({ hasText: 'live' }).waitFor();
+    await expectAccessible(page, 'waterfall');
+    if (SHOTS) await page.screenshot({ path: `${SHOTS}/waterfall.png` });
+    expect(unpagedReads(watch.apiRequests)).toEqual([]);
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
   it('page: a build names its responsible users, who forced it and the authors of its changes', async () => {
     const { page, watch } = await newPage();
     const owner = (

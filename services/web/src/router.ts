@@ -29,6 +29,7 @@ export type RouteName =
   | 'changes'
   | 'grid'
   | 'console'
+  | 'waterfall'
   | 'login'
   | 'notFound';
 
@@ -56,6 +57,7 @@ const ROUTES: [RouteName, RegExp, string[]][] = [
   ['changes', /^\/changes$/, []],
   ['grid', /^\/grid$/, []],
   ['console', /^\/console$/, []],
+  ['waterfall', /^\/waterfall$/, []],
   ['login', /^\/login$/, []],
 ];
 
