@@ -1079,6 +1079,34 @@ describe('the web UI', () => {
     await page.context().close();
   });
 
+  it('page: builders, one per line with its last builds as boxes, its tags and workers, in a few reads for all rows', async () => {
+    const { page, watch } = await newPage();
+    await page.goto(`${base}#/builders`);
+    // A row's header is the builder's name and description.
+    const row = (name: string) =>
+      page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: new RegExp(`^${name}\\b`) }) });
+    const box = row('basic').locator('.box').first();
+    await box.waitFor();
+    expect(await box.getAttribute('href')).toMatch(new RegExp(`^#/builders/${ids.basic}/builds/\\d+$`));
+    expect(await row('basic').getByRole('link', { name: 'e2e', exact: true }).count()).toBe(1);
+    const w1 = row('basic').getByRole('link', { name: 'w1', exact: true });
+    await w1.waitFor();
+    expect(await w1.getAttribute('href')).toMatch(/^#\/workers\/\d+$/);
+    await row('unreachable').getByRole('link', { name: 'offline', exact: true }).waitFor();
+    expect(await row('unreachable').locator('.box').count()).toBe(0);
+    // Every builder's boxes and workers came from reads shared by all rows: none per row.
+    const reads = watch.apiRequests.filter((u) => !u.startsWith('/api/v2/builders?'));
+    expect(reads.filter((u) => /^\/api\/v2\/builders\/\d+\//.test(u))).toEqual([]);
+    expect(reads.length).toBeLessThanOrEqual(4);
+    const builds = reads.find((u) => u.startsWith('/api/v2/builds?'))!;
+    expect(new URL(builds, base).searchParams.getAll('builderid__in')).toContain(String(ids.halting));
+    await page.getByTestId('socket-state').filter({ hasText: 'live' }).waitFor();
+    await expectAccessible(page, 'builders');
+    expect(unpagedReads(watch.apiRequests)).toEqual([]);
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
   it('page: a build names its responsible users, who forced it and the authors of its changes', async () => {
     const { page, watch } = await newPage();
     const owner = (
