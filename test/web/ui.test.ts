@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../services/core/auth/password.js';
+import { deleteLogChunks, markLogsDeleted } from '../../services/core/data/retention.js';
 import { createPool, sql } from '../../services/core/db/pool.js';
 import { RESULT_NAMES } from '../../services/web/src/format.js';
 import { Cluster, type MasterProc } from '../e2e/cluster.js';
@@ -1103,6 +1104,50 @@ describe('the web UI', () => {
     await page.getByTestId('socket-state').filter({ hasText: 'live' }).waitFor();
     await expectAccessible(page, 'builders');
     expect(unpagedReads(watch.apiRequests)).toEqual([]);
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('a log that retention deleted reads "log deleted by retention" on the build page and in the log viewer', async () => {
+    const [, byBuilder] = await adminRpc('forceschedulers/force-halting', 'force', {
+      username: 'Ada <ada@example.test>',
+      reason: 'retention',
+    });
+    const build = await buildOfRequest(Object.values(byBuilder as object)[0] as number);
+    await cluster.finished(build.buildid);
+    const step = (await cluster.get(`/builds/${build.buildid}/steps/fails`)).steps[0];
+    const log = (await cluster.get(`/steps/${step.stepid}/logs`)).logs[0];
+    // What the retention job does (services/master/jobs/retention.ts), with its own statements.
+    const db = createPool(cluster.db.url, { poolSize: 1 });
+    try {
+      const marked = await markLogsDeleted(
+        db,
+        { builderid: ids.halting!, before: 0, upToId: build.buildid },
+        1000,
+      );
+      expect(marked).toContain(log.logid);
+      await deleteLogChunks(db, marked, 100_000);
+    } finally {
+      await db.dispose();
+    }
+    expect((await cluster.get(`/logs/${log.logid}`)).logs[0].type).toBe('d');
+    const { page, watch } = await newPage();
+    await page.goto(`${base}#/builders/${ids.halting}/builds/${build.number}`);
+    const item = page
+      .locator('ul.logs li')
+      .filter({ has: page.getByRole('link', { name: log.name, exact: true }) });
+    await item.first().waitFor();
+    expect(await item.first().textContent()).toBe(`${log.name} log deleted by retention`);
+    await item.first().getByRole('link').click();
+    const notice = page.getByTestId('log-deleted');
+    await notice.waitFor();
+    expect(await notice.textContent()).toBe(
+      `Log deleted by retention: its ${log.num_lines} lines are no longer kept.`,
+    );
+    expect(await page.locator('.log-scroll').count()).toBe(0);
+    expect(watch.apiRequests.filter((u) => u.includes('/contents'))).toEqual([]);
+    await page.getByTestId('socket-state').filter({ hasText: 'live' }).waitFor();
+    await expectAccessible(page, 'deleted log');
     expect(watch.problems).toEqual([]);
     await page.context().close();
   });
