@@ -679,8 +679,11 @@ describe('the web UI', () => {
     await page.context().close();
   });
 
-  it('first week: a running build shows its current step, on its builder page and in its header', async () => {
+  it('first week: a running build shows its current step, on Home, on its builder page and in its header', async () => {
     const { page, watch } = await newPage();
+    // Home is open before the build starts: its step comes from the steps' events.
+    await page.goto(`${base}#/`);
+    await page.locator('main[data-ready=yes]').waitFor();
     const [, brids] = await adminRpc('forceschedulers/force-ticker', 'force', {
       username: 'Ada <ada@example.test>',
       ticks: '100000',
@@ -688,6 +691,15 @@ describe('the web UI', () => {
     });
     const build = await buildOfRequest(Object.values(brids as Record<string, number>)[0]!);
     await stepNumber(build.buildid, 'count');
+    await page
+      .getByRole('row')
+      .filter({ has: page.getByRole('link', { name: `ticker #${build.number}`, exact: true }) })
+      .getByText(/^count: /)
+      .waitFor({ timeout: 30_000 });
+    // One read of its current step when it appeared, the rest from events.
+    expect(
+      watch.apiRequests.filter((u) => u.includes(`/builds/${build.buildid}/steps?`)).length,
+    ).toBeLessThanOrEqual(1);
     await page.goto(`${base}#/builders/${ids.ticker}`);
     const row = page
       .getByRole('row')

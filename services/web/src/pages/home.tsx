@@ -4,7 +4,7 @@ import { useEffect } from 'preact/hooks';
 import { getPage } from '../api.js';
 import { BuildsTable } from '../components/builds-table.js';
 import { BuildLink, ErrorBox, Loading, Section } from '../components/common.js';
-import { currentSteps, statusOf } from '../components/current-step.js';
+import { statusOf, useCurrentSteps } from '../components/current-step.js';
 import { useNames } from '../components/names.js';
 import { elapsed, plural } from '../format.js';
 import { useLive, useNow } from '../live.js';
@@ -16,22 +16,17 @@ const RUNNING = 25;
 const FINISHED = 20;
 const PENDING = 20;
 
-async function runningBuilds(signal: AbortSignal) {
-  const page = await getPage<Build>(
-    'builds',
-    'builds',
-    { complete: false, order: '-buildid', limit: RUNNING },
-    signal,
-  );
-  // The step each running build is in: its first unfinished step, one small read per build.
-  const steps = await currentSteps(page.items, signal);
-  return { ...page, steps };
-}
-
 export function HomePage() {
   useTitle('');
   const now = useNow();
-  const running = useLive(runningBuilds, [], ['builds/*/*', 'steps/*/*'], 1000);
+  const running = useLive(
+    (s) => getPage<Build>('builds', 'builds', { complete: false, order: '-buildid', limit: RUNNING }, s),
+    [],
+    ['builds/*/new', 'builds/*/finished'],
+    1000,
+  );
+  // The step each running build is in: read once per build, then from the steps' events.
+  const steps = useCurrentSteps(running.data?.items);
   const finished = useLive(
     (s) => getPage<Build>('builds', 'builds', { complete: true, order: '-buildid', limit: FINISHED }, s),
     [],
@@ -90,7 +85,7 @@ export function HomePage() {
               </thead>
               <tbody>
                 {running.data.items.map((b) => {
-                  const step = running.data!.steps.get(b.buildid);
+                  const step = steps.get(b.buildid);
                   return (
                     <tr key={b.buildid}>
                       <td>
