@@ -44,8 +44,8 @@ export function ConsolePage({ route }: { route: Route }) {
   const tag = route.query.get('tag') ?? '';
   const now = useNow(30_000);
   useTitle(tag ? `Console, builders tagged ${tag}` : 'Console');
-  const data = useChangeBuilds(CHANGES, page * CHANGES);
   const builders = useBuilderColumns(tag, bpage, BUILDERS, ['builderid', 'name', 'tags']);
+  const data = useChangeBuilds(CHANGES, page * CHANGES, builders.data?.items.map((b) => b.builderid) ?? null);
   const link = (q: { page?: number; bpage?: number }) =>
     href('/console', {
       tag,

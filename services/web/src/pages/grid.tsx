@@ -34,8 +34,8 @@ export function GridPage({ route }: { route: Route }) {
   const mayForce = can(config, 'force');
   const [forcing, setForcing] = useState<Forcing | null>(null);
   const [forced, setForced] = useState<{ builder: Builder; brids: number[] } | null>(null);
-  const data = useChangeBuilds(CHANGES);
   const builders = useBuilderColumns(tag, page, BUILDERS);
+  const data = useChangeBuilds(CHANGES, 0, builders.data?.items.map((b) => b.builderid) ?? null);
   // The force schedulers of the builders on screen, only for someone who may force.
   // Each answer says which builders it is for: the buttons are complete once it matches.
   const shown = (builders.data?.items ?? []).map((b) => b.builderid);
