@@ -50,7 +50,8 @@ export function useChangeBuilds(
     },
     [limit, offset],
     ['changes/*/*', 'builds/*/new', 'builds/*/finished'],
-    undefined,
+    // Builds start and end in bursts (a push starts many at once): one read for a burst.
+    2000,
     (m) => {
       const b = m as Partial<CellBuild> | null;
       if (typeof b?.builderid !== 'number') return true; // a change
