@@ -14,7 +14,9 @@
 # here is stopped by pid and the copies dropped.
 #
 # Environment: BUSY_DB, QUIET (30s), BUSY (60s), VUS (40), BUILDS (20), BENCH_PG_PORT (the
-# bench cluster's, 55440), and the ports BUSY_PORT_BASE+0..30 (default 8050-8080) for the
+# bench cluster's, 55440), BUSY_MEASURE (a command run instead of run.ts on Flotilla's busy
+# cluster, given the API's URL; load/bench/web/run.sh sets it), and the ports
+# BUSY_PORT_BASE+0..30 (default 8050-8080) for the
 # API, master, agents (+11..+30), Redis and Buildbot.
 set -euo pipefail
 source "$(cd "$(dirname "$0")/../.." && pwd)/deploy/local/lib.sh"
@@ -86,8 +88,13 @@ flotilla() {
       node --import tsx "$src/services/worker/main.ts" >"$DATA/flotilla/busy$i.log" 2>&1 &
     PIDS+=($!)
   done
-  "${MEASURE[@]}" --base "http://127.0.0.1:$API_PORT/api/v2" --label flotilla \
-    --metrics "http://127.0.0.1:$API_PROBE/metrics"
+  if [ -n "${BUSY_MEASURE:-}" ]; then
+    # Another measure on the same busy cluster (load/bench/web/run.sh: every UI page in Chromium).
+    "$BUSY_MEASURE" "http://127.0.0.1:$API_PORT/"
+  else
+    "${MEASURE[@]}" --base "http://127.0.0.1:$API_PORT/api/v2" --label flotilla \
+      --metrics "http://127.0.0.1:$API_PROBE/metrics"
+  fi
   cleanup
 }
 

@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../services/core/auth/password.js';
+import { deleteLogChunks, markLogsDeleted } from '../../services/core/data/retention.js';
 import { createPool, sql } from '../../services/core/db/pool.js';
 import { RESULT_NAMES } from '../../services/web/src/format.js';
 import { Cluster, type MasterProc } from '../e2e/cluster.js';
@@ -678,8 +679,11 @@ describe('the web UI', () => {
     await page.context().close();
   });
 
-  it('first week: a running build shows its current step, on its builder page and in its header', async () => {
+  it('first week: a running build shows its current step, on Home, on its builder page and in its header', async () => {
     const { page, watch } = await newPage();
+    // Home is open before the build starts: its step comes from the steps' events.
+    await page.goto(`${base}#/`);
+    await page.locator('main[data-ready=yes]').waitFor();
     const [, brids] = await adminRpc('forceschedulers/force-ticker', 'force', {
       username: 'Ada <ada@example.test>',
       ticks: '100000',
@@ -687,6 +691,15 @@ describe('the web UI', () => {
     });
     const build = await buildOfRequest(Object.values(brids as Record<string, number>)[0]!);
     await stepNumber(build.buildid, 'count');
+    await page
+      .getByRole('row')
+      .filter({ has: page.getByRole('link', { name: `ticker #${build.number}`, exact: true }) })
+      .getByText(/^count: /)
+      .waitFor({ timeout: 30_000 });
+    // One read of its current step when it appeared, the rest from events.
+    expect(
+      watch.apiRequests.filter((u) => u.includes(`/builds/${build.buildid}/steps?`)).length,
+    ).toBeLessThanOrEqual(1);
     await page.goto(`${base}#/builders/${ids.ticker}`);
     const row = page
       .getByRole('row')
@@ -949,7 +962,10 @@ describe('the web UI', () => {
     }
     expect(await value('Change sources').textContent()).toBe('1');
     expect(await value('Title').textContent()).toBe('Flotilla end-to-end tests');
-    expect(await value('Versions').textContent()).toBe('none reported by the server');
+    // /config's versions, as Buildbot's: what the server runs (it said none before).
+    expect(await value('Versions').textContent()).toMatch(
+      new RegExp(`^Flotilla ${version.replaceAll('.', '\\.')}, Node \\d+\\.\\d+\\.\\d+, PostgreSQL \\d+`),
+    );
     await expect.poll(() => page.title()).toBe('About · Flotilla end-to-end tests');
     await expectAccessible(page, 'about');
     if (SHOTS) await page.screenshot({ path: `${SHOTS}/about.png` });
@@ -1002,6 +1018,151 @@ describe('the web UI', () => {
     await page.reload();
     await when.waitFor();
     expect(await page.evaluate<string>('document.documentElement.dataset.theme')).toBe('light');
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('page: the waterfall, builders across and time down, live, reading older builds a page at a time as it scrolls', async () => {
+    // More builds of one builder than a page holds (10 rows, chosen in the settings).
+    const brids: number[] = [];
+    for (let i = 0; i < 11; i++) {
+      const [, byBuilder] = await adminRpc('forceschedulers/force-halting', 'force', {
+        username: 'Ada <ada@example.test>',
+        reason: 'waterfall',
+      });
+      brids.push(...(Object.values(byBuilder as object) as number[]));
+    }
+    const built = await Promise.all(brids.map((b) => buildOfRequest(b)));
+    for (const b of built) await cluster.finished(b.buildid);
+    const numbers = built.map((b) => b.number).sort((x, y) => x - y);
+    const { page, watch } = await newPage();
+    await page.goto(`${base}#/settings`);
+    await page.getByLabel('Rows per list page').selectOption('10');
+    await page.getByLabel('Waterfall scale').selectOption('300');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Waterfall' }).click();
+    expect(new URL(page.url()).hash).toBe('#/waterfall');
+    const block = (name: string, n: number) =>
+      page.getByRole('link', { name: new RegExp(`^${name} #${n}: `) });
+    const newest = block('halting', numbers.at(-1)!);
+    await newest.waitFor();
+    expect(await newest.getAttribute('href')).toBe(`#/builders/${ids.halting}/builds/${numbers.at(-1)}`);
+    expect(await newest.getAttribute('aria-label')).toBe(`halting #${numbers.at(-1)}: failure`);
+    // Time runs down: an older build of the column is drawn below a newer one.
+    const second = block('halting', numbers[1]!);
+    await second.waitFor();
+    expect((await second.boundingBox())!.y).toBeGreaterThan((await newest.boundingBox())!.y);
+    // The first build of the builder, older than the first page, comes as the page scrolls,
+    // each read one page older than the last.
+    const buildReads = () => watch.apiRequests.filter((u) => u.startsWith('/api/v2/builds?'));
+    while ((await block('halting', 1).count()) === 0) {
+      const n = buildReads().length;
+      await page.getByTestId('waterfall-end').scrollIntoViewIfNeeded();
+      await waitFor(
+        'an older page of builds',
+        async () => buildReads().length > n || (await block('halting', 1).count()) > 0,
+      );
+    }
+    await block('halting', 1).waitFor();
+    const reads = buildReads();
+    expect(reads.length).toBeGreaterThan(1);
+    for (const u of reads) {
+      const q = new URL(u, base).searchParams;
+      expect(q.get('limit')).toBe('10');
+      expect(q.getAll('builderid__in')).toContain(String(ids.halting));
+    }
+    expect(reads.slice(1).every((u) => /buildid__lt=\d+/.test(u))).toBe(true);
+    await page.getByTestId('waterfall-end').filter({ hasText: 'No older builds.' }).waitFor();
+    // Live: a build that starts shows as running and then finished, from its events alone.
+    await page.evaluate('scrollTo(0, 0)');
+    const before = watch.apiRequests.length;
+    const [, forced] = await adminRpc('forceschedulers/force-ticker', 'force', {
+      username: 'Ada <ada@example.test>',
+      reason: 'waterfall',
+      ticks: 60,
+      note: 'waterfall',
+    });
+    const run = await buildOfRequest(Object.values(forced as object)[0] as number);
+    await page.getByRole('link', { name: `ticker #${run.number}: running` }).waitFor();
+    await cluster.finished(run.buildid);
+    await page.getByRole('link', { name: `ticker #${run.number}: success` }).waitFor();
+    expect(watch.apiRequests.slice(before).filter((u) => u.includes('/builds'))).toEqual([]);
+    await expect.poll(() => page.title()).toBe('Waterfall · Flotilla end-to-end tests');
+    await page.getByTestId('socket-state').filter({ hasText: 'live' }).waitFor();
+    await expectAccessible(page, 'waterfall');
+    if (SHOTS) await page.screenshot({ path: `${SHOTS}/waterfall.png` });
+    expect(unpagedReads(watch.apiRequests)).toEqual([]);
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('page: builders, one per line with its last builds as boxes, its tags and workers, in a few reads for all rows', async () => {
+    const { page, watch } = await newPage();
+    await page.goto(`${base}#/builders`);
+    // A row's header is the builder's name and description.
+    const row = (name: string) =>
+      page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: new RegExp(`^${name}\\b`) }) });
+    const box = row('basic').locator('.box').first();
+    await box.waitFor();
+    expect(await box.getAttribute('href')).toMatch(new RegExp(`^#/builders/${ids.basic}/builds/\\d+$`));
+    expect(await row('basic').getByRole('link', { name: 'e2e', exact: true }).count()).toBe(1);
+    const w1 = row('basic').getByRole('link', { name: 'w1', exact: true });
+    await w1.waitFor();
+    expect(await w1.getAttribute('href')).toMatch(/^#\/workers\/\d+$/);
+    await row('unreachable').getByRole('link', { name: 'offline', exact: true }).waitFor();
+    expect(await row('unreachable').locator('.box').count()).toBe(0);
+    // Every builder's boxes and workers came from reads shared by all rows: none per row.
+    const reads = watch.apiRequests.filter((u) => !u.startsWith('/api/v2/builders?'));
+    expect(reads.filter((u) => /^\/api\/v2\/builders\/\d+\//.test(u))).toEqual([]);
+    expect(reads.length).toBeLessThanOrEqual(4);
+    const builds = reads.find((u) => u.startsWith('/api/v2/builds?'))!;
+    expect(new URL(builds, base).searchParams.getAll('builderid__in')).toContain(String(ids.halting));
+    await page.getByTestId('socket-state').filter({ hasText: 'live' }).waitFor();
+    await expectAccessible(page, 'builders');
+    expect(unpagedReads(watch.apiRequests)).toEqual([]);
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('a log that retention deleted reads "log deleted by retention" on the build page and in the log viewer', async () => {
+    const [, byBuilder] = await adminRpc('forceschedulers/force-halting', 'force', {
+      username: 'Ada <ada@example.test>',
+      reason: 'retention',
+    });
+    const build = await buildOfRequest(Object.values(byBuilder as object)[0] as number);
+    await cluster.finished(build.buildid);
+    const step = (await cluster.get(`/builds/${build.buildid}/steps/fails`)).steps[0];
+    const log = (await cluster.get(`/steps/${step.stepid}/logs`)).logs[0];
+    // What the retention job does (services/master/jobs/retention.ts), with its own statements.
+    const db = createPool(cluster.db.url, { poolSize: 1 });
+    try {
+      const marked = await markLogsDeleted(
+        db,
+        { builderid: ids.halting!, before: 0, upToId: build.buildid },
+        1000,
+      );
+      expect(marked).toContain(log.logid);
+      await deleteLogChunks(db, marked, 100_000);
+    } finally {
+      await db.dispose();
+    }
+    expect((await cluster.get(`/logs/${log.logid}`)).logs[0].type).toBe('d');
+    const { page, watch } = await newPage();
+    await page.goto(`${base}#/builders/${ids.halting}/builds/${build.number}`);
+    const item = page
+      .locator('ul.logs li')
+      .filter({ has: page.getByRole('link', { name: log.name, exact: true }) });
+    await item.first().waitFor();
+    expect(await item.first().textContent()).toBe(`${log.name} log deleted by retention`);
+    await item.first().getByRole('link').click();
+    const notice = page.getByTestId('log-deleted');
+    await notice.waitFor();
+    expect(await notice.textContent()).toBe(
+      `Log deleted by retention: its ${log.num_lines} lines are no longer kept.`,
+    );
+    expect(await page.locator('.log-scroll').count()).toBe(0);
+    expect(watch.apiRequests.filter((u) => u.includes('/contents'))).toEqual([]);
+    await page.getByTestId('socket-state').filter({ hasText: 'live' }).waitFor();
+    await expectAccessible(page, 'deleted log');
     expect(watch.problems).toEqual([]);
     await page.context().close();
   });

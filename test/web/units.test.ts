@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { type AuthzPolicy, mayEver } from '../../services/core/auth/authz.js';
 import { ansiEnd, PLAIN, parseAnsi } from '../../services/web/src/ansi.js';
 import { LogModel, PAGE, splitLines, streamOf } from '../../services/web/src/log-model.js';
+import { COLLAPSED_PX, GAP_PX, layoutAxis, placeBlocks } from '../../services/web/src/waterfall-layout.js';
 
 describe('parseAnsi', () => {
   it('leaves plain text alone', () => {
@@ -235,5 +236,73 @@ describe("a build's text and links", () => {
         expect(m[1], `${f}: href={${m[1]}}`).toMatch(/^(href\(|apiUrl\(|`#\$\{|link\b|safe$)/);
     }
     expect(files.map((x) => x.f)).toContain(join('pages', 'build.tsx'));
+  });
+});
+
+describe('the waterfall axis', () => {
+  // 60 px per minute: a pixel a second.
+  it('draws busy times at the scale, newest at the top, and collapses long idle stretches', () => {
+    const top = 10_000;
+    const axis = layoutAxis(
+      [
+        { start: 9_900, end: 9_950 },
+        { start: 9_920, end: null },
+        { start: 5_000, end: 5_030 },
+        { start: 4_990, end: 5_010 },
+      ],
+      top,
+      60,
+    );
+    expect(axis.segments).toEqual([
+      { hi: top, lo: 9_900, y: 0, idleAbove: 0 },
+      { hi: 5_030, lo: 4_990, y: 100 + COLLAPSED_PX, idleAbove: 9_900 - 5_030 },
+    ]);
+    expect(axis.y(top)).toBe(0);
+    expect(axis.y(9_950)).toBe(50);
+    expect(axis.y(5_030)).toBe(100 + COLLAPSED_PX);
+    expect(axis.y(4_990)).toBe(140 + COLLAPSED_PX);
+    expect(axis.height).toBe(140 + COLLAPSED_PX);
+    // A time inside the collapsed stretch sits at its lower edge.
+    expect(axis.y(7_000)).toBe(100 + COLLAPSED_PX);
+  });
+
+  it('keeps an idle stretch shorter than the gap at the scale, and moves nothing above when older builds come', () => {
+    const spans = [{ start: 900, end: 1_000 }];
+    const older = [...spans, { start: 800 - GAP_PX, end: 900 - GAP_PX }];
+    const a = layoutAxis(spans, 1_000, 60);
+    const b = layoutAxis(older, 1_000, 60);
+    expect(b.segments).toHaveLength(1);
+    expect(b.y(950)).toBe(a.y(950));
+    expect(b.height).toBe(200 + GAP_PX);
+  });
+
+  it('puts blocks that overlap side by side, each group with its own lane count', () => {
+    const placed = placeBlocks(
+      [
+        { id: 1, top: 0, bottom: 100 },
+        { id: 2, top: 10, bottom: 12 },
+        { id: 3, top: 30, bottom: 40 },
+        { id: 4, top: 200, bottom: 300 },
+      ],
+      16,
+      4,
+    );
+    expect(placed.get(1)).toEqual({ top: 0, height: 100, lane: 0, lanes: 2 });
+    // Shorter than the smallest block: drawn 16 px tall, so 3 fits below it in the same lane.
+    expect(placed.get(2)).toEqual({ top: 10, height: 16, lane: 1, lanes: 2 });
+    expect(placed.get(3)).toEqual({ top: 30, height: 16, lane: 1, lanes: 2 });
+    expect(placed.get(4)).toEqual({ top: 200, height: 100, lane: 0, lanes: 1 });
+    const crowded = placeBlocks(
+      [0, 1, 2, 3, 4].map((i) => ({ id: i, top: i, bottom: 50 + 10 * i })),
+      16,
+      2,
+    );
+    expect([...crowded.values()].map((p) => [p.lane, p.lanes])).toEqual([
+      [0, 2],
+      [1, 2],
+      [0, 2],
+      [1, 2],
+      [0, 2],
+    ]);
   });
 });

@@ -43,6 +43,7 @@ import type { Attempt, LoginThrottle, Verdict } from './login-throttle.js';
 import type { OAuth2Login } from './oauth2/index.js';
 import type { TokenVerifier } from './oidc.js';
 import type { RemoteUserLogin } from './remote-user.js';
+import type { Versions } from './runtime-versions.js';
 import type { SessionCookies } from './session-cookies.js';
 import type { SessionRecord } from './session-store.js';
 
@@ -61,6 +62,8 @@ export interface AuthRoutesDeps {
   log: Logger;
   /** For /config's roles and permissions: what the web UI shows and offers the user. */
   authz: Authorizer;
+  /** /config's versions (runtime-versions.ts). */
+  versions: Versions;
 }
 
 const MAX_CREDENTIALS = 4096;
@@ -301,7 +304,7 @@ export function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): void {
       user,
       roles: deps.authz.roles(user),
       permissions: deps.authz.permissions(user),
-      versions: [],
+      versions: await deps.versions(),
     };
     return reply
       .type('application/json')

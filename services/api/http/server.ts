@@ -21,6 +21,7 @@ import type { Logger } from '../../core/telemetry/logger.js';
 import { clientKey } from '../auth/client.js';
 import { rateLimitHook } from '../auth/rate-limit.js';
 import { authRoutes } from '../auth/routes.js';
+import { runtimeVersions } from '../auth/runtime-versions.js';
 import { plainReader, type RowReader } from '../db-routing/read-pool.js';
 import type { ReplicaSettings } from '../db-routing/replicas.js';
 import type { EventHub } from '../events/hub.js';
@@ -161,6 +162,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         devices: sessions.devices,
         log: deps.log,
         authz: logins.authz,
+        versions: runtimeVersions(deps.db, deps.log),
       }),
   });
   const cors = corsPolicy(deps.publicUrl, deps.allowedOrigins ?? www?.allowed_origins);

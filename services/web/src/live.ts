@@ -24,6 +24,8 @@ export function useLive<T>(
   deps: readonly unknown[],
   paths: readonly string[] = [],
   coalesceMs = COALESCE_MS,
+  /** Which events call for a read (all when absent): e.g. only a shown builder's builds. */
+  accept?: (message: unknown) => boolean,
 ): Live<T> {
   const [state, setState] = useState<{ data: T | undefined; error: ApiError | null; loading: boolean }>({
     data: undefined,
@@ -31,6 +33,9 @@ export function useLive<T>(
     loading: true,
   });
   const reloadRef = useRef<() => void>(() => {});
+  // Read at the event, so that what is shown can change without subscribing again.
+  const acceptRef = useRef(accept);
+  acceptRef.current = accept;
   useEffect(() => {
     const ctl = new AbortController();
     let running = false;
@@ -67,7 +72,11 @@ export function useLive<T>(
     };
     reloadRef.current = () => void run();
     // Subscribed before the first read, so nothing written after that read is missed.
-    const offs = paths.map((p) => events.subscribe(p, schedule));
+    const offs = paths.map((p) =>
+      events.subscribe(p, (e) => {
+        if ('reload' in e || !acceptRef.current || acceptRef.current(e.message)) schedule();
+      }),
+    );
     offs.push(events.onReconnect(schedule));
     void run();
     return () => {

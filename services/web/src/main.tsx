@@ -22,6 +22,7 @@ import { MastersPage } from './pages/masters.js';
 import { SchedulersPage } from './pages/schedulers.js';
 import { SettingsPage } from './pages/settings.js';
 import { TokensPage } from './pages/tokens.js';
+import { WaterfallPage } from './pages/waterfall.js';
 import { WorkerPage } from './pages/worker.js';
 import { WorkersPage } from './pages/workers.js';
 import { href, type Route, useRoute } from './router.js';
@@ -35,6 +36,7 @@ const NAV: [string, string, Route['name'][]][] = [
   ['/builders', 'Builders', ['builders', 'builder', 'build', 'buildById', 'log']],
   ['/grid', 'Grid', ['grid']],
   ['/console', 'Console', ['console']],
+  ['/waterfall', 'Waterfall', ['waterfall']],
   ['/changes', 'Changes', ['changes', 'change']],
   ['/workers', 'Workers', ['workers', 'worker']],
   ['/buildrequests', 'Requests', ['buildrequests', 'buildrequest']],
@@ -136,6 +138,8 @@ function Page({ route }: { route: Route }) {
       return <GridPage route={route} />;
     case 'console':
       return <ConsolePage route={route} />;
+    case 'waterfall':
+      return <WaterfallPage route={route} />;
     case 'login':
       return <LoginPage route={route} />;
     default:

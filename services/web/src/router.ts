@@ -30,6 +30,7 @@ export type RouteName =
   | 'changes'
   | 'grid'
   | 'console'
+  | 'waterfall'
   | 'login'
   | 'notFound';
 
@@ -58,6 +59,7 @@ const ROUTES: [RouteName, RegExp, string[]][] = [
   ['changes', /^\/changes$/, []],
   ['grid', /^\/grid$/, []],
   ['console', /^\/console$/, []],
+  ['waterfall', /^\/waterfall$/, []],
   ['login', /^\/login$/, []],
 ];
 

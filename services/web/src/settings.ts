@@ -10,11 +10,15 @@ export interface Settings {
   /** Rows of a paged list; null leaves each page its own size. */
   pageSize: number | null;
   theme: 'light' | 'dark';
+  /** The waterfall's scale: pixels per minute of the time axis. */
+  waterfallScale: number;
 }
 
 export const PAGE_SIZES = [10, 25, 50, 100, 200];
+/** Pixels per minute: from a day on a screen (1) to a 10-second build 50 px tall (300). */
+export const WATERFALL_SCALES = [1, 5, 20, 60, 300];
 const KEY = 'flotilla.settings';
-const DEFAULTS: Settings = { time: 'relative', pageSize: null, theme: 'light' };
+const DEFAULTS: Settings = { time: 'relative', pageSize: null, theme: 'light', waterfallScale: 20 };
 
 /** What is stored, checked field by field: an old or hand-edited value falls back to the default. */
 function read(): Settings {
@@ -28,6 +32,9 @@ function read(): Settings {
     time: raw.time === 'absolute' ? 'absolute' : 'relative',
     pageSize: PAGE_SIZES.includes(raw.pageSize as number) ? (raw.pageSize as number) : null,
     theme: raw.theme === 'dark' ? 'dark' : 'light',
+    waterfallScale: WATERFALL_SCALES.includes(raw.waterfallScale as number)
+      ? (raw.waterfallScale as number)
+      : DEFAULTS.waterfallScale,
   };
 }
 

@@ -45,8 +45,15 @@ export interface Log {
   stepid: number;
   complete: boolean;
   num_lines: number;
+  /** 's' stdio, 't' text, 'h' HTML, DELETED once retention removed its lines. */
   type: string;
 }
+
+/**
+ * A log whose lines retention deleted (services/core/data/retention.ts): its row stays, with
+ * the type Buildbot's janitor gives it and num_lines as it was; its contents are gone.
+ */
+export const DELETED = 'd';
 
 export interface BuildRequest {
   buildrequestid: number;

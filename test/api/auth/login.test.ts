@@ -2,6 +2,7 @@
 // behaves: GET /auth/login with HTTP Basic sets the session and redirects; anything else is
 // 401 with Buildbot's challenge; the cookie is Buildbot's JWT, so a Buildbot-minted one works.
 import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../../services/core/db/pool.js';
 import { AuthApp, basic, claimsOf, PUBLIC_URL, sessionOf, testHash } from './lib.js';
@@ -126,6 +127,14 @@ describe('the session cookie', () => {
   it('anonymous /config: user {anonymous: true} and an anonymous cookie', async () => {
     const a = await api.get('/config');
     expect(a.json().user).toEqual({ anonymous: true });
+    // As Buildbot's: name/version pairs of what the server runs (it said [] before).
+    const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'));
+    const [pg] = (await api.db.pool.query(sql`SHOW server_version`)) as { server_version: string }[];
+    expect(a.json().versions).toEqual([
+      ['Flotilla', version],
+      ['Node', process.versions.node],
+      ['PostgreSQL', pg!.server_version],
+    ]);
     expect(claimsOf(sessionOf(a)!).user_info).toEqual({ anonymous: true });
   });
 

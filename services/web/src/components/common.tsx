@@ -1,7 +1,8 @@
 // Small pieces every page uses: errors, results, pagers, links to builds.
 import type { ComponentChildren } from 'preact';
 import type { ApiError } from '../api.js';
-import { resultName } from '../format.js';
+import { elapsed, resultName } from '../format.js';
+import { useNow } from '../live.js';
 import { href } from '../router.js';
 
 /** An error from the API, said to the person: its status and the API's own words. */
@@ -149,4 +150,10 @@ export function BuildLink({
       {builderName} #{b.number}
     </a>
   );
+}
+
+/** The time since `since` (epoch seconds), ticking each second: only this text re-renders. */
+export function Elapsed({ since }: { since: number | null | undefined }) {
+  const now = useNow(1000);
+  return <>{elapsed(since, null, now)}</>;
 }

@@ -14,7 +14,16 @@ import { useLive, useNow } from '../live.js';
 import { href, navigate, type Route } from '../router.js';
 import { can, useSession } from '../session.js';
 import { useTitle } from '../title.js';
-import type { Build, BuildData, BuildRequest, Buildset, Change, Log, Step } from '../types.js';
+import {
+  type Build,
+  type BuildData,
+  type BuildRequest,
+  type Buildset,
+  type Change,
+  DELETED,
+  type Log,
+  type Step,
+} from '../types.js';
 
 /** Only web links are followed: a step URL is the build's text, never a script. */
 export function safeUrl(url: string): string | null {
@@ -46,7 +55,9 @@ function StepLogs({ step, build }: { step: Step; build: Build }) {
             {l.name}
           </a>{' '}
           <span class="muted small">
-            {l.num_lines.toLocaleString('en')} lines{l.complete ? '' : ', growing'}
+            {l.type === DELETED
+              ? 'log deleted by retention'
+              : `${l.num_lines.toLocaleString('en')} lines${l.complete ? '' : ', growing'}`}
           </span>
         </li>
       ))}

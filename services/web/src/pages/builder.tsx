@@ -5,7 +5,7 @@ import { useState } from 'preact/hooks';
 import type { ForceSchedulerSpec } from '../../../core/api-shapes.js';
 import { type ApiError, getOne, getPage, rpc } from '../api.js';
 import { ErrorBox, Loading, Pager, pageOf, Result, Section, WorkerLink } from '../components/common.js';
-import { currentSteps, statusOf } from '../components/current-step.js';
+import { statusOf, useCurrentSteps } from '../components/current-step.js';
 import { FollowRequests } from '../components/follow-requests.js';
 import { ForceDialog } from '../components/force-dialog.js';
 import { useNames } from '../components/names.js';
@@ -65,13 +65,7 @@ export function BuilderPage({ route }: { route: Route }) {
       ),
     [builderid],
   );
-  const runningIds = (builds.data?.items ?? []).filter((x) => !x.complete).map((x) => x.buildid);
-  const steps = useLive(
-    (s) => currentSteps(builds.data?.items ?? [], s),
-    [runningIds.join(',')],
-    runningIds.map((id) => `builds/${id}/steps/*/*`),
-    1000,
-  );
+  const steps = useCurrentSteps(builds.data?.items);
   useTitle(builder.data?.name ?? `Builder ${builderid}`);
   const workerName = useNames(
     'workers',
@@ -208,7 +202,7 @@ export function BuilderPage({ route }: { route: Route }) {
                     <td>
                       <Result results={x.results} complete={x.complete} />
                     </td>
-                    <td>{statusOf(x, steps.data?.get(x.buildid))}</td>
+                    <td>{statusOf(x, steps.get(x.buildid))}</td>
                     <td>
                       <WorkerLink workerid={x.workerid} name={workerName(x.workerid)} />
                     </td>

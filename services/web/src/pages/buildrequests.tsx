@@ -59,7 +59,7 @@ export function BuildRequestsPage({ route }: { route: Route }) {
       <Loading when={!list.data && !list.error} />
       {list.data && (
         <>
-          <table>
+          <table class="dense">
             <thead>
               <tr>
                 <th scope="col">Request</th>

@@ -2,15 +2,15 @@
 // on that builder (Buildbot's console view: what did my commit break, and where). Both axes
 // page by offset/limit, changes newest first (`page`) and builders by name (`bpage`, with an
 // optional `tag`), so a large installation is read a screen at a time, never whole.
-import { getPage } from '../api.js';
+import { useBuilderColumns } from '../components/builder-columns.js';
 import { CellBuilds, useChangeBuilds } from '../components/change-builds.js';
 import { ErrorBox, Loading, Pager, pageOf } from '../components/common.js';
 import { timestamp } from '../format.js';
-import { useLive, useNow } from '../live.js';
+import { useNow } from '../live.js';
 import { href, type Route } from '../router.js';
 import { timeText } from '../settings.js';
 import { useTitle } from '../title.js';
-import type { Builder, Change } from '../types.js';
+import type { Change } from '../types.js';
 import { safeUrl } from './build.js';
 
 const CHANGES = 20;
@@ -44,24 +44,8 @@ export function ConsolePage({ route }: { route: Route }) {
   const tag = route.query.get('tag') ?? '';
   const now = useNow(30_000);
   useTitle(tag ? `Console, builders tagged ${tag}` : 'Console');
-  const data = useChangeBuilds(CHANGES, page * CHANGES);
-  const builders = useLive(
-    (s) =>
-      getPage<Builder>(
-        'builders',
-        'builders',
-        {
-          order: 'name',
-          limit: BUILDERS,
-          offset: bpage * BUILDERS,
-          tags__contains: tag || undefined,
-          field: ['builderid', 'name', 'tags'],
-        },
-        s,
-      ),
-    [bpage, tag],
-    ['builders/*/*'],
-  );
+  const builders = useBuilderColumns(tag, bpage, BUILDERS, ['builderid', 'name', 'tags']);
+  const data = useChangeBuilds(CHANGES, page * CHANGES, builders.data?.items.map((b) => b.builderid) ?? null);
   const link = (q: { page?: number; bpage?: number }) =>
     href('/console', {
       tag,

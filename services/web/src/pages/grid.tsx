@@ -6,8 +6,9 @@
 import { useState } from 'preact/hooks';
 import type { ForceSchedulerSpec } from '../../../core/api-shapes.js';
 import { getPage } from '../api.js';
+import { BuilderPager, useBuilderColumns } from '../components/builder-columns.js';
 import { CellBuilds, useChangeBuilds } from '../components/change-builds.js';
-import { ErrorBox, Loading, Pager, pageOf } from '../components/common.js';
+import { ErrorBox, Loading, pageOf } from '../components/common.js';
 import { FollowRequests } from '../components/follow-requests.js';
 import { ForceDialog } from '../components/force-dialog.js';
 import { timestamp } from '../format.js';
@@ -33,18 +34,8 @@ export function GridPage({ route }: { route: Route }) {
   const mayForce = can(config, 'force');
   const [forcing, setForcing] = useState<Forcing | null>(null);
   const [forced, setForced] = useState<{ builder: Builder; brids: number[] } | null>(null);
-  const data = useChangeBuilds(CHANGES);
-  const builders = useLive(
-    (s) =>
-      getPage<Builder>(
-        'builders',
-        'builders',
-        { order: 'name', limit: BUILDERS, offset: page * BUILDERS, tags__contains: tag || undefined },
-        s,
-      ),
-    [page, tag],
-    ['builders/*/*'],
-  );
+  const builders = useBuilderColumns(tag, page, BUILDERS);
+  const data = useChangeBuilds(CHANGES, 0, builders.data?.items.map((b) => b.builderid) ?? null);
   // The force schedulers of the builders on screen, only for someone who may force.
   // Each answer says which builders it is for: the buttons are complete once it matches.
   const shown = (builders.data?.items ?? []).map((b) => b.builderid);
@@ -146,13 +137,7 @@ export function GridPage({ route }: { route: Route }) {
               </tbody>
             </table>
           </div>
-          <Pager
-            total={builders.data.total}
-            page={page}
-            size={BUILDERS}
-            label="Builders"
-            link={(p) => href('/grid', { tag, page: p || null })}
-          />
+          <BuilderPager path="/grid" tag={tag} page={page} size={BUILDERS} total={builders.data.total} />
         </>
       )}
     </main>

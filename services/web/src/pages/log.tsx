@@ -12,7 +12,7 @@ import { useLive } from '../live.js';
 import { LogModel } from '../log-model.js';
 import { href, navigate, type Route } from '../router.js';
 import { useTitle } from '../title.js';
-import type { Log, Step } from '../types.js';
+import { DELETED, type Log, type Step } from '../types.js';
 
 export function LogPage({ route }: { route: Route }) {
   const { builderid, number, step, slug } = route.params as Record<string, string>;
@@ -96,7 +96,12 @@ export function LogPage({ route }: { route: Route }) {
       </h1>
       <ErrorBox error={log.error} what="reading the log" />
       <Loading when={!l && !log.error} />
-      {l && model && (
+      {l?.type === DELETED && (
+        <p class="card" data-testid="log-deleted">
+          Log deleted by retention: its {l.num_lines.toLocaleString('en')} lines are no longer kept.
+        </p>
+      )}
+      {l && model && l.type !== DELETED && (
         <>
           <div class="toolbar" role="toolbar" aria-label="Log">
             <button type="button" onClick={() => navigate(href(base, { line: 1 }), true)}>

@@ -1,5 +1,5 @@
 // Settings (`#/settings`, as Buildbot's): this browser's preferences, saved as they change.
-import { PAGE_SIZES, type Settings, saveSettings, useSettings } from '../settings.js';
+import { PAGE_SIZES, type Settings, saveSettings, useSettings, WATERFALL_SCALES } from '../settings.js';
 import { useTitle } from '../title.js';
 
 type Choosable = 'time' | 'theme';
@@ -61,6 +61,19 @@ export function SettingsPage() {
             {PAGE_SIZES.map((n) => (
               <option key={n} value={String(n)}>
                 {n}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Waterfall scale{' '}
+          <select
+            value={String(s.waterfallScale)}
+            onChange={(e) => saveSettings({ waterfallScale: Number((e.target as HTMLSelectElement).value) })}
+          >
+            {WATERFALL_SCALES.map((n) => (
+              <option key={n} value={String(n)}>
+                {n} px per minute
               </option>
             ))}
           </select>

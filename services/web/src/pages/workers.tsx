@@ -55,7 +55,7 @@ export function WorkersPage({ route }: { route: Route }) {
       <Loading when={!workers.data && !workers.error} />
       {workers.data && (
         <>
-          <table>
+          <table class="dense">
             <thead>
               <tr>
                 <th scope="col">Worker</th>
