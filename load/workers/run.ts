@@ -1,7 +1,8 @@
 // Log ingestion from Buildbot's own workers against Flotilla's agent: one master, 10
 // concurrent builds (5 workers, 2 builders, one build of each at a time per worker), each
 // printing LINES lines, measured as log lines stored per second; once with Flotilla's
-// agents, once with buildbot-worker 3.7 over msgpack_experimental_v7.
+// agents, once with buildbot-worker 3.7 over msgpack_experimental_v7, once with the same
+// workers made by plain `create-worker` (PB, its default; issue 30).
 //
 //   DATABASE_URL=postgresql://...  REDIS_URL=redis://...  node --import tsx load/workers/run.ts [lines per build]
 //
@@ -24,7 +25,7 @@ const base = process.env.DATABASE_URL;
 const redisUrl = process.env.REDIS_URL;
 if (!base || !redisUrl) throw new Error('set DATABASE_URL and REDIS_URL');
 
-type Kind = 'flotilla' | 'buildbot-worker';
+type Kind = 'flotilla' | 'buildbot-worker' | 'buildbot-worker-pb';
 
 async function measure(kind: Kind): Promise<{ lines: number; seconds: number }> {
   const procs: ChildProcess[] = [];
@@ -48,7 +49,7 @@ async function measure(kind: Kind): Promise<{ lines: number; seconds: number }> 
     const spew = `seq 1 ${LINES} | sed "s/^/log line number /"`;
     writeFileSync(
       join(dir, 'master.yaml'),
-      `protocols: { msgpack_experimental_v7: { port: 0 } }
+      `protocols: { msgpack_experimental_v7: { port: 0 }, pb: { port: 0 } }
 workers:\n${workers.map((w) => `  - { name: ${w}, password: pw, max_builds: 2 }`).join('\n')}
 builders:
   - { name: spew-a, workers: [${workers.join(', ')}], steps: [{ type: shell, name: spew, command: '${spew}' }] }
@@ -57,7 +58,8 @@ force_schedulers:
   - { name: spew, builders: [spew-a, spew-b] }
 `,
     );
-    const [apiPort, workerPort, msgpackPort, probe] = [
+    const [apiPort, workerPort, msgpackPort, pbPort, probe] = [
+      await freePort(),
       await freePort(),
       await freePort(),
       await freePort(),
@@ -74,6 +76,7 @@ force_schedulers:
       MASTER_NAME: 'workerbench',
       WORKER_PORT: String(workerPort),
       MSGPACK_WORKER_PORT: String(msgpackPort),
+      PB_WORKER_PORT: String(pbPort),
       PROBE_PORT: String(probe),
     });
     for (const w of workers) {
@@ -89,14 +92,10 @@ force_schedulers:
         });
       } else {
         const wdir = join(dir, w);
-        execFileSync('buildbot-worker', [
-          'create-worker',
-          '--protocol=msgpack_experimental_v7',
-          wdir,
-          `127.0.0.1:${msgpackPort}`,
-          w,
-          'pw',
-        ]);
+        // PB is create-worker's default: no --protocol, as a team's workers are made.
+        const protocol = kind === 'buildbot-worker' ? ['--protocol=msgpack_experimental_v7'] : [];
+        const port = kind === 'buildbot-worker' ? msgpackPort : pbPort;
+        execFileSync('buildbot-worker', ['create-worker', ...protocol, wdir, `127.0.0.1:${port}`, w, 'pw']);
         procs.push(
           spawn('buildbot-worker', ['start', '--nodaemon', wdir], {
             env: { PATH: '/usr/bin:/bin', HOME: wdir, LANG: 'C.UTF-8' },
@@ -112,12 +111,17 @@ force_schedulers:
     await waitFor('workers connected', async () =>
       (await get('/workers')).workers.every((w: any) => w.connected_to.length > 0),
     );
-    for (let i = 0; i < BUILDS / 2; i++)
-      await fetch(`${api}/forceschedulers/spew`, {
+    // Each force is checked: on a loaded machine one can be refused, and a run with fewer
+    // builds than it says would measure something else.
+    for (let i = 0; i < BUILDS / 2; i++) {
+      const res = await fetch(`${api}/forceschedulers/spew`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'force', params: { username: 'b <b@x.y>' } }),
       });
+      const answer = await res.text();
+      if (!res.ok || answer.includes('"error"')) throw new Error(`force ${i}: ${res.status} ${answer}`);
+    }
     await waitFor('builds done', async () => (await get('/builds?complete=true')).meta.total >= BUILDS, {
       timeoutMs: 900_000,
       everyMs: 50,
@@ -141,7 +145,7 @@ console.log(
   `| worker | lines stored (${BUILDS} builds × ${LINES} + headers) | seconds (first step start to last step end) | lines/s |`,
 );
 console.log('|---|---|---|---|');
-for (const kind of ['flotilla', 'buildbot-worker'] as const) {
+for (const kind of ['flotilla', 'buildbot-worker', 'buildbot-worker-pb'] as const) {
   const r = await measure(kind);
   console.log(`| ${kind} | ${r.lines} | ${r.seconds} | ${Math.round(r.lines / r.seconds)} |`);
 }
