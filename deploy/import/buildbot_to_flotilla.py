@@ -134,6 +134,18 @@ def plain(value, data_only=False):
     return render(value)
 
 
+def pb_port_number(port):
+    """The TCP port of a Buildbot port setting (an int, '9989' or a strport 'tcp:9989:...')."""
+    if isinstance(port, int):
+        return port
+    if isinstance(port, str):
+        parts = port.split(':')
+        for part in (parts[1:2] if parts[0] == 'tcp' else parts[:1]):
+            if part.isdigit():
+                return int(part)
+    return None
+
+
 class Importer:
     def __init__(self, config_dict, master):
         self.raw = config_dict
@@ -312,10 +324,11 @@ class Importer:
             if name == 'msgpack_experimental_v7':
                 out[name] = {'port': port}
             elif name == 'pb':
-                out['msgpack_experimental_v7'] = {'port': port}
-                self.losses.add("c['protocols']['pb']", f'PB protocol on {port}',
-                                'Flotilla listens there with msgpack_experimental_v7: create the workers '
-                                'with --protocol=msgpack_experimental_v7')
+                # The workers keep their protocol and port; Flotilla's own agents, which
+                # listen on 9989 unless told otherwise, move to the next port.
+                out['pb'] = {'port': port}
+                if pb_port_number(port) == 9989 and 'flotilla' not in out:
+                    out['flotilla'] = {'port': 9990}
             else:
                 self.losses.add(f"c['protocols'][{name!r}]", f'protocol {name}', 'no such protocol in Flotilla')
         if out:
@@ -886,11 +899,33 @@ class Importer:
         return entry
 
     # ------------------------------------------------------------------ change sources
+    def pb_change_source(self, place, cs):
+        # Buildbot's PBChangeSource: `buildbot sendchange` logs in on the workers' PB port
+        # (Flotilla takes it there only: a port of its own is written as a loss).
+        names = ('user', 'passwd', 'port', 'prefix', 'name')
+        given = dict(zip(names, cs._config_args))
+        given.update(cs._config_kwargs)
+        entry = {'type': 'pb', 'user': given.get('user', 'change'), 'passwd': given.get('passwd', 'changepw')}
+        if given.get('prefix'):
+            entry['prefix'] = given['prefix']
+        if given.get('name'):
+            entry['name'] = given['name']
+        port = given.get('port')
+        pb = (self.m.protocols or {}).get('pb') or {}
+        if port is not None and pb_port_number(port) != pb_port_number(pb.get('port')):
+            self.losses.add(place, f'its own port {port}',
+                            "point buildbot sendchange at the workers' PB port (protocols.pb) instead")
+        return entry
+
     def change_sources(self):
         from buildbot.changes import gitpoller
+        from buildbot.changes import pb as pbchange
         out = []
         for cs in self.m.change_sources:
             place = f'change source {cs.name}'
+            if type(cs) is pbchange.PBChangeSource:
+                out.append(self.pb_change_source(place, cs))
+                continue
             if type(cs) is not gitpoller.GitPoller:
                 self.losses.add(place, named(cs), 'send changes through the change hooks (change_hooks:)')
                 continue
