@@ -11,6 +11,11 @@ const RECORDED = resolve(import.meta.dirname, '../fixtures/buildbot-3.7');
 export const SCHEMA_SQL = `${RECORDED}/schema.sql`;
 /** Every row of a Buildbot 3.7 master after real builds (data only; load after the schema). */
 export const FIXTURE_SQL = `${RECORDED}/fixture.sql`;
+/**
+ * What Buildbot 4.3's migrations 060 to 067 do to a 3.7 database, alembic revision included
+ * (test/fixtures/buildbot-4.3/README.md): load after SCHEMA_SQL for a Buildbot 4.3 database.
+ */
+export const UPGRADE_TO_4_3_SQL = resolve(RECORDED, '../buildbot-4.3/upgrade-059-to-067.sql');
 /** The golden request/response cases, recorded from Buildbot on the fixture and adjusted by the contract. */
 export const CASES_JSON = `${RECORDED}/cases.json`;
 
