@@ -43,12 +43,26 @@ export interface GoldenCase {
   };
   /** exact: deep-equal; unordered: the envelope's list as a multiset; shape: JSON types only. */
   compare: 'exact' | 'unordered' | 'shape';
-  /** buildbot: Buildbot's own answer; contract / sane: where the contract overrides it. */
-  rule: 'buildbot' | 'contract' | 'sane';
+  /**
+   * buildbot: Buildbot 3.7's own answer; buildbot-4.3: Buildbot 4.3's, as its source says it
+   * (the note names where); contract / sane: where the contract overrides it.
+   */
+  rule: 'buildbot' | 'buildbot-4.3' | 'contract' | 'sane';
   /** Forces, rebuilds, cancels, pauses: they change the data, so they run last. */
   mutates?: boolean;
   /** What Buildbot did instead, for a contract or sane case. */
   note?: string;
+}
+
+/**
+ * Buildbot 4.3's golden cases and the rows only 4.3 writes (projects), laid over the fixture:
+ * written from Buildbot 4.3's source, not recorded (test/fixtures/buildbot-4.3/README.md).
+ */
+export const CASES_43_JSON = resolve(RECORDED, '../buildbot-4.3/cases.json');
+export const FIXTURE_43_SQL = resolve(RECORDED, '../buildbot-4.3/fixture-additions.sql');
+
+export function goldenCases43(): GoldenCase[] {
+  return JSON.parse(readFileSync(CASES_43_JSON, 'utf8')) as GoldenCase[];
 }
 
 export function goldenCases(): GoldenCase[] {

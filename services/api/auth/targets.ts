@@ -51,12 +51,16 @@ const BUILDER_DATA = new Set([
   'artifacts',
 ]);
 
+const TRIGGERED = 'triggered_builds';
+
 /**
  * What a path (REST path segments, or an event routing key without its last element) says
  * about builders: the first builder-owned thing it names, `mixed` when it reads builder data
  * without naming one (e.g. /builds), `none` when it reads no builder's data.
  */
 export function builderScope(segments: readonly string[]): { ref: Ref } | 'mixed' | 'none' {
+  // A build's triggered builds (Buildbot 4.3) belong to the builders it triggered, not to its own.
+  if (segments.at(-1) === TRIGGERED) return 'mixed';
   for (let i = 0; i + 1 < segments.length; i++) {
     const kind = BY_ID[segments[i]!];
     const v = segments[i + 1]!;

@@ -15,6 +15,7 @@ import { changesourceEndpoints } from './resources/changesources.js';
 import { logchunkEndpoints } from './resources/logchunks.js';
 import { logEndpoints } from './resources/logs.js';
 import { masterEndpoints } from './resources/masters.js';
+import { projectEndpoints } from './resources/projects.js';
 import { propertyEndpoints } from './resources/properties.js';
 import { schedulerEndpoints } from './resources/schedulers.js';
 import { sourcestampEndpoints } from './resources/sourcestamps.js';
@@ -68,6 +69,7 @@ export function buildRegistry(forceSchedulers: readonly object[]): Registry {
     ...force,
   ];
   const tail: Endpoint[] = [
+    ...projectEndpoints,
     ...propertyEndpoints,
     ...testResultEndpoints,
     ...testResultSetEndpoints,

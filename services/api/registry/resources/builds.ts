@@ -88,4 +88,9 @@ export const buildEndpoints: Endpoint[] = [
   many('workers/n:workerid/builds', (a) => [sql`a.workerid = ${a.workerid}`], {
     countScope: (a) => ({ workerid: sql`${String(a.workerid)}::text` }),
   }),
+  // Buildbot 4.3: the builds of the build sets a build triggered (their parent_buildid).
+  many('builds/n:buildid/triggered_builds', (a) => [
+    sql`a.buildrequestid IN (SELECT br.id FROM buildrequests br
+          JOIN buildsets bs ON bs.id = br.buildsetid WHERE bs.parent_buildid = ${a.buildid})`,
+  ]),
 ];

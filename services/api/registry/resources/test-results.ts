@@ -88,6 +88,14 @@ export const testResultSetEndpoints: Endpoint[] = [
     kind: 'rows',
     scope: (a) => [sql`a.stepid = ${a.stepid}`],
   },
+  // Buildbot 4.3: every set.
+  {
+    pattern: 'test_result_sets',
+    resource: testResultSet,
+    collection: true,
+    kind: 'rows',
+    scope: () => [],
+  },
   {
     pattern: 'test_result_sets/n:test_result_setid',
     resource: testResultSet,
