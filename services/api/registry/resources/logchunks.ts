@@ -34,12 +34,13 @@ const contents = (pattern: string): Endpoint => {
     ...(pathIds ? { pathIds, rowParts: logRowParts(false) } : {}),
   };
 };
-const raw = (pattern: string): Endpoint => ({
+const raw = (pattern: string, inline = false): Endpoint => ({
   pattern,
   resource: logchunk,
   collection: false,
   kind: 'raw-log',
   scope: logScope,
+  ...(inline ? { inline } : {}),
 });
 
 // Buildbot registers contents under builders/n: only (not builders/i:), and so do we.
@@ -57,4 +58,6 @@ export const logchunkEndpoints: Endpoint[] = [
   },
   ...prefixes.map((p) => contents(`${p}/contents`)),
   ...prefixes.map((p) => raw(`${p}/raw`)),
+  // Buildbot 4.3: the same text, to be shown rather than saved, wherever `raw` is.
+  ...prefixes.map((p) => raw(`${p}/raw_inline`, true)),
 ];
