@@ -13,7 +13,7 @@ import {
   owningBuilderId,
 } from '../../core/data/owners.js';
 import type { Queryable } from '../../core/db/pool.js';
-import { idOfSegment, isUrlIdentifier } from '../../core/identifiers.js';
+import { idOfSegment } from '../../core/identifiers.js';
 import { plainReader, type RowReader } from '../db-routing/read-pool.js';
 import { entityKey } from '../query/run.js';
 import type { Match } from '../registry/paths.js';
@@ -67,7 +67,8 @@ export function builderScope(segments: readonly string[]): { ref: Ref } | 'mixed
     if (!kind) continue;
     const id = idOfSegment(v);
     if (id !== null) return { ref: { kind, id } as Ref };
-    if (kind === 'builder' && isUrlIdentifier(v)) return { ref: { kind: 'builder-name', name: v } };
+    // Any name: a builder's may hold spaces since Buildbot 4.1 (`builders/s:buildername`).
+    if (kind === 'builder' && v !== '') return { ref: { kind: 'builder-name', name: v } };
   }
   return segments.some((s) => BUILDER_DATA.has(s)) ? 'mixed' : 'none';
 }

@@ -111,10 +111,9 @@ export interface Param {
 export function paramsOf(pattern: string): Param[] {
   if (pattern === '') return [];
   return pattern.split('/').flatMap((seg, index) => {
-    const m = /^(n|i)?:([a-z0-9_.]+)$/.exec(seg);
-    return m
-      ? [{ name: m[2]!, kind: ((m[1] as 'n' | 'i' | undefined) ?? 'any') as Param['kind'], index }]
-      : [];
+    const m = /^(n|i|s)?:([a-z0-9_.]+)$/.exec(seg);
+    const kind = m?.[1] === 'n' || m?.[1] === 'i' ? m[1] : 'any';
+    return m ? [{ name: m[2]!, kind: kind as Param['kind'], index }] : [];
   });
 }
 

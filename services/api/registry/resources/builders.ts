@@ -29,7 +29,7 @@ export const builderEndpoints: Endpoint[] = [
     scope: (a) => [sql`a.id = ${a.builderid}`],
   },
   {
-    pattern: 'builders/i:buildername',
+    pattern: 'builders/s:buildername',
     resource: builder,
     collection: false,
     kind: 'rows',

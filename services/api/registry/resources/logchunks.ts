@@ -43,8 +43,8 @@ const raw = (pattern: string, inline = false): Endpoint => ({
   ...(inline ? { inline } : {}),
 });
 
-// Buildbot registers contents under builders/n: only (not builders/i:), and so do we.
-const prefixes = ['logs/n:logid', ...LOG_PREFIXES.filter((p) => !p.startsWith('builders/i:'))];
+// Buildbot registers contents under builders/n: only (not by builder name), and so do we.
+const prefixes = ['logs/n:logid', ...LOG_PREFIXES.filter((p) => !p.startsWith('builders/s:'))];
 
 export const logchunkEndpoints: Endpoint[] = [
   // A root link in Buildbot (where it fails); it names no log.

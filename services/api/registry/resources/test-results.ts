@@ -68,7 +68,7 @@ export const testResultSetEndpoints: Endpoint[] = [
     scope: (a) => [sql`a.builderid = ${a.builderid}`],
   },
   {
-    pattern: 'builders/i:buildername/test_result_sets',
+    pattern: 'builders/s:buildername/test_result_sets',
     resource: testResultSet,
     collection: true,
     kind: 'rows',
