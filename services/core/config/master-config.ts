@@ -14,6 +14,7 @@ import { changeSource } from './master-config/change-sources.js';
 import { forceScheduler } from './master-config/force-schedulers.js';
 import { ignoredTopLevel } from './master-config/ignored-keys.js';
 import { lock } from './master-config/locks.js';
+import { project } from './master-config/projects.js';
 import { protocols } from './master-config/protocols.js';
 import { reporter } from './master-config/reporters/index.js';
 import { retention } from './master-config/retention.js';
@@ -47,6 +48,8 @@ export const masterConfigSchema = z
     workers: z.array(worker).default([]),
     protocols: protocols.default({}),
     locks: z.array(lock).default([]),
+    // Buildbot 4.3's c['projects'] (master-config/projects.ts).
+    projects: z.array(project).default([]),
     builders: z.array(builder).default([]),
     schedulers: z.array(scheduler).default([]),
     force_schedulers: z.array(forceScheduler).default([]),
@@ -139,6 +142,15 @@ function checkReferences(cfg: MasterConfig): string[] {
     'schedulers',
     cfg.schedulers.map((s) => s.name),
   );
+  unique(
+    'projects',
+    cfg.projects.map((p) => p.name),
+  );
+  const projects = new Set(cfg.projects.map((p) => p.name));
+  cfg.builders.forEach((b, i) => {
+    if (b.project !== undefined && !projects.has(b.project))
+      problems.push(`builders[${i}].project: no project named ${JSON.stringify(b.project)}`);
+  });
   unique(
     'force_schedulers',
     cfg.force_schedulers.map((s) => s.name),

@@ -1,7 +1,9 @@
 // The properties a build starts with, from where Buildbot takes them: the build set (the
-// scheduler's and the force form's), the builder, the build itself and its source stamp,
-// and the worker (process/build.py setupProperties, setupWorkerProperties).
+// scheduler's and the force form's), the builder (with its project, Buildbot 4.3's
+// projectid and projectname), the build itself and its source stamp, and the worker
+// (process/build.py setupProperties, setupWorkerProperties).
 import {
+  buildProject,
   buildsetChangeAuthors,
   buildsetMainSourceStamp,
   getBuildsetProperties,
@@ -28,6 +30,11 @@ export async function initialProperties(q: Queryable, b: BuildFacts): Promise<Pr
   };
   for (const [k, v] of Object.entries(b.builderProperties)) set(k, v, 'Builder');
   set('buildername', b.builderName, 'Builder');
+  const project = await buildProject(q, b.buildid);
+  if (project) {
+    set('projectid', project.id, 'Builder');
+    set('projectname', project.name, 'Builder');
+  }
   set('buildnumber', b.number, 'Build');
   const ss = await buildsetMainSourceStamp(q, b.bsid);
   if (ss) {
