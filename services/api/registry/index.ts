@@ -12,6 +12,7 @@ import { buildEndpoints } from './resources/builds.js';
 import { buildsetEndpoints } from './resources/buildsets.js';
 import { changeEndpoints } from './resources/changes.js';
 import { changesourceEndpoints } from './resources/changesources.js';
+import { branchEndpoints, codebaseEndpoints, commitEndpoints } from './resources/codebases.js';
 import { logchunkEndpoints } from './resources/logchunks.js';
 import { logEndpoints } from './resources/logs.js';
 import { masterEndpoints } from './resources/masters.js';
@@ -73,6 +74,9 @@ export function buildRegistry(forceSchedulers: readonly object[]): Registry {
     ...propertyEndpoints,
     ...testResultEndpoints,
     ...testResultSetEndpoints,
+    ...codebaseEndpoints,
+    ...commitEndpoints,
+    ...branchEndpoints,
     ...artifactEndpoints,
     ...auditEndpoints,
   ];

@@ -211,6 +211,15 @@ const NO_BUILDER_DATA = new Set([
   'projects',
   'projects/n:projectid',
   'projects/i:projectname',
+  // Buildbot 4.3's codebases, their commits and branches: a project's, no builder's.
+  'codebases/n:codebaseid',
+  'projects/n:projectid/codebases/i:codebasename',
+  'codebases',
+  'commits/n:commitid',
+  'codebases/n:codebaseid/commits_by_revision/s:revision',
+  'codebases/n:codebaseid/commits',
+  'branches/n:branchid',
+  'codebases/n:codebaseid/branches',
 ]);
 
 // Paths that read several builders' data without naming one: read only by those who may read

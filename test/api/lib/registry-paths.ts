@@ -39,6 +39,12 @@ export interface Context {
   /** Buildbot 4.3's: the 3.7 fixture has no project, so fixtureContext makes one of the build's builder. */
   projectid: number;
   projectname: string;
+  /** A codebase of that project, one of its commits and a branch at it (Buildbot 4.3's too). */
+  codebaseid: number;
+  codebasename: string;
+  commitid: number;
+  revision: string;
+  branchid: number;
   /** Flotilla's own: the fixture has no artifacts, so a suite that reads them adds one. */
   artifactid?: number;
 }
@@ -148,5 +154,23 @@ export async function fixtureContext(db: Queryable): Promise<Context> {
   await db.query(sql`UPDATE builders SET projectid = ${project.id} WHERE id = ${ctx.builderid}`);
   ctx.projectid = project.id;
   ctx.projectname = project.name;
+  const [cb] = await db.query(sql`
+    INSERT INTO codebases (projectid, name, slug, name_hash) VALUES (${project.id}, 'main', 'main', ${nameHash('main')})
+    ON CONFLICT (projectid, name_hash) DO UPDATE SET slug = EXCLUDED.slug RETURNING id, name`);
+  const [commit] = await db.query(sql`
+    INSERT INTO codebase_commits (codebaseid, author, comments, when_timestamp, revision)
+    VALUES (${cb.id}, 'a <a@example.invalid>', 'first', 1795303931, 'c0ffee')
+    ON CONFLICT (codebaseid, revision) DO UPDATE SET comments = EXCLUDED.comments RETURNING id, revision`);
+  const [branch] = await db.query(sql`
+    INSERT INTO codebase_branches (codebaseid, name, name_hash, commitid, last_timestamp)
+    VALUES (${cb.id}, 'main', ${nameHash('main')}, ${commit.id}, 1795303931)
+    ON CONFLICT (codebaseid, name_hash) DO UPDATE SET last_timestamp = EXCLUDED.last_timestamp RETURNING id`);
+  Object.assign(ctx, {
+    codebaseid: cb.id,
+    codebasename: cb.name,
+    commitid: commit.id,
+    revision: commit.revision,
+    branchid: branch.id,
+  });
   return ctx;
 }
