@@ -19,6 +19,7 @@ import { HomePage } from './pages/home.js';
 import { LogPage } from './pages/log.js';
 import { LoginPage } from './pages/login.js';
 import { MastersPage } from './pages/masters.js';
+import { ProjectsPage } from './pages/projects.js';
 import { SchedulersPage } from './pages/schedulers.js';
 import { SettingsPage } from './pages/settings.js';
 import { WorkerPage } from './pages/worker.js';
@@ -32,6 +33,7 @@ import './style.css';
 const NAV: [string, string, Route['name'][]][] = [
   ['/', 'Home', ['home']],
   ['/builders', 'Builders', ['builders', 'builder', 'build', 'buildById', 'log']],
+  ['/projects', 'Projects', ['projects']],
   ['/grid', 'Grid', ['grid']],
   ['/console', 'Console', ['console']],
   ['/changes', 'Changes', ['changes', 'change']],
@@ -108,6 +110,8 @@ function Page({ route }: { route: Route }) {
       return <LogPage route={route} />;
     case 'workers':
       return <WorkersPage route={route} />;
+    case 'projects':
+      return <ProjectsPage />;
     case 'worker':
       return <WorkerPage route={route} />;
     case 'buildrequests':

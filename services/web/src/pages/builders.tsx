@@ -1,5 +1,6 @@
 // Builders: each with its tags, its last builds as coloured boxes and its workers online;
-// filtered by tag and name in the API's query (tags__contains, name__contains), paged.
+// filtered by tag and name in the API's query (tags__contains, name__contains), paged; grouped
+// by project (Buildbot 4.3), those without one first, as the API orders them.
 import { useState } from 'preact/hooks';
 import { getPage } from '../api.js';
 import { BuildBox, ErrorBox, Loading, Pager, pageOf } from '../components/common.js';
@@ -7,7 +8,7 @@ import { useLive } from '../live.js';
 import { href, navigate, type Route } from '../router.js';
 import { usePageSize } from '../settings.js';
 import { useTitle } from '../title.js';
-import type { Build, Builder, Worker } from '../types.js';
+import type { Build, Builder, Project, Worker } from '../types.js';
 
 const OWN_PAGE = 25;
 const LAST_BUILDS = 10;
@@ -93,7 +94,7 @@ export function BuildersPage({ route }: { route: Route }) {
         'builders',
         'builders',
         {
-          order: 'name',
+          order: ['projectid', 'name'],
           limit: PAGE,
           offset: page * PAGE,
           tags__contains: tag || undefined,
@@ -104,6 +105,20 @@ export function BuildersPage({ route }: { route: Route }) {
     [tag, name, page, PAGE],
     ['builders/*/*'],
   );
+  // A configuration has a handful of projects: their names, read whole.
+  const projects = useLive((s) => getPage<Project>('projects', 'projects', { limit: 200 }, s), [], []);
+  const projectName = (id: number | null) =>
+    id === null
+      ? 'No project'
+      : (projects.data?.items.find((p) => p.projectid === id)?.name ?? `project ${id}`);
+  const groups: [number | null, Builder[]][] = [];
+  for (const b of list.data?.items ?? []) {
+    const last = groups.at(-1);
+    const pid = b.projectid ?? null;
+    if (last && last[0] === pid) last[1].push(b);
+    else groups.push([pid, [b]]);
+  }
+  const grouped = groups.some(([pid]) => pid !== null);
   return (
     <main id="main" tabIndex={-1}>
       <h1>Builders</h1>
@@ -145,11 +160,20 @@ export function BuildersPage({ route }: { route: Route }) {
                 <th scope="col">Workers</th>
               </tr>
             </thead>
-            <tbody>
-              {list.data.items.map((b) => (
-                <BuilderRow key={b.builderid} b={b} tag={tag} />
-              ))}
-            </tbody>
+            {groups.map(([pid, builders]) => (
+              <tbody key={pid ?? 'none'}>
+                {grouped && (
+                  <tr class="group">
+                    <th scope="colgroup" colSpan={4}>
+                      {projectName(pid)}
+                    </th>
+                  </tr>
+                )}
+                {builders.map((b) => (
+                  <BuilderRow key={b.builderid} b={b} tag={tag} />
+                ))}
+              </tbody>
+            ))}
           </table>
           {list.data.items.length === 0 && <p class="muted">No builder matches.</p>}
           <Pager
