@@ -1,8 +1,12 @@
 // Projects (Buildbot 4.3, db/projects.py and data/projects.py): found or created by
 // name_hash (the sha1 of the name), a new one with its name as its slug (find_project_id);
 // update_project_info then sets the slug, description and its format and HTML. A configured
-// builder names its project by id (builders.projectid, ./builders.ts).
+// builder names its project by id (builders.projectid, ./builders.ts). An update is announced
+// only when something changed (Buildbot announces every one; it updates at each start).
 import { maybeOne, one, type Queryable, sql } from '../db/pool.js';
+import { project } from '../entities/project.js';
+import { projectKeys } from '../events/keys.js';
+import { entity } from './entities.js';
 import { nameHash } from './names.js';
 import type { Tx } from './transaction.js';
 
@@ -23,7 +27,10 @@ export async function findProjectId(tx: Tx, name: string): Promise<number> {
   return (await one<{ id: number }>(tx.q, sql`SELECT id FROM projects WHERE name_hash = ${hash}`)).id;
 }
 
-/** Set a project's slug and description; true when anything changed. */
+/**
+ * Set a project's slug and description; true (and a `projects/<id>/update` event with the
+ * project, as Buildbot 4.3's update_project_info produces) when anything changed.
+ */
 export async function updateProjectInfo(tx: Tx, projectid: number, info: ProjectInfo): Promise<boolean> {
   const rows = await tx.q.query(sql`
     UPDATE projects SET slug = ${info.slug}, description = ${info.description},
@@ -32,7 +39,9 @@ export async function updateProjectInfo(tx: Tx, projectid: number, info: Project
       AND (slug, description, description_format, description_html)
           IS DISTINCT FROM (${info.slug}, ${info.description}, ${info.description_format}, ${info.description_html})
     RETURNING id`);
-  return rows.length > 0;
+  if (rows.length === 0) return false;
+  tx.out.addAll(projectKeys(projectid), 'update', await entity(tx.q, project, projectid));
+  return true;
 }
 
 /** The project of a build's builder (id and name), or null when the builder names none. */
