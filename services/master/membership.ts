@@ -11,6 +11,7 @@ import type { MasterConfig } from '../core/config/master-config.js';
 import {
   type DataContext,
   disconnectAllWorkersForMaster,
+  findProjectId,
   findWorkerId,
   masterActive,
   masterHeartbeat,
@@ -18,6 +19,7 @@ import {
   previousLife,
   transact,
   updateBuilderList,
+  updateProjectInfo,
   workerConfigured,
   workerConnected,
   workerDisconnected,
@@ -136,10 +138,27 @@ export class Membership implements Lease {
       this.masterid = await masterActive(tx, this.name);
       // Whatever a previous life of this master left connected is not connected now.
       await disconnectAllWorkersForMaster(tx, this.masterid);
+      // Buildbot 4.3's projects first: a builder names its own by id.
+      const projectIds = new Map<string, number>();
+      for (const p of this.config.projects) {
+        const id = await findProjectId(tx, p.name);
+        await updateProjectInfo(tx, id, {
+          slug: p.slug ?? p.name,
+          description: p.description ?? null,
+          description_format: p.description_format ?? null,
+          description_html: null,
+        });
+        projectIds.set(p.name, id);
+      }
       const ids = await updateBuilderList(
         tx,
         this.masterid,
-        this.config.builders.map((b) => ({ name: b.name, description: b.description ?? null, tags: b.tags })),
+        this.config.builders.map((b) => ({
+          name: b.name,
+          description: b.description ?? null,
+          tags: b.tags,
+          projectid: b.project === undefined ? null : (projectIds.get(b.project) ?? null),
+        })),
       );
       for (const [i, b] of this.config.builders.entries()) this.builderIds.set(b.name, ids[i]!);
       for (const w of this.config.workers) {

@@ -4,13 +4,18 @@
 import { afterAll, beforeAll, expect } from 'vitest';
 import { type ApiProcess, startApiProcess } from '../api/lib/api-process.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
+import { psqlFile } from '../helpers/psql.js';
 
-/** The API's base URL (http://127.0.0.1:PORT/api/v2), once beforeAll has run. */
-export function fixtureApi(): () => string {
+/**
+ * The API's base URL (http://127.0.0.1:PORT/api/v2), once beforeAll has run; `addedSql`, a
+ * file loaded into the copy before the API starts (Buildbot 4.3's rows).
+ */
+export function fixtureApi(addedSql?: string): () => string {
   let db: TestDatabase | undefined;
   let api: ApiProcess | undefined;
   beforeAll(async () => {
     db = await createDatabase('fixture');
+    if (addedSql) psqlFile(db.url, addedSql);
     api = await startApiProcess(db.url);
   });
   afterAll(async () => {

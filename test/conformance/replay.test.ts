@@ -5,13 +5,16 @@
 // Where a case fails, run the differential against a Buildbot to see who is right.
 import { readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
+import { changedBy43, without43Fields } from './buildbot-4.3.js';
 import { digestOf, type Recorded } from './differential/recorded.js';
 import { fixtureApi } from './fixture-api.js';
 
 const answers: Recorded[] = readFileSync(new URL('./differential/answers.jsonl', import.meta.url), 'utf8')
   .split('\n')
   .filter(Boolean)
-  .map((l) => JSON.parse(l) as Recorded);
+  .map((l) => JSON.parse(l) as Recorded)
+  // The root and the spec are Buildbot 4.3's now (checked by the 4.3 cases).
+  .filter((r) => !changedBy43(r.path));
 
 const base = fixtureApi();
 
@@ -30,6 +33,15 @@ async function ask(r: Recorded): Promise<string | null> {
     disposition: res.headers.get('content-disposition'),
     text: await res.text(),
   };
+  // Rows carry Buildbot 4.3's fields too, which the 3.7 answer could not have (JSON is
+  // served as text/plain too, to a client that does not ask for JSON).
+  if (got.text.startsWith('{')) {
+    try {
+      got.text = JSON.stringify(without43Fields(JSON.parse(got.text)));
+    } catch {
+      // Not JSON after all: compared as it came.
+    }
+  }
   const where = `${r.method} /${r.path}`;
   if (got.status !== r.status)
     return `${where}: status ${got.status}, recorded ${r.status}: ${got.text.slice(0, 200)}`;

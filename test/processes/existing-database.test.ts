@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sql } from '../../services/core/db/pool.js';
 import { apiProcess } from '../helpers/api.js';
-import { FIXTURE_SQL, SCHEMA_SQL } from '../helpers/buildbot-recorded.js';
+import { FIXTURE_SQL, SCHEMA_SQL, UPGRADE_TO_4_3_SQL } from '../helpers/buildbot-recorded.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
 import type { Running } from '../helpers/processes.js';
 import { psqlFile } from '../helpers/psql.js';
@@ -68,11 +68,60 @@ it('migrates at start when told to (MIGRATE_ON_START), and /readyz names a migra
   }
 });
 
-it('adopts the database and serves it', async () => {
-  const out = execFileSync(process.execPath, [...serviceCommand('services/core/db/migrate-cli.ts')], {
-    env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'info' },
+const migrateCli = (url: string, ...args: string[]) =>
+  execFileSync(process.execPath, [...serviceCommand('services/core/db/migrate-cli.ts'), ...args], {
+    env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'info' },
     encoding: 'utf8',
   });
+
+it('adopts a database Buildbot 4.3 upgraded and serves it, projects included', async () => {
+  const four = await buildbotDatabase();
+  psqlFile(four.url, UPGRADE_TO_4_3_SQL);
+  let proc: Running | undefined;
+  try {
+    expect(migrateCli(four.url)).toMatch(/adopted an existing Buildbot 4\.3 database/);
+    const [{ done }] = await four.pool.query(
+      sql`SELECT array_agg(id ORDER BY id) FILTER (WHERE adopted) AS done FROM flotilla.migrations`,
+    );
+    expect(done).toEqual(['0001_buildbot_3_7_schema', '0021_buildbot_4_3_schema']);
+    await four.pool.query(sql`INSERT INTO projects (name, name_hash, slug) VALUES ('p', 'h', 'p')`);
+    const started = await startApi(four.url);
+    proc = started.proc;
+    const get = async (path: string) =>
+      (await (
+        await fetch(`${started.base}/api/v2/${path}`, { headers: { accept: 'application/json' } })
+      ).json()) as {
+        meta: { total: number };
+      } & Record<string, { name?: string }[]>;
+    await waitFor('api', async () => (await fetch(`${started.base}/api/v2/projects`)).ok, { proc });
+    expect((await get('projects')).projects!.map((p) => p.name)).toEqual(['p']);
+    expect((await get('builds?limit=1')).meta.total).toBe(102);
+    // The revision stays 4.3's.
+    expect(await four.pool.query(sql`SELECT version_num FROM alembic_version`)).toEqual([
+      { version_num: '067' },
+    ]);
+  } finally {
+    await proc?.stop('SIGKILL');
+    await four.drop();
+  }
+});
+
+it('--to-buildbot-4 moves a 3.7 database forward: revision 067, adopted as such after', async () => {
+  const other = await buildbotDatabase();
+  try {
+    expect(migrateCli(other.url, '--to-buildbot-4')).toMatch(/alembic_version now names Buildbot 4\.3/);
+    expect(await other.pool.query(sql`SELECT version_num FROM alembic_version`)).toEqual([
+      { version_num: '067' },
+    ]);
+    expect(migrateCli(other.url)).toMatch(/database is up to date/);
+    expect(() => migrateCli(other.url, '--to-buildbot-5')).toThrow();
+  } finally {
+    await other.drop();
+  }
+});
+
+it('adopts the database and serves it', async () => {
+  const out = migrateCli(db.url);
   expect(out).toMatch(/adopted an existing Buildbot 3.7 database/);
   const [{ n }] = await db.pool.query(sql`SELECT count(*)::int AS n FROM builds`);
   expect(n).toBe(102);

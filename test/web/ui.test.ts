@@ -29,6 +29,7 @@ import { expectAccessible, launchBrowser, unpagedReads, watchPage } from './brow
 const TICKER = `  - name: ticker
     description: Counts, one line at a time
     tags: [ui]
+    project: web-ui
     workers: [w1, w2]
     steps:
       - type: shell
@@ -42,6 +43,11 @@ const FORCE_TICKER = `  - name: force-ticker
     properties:
       - { type: int, name: ticks, label: Ticks, default: 100 }
       - { type: string, name: note, label: Note, required: true }
+`;
+// Buildbot 4.3's projects: ticker is in one, the other builders in none.
+const PROJECTS = `projects:
+  - name: web-ui
+    description: What the web UI tests run
 `;
 const PASSWORDS = { admin: 'admin-pw', dev: 'dev-pw' };
 const HUGE = 1_000_000;
@@ -198,7 +204,7 @@ beforeAll(async () => {
       yaml
         .replace(/^builders:\n/m, `builders:\n${TICKER}`)
         .replace(/^force_schedulers:\n/m, `force_schedulers:\n${FORCE_TICKER}`),
-    extraYaml: `${await authYaml()}${changeSourceYaml()}`,
+    extraYaml: `${await authYaml()}${changeSourceYaml()}${PROJECTS}`,
   });
   base = `http://127.0.0.1:${cluster.api.port}/`;
   const m = await cluster.startMaster('ui-master');
@@ -899,6 +905,29 @@ describe('the web UI', () => {
     await page.context().close();
   });
 
+  it('page: projects, each with its builders, and the builders list grouped by project', async () => {
+    const { page, watch } = await newPage();
+    await page.goto(`${base}#/projects`);
+    const row = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: /^web-ui/ }) });
+    await row.getByRole('link', { name: 'ticker', exact: true }).waitFor();
+    expect(await row.getByText('What the web UI tests run').isVisible()).toBe(true);
+    expect(await row.getByText('active', { exact: true }).isVisible()).toBe(true);
+    await expect.poll(() => page.title()).toBe('Projects · Flotilla end-to-end tests');
+    await expectAccessible(page, 'projects');
+    await row.getByRole('link', { name: 'ticker', exact: true }).click();
+    expect(new URL(page.url()).hash).toBe(`#/builders/${ids.ticker}`);
+    await page.goto(`${base}#/builders`);
+    // Builders without a project come first, then each project's under its name.
+    const groups = page.locator('table.builders tr.group');
+    await groups.first().waitFor();
+    expect(await groups.allInnerTexts()).toEqual(['No project', 'web-ui']);
+    const last = page.locator('table.builders tbody').last();
+    await last.getByRole('link', { name: 'ticker', exact: true }).waitFor();
+    expect(await last.getByRole('link', { name: 'basic', exact: true }).count()).toBe(0);
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
   it('page: a build links the previous and the next build of its builder', async () => {
     const { page, watch } = await newPage();
     // A new build of basic: the newest, with #1 (at least) before it.
@@ -1113,7 +1142,8 @@ describe('the web UI', () => {
     // Every builder's boxes and workers came from reads shared by all rows: none per row.
     const reads = watch.apiRequests.filter((u) => !u.startsWith('/api/v2/builders?'));
     expect(reads.filter((u) => /^\/api\/v2\/builders\/\d+\//.test(u))).toEqual([]);
-    expect(reads.length).toBeLessThanOrEqual(4);
+    // The last builds (one to three reads), the workers and the projects' names (one each).
+    expect(reads.length).toBeLessThanOrEqual(5);
     const builds = reads.find((u) => u.startsWith('/api/v2/builds?'))!;
     expect(new URL(builds, base).searchParams.getAll('builderid__in')).toContain(String(ids.halting));
     await page.getByTestId('socket-state').filter({ hasText: 'live' }).waitFor();

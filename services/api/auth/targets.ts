@@ -13,7 +13,7 @@ import {
   owningBuilderId,
 } from '../../core/data/owners.js';
 import type { Queryable } from '../../core/db/pool.js';
-import { idOfSegment, isUrlIdentifier } from '../../core/identifiers.js';
+import { idOfSegment } from '../../core/identifiers.js';
 import { plainReader, type RowReader } from '../db-routing/read-pool.js';
 import { entityKey } from '../query/run.js';
 import type { Match } from '../registry/paths.js';
@@ -51,19 +51,24 @@ const BUILDER_DATA = new Set([
   'artifacts',
 ]);
 
+const TRIGGERED = 'triggered_builds';
+
 /**
  * What a path (REST path segments, or an event routing key without its last element) says
  * about builders: the first builder-owned thing it names, `mixed` when it reads builder data
  * without naming one (e.g. /builds), `none` when it reads no builder's data.
  */
 export function builderScope(segments: readonly string[]): { ref: Ref } | 'mixed' | 'none' {
+  // A build's triggered builds (Buildbot 4.3) belong to the builders it triggered, not to its own.
+  if (segments.at(-1) === TRIGGERED) return 'mixed';
   for (let i = 0; i + 1 < segments.length; i++) {
     const kind = BY_ID[segments[i]!];
     const v = segments[i + 1]!;
     if (!kind) continue;
     const id = idOfSegment(v);
     if (id !== null) return { ref: { kind, id } as Ref };
-    if (kind === 'builder' && isUrlIdentifier(v)) return { ref: { kind: 'builder-name', name: v } };
+    // Any name: a builder's may hold spaces since Buildbot 4.1 (`builders/s:buildername`).
+    if (kind === 'builder' && v !== '') return { ref: { kind: 'builder-name', name: v } };
   }
   return segments.some((s) => BUILDER_DATA.has(s)) ? 'mixed' : 'none';
 }

@@ -133,8 +133,10 @@ export class LogReader {
     const etag = `W/"log-${log.id}-${log.num_lines}-${log.complete}-${log.type}"`;
     reply
       .header('etag', etag)
-      .header('content-type', `${log.type === 'h' ? 'text/html' : 'text/plain'}; charset=utf-8`)
-      .header('content-disposition', `attachment; filename=${log.slug}`);
+      .header('content-type', `${log.type === 'h' ? 'text/html' : 'text/plain'}; charset=utf-8`);
+    // raw_inline (Buildbot 4.3) is for the browser to show, not to save; its disposition also
+    // keeps an html log in the sandbox (../reply/security-headers.ts).
+    reply.header('content-disposition', `${endpoint.inline ? 'inline' : 'attachment'}; filename=${log.slug}`);
     if (notModified(req, etag)) return reply.code(304).send();
     if (req.method === 'HEAD') return reply.send();
     const key = { id: log.id, numLines: log.num_lines, type: log.type };

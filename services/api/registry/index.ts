@@ -12,9 +12,11 @@ import { buildEndpoints } from './resources/builds.js';
 import { buildsetEndpoints } from './resources/buildsets.js';
 import { changeEndpoints } from './resources/changes.js';
 import { changesourceEndpoints } from './resources/changesources.js';
+import { branchEndpoints, codebaseEndpoints, commitEndpoints } from './resources/codebases.js';
 import { logchunkEndpoints } from './resources/logchunks.js';
 import { logEndpoints } from './resources/logs.js';
 import { masterEndpoints } from './resources/masters.js';
+import { projectEndpoints } from './resources/projects.js';
 import { propertyEndpoints } from './resources/properties.js';
 import { schedulerEndpoints } from './resources/schedulers.js';
 import { sourcestampEndpoints } from './resources/sourcestamps.js';
@@ -68,9 +70,13 @@ export function buildRegistry(forceSchedulers: readonly object[]): Registry {
     ...force,
   ];
   const tail: Endpoint[] = [
+    ...projectEndpoints,
     ...propertyEndpoints,
     ...testResultEndpoints,
     ...testResultSetEndpoints,
+    ...codebaseEndpoints,
+    ...commitEndpoints,
+    ...branchEndpoints,
     ...artifactEndpoints,
     ...auditEndpoints,
   ];

@@ -65,6 +65,8 @@ export interface Endpoint {
   actions?: readonly string[];
   /** Registered (it names a parent, and /application.spec lists it) but not readable itself. */
   noGet?: boolean;
+  /** A raw log shown in the browser (Buildbot 4.3's `raw_inline`): no attachment disposition. */
+  inline?: boolean;
   /** Flotilla's own (artifacts): served, but not in /application.spec, which stays Buildbot's. */
   unlisted?: boolean;
   /** For `properties` endpoints: the one JSON value, as SQL over the owner row `a`. */

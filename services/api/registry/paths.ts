@@ -1,5 +1,6 @@
 // Path patterns in Buildbot's own syntax (`builders/n:builderid/builds`): `n:` is a number,
-// `i:` an identifier, a bare `:` any segment. Patterns of the same length are tried in
+// `i:` an identifier, `s:` any string (Buildbot 4.1's builder names, which may hold spaces)
+// and a bare `:` any segment. Patterns of the same length are tried in
 // registration order, which is Buildbot's, so the same path picks the same endpoint.
 // Unlike Buildbot (Python's int()), `n:` accepts only plain digits: /builds/+1 and
 // /builds/1_0 name no build, and neither does a number beyond 32 bits.
@@ -7,6 +8,9 @@ import { idOfSegment, isUrlIdentifier } from '../../core/identifiers.js';
 import type { Endpoint, PathArgs } from './model.js';
 
 type Element = { literal: string } | { param: string; kind: 'n' | 'i' | 'any' };
+
+/** `s:` takes any non-empty segment, as a bare `:` does. */
+const KINDS: Readonly<Record<string, 'n' | 'i' | 'any'>> = { n: 'n', i: 'i', s: 'any' };
 
 interface Compiled {
   endpoint: Endpoint;
@@ -21,9 +25,9 @@ export interface Match {
 function compile(pattern: string): Element[] {
   if (pattern === '') return [];
   return pattern.split('/').map((part) => {
-    const m = /^(n|i)?:([a-z0-9_.]+)$/.exec(part);
+    const m = /^(n|i|s)?:([a-z0-9_.]+)$/.exec(part);
     if (!m) return { literal: part };
-    return { param: m[2]!, kind: (m[1] as 'n' | 'i' | undefined) ?? 'any' };
+    return { param: m[2]!, kind: m[1] ? KINDS[m[1]]! : 'any' };
   });
 }
 

@@ -41,10 +41,11 @@ export function securityHeaders(app: FastifyInstance): void {
     done();
   });
   // The type is known only once the answer is: the pod's own HTML (the web UI) gets the
-  // policy it can live with. HTML a build wrote (an html log, sent as an attachment) keeps
-  // the sandbox: it runs nothing, on our origin or any.
+  // policy it can live with. HTML a build wrote (an html log, sent as an attachment, or
+  // inline to be shown: Buildbot 4.3's raw_inline) keeps the sandbox: it runs nothing, on our
+  // origin or any. Any answer with a disposition is such a file, never the pod's own page.
   app.addHook('onSend', (_req, reply, payload, done) => {
-    const download = /^\s*attachment/i.test(String(reply.getHeader('content-disposition') ?? ''));
+    const download = /^\s*(attachment|inline)/i.test(String(reply.getHeader('content-disposition') ?? ''));
     if (isHtml(reply.getHeader('content-type')) && !download)
       reply.header('content-security-policy', HTML_POLICY);
     done(null, payload);

@@ -15,6 +15,7 @@ import { forceScheduler } from './master-config/force-schedulers.js';
 import { ignoredTopLevel } from './master-config/ignored-keys.js';
 import { lock } from './master-config/locks.js';
 import { masterShellProblems } from './master-config/master-steps.js';
+import { project } from './master-config/projects.js';
 import { protocols } from './master-config/protocols.js';
 import { reporter } from './master-config/reporters/index.js';
 import { retention } from './master-config/retention.js';
@@ -56,6 +57,8 @@ export const masterConfigSchema = z
     properties: z.record(z.unknown()).default({}),
     protocols: protocols.default({}),
     locks: z.array(lock).default([]),
+    // Buildbot 4.3's c['projects'] (master-config/projects.ts).
+    projects: z.array(project).default([]),
     builders: z.array(builder).default([]),
     schedulers: z.array(scheduler).default([]),
     force_schedulers: z.array(forceScheduler).default([]),
@@ -148,6 +151,15 @@ function checkReferences(cfg: MasterConfig): string[] {
     'schedulers',
     cfg.schedulers.map((s) => s.name),
   );
+  unique(
+    'projects',
+    cfg.projects.map((p) => p.name),
+  );
+  const projects = new Set(cfg.projects.map((p) => p.name));
+  cfg.builders.forEach((b, i) => {
+    if (b.project !== undefined && !projects.has(b.project))
+      problems.push(`builders[${i}].project: no project named ${JSON.stringify(b.project)}`);
+  });
   unique(
     'force_schedulers',
     cfg.force_schedulers.map((s) => s.name),

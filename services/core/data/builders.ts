@@ -7,8 +7,9 @@
 //   builders/<id>/stopped) and adds the new ones (builders/<id>/started), both with the
 //   message {builderid, masterid, name}; removing a row also removes, by cascade, the
 //   configured_workers rows that hang from it; a master going away is updateBuilderList([]);
-// - updateBuilderInfo replaces the description and the tags (builders_tags, in the given
-//   order) and produces builders/<id>/update with the builder entity. Buildbot calls it only
+// - updateBuilderInfo replaces the description, the project (4.3's projectid) and the tags
+//   (builders_tags, in the given order) and produces builders/<id>/update with the builder
+//   entity. Buildbot calls it only
 //   when the configuration changed; we produce the event only when something did.
 import { many, maybeOne, type Queryable, sql } from '../db/pool.js';
 import { builder } from '../entities/builder.js';
@@ -19,11 +20,12 @@ import { entity } from './entities.js';
 import { findNamedId } from './names.js';
 import type { Tx } from './transaction.js';
 
-/** A configured builder: its name, and optionally its description and tags. */
+/** A configured builder: its name, and optionally its description, tags and project. */
 export interface BuilderSpec {
   name: string;
   description?: string | null;
   tags?: readonly string[];
+  projectid?: number | null;
 }
 
 export async function findBuilderId(tx: Tx, name: string, autoCreate = true): Promise<number | null> {
@@ -60,25 +62,29 @@ export async function findTagId(tx: Tx, name: string): Promise<number> {
   return (await findNamedId(tx, 'tags', name))!;
 }
 
-/** Replace a builder's description and tags; true (and an `update` event) if they changed. */
+/** Replace a builder's description, tags and project; true (and an `update` event) if they changed. */
 export async function updateBuilderInfo(
   tx: Tx,
   builderid: number,
   description: string | null,
   tags: readonly string[],
+  projectid: number | null = null,
 ): Promise<boolean> {
-  const b = await maybeOne<{ description: string | null; e: { tags: string[] } }>(
+  const b = await maybeOne<{ description: string | null; projectid: number | null; e: { tags: string[] } }>(
     tx.q,
-    sql`SELECT a.description, ${jsonOf(builder.fields)} AS e FROM builders a WHERE a.id = ${builderid} FOR NO KEY UPDATE`,
+    sql`SELECT a.description, a.projectid, ${jsonOf(builder.fields)} AS e FROM builders a
+        WHERE a.id = ${builderid} FOR NO KEY UPDATE`,
   );
   if (!b) throw noSuch(`builder ${builderid}`);
   const wanted = [...new Set(tags)];
   const had = b.e.tags;
-  if (b.description === description && had.length === wanted.length && had.every((t, i) => t === wanted[i]))
-    return false;
+  const sameTags = had.length === wanted.length && had.every((t, i) => t === wanted[i]);
+  if (b.description === description && b.projectid === projectid && sameTags) return false;
   const tagids: number[] = [];
   for (const tag of wanted) tagids.push(await findTagId(tx, tag));
-  await tx.q.query(sql`UPDATE builders SET description = ${description} WHERE id = ${builderid}`);
+  await tx.q.query(
+    sql`UPDATE builders SET description = ${description}, projectid = ${projectid} WHERE id = ${builderid}`,
+  );
   await tx.q.query(sql`DELETE FROM builders_tags WHERE builderid = ${builderid}`);
   if (tagids.length > 0) {
     await tx.q.query(sql`
@@ -129,8 +135,14 @@ export async function updateBuilderList(
                            ON CONFLICT (builderid, masterid) DO NOTHING`);
       tx.out.addAll(builderKeys(builderid), 'started', { builderid, masterid, name: spec.name });
     }
-    if (spec.description !== undefined || spec.tags !== undefined)
-      await updateBuilderInfo(tx, builderid, spec.description ?? null, spec.tags ?? []);
+    if (spec.description !== undefined || spec.tags !== undefined || spec.projectid !== undefined)
+      await updateBuilderInfo(
+        tx,
+        builderid,
+        spec.description ?? null,
+        spec.tags ?? [],
+        spec.projectid ?? null,
+      );
   }
   return ids;
 }

@@ -13,6 +13,7 @@ export * from './job-runs.js';
 export * from './locks.js';
 export * from './logs.js';
 export * from './masters.js';
+export * from './projects.js';
 export * from './properties.js';
 export * from './report-details.js';
 export * from './reporter-deliveries.js';

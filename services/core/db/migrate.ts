@@ -1,10 +1,12 @@
 // Schema migrations: numbered .sql files in ./migrations, applied in order under an
 // advisory lock, so that several pods starting at once apply each migration exactly once.
 //
-// The public schema is Buildbot 3.7's, byte for byte (0001). A database that a real
-// Buildbot 3.7 created is adopted: 0001 is recorded as applied without running, and only
-// our additive migrations run. Our bookkeeping lives in the separate `flotilla` schema so
-// that `public` stays exactly what Buildbot expects.
+// The public schema is Buildbot 3.7's, byte for byte (0001), with Buildbot 4.3's additions
+// (0021). A database that a real Buildbot created is adopted: the migrations that make
+// Buildbot's own schema up to its alembic revision (0001 for 3.7's 059, 0001 and 0021 for
+// 4.3's 067) are recorded as applied without running, and only the others run. Our
+// bookkeeping lives in the separate `flotilla` schema so that `public` stays what Buildbot
+// expects.
 //
 // A file whose first line is `-- flotilla:concurrent` runs outside a transaction, one
 // statement at a time, so that CREATE INDEX CONCURRENTLY does not block writers on a
@@ -18,7 +20,15 @@ import { isDatabaseOutage } from './outage.js';
 import { type ConnectionPool, type Queryable, sql } from './pool.js';
 
 export const BUILDBOT_ALEMBIC_REVISION = '059';
+/** Buildbot 4.3's last alembic revision (067_v4.3_add_codebase_data). */
+export const BUILDBOT_4_ALEMBIC_REVISION = '067';
 const BASE_SCHEMA = '0001_buildbot_3_7_schema';
+const BUILDBOT_4_SCHEMA = '0021_buildbot_4_3_schema';
+/** The alembic revisions Flotilla adopts, each with the migrations of Buildbot's own schema it holds. */
+const ADOPTABLE: ReadonlyMap<string, readonly string[]> = new Map([
+  [BUILDBOT_ALEMBIC_REVISION, [BASE_SCHEMA]],
+  [BUILDBOT_4_ALEMBIC_REVISION, [BASE_SCHEMA, BUILDBOT_4_SCHEMA]],
+]);
 // An arbitrary constant: every Flotilla process that migrates takes the same lock.
 const LOCK_KEY = 0x666c6f74; // "flot"
 
@@ -107,31 +117,37 @@ export async function migrate(
       );
 
       let adopted = false;
-      if (!done.has(BASE_SCHEMA)) {
-        const tables = await publicTables(conn);
-        if (tables.size > 0) {
-          if (!tables.has('alembic_version')) {
-            throw new MigrationError(
-              'MIGRATION_FOREIGN_SCHEMA',
-              `the public schema holds ${tables.size} tables but no alembic_version: not a Buildbot database; refusing to touch it`,
-            );
-          }
-          const rev = (await conn.query(sql`SELECT version_num FROM public.alembic_version`)).map(
-            (r) => r.version_num as string,
+      const tables = await publicTables(conn);
+      if (!done.has(BASE_SCHEMA) && tables.size > 0 && !tables.has('alembic_version')) {
+        throw new MigrationError(
+          'MIGRATION_FOREIGN_SCHEMA',
+          `the public schema holds ${tables.size} tables but no alembic_version: not a Buildbot database; refusing to touch it`,
+        );
+      }
+      if (tables.has('alembic_version')) {
+        // A Buildbot database, or one our migrations made: what Buildbot's revision already
+        // holds is adopted (a 3.7 database upgraded by Buildbot 4.3 after we adopted it too).
+        const rev = (await conn.query(sql`SELECT version_num FROM public.alembic_version`)).map(
+          (r) => r.version_num as string,
+        );
+        const holds = rev.length === 1 ? ADOPTABLE.get(rev[0]!) : undefined;
+        if (!holds) {
+          throw new MigrationError(
+            'MIGRATION_FOREIGN_SCHEMA',
+            `this is a Buildbot database at revision ${rev.join(',') || '(none)'}; Flotilla needs revision ${BUILDBOT_ALEMBIC_REVISION} (Buildbot 3.7) or ${BUILDBOT_4_ALEMBIC_REVISION} (Buildbot 4.3); upgrade it with Buildbot first`,
           );
-          if (rev.length !== 1 || rev[0] !== BUILDBOT_ALEMBIC_REVISION) {
-            throw new MigrationError(
-              'MIGRATION_FOREIGN_SCHEMA',
-              `this is a Buildbot database at revision ${rev.join(',') || '(none)'}; Flotilla needs revision ${BUILDBOT_ALEMBIC_REVISION} (Buildbot 3.7); upgrade it with Buildbot first`,
-            );
-          }
-          const base = migrations.find((m) => m.id === BASE_SCHEMA)!;
+        }
+        for (const id of holds.filter((h) => !done.has(h))) {
+          const m = migrations.find((x) => x.id === id)!;
           await conn.query(
-            sql`INSERT INTO flotilla.migrations (id, checksum, adopted) VALUES (${BASE_SCHEMA}, ${base.checksum}, true)`,
+            sql`INSERT INTO flotilla.migrations (id, checksum, adopted) VALUES (${id}, ${m.checksum}, true)`,
           );
-          done.set(BASE_SCHEMA, base.checksum);
+          done.set(id, m.checksum);
           adopted = true;
-          log('adopted an existing Buildbot 3.7 database; only Flotilla migrations will run');
+        }
+        if (adopted) {
+          const version = rev[0] === BUILDBOT_ALEMBIC_REVISION ? '3.7' : '4.3';
+          log(`adopted an existing Buildbot ${version} database; only Flotilla migrations will run`);
         }
       }
 
@@ -173,6 +189,26 @@ export async function migrate(
     } finally {
       await conn.query(sql`SELECT pg_advisory_unlock(${LOCK_KEY})`);
     }
+  });
+}
+
+/**
+ * `npm run migrate -- --to-buildbot-4`: once every master sharing the database is Buildbot
+ * 4.3 or Flotilla, say so in alembic_version, as `buildbot upgrade-master` would have. After
+ * 0021 the schema holds what revisions 060 to 067 make, so Buildbot 4.3 accepts the database
+ * (and Buildbot 3.7 no longer starts on it). Returns the revision found before.
+ */
+export async function recordBuildbot4(db: ConnectionPool): Promise<string> {
+  return db.tx(async (tx) => {
+    if ((await pendingMigrations(tx)).includes(BUILDBOT_4_SCHEMA))
+      throw new MigrationError(
+        'MIGRATION_PENDING',
+        `${BUILDBOT_4_SCHEMA} is not applied: run the migrations first`,
+      );
+    const [row] = await tx.query(sql`SELECT version_num FROM public.alembic_version FOR UPDATE`);
+    const before = row?.version_num as string;
+    await tx.query(sql`UPDATE public.alembic_version SET version_num = ${BUILDBOT_4_ALEMBIC_REVISION}`);
+    return before;
   });
 }
 

@@ -1,4 +1,5 @@
-// Build sets, with their source stamps.
+// Build sets, with their source stamps. Buildbot 4.3's fields (data/buildsets.py): 3.7's
+// with rebuilt_buildid, the build a rebuild repeats (0021 adds the column).
 import { sql } from '../db/pool.js';
 import { type Entity, field } from './field.js';
 import { buildsetSourcestampsJson, sourcestampType } from './sourcestamp.js';
@@ -15,6 +16,7 @@ export const buildset: Entity = {
     field('bsid', t.integer, sql`a.id`, s),
     field('external_idstring', t.string, sql`a.external_idstring`, { ...s, nullable: true }),
     field('reason', t.string, sql`a.reason`, { ...s, nullableSql: true }),
+    field('rebuilt_buildid', t.integer, sql`a.rebuilt_buildid`, { ...s, nullable: true }),
     field('submitted_at', t.integer, sql`a.submitted_at`, s),
     field('complete', t.boolean, sql`(a.complete <> 0)`, {
       equals: (_a, v) => (v ? sql`a.complete <> 0` : sql`a.complete = 0`),

@@ -52,6 +52,8 @@ export const masterKeys = (masterid: number): RoutingKey[] => [['masters', maste
 export const builderKeys = (builderid: number): RoutingKey[] => [['builders', builderid]];
 export const schedulerKeys = (schedulerid: number): RoutingKey[] => [['schedulers', schedulerid]];
 export const workerKeys = (workerid: number): RoutingKey[] => [['workers', workerid]];
+/** Buildbot 4.3's projects: /projects/:projectid */
+export const projectKeys = (projectid: number): RoutingKey[] => [['projects', projectid]];
 
 /** Build properties: a dictionary, not an entity; Buildbot produces it under one key. */
 export const buildPropertiesKey = (buildid: number): RoutingKey => [

@@ -1,10 +1,12 @@
 // The properties a build starts with, from where Buildbot takes them, in its order: the
 // global ones (c['properties'], whose source Buildbot names after the configuration file,
 // `master.cfg`), the build set (the scheduler's and the force form's), the builder (its
-// properties, then its defaultProperties where nothing set them), the build itself and its
-// source stamp, and the worker (process/build.py setupPropertiesKnownBeforeBuildStarts,
-// process/builder.py setupProperties, setupWorkerProperties).
+// properties, then its defaultProperties where nothing set them, and its project: Buildbot
+// 4.3's projectid and projectname), the build itself and its source stamp, and the worker
+// (process/build.py setupPropertiesKnownBeforeBuildStarts, process/builder.py
+// setupProperties, setupWorkerProperties).
 import {
+  buildProject,
   buildsetChangeAuthors,
   buildsetMainSourceStamp,
   getBuildsetProperties,
@@ -42,6 +44,11 @@ export async function initialProperties(q: Queryable, b: BuildFacts): Promise<Pr
   for (const [k, v] of Object.entries(b.builderProperties)) set(k, v, 'Builder');
   for (const [k, v] of Object.entries(b.builderDefaultProperties))
     if (!Object.hasOwn(props, k)) set(k, v, 'Builder');
+  const project = await buildProject(q, b.buildid);
+  if (project) {
+    set('projectid', project.id, 'Builder');
+    set('projectname', project.name, 'Builder');
+  }
   set('buildnumber', b.number, 'Build');
   const ss = await buildsetMainSourceStamp(q, b.bsid);
   if (ss) {

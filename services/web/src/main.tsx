@@ -19,6 +19,7 @@ import { HomePage } from './pages/home.js';
 import { LogPage } from './pages/log.js';
 import { LoginPage } from './pages/login.js';
 import { MastersPage } from './pages/masters.js';
+import { ProjectsPage } from './pages/projects.js';
 import { SchedulersPage } from './pages/schedulers.js';
 import { SettingsPage } from './pages/settings.js';
 import { TokensPage } from './pages/tokens.js';
@@ -34,6 +35,7 @@ import './style.css';
 const NAV: [string, string, Route['name'][]][] = [
   ['/', 'Home', ['home']],
   ['/builders', 'Builders', ['builders', 'builder', 'build', 'buildById', 'log']],
+  ['/projects', 'Projects', ['projects']],
   ['/grid', 'Grid', ['grid']],
   ['/console', 'Console', ['console']],
   ['/waterfall', 'Waterfall', ['waterfall']],
@@ -112,6 +114,8 @@ function Page({ route }: { route: Route }) {
       return <LogPage route={route} />;
     case 'workers':
       return <WorkersPage route={route} />;
+    case 'projects':
+      return <ProjectsPage />;
     case 'worker':
       return <WorkerPage route={route} />;
     case 'buildrequests':

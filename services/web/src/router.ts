@@ -18,6 +18,7 @@ export type RouteName =
   | 'log'
   | 'workers'
   | 'worker'
+  | 'projects'
   | 'buildrequests'
   | 'buildrequest'
   | 'schedulers'
@@ -46,6 +47,7 @@ const ROUTES: [RouteName, RegExp, string[]][] = [
   ],
   ['buildById', /^\/builds\/(\d+)$/, ['buildid']],
   ['workers', /^\/workers$/, []],
+  ['projects', /^\/projects$/, []],
   ['worker', /^\/workers\/(\d+)$/, ['workerid']],
   ['buildrequests', /^\/buildrequests$/, []],
   ['buildrequest', /^\/buildrequests\/(\d+)$/, ['buildrequestid']],

@@ -6,6 +6,19 @@ export interface Builder {
   description: string | null;
   tags: string[];
   masterids: number[];
+  /** Buildbot 4.3: the builder's project, if it has one. */
+  projectid: number | null;
+}
+
+/** Buildbot 4.3's project: builders name theirs (Builder.projectid). */
+export interface Project {
+  projectid: number;
+  name: string;
+  slug: string;
+  active: boolean | null;
+  description: string | null;
+  description_format: string | null;
+  description_html: string | null;
 }
 
 export interface Build {

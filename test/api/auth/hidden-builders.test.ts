@@ -207,6 +207,19 @@ const NO_BUILDER_DATA = new Set([
   'masters/n:masterid/workers',
   'masters/n:masterid/workers/n:workerid',
   'masters/n:masterid/workers/i:name',
+  // Buildbot 4.3's projects: a name and a description; their builders are a list below.
+  'projects',
+  'projects/n:projectid',
+  'projects/i:projectname',
+  // Buildbot 4.3's codebases, their commits and branches: a project's, no builder's.
+  'codebases/n:codebaseid',
+  'projects/n:projectid/codebases/i:codebasename',
+  'codebases',
+  'commits/n:commitid',
+  'codebases/n:codebaseid/commits_by_revision/s:revision',
+  'codebases/n:codebaseid/commits',
+  'branches/n:branchid',
+  'codebases/n:codebaseid/branches',
 ]);
 
 // Paths that read several builders' data without naming one: read only by those who may read
@@ -223,6 +236,13 @@ const SPANS_BUILDERS = new Set([
   'buildsets/n:bsid/properties',
   'buildsets/n:bsid/properties_list',
   'logchunks',
+  // Buildbot 4.3's. A build's triggered builds are other builders' builds: the path names
+  // the triggering build, whose builder's rules do not decide who reads the others.
+  'builds/n:buildid/triggered_builds',
+  'projects/n:projectid/builders',
+  'workers/n:workerid/builders',
+  'buildsets/:buildsetid/sourcestamps',
+  'test_result_sets',
 ]);
 
 // Paths only administrators read (Flotilla's audit log): refused to everybody else.

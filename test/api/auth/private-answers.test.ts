@@ -36,7 +36,7 @@ describe('answers that depend on who asks', () => {
       const a = await open.get('/api/v2/changes', { headers: { accept: 'application/json' } });
       expect(a.status).toBe(200);
       expect(a.headers['cache-control']).toBeUndefined();
-      expect(a.headers.vary).toBe('Accept');
+      expect(a.headers.vary).toBe('Accept, Accept-Encoding');
     } finally {
       await open.close();
     }

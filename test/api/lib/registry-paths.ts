@@ -4,6 +4,7 @@
 // (endpoints.test.ts, auth/hidden-builders.test.ts) names real rows, and fails on a new
 // parameter until it is taught how to bind it.
 import type { Endpoint } from '../../../services/api/registry/model.js';
+import { nameHash } from '../../../services/core/data/names.js';
 import { type Queryable, sql } from '../../../services/core/db/pool.js';
 import { oracleForceSchedulers } from './harness.js';
 
@@ -31,6 +32,19 @@ export interface Context {
   changesourceid: number;
   schedulerid: number;
   schedulername: string;
+  /** A build that triggered others (a build set's parent_buildid), for its triggered_builds. */
+  triggering_buildid: number;
+  /** One of the builds it triggered. */
+  triggered_buildid: number;
+  /** Buildbot 4.3's: the 3.7 fixture has no project, so fixtureContext makes one of the build's builder. */
+  projectid: number;
+  projectname: string;
+  /** A codebase of that project, one of its commits and a branch at it (Buildbot 4.3's too). */
+  codebaseid: number;
+  codebasename: string;
+  commitid: number;
+  revision: string;
+  branchid: number;
   /** Flotilla's own: the fixture has no artifacts, so a suite that reads them adds one. */
   artifactid?: number;
 }
@@ -47,7 +61,11 @@ const CONTEXT_SQL = sql`
          (SELECT csm.changesourceid FROM changesource_masters csm WHERE csm.masterid = b.masterid
            ORDER BY 1 LIMIT 1) AS changesourceid,
          (SELECT sm.schedulerid FROM scheduler_masters sm WHERE sm.masterid = b.masterid
-           ORDER BY 1 LIMIT 1) AS schedulerid
+           ORDER BY 1 LIMIT 1) AS schedulerid,
+         (SELECT min(bs.parent_buildid) FROM buildsets bs) AS triggering_buildid,
+         (SELECT min(tb.id) FROM builds tb JOIN buildrequests tbr ON tbr.id = tb.buildrequestid
+           JOIN buildsets tbs ON tbs.id = tbr.buildsetid
+           WHERE tbs.parent_buildid = (SELECT min(bs.parent_buildid) FROM buildsets bs)) AS triggered_buildid
   FROM builds b
   JOIN builders bl ON bl.id = b.builderid
   JOIN workers w ON w.id = b.workerid
@@ -78,6 +96,10 @@ function bind(pattern: string, param: string, c: Context): string | number {
       break;
     case 'build_number':
       return c.number;
+    case 'buildid':
+      return pattern.endsWith('/triggered_builds') ? c.triggering_buildid : c.buildid;
+    case 'buildsetid':
+      return c.bsid;
     default: {
       const v = c[param as keyof Context];
       if (v !== undefined) return v;
@@ -95,10 +117,9 @@ export interface Param {
 export function paramsOf(pattern: string): Param[] {
   if (pattern === '') return [];
   return pattern.split('/').flatMap((seg, index) => {
-    const m = /^(n|i)?:([a-z0-9_.]+)$/.exec(seg);
-    return m
-      ? [{ name: m[2]!, kind: ((m[1] as 'n' | 'i' | undefined) ?? 'any') as Param['kind'], index }]
-      : [];
+    const m = /^(n|i|s)?:([a-z0-9_.]+)$/.exec(seg);
+    const kind = m?.[1] === 'n' || m?.[1] === 'i' ? m[1] : 'any';
+    return m ? [{ name: m[2]!, kind: kind as Param['kind'], index }] : [];
   });
 }
 
@@ -126,5 +147,30 @@ export async function fixtureContext(db: Queryable): Promise<Context> {
   const force = oracleForceSchedulers().find((f) => f.builderNames.includes(ctx.buildername));
   if (!force) throw new Error(`no force scheduler for builder ${ctx.buildername}`);
   ctx.schedulername = force.name;
+  // As Buildbot 4.3's find_project_id makes one (its slug is its name), once per copy.
+  const [project] = await db.query(sql`
+    INSERT INTO projects (name, name_hash, slug) VALUES ('flotilla', ${nameHash('flotilla')}, 'flotilla')
+    ON CONFLICT (name_hash) DO UPDATE SET name = EXCLUDED.name RETURNING id, name`);
+  await db.query(sql`UPDATE builders SET projectid = ${project.id} WHERE id = ${ctx.builderid}`);
+  ctx.projectid = project.id;
+  ctx.projectname = project.name;
+  const [cb] = await db.query(sql`
+    INSERT INTO codebases (projectid, name, slug, name_hash) VALUES (${project.id}, 'main', 'main', ${nameHash('main')})
+    ON CONFLICT (projectid, name_hash) DO UPDATE SET slug = EXCLUDED.slug RETURNING id, name`);
+  const [commit] = await db.query(sql`
+    INSERT INTO codebase_commits (codebaseid, author, comments, when_timestamp, revision)
+    VALUES (${cb.id}, 'a <a@example.invalid>', 'first', 1795303931, 'c0ffee')
+    ON CONFLICT (codebaseid, revision) DO UPDATE SET comments = EXCLUDED.comments RETURNING id, revision`);
+  const [branch] = await db.query(sql`
+    INSERT INTO codebase_branches (codebaseid, name, name_hash, commitid, last_timestamp)
+    VALUES (${cb.id}, 'main', ${nameHash('main')}, ${commit.id}, 1795303931)
+    ON CONFLICT (codebaseid, name_hash) DO UPDATE SET last_timestamp = EXCLUDED.last_timestamp RETURNING id`);
+  Object.assign(ctx, {
+    codebaseid: cb.id,
+    codebasename: cb.name,
+    commitid: commit.id,
+    revision: commit.revision,
+    branchid: branch.id,
+  });
   return ctx;
 }

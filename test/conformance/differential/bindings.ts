@@ -163,7 +163,7 @@ export function leafOf(pattern: string): string {
 export function bind(pattern: string, t: Tuple): string | null {
   const out: string[] = [];
   for (const part of pattern.split('/')) {
-    const m = /^(n|i)?:([a-z0-9_.]+)$/.exec(part);
+    const m = /^(n|i|s)?:([a-z0-9_.]+)$/.exec(part);
     if (!m) {
       out.push(part);
       continue;

@@ -42,7 +42,7 @@ const list = (pattern: string, scope: (a: PathArgs) => ReturnType<typeof sql>): 
 export const artifactEndpoints: Endpoint[] = [
   list('builds/n:buildid/artifacts', (a) => sql`a.buildid = ${buildIdOf(a)}`),
   list('builders/n:builderid/builds/n:build_number/artifacts', (a) => sql`a.buildid = ${buildIdOf(a)}`),
-  list('builders/i:buildername/builds/n:build_number/artifacts', (a) => sql`a.buildid = ${buildIdOf(a)}`),
+  list('builders/s:buildername/builds/n:build_number/artifacts', (a) => sql`a.buildid = ${buildIdOf(a)}`),
   list('steps/n:stepid/artifacts', (a) => sql`a.stepid = ${a.stepid}`),
   {
     pattern: 'artifacts/n:artifactid',

@@ -21,7 +21,7 @@ export const buildData: Resource = {
 
 const prefixes = [
   'builders/n:builderid/builds/n:build_number/data',
-  'builders/i:buildername/builds/n:build_number/data',
+  'builders/s:buildername/builds/n:build_number/data',
   'builds/n:buildid/data',
 ];
 const inBuild = (a: PathArgs) => sql`a.buildid = ${buildIdOf(a)}`;

@@ -7,6 +7,12 @@ export const builder: Resource = entityResource(builderEntity);
 const onMaster = (args: PathArgs) =>
   sql`EXISTS (SELECT 1 FROM builder_masters bm WHERE bm.builderid = a.id AND bm.masterid = ${args.masterid})`;
 
+// Buildbot 4.3: the builders of a project, and those a worker is configured for (on any master).
+const ofProject = (args: PathArgs) => sql`a.projectid = ${args.projectid}`;
+const ofWorker = (args: PathArgs) =>
+  sql`EXISTS (SELECT 1 FROM builder_masters bm JOIN configured_workers cw ON cw.buildermasterid = bm.id
+    WHERE bm.builderid = a.id AND cw.workerid = ${args.workerid})`;
+
 /** The builder named in a path, by id or by name (for other resources' scopes). */
 export function builderIdOf(args: PathArgs) {
   return args.builderid !== undefined
@@ -23,7 +29,7 @@ export const builderEndpoints: Endpoint[] = [
     scope: (a) => [sql`a.id = ${a.builderid}`],
   },
   {
-    pattern: 'builders/i:buildername',
+    pattern: 'builders/s:buildername',
     resource: builder,
     collection: false,
     kind: 'rows',
@@ -50,5 +56,19 @@ export const builderEndpoints: Endpoint[] = [
     collection: true,
     kind: 'rows',
     scope: (a) => [onMaster(a)],
+  },
+  {
+    pattern: 'projects/n:projectid/builders',
+    resource: builder,
+    collection: true,
+    kind: 'rows',
+    scope: (a) => [ofProject(a)],
+  },
+  {
+    pattern: 'workers/n:workerid/builders',
+    resource: builder,
+    collection: true,
+    kind: 'rows',
+    scope: (a) => [ofWorker(a)],
   },
 ];

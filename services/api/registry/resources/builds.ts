@@ -65,7 +65,7 @@ export const buildEndpoints: Endpoint[] = [
   ),
   // The builder's name is read from builders, which stays whole.
   one(
-    'builders/i:buildername/builds/n:number',
+    'builders/s:buildername/builds/n:number',
     (a) => [sql`a.builderid = ${builderIdOf(a)}`, sql`a.number = ${a.number}`],
     undefined,
     buildByNumberParts,
@@ -75,7 +75,7 @@ export const buildEndpoints: Endpoint[] = [
     countScope: (a) => ({ builderid: sql`${String(a.builderid)}::text` }),
     parts: (a) => ({ builds: { builderid: a.builderid } }),
   }),
-  many('builders/i:buildername/builds', (a) => [sql`a.builderid = ${builderIdOf(a)}`], {
+  many('builders/s:buildername/builds', (a) => [sql`a.builderid = ${builderIdOf(a)}`], {
     countScope: (a) => ({ builderid: sql`(${builderIdOf(a)})::text` }),
   }),
   many('buildrequests/n:buildrequestid/builds', (a) => [sql`a.buildrequestid = ${a.buildrequestid}`]),
@@ -88,4 +88,9 @@ export const buildEndpoints: Endpoint[] = [
   many('workers/n:workerid/builds', (a) => [sql`a.workerid = ${a.workerid}`], {
     countScope: (a) => ({ workerid: sql`${String(a.workerid)}::text` }),
   }),
+  // Buildbot 4.3: the builds of the build sets a build triggered (their parent_buildid).
+  many('builds/n:buildid/triggered_builds', (a) => [
+    sql`a.buildrequestid IN (SELECT br.id FROM buildrequests br
+          JOIN buildsets bs ON bs.id = br.buildsetid WHERE bs.parent_buildid = ${a.buildid})`,
+  ]),
 ];

@@ -34,16 +34,17 @@ const contents = (pattern: string): Endpoint => {
     ...(pathIds ? { pathIds, rowParts: logRowParts(false) } : {}),
   };
 };
-const raw = (pattern: string): Endpoint => ({
+const raw = (pattern: string, inline = false): Endpoint => ({
   pattern,
   resource: logchunk,
   collection: false,
   kind: 'raw-log',
   scope: logScope,
+  ...(inline ? { inline } : {}),
 });
 
-// Buildbot registers contents under builders/n: only (not builders/i:), and so do we.
-const prefixes = ['logs/n:logid', ...LOG_PREFIXES.filter((p) => !p.startsWith('builders/i:'))];
+// Buildbot registers contents under builders/n: only (not by builder name), and so do we.
+const prefixes = ['logs/n:logid', ...LOG_PREFIXES.filter((p) => !p.startsWith('builders/s:'))];
 
 export const logchunkEndpoints: Endpoint[] = [
   // A root link in Buildbot (where it fails); it names no log.
@@ -57,4 +58,6 @@ export const logchunkEndpoints: Endpoint[] = [
   },
   ...prefixes.map((p) => contents(`${p}/contents`)),
   ...prefixes.map((p) => raw(`${p}/raw`)),
+  // Buildbot 4.3: the same text, to be shown rather than saved, wherever `raw` is.
+  ...prefixes.map((p) => raw(`${p}/raw_inline`, true)),
 ];

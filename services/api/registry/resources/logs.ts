@@ -20,8 +20,8 @@ export const LOG_PREFIXES = [
   'builds/n:buildid/steps/n:step_number/logs/i:log_slug',
   'builders/n:builderid/builds/n:build_number/steps/i:step_name/logs/i:log_slug',
   'builders/n:builderid/builds/n:build_number/steps/n:step_number/logs/i:log_slug',
-  'builders/i:buildername/builds/n:build_number/steps/i:step_name/logs/i:log_slug',
-  'builders/i:buildername/builds/n:build_number/steps/n:step_number/logs/i:log_slug',
+  'builders/s:buildername/builds/n:build_number/steps/i:step_name/logs/i:log_slug',
+  'builders/s:buildername/builds/n:build_number/steps/n:step_number/logs/i:log_slug',
 ];
 
 /**

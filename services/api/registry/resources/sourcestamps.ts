@@ -23,4 +23,16 @@ export const sourcestampEndpoints: Endpoint[] = [
     rootLink: 'sourcestamps',
     countScope: () => ({}),
   },
+  // Buildbot 4.3 (data/sourcestamps.py): a build set's stamps. Its pattern takes any segment,
+  // but the parent, `buildsets/n:bsid`, must exist first, so the segment is an id here.
+  {
+    pattern: 'buildsets/:buildsetid/sourcestamps',
+    resource: sourcestamp,
+    collection: true,
+    kind: 'rows',
+    scope: (a) => [
+      sql`a.id IN (SELECT bss.sourcestampid FROM buildset_sourcestamps bss
+            WHERE bss.buildsetid = ${Number(a.buildsetid)})`,
+    ],
+  },
 ];

@@ -61,9 +61,9 @@ export const stepEndpoints: Endpoint[] = [
   one('builds/n:buildid/steps/n:step_number', stepScope),
   one('builders/n:builderid/builds/n:build_number/steps/i:step_name', stepScope),
   one('builders/n:builderid/builds/n:build_number/steps/n:step_number', stepScope),
-  one('builders/i:buildername/builds/n:build_number/steps/i:step_name', stepScope),
-  one('builders/i:buildername/builds/n:build_number/steps/n:step_number', stepScope),
+  one('builders/s:buildername/builds/n:build_number/steps/i:step_name', stepScope),
+  one('builders/s:buildername/builds/n:build_number/steps/n:step_number', stepScope),
   many('builds/n:buildid/steps'),
   many('builders/n:builderid/builds/n:build_number/steps'),
-  many('builders/i:buildername/builds/n:build_number/steps'),
+  many('builders/s:buildername/builds/n:build_number/steps'),
 ];

@@ -68,7 +68,7 @@ export const testResultSetEndpoints: Endpoint[] = [
     scope: (a) => [sql`a.builderid = ${a.builderid}`],
   },
   {
-    pattern: 'builders/i:buildername/test_result_sets',
+    pattern: 'builders/s:buildername/test_result_sets',
     resource: testResultSet,
     collection: true,
     kind: 'rows',
@@ -87,6 +87,14 @@ export const testResultSetEndpoints: Endpoint[] = [
     collection: true,
     kind: 'rows',
     scope: (a) => [sql`a.stepid = ${a.stepid}`],
+  },
+  // Buildbot 4.3: every set.
+  {
+    pattern: 'test_result_sets',
+    resource: testResultSet,
+    collection: true,
+    kind: 'rows',
+    scope: () => [],
   },
   {
     pattern: 'test_result_sets/n:test_result_setid',

@@ -18,6 +18,8 @@ export const builder = z
     name: identifier,
     description: z.string().optional(),
     tags: z.array(z.string()).default([]),
+    // The name of one of `projects` (Buildbot 4.3's BuilderConfig project).
+    project: z.string().min(1).optional(),
     workers: z.array(identifier).min(1),
     // Buildbot's collapseRequests: of the builder's pending requests with compatible source
     // stamps (the same codebases, repositories, branches and projects, no patch, both with

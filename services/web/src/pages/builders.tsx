@@ -4,6 +4,8 @@
 // page costs a fixed number of reads whatever its size: the builders, their last builds
 // (components/last-builds.ts: one to three), the workers (one) — not two per row as before
 // (51 reads for 25 builders).
+// Grouped by project (Buildbot 4.3), those without one first, as the API orders them: the
+// projects' names are one more read.
 import { useState } from 'preact/hooks';
 import { getPage } from '../api.js';
 import { BuildBox, ErrorBox, Loading, Pager, pageOf } from '../components/common.js';
@@ -12,7 +14,7 @@ import { useLive } from '../live.js';
 import { href, navigate, type Route } from '../router.js';
 import { usePageSize } from '../settings.js';
 import { useTitle } from '../title.js';
-import type { Build, Builder, Worker } from '../types.js';
+import type { Build, Builder, Project, Worker } from '../types.js';
 
 const OWN_PAGE = 50;
 const LAST_BUILDS = 12;
@@ -101,7 +103,7 @@ export function BuildersPage({ route }: { route: Route }) {
         'builders',
         'builders',
         {
-          order: 'name',
+          order: ['projectid', 'name'],
           limit: PAGE,
           offset: page * PAGE,
           tags__contains: tag || undefined,
@@ -134,6 +136,20 @@ export function BuildersPage({ route }: { route: Route }) {
   );
   const workersOf = (builderid: number) =>
     workers.data?.items.filter((w) => w.configured_on.some((c) => c.builderid === builderid));
+  // A configuration has a handful of projects: their names, read whole.
+  const projects = useLive((s) => getPage<Project>('projects', 'projects', { limit: 200 }, s), [], []);
+  const projectName = (id: number | null) =>
+    id === null
+      ? 'No project'
+      : (projects.data?.items.find((p) => p.projectid === id)?.name ?? `project ${id}`);
+  const groups: [number | null, Builder[]][] = [];
+  for (const b of list.data?.items ?? []) {
+    const last = groups.at(-1);
+    const pid = b.projectid ?? null;
+    if (last && last[0] === pid) last[1].push(b);
+    else groups.push([pid, [b]]);
+  }
+  const grouped = groups.some(([pid]) => pid !== null);
   return (
     <main id="main" tabIndex={-1}>
       <h1>Builders</h1>
@@ -182,17 +198,26 @@ export function BuildersPage({ route }: { route: Route }) {
                 </th>
               </tr>
             </thead>
-            <tbody>
-              {list.data.items.map((b) => (
-                <BuilderRow
-                  key={b.builderid}
-                  b={b}
-                  tag={tag}
-                  builds={builds.data?.get(b.builderid)}
-                  workers={workersOf(b.builderid)}
-                />
-              ))}
-            </tbody>
+            {groups.map(([pid, builders]) => (
+              <tbody key={pid ?? 'none'}>
+                {grouped && (
+                  <tr class="group">
+                    <th scope="colgroup" colSpan={4}>
+                      {projectName(pid)}
+                    </th>
+                  </tr>
+                )}
+                {builders.map((b) => (
+                  <BuilderRow
+                    key={b.builderid}
+                    b={b}
+                    tag={tag}
+                    builds={builds.data?.get(b.builderid)}
+                    workers={workersOf(b.builderid)}
+                  />
+                ))}
+              </tbody>
+            ))}
           </table>
           {list.data.items.length === 0 && <p class="muted">No builder matches.</p>}
           <Pager
