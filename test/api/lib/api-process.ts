@@ -9,6 +9,8 @@ import { ORACLE_MASTER_YAML } from './harness.js';
 export interface ApiProcess {
   /** http://127.0.0.1:PORT/api/v2 */
   base: string;
+  /** http://127.0.0.1:PROBE_PORT (/readyz with the details, /metrics). */
+  probes: string;
   pid: number;
   proc: Running;
   /** Peak resident set size so far (VmHWM), in KiB. */
@@ -16,17 +18,28 @@ export interface ApiProcess {
   stop(): Promise<number | string>;
 }
 
-export async function startApiProcess(databaseUrl: string): Promise<ApiProcess> {
-  const port = await freePort();
+export interface ApiProcessOptions {
+  /** MASTER_CONFIG; absent: the oracle's configuration. */
+  masterConfig?: string;
+  /** LOG_LEVEL; absent: silent. */
+  logLevel?: string;
+}
+
+export async function startApiProcess(
+  databaseUrl: string,
+  opts: ApiProcessOptions = {},
+): Promise<ApiProcess> {
+  const [port, probePort] = [await freePort(), await freePort()];
   const origin = `http://127.0.0.1:${port}`;
   const proc = startService('api', {
     DATABASE_URL: databaseUrl,
     REDIS_URL: testEnv().redisUrl,
     PORT: String(port),
+    PROBE_PORT: String(probePort),
     HOST: '127.0.0.1',
     PUBLIC_URL: `${origin}/`,
-    MASTER_CONFIG: ORACLE_MASTER_YAML,
-    LOG_LEVEL: 'silent',
+    MASTER_CONFIG: opts.masterConfig ?? ORACLE_MASTER_YAML,
+    LOG_LEVEL: opts.logLevel ?? 'silent',
   });
   try {
     await waitFor('api /readyz', async () => (await status(`${origin}/readyz`)) === 200, { proc });
@@ -36,6 +49,7 @@ export async function startApiProcess(databaseUrl: string): Promise<ApiProcess> 
   }
   return {
     base: `${origin}/api/v2`,
+    probes: `http://127.0.0.1:${probePort}`,
     pid: proc.pid,
     proc,
     peakRssKiB: () => statusField(proc.pid, 'VmHWM'),
