@@ -60,7 +60,9 @@ export function watchConfigFile(opts: ReloadOptions): ConfigReloader {
       // Read again as a start reads it: an unreadable file is refused with the start's error.
       const config = loadMasterConfig(path);
       const version = configVersion(config);
-      if (version.hash !== previous) await opts.apply(config, version);
+      // A SIGHUP builds anew even an unchanged file: what it names (a hook's secret file) is
+      // read again. A file's change that parses to the same settings (a comment) is no change.
+      if (trigger === 'SIGHUP' || version.hash !== previous) await opts.apply(config, version);
       outcome = { code: 'success', status: 200, hash: version.hash };
       log.info({ trigger, hash: version.hash, previous }, 'configuration reloaded');
     } catch (err) {
