@@ -4,98 +4,78 @@
 // problems with exit code 1; a running master is named as not reloaded, never signalled (its
 // pid file here names this test's own process, which a SIGHUP would end).
 //
-// The configuration is a symlink to a file in another folder, so that editing the file does
-// not also reach the API through its watch of the configuration's folder: the SIGHUP alone
-// reloads it (test/api/config-reload.test.ts tests the watch).
+// The configuration is laid out as a mounted ConfigMap is (test/api/lib/reloadable-api.ts):
+// editing the file does not also reach the API through its watch of the configuration's
+// folder, so the SIGHUP alone reloads it (test/api/config-reload.test.ts tests the watch).
 import { execFile } from 'node:child_process';
-import {
-  createWriteStream,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createWriteStream, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiProcess, startApiProcess } from '../api/lib/api-process.js';
-import { ORACLE_MASTER_YAML } from '../api/lib/harness.js';
-import { createDatabase, type TestDatabase } from '../helpers/databases.js';
+import {
+  probedHash,
+  type ReloadableApi,
+  runtestsLabel,
+  startReloadableApi,
+} from '../api/lib/reloadable-api.js';
 
 const run = promisify(execFile);
 
-let db: TestDatabase;
-let api: ApiProcess;
-let dir: string;
+let r: ReloadableApi;
 let data: string;
-let file: string;
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'flotilla-npm-reload-'));
-  data = join(dir, 'local');
+  r = await startReloadableApi('npm-reload');
+  // npm start's layout: the data folder's pid files, logs and configuration.
+  data = join(r.dir, 'local');
   for (const d of ['run', 'logs']) mkdirSync(join(data, d), { recursive: true });
-  file = join(dir, 'files', 'master.yaml');
-  mkdirSync(join(dir, 'files'));
-  writeFileSync(file, readFileSync(ORACLE_MASTER_YAML, 'utf8'));
-  symlinkSync(file, join(data, 'master.yaml'));
-  db = await createDatabase('migrated');
-  api = await startApiProcess(db.url, { masterConfig: join(data, 'master.yaml'), logLevel: 'info' });
-  api.proc.child.stdout!.pipe(createWriteStream(join(data, 'logs', 'api.log')));
-  writeFileSync(join(data, 'run', 'api.pid'), `${api.pid}\n`);
+  symlinkSync(r.file, join(data, 'master.yaml'));
+  r.api.proc.child.stdout!.pipe(createWriteStream(join(data, 'logs', 'api.log')));
+  writeFileSync(join(data, 'run', 'api.pid'), `${r.api.pid}\n`);
   writeFileSync(join(data, 'run', 'master.pid'), `${process.pid}\n`);
 }, 120_000);
 afterAll(async () => {
-  await api?.stop();
-  await db?.drop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await r?.stop();
 });
 
 async function reload(): Promise<{ stdout: string; code: number }> {
   try {
-    const r = await run(process.execPath, ['deploy/local/reload.ts'], {
+    const done = await run(process.execPath, ['deploy/local/reload.ts'], {
       env: { ...process.env, FLOTILLA_DATA: data },
     });
-    return { stdout: r.stdout, code: 0 };
+    return { stdout: done.stdout, code: 0 };
   } catch (err) {
     const e = err as { stdout: string; code: number };
     return { stdout: e.stdout, code: e.code };
   }
 }
 
-async function probesHash(): Promise<string> {
-  return ((await (await fetch(`${api.probes}/readyz`)).json()) as { config: { hash: string } }).config.hash;
-}
-
 describe('npm run reload', () => {
   it('reloads the API, says the hash it runs, and names the master it cannot reload', async () => {
-    const before = await probesHash();
+    const before = await probedHash(r.api);
     writeFileSync(
-      file,
-      readFileSync(file, 'utf8').replace('label: Force a runtests build', 'label: Reloaded'),
+      r.file,
+      readFileSync(r.file, 'utf8').replace('label: Force a runtests build', 'label: Reloaded'),
     );
-    const r = await reload();
-    const after = await probesHash();
+    const out = await reload();
+    const after = await probedHash(r.api);
     expect(after).not.toBe(before);
-    expect(r.stdout).toContain(`api (pid ${api.pid}): reloaded, runs configuration ${after} (was ${before})`);
-    expect(r.stdout).toContain(`master (pid ${process.pid}): masters do not reload yet`);
-    expect(r.code).toBe(0);
-    const res = await fetch(`${api.base}/forceschedulers/force-runtests`);
-    expect(((await res.json()) as { forceschedulers: { label: string }[] }).forceschedulers[0]!.label).toBe(
-      'Reloaded',
+    expect(out.stdout).toContain(
+      `api (pid ${r.api.pid}): reloaded, runs configuration ${after} (was ${before})`,
     );
+    expect(out.stdout).toContain(`master (pid ${process.pid}): masters do not reload yet`);
+    expect(out.code).toBe(0);
+    expect(await runtestsLabel(r.api)).toBe('Reloaded');
   });
 
   it('says why the API refused a bad file, and exits 1', async () => {
-    const before = await probesHash();
-    writeFileSync(file, `${readFileSync(file, 'utf8')}\nnot_a_key: 1\n`);
-    const r = await reload();
-    expect(r.stdout).toContain(
-      `api (pid ${api.pid}): refused the file and runs the one it had (CONFIG_SCHEMA):`,
+    const before = await probedHash(r.api);
+    writeFileSync(r.file, `${readFileSync(r.file, 'utf8')}\nnot_a_key: 1\n`);
+    const out = await reload();
+    expect(out.stdout).toContain(
+      `api (pid ${r.api.pid}): refused the file and runs the one it had (CONFIG_SCHEMA):`,
     );
-    expect(r.stdout).toContain('not_a_key');
-    expect(r.code).toBe(1);
-    expect(await probesHash()).toBe(before);
+    expect(out.stdout).toContain('not_a_key');
+    expect(out.code).toBe(1);
+    expect(await probedHash(r.api)).toBe(before);
   });
 });
