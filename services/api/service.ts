@@ -3,7 +3,7 @@ import { loadApiEnv, redact } from '../core/config/env.js';
 import { ConfigError } from '../core/config/errors.js';
 import { exitOnConfigError } from '../core/config/fatal.js';
 import { loadMasterConfig, type MasterConfig, masterConfigSchema } from '../core/config/master-config.js';
-import { configVersion } from '../core/config/version.js';
+import { type ConfigVersion, configVersion } from '../core/config/version.js';
 import { startCountCompaction } from '../core/data/counts.js';
 import { ensureMigratedOrExit } from '../core/db/migrate.js';
 import { createPool } from '../core/db/pool.js';
@@ -16,8 +16,10 @@ import { createRedis } from '../core/redis.js';
 import { createLogger } from '../core/telemetry/logger.js';
 import { startTelemetry } from '../core/telemetry/tracing.js';
 import { changeHooks } from './hooks/index.js';
+import { AppSwitch } from './http/app-switch.js';
 import { buildApp } from './http/server.js';
 import { loadWebUi } from './http/web-ui.js';
+import { watchConfigFile } from './reload.js';
 
 const env = loadApiEnv();
 const log = createLogger('api', env.logLevel);
@@ -49,58 +51,84 @@ redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
 
 const webUi = loadWebUi();
 if (!webUi) log.warn('the web UI is not built (npm run build:web): / answers 404');
-const app = await buildApp({
-  db,
-  redis,
-  log,
-  publicUrl: env.publicUrl,
-  databaseUrl: env.databaseUrl,
-  forceSchedulers: (config?.force_schedulers ?? []).map(forceScheduler),
-  ...(config ? { configVersion: configVersion(config) } : {}),
-  // Without a configuration: no logins (everything allowed, as Buildbot without auth) and
-  // the default www settings (rate limit on).
-  auth: config?.auth,
-  www: config?.www ?? masterConfigSchema.shape.www.parse(undefined),
-  title: config?.title,
-  sessionSecret: env.sessionSecret ?? undefined,
-  webUi,
-  readReplicas: {
-    urls: env.readReplicas.urls,
-    waitMs: env.readReplicas.waitSeconds * 1000,
-    maxLagMs: env.readReplicas.maxLagSeconds * 1000,
-  },
-});
-try {
-  await app.register(changeHooks, {
-    ctx: { db, redis, onPublishError: (err) => log.warn({ err: err.message }, 'events not published') },
-    config: config?.change_hooks,
+// The application a configuration makes (http/server.ts), change hooks included: built at
+// start, and again for each reloaded configuration (reload.ts), which http/app-switch.ts swaps
+// in. A ConfigError (a GitHub secret that cannot be read) is thrown once what was built is closed.
+let stopping = false;
+async function composeApp(config: MasterConfig | null, version: ConfigVersion | undefined) {
+  const app = await buildApp({
+    db,
+    redis,
     log,
+    publicUrl: env.publicUrl,
+    databaseUrl: env.databaseUrl,
+    forceSchedulers: (config?.force_schedulers ?? []).map(forceScheduler),
+    ...(version ? { configVersion: version } : {}),
+    // Without a configuration: no logins (everything allowed, as Buildbot without auth) and
+    // the default www settings (rate limit on).
+    auth: config?.auth,
+    www: config?.www ?? masterConfigSchema.shape.www.parse(undefined),
+    title: config?.title,
+    sessionSecret: env.sessionSecret ?? undefined,
+    webUi,
+    readReplicas: {
+      urls: env.readReplicas.urls,
+      waitMs: env.readReplicas.waitSeconds * 1000,
+      maxLagMs: env.readReplicas.maxLagSeconds * 1000,
+    },
+    stopping: () => stopping,
   });
-  await app.ready();
-} catch (err) {
-  // An unreadable GitHub secret is a configuration error, as fatal as a bad file.
-  if (!(err instanceof ConfigError)) throw err;
-  log.fatal({ code: err.code, problems: err.problems }, err.message);
-  process.exit(2);
+  try {
+    await app.register(changeHooks, {
+      ctx: { db, redis, onPublishError: (err) => log.warn({ err: err.message }, 'events not published') },
+      config: config?.change_hooks,
+      log,
+    });
+    await app.ready();
+  } catch (err) {
+    await app.close().catch(() => {});
+    throw err;
+  }
+  return app;
 }
+
+let version = config ? configVersion(config) : undefined;
+// An unreadable GitHub secret is a configuration error, as fatal as a bad file.
+const front = new AppSwitch(await exitOnConfigError(log, () => composeApp(config, version)));
 // A port that cannot be had ends the start with the setting that moves it (core/http/listen-error.ts).
 await exitOnConfigError(log, () =>
   listenAt(
     { what: 'the public port', host: env.host, port: env.port, portSetting: 'PORT', hostSetting: 'HOST' },
-    () => app.listen({ port: env.port, host: env.host }),
+    () => front.listen(env.port, env.host),
   ),
 );
 // /metrics and the readiness details on a port of their own (PROBE_PORT), as the masters
-// have them: nothing a client of the public port should see (docs/security.md).
+// have them: nothing a client of the public port should see (docs/security.md). Both from
+// the application serving now: after a reload, the new configuration's hash.
 const probes = await exitOnConfigError(log, () =>
   startProbeServer({
     host: env.host,
     port: env.probePort,
-    checks: app.probes.checks,
-    metrics: app.probes.metrics,
-    details: app.probes.details,
+    checks: front.app.probes.checks,
+    metrics: () => front.app.probes.metrics(),
+    details: () => front.app.probes.details(),
   }),
 );
+// Only a process started with a configuration file has one to re-read.
+const reloader = env.masterConfigPath
+  ? watchConfigFile({
+      path: env.masterConfigPath,
+      log,
+      db,
+      current: () => version ?? { hash: '', loaded_at: 0 },
+      async apply(next, nextVersion) {
+        const app = await composeApp(next, nextVersion);
+        version = nextVersion;
+        // Serving the new one from now; the old one closes once its answers are sent.
+        front.swap(app).catch((err) => log.error({ err }, 'the replaced configuration did not close'));
+      },
+    })
+  : null;
 log.info(
   {
     url: env.publicUrl,
@@ -114,8 +142,15 @@ log.info(
 const stopCompaction = startCountCompaction(db, log);
 
 onShutdown(log, () => [
+  { name: 'config reloads', run: async () => reloader?.stop() },
   { name: 'count compaction', run: async () => stopCompaction() },
-  { name: 'http', run: () => app.close() },
+  {
+    name: 'http',
+    run: () => {
+      stopping = true;
+      return front.close();
+    },
+  },
   { name: 'probes', run: () => probes.close() },
   { name: 'postgres', run: () => db.dispose() },
   { name: 'events', run: async () => void (await flushEvents(redis, EVENTS_FLUSH_MS)) },

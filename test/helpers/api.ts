@@ -123,6 +123,8 @@ export interface ApiProcess {
   port: number;
   /** The probe port: /metrics and the readiness details. */
   probePort: number;
+  /** http://127.0.0.1:PROBE_PORT */
+  probes: string;
   /** The environment it was started with (to start another like it: restart()). */
   env: Record<string, string>;
   proc: Running;
@@ -168,6 +170,7 @@ async function startApiWith(
     base: `${origin}/api/v2`,
     port,
     probePort: Number(env.PROBE_PORT),
+    probes: `http://127.0.0.1:${env.PROBE_PORT}`,
     env,
     proc,
     pid: proc.pid,

@@ -40,6 +40,8 @@ export function probeRoutes(
     metrics: () => Promise<{ contentType: string; body: string }>;
     /** Which configuration the pod runs (core/config/version.ts); null: it runs none. */
     config: ConfigVersion | null;
+    /** The process is stopping (its front server drains, http/app-switch.ts): /readyz says 503. */
+    stopping?: (() => boolean) | undefined;
   },
 ): void {
   const { checks, router } = opts;
@@ -51,7 +53,7 @@ export function probeRoutes(
   const ready = cachedReadiness(checks, READINESS_CACHE_MS);
   app.get('/readyz', async (_req, reply) => {
     // A stopping pod leaves the rotation at once, whatever the cached answer says.
-    const r = closing ? { ready: false } : await ready();
+    const r = closing || opts.stopping?.() ? { ready: false } : await ready();
     // With replicas: where reads go, and how many replicas take them (their names and
     // states are on the probe port).
     const reads = router && readsSummary(router);

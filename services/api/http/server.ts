@@ -70,6 +70,11 @@ export interface AppDeps {
   readReplicas?: ReplicaSettings;
   /** Which configuration the pod runs (core/config/version.ts); absent: none. */
   configVersion?: ConfigVersion;
+  /**
+   * The process is stopping: /readyz answers 503 while the last requests are answered. The
+   * application's own close says so too, but it closes only once they are (service.ts).
+   */
+  stopping?: () => boolean;
   /** Tests only: the build fails right after the part of this name started (core/lifecycle/parts.ts). */
   failAt?: string;
 }
@@ -145,6 +150,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         router,
         metrics: () => metrics.render(),
         config: version ?? null,
+        stopping: deps.stopping,
       }),
   });
   await parts.start({

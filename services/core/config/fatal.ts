@@ -19,7 +19,7 @@ export async function exitOnConfigError<T>(log: Logger, step: () => T | Promise<
 }
 
 /** The ConfigError an error is, or was caused by (a few levels of `cause`), if any. */
-function configErrorIn(err: unknown): ConfigError | null {
+export function configErrorIn(err: unknown): ConfigError | null {
   for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++)
     if (e instanceof ConfigError) return e;
   return null;

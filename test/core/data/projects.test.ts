@@ -80,6 +80,8 @@ describe('projects', () => {
       workerName: 'worker1',
       workerProperties: {},
       builddir: null,
+      globalProperties: {},
+      builderDefaultProperties: {},
     };
     const [b] = await h.db.pool.query(sql`SELECT buildrequestid FROM builds WHERE id = 2`);
     const [br] = await h.db.pool.query(

@@ -1,0 +1,131 @@
+// An API pod re-reads its configuration file on SIGHUP and when the file changes (issue 33 §3),
+// and runs the new one from the next request (http/app-switch.ts). A configuration that does
+// not load is refused with the error a start would have ended with, logged, and the old one
+// keeps serving. Each reload, done or refused, is a row of the audit log (actor: what asked).
+//
+// The file's folder is watched, not the file: Kubernetes updates a mounted ConfigMap by
+// pointing its `..data` symlink at a new folder, which changes no file named master.yaml and
+// ends any watch held on the old one. An editor's save is several events (a temporary file, a
+// rename), as is the symlink swap: they are taken as one after DEBOUNCE_MS of quiet, and a
+// change to the folder that leaves the file's text as it was reloads nothing.
+import { type FSWatcher, readFileSync, watch } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { configErrorIn } from '../core/config/fatal.js';
+import { loadMasterConfig, type MasterConfig } from '../core/config/master-config.js';
+import { type ConfigVersion, configVersion } from '../core/config/version.js';
+import { recordAudit } from '../core/data/audit.js';
+import type { Queryable } from '../core/db/pool.js';
+import type { Logger } from '../core/telemetry/logger.js';
+
+const DEBOUNCE_MS = 300;
+
+/** What asked for a reload: the audit log's actor. */
+export type ReloadTrigger = 'SIGHUP' | 'file';
+
+export interface ReloadOptions {
+  /** The configuration file (MASTER_CONFIG). */
+  path: string;
+  log: Logger;
+  /** Where the audit log is written. */
+  db: Queryable;
+  /** The configuration running now. */
+  current(): ConfigVersion;
+  /** Build what runs `config` and swap it in; a ConfigError refuses it (the old one stays). */
+  apply(config: MasterConfig, version: ConfigVersion): Promise<void>;
+}
+
+export interface ConfigReloader {
+  /** Reload now; resolves once done or refused (reloads run one after another). */
+  reload(trigger: ReloadTrigger): Promise<void>;
+  stop(): void;
+}
+
+export function watchConfigFile(opts: ReloadOptions): ConfigReloader {
+  const { log, path } = opts;
+  let lastText: string | null = readText(path);
+  let queue = Promise.resolve();
+  const reload = (trigger: ReloadTrigger): Promise<void> => {
+    queue = queue.then(() => reloadOnce(trigger));
+    return queue;
+  };
+
+  async function reloadOnce(trigger: ReloadTrigger): Promise<void> {
+    const text = readText(path);
+    // A folder's change that left the file as it was (another file, a touch) is no reload.
+    if (trigger === 'file' && text === lastText) return;
+    lastText = text;
+    const previous = opts.current().hash;
+    let outcome: { code: string; status: number; hash?: string };
+    try {
+      // Read again as a start reads it: an unreadable file is refused with the start's error.
+      const config = loadMasterConfig(path);
+      const version = configVersion(config);
+      // A SIGHUP builds anew even an unchanged file: what it names (a hook's secret file) is
+      // read again. A file's change that parses to the same settings (a comment) is no change.
+      if (trigger === 'SIGHUP' || version.hash !== previous) await opts.apply(config, version);
+      outcome = { code: 'success', status: 200, hash: version.hash };
+      log.info({ trigger, hash: version.hash, previous }, 'configuration reloaded');
+    } catch (err) {
+      const config = configErrorIn(err);
+      if (config) {
+        outcome = { code: config.code, status: 400 };
+        log.error(
+          { trigger, code: config.code, problems: config.problems, hash: previous },
+          `configuration reload refused, the running one is kept: ${config.message}`,
+        );
+      } else {
+        // Not the file's fault (the database away while the new read pool starts): the old
+        // configuration keeps serving, and the next reload tries again.
+        outcome = { code: 'RELOAD_FAILED', status: 500 };
+        log.error({ trigger, err, hash: previous }, 'configuration reload failed, the running one is kept');
+      }
+    }
+    await recordAudit(opts.db, {
+      at: Math.floor(Date.now() / 1000),
+      actor: trigger,
+      address: null,
+      method: 'reloadConfig',
+      path,
+      args: { previous, ...(outcome.hash ? { hash: outcome.hash } : {}) },
+      outcome: outcome.code,
+      status: outcome.status,
+    }).catch((err: Error) => log.warn({ err: err.message }, 'configuration reload not audited'));
+  }
+
+  const onSighup = () => void reload('SIGHUP');
+  process.on('SIGHUP', onSighup);
+  let timer: NodeJS.Timeout | null = null;
+  let watcher: FSWatcher | null = null;
+  try {
+    watcher = watch(dirname(path), () => {
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(() => {
+        timer = null;
+        void reload('file');
+      }, DEBOUNCE_MS);
+    });
+    watcher.on('error', (err) =>
+      log.warn({ err: err.message, path }, 'configuration file no longer watched'),
+    );
+  } catch (err) {
+    // SIGHUP still reloads.
+    log.warn({ err: (err as Error).message, dir: dirname(path) }, 'configuration folder not watched');
+  }
+  log.info({ path, file: basename(path) }, 'configuration reloads on SIGHUP and when the file changes');
+  return {
+    reload,
+    stop() {
+      process.off('SIGHUP', onSighup);
+      if (timer) clearTimeout(timer);
+      watcher?.close();
+    },
+  };
+}
+
+function readText(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+}
