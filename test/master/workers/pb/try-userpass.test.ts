@@ -3,7 +3,8 @@
 // and `--baserev`, so no checkout is scanned) logs in on the master's PB port, the workers'
 // port; the patched build runs on a real buildbot-worker made by plain create-worker (PB) and
 // shows in the REST API with its patch. `--wait` prints each builder's result as against
-// Buildbot; a wrong password, and a builder not the scheduler's, build nothing.
+// Buildbot; a wrong password, a builder not the scheduler's and a disabled scheduler build
+// nothing.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -175,6 +176,13 @@ describe('buildbot try --connect=pb', () => {
     const foreign = buildbotTry([...tryArgs('alice', 's3cret', 'b1', 'other'), '--wait']);
     expect(await foreign.exited, foreign.output()).toBe(0);
     expect(foreign.output()).toMatch(/try scheduler on the master does not have the builder configured/);
+    expect(await buildsetsBy("'try' job%")).toHaveLength(before);
+    // A disabled scheduler (the REST API's enable control) takes no try.
+    await stage.db.pool.query(sql`UPDATE schedulers SET enabled = 0 WHERE name = 'try-pb'`);
+    const disabled = buildbotTry([...tryArgs('alice', 's3cret', 'b1'), '--wait']);
+    expect(await disabled.exited, disabled.output()).toBe(0);
+    expect(disabled.output()).toMatch(/does not have the builder configured/);
+    await stage.db.pool.query(sql`UPDATE schedulers SET enabled = 1 WHERE name = 'try-pb'`);
     expect(await buildsetsBy("'try' job%")).toHaveLength(before);
   }, 60_000);
 });
