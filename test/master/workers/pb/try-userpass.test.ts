@@ -13,6 +13,8 @@ import { parseMasterConfig } from '../../../../services/core/config/master-confi
 import { sql } from '../../../../services/core/db/pool.js';
 import { Results } from '../../../../services/core/results.js';
 import { listenForWorkers } from '../../../../services/master/workers/listen.js';
+import { RemoteFailure, Tuple } from '../../../../services/master/workers/pb/jelly.js';
+import { tryJobOf, tryReason } from '../../../../services/master/workers/pb/try-userpass.js';
 import { createBuildbotWorker, startBuildbotWorker } from '../../../helpers/buildbot-worker.js';
 import { capturedLog } from '../../../helpers/log-lines.js';
 import { freePort, type Running, start } from '../../../helpers/processes.js';
@@ -119,6 +121,12 @@ const buildsetsBy = (reasonLike: string) =>
   stage.db.pool.query(sql`SELECT id, reason FROM buildsets WHERE reason LIKE ${reasonLike} ORDER BY id`);
 
 describe('buildbot try --connect=pb', () => {
+  it('lists the scheduler’s builders with --get-builder-names', async () => {
+    const p = buildbotTry(['--username', 'alice', '--passwd', 's3cret', '--get-builder-names']);
+    expect(await p.exited, p.output()).toBe(0);
+    expect(p.output()).toMatch(/available for the try scheduler: \nb1\nb2\n/);
+  });
+
   it('builds the patch on the builder it names, shown in the API', async () => {
     const p = buildbotTry(tryArgs('alice', 's3cret', 'b1'));
     const code = await p.exited;
@@ -185,4 +193,51 @@ describe('buildbot try --connect=pb', () => {
     await stage.db.pool.query(sql`UPDATE schedulers SET enabled = 1 WHERE name = 'try-pb'`);
     expect(await buildsetsBy("'try' job%")).toHaveLength(before);
   }, 60_000);
+});
+
+describe('a try’s arguments (pure)', () => {
+  const args = (patch: unknown, over: Record<number, unknown> = {}) => {
+    const a: unknown[] = ['main', 'abc', patch, 'r', 'p', ['b1'], 'me', 'why', new Map([['k', 'v']])];
+    for (const [i, v] of Object.entries(over)) a[Number(i)] = v;
+    return a as Parameters<typeof tryJobOf>[0];
+  };
+
+  it('reads them as perspective_try does', () => {
+    const job = tryJobOf(args(new Tuple(1, Buffer.from('diff\n'))));
+    expect(job).toEqual({
+      branch: 'main',
+      baserev: 'abc',
+      patchLevel: 1,
+      patchBody: 'diff\n',
+      repository: 'r',
+      project: 'p',
+      who: 'me',
+      comment: 'why',
+      builderNames: ['b1'],
+      properties: { k: 'v' },
+    });
+    expect(tryReason(job)).toBe("'try' job by user me (why)");
+    expect(tryReason({ who: '', comment: '' })).toBe("'try' job");
+    expect([...tryReason({ who: 'x', comment: 'y'.repeat(400) })]).toHaveLength(256);
+  });
+
+  it.each([
+    ['a patch not (level, diff)', args('diff'), /not \(level, diff\)/],
+    ['a negative level', args(new Tuple(-1, 'd')), /not \(level, diff\)/],
+    ['a patch not UTF-8', args(new Tuple(1, Uint8Array.of(0xff))), /not UTF-8/],
+    ['a patch over the bound', args(new Tuple(1, 'x'.repeat(1024 * 1024 + 1))), /longer than|over/],
+    ['a branch too long', args(new Tuple(1, 'd'), { 0: 'b'.repeat(256) }), /branch is longer than 255/],
+    ['builders not names', args(new Tuple(1, 'd'), { 5: [1] }), /builderNames/],
+    ['properties not a dictionary', args(new Tuple(1, 'd'), { 8: ['x'] }), /properties/],
+  ])('refuses %s', (_what, a, message) => {
+    // A RemoteFailure (what the client is answered), not an Error.
+    let thrown: unknown;
+    try {
+      tryJobOf(a);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(RemoteFailure);
+    expect((thrown as RemoteFailure).value).toMatch(message);
+  });
 });
