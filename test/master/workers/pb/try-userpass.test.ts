@@ -204,18 +204,15 @@ describe('a try’s arguments (pure)', () => {
 
   it('reads them as perspective_try does', () => {
     const job = tryJobOf(args(new Tuple(1, Buffer.from('diff\n'))));
-    expect(job).toEqual({
-      branch: 'main',
-      baserev: 'abc',
-      patchLevel: 1,
-      patchBody: 'diff\n',
-      repository: 'r',
-      project: 'p',
-      who: 'me',
-      comment: 'why',
-      builderNames: ['b1'],
-      properties: { k: 'v' },
-    });
+    // In perspective_try's order of arguments (the patch as level and text).
+    const read = [job.branch, job.baserev, [job.patchLevel, job.patchBody], job.repository, job.project];
+    expect(read).toEqual(['main', 'abc', [1, 'diff\n'], 'r', 'p']);
+    expect([job.builderNames, job.who, job.comment, job.properties]).toEqual([
+      ['b1'],
+      'me',
+      'why',
+      { k: 'v' },
+    ]);
     expect(tryReason(job)).toBe("'try' job by user me (why)");
     expect(tryReason({ who: '', comment: '' })).toBe("'try' job");
     expect([...tryReason({ who: 'x', comment: 'y'.repeat(400) })]).toHaveLength(256);
