@@ -39,6 +39,7 @@ import { Membership } from './membership.js';
 import { MasterMetrics } from './metrics.js';
 import { startReporters } from './reporters/index.js';
 import { SchedulerManager } from './schedulers/index.js';
+import { tryRequests } from './schedulers/try-requests.js';
 import { secretsProviders } from './secrets.js';
 import { RequestTraces } from './trace-links.js';
 import type { ConnectedWorkers, WorkerEvents } from './workers/connection.js';
@@ -249,6 +250,8 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
           disconnected: (c) => void record('disconnection', c.name, membership.workerDisconnected(c.name)),
           // A change sent to the PB port (Buildbot's PBChangeSource), added as the hooks add theirs.
           addChange: (c) => transact(ctx, (tx) => addChange(tx, c)),
+          // A try sent to the PB port (Buildbot's Try_Userpass).
+          tries: tryRequests(ctx, log),
         });
         const detach = membership.attach({
           connectedWorkers: () => w.connected().map((c) => ({ name: c.name, info: c.info })),

@@ -44,4 +44,29 @@ protocols:
       problems('protocols: { msgpack_experimental_v7: { port: 9989 }, pb: { port: "tcp:9989" } }'),
     ).toEqual(["protocols.pb.port: port 9989 is the msgpack_experimental_v7 protocol's too"]);
   });
+
+  it('lets try_userpass users log in on the PB port only, each name once', () => {
+    const base = `
+workers: [{ name: w1, password: pw }]
+builders: [{ name: b1, workers: [w1], steps: [{ type: shell, command: 'true' }] }]
+change_sources: [{ type: pb }]
+`;
+    const tryOn = (extra: string) =>
+      `${base}schedulers: [{ type: try_userpass, name: t, builders: [b1], ${extra} }]`;
+    expect(problems(tryOn('userpass: [[alice, pw]]'))).toEqual([
+      'change_sources[0]: a pb change source needs protocols.pb (the port it logs in on)',
+      'schedulers[0]: a try_userpass scheduler needs protocols.pb (the port it logs in on)',
+    ]);
+    const pb = `protocols: { pb: { port: 9989 } }\n${base}`;
+    const withPb = (extra: string) =>
+      `${pb}schedulers: [{ type: try_userpass, name: t, builders: [b1], ${extra} }]`;
+    expect(problems(withPb('userpass: [[w1, a], [change, b], [bob, c], [bob, d]], port: 8010'))).toEqual([
+      "schedulers[0].port: must be protocols.pb's port (9989)",
+      'schedulers[0].userpass[0]: "w1" is a worker\'s name',
+      'schedulers[0].userpass[1]: "change" logs in on the PB port already',
+      'schedulers[0].userpass[3]: "bob" logs in on the PB port already',
+    ]);
+    const ok = parseMasterConfig(withPb('userpass: [[bob, c]], port: "tcp:9989"')).schedulers[0];
+    expect(ok).toMatchObject({ type: 'try_userpass', userpass: [['bob', 'c']], port: { port: 9989 } });
+  });
 });

@@ -190,6 +190,24 @@ function checkReferences(cfg: MasterConfig): string[] {
     if (cfg.workers.some((w) => w.name === c.user))
       problems.push(`change_sources[${i}].user: ${JSON.stringify(c.user)} is a worker's name`);
   });
+  // Try_Userpass users log in on the same port, each username once (Buildbot's pbmanager).
+  const pbUsers = new Set(cfg.change_sources.flatMap((c) => (c.type === 'pb' ? [c.user] : [])));
+  cfg.schedulers.forEach((s, i) => {
+    if (s.type !== 'try_userpass') return;
+    if (!cfg.protocols.pb)
+      problems.push(`schedulers[${i}]: a try_userpass scheduler needs protocols.pb (the port it logs in on)`);
+    else if (s.port && s.port.port !== cfg.protocols.pb.port)
+      problems.push(`schedulers[${i}].port: must be protocols.pb's port (${cfg.protocols.pb.port})`);
+    s.userpass.forEach(([user], j) => {
+      if (cfg.workers.some((w) => w.name === user))
+        problems.push(`schedulers[${i}].userpass[${j}]: ${JSON.stringify(user)} is a worker's name`);
+      else if (pbUsers.has(user))
+        problems.push(
+          `schedulers[${i}].userpass[${j}]: ${JSON.stringify(user)} logs in on the PB port already`,
+        );
+      pbUsers.add(user);
+    });
+  });
   unique(
     'change_sources',
     cfg.change_sources.map((c) => c.name),

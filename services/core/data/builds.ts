@@ -198,3 +198,24 @@ export async function recordBuildWrite(
     VALUES (${buildid}, ${seq}, ${JSON.stringify(result ?? null)}::jsonb)
     ON CONFLICT (buildid) DO UPDATE SET seq = EXCLUDED.seq, result = EXCLUDED.result`);
 }
+
+/** What a try client is told of a build (Buildbot's RemoteBuild): null results while it runs. */
+export interface BuildOutcome {
+  buildid: number;
+  results: number | null;
+  state_string: string;
+}
+
+/** The builds of a build request, oldest first (`buildbot try --wait` follows each). */
+export function buildsOfRequest(q: Queryable, brid: number): Promise<BuildOutcome[]> {
+  return many(
+    q,
+    sql`SELECT id AS buildid, results, state_string FROM builds
+        WHERE buildrequestid = ${brid} ORDER BY id`,
+  );
+}
+
+/** One build's outcome; undefined: no such build. */
+export function buildOutcome(q: Queryable, buildid: number): Promise<BuildOutcome | undefined> {
+  return maybeOne(q, sql`SELECT id AS buildid, results, state_string FROM builds WHERE id = ${buildid}`);
+}

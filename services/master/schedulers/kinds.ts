@@ -34,6 +34,12 @@ const kinds: { [T in SchedulerConfig['type']]: Kind<T> } = {
     create: (s, id, deps) => new AnnouncedScheduler(s, id, deps),
     watchedStateClass: () => undefined,
   },
+  // Its users log in on the PB port (workers/pb/try-userpass.ts), on every master; the
+  // scheduler itself only holds its name and enabled flag, as a triggerable's.
+  try_userpass: {
+    create: (s, id, deps) => new AnnouncedScheduler(s, id, deps),
+    watchedStateClass: () => undefined,
+  },
   try_jobdir: {
     create: (s, id, deps) => new TryJobdirScheduler(s, id, deps),
     watchedStateClass: () => undefined,

@@ -5,7 +5,8 @@
 // it through a signal, learn how it ended, or that the worker was lost; and move files both
 // ways (upload, uploadDirectory, download), with Buildbot's worker commands' semantics
 // whatever the protocol.
-import type { NewChange } from '../../core/data/index.js';
+import type { SchedulerConfig } from '../../core/config/master-config.js';
+import type { BuildOutcome, NewChange } from '../../core/data/index.js';
 import type {
   CommandOutcome,
   CommandRequest,
@@ -13,6 +14,7 @@ import type {
   TransferRequest,
   WorkerInfo,
 } from '../../core/protocol/messages.js';
+import type { TryJob } from '../schedulers/try-job.js';
 
 /** Stores output; the worker hears its acknowledgement when this resolves. */
 export type OutputSink = (stream: OutputStream, text: string, log?: string) => Promise<void>;
@@ -97,6 +99,29 @@ export interface WorkerEvents {
    * change hooks add theirs; its id. Without it the PB port takes no changes.
    */
   addChange?: (c: NewChange) => Promise<number>;
+  /** What `buildbot try --connect=pb` asks of the master (./pb/try-userpass.ts); without it the PB port takes no tries. */
+  tries?: TryRequests;
+}
+
+/** A try build set: its id, and each builder's build request. */
+export interface TryBuildset {
+  bsid: number;
+  requests: { builder: string; brid: number }[];
+}
+
+/** The master's side of a Try_Userpass scheduler: add a try's build set, and read its builds. */
+export interface TryRequests {
+  /** The build set of a try on `builders` (TryBase's filter passed); null if the scheduler is disabled. */
+  add(
+    s: SchedulerConfig,
+    job: Omit<TryJob, 'jobid'>,
+    builders: readonly string[],
+    reason: string,
+  ): Promise<TryBuildset | null>;
+  /** The builds of a build request, oldest first. */
+  builds(brid: number): Promise<BuildOutcome[]>;
+  /** One build's outcome (undefined: gone). */
+  build(buildid: number): Promise<BuildOutcome | undefined>;
 }
 
 /** The text an abort reason shows (an Error's message, else the value itself). */

@@ -1,7 +1,8 @@
-// The schedulers (single-branch, any-branch, periodic, nightly, triggerable, try_jobdir) and how they pick changes.
+// The schedulers (single-branch, any-branch, periodic, nightly, triggerable, try_jobdir, try_userpass) and how they pick changes.
 import { z } from 'zod';
 import { changeFilter, filtersBranch } from './change-filter.js';
 import { identifier } from './identifiers.js';
+import { listenPort } from './protocols.js';
 
 const schedulerCommon = {
   name: identifier,
@@ -89,6 +90,17 @@ const schedulerKinds = z.discriminatedUnion('type', [
   // tmp/ made if missing; relative to the master's working directory), on the builders the
   // job names among `builders` (all of them when it names none), with the job's patch.
   z.object({ type: z.literal('try_jobdir'), jobdir: z.string().min(1), ...schedulerCommon }).strict(),
+  // Buildbot's Try_Userpass: each [user, password] of `userpass` logs in on the workers' PB
+  // port (`protocols.pb`; a `port` must be that one) of every master, and `buildbot try
+  // --connect=pb` sends its patch there: a build set on the builders it names among `builders`.
+  z
+    .object({
+      type: z.literal('try_userpass'),
+      userpass: z.array(z.tuple([z.string().min(1), z.string().min(1)])).min(1),
+      port: listenPort.optional(),
+      ...schedulerCommon,
+    })
+    .strict(),
 ]);
 
 /**

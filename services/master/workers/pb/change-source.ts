@@ -15,16 +15,10 @@ import type { NewChange } from '../../../core/data/index.js';
 import type { Logger } from '../../../core/telemetry/logger.js';
 import type { PbAccounts } from './accounts.js';
 import { LocalObject } from './broker.js';
-import { type JellyValue, RemoteFailure } from './jelly.js';
+import { type JellyValue, RemoteFailure, valueError } from './jelly.js';
 import { fromJelly } from './values.js';
 
-const failure = (message: string) =>
-  new RemoteFailure('builtins.ValueError', message, [
-    'builtins.ValueError',
-    'builtins.Exception',
-    'builtins.BaseException',
-    'builtins.object',
-  ]);
+const failure = valueError;
 
 const optText = (d: Record<string, unknown>, key: string): string | null => {
   const v = d[key];

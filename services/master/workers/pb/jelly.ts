@@ -40,6 +40,16 @@ export class RemoteFailure {
   ) {}
 }
 
+/** A Python ValueError as the peer sees it: what a PB user's bad argument is answered with. */
+export function valueError(message: string): RemoteFailure {
+  return new RemoteFailure('builtins.ValueError', message, [
+    'builtins.ValueError',
+    'builtins.Exception',
+    'builtins.BaseException',
+    'builtins.object',
+  ]);
+}
+
 /** Something the sender could not jelly (jelly.py's `Unpersistable`). */
 export class Unpersistable {
   constructor(readonly reason: string) {}
