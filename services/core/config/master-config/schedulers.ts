@@ -1,4 +1,4 @@
-// The schedulers (single-branch, any-branch, periodic, nightly, triggerable, try_jobdir) and how they pick changes.
+// The schedulers (single-branch, any-branch, periodic, nightly, triggerable, try_jobdir, dependent) and how they pick changes.
 import { z } from 'zod';
 import { changeFilter, filtersBranch } from './change-filter.js';
 import { identifier } from './identifiers.js';
@@ -89,6 +89,10 @@ const schedulerKinds = z.discriminatedUnion('type', [
   // tmp/ made if missing; relative to the master's working directory), on the builders the
   // job names among `builders` (all of them when it names none), with the job's patch.
   z.object({ type: z.literal('try_jobdir'), jobdir: z.string().min(1), ...schedulerCommon }).strict(),
+  // Buildbot's Dependent: when a build set of the scheduler named `upstream` completes with
+  // SUCCESS or WARNINGS, a build set for its builders on that build set's source stamps
+  // (`upstream` must name another scheduler: checked with the other references).
+  z.object({ type: z.literal('dependent'), upstream: identifier, ...schedulerCommon }).strict(),
 ]);
 
 /**
