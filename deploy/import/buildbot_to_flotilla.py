@@ -789,11 +789,7 @@ class Importer:
                 continue
             kinds = {basic.SingleBranchScheduler: 'single-branch', basic.AnyBranchScheduler: 'any-branch',
                      timed.Periodic: 'periodic',
-                     timed.Nightly: 'nightly', triggerable.Triggerable: 'triggerable'}
-            if cls is basic.Dependent:
-                self.losses.add(place, 'Dependent scheduler', 'no dependent scheduler yet: end the upstream '
-                                "builder with a trigger step to a triggerable scheduler of these builders")
-                continue
+                     timed.Nightly: 'nightly', triggerable.Triggerable: 'triggerable', basic.Dependent: 'dependent'}
             if cls not in kinds:
                 self.losses.add(place, f'scheduler {cls.__module__}.{cls.__qualname__}',
                                 'no scheduler of this kind: one single-branch scheduler per branch')
@@ -812,6 +808,8 @@ class Importer:
                 if kwargs.get('categories'):
                     extra['category'] = kwargs.pop('categories')
                 complete = self.change_filter(kwargs.pop('change_filter', None), entry, place, extra)
+            if cls is basic.Dependent:
+                entry['upstream'] = getattr(kwargs.pop('upstream', None), 'name', None)
             if cls is timed.Periodic:
                 entry['period'] = kwargs.pop('periodicBuildTimer')
             if cls is timed.Nightly:
@@ -837,9 +835,22 @@ class Importer:
                 out.append(entry)
             else:
                 self.losses.add(place, 'no builder left to schedule', 'fix the builders it names')
-        self.out['schedulers'] = out
+        self.out['schedulers'] = self.with_upstreams(out, [f['name'] for f in forced if f['builders']])
         if forced:
             self.out['force_schedulers'] = [f for f in forced if f['builders']]
+
+    def with_upstreams(self, schedulers, forced):
+        """The schedulers less each dependent one whose upstream was not written (a loss), until
+        none is left without its upstream: Flotilla refuses a dependent scheduler without one."""
+        while True:
+            names = {s['name'] for s in schedulers} | set(forced)
+            orphans = [s for s in schedulers if s['type'] == 'dependent' and s['upstream'] not in names]
+            if not orphans:
+                return schedulers
+            for s in orphans:
+                self.losses.add(f"scheduler {s['name']}", f"Dependent on {s['upstream']!r}, which was not written",
+                                'convert the upstream scheduler (see its own loss), then add this one')
+            schedulers = [s for s in schedulers if s not in orphans]
 
     def cron(self, kwargs):
         def field(key, shift=None):

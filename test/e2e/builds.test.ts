@@ -11,7 +11,23 @@ import { Cluster, type MasterProc } from './cluster.js';
 let c: Cluster;
 let master: MasterProc;
 beforeAll(async () => {
-  c = await Cluster.start();
+  c = await Cluster.start({
+    // Buildbot's Dependent (issue 31): `dep-down` builds what `dep-up` built once it succeeds.
+    config: {
+      builders: [
+        { name: 'dep-up', workers: ['w1', 'w2'], steps: [{ type: 'shell', name: 'up', command: 'true' }] },
+        {
+          name: 'dep-down',
+          workers: ['w1', 'w2'],
+          steps: [{ type: 'shell', name: 'down', command: 'true' }],
+        },
+      ],
+      force_schedulers: [{ name: 'force-dep-up', builders: ['dep-up'] }],
+      schedulers: [
+        { type: 'dependent', name: 'after-dep-up', upstream: 'force-dep-up', builders: ['dep-down'] },
+      ],
+    },
+  });
   master = await c.startMaster('e2e-master-1');
   await c.startWorker('w1', master);
   await c.startWorker('w2', master);
@@ -290,5 +306,35 @@ describe('trigger', () => {
     const child = (await c.get(`/buildrequests/${childReq.buildrequestid}/builds`)).builds[0];
     const show = (await c.get(`/builds/${child.buildid}/steps?name=show`)).steps[0];
     expect(await c.text(`/steps/${show.stepid}/logs/stdio/raw`)).toContain('child of 9.9');
+  });
+});
+
+describe('dependent scheduler', () => {
+  it('builds its builders on the upstream build set stamps once that build set succeeds', async () => {
+    const [upBsid, brids] = await c.force('force-dep-up');
+    const up = await c.finished((await c.buildOf(ids(brids)[0]!)).buildid);
+    expect(up.results).toBe(0);
+    let upstream: any;
+    await waitFor('the upstream build set to complete', async () => {
+      upstream = (await c.get(`/buildsets/${upBsid}`)).buildsets[0];
+      return upstream.complete;
+    });
+    expect(upstream.results).toBe(0);
+    let down: any;
+    await waitFor('the downstream build set', async () => {
+      const sets = (await c.get('/buildsets?order=-bsid&limit=10')).buildsets;
+      down = sets.find((bs: any) => bs.reason === 'downstream');
+      return down !== undefined;
+    });
+    expect(down.sourcestamps.map((ss: any) => ss.ssid)).toEqual(
+      upstream.sourcestamps.map((ss: any) => ss.ssid),
+    );
+    const props = (await c.get(`/buildsets/${down.bsid}/properties`)).properties[0];
+    expect(props.scheduler).toEqual(['after-dep-up', 'Scheduler']);
+    const req = (await c.get(`/buildrequests?buildsetid=${down.bsid}`)).buildrequests[0];
+    const builder = (await c.get('/builders/dep-down')).builders[0];
+    expect(req.builderid).toBe(builder.builderid);
+    const build = await c.finished((await c.buildOf(req.buildrequestid)).buildid);
+    expect(build.results).toBe(0);
   });
 });

@@ -317,14 +317,19 @@ describe('import-buildbot-config', () => {
   it("converts Buildbot's warning-counting, ShellSequence, SetProperty, directory and master steps, but a master shell string taking properties", async () => {
     const r = await importConfig(KINDS);
     expect([r.summary, r.losses]).toEqual([
-      `${KINDS}: converted 1 builders (12 steps), 2 schedulers, 0 reporters; 4 not converted`,
+      `${KINDS}: converted 1 builders (12 steps), 3 schedulers, 0 reporters; 3 not converted`,
       [
         ...SQLITE,
         'builder c-project, step 12 (unsafe): a shell string run on the master that takes properties, source stamps or worker info -> step not written: give the command as a list, each value one argument',
-        'scheduler after-force: Dependent scheduler -> no dependent scheduler yet: end the upstream builder with a trigger step to a triggerable scheduler of these builders',
         "c['services'][0] (OldBuildCanceller): buildbot.schedulers.canceller.OldBuildCanceller object -> no build canceller yet: the builds of a superseded change run to their end",
       ],
     ]);
+    // A Dependent on the force scheduler: Buildbot's upstream object becomes its name.
+    expect(r.config.schedulers.find((s) => s.name === 'after-force')).toMatchObject({
+      type: 'dependent',
+      upstream: 'force',
+      builders: ['c-project'],
+    });
     expect(r.config.properties).toEqual({ site: 'ci.example.org', retries: 2 });
     expect(r.config.builders[0]).toMatchObject({
       workerbuilddir: 'cproj',

@@ -263,6 +263,13 @@ function checkReferences(cfg: MasterConfig): string[] {
       });
     });
   });
+  // Buildbot refuses a Dependent whose upstream is not a scheduler; a force scheduler is one.
+  const upstreams = new Set([...schedulerNames, ...cfg.force_schedulers.map((f) => f.name)]);
+  cfg.schedulers.forEach((s, i) => {
+    if (s.type !== 'dependent') return;
+    if (!upstreams.has(s.upstream) || s.upstream === s.name)
+      problems.push(`schedulers[${i}].upstream: no other scheduler named ${JSON.stringify(s.upstream)}`);
+  });
   for (const [what, list] of [
     ['schedulers', cfg.schedulers],
     ['force_schedulers', cfg.force_schedulers],

@@ -259,3 +259,24 @@ export async function buildsetsOutcome(q: Queryable, bsids: readonly number[]): 
   }
   return { complete, results, builds };
 }
+
+export interface BuildsetOutcome {
+  complete: boolean;
+  results: number;
+  /** Its source stamps, in the order they were given. */
+  ssids: number[];
+}
+
+/** Whether a build set is complete, with what results, on which stamps; null if there is none. */
+export async function buildsetOutcome(q: Queryable, bsid: number): Promise<BuildsetOutcome | null> {
+  const bs = await maybeOne<{ complete: number | null; results: number | null }>(
+    q,
+    sql`SELECT complete, results FROM buildsets WHERE id = ${bsid}`,
+  );
+  if (!bs) return null;
+  return {
+    complete: Boolean(bs.complete),
+    results: bs.results ?? -1,
+    ssids: await buildsetSourceStampIds(q, bsid),
+  };
+}

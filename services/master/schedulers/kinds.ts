@@ -3,6 +3,7 @@
 // over the configuration's kinds: a kind the schema knows but this map lacks does not compile.
 import type { SchedulerConfig } from '../../core/config/master-config.js';
 import { ANY_BRANCH_CLASS, AnyBranchScheduler } from './any-branch.js';
+import { DependentScheduler } from './dependent.js';
 import { AnnouncedScheduler, type Scheduler, type SchedulerDeps } from './scheduler.js';
 import { SingleBranchScheduler, STATE_CLASS } from './single-branch.js';
 import { NIGHTLY_CLASS, NightlyScheduler, PeriodicScheduler } from './timed.js';
@@ -42,6 +43,10 @@ const kinds: { [T in SchedulerConfig['type']]: Kind<T> } = {
   },
   try_jobdir: {
     create: (s, id, deps) => new TryJobdirScheduler(s, id, deps),
+    watchedStateClass: () => undefined,
+  },
+  dependent: {
+    create: (s, id, deps) => new DependentScheduler(s, id, deps),
     watchedStateClass: () => undefined,
   },
 };

@@ -80,7 +80,8 @@ export function schedulerConfigProblems(config: MasterConfig): string[] {
 }
 
 /** What runs while this master owns an item: a scheduler, or a change source that polls. */
-type Owned = Pick<Scheduler, 'start' | 'stop'> & Partial<Pick<Scheduler, 'tick' | 'onChange' | 'setEnabled'>>;
+type Owned = Pick<Scheduler, 'start' | 'stop'> &
+  Partial<Pick<Scheduler, 'tick' | 'onChange' | 'setEnabled' | 'onBuildset'>>;
 
 interface Item {
   kind: 'scheduler' | 'changesource';
@@ -264,6 +265,9 @@ export class SchedulerManager {
     if (!Number.isSafeInteger(id)) return;
     if (parts[0] === 'changes' && parts[2] === 'new') {
       for (const s of this.owned.values()) s?.onChange?.(id);
+    } else if (parts[0] === 'buildsets' && (parts[2] === 'new' || parts[2] === 'complete')) {
+      const scheduler = (m as { scheduler?: unknown } | null)?.scheduler;
+      for (const s of this.owned.values()) s?.onBuildset?.(id, parts[2], scheduler);
     } else if (parts[0] === 'schedulers' && parts[2] === 'updated') {
       const enabled = (m as { enabled?: unknown } | null)?.enabled;
       const s = this.owned.get(`scheduler:${id}`);

@@ -154,6 +154,12 @@ export abstract class Scheduler<C extends AnySchedulerConfig = AnySchedulerConfi
     });
   }
 
+  /**
+   * A build set was added (`new`, with the name of the scheduler that added it) or completed
+   * (buildsets/<id>/new, buildsets/<id>/complete); only the dependent scheduler listens.
+   */
+  onBuildset(_bsid: number, _event: 'new' | 'complete', _scheduler: unknown): void {}
+
   /** Weigh one change that came (for the schedulers that watch changes). */
   protected async weigh(_c: ChangeFacts, _watch: ChangeWatch): Promise<void> {}
 

@@ -2,6 +2,7 @@
 // masters, builders, configurations, SchedulerManagers listening to the real event bus, and
 // the build sets a scheduler made.
 import { Redis } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 import { parseMasterConfig } from '../../../services/core/config/master-config.js';
 import {
   addChange,
@@ -85,6 +86,18 @@ export async function openCluster(): Promise<Cluster> {
       await h.close();
     },
   };
+}
+
+/** One cluster for the whole file (opened before its tests, closed after): what it returns reads it. */
+export function clusterPerFile(): () => Cluster {
+  let c: Cluster | undefined;
+  beforeAll(async () => {
+    c = await openCluster();
+  });
+  afterAll(async () => {
+    await c?.close();
+  });
+  return () => c!;
 }
 
 export interface MadeBuildset {

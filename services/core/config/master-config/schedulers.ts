@@ -1,4 +1,4 @@
-// The schedulers (single-branch, any-branch, periodic, nightly, triggerable, try_jobdir, try_userpass) and how they pick changes.
+// The schedulers (single-branch, any-branch, periodic, nightly, triggerable, try_jobdir, try_userpass, dependent) and how they pick changes.
 import { z } from 'zod';
 import { changeFilter, filtersBranch } from './change-filter.js';
 import { identifier } from './identifiers.js';
@@ -101,6 +101,10 @@ const schedulerKinds = z.discriminatedUnion('type', [
       ...schedulerCommon,
     })
     .strict(),
+  // Buildbot's Dependent: when a build set of the scheduler named `upstream` completes with
+  // SUCCESS or WARNINGS, a build set for its builders on that build set's source stamps
+  // (`upstream` must name another scheduler: checked with the other references).
+  z.object({ type: z.literal('dependent'), upstream: identifier, ...schedulerCommon }).strict(),
 ]);
 
 /**
