@@ -4,25 +4,9 @@
 // PostgreSQL chooses.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReadPool } from '../../services/api/db-routing/read-pool.js';
-import { compileRows } from '../../services/api/query/compile.js';
-import { groupArgs, parseResultSpec } from '../../services/api/query/parse.js';
-import { parentExists } from '../../services/api/query/run.js';
-import { buildRegistry } from '../../services/api/registry/index.js';
 import { sql } from '../../services/core/db/pool.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
-
-const registry = buildRegistry([]);
-
-function compiled(url: string) {
-  const [path = '', qs = ''] = url.split('?');
-  const segments = path.split('/').filter(Boolean);
-  const match = registry.matcher.match(segments);
-  if (!match) throw new Error(`no endpoint for ${url}`);
-  const { endpoint, args } = match;
-  const spec = parseResultSpec(groupArgs(qs), endpoint.resource.fields, endpoint.collection);
-  const parent = endpoint.collection ? parentExists(registry, segments) : null;
-  return compileRows({ endpoint, args, spec, parentExists: parent }, endpoint.resource.fields);
-}
+import { compiled } from './lib/compiled.js';
 
 describe('which pages keep a generic plan', () => {
   it.each([
