@@ -100,8 +100,11 @@ export async function listenOn(app: FastifyInstance): Promise<string> {
 
 export interface ApiProcessOptions {
   databaseUrl: string;
-  /** Default: the suite's Redis (TEST_REDIS_URL). */
-  redisUrl?: string;
+  /**
+   * Default: the suite's Redis (TEST_REDIS_URL); null: no REDIS_URL, for an `env` that names
+   * a Sentinel deployment instead (REDIS_SENTINELS: the API refuses both).
+   */
+  redisUrl?: string | null;
   /** MASTER_CONFIG: the path of a master configuration (absent: none, as an API may run). */
   config?: string;
   /** The public port (default: a free one); the probe port is always a free one of its own. */
@@ -139,7 +142,7 @@ export async function apiProcess(opts: ApiProcessOptions): Promise<ApiProcess> {
   const origin = `http://127.0.0.1:${port}`;
   const env: Record<string, string> = {
     DATABASE_URL: opts.databaseUrl,
-    REDIS_URL: opts.redisUrl ?? testEnv().redisUrl,
+    ...(opts.redisUrl === null ? {} : { REDIS_URL: opts.redisUrl ?? testEnv().redisUrl }),
     HOST: '127.0.0.1',
     PORT: String(port),
     PROBE_PORT: String(probePort),
