@@ -136,7 +136,10 @@ describe('add and remove', () => {
     await publish(bus.redis, ['steps', 9, 'new'], { stepid: 9 });
     await publish(bus.redis, ['steps', 10, 'new'], { stepid: 10 });
     // In order: a second copy of the first would come before the second.
-    await waitFor('the second event', () => s.data.some((d) => d.message.stepid === 10), { everyMs: 5 });
+    await waitFor('the second event', () => s.data.some((d) => d.message.stepid === 10), {
+      everyMs: 5,
+      gaveUp: s.gone,
+    });
     expect(s.data.map((d) => d.message.stepid)).toEqual([9, 10]);
     s.close();
   });
