@@ -243,7 +243,9 @@ export class Cluster {
       for (let round = 0; round < 2; round++) {
         const before = await this.claimPasses(m);
         await publish(redis, ['buildrequests', 0, 'unclaimed'], {});
-        await waitFor('a claim pass', async () => (await this.claimPasses(m)) > before);
+        await waitFor(`a claim pass by master ${m.name}`, async () => (await this.claimPasses(m)) > before, {
+          proc: m.proc,
+        });
       }
     } finally {
       redis.disconnect();

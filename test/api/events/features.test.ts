@@ -269,7 +269,7 @@ describe('server pings', () => {
     const c = await WsClient.open(api.ws);
     let pings = 0;
     c.socket.on('ping', () => pings++);
-    await waitFor('three pings', () => pings >= 3, { everyMs: 5 });
+    await waitFor('three pings', () => pings >= 3, { everyMs: 5, gaveUp: c.gone });
     expect(c.closed).toBeNull();
     expect(await c.call({ cmd: 'ping', _id: 1 })).toBe('{"msg":"pong","code":200,"_id":1}');
     c.close();
