@@ -18,8 +18,9 @@
 //
 // Built on these: ApiUnderTest (test/api/lib/harness.ts), AuthApp (test/api/auth/lib.ts),
 // ReviewStack (test/api/lib/review-stack.ts), startApiProcess (test/api/lib/api-process.ts).
-// Not an API: test/api/events/lib.ts mounts the events plugin alone on a bare Fastify, to
-// test that plugin.
+// Not an API: test/api/events/lib.ts (the events plugin), test/api/hooks/lib.ts (the change
+// hooks) and test/web/static.test.ts (the web UI's files) each mount one plugin alone on a
+// bare Fastify, to test that plugin without the rest of the app in front of it.
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { type AppDeps, buildApp } from '../../services/api/http/server.js';
