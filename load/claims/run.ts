@@ -31,8 +31,7 @@ async function inParallel<T>(items: T[], n: number, fn: (item: T) => Promise<voi
 const teardown = await globalSetup();
 const c = await Cluster.start({
   // A force scheduler for `quick` (one `true` step on workers q1-q6).
-  configure: (yaml) =>
-    yaml.replace('force_schedulers:\n', 'force_schedulers:\n  - { name: force-quick, builders: [quick] }\n'),
+  config: { force_schedulers: [{ name: 'force-quick', builders: ['quick'] }] },
 });
 try {
   const masters: MasterProc[] = [];

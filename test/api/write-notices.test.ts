@@ -224,7 +224,11 @@ describe('the page cache on write notices', () => {
     app.inject({ method: 'GET', url: `/api/v2${url}`, headers: { accept: 'application/json' } });
 
   it('serves kept pages without asking the database, and the new page soon after a write', async () => {
-    await waitFor('listening', async () => (await metric('flotilla_write_notices_lag_seconds')) >= 0);
+    // The gauge is -1 until the pod listens for write notices.
+    await waitFor(
+      'the pod to listen for write notices (flotilla_write_notices_lag_seconds >= 0)',
+      async () => (await metric('flotilla_write_notices_lag_seconds')) >= 0,
+    );
     const path = '/builds/1?property=*';
     const first = await get(path);
     expect(first.statusCode).toBe(200);

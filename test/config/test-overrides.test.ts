@@ -41,6 +41,18 @@ describe('mergeConfig', () => {
     expect(base.workers[0]!.max_builds).toBe(2);
     expect(base.www.rate_limit.enabled).toBe(true);
   });
+
+  it("takes a named list's order from an override that names every entry of the base", () => {
+    const base = { builders: [{ name: 'a', tags: ['x'] }, { name: 'b' }] };
+    // A new entry first: builder ids follow the configuration's order.
+    expect(mergeConfig(base, { builders: [{ name: 'new' }, { name: 'a' }, { name: 'b' }] })).toEqual({
+      builders: [{ name: 'new' }, { name: 'a', tags: ['x'] }, { name: 'b' }],
+    });
+    // Naming only some of them keeps the base's order, new names at the end.
+    expect(mergeConfig(base, { builders: [{ name: 'new' }, { name: 'b', tags: ['y'] }] })).toEqual({
+      builders: [{ name: 'a', tags: ['x'] }, { name: 'b', tags: ['y'] }, { name: 'new' }],
+    });
+  });
 });
 
 describe('masterYaml', () => {

@@ -5,14 +5,20 @@
 // with the test's changes given as data: start({ config: { ... } }), merged and checked by
 // test/helpers/master-config.ts. A cluster is costly (an API, a master and workers, each a
 // Node process): files that can, share one across their tests.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+//
+// Not a cluster, and so started with helpers/processes.ts's startService on their own: one
+// master or worker process whose start or exit is what the test reads (test/processes/:
+// lifecycle, ports-taken, ignored-keys, unsafe-timings; test/worker/orphans.test.ts, a worker
+// against a master the test plays). They need no API and often no database, exit on purpose,
+// and read the process's own log; a cluster would start three processes to watch one.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { publish } from '../../services/core/events/bus.js';
 import { createRedis } from '../../services/core/redis.js';
 import { type ApiProcess, apiProcess, restartApiProcess } from '../helpers/api.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
-import { type ConfigOverride, E2E_MASTER_YAML, masterYaml } from '../helpers/master-config.js';
+import { type ConfigOverride, masterYaml } from '../helpers/master-config.js';
 import { freePort, type Running, startRedis, startService, status } from '../helpers/processes.js';
 import { sample } from '../helpers/prometheus.js';
 import { waitFor } from '../helpers/wait.js';
@@ -31,21 +37,12 @@ export interface ClusterOptions {
   apiEnv?: Record<string, string>;
   /** Same as config: { master_expiry_seconds }. */
   masterExpirySeconds?: number;
-  /**
-   * Kept for tests written before `config`: rewrites the base YAML as text, and appends YAML.
-   * A new test gives `config` (a replace that matches nothing changes nothing, silently).
-   */
-  configure?: (yaml: string) => string;
-  extraYaml?: string;
 }
 
-/** The YAML every process of a cluster reads: the base, the text edits of old tests, then the override. */
+/** The YAML every process of a cluster reads: the base with the override merged over it. */
 function clusterYaml(opts: ClusterOptions): string {
-  let base = opts.baseYaml ?? readFileSync(E2E_MASTER_YAML, 'utf8');
-  if (opts.configure) base = opts.configure(base);
-  if (opts.extraYaml) base += `\n${opts.extraYaml}\n`;
   const expiry = opts.masterExpirySeconds ? { master_expiry_seconds: opts.masterExpirySeconds } : {};
-  return masterYaml({ ...expiry, ...opts.config }, base);
+  return masterYaml({ ...expiry, ...opts.config }, opts.baseYaml);
 }
 
 export interface MasterProc {
@@ -246,7 +243,9 @@ export class Cluster {
       for (let round = 0; round < 2; round++) {
         const before = await this.claimPasses(m);
         await publish(redis, ['buildrequests', 0, 'unclaimed'], {});
-        await waitFor('a claim pass', async () => (await this.claimPasses(m)) > before);
+        await waitFor(`a claim pass by master ${m.name}`, async () => (await this.claimPasses(m)) > before, {
+          proc: m.proc,
+        });
       }
     } finally {
       redis.disconnect();

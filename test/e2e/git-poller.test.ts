@@ -82,7 +82,9 @@ describe('a git change source', () => {
   it('turns each new commit into a change, oldest first, with its author, files and time', async () => {
     const second = commit('b.txt', 'second: add b');
     const third = commit('a.txt', 'third\n\nwith a body');
-    await waitFor('two changes', async () => (await changesOf()).length === 2);
+    await waitFor('the poller to record two changes', async () => (await changesOf()).length === 2, {
+      gaveUp: c.noMaster,
+    });
     const [b, t] = await changesOf();
     expect(b).toMatchObject({
       revision: second,

@@ -8,38 +8,32 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publish } from '../../services/core/events/bus.js';
 import { createRedis, type Redis } from '../../services/core/redis.js';
 import { WsClient } from '../api/events/lib.js';
+import { type ApiProcess, apiProcess } from '../helpers/api.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
-import { freePort, type Running, startService, status } from '../helpers/processes.js';
+import { status } from '../helpers/processes.js';
 import { type SentinelDeployment, startSentinelDeployment } from '../helpers/sentinel.js';
 import { waitFor } from '../helpers/wait.js';
 
 let deployment: SentinelDeployment;
 let db: TestDatabase;
-let api: Running;
+let api: ApiProcess;
 let origin: string;
 let publisher: Redis;
 
 beforeAll(async () => {
   [deployment, db] = await Promise.all([startSentinelDeployment(), createDatabase('migrated')]);
-  const port = await freePort();
-  origin = `http://127.0.0.1:${port}`;
-  api = startService(
-    'api',
-    {
-      DATABASE_URL: db.url,
+  api = await apiProcess({
+    databaseUrl: db.url,
+    redisUrl: null,
+    env: {
       REDIS_SENTINELS: deployment.target.sentinels.map((s) => `${s.host}:${s.port}`).join(','),
       REDIS_SENTINEL_NAME: deployment.target.masterName,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_URL: `${origin}/`,
-      LOG_LEVEL: 'warn',
       OTEL_TRACES_EXPORTER: 'none',
       OTEL_METRICS_EXPORTER: 'none',
       OTEL_LOGS_EXPORTER: 'none',
     },
-    { cleanEnv: false },
-  );
-  await waitFor('api /readyz', async () => (await status(`${origin}/readyz`)) === 200, { proc: api });
+  });
+  origin = api.origin;
   // As a master publishes: through the same module, on the same Sentinel deployment.
   publisher = createRedis(deployment.target, 'failover-publisher');
   publisher.on('error', () => {});
@@ -47,7 +41,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   publisher?.disconnect();
-  await api?.stop('SIGTERM', 10_000);
+  await api?.stop();
   await deployment?.stop();
   await db?.drop();
 });
@@ -63,7 +57,7 @@ describe('an API pod on Redis Sentinel', () => {
         await publish(publisher, ['builds', 0, 'probe'], {});
         return ws.events.length > 0;
       },
-      { proc: api },
+      { proc: api.proc },
     );
     const before = await publish(publisher, ['builds', 1, 'new'], { buildid: 1 });
     await waitFor('the event before the failover', () => ws.events.some((e) => e.id === before), {
@@ -77,7 +71,7 @@ describe('an API pod on Redis Sentinel', () => {
     // is back: it reaches the client through the pod's catch-up from the stream.
     const meanwhile = await publish(publisher, ['builds', 2, 'new'], { buildid: 2 });
     await waitFor('the pod to be ready again', async () => (await status(`${origin}/readyz`)) === 200, {
-      proc: api,
+      proc: api.proc,
     });
     // Until one arrives: the pod's subscriber may come back after the publisher.
     await waitFor(
@@ -86,7 +80,7 @@ describe('an API pod on Redis Sentinel', () => {
         await publish(publisher, ['builds', 3, 'new'], { buildid: 3 });
         return ws.events.some((e) => e.k === 'builds/3/new');
       },
-      { proc: api },
+      { proc: api.proc },
     );
 
     const ids = ws.events.map((e) => e.id as string);

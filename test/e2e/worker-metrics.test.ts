@@ -139,8 +139,9 @@ describe("a worker's /metrics", () => {
     );
     m = await c.startMaster('m1', {}, m.workerPort);
     await waitFor(
-      'worker back',
+      'the worker to connect to the restarted master',
       async () => samples(await workerMetrics()).get('flotilla_worker_connected') === 1,
+      { proc: w },
     );
     expect(samples(await workerMetrics()).get('flotilla_worker_reconnects_total')).toBe(1);
   }, 120_000);

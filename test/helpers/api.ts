@@ -18,8 +18,9 @@
 //
 // Built on these: ApiUnderTest (test/api/lib/harness.ts), AuthApp (test/api/auth/lib.ts),
 // ReviewStack (test/api/lib/review-stack.ts), startApiProcess (test/api/lib/api-process.ts).
-// Not an API: test/api/events/lib.ts mounts the events plugin alone on a bare Fastify, to
-// test that plugin.
+// Not an API: test/api/events/lib.ts (the events plugin), test/api/hooks/lib.ts (the change
+// hooks) and test/web/static.test.ts (the web UI's files) each mount one plugin alone on a
+// bare Fastify, to test that plugin without the rest of the app in front of it.
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { type AppDeps, buildApp } from '../../services/api/http/server.js';
@@ -100,8 +101,11 @@ export async function listenOn(app: FastifyInstance): Promise<string> {
 
 export interface ApiProcessOptions {
   databaseUrl: string;
-  /** Default: the suite's Redis (TEST_REDIS_URL). */
-  redisUrl?: string;
+  /**
+   * Default: the suite's Redis (TEST_REDIS_URL); null: no REDIS_URL, for an `env` that names
+   * a Sentinel deployment instead (REDIS_SENTINELS: the API refuses both).
+   */
+  redisUrl?: string | null;
   /** MASTER_CONFIG: the path of a master configuration (absent: none, as an API may run). */
   config?: string;
   /** The public port (default: a free one); the probe port is always a free one of its own. */
@@ -141,7 +145,7 @@ export async function apiProcess(opts: ApiProcessOptions): Promise<ApiProcess> {
   const origin = `http://127.0.0.1:${port}`;
   const env: Record<string, string> = {
     DATABASE_URL: opts.databaseUrl,
-    REDIS_URL: opts.redisUrl ?? testEnv().redisUrl,
+    ...(opts.redisUrl === null ? {} : { REDIS_URL: opts.redisUrl ?? testEnv().redisUrl }),
     HOST: '127.0.0.1',
     PORT: String(port),
     PROBE_PORT: String(probePort),

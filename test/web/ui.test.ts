@@ -23,32 +23,39 @@ import { deleteLogChunks, markLogsDeleted } from '../../services/core/data/reten
 import { createPool, sql } from '../../services/core/db/pool.js';
 import { RESULT_NAMES } from '../../services/web/src/format.js';
 import { Cluster, type MasterProc } from '../e2e/cluster.js';
+import {
+  type BuilderOverride,
+  baseConfig,
+  type ConfigOverride,
+  type ForceSchedulerOverride,
+} from '../helpers/master-config.js';
 import { waitFor } from '../helpers/wait.js';
 import { expectAccessible, launchBrowser, unpagedReads, watchPage } from './browser.js';
 
-const TICKER = `  - name: ticker
-    description: Counts, one line at a time
-    tags: [ui]
-    project: web-ui
-    workers: [w1, w2]
-    steps:
-      - type: shell
-        name: count
-        command: 'for i in $(seq 1 %(prop:ticks)s); do echo "tick $i"; sleep 0.03; done'
-`;
-const FORCE_TICKER = `  - name: force-ticker
-    label: Count ticks
-    button_name: Count
-    builders: [ticker]
-    properties:
-      - { type: int, name: ticks, label: Ticks, default: 100 }
-      - { type: string, name: note, label: Note, required: true }
-`;
-// Buildbot 4.3's projects: ticker is in one, the other builders in none.
-const PROJECTS = `projects:
-  - name: web-ui
-    description: What the web UI tests run
-`;
+const TICKER: BuilderOverride = {
+  name: 'ticker',
+  description: 'Counts, one line at a time',
+  tags: ['ui'],
+  project: 'web-ui',
+  workers: ['w1', 'w2'],
+  steps: [
+    {
+      type: 'shell',
+      name: 'count',
+      command: 'for i in $(seq 1 %(prop:ticks)s); do echo "tick $i"; sleep 0.03; done',
+    },
+  ],
+};
+const FORCE_TICKER: ForceSchedulerOverride = {
+  name: 'force-ticker',
+  label: 'Count ticks',
+  button_name: 'Count',
+  builders: ['ticker'],
+  properties: [
+    { type: 'int', name: 'ticks', label: 'Ticks', default: 100 },
+    { type: 'string', name: 'note', label: 'Note', required: true },
+  ],
+};
 const PASSWORDS = { admin: 'admin-pw', dev: 'dev-pw' };
 const HUGE = 1_000_000;
 const SHOTS = process.env.UPDATE_SCREENSHOTS ? 'docs/screenshots' : null;
@@ -75,7 +82,7 @@ function accessToken(claims: Record<string, unknown>): string {
 
 /** A git poller on a one-commit repository: a change source for its page, making no change
  * (its first poll records the head) and polling again only after the run. */
-function changeSourceYaml(): string {
+function changeSources(): ConfigOverride['change_sources'] {
   const repo = `${jwksDir}/repo`;
   mkdirSync(repo);
   const git = (...args: string[]) =>
@@ -84,31 +91,38 @@ function changeSourceYaml(): string {
   writeFileSync(`${repo}/a.txt`, 'a\n');
   git('add', 'a.txt');
   git('commit', '--quiet', '-m', 'first');
-  return `change_sources:
-  - { name: ui-poller, type: git, repourl: "${repo}", branches: [main], poll_interval: 3600 }
-`;
+  return [{ name: 'ui-poller', type: 'git', repourl: repo, branches: ['main'], poll_interval: 3600 }];
 }
 
-async function authYaml(): Promise<string> {
+async function authConfig(): Promise<ConfigOverride['auth']> {
   const h = (p: string) => hashPassword(p, { N: 1024, r: 8, p: 1 });
   const jwks = `${jwksDir}/jwks.json`;
   writeFileSync(
     jwks,
     JSON.stringify({ keys: [{ ...idpKey.publicKey.export({ format: 'jwk' }), kid: 'ui-1', alg: 'ES256' }] }),
   );
-  return `auth:
-  oidc: { issuer: "${ISSUER}", audience: flotilla, jwks_file: "${jwks}" }
-  users:
-    - { username: admin, password_hash: "${await h(PASSWORDS.admin)}", full_name: Ada Admin, email: ada@example.test, groups: [admins] }
-    - { username: dev, password_hash: "${await h(PASSWORDS.dev)}", groups: [devs] }
-  role_matchers:
-    - { role: admins, groups: [admins] }
-    - { role: devs, groups: [devs] }
-  allow_rules:
-    - { match: stop, roles: [admins], default_deny: true }
-    - { match: force, builders: [ticker, basic], roles: [devs, admins], default_deny: true }
-    - { match: any-control, roles: [admins], default_deny: true }
-`;
+  return {
+    oidc: { issuer: ISSUER, audience: 'flotilla', jwks_file: jwks },
+    users: [
+      {
+        username: 'admin',
+        password_hash: await h(PASSWORDS.admin),
+        full_name: 'Ada Admin',
+        email: 'ada@example.test',
+        groups: ['admins'],
+      },
+      { username: 'dev', password_hash: await h(PASSWORDS.dev), groups: ['devs'] },
+    ],
+    role_matchers: [
+      { role: 'admins', groups: ['admins'] },
+      { role: 'devs', groups: ['devs'] },
+    ],
+    allow_rules: [
+      { match: 'stop', roles: ['admins'], default_deny: true },
+      { match: 'force', builders: ['ticker', 'basic'], roles: ['devs', 'admins'], default_deny: true },
+      { match: 'any-control', roles: ['admins'], default_deny: true },
+    ],
+  };
 }
 
 /** A JSON-RPC call as the admin (logged in over HTTP, as any client does). */
@@ -199,12 +213,20 @@ async function stepNumber(buildid: number, name: string): Promise<number> {
 }
 
 beforeAll(async () => {
+  // The ticker and its force scheduler first, as they have been since the screenshots were
+  // made: builder ids follow the configuration's order, and pages that list a worker's
+  // builders list them by id.
+  const e2e = baseConfig();
+  const names = (list: readonly { name: string }[] = []) => list.map(({ name }) => ({ name }));
   cluster = await Cluster.start({
-    configure: (yaml) =>
-      yaml
-        .replace(/^builders:\n/m, `builders:\n${TICKER}`)
-        .replace(/^force_schedulers:\n/m, `force_schedulers:\n${FORCE_TICKER}`),
-    extraYaml: `${await authYaml()}${changeSourceYaml()}${PROJECTS}`,
+    config: {
+      builders: [TICKER, ...names(e2e.builders)],
+      force_schedulers: [FORCE_TICKER, ...names(e2e.force_schedulers)],
+      auth: await authConfig(),
+      change_sources: changeSources(),
+      // Buildbot 4.3's projects: ticker is in one, the other builders in none.
+      projects: [{ name: 'web-ui', description: 'What the web UI tests run' }],
+    },
   });
   base = `http://127.0.0.1:${cluster.api.port}/`;
   const m = await cluster.startMaster('ui-master');

@@ -151,9 +151,10 @@ describe('events of every kind reach a client exactly when REST lets it read the
     marker = await transact(ctx(), (tx) => addChange(tx, { author: 'events test', comments: 'marker' }));
     const markerKey = `changes/${marker}/new`;
     for (const c of [admin, dev, anon])
-      await waitFor('the marker', () => c.events.some((e) => e.k === markerKey), {
+      await waitFor(`the marker event (${markerKey})`, () => c.events.some((e) => e.k === markerKey), {
         everyMs: 5,
         timeoutMs: 10_000,
+        gaveUp: c.gone,
       });
 
     const devSide = await compare(admin, dev, 'dev');

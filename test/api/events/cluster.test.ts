@@ -50,8 +50,10 @@ describe('two API processes', () => {
       { everyMs: 100 },
     );
     const id = await publish(bus.redis, ['builds', 42, 'new'], { buildid: 42 });
-    for (const c of ws) await waitFor('ws event', () => c.events.some((e) => e.id === id), { everyMs: 5 });
-    for (const s of sse) await waitFor('sse event', () => s.events.some((e) => e.id === id), { everyMs: 5 });
+    for (const c of ws)
+      await waitFor('ws event', () => c.events.some((e) => e.id === id), { everyMs: 5, gaveUp: c.gone });
+    for (const s of sse)
+      await waitFor('sse event', () => s.events.some((e) => e.id === id), { everyMs: 5, gaveUp: s.gone });
     for (const c of ws) expect(c.events.at(-1)).toEqual({ k: 'builds/42/new', m: { buildid: 42 }, id });
     for (const c of ws) c.close();
     for (const s of sse) s.close();

@@ -46,7 +46,10 @@ describe('live log lines', () => {
     await waitFor('the tail to start', () => tails.get(writer.logid)?.cursor != null, { everyMs: 5 });
     for (let i = 0; i < 20; i++) await writer.write(i % 2 ? 'e' : 'o', `line ${i}\n`);
     const expected = Array.from({ length: 20 }, (_, i) => `${i % 2 ? 'e' : 'o'}line ${i}\n`).join('');
-    await waitFor('all lines', () => c.events.map((e) => e.m.content).join('') === expected, { everyMs: 5 });
+    await waitFor('all lines', () => c.events.map((e) => e.m.content).join('') === expected, {
+      everyMs: 5,
+      gaveUp: c.gone,
+    });
     const events = c.events;
     expect(events.length).toBeLessThan(20);
     let line = 1;
@@ -148,7 +151,10 @@ describe('authorization', () => {
     const c = await WsClient.open(throwing.ws);
     await c.subscribe('builds/*/*');
     for (const n of [12, 13, 14, 15]) await publish(bus.redis, ['builds', n, 'new'], { buildid: n });
-    await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 15), { everyMs: 5 });
+    await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 15), {
+      everyMs: 5,
+      gaveUp: c.gone,
+    });
     expect(c.events.map((e) => e.m.buildid)).toEqual([12, 14, 15]);
     c.close();
     await throwing.close();
@@ -172,7 +178,10 @@ describe('authorization', () => {
     for (const n of [20, 21, 22, 23]) await publish(bus.redis, ['builds', n, 'new'], { buildid: n });
     // A last event, decided at once: once it is here, every earlier one was decided (order is kept).
     await publish(bus.redis, ['builds', 24, 'new'], { buildid: 24 });
-    await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 24), { everyMs: 5 });
+    await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 24), {
+      everyMs: 5,
+      gaveUp: c.gone,
+    });
     expect(c.events.map((e) => e.m.buildid)).toEqual([20, 21, 23, 24]);
     c.close();
     await waiting.close();
@@ -260,7 +269,7 @@ describe('server pings', () => {
     const c = await WsClient.open(api.ws);
     let pings = 0;
     c.socket.on('ping', () => pings++);
-    await waitFor('three pings', () => pings >= 3, { everyMs: 5 });
+    await waitFor('three pings', () => pings >= 3, { everyMs: 5, gaveUp: c.gone });
     expect(c.closed).toBeNull();
     expect(await c.call({ cmd: 'ping', _id: 1 })).toBe('{"msg":"pong","code":200,"_id":1}');
     c.close();

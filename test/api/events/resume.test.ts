@@ -49,7 +49,10 @@ describe('/ws resume', () => {
     await build(5);
     await waitFor('live event', () => again.events.length === 3, { everyMs: 5, gaveUp: again.gone });
     await build(6);
-    await waitFor('the last event', () => again.events.some((e) => e.m.buildid === 6), { everyMs: 5 });
+    await waitFor('the last event', () => again.events.some((e) => e.m.buildid === 6), {
+      everyMs: 5,
+      gaveUp: again.gone,
+    });
     expect(again.events.map((e) => e.m.buildid)).toEqual([3, 4, 5, 6]);
     // The ack comes before the replayed events.
     expect(JSON.parse(again.raw[0]!)).toEqual({ msg: 'OK', code: 200, _id: 1 });
@@ -63,7 +66,10 @@ describe('/ws resume', () => {
     await build(2);
     await waitFor('live event', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     await build(3);
-    await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 3), { everyMs: 5 });
+    await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 3), {
+      everyMs: 5,
+      gaveUp: c.gone,
+    });
     expect(c.events.map((e) => e.m.buildid)).toEqual([2, 3]);
     c.close();
   });
@@ -79,7 +85,10 @@ describe('/ws resume', () => {
     await publishing;
     await waitFor('600 events', () => c.events.length >= 600, { everyMs: 5, gaveUp: c.gone });
     await build(601);
-    await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 601), { everyMs: 5 });
+    await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 601), {
+      everyMs: 5,
+      gaveUp: c.gone,
+    });
     expect(c.events.map((e) => e.m.buildid)).toEqual(Array.from({ length: 601 }, (_, i) => i + 1));
     c.close();
   });
@@ -102,7 +111,10 @@ describe('/ws resume', () => {
     await c.subscribe('masters/*/*');
     // A later subscription replays nothing: of the masters' events only a new one comes.
     await publish(bus.redis, ['masters', 2, 'started'], { masterid: 2 });
-    await waitFor('the new event', () => c.events.some((e) => e.k === 'masters/2/started'), { everyMs: 5 });
+    await waitFor('the new event', () => c.events.some((e) => e.k === 'masters/2/started'), {
+      everyMs: 5,
+      gaveUp: c.gone,
+    });
     expect(c.events.map((e) => e.k).sort()).toEqual(['builds/2/new', 'changes/7/new', 'masters/2/started']);
     c.close();
   });
@@ -114,7 +126,7 @@ describe('/ws resume', () => {
     await bus.redis.xtrim(EVENTS_STREAM, 'MAXLEN', 1);
     const c = await WsClient.open(api.ws);
     await c.subscribe('builds/*/*', { since: old });
-    await waitFor('reload', () => c.messages.some((m) => m.cmd === 'reload'), { everyMs: 5 });
+    await waitFor('reload', () => c.messages.some((m) => m.cmd === 'reload'), { everyMs: 5, gaveUp: c.gone });
     expect(c.raw[1]).toBe(
       `{"cmd":"reload","path":"builds/*/*","reason":"event id '${old}' is older than the events kept"}`,
     );
@@ -141,7 +153,10 @@ describe('/ws resume', () => {
     await build(5);
     await waitFor('live event', () => d.events.length === 1, { everyMs: 5, gaveUp: d.gone });
     await build(6);
-    await waitFor('the last event', () => d.events.some((e) => e.m.buildid === 6), { everyMs: 5 });
+    await waitFor('the last event', () => d.events.some((e) => e.m.buildid === 6), {
+      everyMs: 5,
+      gaveUp: d.gone,
+    });
     expect(d.messages.some((m) => m.cmd === 'reload')).toBe(false);
     expect(d.events.map((e) => e.m.buildid)).toEqual([5, 6]);
     c.close();
@@ -153,7 +168,10 @@ describe('/ws resume', () => {
     const c = await WsClient.open(api.ws);
     await c.subscribe('a/*', { since: '99999999999999-0' });
     await c.subscribe('b/*', { since: 'yesterday' });
-    await waitFor('reloads', () => c.messages.filter((m) => m.cmd === 'reload').length === 2, { everyMs: 5 });
+    await waitFor('reloads', () => c.messages.filter((m) => m.cmd === 'reload').length === 2, {
+      everyMs: 5,
+      gaveUp: c.gone,
+    });
     expect(c.messages.filter((m) => m.cmd === 'reload').map((m) => m.reason)).toEqual([
       "unknown event id '99999999999999-0'",
       "unknown event id 'yesterday'",
@@ -165,7 +183,10 @@ describe('/ws resume', () => {
     await waitFor('a later millisecond', () => Date.now() > lostAt);
     await build(3);
     await c.subscribe('builds/*/*', { since: lost });
-    await waitFor('reload', () => c.messages.filter((m) => m.cmd === 'reload').length === 3, { everyMs: 5 });
+    await waitFor('reload', () => c.messages.filter((m) => m.cmd === 'reload').length === 3, {
+      everyMs: 5,
+      gaveUp: c.gone,
+    });
     expect(await c.call({ cmd: 'startConsuming', path: 'c/*', _id: 9, since: 5 })).toBe(
       `{"error":"invalid event id '5'","code":400,"_id":9}`,
     );
@@ -184,7 +205,10 @@ describe('/ws resume', () => {
     await build(14);
     await waitFor('events', () => c.events.length === 2, { everyMs: 5, gaveUp: c.gone });
     await build(15);
-    await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 15), { everyMs: 5 });
+    await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 15), {
+      everyMs: 5,
+      gaveUp: c.gone,
+    });
     expect(c.events.map((e) => e.m.buildid)).toEqual([12, 14, 15]);
     c.close();
     await guarded.close();
@@ -213,7 +237,7 @@ describe('SSE resume', () => {
     await build(3);
     await bus.redis.xtrim(EVENTS_STREAM, 'MAXLEN', 1);
     const s = await SseClient.open(`${api.origin}/sse/listen/builds/*/*`, { 'last-event-id': old });
-    await waitFor('reload', () => s.events.some((e) => e.event === 'reload'), { everyMs: 5 });
+    await waitFor('reload', () => s.events.some((e) => e.event === 'reload'), { everyMs: 5, gaveUp: s.gone });
     expect(s.text).toContain(
       `event: reload\ndata: {"path": "builds/*/*", "reason": "event id '${old}' is older than the events kept"}\n\n`,
     );
@@ -252,7 +276,10 @@ describe('a pod whose subscriber connection drops', () => {
     for (let i = 51; i <= 60; i++) await build(i);
     await waitFor('all events', () => c.events.length >= 60, { everyMs: 5, gaveUp: c.gone });
     await build(61);
-    await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 61), { everyMs: 5 });
+    await waitFor('the last event', () => c.events.some((e) => e.m.buildid === 61), {
+      everyMs: 5,
+      gaveUp: c.gone,
+    });
     expect(c.events.map((e) => e.m.buildid)).toEqual(Array.from({ length: 61 }, (_, i) => i + 1));
     c.close();
     await close();
@@ -270,13 +297,19 @@ describe('a pod whose subscriber connection drops', () => {
     await build(3);
     await bus.redis.xtrim(EVENTS_STREAM, 'MAXLEN', 1);
     door.reopen();
-    await waitFor('reloads', () => c.messages.filter((m) => m.cmd === 'reload').length === 2, { everyMs: 5 });
+    await waitFor('reloads', () => c.messages.filter((m) => m.cmd === 'reload').length === 2, {
+      everyMs: 5,
+      gaveUp: c.gone,
+    });
     expect(c.messages.filter((m) => m.cmd === 'reload').map((m) => m.path)).toEqual([
       'builds/*/*',
       'changes/*/*',
     ]);
     await build(4);
-    await waitFor('live again', () => c.events.some((e) => e.m.buildid === 4), { everyMs: 5 });
+    await waitFor('live again', () => c.events.some((e) => e.m.buildid === 4), {
+      everyMs: 5,
+      gaveUp: c.gone,
+    });
     c.close();
     await close();
   });
@@ -296,7 +329,10 @@ describe('events a process dropped', () => {
     await waitFor('first event', () => c.events.length === 1, { everyMs: 5, gaveUp: c.gone });
     await lost();
     await build(2);
-    await waitFor('the event after the mark', () => c.events.some((e) => e.m.buildid === 2), { everyMs: 5 });
+    await waitFor('the event after the mark', () => c.events.some((e) => e.m.buildid === 2), {
+      everyMs: 5,
+      gaveUp: c.gone,
+    });
     const reloads = c.messages.filter((m) => m.cmd === 'reload');
     expect(reloads.map((m) => m.path)).toEqual(['builds/*/*', 'changes/*/*']);
     expect(c.events.map((e) => e.k)).toEqual(['builds/1/new', 'builds/2/new']);
@@ -309,7 +345,10 @@ describe('events a process dropped', () => {
     await build(2);
     const c = await WsClient.open(api.ws);
     await c.subscribe('builds/*/*', { since: seen });
-    await waitFor('the missed event', () => c.events.some((e) => e.m.buildid === 2), { everyMs: 5 });
+    await waitFor('the missed event', () => c.events.some((e) => e.m.buildid === 2), {
+      everyMs: 5,
+      gaveUp: c.gone,
+    });
     expect(c.messages.filter((m) => m.cmd === 'reload').map((m) => m.path)).toEqual(['builds/*/*']);
     c.close();
   });

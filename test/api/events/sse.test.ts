@@ -51,9 +51,20 @@ describe('listen', () => {
   it('listens to a path given without the listen command, and ignores one trailing slash', async () => {
     const bare = await SseClient.open(`${podA.origin}/sse/changes/*/new`);
     const slash = await SseClient.open(`${podA.origin}/sse/listen/changes/*/new/`);
-    await waitFor('handshakes', () => bare.events.length === 1 && slash.events.length === 1, { everyMs: 5 });
+    const gone = () => bare.gone() ?? slash.gone();
+    await waitFor(
+      'the handshakes of both streams',
+      () => bare.events.length === 1 && slash.events.length === 1,
+      {
+        everyMs: 5,
+        gaveUp: gone,
+      },
+    );
     await publish(bus.redis, ['changes', 3, 'new'], { changeid: 3 });
-    await waitFor('events', () => bare.data.length === 1 && slash.data.length === 1, { everyMs: 5 });
+    await waitFor('the event on both streams', () => bare.data.length === 1 && slash.data.length === 1, {
+      everyMs: 5,
+      gaveUp: gone,
+    });
     expect(bare.data[0]).toEqual({ key: ['changes', '3', 'new'], message: { changeid: 3 } });
     bare.close();
     slash.close();
@@ -64,7 +75,14 @@ describe('listen', () => {
     // A stream that listens to changes, on the same pod: once it has the event, the pod has
     // handed it to every stream it holds.
     const watcher = await SseClient.open(`${podA.origin}/sse/listen/changes/*/*`);
-    await waitFor('handshakes', () => s.events.length === 1 && watcher.events.length === 1, { everyMs: 5 });
+    await waitFor(
+      'the handshakes of both streams',
+      () => s.events.length === 1 && watcher.events.length === 1,
+      {
+        everyMs: 5,
+        gaveUp: () => s.gone() ?? watcher.gone(),
+      },
+    );
     await publish(bus.redis, ['changes', 4, 'new'], { changeid: 4 });
     await waitFor('the watcher to have it', () => watcher.data.length === 1, {
       everyMs: 5,
@@ -136,7 +154,10 @@ describe('add and remove', () => {
     await publish(bus.redis, ['steps', 9, 'new'], { stepid: 9 });
     await publish(bus.redis, ['steps', 10, 'new'], { stepid: 10 });
     // In order: a second copy of the first would come before the second.
-    await waitFor('the second event', () => s.data.some((d) => d.message.stepid === 10), { everyMs: 5 });
+    await waitFor('the second event', () => s.data.some((d) => d.message.stepid === 10), {
+      everyMs: 5,
+      gaveUp: s.gone,
+    });
     expect(s.data.map((d) => d.message.stepid)).toEqual([9, 10]);
     s.close();
   });

@@ -160,7 +160,10 @@ describe('GitHub commit statuses', () => {
     const unknown = nextSha();
     forge.fail = (r) => (r.url.endsWith(unknown) ? 404 : undefined);
     const brid2 = await request('app', unknown);
-    await waitFor('the build', async () => (await buildResults(brid2)) !== null);
+    await waitFor(
+      `the build of request ${brid2} to finish`,
+      async () => (await buildResults(brid2)) !== null,
+    );
     expect(await buildResults(brid2)).toBe(Results.SUCCESS);
     const failedJobs = async () => {
       const text = (await m.master.metrics()).body;

@@ -118,7 +118,7 @@ describe('mail', () => {
     m.workers.connect(new ScriptedWorker('w1'));
     await request('app');
     await request('broken');
-    await waitFor('the mail', () => received.length >= 1);
+    await waitFor("the failing build's mail at the SMTP server", () => received.length >= 1);
     // The passing build was heard and had nothing to say.
     await waitFor('the passing build judged', async () =>
       /flotilla_reports_total\{reporter="mail",outcome="nothing"\} 1/.test((await m.master.metrics()).body),
@@ -162,7 +162,7 @@ describe('a build whose properties carry mail headers', () => {
         note: [`main\r\n${injected}\r\n\r\nforged body`, 'Force'],
       },
     );
-    await waitFor('the mail', () => received.length > before);
+    await waitFor('the mail at the SMTP server', () => received.length > before);
     const d = received.at(-1)!;
     // The owner's address is not an address: only extraRecipients receive the mail.
     expect(d.to).toEqual(['releases@example.com']);

@@ -146,14 +146,17 @@ describe('the PB port', () => {
     const reply = (id: number) =>
       r.items.find((i) => Array.isArray(i) && i[1] === id && /^(answer|error)$/.test(String(i[0])));
     r.socket.write(call(1, args('os.system')));
-    await waitFor('the error', () => reply(1) !== undefined);
+    const closed = () => r.socket.destroyed && 'the master closed the connection';
+    await waitFor('the error answering os.system', () => reply(1) !== undefined, { gaveUp: closed });
     expect(String((reply(1) as BananaItem[])[0])).toBe('error');
     // The failure's class, as Twisted names it (the decoded strings are Buffers: String() joins their text).
     expect(String(reply(1))).toContain('twisted.spread.jelly.InsecureJelly');
     await logged('PB call login refused: PB_JELLY_UNKNOWN_TYPE');
     // Still served: a login on the same connection is answered (with its challenge).
     r.socket.write(call(2, [sym('tuple'), sym('nobody')]));
-    await waitFor('the answer', () => reply(2) !== undefined);
+    await waitFor('the answer to a login on the same connection', () => reply(2) !== undefined, {
+      gaveUp: closed,
+    });
     expect(String((reply(2) as BananaItem[])[0])).toBe('answer');
     expect(r.socket.destroyed).toBe(false);
     r.socket.destroy();
