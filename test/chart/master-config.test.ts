@@ -4,7 +4,7 @@ import { basename } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { masterConfigSchema, parseMasterConfig } from '../../services/core/config/master-config.js';
-import { CI_VALUES, ensureHelm, FETCH_TIMEOUT_MS, type K8sObject, render } from './lib/helm.js';
+import { CI_VALUES, ensureHelm, FETCH_TIMEOUT_MS, type K8sObject, render, template } from './lib/helm.js';
 import { ofKind } from './lib/objects.js';
 import { chartSchema, schemaPaths } from './lib/schema.js';
 import { zodPaths } from './lib/zod-paths.js';
@@ -62,6 +62,26 @@ describe("the chart's schema for config", () => {
     const chart = [...schemaPaths(root, root.properties!.config!)].sort();
     const master = [...zodPaths(masterConfigSchema)].filter((p) => !CHART_MADE.test(p)).sort();
     expect(chart).toEqual(master);
+  });
+
+  it("takes a step's name as the master does: any string of 1 to 50 characters", () => {
+    const [worker] = parse(masterYaml(render([CI_VALUES[0]!]))).workers as { name: string }[];
+    const withStep = (name: string) => [
+      CI_VALUES[0]!,
+      {
+        config: {
+          builders: [
+            { name: 'b', workers: [worker!.name], steps: [{ type: 'shell', name, command: 'true' }] },
+          ],
+        },
+      },
+    ];
+    expect(template(withStep('unit tests')).stderr).toBe('');
+    const config = parse(masterYaml(render(withStep('unit tests'))));
+    expect(parseMasterConfig(stringify(config)).builders[0]!.steps[0]!.name).toBe('unit tests');
+    const long = template(withStep('s'.repeat(51)));
+    expect(long.status).not.toBe(0);
+    expect(long.stderr).toContain('config.builders.0.steps.0.name');
   });
 
   it('would notice a key the master schema has and the chart lacks', () => {
