@@ -1,5 +1,6 @@
 // The change hooks the API pods answer (base, github, gitlab, bitbucket): changes POSTed to them over HTTP.
 import { z } from 'zod';
+import { regularExpression } from './regular-expression.js';
 import { credentialUrl } from './urls.js';
 
 // Change hooks on the API pods (Buildbot's change_hook_dialects): POST /change_hook/base
@@ -33,18 +34,6 @@ const atMostOne =
   (o: Record<string, unknown>): boolean =>
     o[a] === undefined || o[b] === undefined;
 
-const regex = z.string().refine(
-  (s) => {
-    try {
-      new RegExp(s);
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  { message: 'expected a regular expression' },
-);
-
 export const changeHooks = z
   .object({
     base: z
@@ -63,7 +52,9 @@ export const changeHooks = z
         token_file: z.string().min(1).optional(),
         pullrequest_ref: z.string().min(1).default('merge'),
         // Regular expressions: a head commit message that one matches makes no change.
-        skips: z.array(regex).default([String.raw`\[ *skip *ci *\]`, String.raw`\[ *ci *skip *\]`]),
+        skips: z
+          .array(regularExpression)
+          .default([String.raw`\[ *skip *ci *\]`, String.raw`\[ *ci *skip *\]`]),
         // Payload fields (github.<path>, fnmatch patterns) that become change properties.
         github_property_whitelist: z.array(z.string()).default([]),
       })

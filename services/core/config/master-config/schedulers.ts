@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { changeFilter, filtersBranch } from './change-filter.js';
 import { identifier } from './identifiers.js';
 import { listenPort } from './protocols.js';
+import { regularExpression } from './regular-expression.js';
 
 const schedulerCommon = {
   name: identifier,
@@ -16,18 +17,6 @@ const schedulerCommon = {
     .record(z.object({ repository: z.string().default(''), branch: z.string().nullable().default(null) }))
     .optional(),
 };
-
-const regularExpression = z.string().refine(
-  (s) => {
-    try {
-      new RegExp(s);
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  { message: 'expected a regular expression' },
-);
 
 // How a scheduler that watches changes picks and weighs them (Buildbot's change_filter,
 // fileIsImportant and onlyImportant). A change is considered only if it passes change_filter
