@@ -3,19 +3,12 @@
 // identity body, says its length and encoding, and has an ETag of its own that answers 304;
 // a client that accepts none, or refuses one with q=0, gets the body as it is; a small page
 // is never compressed.
-import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENCODINGS, MIN_BYTES, pickEncoding } from '../../services/api/reply/compress.js';
+import { DECODE } from '../helpers/decode.js';
 import { ApiUnderTest, JSON_ACCEPT } from './lib/harness.js';
 
-const DECODE: Record<string, (b: Buffer) => Promise<Buffer>> = {
-  gzip: promisify(zlib.gunzip),
-  br: promisify(zlib.brotliDecompress),
-  ...('zstdDecompress' in zlib
-    ? { zstd: promisify((zlib as unknown as { zstdDecompress: typeof zlib.gunzip }).zstdDecompress) }
-    : {}),
-};
 // Large enough to be compressed: every build of the fixture.
 const BIG = '/builds?order=buildid';
 const SMALL = '/builds/1?field=buildid';

@@ -9,6 +9,7 @@
 // default 11 (meant for files compressed once): on the largest answer (89,344 bytes) q11 took
 // 170.6 ms for 1,928 bytes, q5 0.4 ms for 2,175. Measured 2026-11-28 with
 // `node --import tsx load/compression-sizes.ts` (it prints these lines).
+import { pipeline, type Readable, type Transform } from 'node:stream';
 import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
 
@@ -70,4 +71,19 @@ export function compress(body: Buffer, enc: Encoding): Promise<Buffer> {
 /** The ETag of an encoded representation: the identity's, marked with the encoding. */
 export function encodedEtag(etag: string, enc: Encoding): string {
   return etag.replace(/"$/, `-${enc}"`);
+}
+
+// The streaming forms, for downloads whose length is not known before they are sent (raw
+// logs): the same encodings at the same settings, with no Content-Length, as Buildbot 4.3's
+// encoders send them.
+const zstdStream = (zlib as { createZstdCompress?: () => Transform }).createZstdCompress;
+const STREAMS: Record<Encoding, () => Transform> = {
+  zstd: () => zstdStream!(),
+  br: () => zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } }),
+  gzip: () => zlib.createGzip(),
+};
+
+/** `body` encoded as it is read; an end of either side (a client gone) ends the other. */
+export function compressStream(body: Readable, enc: Encoding): Readable {
+  return pipeline(body, STREAMS[enc](), () => {});
 }
