@@ -17,7 +17,7 @@ import { notFound } from '../errors/catalogue.js';
 import { type Read, type Stamp, stampOf, versioned } from '../query/run.js';
 import type { ResultSpec } from '../query/spec.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
-import { compressStream, encodedEtag, pickEncoding } from '../reply/compress.js';
+import { compress, compressStream, encodedEtag, MIN_BYTES, pickEncoding } from '../reply/compress.js';
 import { etagOf, notModified } from '../reply/etag.js';
 import { type RawLogCache, sendKept } from './raw-log-cache.js';
 
@@ -136,10 +136,9 @@ export class LogReader {
     const encoding = pickEncoding(req.headers['accept-encoding']);
     const identityEtag = `W/"log-${log.id}-${log.num_lines}-${log.complete}-${log.type}"`;
     const etag = encoding ? encodedEtag(identityEtag, encoding) : identityEtag;
-    const vary = reply.getHeader('vary');
     reply
       .header('etag', etag)
-      .header('vary', vary ? `Accept-Encoding, ${vary}` : 'Accept-Encoding')
+      .header('vary', withAcceptEncoding(reply))
       .header('content-type', `${log.type === 'h' ? 'text/html' : 'text/plain'}; charset=utf-8`);
     if (encoding) reply.header('content-encoding', encoding);
     // raw_inline (Buildbot 4.3) is for the browser to show, not to save; its disposition also
@@ -216,15 +215,26 @@ export class LogReader {
     );
     if (rows.length === 0) throw notFound();
     const { name, value } = rows[0] as { name: string; value: Buffer };
-    const etag = etagOf(value);
+    // Compressed as a page is (Buildbot 4.3 compresses it too): a small value goes as it is.
+    const encoding = value.length >= MIN_BYTES ? pickEncoding(req.headers['accept-encoding']) : null;
+    const etag = encoding ? encodedEtag(etagOf(value), encoding) : etagOf(value);
     reply
       .header('etag', etag)
+      .header('vary', withAcceptEncoding(reply))
       .header('content-type', 'application/octet-stream; charset=utf-8')
       .header('content-disposition', `attachment; filename=${name}`);
     if (notModified(req, etag)) return reply.code(304).send();
-    if (req.method === 'HEAD') return reply.header('content-length', value.length).send();
-    return reply.send(value);
+    const body = encoding ? await compress(value, encoding) : value;
+    if (encoding) reply.header('content-encoding', encoding);
+    if (req.method === 'HEAD') return reply.header('content-length', body.length).send();
+    return reply.send(body);
   }
+}
+
+/** The Vary header with Accept-Encoding added to what the handler already set (a session's). */
+function withAcceptEncoding(reply: FastifyReply): string {
+  const vary = reply.getHeader('vary');
+  return vary ? `Accept-Encoding, ${vary}` : 'Accept-Encoding';
 }
 
 /** RAW_CHUNKS' binary rows as chunk rows. */

@@ -1,6 +1,7 @@
-// Compressed answers (Buildbot 4.3 compresses what it serves): a page goes out as zstd, brotli
-// or gzip when the client accepts one (in that order of preference, zstd only where this
-// Node has it), with the length of what is sent, `Vary: Accept-Encoding`, and an ETag of its
+// Compressed answers (Buildbot 4.3 compresses all it serves under /api/v2): a page, a build
+// data value or a raw log goes out as zstd, brotli or gzip when the client accepts one (in
+// that order of preference, zstd only where this Node has it), with the length of what is
+// sent (a raw log streams: none), `Vary: Accept-Encoding`, and an ETag of its
 // own per encoding (RFC 9110: a strong validator names one representation).
 //
 // Small bodies go out as they are. Of the golden answers, the 148 under MIN_BYTES average 305
