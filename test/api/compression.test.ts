@@ -3,19 +3,13 @@
 // identity body, says its length and encoding, and has an ETag of its own that answers 304;
 // a client that accepts none, or refuses one with q=0, gets the body as it is; a small page
 // is never compressed.
-import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENCODINGS, MIN_BYTES, pickEncoding } from '../../services/api/reply/compress.js';
+import { sql } from '../../services/core/db/pool.js';
+import { DECODE } from '../helpers/decode.js';
 import { ApiUnderTest, JSON_ACCEPT } from './lib/harness.js';
 
-const DECODE: Record<string, (b: Buffer) => Promise<Buffer>> = {
-  gzip: promisify(zlib.gunzip),
-  br: promisify(zlib.brotliDecompress),
-  ...('zstdDecompress' in zlib
-    ? { zstd: promisify((zlib as unknown as { zstdDecompress: typeof zlib.gunzip }).zstdDecompress) }
-    : {}),
-};
 // Large enough to be compressed: every build of the fixture.
 const BIG = '/builds?order=buildid';
 const SMALL = '/builds/1?field=buildid';
@@ -87,5 +81,33 @@ describe('Accept-Encoding', () => {
     expect(small.status).toBe(200);
     expect(small.headers['content-encoding']).toBeUndefined();
     expect(small.raw.length).toBeLessThan(MIN_BYTES);
+  });
+});
+
+describe('build data values', () => {
+  it('a large value goes out compressed as the client accepts, decoding to its bytes; a small one as it is', async () => {
+    const value = Buffer.from('build data line\n'.repeat(500));
+    await api.db.pool.query(sql`INSERT INTO build_data (buildid, name, value, length, source)
+      VALUES (1, 'big_value', ${value}, ${value.length}, 'test')`);
+    const path = '/builds/1/data/big_value/value';
+    const plain = await api.get(path, {});
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.raw.equals(value)).toBe(true);
+    for (const enc of ENCODINGS) {
+      const a = await api.get(path, { 'accept-encoding': enc });
+      expect([a.status, a.headers['content-encoding']]).toEqual([200, enc]);
+      expect(String(a.headers.vary)).toContain('Accept-Encoding');
+      expect(Number(a.headers['content-length'])).toBe(a.raw.length);
+      expect((await DECODE[enc]!(a.raw)).equals(value), enc).toBe(true);
+      const etag = String(a.headers.etag);
+      expect(etag).toMatch(new RegExp(`-${enc}"$`));
+      expect((await api.get(path, { 'accept-encoding': enc, 'if-none-match': etag })).status).toBe(304);
+    }
+    const [small] = await api.db.pool.query(sql`SELECT buildid, name FROM build_data
+      WHERE length < ${MIN_BYTES} AND name ~ '^[a-zA-Z_-][.a-zA-Z0-9_-]*$' ORDER BY id LIMIT 1`);
+    const s = await api.get(`/builds/${small.buildid}/data/${small.name}/value`, {
+      'accept-encoding': 'gzip',
+    });
+    expect([s.status, s.headers['content-encoding']]).toEqual([200, undefined]);
   });
 });

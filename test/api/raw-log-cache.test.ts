@@ -8,9 +8,11 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENCODINGS } from '../../services/api/reply/compress.js';
 import { masterConfigSchema } from '../../services/core/config/master-config.js';
 import { sql } from '../../services/core/db/pool.js';
 import { listenOn } from '../helpers/api.js';
+import { DECODE } from '../helpers/decode.js';
 import { eventually } from '../helpers/wait.js';
 import { ApiUnderTest } from './lib/harness.js';
 import { addOneStep } from './lib/one-step.js';
@@ -132,12 +134,32 @@ describe('kept downloads', () => {
     });
     expect(again.status).toBe(304);
   });
+
+  it('go out compressed as the client accepts, decoding to the same body, with an ETag per encoding', async () => {
+    // An open log: read from the database each time (the kept file's case is below).
+    for (const q of addLog(6, 200, 0)) await api.db.pool.query(q);
+    const plain = await api.get('/logs/6/raw', {});
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(String(plain.headers.vary)).toContain('Accept-Encoding');
+    for (const enc of ENCODINGS) {
+      const a = await api.get('/logs/6/raw', { 'accept-encoding': enc });
+      expect([a.status, a.headers['content-encoding']]).toEqual([200, enc]);
+      expect(a.raw.length).toBeLessThan(plain.raw.length / 10);
+      expect((await DECODE[enc]!(a.raw)).equals(plain.raw), enc).toBe(true);
+      expect(a.headers.etag).toBe(`W/"log-6-200-0-s-${enc}"`);
+      const again = await api.get('/logs/6/raw', {
+        'accept-encoding': enc,
+        'if-none-match': `W/"log-6-200-0-s-${enc}"`,
+      });
+      expect(again.status).toBe(304);
+    }
+  });
 });
 
 /** Starts a download, reads its first piece, and hangs up. */
-function hangUp(url: string): Promise<void> {
+function hangUp(url: string, headers: Record<string, string> = {}): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const req = http.get(url, (res) => {
+    const req = http.get(url, { headers }, (res) => {
       res.once('data', () => {
         req.destroy();
         resolve();
@@ -178,11 +200,17 @@ describe('downloads cut short', () => {
         }
         return n;
       };
-      for (let i = 0; i < 5; i++) await hangUp(`${base}/logs/1/raw`);
+      // The same when the kept file goes out compressed.
+      for (let i = 0; i < 5; i++)
+        await hangUp(`${base}/logs/1/raw`, i % 2 ? {} : { 'accept-encoding': 'gzip' });
       expect(await eventually(openFiles, (n) => n === 0)).toBe(0);
-      const again = await fetch(`${base}/logs/1/raw`);
+      const again = await fetch(`${base}/logs/1/raw`, { headers: { 'accept-encoding': 'identity' } });
       expect(again.headers.get('content-length')).toBe(String(whole.length));
       expect(Buffer.from(await again.arrayBuffer()).equals(whole)).toBe(true);
+      // fetch asks for an encoding of its own and decodes it: the kept file, compressed.
+      const encoded = await fetch(`${base}/logs/1/raw`);
+      expect(encoded.headers.get('content-encoding')).not.toBeNull();
+      expect(Buffer.from(await encoded.arrayBuffer()).equals(whole)).toBe(true);
     } finally {
       await cut.close();
       await rm(cutDir, { recursive: true, force: true });

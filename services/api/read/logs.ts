@@ -17,6 +17,7 @@ import { notFound } from '../errors/catalogue.js';
 import { type Read, type Stamp, stampOf, versioned } from '../query/run.js';
 import type { ResultSpec } from '../query/spec.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
+import { compress, compressStream, encodedEtag, MIN_BYTES, pickEncoding } from '../reply/compress.js';
 import { etagOf, notModified } from '../reply/etag.js';
 import { type RawLogCache, sendKept } from './raw-log-cache.js';
 
@@ -130,10 +131,16 @@ export class LogReader {
     const log = await this.findLog(endpoint, args);
     // A log only grows, and a finished one never changes (Buildbot's janitor marks it type 'd'
     // before it deletes the chunks): id, length, state and type identify the body.
-    const etag = `W/"log-${log.id}-${log.num_lines}-${log.complete}-${log.type}"`;
+    // Compressed as it streams when the client accepts it (Buildbot 4.3 wraps its whole REST
+    // API in its encoders): an ETag per encoding, as a page's (../reply/compress.ts).
+    const encoding = pickEncoding(req.headers['accept-encoding']);
+    const identityEtag = `W/"log-${log.id}-${log.num_lines}-${log.complete}-${log.type}"`;
+    const etag = encoding ? encodedEtag(identityEtag, encoding) : identityEtag;
     reply
       .header('etag', etag)
+      .header('vary', withAcceptEncoding(reply))
       .header('content-type', `${log.type === 'h' ? 'text/html' : 'text/plain'}; charset=utf-8`);
+    if (encoding) reply.header('content-encoding', encoding);
     // raw_inline (Buildbot 4.3) is for the browser to show, not to save; its disposition also
     // keeps an html log in the sandbox (../reply/security-headers.ts).
     reply.header('content-disposition', `${endpoint.inline ? 'inline' : 'attachment'}; filename=${log.slug}`);
@@ -142,6 +149,11 @@ export class LogReader {
     const key = { id: log.id, numLines: log.num_lines, type: log.type };
     if (log.complete && this.rawCache) {
       const kept = await this.rawCache.get(key);
+      if (kept && encoding) {
+        // Read by a stream that closes the file at its end, or when the client goes away.
+        const file = kept.file.createReadStream({ start: 0, end: kept.bytes - 1 });
+        return reply.send(compressStream(file, encoding));
+      }
       if (kept) {
         // Sent by hand through pooled buffers (sendKept); Fastify still runs onResponse.
         reply.hijack();
@@ -176,7 +188,8 @@ export class LogReader {
         else copy?.abort();
       }
     }
-    return reply.send(Readable.from(body(), { objectMode: false }));
+    const out = Readable.from(body(), { objectMode: false });
+    return reply.send(encoding ? compressStream(out, encoding) : out);
   }
 
   /** Every chunk of a log by first_line: through a binary COPY where the reader has it. */
@@ -202,15 +215,26 @@ export class LogReader {
     );
     if (rows.length === 0) throw notFound();
     const { name, value } = rows[0] as { name: string; value: Buffer };
-    const etag = etagOf(value);
+    // Compressed as a page is (Buildbot 4.3 compresses it too): a small value goes as it is.
+    const encoding = value.length >= MIN_BYTES ? pickEncoding(req.headers['accept-encoding']) : null;
+    const etag = encoding ? encodedEtag(etagOf(value), encoding) : etagOf(value);
     reply
       .header('etag', etag)
+      .header('vary', withAcceptEncoding(reply))
       .header('content-type', 'application/octet-stream; charset=utf-8')
       .header('content-disposition', `attachment; filename=${name}`);
     if (notModified(req, etag)) return reply.code(304).send();
-    if (req.method === 'HEAD') return reply.header('content-length', value.length).send();
-    return reply.send(value);
+    const body = encoding ? await compress(value, encoding) : value;
+    if (encoding) reply.header('content-encoding', encoding);
+    if (req.method === 'HEAD') return reply.header('content-length', body.length).send();
+    return reply.send(body);
   }
+}
+
+/** The Vary header with Accept-Encoding added to what the handler already set (a session's). */
+function withAcceptEncoding(reply: FastifyReply): string {
+  const vary = reply.getHeader('vary');
+  return vary ? `Accept-Encoding, ${vary}` : 'Accept-Encoding';
 }
 
 /** RAW_CHUNKS' binary rows as chunk rows. */

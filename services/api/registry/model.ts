@@ -46,7 +46,7 @@ export interface Counted {
 
 export type EndpointKind =
   | 'rows' // a collection or one entity of the resource's rows
-  | 'properties' // a sourcedproperties object (one dict)
+  | 'properties' // one JSON object read by `value` (a sourcedproperties dict; 4.3's commit_graph)
   | 'logchunk' // a range of log lines
   | 'raw-log' // a log download
   | 'build-data-value' // a build_data value download

@@ -1,6 +1,7 @@
-// Compressed answers (Buildbot 4.3 compresses what it serves): a page goes out as zstd, brotli
-// or gzip when the client accepts one (in that order of preference, zstd only where this
-// Node has it), with the length of what is sent, `Vary: Accept-Encoding`, and an ETag of its
+// Compressed answers (Buildbot 4.3 compresses all it serves under /api/v2): a page, a build
+// data value or a raw log goes out as zstd, brotli or gzip when the client accepts one (in
+// that order of preference, zstd only where this Node has it), with the length of what is
+// sent (a raw log streams: none), `Vary: Accept-Encoding`, and an ETag of its
 // own per encoding (RFC 9110: a strong validator names one representation).
 //
 // Small bodies go out as they are. Of the golden answers, the 148 under MIN_BYTES average 305
@@ -9,6 +10,7 @@
 // default 11 (meant for files compressed once): on the largest answer (89,344 bytes) q11 took
 // 170.6 ms for 1,928 bytes, q5 0.4 ms for 2,175. Measured 2026-11-28 with
 // `node --import tsx load/compression-sizes.ts` (it prints these lines).
+import { pipeline, type Readable, type Transform } from 'node:stream';
 import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
 
@@ -70,4 +72,19 @@ export function compress(body: Buffer, enc: Encoding): Promise<Buffer> {
 /** The ETag of an encoded representation: the identity's, marked with the encoding. */
 export function encodedEtag(etag: string, enc: Encoding): string {
   return etag.replace(/"$/, `-${enc}"`);
+}
+
+// The streaming forms, for downloads whose length is not known before they are sent (raw
+// logs): the same encodings at the same settings, with no Content-Length, as Buildbot 4.3's
+// encoders send them.
+const zstdStream = (zlib as { createZstdCompress?: () => Transform }).createZstdCompress;
+const STREAMS: Record<Encoding, () => Transform> = {
+  zstd: () => zstdStream!(),
+  br: () => zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } }),
+  gzip: () => zlib.createGzip(),
+};
+
+/** `body` encoded as it is read; an end of either side (a client gone) ends the other. */
+export function compressStream(body: Readable, enc: Encoding): Readable {
+  return pipeline(body, STREAMS[enc](), () => {});
 }

@@ -218,6 +218,7 @@ const NO_BUILDER_DATA = new Set([
   'commits/n:commitid',
   'codebases/n:codebaseid/commits_by_revision/s:revision',
   'codebases/n:codebaseid/commits',
+  'codebases/n:codebaseid/commit_range/n:commitid1/n:commitid2/commits_common_parent',
   'branches/n:branchid',
   'codebases/n:codebaseid/branches',
 ]);

@@ -100,6 +100,10 @@ function bind(pattern: string, param: string, c: Context): string | number {
       return pattern.endsWith('/triggered_builds') ? c.triggering_buildid : c.buildid;
     case 'buildsetid':
       return c.bsid;
+    // The commit range of one commit with itself: that commit (Buildbot 4.3 answers it too).
+    case 'commitid1':
+    case 'commitid2':
+      return c.commitid;
     default: {
       const v = c[param as keyof Context];
       if (v !== undefined) return v;
