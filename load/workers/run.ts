@@ -146,6 +146,12 @@ force_schedulers:
     await waitFor('workers connected', async () =>
       (await get('/workers')).workers.every((w: any) => w.connected_to.length > 0),
     );
+    // Forced before its master has written its builders, a Flotilla build set got no build
+    // requests at all (seen once, 2026-11-28, and left for the API's owners): wait for both.
+    await waitFor('the builders on their master', async () => {
+      const builders = (await get('/builders')).builders.filter((b: any) => b.name.startsWith('spew-'));
+      return builders.length === 2 && builders.every((b: any) => b.masterids.length > 0);
+    });
     // Each force is checked: on a loaded machine one can be refused, and a run with fewer
     // builds than it says would measure something else.
     const forced = Date.now();
@@ -156,7 +162,9 @@ force_schedulers:
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'force', params: { username: 'b <b@x.y>' } }),
       });
       const answer = await res.text();
-      if (!res.ok || answer.includes('"error"')) throw new Error(`force ${i}: ${res.status} ${answer}`);
+      // [bsid, {builderid: brid}]: a build set with no request for a builder is no build.
+      const brids = res.ok && !answer.includes('"error"') ? JSON.parse(answer).result?.[1] : undefined;
+      if (Object.keys(brids ?? {}).length !== 2) throw new Error(`force ${i}: ${res.status} ${answer}`);
     }
     // Polled at 0.2 s: a Python master answering twenty polls a second would be measured too.
     await waitFor('builds done', async () => (await get('/builds?complete=true')).meta.total >= BUILDS, {
