@@ -3,7 +3,7 @@
 // changes through its PB change source (`buildbot sendchange`), stopped by its pid.
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { freePort, type Running, start } from './processes.js';
 import { waitFor } from './wait.js';
 
@@ -21,6 +21,10 @@ BuildMaster(os.path.dirname(os.path.abspath(__file__)), 'master.cfg', None).setS
 
 export interface BuildbotMaster {
   proc: Running;
+  /** Its PB port (workers and `buildbot sendchange`). */
+  pbPort: number;
+  /** Its REST API (`http://127.0.0.1:PORT/api/v2`), when started with `www`. */
+  api?: string;
   /** Its name in the masters table (host:basedir, as Buildbot names itself). */
   dir: string;
   /** A change through its PB change source, as `buildbot sendchange` posts one. */
@@ -29,19 +33,36 @@ export interface BuildbotMaster {
   stop(): Promise<void>;
 }
 
+// Registers the web plugin Buildbot 3.7 needs before it serves its REST API (Debian ships none).
+const WWW_PLUGIN = 'test/fixtures/buildbot-3.7/www-plugin';
+
+export interface BuildbotMasterOptions {
+  /** Serve the REST API on a free port (the config reads it from BB_WWW_PORT). */
+  www?: boolean;
+  /** More environment for the config (what it reads with os.environ). */
+  env?: Record<string, string>;
+}
+
 /** A foreground Buildbot master reading `config` (a master.cfg) against `dbUrl`. */
-export async function startBuildbotMaster(config: string, dbUrl: string): Promise<BuildbotMaster> {
+export async function startBuildbotMaster(
+  config: string,
+  dbUrl: string,
+  opts: BuildbotMasterOptions = {},
+): Promise<BuildbotMaster> {
   const dir = mkdtempSync(join(tmpdir(), 'flotilla-buildbot-'));
   writeFileSync(join(dir, 'buildbot.tac'), TAC);
   copyFileSync(config, join(dir, 'master.cfg'));
   const pbPort = await freePort();
-  const env = {
+  const wwwPort = opts.www ? await freePort() : undefined;
+  const env: Record<string, string> = {
+    ...opts.env,
     PATH: '/usr/bin:/bin',
     HOME: dir,
     LANG: 'C.UTF-8',
     PYTHONDONTWRITEBYTECODE: '1',
     BB_DB_URL: dbUrl,
     BB_PB_PORT: String(pbPort),
+    ...(wwwPort ? { BB_WWW_PORT: String(wwwPort), PYTHONPATH: resolve(WWW_PLUGIN) } : {}),
   };
   const proc = start(
     TWISTD,
@@ -70,6 +91,8 @@ export async function startBuildbotMaster(config: string, dbUrl: string): Promis
   }
   return {
     proc,
+    pbPort,
+    ...(wwwPort ? { api: `http://127.0.0.1:${wwwPort}/api/v2` } : {}),
     dir,
     stop,
     async sendChange(c) {
