@@ -2,9 +2,9 @@
 // scheduler's own and every parameter must be a field of its form; then the parameters are
 // checked against the form. Every refusal comes back as JSON-RPC -32602 with a message per
 // parameter, as Buildbot answers a form's errors. Then one build set is added with a request
-// per builder.
+// per builder (a builder that has no row yet gets one).
 
-import { builderIdsByName, builderName } from '../../core/data/builders.js';
+import { builderName, findBuilderIds } from '../../core/data/builders.js';
 import { addBuildset } from '../../core/data/buildsets.js';
 import { type DataContext, transact } from '../../core/data/transaction.js';
 import { forcedBuilders } from '../../core/force/builder-names.js';
@@ -35,7 +35,11 @@ export async function force(
       sourcestamps: build.sourcestamps,
       reason: build.reason,
       properties: build.properties,
-      builderids: await builderIdsByName(tx.q, names),
+      // A builder no master has started yet gets its row now, as Buildbot's schedulers find
+      // (and create) a builder's id by name: its request waits for a master that runs it.
+      // Looking the rows up only dropped such builders, and a force of only them left an
+      // empty build set, complete at once (found by load/workers/run.ts forcing at start).
+      builderids: await findBuilderIds(tx, names),
     });
     return [added.bsid, added.brids];
   });

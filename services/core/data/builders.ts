@@ -50,12 +50,11 @@ export function allBuilders(q: Queryable): Promise<{ id: number; name: string }[
 }
 
 /** The ids of the builders with these names (those that exist), in id order. */
-export async function builderIdsByName(q: Queryable, names: readonly string[]): Promise<number[]> {
-  const rows = await many<{ id: number }>(
-    q,
-    sql`SELECT id FROM builders WHERE name = ANY(${[...names]}::text[]) ORDER BY id`,
-  );
-  return rows.map((r) => r.id);
+/** The ids of these builders, each created if it has no row yet (findBuilderId), ascending. */
+export async function findBuilderIds(tx: Tx, names: readonly string[]): Promise<number[]> {
+  const ids: number[] = [];
+  for (const name of new Set(names)) ids.push((await findBuilderId(tx, name))!);
+  return ids.sort((a, b) => a - b);
 }
 
 export async function findTagId(tx: Tx, name: string): Promise<number> {
