@@ -924,11 +924,19 @@ describe('the web UI', () => {
     )!;
     const before = watch.apiRequests.length;
     await page.goto(`${base}#/changes`);
-    await page.locator('.caused .chip').first().waitFor();
+    // A build with its builder's name: the names were read.
+    await page
+      .locator('.caused')
+      .getByRole('link', { name: /^child #\d+/ })
+      .first()
+      .waitFor();
     // The builds of every change on the page in one read, not one per change (issue 34 §3:
-    // 26 requests before).
+    // 26 requests before), and the names of their builders once, not once per card (after
+    // the console's test, two cards show child's builds: its name was read twice before).
     const reads = changeBuildReads(watch.apiRequests.slice(before));
     expect(reads).toMatchObject({ perChange: [] });
+    const names = watch.apiRequests.slice(before).filter((u) => u.startsWith('/api/v2/builders?'));
+    expect(new Set(names).size).toBe(names.length);
     expect(reads.batched).toBeGreaterThan(0);
     expect(reads.total).toBeLessThanOrEqual(10);
     await page.getByRole('link', { name: `Change ${change.changeid}`, exact: true }).click();
