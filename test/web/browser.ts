@@ -76,6 +76,7 @@ const COLLECTIONS = new Set([
   'data',
   'sourcestamps',
   'changesources',
+  'change_builds',
 ]);
 
 /** The reads that asked for a whole collection (no limit): there must be none. */
@@ -85,4 +86,21 @@ export function unpagedReads(urls: readonly string[]): string[] {
     const last = url.pathname.split('/').at(-1)!;
     return COLLECTIONS.has(last) && !url.searchParams.has('limit');
   });
+}
+
+/**
+ * How a page that lists changes read their builds (issue 34 §3): `perChange`, the reads of
+ * one change's builds each (`/changes/N/builds`), which must be none; `batched`, the reads of
+ * a page of changes' builds at once (`/change_builds`); `total`, every API read.
+ */
+export function changeBuildReads(urls: readonly string[]): {
+  perChange: string[];
+  batched: number;
+  total: number;
+} {
+  return {
+    perChange: urls.filter((u) => /^\/api\/v2\/changes\/\d+\/builds\b/.test(u)),
+    batched: urls.filter((u) => u.startsWith('/api/v2/change_builds?')).length,
+    total: urls.length,
+  };
 }

@@ -49,6 +49,8 @@ const BUILDER_DATA = new Set([
   'test_result_sets',
   'test_results',
   'artifacts',
+  // Flotilla's builds of many changes (registry/resources/change-builds.ts).
+  'change_builds',
 ]);
 
 const TRIGGERED = 'triggered_builds';

@@ -10,6 +10,7 @@ import { builderEndpoints } from './resources/builders.js';
 import { buildrequestEndpoints } from './resources/buildrequests.js';
 import { buildEndpoints } from './resources/builds.js';
 import { buildsetEndpoints } from './resources/buildsets.js';
+import { changeBuildEndpoints } from './resources/change-builds.js';
 import { changeEndpoints } from './resources/changes.js';
 import { changesourceEndpoints } from './resources/changesources.js';
 import { branchEndpoints, codebaseEndpoints, commitEndpoints } from './resources/codebases.js';
@@ -79,6 +80,7 @@ export function buildRegistry(forceSchedulers: readonly object[]): Registry {
     ...branchEndpoints,
     ...artifactEndpoints,
     ...auditEndpoints,
+    ...changeBuildEndpoints,
   ];
   const rootLinks = [...body, ...tail].flatMap((e) => (e.rootLink ? [e.rootLink] : []));
   const root: Endpoint = {

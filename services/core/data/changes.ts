@@ -14,7 +14,7 @@
 // serialize them on a transaction lock keyed by the branch's identity, so the chain stays
 // linear. Values too long for their column are refused (INVALID) instead of failing in
 // PostgreSQL.
-import { many, maybeOne, one, type Queryable, sql } from '../db/pool.js';
+import { many, maybeOne, one, type Queryable, type SQLQuery, sql } from '../db/pool.js';
 import { change } from '../entities/change.js';
 import { invalid } from '../errors.js';
 import { changeKeys } from '../events/keys.js';
@@ -208,4 +208,20 @@ export async function buildsetChangeAuthors(q: Queryable, bsid: number): Promise
     WHERE bss.buildsetid = ${bsid} ORDER BY c.author`,
   );
   return rows.map((r) => r.author);
+}
+
+/**
+ * The builds each change caused, one row per change and build (a build of a build set with
+ * several changed stamps is under each of them): the build's columns and `changeid`, as a
+ * FROM item aliased `a`, for the read API's `/change_builds` (Flotilla's: the grid, the
+ * console and the changes page read the builds of a page of changes at once instead of one
+ * `/changes/{id}/builds` per change). The same join as that path's. A filter on `changeid`
+ * reaches the changes' primary key, as the planner pulls the subquery up into the page's
+ * statement, so the database filters and pages it.
+ */
+export function changeBuildsFrom(): SQLQuery {
+  return sql`(SELECT b.*, c.changeid FROM changes c
+    JOIN buildset_sourcestamps bss ON bss.sourcestampid = c.sourcestampid
+    JOIN buildrequests br ON br.buildsetid = bss.buildsetid
+    JOIN builds b ON b.buildrequestid = br.id) a`;
 }

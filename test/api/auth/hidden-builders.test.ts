@@ -230,6 +230,8 @@ const SPANS_BUILDERS = new Set([
   'masters/n:masterid/builders',
   'builds',
   'changes/n:changeid/builds',
+  // Flotilla's builds of many changes, as the builds of one.
+  'change_builds',
   'workers/n:workerid/builds',
   'buildrequests',
   'buildsets',

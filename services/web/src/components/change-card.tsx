@@ -1,33 +1,26 @@
 // One change as the changes list and a change's page show it: author, time, branch, revision
 // (linked where the change has a web revlink), repository, comments, files, and the builds
-// it caused (live: a build that starts for it appears).
-import { getPage, type Page } from '../api.js';
+// it caused, which the page reads for all its changes at once (useBuildsOfChanges: live, a
+// build that starts for it appears).
 import { timestamp } from '../format.js';
-import { type Live, useLive } from '../live.js';
 import { safeUrl } from '../pages/build.js';
 import { href } from '../router.js';
-import type { Build, Change } from '../types.js';
-import { ErrorBox, Result } from './common.js';
+import type { Change } from '../types.js';
+import type { CellBuild } from './change-builds.js';
+import { Result } from './common.js';
 import { useNames } from './names.js';
 
-function ChangeBuilds({ changeid }: { changeid: number }) {
-  const builds: Live<Page<Build>> = useLive(
-    (s) => getPage<Build>(`changes/${changeid}/builds`, 'builds', { limit: 20 }, s),
-    [changeid],
-    ['builds/*/new', 'builds/*/finished'],
-    // Every card hears every build's events: coalesced, and a build that ends counts only
-    // for the card that shows it (a list of 25 cards read 25 times on each build otherwise).
-    2000,
-    (m) => !(m as Build).complete || !!builds.data?.items.some((b) => b.buildid === (m as Build).buildid),
-  );
+/** The builds a change caused: at most this many on a card. */
+export const CARD_BUILDS = 20;
+
+function CausedBuilds({ list }: { list: readonly CellBuild[] }) {
   const builderName = useNames(
     'builders',
-    (builds.data?.items ?? []).map((b) => b.builderid),
+    list.map((b) => b.builderid),
   );
-  if (builds.error) return <ErrorBox error={builds.error} />;
   return (
     <>
-      {(builds.data?.items ?? []).map((b) => (
+      {list.map((b) => (
         <a key={b.buildid} class="chip" href={href(`/builders/${b.builderid}/builds/${b.number}`)}>
           {builderName(b.builderid)} #{b.number} <Result results={b.results} complete={b.complete} />
         </a>
@@ -36,8 +29,19 @@ function ChangeBuilds({ changeid }: { changeid: number }) {
   );
 }
 
-/** `filesOpen`: the list of files shown, not folded (a change's own page). */
-export function ChangeCard({ c, filesOpen = false }: { c: Change; filesOpen?: boolean }) {
+/**
+ * `filesOpen`: the list of files shown, not folded (a change's own page). `builds`: the builds
+ * it caused, newest first (undefined while they are read).
+ */
+export function ChangeCard({
+  c,
+  builds,
+  filesOpen = false,
+}: {
+  c: Change;
+  builds: readonly CellBuild[] | undefined;
+  filesOpen?: boolean;
+}) {
   const link = c.revlink ? safeUrl(c.revlink) : null;
   return (
     <>
@@ -74,7 +78,7 @@ export function ChangeCard({ c, filesOpen = false }: { c: Change; filesOpen?: bo
         </details>
       )}
       <div class="caused">
-        <ChangeBuilds changeid={c.changeid} />
+        <CausedBuilds list={builds ?? []} />
       </div>
     </>
   );

@@ -46,7 +46,11 @@ export function useNames(
     };
   }, []);
   useEffect(() => {
-    if (missing.length) void fetchNames(kind, missing.slice(0, 200));
+    // Looked at again here: the cards of one list render together, and the first card's
+    // effect has asked for the ids they share by the time the next one's runs (the changes
+    // page read the same names once per card).
+    const ask = missing.filter((id) => !known[kind].has(id) && !pending[kind].has(id));
+    if (ask.length) void fetchNames(kind, ask.slice(0, 200));
   }, [kind, missing.join(',')]);
   return (id) => (id === null || id === undefined ? '' : (known[kind].get(id) ?? `#${id}`));
 }

@@ -1,8 +1,10 @@
 // Changes, newest first (the recent-changes query the contract names): author, comments,
 // files, revision (linked where the change has a revlink), and the builds each caused; each
-// links its own page (`#/changes/12`).
+// links its own page (`#/changes/12`). Two reads: the page of changes, then their builds
+// (useBuildsOfChanges).
 import { getPage } from '../api.js';
-import { ChangeCard } from '../components/change-card.js';
+import { useBuildsOfChanges } from '../components/change-builds.js';
+import { CARD_BUILDS, ChangeCard } from '../components/change-card.js';
 import { ErrorBox, Loading, Pager, pageOf } from '../components/common.js';
 import { useLive } from '../live.js';
 import { href, type Route } from '../router.js';
@@ -21,10 +23,12 @@ export function ChangesPage({ route }: { route: Route }) {
     [page, PAGE],
     ['changes/*/*'],
   );
+  const builds = useBuildsOfChanges(changes.data?.items.map((c) => c.changeid) ?? [], CARD_BUILDS);
   return (
     <main id="main" tabIndex={-1}>
       <h1>Changes</h1>
       <ErrorBox error={changes.error} what="reading changes" />
+      <ErrorBox error={builds.error} what="reading the builds of these changes" />
       <Loading when={!changes.data && !changes.error} />
       {changes.data && (
         <>
@@ -32,7 +36,7 @@ export function ChangesPage({ route }: { route: Route }) {
           <ol class="changes plain">
             {changes.data.items.map((c) => (
               <li key={c.changeid} class="card">
-                <ChangeCard c={c} />
+                <ChangeCard c={c} builds={builds.data?.get(c.changeid)} />
               </li>
             ))}
           </ol>

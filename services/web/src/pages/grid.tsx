@@ -1,6 +1,6 @@
 // Grid: builders down, the most recent changes across, each cell the builds that change
-// caused on that builder (Buildbot's grid view). One read for the changes, one per change
-// for its builds (components/change-builds.ts), one paged read for the builders. Someone
+// caused on that builder (Buildbot's grid view). One read for the changes, one for their
+// builds (components/change-builds.ts), one paged read for the builders. Someone
 // the rules may let force builds gets each builder's force buttons in its row (the same
 // dialog as the builder page); the grid stays on screen and links the build once it starts.
 import { useState } from 'preact/hooks';
