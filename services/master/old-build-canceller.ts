@@ -149,7 +149,11 @@ export class OldBuildCancellers {
   }
 
   private async act(tx: Tx, c: Canceller, changeid: number): Promise<void> {
-    if (!(await takeChange(tx, c.objectid, changeid))) return;
+    if (!(await takeChange(tx, c.objectid, changeid))) {
+      this.opts.log.debug({ canceller: c.name, changeid }, 'change taken by another master');
+      return;
+    }
+    this.opts.log.debug({ canceller: c.name, changeid }, 'acting on change');
     const change = await changeLine(tx, changeid);
     if (!change || change.branch === null) return;
     const brids = supersededRequests(change, await unfinishedStampsBefore(tx, change), c.passes);
