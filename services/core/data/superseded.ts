@@ -33,8 +33,10 @@ export interface UnfinishedStamp {
 /**
  * The source stamps of the unfinished requests whose build set has a stamp of the change's
  * project, codebase and repository, and none of this change or a later one (work made for
- * the change itself, even before its event is heard, is not superseded by it). Locked, so a
- * claim racing the cancel waits for it.
+ * the change itself, even before its event is heard, is not superseded by it). Written to
+ * start from the unfinished requests (buildrequests_complete) rather than from every stamp
+ * of the repository; its plan on a large database is not measured. Each request is then
+ * locked by its cancel (cancelBuildRequest).
  */
 export async function unfinishedStampsBefore(tx: Tx, c: ChangeLine): Promise<UnfinishedStamp[]> {
   return many<UnfinishedStamp>(
@@ -46,10 +48,11 @@ export async function unfinishedStampsBefore(tx: Tx, c: ChangeLine): Promise<Unf
     JOIN buildset_sourcestamps bss ON bss.buildsetid = br.buildsetid
     JOIN sourcestamps ss ON ss.id = bss.sourcestampid
     WHERE br.complete = 0
-      AND br.buildsetid IN (
-        SELECT bss2.buildsetid FROM buildset_sourcestamps bss2
+      AND EXISTS (
+        SELECT 1 FROM buildset_sourcestamps bss2
         JOIN sourcestamps s2 ON s2.id = bss2.sourcestampid
-        WHERE s2.project = ${c.project} AND s2.codebase = ${c.codebase} AND s2.repository = ${c.repository})
+        WHERE bss2.buildsetid = br.buildsetid
+          AND s2.project = ${c.project} AND s2.codebase = ${c.codebase} AND s2.repository = ${c.repository})
       AND NOT EXISTS (
         SELECT 1 FROM buildset_sourcestamps bss3
         JOIN changes ch ON ch.sourcestampid = bss3.sourcestampid
