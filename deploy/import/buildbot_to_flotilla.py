@@ -43,16 +43,17 @@ class Losses:
 
 
 def record_arguments():
-    """Schedulers and change filters keep no copy of their constructor's arguments: while master.cfg
+    """Schedulers and change (and source stamp) filters keep no copy of their constructor's arguments: while master.cfg
     runs, each one made records them (args, kwargs) as it is created, before any __init__ runs."""
     from buildbot.schedulers.base import BaseScheduler
+    from buildbot.util.ssfilter import SourceStampFilter
 
     def recording(cls, *args, **kwargs):
         obj = object.__new__(cls)
         obj._flotilla_import = (args, dict(kwargs))
         return obj
 
-    for cls in (BaseScheduler, changefilter.ChangeFilter):
+    for cls in (BaseScheduler, changefilter.ChangeFilter, SourceStampFilter):
         cls.__new__ = recording
 
 
@@ -723,6 +724,14 @@ class Importer:
             return v.pattern
         return [one(v) for v in value] if isinstance(value, (list, tuple)) else one(value)
 
+    def filter_value_or_loss(self, value, place, what, instead):
+        """(True, the value as YAML), or (False, None) with its loss for an expression with flags."""
+        try:
+            return True, self.filter_value(value)
+        except ValueError as err:
+            self.losses.add(place, f'{what}={err.args[0]!r} (flags)', instead)
+            return False, None
+
     def change_filter(self, flt, entry, place, extra=None):
         """Buildbot's ChangeFilter as Flotilla's change_filter (the same keys; `extra` holds the
         scheduler's own branches/categories); False if some of it has no form (the caller leaves
@@ -738,12 +747,12 @@ class Importer:
             # None is "no filter" to Buildbot, but for branch and branch_not_eq the default branch.
             if value is None and key not in ('branch', 'branch_not_eq'):
                 continue
-            try:
-                out[key] = self.filter_value(value)
-            except ValueError as err:
-                self.losses.add(place, f'change filter {key}={err.args[0]!r} (flags)',
-                                'scheduler not written: Flotilla\'s expressions take no flags; spell them out ([Rr]elease)')
-                complete = False
+            ok, converted = self.filter_value_or_loss(
+                value, place, f'change filter {key}',
+                'scheduler not written: Flotilla\'s expressions take no flags; spell them out ([Rr]elease)')
+            if ok:
+                out[key] = converted
+            complete = complete and ok
         for key in sorted(kwargs):
             if kwargs[key] is None:
                 continue
@@ -984,13 +993,57 @@ class Importer:
                 out.append({'type': 'http', 'serverUrl': args[0] if args else kwargs['serverUrl']})
                 continue
             if type(r).__name__ == 'OldBuildCanceller':
-                self.losses.add(place, named(r), 'no build canceller yet: the builds of a superseded change run '
-                                'to their end')
+                canceller = self.old_build_canceller(r, place)
+                if canceller is not None:
+                    self.out.setdefault('services', []).append(canceller)
                 continue
             self.losses.add(place, f'{named(r)} with arguments {sorted(kwargs)}',
                             'configure it under reporters: in YAML by hand (docs/migrating-from-buildbot.md)')
         if out:
             self.out['reporters'] = out
+
+    # Buildbot's SourceStampFilter keyword for each key of Flotilla's (`<field>_eq` is `<field>`).
+    SS_FILTER_KEYS = {f'{field}{suffix}' if suffix != '_eq' else field: f'{field}{suffix}'
+                      for field in ('project', 'repository', 'branch', 'codebase')
+                      for suffix in ('_eq', '_not_eq', '_re', '_not_re')}
+
+    def old_build_canceller(self, r, place):
+        """Buildbot's OldBuildCanceller as a `services` entry, or None (with its loss) when a
+        filter or a branch_key is a Python callable, which has no form here."""
+        from buildbot.util import NotABranch
+        args = list(r._config_args)
+        kwargs = dict(r._config_kwargs)
+        name = kwargs.pop('name', args.pop(0) if args else None)
+        filters = kwargs.pop('filters', args.pop(0) if args else [])
+        branch_key = kwargs.pop('branch_key', args.pop(0) if args else None)
+        if branch_key is not None:
+            self.losses.add(place, f'branch_key {named(branch_key)}',
+                            'canceller not written: only Buildbot\'s default branch key has a form')
+            return None
+        out = []
+        for number, (builders, ssf) in enumerate(filters):
+            fkwargs = dict(arguments(ssf)[1])
+            fn = fkwargs.pop('filter_fn', None)
+            if fn is not None:
+                self.losses.add(place, f'filter {number} filter_fn {named(fn)}',
+                                'canceller not written: write the filter with the branch, project, repository and '
+                                'codebase keys')
+                return None
+            entry = {'builders': [builders] if isinstance(builders, str) else list(builders)}
+            for key, bb_key in self.SS_FILTER_KEYS.items():
+                value = fkwargs.get(bb_key)
+                # NotABranch is Buildbot's "not given" for branch and branch_not_eq, where None is
+                # the default branch; None is "not given" for the others.
+                if bb_key not in fkwargs or value is NotABranch or (value is None and key not in ('branch', 'branch_not_eq')):
+                    continue
+                ok, converted = self.filter_value_or_loss(
+                    value, place, f'filter {number} {bb_key}',
+                    'canceller not written: Flotilla\'s expressions take no flags; spell them out')
+                if not ok:
+                    return None
+                entry[key] = converted
+            out.append(entry)
+        return {'type': 'old_build_canceller', 'name': name, 'filters': out}
 
     def run(self):
         self.globals()
@@ -1003,7 +1056,7 @@ class Importer:
         self.www()
         order = ['title', 'titleURL', 'buildbotURL', 'buildbotNetUsageData', 'log_compression', 'properties',
                  'protocols', 'workers', 'locks', 'builders', 'schedulers', 'force_schedulers', 'change_sources',
-                 'change_hooks', 'reporters', 'secrets', 'auth', 'www']
+                 'change_hooks', 'reporters', 'services', 'secrets', 'auth', 'www']
         if self.locks:
             self.out['locks'] = list(self.locks.values())
         return {k: self.out[k] for k in order if k in self.out}

@@ -37,6 +37,7 @@ import { DEFAULT_PREFIX, type RedisTarget } from './jobs/queues.js';
 import { livenessOf, livenessProblems } from './liveness.js';
 import { Membership } from './membership.js';
 import { MasterMetrics } from './metrics.js';
+import { OldBuildCancellers } from './old-build-canceller.js';
 import { startReporters } from './reporters/index.js';
 import { SchedulerManager } from './schedulers/index.js';
 import { tryRequests } from './schedulers/try-requests.js';
@@ -308,6 +309,17 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
       return s;
     },
     stop: (s) => s.stop(),
+  });
+  // Cancels the work a newer change on its branch supersedes (Buildbot's OldBuildCanceller);
+  // on every master, one of which acts on each change (old-build-canceller.ts).
+  await parts.start({
+    name: 'old build cancellers',
+    start: async () => {
+      const c = new OldBuildCancellers({ ctx, services: config.services, subscribe: deps.events, log });
+      await c.start();
+      return c;
+    },
+    stop: (c) => c.stop(),
   });
   // Claims requests for idle workers and starts their builds. Stops first: no more claims,
   // then the running builds get drainMs to finish before they are handed back.

@@ -317,11 +317,10 @@ describe('import-buildbot-config', () => {
   it("converts Buildbot's warning-counting, ShellSequence, SetProperty, directory and master steps, but a master shell string taking properties", async () => {
     const r = await importConfig(KINDS);
     expect([r.summary, r.losses]).toEqual([
-      `${KINDS}: converted 1 builders (12 steps), 3 schedulers, 0 reporters; 3 not converted`,
+      `${KINDS}: converted 1 builders (12 steps), 3 schedulers, 0 reporters; 2 not converted`,
       [
         ...SQLITE,
         'builder c-project, step 12 (unsafe): a shell string run on the master that takes properties, source stamps or worker info -> step not written: give the command as a list, each value one argument',
-        "c['services'][0] (OldBuildCanceller): buildbot.schedulers.canceller.OldBuildCanceller object -> no build canceller yet: the builds of a superseded change run to their end",
       ],
     ]);
     // A Dependent on the force scheduler: Buildbot's upstream object becomes its name.
@@ -331,6 +330,14 @@ describe('import-buildbot-config', () => {
       builders: ['c-project'],
     });
     expect(r.config.properties).toEqual({ site: 'ci.example.org', retries: 2 });
+    // OldBuildCanceller: its SourceStampFilter in Flotilla's (change_filter's) keys.
+    expect(r.config.services).toEqual([
+      {
+        type: 'old_build_canceller',
+        name: 'canceller',
+        filters: [{ builders: ['c-project'], branch_re: '.*' }],
+      },
+    ]);
     expect(r.config.builders[0]).toMatchObject({
       workerbuilddir: 'cproj',
       env: { CC: 'gcc', BUILD: '%(prop:buildnumber)s' },

@@ -21,6 +21,7 @@ import { reporter } from './master-config/reporters/index.js';
 import { retention } from './master-config/retention.js';
 import { scheduler } from './master-config/schedulers.js';
 import { secretsProvider } from './master-config/secrets.js';
+import { service } from './master-config/services.js';
 import { gitStepProblems } from './master-config/source-steps.js';
 import { triggerProblems } from './master-config/steps.js';
 import { fileDownloadProblems } from './master-config/transfer-steps.js';
@@ -65,6 +66,8 @@ export const masterConfigSchema = z
     change_sources: z.array(changeSource).default([]),
     change_hooks: changeHooks.default({}),
     reporters: z.array(reporter).default([]),
+    // Buildbot's c['services'] other than reporters: the old build canceller (master-config/services.ts).
+    services: z.array(service).default([]),
     secrets: z.array(secretsProvider).default([]),
     auth: auth.default({}),
     www: www.default({}),
@@ -98,6 +101,7 @@ export type AuthConfig = MasterConfig['auth'];
 export type WwwConfig = MasterConfig['www'];
 export type RetentionConfig = MasterConfig['retention'];
 export type ProtocolsConfig = MasterConfig['protocols'];
+export type ServiceConfig = MasterConfig['services'][number];
 export type ForceSchedulerConfig = MasterConfig['force_schedulers'][number];
 export type StepConfig = BuilderConfig['steps'][number];
 export type LockConfig = MasterConfig['locks'][number];
@@ -150,6 +154,10 @@ function checkReferences(cfg: MasterConfig): string[] {
   unique(
     'schedulers',
     cfg.schedulers.map((s) => s.name),
+  );
+  unique(
+    'services',
+    cfg.services.map((s) => s.name),
   );
   unique(
     'projects',

@@ -20,6 +20,7 @@ export * from './reporter-deliveries.js';
 export * from './schedulers.js';
 export * from './sourcestamps.js';
 export * from './steps.js';
+export * from './superseded.js';
 export * from './transaction.js';
 export * from './users.js';
 export * from './workers.js';
