@@ -93,6 +93,7 @@ describe('a master whose start fails', () => {
         'worker listeners',
         'cluster events',
         'schedulers',
+        'old build cancellers',
         'claiming',
         'metrics',
       ]);

@@ -230,10 +230,11 @@ describe("a build's text and links", () => {
       expect(text, f).not.toMatch(
         /dangerouslySetInnerHTML|innerHTML|outerHTML|insertAdjacentHTML|document\.write/,
       );
-      // The UI's own routes (href(), `#...`), the API's (apiUrl()), a line's anchor (link),
-      // and a build's links once safeUrl has passed them (safe).
+      // The UI's own routes (href(), `#...`), the API's (apiUrl()) and the login paths'
+      // (authUrl()), a line's anchor (link), and a build's links once safeUrl has passed them
+      // (safe).
       for (const m of text.matchAll(/href=\{([^}]*)\}/g))
-        expect(m[1], `${f}: href={${m[1]}}`).toMatch(/^(href\(|apiUrl\(|`#\$\{|link\b|safe$)/);
+        expect(m[1], `${f}: href={${m[1]}}`).toMatch(/^(href\(|apiUrl\(|authUrl\(|`#\$\{|link\b|safe$)/);
     }
     expect(files.map((x) => x.f)).toContain(join('pages', 'build.tsx'));
   });

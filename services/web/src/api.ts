@@ -29,6 +29,15 @@ export interface Page<T> {
 export const requestLog: string[] = [];
 
 export function apiUrl(path: string, query: Query = {}): string {
+  return `api/v2/${path.replace(/^\//, '')}${queryString(query)}`;
+}
+
+/** A URL of the server's login paths (`auth/login`, ...), its query encoded. */
+export function authUrl(path: string, query: Query = {}): string {
+  return `auth/${path.replace(/^\//, '')}${queryString(query)}`;
+}
+
+function queryString(query: Query): string {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(query)) {
     if (v === null || v === undefined) continue;
@@ -36,7 +45,7 @@ export function apiUrl(path: string, query: Query = {}): string {
     else q.append(k, String(v));
   }
   const s = q.toString();
-  return `api/v2/${path.replace(/^\//, '')}${s ? `?${s}` : ''}`;
+  return s ? `?${s}` : '';
 }
 
 async function errorOf(res: Response): Promise<ApiError> {

@@ -1,7 +1,7 @@
 // Logging in: HTTP Basic (user and password) or a token, as /auth/login takes them; the
 // session cookie it sets is what the API, /ws and this UI then know the person by.
 import { useState } from 'preact/hooks';
-import { ApiError } from '../api.js';
+import { ApiError, authUrl } from '../api.js';
 import { ErrorBox } from '../components/common.js';
 import { navigate, type Route } from '../router.js';
 import { isLoggedIn, loginWithPassword, loginWithToken, useSession } from '../session.js';
@@ -51,7 +51,7 @@ export function LoginPage({ route }: { route: Route }) {
       <ErrorBox error={error} what="logging in" />
       {redirectLogin && (
         <p>
-          <a class="button primary" href={`auth/login?redirect=${encodeURIComponent(next)}`}>
+          <a class="button primary" href={authUrl('login', { redirect: next })}>
             {config!.auth.name === 'RemoteUserAuth' ? 'Log in' : `Log in with ${config!.auth.name}`}
           </a>
         </p>
