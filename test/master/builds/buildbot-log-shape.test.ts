@@ -4,17 +4,11 @@
 // worker's `elapsedTime=` (Buildbot's master writes it when the rc arrives); set_property adds
 // a `property changes` log; a logfile's log is a stream log ('s'); a transfer step's stdio
 // has the rc line (after buildbot-worker's `sending PATH` header), on an upload and a download.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../../services/core/db/pool.js';
 import { Results } from '../../../services/core/results.js';
-import { Stage } from '../in-process.js';
 import { logs, ranBuild } from './lib.js';
-import { type RealWorkers, startRealWorkers } from './real-workers.js';
-
-const root = mkdtempSync(join(tmpdir(), 'flotilla-log-shape-'));
+import { realWorkersSuite } from './real-workers.js';
 
 const builder = (worker: string) => `
   - name: shape-${worker}
@@ -36,24 +30,12 @@ ${builder('agent')}
 ${builder('bbw')}
 `;
 
-let stage: Stage;
-let workers: RealWorkers;
-
-beforeAll(async () => {
-  stage = await Stage.open();
-  workers = await startRealWorkers(stage, CONFIG, root, ['shape-bbw']);
-}, 120_000);
-
-afterAll(async () => {
-  await workers?.stop();
-  await stage?.close();
-  rmSync(root, { recursive: true, force: true });
-});
+const suite = realWorkersSuite('flotilla-log-shape-', CONFIG, ['shape-bbw']);
 
 describe.each(['agent', 'bbw'])('logs as Buildbot 3.7 writes them, on %s', (worker) => {
   let build: { id: number; results: number | null };
   beforeAll(async () => {
-    ({ build } = await ranBuild(stage, `shape-${worker}`));
+    ({ build } = await ranBuild(suite.stage, `shape-${worker}`));
   }, 120_000);
 
   it('ends a shell step with the rc line, then elapsedTime', async () => {
@@ -62,20 +44,20 @@ describe.each(['agent', 'bbw'])('logs as Buildbot 3.7 writes them, on %s', (work
       ['ok', 0],
       ['fails', 3],
     ] as const) {
-      const tail = (await logs(stage, build.id, step)).stdio!.split('\n').slice(-2);
+      const tail = (await logs(suite.stage, build.id, step)).stdio!.split('\n').slice(-2);
       expect(tail[0]).toBe(`hprogram finished with exit code ${rc}`);
       expect(tail[1]).toMatch(/^helapsedTime=[0-9.]+$/);
     }
   });
 
   it('gives set_property a property changes log of repr(value)', async () => {
-    const l = await logs(stage, build.id, 'prop');
+    const l = await logs(suite.stage, build.id, 'prop');
     expect(Object.keys(l)).toEqual(['stdio', 'property changes']);
     expect(l['property changes']).toBe(`answer: "it's 1\\n"`);
   });
 
   it("makes every logfile's log a stream log, an .html name too", async () => {
-    const rows = await stage.db.pool.query(sql`
+    const rows = await suite.stage.db.pool.query(sql`
       SELECT l.name, l.type FROM logs l JOIN steps s ON s.id = l.stepid
       WHERE s.buildid = ${build.id} AND s.name = 'logged' ORDER BY l.id`);
     expect(rows.map((r) => [r.name, r.type])).toEqual([
@@ -83,16 +65,18 @@ describe.each(['agent', 'bbw'])('logs as Buildbot 3.7 writes them, on %s', (work
       ['a', 's'],
       ['page.html', 's'],
     ]);
-    expect((await logs(stage, build.id, 'logged')).a).toBe('oone\notwo');
+    expect((await logs(suite.stage, build.id, 'logged')).a).toBe('oone\notwo');
   });
 
   it("writes the rc line into a transfer step's stdio", async () => {
     // buildbot-worker says what it sends first; Flotilla's agent says nothing of its own.
     const sending = worker === 'bbw' ? [expect.stringMatching(/^hsending \/.*report\.txt$/)] : [];
-    expect((await logs(stage, build.id, 'upload')).stdio!.split('\n')).toEqual([
+    expect((await logs(suite.stage, build.id, 'upload')).stdio!.split('\n')).toEqual([
       ...sending,
       'hprogram finished with exit code 0',
     ]);
-    expect((await logs(stage, build.id, 'string_download')).stdio).toBe('hprogram finished with exit code 0');
+    expect((await logs(suite.stage, build.id, 'string_download')).stdio).toBe(
+      'hprogram finished with exit code 0',
+    );
   });
 });
