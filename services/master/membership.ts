@@ -11,6 +11,7 @@ import type { MasterConfig } from '../core/config/master-config.js';
 import {
   type DataContext,
   disconnectAllWorkersForMaster,
+  findCodebaseId,
   findProjectId,
   findWorkerId,
   masterActive,
@@ -19,6 +20,7 @@ import {
   previousLife,
   transact,
   updateBuilderList,
+  updateCodebaseInfo,
   updateProjectInfo,
   workerConfigured,
   workerConnected,
@@ -149,6 +151,13 @@ export class Membership implements Lease {
           description_html: null,
         });
         projectIds.set(p.name, id);
+      }
+      // Then its codebases (botmaster.reconfig_codebases); the configuration made sure each
+      // names one of the projects.
+      for (const c of this.config.codebases) {
+        const projectid = projectIds.get(c.project)!;
+        const { id, created } = await findCodebaseId(tx, projectid, c.name);
+        await updateCodebaseInfo(tx, id, { projectid, slug: c.slug ?? c.name }, created);
       }
       const ids = await updateBuilderList(
         tx,

@@ -11,6 +11,7 @@ import { auth } from './master-config/auth.js';
 import { builder } from './master-config/builders.js';
 import { changeHooks } from './master-config/change-hooks.js';
 import { changeSource } from './master-config/change-sources.js';
+import { codebase } from './master-config/codebases.js';
 import { forceScheduler } from './master-config/force-schedulers.js';
 import { ignoredTopLevel } from './master-config/ignored-keys.js';
 import { lock } from './master-config/locks.js';
@@ -60,6 +61,8 @@ export const masterConfigSchema = z
     locks: z.array(lock).default([]),
     // Buildbot 4.3's c['projects'] (master-config/projects.ts).
     projects: z.array(project).default([]),
+    // Buildbot 4.3's c['codebases'] (master-config/codebases.ts).
+    codebases: z.array(codebase).default([]),
     builders: z.array(builder).default([]),
     schedulers: z.array(scheduler).default([]),
     force_schedulers: z.array(forceScheduler).default([]),
@@ -167,6 +170,26 @@ function checkReferences(cfg: MasterConfig): string[] {
   cfg.builders.forEach((b, i) => {
     if (b.project !== undefined && !projects.has(b.project))
       problems.push(`builders[${i}].project: no project named ${JSON.stringify(b.project)}`);
+  });
+  // Buildbot 4.3 fails its reconfiguration on a codebase whose project is not configured
+  // (botmaster.reconfig_codebases), and a GitPoller's start on one (gitpoller.py).
+  const codebaseKeys = new Set<string>();
+  cfg.codebases.forEach((c, i) => {
+    if (!projects.has(c.project))
+      problems.push(`codebases[${i}].project: no project named ${JSON.stringify(c.project)}`);
+    const key = JSON.stringify([c.project, c.name]);
+    if (codebaseKeys.has(key))
+      problems.push(
+        `codebases[${i}].name: duplicate name ${JSON.stringify(c.name)} in project ${JSON.stringify(c.project)}`,
+      );
+    codebaseKeys.add(key);
+  });
+  cfg.change_sources.forEach((c, i) => {
+    if (c.type === 'pb' || typeof c.codebase === 'string') return;
+    if (!projects.has(c.codebase.project))
+      problems.push(
+        `change_sources[${i}].codebase.project: no project named ${JSON.stringify(c.codebase.project)}`,
+      );
   });
   unique(
     'force_schedulers',

@@ -27,6 +27,12 @@ export async function findProjectId(tx: Tx, name: string): Promise<number> {
   return (await one<{ id: number }>(tx.q, sql`SELECT id FROM projects WHERE name_hash = ${hash}`)).id;
 }
 
+/** The project's id, if there is one by that name (find_project_id with auto_create=False). */
+export async function projectIdOf(q: Queryable, name: string): Promise<number | undefined> {
+  return (await maybeOne<{ id: number }>(q, sql`SELECT id FROM projects WHERE name_hash = ${nameHash(name)}`))
+    ?.id;
+}
+
 /**
  * Set a project's slug and description; true (and a `projects/<id>/update` event with the
  * project, as Buildbot 4.3's update_project_info produces) when anything changed.

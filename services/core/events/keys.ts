@@ -54,6 +54,15 @@ export const schedulerKeys = (schedulerid: number): RoutingKey[] => [['scheduler
 export const workerKeys = (workerid: number): RoutingKey[] => [['workers', workerid]];
 /** Buildbot 4.3's projects: /projects/:projectid */
 export const projectKeys = (projectid: number): RoutingKey[] => [['projects', projectid]];
+/** Buildbot 4.3's codebases: /codebases/:codebaseid */
+export const codebaseKeys = (codebaseid: number): RoutingKey[] => [['codebases', codebaseid]];
+/** Buildbot 4.3's commits: /commits/:commitid, /codebases/:codebaseid/commits/:commitid */
+export const commitKeys = (c: { commitid: number; codebaseid: number }): RoutingKey[] => [
+  ['commits', c.commitid],
+  ['codebases', c.codebaseid, 'commits', c.commitid],
+];
+/** Buildbot 4.3's branches: /branches/:branchid */
+export const branchKeys = (branchid: number): RoutingKey[] => [['branches', branchid]];
 
 /** Build properties: a dictionary, not an entity; Buildbot produces it under one key. */
 export const buildPropertiesKey = (buildid: number): RoutingKey => [

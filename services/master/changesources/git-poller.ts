@@ -17,13 +17,29 @@
 // at most MAX_CHANGES_PER_POLL commits are taken per branch and poll (the newest), so a huge
 // push cannot stall the master. The changes of a branch and its new lastRev are written in
 // one transaction: a poll that fails half way is simply done again.
+// Buildbot 4.3 (gitpoller.py, `codebase=util.Codebase(...)`): a poller given a codebase finds
+// (or creates) it in its project, which must exist, and records each new commit of a branch
+// after its change, oldest first, each naming the one before as parent (the first, its git
+// parent when recorded), then moves the branch (named as its lastRev key) to the newest, with
+// the time of the poll (core/data/codebase-commits.ts, codebase-branches.ts). Ours: in the
+// same transaction as the changes and lastRev, so the commits and events come once.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { PolledChangeSourceConfig } from '../../core/config/master-config.js';
-import { addChange, type DataContext, transact } from '../../core/data/index.js';
+import {
+  addChange,
+  addCommit,
+  commitByRevision,
+  type DataContext,
+  findCodebaseId,
+  now as nowSeconds,
+  projectIdOf,
+  transact,
+  updateBranch,
+} from '../../core/data/index.js';
 import { getState, setState, stateObjectId } from '../../core/data/object-state.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 
@@ -52,6 +68,8 @@ interface Commit {
   when: number;
   comments: string;
   files: string[];
+  /** The commit's parents' revisions, first parent first. */
+  parents: string[];
 }
 
 export class GitPoller {
@@ -62,6 +80,8 @@ export class GitPoller {
   private readonly log: Logger;
   /** What git fetches from: the repourl, with a relative local path made absolute (git runs in the mirror). */
   private readonly remote: string;
+  /** The id of the codebase the commits are recorded in, once found (Buildbot 4.3's). */
+  private codebaseid: number | undefined;
 
   constructor(
     private readonly cfg: PolledChangeSourceConfig & { repourl: string },
@@ -133,6 +153,7 @@ export class GitPoller {
       ...wanted.map((b) => `+${heads.get(b)!.ref}:refs/flotilla/${b}`),
     ]);
     const { ctx } = this.deps;
+    const codebaseid = await this.codebase();
     const objectid = await transact(ctx, (tx) => stateObjectId(tx.q, this.cfg.name, 'GitPoller'));
     // Buildbot: the very first poll only records; later, a ref not seen before brings the
     // commits that are on none of the heads seen.
@@ -167,9 +188,30 @@ export class GitPoller {
             branch: branch.startsWith('refs/heads/') ? branch.slice('refs/heads/'.length) : branch,
             repository: this.cfg.repourl,
             project: this.cfg.project,
-            codebase: this.cfg.codebase,
+            codebase: typeof this.cfg.codebase === 'string' ? this.cfg.codebase : '',
             category: this.cfg.category ?? null,
             src: 'git',
+          });
+        }
+        if (codebaseid !== undefined && commits.length > 0) {
+          const first = commits[0]!.parents[0];
+          let parent = first === undefined ? undefined : await commitByRevision(tx.q, codebaseid, first);
+          for (const c of commits) {
+            parent = await addCommit(tx, {
+              codebaseid,
+              author: c.author,
+              committer: c.committer,
+              comments: c.comments,
+              when_timestamp: c.when,
+              revision: c.revision,
+              parent_commitid: parent ?? null,
+            });
+          }
+          await updateBranch(tx, {
+            codebaseid,
+            name: branch,
+            commitid: parent!,
+            last_timestamp: nowSeconds(),
           });
         }
         // Read again under the transaction: another master may have moved it meanwhile.
@@ -178,6 +220,18 @@ export class GitPoller {
       });
       if (commits.length > 0) this.log.info({ branch, changes: commits.length, head }, 'new commits');
     }
+  }
+
+  /** The codebase's id when one is configured: found, or created, in its project, which must exist. */
+  private async codebase(): Promise<number | undefined> {
+    const cb = this.cfg.codebase;
+    if (typeof cb === 'string' || this.codebaseid !== undefined) return this.codebaseid;
+    this.codebaseid = await transact(this.deps.ctx, async (tx) => {
+      const projectid = await projectIdOf(tx.q, cb.project);
+      if (projectid === undefined) throw new Error(`project ${cb.project} is not recorded yet`);
+      return (await findCodebaseId(tx, projectid, cb.name)).id;
+    });
+    return this.codebaseid;
   }
 
   /** The commits up to `to` on none of `tips`, oldest first (a new branch or tag). */
@@ -222,8 +276,8 @@ export class GitPoller {
   }
 
   private async commit(revision: string): Promise<Commit> {
-    const format = ['%an <%ae>', '%cn <%ce>', '%ct', '%B'].join(SEP);
-    const [author = '', committer = '', when = '0', ...message] = (
+    const format = ['%an <%ae>', '%cn <%ce>', '%ct', '%P', '%B'].join(SEP);
+    const [author = '', committer = '', when = '0', parents = '', ...message] = (
       await this.git(['show', '-s', `--format=${format}`, revision])
     ).split(SEP);
     const files = (await this.git(['diff-tree', '--no-commit-id', '--name-only', '-r', '--root', revision]))
@@ -236,6 +290,7 @@ export class GitPoller {
       when: Number(when),
       comments: message.join(SEP).replace(/\n+$/, ''),
       files,
+      parents: parents.split(' ').filter(Boolean),
     };
   }
 }

@@ -3,65 +3,31 @@
 // database, polled by hand. The first poll records the heads (full refs as lastRev keys);
 // after it, a new commit on a branch, a new branch and a new tag each bring their new commits,
 // a branch's named without `refs/heads/`, a tag's as `refs/tags/NAME`.
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type PolledChangeSourceConfig,
-  parseMasterConfig,
-} from '../../../services/core/config/master-config.js';
 import { sql } from '../../../services/core/db/pool.js';
-import { createLogger } from '../../../services/core/telemetry/logger.js';
-import { GitPoller } from '../../../services/master/changesources/git-poller.js';
 import { problems } from '../../config/problems.js';
 import { Stage } from '../in-process.js';
+import { scratchRepo } from './scratch-repo.js';
 
-const root = mkdtempSync(join(tmpdir(), 'flotilla-poller-refs-'));
-const repo = join(root, 'repo');
-const git = (...args: string[]) =>
-  execFileSync('git', args, {
-    cwd: repo,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 'A',
-      GIT_AUTHOR_EMAIL: 'a@x',
-      GIT_COMMITTER_NAME: 'C',
-      GIT_COMMITTER_EMAIL: 'c@x',
-    },
-  }).trim();
-const commit = (message: string) => {
-  writeFileSync(join(repo, 'f'), `${message}\n`);
-  git('add', 'f');
-  git('commit', '--quiet', '-m', message);
-  return git('rev-parse', 'HEAD');
-};
+const scratch = scratchRepo('flotilla-poller-refs-');
+const { root, repo, git, commit } = scratch;
 
 let stage: Stage;
 beforeAll(async () => {
   stage = await Stage.open();
-  execFileSync('git', ['init', '--quiet', '-b', 'main', repo]);
   commit('one');
   git('branch', 'feature');
   git('tag', '-a', 'v1', '-m', 'v1');
 }, 120_000);
 afterAll(async () => {
   await stage?.close();
-  rmSync(root, { recursive: true, force: true });
+  scratch.remove();
 });
 
-function poller(name: string, keys: string) {
-  const cfg = parseMasterConfig(`change_sources: [{ name: ${name}, type: git, repourl: ${repo}, ${keys} }]`)
-    .change_sources[0]!;
-  return new GitPoller(cfg as PolledChangeSourceConfig & { repourl: string }, {
-    ctx: stage.ctx,
-    log: createLogger('test', 'silent'),
-    workdir: join(root, 'master'),
-    env: process.env,
-  });
-}
+const poller = (name: string, keys: string) =>
+  scratch.poller(`change_sources: [{ name: ${name}, type: git, repourl: ${repo}, ${keys} }]`, stage.ctx);
 
 async function lastRev(name: string): Promise<Record<string, string>> {
   const [row] = await stage.db.pool.query(sql`

@@ -1,59 +1,21 @@
 // Buildbot 4.3's codebases of a project, their commits and branches (data/codebases.py,
-// data/codebase_commits.py, data/codebase_branches.py): read only here; Buildbot's own
-// masters write them. The commit graph (`commits_common_parent`) is one object that SQL
-// builds (../../../core/data/commit-range.ts), served as a `properties`-kind endpoint is:
-// one JSON value, and not found when there is none.
+// data/codebase_commits.py, data/codebase_branches.py), their shapes in core/entities/; a
+// master writes them (core/data/codebases.ts, codebase-commits.ts, codebase-branches.ts).
+// The commit graph (`commits_common_parent`) is one object that SQL builds
+// (../../../core/data/commit-range.ts), served as a `properties`-kind endpoint is: one JSON
+// value, and not found when there is none.
 import { commitRangeJson } from '../../../core/data/commit-range.js';
 import { sql } from '../../../core/db/pool.js';
+import { branch as branchEntity } from '../../../core/entities/branch.js';
+import { codebase as codebaseEntity } from '../../../core/entities/codebase.js';
+import { commit as commitEntity } from '../../../core/entities/commit.js';
 import { field } from '../../../core/entities/field.js';
 import { t } from '../../../core/entities/types.js';
-import type { Endpoint, PathArgs, Resource } from '../model.js';
+import { type Endpoint, entityResource, type PathArgs, type Resource } from '../model.js';
 
-const codebase: Resource = {
-  name: 'codebase',
-  plural: 'codebases',
-  key: 'codebaseid',
-  from: sql`codebases a`,
-  fields: [
-    field('codebaseid', t.integer, sql`a.id`),
-    field('projectid', t.integer, sql`a.projectid`),
-    field('name', t.identifier(70), sql`a.name`),
-    field('slug', t.identifier(70), sql`a.slug`),
-  ],
-};
-
-const commit: Resource = {
-  name: 'commit',
-  plural: 'commits',
-  key: 'commitid',
-  from: sql`codebase_commits a`,
-  fields: [
-    field('commitid', t.integer, sql`a.id`),
-    field('codebaseid', t.integer, sql`a.codebaseid`),
-    field('author', t.string, sql`a.author`),
-    field('committer', t.string, sql`a.committer`, { nullable: true }),
-    field('comments', t.string, sql`a.comments`),
-    field('when_timestamp', t.integer, sql`a.when_timestamp`),
-    field('revision', t.string, sql`a.revision`),
-    field('parent_commitid', t.integer, sql`a.parent_commitid`, { nullable: true }),
-  ],
-};
-
-// Buildbot declares commitid an Integer though the column may be NULL (a branch whose commit
-// was deleted): the spec says integer, the value may be null.
-const branch: Resource = {
-  name: 'branch',
-  plural: 'branches',
-  key: 'branchid',
-  from: sql`codebase_branches a`,
-  fields: [
-    field('branchid', t.integer, sql`a.id`),
-    field('codebaseid', t.integer, sql`a.codebaseid`),
-    field('name', t.string, sql`a.name`),
-    field('commitid', t.integer, sql`a.commitid`, { nullableSql: true }),
-    field('last_timestamp', t.integer, sql`a.last_timestamp`),
-  ],
-};
+const codebase: Resource = entityResource(codebaseEntity);
+const commit: Resource = entityResource(commitEntity);
+const branch: Resource = entityResource(branchEntity);
 
 const range = (a: PathArgs) =>
   commitRangeJson(Number(a.codebaseid), Number(a.commitid1), Number(a.commitid2));

@@ -1,6 +1,7 @@
 // A change source: a repository a master polls for changes, one only owned and shown, or
 // Buildbot's PBChangeSource, where `buildbot sendchange` delivers changes over PB.
 import { z } from 'zod';
+import { pollerCodebase } from './codebases.js';
 import { listenPort } from './protocols.js';
 
 // A change source runs on exactly one master. Without a type it is only owned and shown
@@ -19,7 +20,8 @@ const polled = z
     poll_interval: z.number().int().positive().default(600),
     project: z.string().default(''),
     category: z.string().optional(),
-    codebase: z.string().default(''),
+    // A change's codebase (text), or Buildbot 4.3's Codebase (master-config/codebases.ts).
+    codebase: pollerCodebase,
   })
   .strict()
   .refine((c) => c.type === undefined || c.repourl !== undefined, {
