@@ -57,6 +57,51 @@ def record_arguments():
         cls.__new__ = recording
 
 
+class Buildbot4Project:
+    """Buildbot 4's util.Project, which Debian's Buildbot 3.7 lacks: its arguments, to be written as projects:."""
+
+    def __init__(self, name, slug=None, description=None, description_format=None):
+        self.name, self.slug, self.description, self.description_format = name, slug, description, description_format
+
+
+class Buildbot4Codebase:
+    """Buildbot 4.3's util.Codebase, which Debian's Buildbot 3.7 lacks: its arguments, to be written as codebases:."""
+
+    def __init__(self, name, project, slug=None):
+        self.name, self.project, self.slug = name, project, slug
+
+
+def buildbot4_stand_ins():
+    """What a Buildbot 4.3 master.cfg says of projects and codebases, which Buildbot 3.7 cannot load: util.Project and
+    util.Codebase are given stand-ins that keep their arguments, BuilderConfig takes project= and GitPoller takes
+    codebase= (each kept beside the object), and c['projects'] and c['codebases'] are taken out of the dictionary
+    before Buildbot checks its keys (main). Buildbot 3.7's own classes and checks are otherwise untouched."""
+    import buildbot.util as bbutil
+    from buildbot.changes.gitpoller import GitPoller
+    from buildbot.config.builder import BuilderConfig
+    from buildbot.plugins import util as plugin_util
+
+    for namespace in (plugin_util, bbutil):
+        for name, cls in (('Project', Buildbot4Project), ('Codebase', Buildbot4Codebase)):
+            if not hasattr(namespace, name):
+                setattr(namespace, name, cls)
+
+    def keeping(cls, key, attribute):
+        original = cls.__init__
+
+        def init(self, *args, **kwargs):
+            kept = kwargs.pop(key, None)
+            original(self, *args, **kwargs)
+            setattr(self, attribute, kept)
+
+        cls.__init__ = init
+
+    if 'project' not in BuilderConfig.__init__.__code__.co_varnames:
+        keeping(BuilderConfig, 'project', '_flotilla_project')
+    if 'codebase' not in GitPoller.checkConfig.__code__.co_varnames:
+        keeping(GitPoller, 'codebase', '_flotilla_codebase')
+
+
 def arguments(obj):
     return getattr(obj, '_flotilla_import', ((), {}))
 
@@ -148,9 +193,11 @@ def pb_port_number(port):
 
 
 class Importer:
-    def __init__(self, config_dict, master):
+    def __init__(self, config_dict, master, buildbot4=None):
         self.raw = config_dict
         self.m = master
+        # c['projects'] and c['codebases'] of a Buildbot 4 master.cfg (main takes them out).
+        self.buildbot4 = buildbot4 or {}
         self.losses = Losses()
         self.locks = {}
         self.out = {}
@@ -688,8 +735,8 @@ class Importer:
                 else:
                     self.losses.add(place, f'workerbuilddir={workerbuilddir!r}',
                                     'give a path under the worker\'s base directory')
-            for key, default in (('project', None),
-                                 ('builddir', bytes2unicode(safeTranslate(b.name))),
+            self.builder_project(entry, b, place)
+            for key, default in (('builddir', bytes2unicode(safeTranslate(b.name))),
                                  ('nextWorker', None), ('nextBuild', None), ('canStartBuild', None)):
                 value = getattr(b, key, default)
                 if value != default and value:
@@ -937,6 +984,51 @@ class Importer:
                             "point buildbot sendchange at the workers' PB port (protocols.pb) instead")
         return entry
 
+    # ------------------------------------------------------------------ Buildbot 4 projects and codebases
+    def projects_and_codebases(self):
+        """c['projects'] and c['codebases'] of a Buildbot 4.3 master.cfg, as projects: and codebases:."""
+        projects = []
+        for number, p in enumerate(self.buildbot4.get('projects') or []):
+            place = f"c['projects'][{number}]"
+            if not isinstance(p, Buildbot4Project) or not isinstance(p.name, str):
+                self.losses.add(place, named(p), 'write it under projects: by hand (name, slug, description)')
+                continue
+            entry = {'name': p.name}
+            for key in ('slug', 'description'):
+                if getattr(p, key) is not None:
+                    self.put(entry, key, getattr(p, key), place, key)
+            if p.description_format == 'markdown':
+                entry['description_format'] = 'markdown'
+            elif p.description_format is not None:
+                self.losses.add(place, f'description_format {p.description_format!r}',
+                                'the description is kept as plain text (Flotilla knows markdown only)')
+            projects.append(entry)
+        codebases = []
+        for number, c in enumerate(self.buildbot4.get('codebases') or []):
+            entry = self.codebase(c, f"c['codebases'][{number}]", with_slug=True)
+            if entry is not None:
+                codebases.append(entry)
+        if projects:
+            self.out['projects'] = projects
+        if codebases:
+            self.out['codebases'] = codebases
+
+    def codebase(self, c, place, with_slug):
+        if not isinstance(c, Buildbot4Codebase) or not isinstance(c.name, str) or not isinstance(c.project, str):
+            self.losses.add(place, f'codebase {named(c)}', 'write it as {name, project} by hand')
+            return None
+        entry = {'name': c.name, 'project': c.project}
+        if with_slug and c.slug is not None:
+            entry['slug'] = c.slug
+        return entry
+
+    def builder_project(self, entry, b, place):
+        project = getattr(b, '_flotilla_project', None) or getattr(b, 'project', None)
+        if isinstance(project, str) and project:
+            entry['project'] = project
+        elif project:
+            self.losses.add(place, f'project: {named(project)}', 'name one of projects: by its name')
+
     def change_sources(self):
         from buildbot.changes import gitpoller
         from buildbot.changes import pb as pbchange
@@ -974,6 +1066,11 @@ class Importer:
                 if kwargs.get(key) is not None:
                     entry[to] = kwargs.pop(key)
                 kwargs.pop(key, None)
+            codebase = getattr(cs, '_flotilla_codebase', None)
+            if codebase is not None:
+                written = self.codebase(codebase, place, with_slug=False)
+                if written is not None:
+                    entry['codebase'] = written
             for key in sorted(kwargs):
                 if kwargs[key] is not None:
                     self.losses.add(place, f'GitPoller argument {key}={kwargs[key]!r}', 'no Flotilla form')
@@ -1047,6 +1144,7 @@ class Importer:
 
     def run(self):
         self.globals()
+        self.projects_and_codebases()
         self.protocols()
         self.workers()
         self.builders()
@@ -1055,7 +1153,7 @@ class Importer:
         self.reporters()
         self.www()
         order = ['title', 'titleURL', 'buildbotURL', 'buildbotNetUsageData', 'log_compression', 'properties',
-                 'protocols', 'workers', 'locks', 'builders', 'schedulers', 'force_schedulers', 'change_sources',
+                 'projects', 'codebases', 'protocols', 'workers', 'locks', 'builders', 'schedulers', 'force_schedulers', 'change_sources',
                  'change_hooks', 'reporters', 'services', 'secrets', 'auth', 'www']
         if self.locks:
             self.out['locks'] = list(self.locks.values())
@@ -1072,10 +1170,13 @@ def main(argv):
         return 2
     basedir, filename = os.path.split(path)
     record_arguments()
+    buildbot4_stand_ins()
     cwd = os.getcwd()
     os.chdir(basedir)
     try:
         _, config_dict = loadConfigDict(basedir, filename)
+        # Buildbot 4's keys, which Buildbot 3.7 refuses as unknown: read here, not by it.
+        buildbot4 = {key: config_dict.pop(key) for key in ('projects', 'codebases') if key in config_dict}
         master = MasterConfig.loadFromDict(config_dict, path)
     except ConfigErrors as e:
         print(f'error: Buildbot does not load {argv[0]}:', file=sys.stderr)
@@ -1087,7 +1188,7 @@ def main(argv):
         return 2
     finally:
         os.chdir(cwd)
-    importer = Importer(config_dict, master)
+    importer = Importer(config_dict, master, buildbot4)
     document = importer.run()
     text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=120)
     lines = importer.losses.lines()

@@ -23,6 +23,7 @@ const MATRIX = 'test/fixtures/buildbot-import/matrix.cfg';
 const PIPELINE = 'test/fixtures/buildbot-import/pipeline.cfg';
 const FORGES = 'test/fixtures/buildbot-import/forges.cfg';
 const KINDS = 'test/fixtures/buildbot-import/kinds.cfg';
+const PROJECTS = 'test/fixtures/buildbot-import/projects.cfg';
 
 const NO_FORM = 'no Flotilla step of this kind: replace it with a shell step or leave it out';
 const DB = 'set DATABASE_URL in the environment of the masters and API pods to a PostgreSQL URL';
@@ -441,6 +442,26 @@ c['schedulers'] = [
         },
       },
     ]);
+  });
+
+  it("converts a Buildbot 4.3 master.cfg's projects and codebases, which Buildbot 3.7 cannot load", async () => {
+    const r = await importConfig(PROJECTS);
+    expect(r.summary).toBe(
+      `${PROJECTS}: converted 2 builders (2 steps), 1 schedulers, 0 reporters; 1 not converted`,
+    );
+    expect(r.losses).toEqual([
+      "c['projects'][1]: description_format 'rst' -> the description is kept as plain text (Flotilla knows markdown only)",
+    ]);
+    expect(r.config.projects).toEqual([
+      { name: 'widgets', slug: 'w', description: 'Widgets, *built*', description_format: 'markdown' },
+      { name: 'tools', description: 'Tools' },
+    ]);
+    expect(r.config.codebases).toEqual([
+      { name: 'app', project: 'widgets' },
+      { name: 'app', project: 'tools', slug: 'tools-app' },
+    ]);
+    expect(r.config.builders.map((b) => b.project)).toEqual(['widgets', undefined]);
+    expect(r.config.change_sources[0]).toMatchObject({ codebase: { name: 'app', project: 'widgets' } });
   });
 
   it('refuses a master.cfg Buildbot refuses, with Buildbot’s errors, and a missing file', async () => {
