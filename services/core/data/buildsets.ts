@@ -24,6 +24,8 @@ export interface NewBuildset {
   parent_buildid?: number | null;
   parent_relationship?: string | null;
   priority?: number;
+  /** Buildbot 4.0: the build a rebuild repeats (the first one, through rebuilds of rebuilds). */
+  rebuilt_buildid?: number | null;
 }
 
 export interface AddedBuildset {
@@ -49,9 +51,9 @@ export async function addBuildset(tx: Tx, b: NewBuildset): Promise<AddedBuildset
   const { id: bsid } = await one<{ id: number }>(
     tx.q,
     sql`INSERT INTO buildsets (external_idstring, reason, submitted_at, complete, complete_at, results,
-                               parent_buildid, parent_relationship)
+                               parent_buildid, parent_relationship, rebuilt_buildid)
         VALUES (${b.external_idstring ?? null}, ${b.reason}, ${submitted}, 0, NULL, -1,
-                ${b.parent_buildid ?? null}, ${b.parent_relationship ?? null})
+                ${b.parent_buildid ?? null}, ${b.parent_relationship ?? null}, ${b.rebuilt_buildid ?? null})
         RETURNING id`,
   );
   const props = Object.entries(b.properties ?? {});
@@ -104,7 +106,10 @@ export { buildrequestKeys };
 
 /**
  * Buildbot's rebuildBuildrequest: a new build set for the builder of build `buildid`, with
- * its build set's source stamps, properties, external id and parent; reason `rebuild`.
+ * its build set's source stamps, properties, external id and parent; reason `rebuild`. As
+ * Buildbot 4.0's, it records in `rebuilt_buildid` the first build of the request, or, when
+ * the build set is itself a rebuild, the build that one repeated: every rebuild names the
+ * original.
  */
 export async function rebuildBuild(tx: Tx, buildid: number): Promise<AddedBuildset> {
   const b = await maybeOne<{
@@ -113,9 +118,12 @@ export async function rebuildBuild(tx: Tx, buildid: number): Promise<AddedBuilds
     external_idstring: string | null;
     parent_buildid: number | null;
     parent_relationship: string | null;
+    rebuilt_buildid: number | null;
   }>(
     tx.q,
-    sql`SELECT br.builderid, bs.id AS bsid, bs.external_idstring, bs.parent_buildid, bs.parent_relationship
+    sql`SELECT br.builderid, bs.id AS bsid, bs.external_idstring, bs.parent_buildid, bs.parent_relationship,
+               coalesce(bs.rebuilt_buildid, (SELECT min(f.id) FROM builds f WHERE f.buildrequestid = br.id))
+                 AS rebuilt_buildid
         FROM builds b JOIN buildrequests br ON br.id = b.buildrequestid JOIN buildsets bs ON bs.id = br.buildsetid
         WHERE b.id = ${buildid}`,
   );
@@ -142,6 +150,7 @@ export async function rebuildBuild(tx: Tx, buildid: number): Promise<AddedBuilds
     external_idstring: b.external_idstring,
     parent_buildid: b.parent_buildid,
     parent_relationship: b.parent_relationship,
+    rebuilt_buildid: b.rebuilt_buildid,
   });
 }
 
