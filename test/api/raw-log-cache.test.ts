@@ -2,7 +2,8 @@
 // the kept file (shown by taking the chunks away underneath it), never one of an open log;
 // Buildbot's janitor (type 'd') and a longer log are new bodies; a download cut short keeps
 // nothing; the disk used stays under max_mb; closing the API removes its folder; and an
-// unusable folder only turns the cache off.
+// unusable folder only turns the cache off. raw_inline puts Buildbot's header lines before a
+// stdio log's text, never into the kept file.
 import { mkdtemp, readdir, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -152,6 +153,32 @@ describe('kept downloads', () => {
         'if-none-match': `W/"log-6-200-0-s-${enc}"`,
       });
       expect(again.status).toBe(304);
+    }
+  });
+});
+
+describe('raw_inline', () => {
+  it("starts a stdio log with Buildbot's Builder, Build number and Worker name lines, kept or not, compressed or not", async () => {
+    const [w] = await api.db.pool.query(sql`
+      SELECT bl.name AS builder, b.number, wk.name AS worker FROM steps s JOIN builds b ON b.id = s.buildid
+      JOIN builders bl ON bl.id = b.builderid LEFT JOIN workers wk ON wk.id = b.workerid WHERE s.id = 1`);
+    const prefix = Buffer.from(
+      `Builder: ${w.builder}\nBuild number: ${w.number}\n${w.worker === null ? '' : `Worker name: ${w.worker}\n`}`,
+    );
+    for (const q of addLog(7, 200, 1)) await api.db.pool.query(q);
+    // From the database (the first download, which keeps the bare text), then from the kept file.
+    const fresh = await api.get('/logs/7/raw_inline', {});
+    await eventually(keptNames, (n) => n.includes('7-200-s'));
+    const raw = await api.get('/logs/7/raw', {});
+    expect(raw.raw.subarray(0, 8).toString()).toBe('0000000 '); // the bare text, its stream character cut
+    const want = Buffer.concat([prefix, raw.raw]);
+    expect(fresh.raw.equals(want)).toBe(true);
+    const kept = await api.get('/logs/7/raw_inline', {});
+    expect(kept.raw.equals(want)).toBe(true);
+    expect(kept.headers['content-length']).toBe(String(want.length));
+    for (const enc of ENCODINGS) {
+      const a = await api.get('/logs/7/raw_inline', { 'accept-encoding': enc });
+      expect((await DECODE[enc]!(a.raw)).equals(want), enc).toBe(true);
     }
   });
 });

@@ -146,19 +146,21 @@ export class LogReader {
     reply.header('content-disposition', `${endpoint.inline ? 'inline' : 'attachment'}; filename=${log.slug}`);
     if (notModified(req, etag)) return reply.code(304).send();
     if (req.method === 'HEAD') return reply.send();
+    const prefix = endpoint.inline ? await this.inlinePrefix(log) : NO_CONTENT;
     const key = { id: log.id, numLines: log.num_lines, type: log.type };
     if (log.complete && this.rawCache) {
       const kept = await this.rawCache.get(key);
       if (kept && encoding) {
         // Read by a stream that closes the file at its end, or when the client goes away.
         const file = kept.file.createReadStream({ start: 0, end: kept.bytes - 1 });
-        return reply.send(compressStream(file, encoding));
+        return reply.send(compressStream(prefix.length ? prefixed(prefix, file) : file, encoding));
       }
       if (kept) {
         // Sent by hand through pooled buffers (sendKept); Fastify still runs onResponse.
         reply.hijack();
-        const headers = { ...reply.getHeaders(), 'content-length': String(kept.bytes) };
+        const headers = { ...reply.getHeaders(), 'content-length': String(prefix.length + kept.bytes) };
         reply.raw.writeHead(200, headers as OutgoingHttpHeaders);
+        if (prefix.length) reply.raw.write(prefix);
         await sendKept(reply.raw, kept);
         return reply;
       }
@@ -173,6 +175,8 @@ export class LogReader {
     const stream = new RawLogStream(log.type, log.num_lines, { ownsContent: true });
     async function* body() {
       let whole = false;
+      // The prefix is this answer's, not the log's: the kept copy never holds it.
+      if (prefix.length) yield Buffer.from(prefix);
       try {
         for await (const row of rows) {
           const piece = stream.push(row);
@@ -190,6 +194,33 @@ export class LogReader {
     }
     const out = Readable.from(body(), { objectMode: false });
     return reply.send(encoding ? compressStream(out, encoding) : out);
+  }
+
+  /**
+   * What Buildbot (3.10 on, data/logchunks.py get_log_lines_raw_data) puts before a stdio
+   * log's lines: `Builder: <name>`, `Build number: <n>`, `Worker name: <name>`, one line
+   * each, those known. Only raw_inline has it here: raw keeps Buildbot 3.7's bare text, which
+   * 3.7's clients read (docs/compatibility.md).
+   */
+  private async inlinePrefix(log: LogRow): Promise<Uint8Array> {
+    if (log.type !== 's') return NO_CONTENT;
+    const rows = await this.reads.rows<{
+      builder: string | null;
+      number: number | null;
+      worker: string | null;
+    }>(sql`
+      SELECT bl.name AS builder, b.number, w.name AS worker
+      FROM logs l JOIN steps s ON s.id = l.stepid JOIN builds b ON b.id = s.buildid
+      LEFT JOIN builders bl ON bl.id = b.builderid LEFT JOIN workers w ON w.id = b.workerid
+      WHERE l.id = ${log.id}`);
+    const r = rows[0];
+    if (!r) return NO_CONTENT;
+    const lines = [
+      r.builder !== null ? `Builder: ${r.builder}\n` : '',
+      r.number !== null ? `Build number: ${r.number}\n` : '',
+      r.worker !== null ? `Worker name: ${r.worker}\n` : '',
+    ];
+    return Buffer.from(lines.join(''), 'utf8');
   }
 
   /** Every chunk of a log by first_line: through a binary COPY where the reader has it. */
@@ -235,6 +266,15 @@ export class LogReader {
 function withAcceptEncoding(reply: FastifyReply): string {
   const vary = reply.getHeader('vary');
   return vary ? `Accept-Encoding, ${vary}` : 'Accept-Encoding';
+}
+
+/** `head`, then what `rest` reads (its end or failure ends this too). */
+function prefixed(head: Uint8Array, rest: Readable): Readable {
+  async function* both() {
+    yield Buffer.from(head);
+    yield* rest;
+  }
+  return Readable.from(both(), { objectMode: false });
 }
 
 /** RAW_CHUNKS' binary rows as chunk rows. */
