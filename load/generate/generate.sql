@@ -1,7 +1,7 @@
 -- Flotilla load data, set-based: every table is filled by INSERT ... SELECT over
 -- generate_series, one statement per table, so that statement-level triggers (row counts
 -- kept with transition tables) see each table's rows in one batch. Run by run.sh:
---   psql -v scale=1 -v huge_lines=1000000 -f generate.sql $DATABASE_URL
+--   psql -v scale=1 -v huge_lines=1000000 -v builders=5 -v workers=3 -f generate.sql $DATABASE_URL
 --
 -- What it makes at scale s (numbers rounded, minimum 1):
 --   changes        1,000,000 s, each with its own source stamp and 1-3 change_files
@@ -10,8 +10,13 @@
 --                  the others are complete, claimed (buildrequest_claims) by master 1,
 --                  and have their build; 2,000 s of them were retried: a first build that
 --                  ended RETRY (5) and a second one that finished, so builds = buildsets
---   builds         500,000 s over 5 builders (builderid = 1 + (brid-1) % 5), numbers
---                  1, 2, 3 ... per builder in id order
+--   builds         500,000 s over :builders builders (builderid = 1 + (brid-1) % :builders),
+--                  numbers 1, 2, 3 ... per builder in id order, on workers 1 to :workers - 1
+--   builders       the oracle's 5; with :builders > 5 (issue 34 §3's "10,000 builders' worth
+--                  of tags"), builders 6.. :builders too, named builder-NNNNN, each with 3
+--                  tags (team-0..99, os-linux/windows/macos, tier-1..3: 106 tags) and on
+--                  master 1 with 3 of the workers configured (configured_workers)
+--   workers        worker1, worker2, offline-worker; with :workers > 3, worker4 .. too
 --   steps/logs     the newest 10,000 s builds: 5 steps each, one complete stdio log per
 --                  step (one chunk of 3-7 lines), 9 build_properties each
 --   huge log       one more stdio log of :huge_lines lines (default 1,000,000, whatever the
@@ -32,9 +37,10 @@
 \timing on
 
 CREATE TEMP TABLE gen AS
-SELECT c, r, p, greatest(1, (r - p) / p) AS step, nb, huge, 1600000000 AS t0
+SELECT c, r, p, greatest(1, (r - p) / p) AS step, nb, huge, nbuilders, nworkers, 1600000000 AS t0
 FROM (
-  SELECT greatest(2, round(1000000 * :scale)::int) AS c,
+  SELECT greatest(5, :builders::int) AS nbuilders, greatest(3, :workers::int) AS nworkers,
+         greatest(2, round(1000000 * :scale)::int) AS c,
          greatest(2, round(500000 * :scale)::int) AS r,
          greatest(1, round(2000 * :scale)::int) AS p,
          greatest(1, round(10000 * :scale)::int) AS nb,
@@ -69,6 +75,39 @@ INSERT INTO workers (id, name, info, paused, graceful) VALUES
   (1, 'worker1', '{}', 0, 0),
   (2, 'worker2', '{}', 0, 0),
   (3, 'offline-worker', '{}', 0, 0);
+
+-- the many-builders variant: name_hash as 40 hex characters of md5s, not Buildbot's sha1
+-- (PostgreSQL has no sha1 without pgcrypto), unique as Buildbot's
+INSERT INTO builders (id, name, description, name_hash)
+SELECT i, 'builder-' || lpad(i::text, 5, '0'), 'Generated builder ' || i,
+       md5('builder:' || i) || left(md5('builder2:' || i), 8)
+FROM gen, generate_series(6, gen.nbuilders) AS i;
+
+INSERT INTO workers (id, name, info, paused, graceful)
+SELECT i, 'worker' || i, '{"os": "linux"}', 0, 0
+FROM gen, generate_series(4, gen.nworkers) AS i;
+
+INSERT INTO tags (id, name, name_hash)
+SELECT row_number() OVER (ORDER BY t), t, md5('tag:' || t) || left(md5('tag2:' || t), 8)
+FROM gen, (SELECT 'team-' || k AS t FROM generate_series(0, 99) k
+           UNION ALL SELECT 'os-' || o FROM unnest(ARRAY['linux', 'windows', 'macos']) o
+           UNION ALL SELECT 'tier-' || k FROM generate_series(1, 3) k) v
+WHERE gen.nbuilders > 5;
+
+INSERT INTO builders_tags (builderid, tagid)
+SELECT i, tg.id
+FROM gen, generate_series(6, gen.nbuilders) AS i
+JOIN tags tg ON tg.name IN ('team-' || (i % 100),
+                            'os-' || (ARRAY['linux', 'windows', 'macos'])[1 + i % 3],
+                            'tier-' || (1 + i % 3));
+
+INSERT INTO builder_masters (id, builderid, masterid)
+SELECT i, i, 1 FROM gen, generate_series(6, gen.nbuilders) AS i;
+
+INSERT INTO configured_workers (buildermasterid, workerid)
+SELECT i, 1 + (i * 7 + k * 331) % gen.nworkers
+FROM gen, generate_series(6, gen.nbuilders) AS i, generate_series(0, 2) AS k
+WHERE gen.nworkers > 3;
 
 \echo sourcestamps (one per change)
 INSERT INTO sourcestamps (id, ss_hash, branch, revision, patchid, repository, codebase, project, created_at)
@@ -126,7 +165,7 @@ FROM gen, generate_series(1, gen.r) AS i;
 \echo buildrequests
 INSERT INTO buildrequests (id, buildsetid, builderid, priority, complete, results, submitted_at,
                            complete_at, waited_for)
-SELECT i, i, 1 + (i - 1) % 5, i % 3,
+SELECT i, i, 1 + (i - 1) % nbuilders, i % 3,
        CASE WHEN i > r - p THEN 0 ELSE 1 END,
        CASE WHEN i > r - p THEN -1 WHEN i % 20 = 0 THEN 2 WHEN i % 7 = 0 THEN 1 ELSE 0 END,
        t0 + 60 * i,
@@ -145,14 +184,14 @@ FROM gen, generate_series(1, gen.r - gen.p) AS i;
 INSERT INTO builds (id, number, builderid, buildrequestid, workerid, masterid, started_at, complete_at,
                     state_string, results)
 SELECT id, row_number() OVER (PARTITION BY builderid ORDER BY id), builderid, brid,
-       1 + id % 2, 1, started_at, complete_at,
+       1 + id % (nworkers - 1), 1, started_at, complete_at,
        CASE results WHEN 0 THEN 'build successful' WHEN 1 THEN 'warnings lint' WHEN 2 THEN 'failed test'
                     ELSE 'retry lost connection' END,
        results
 FROM (
   SELECT row_number() OVER (ORDER BY a.brid, a.attempt) AS id, a.*
   FROM (
-    SELECT i AS brid, k AS attempt, 1 + (i - 1) % 5 AS builderid,
+    SELECT i AS brid, k AS attempt, 1 + (i - 1) % nbuilders AS builderid, nworkers,
            CASE WHEN k = 1 THEN t0 + 60 * i + 10 ELSE t0 + 60 * i + 10 + 30 + i % 97 + 5 END AS started_at,
            CASE WHEN k = 1 THEN t0 + 60 * i + 10 + 30 + i % 97
                 ELSE t0 + 60 * i + 10 + 30 + i % 97 + 5 + 30 + i % 89 END AS complete_at,
@@ -200,7 +239,7 @@ JOIN sourcestamps ss ON ss.id = least((SELECT c FROM gen), 2 * n.buildrequestid)
 CROSS JOIN LATERAL (VALUES
   ('buildername', to_json(bd.name)::text, 'Builder'),
   ('buildnumber', n.number::text, 'Build'),
-  ('workername', to_json('worker' || n.workerid)::text, 'Worker'),
+  ('workername', (SELECT to_json(w.name)::text FROM workers w WHERE w.id = n.workerid), 'Worker'),
   ('branch', to_json(ss.branch)::text, 'Build'),
   ('revision', to_json(ss.revision)::text, 'Build'),
   ('repository', to_json(ss.repository)::text, 'Build'),
@@ -227,6 +266,10 @@ FROM gen, generate_series(0, (gen.huge - 1) / 1000) AS ch;
 SELECT setval('masters_id_seq', (SELECT max(id) FROM masters)),
        setval('builders_id_seq', (SELECT max(id) FROM builders)),
        setval('workers_id_seq', (SELECT max(id) FROM workers)),
+       setval('tags_id_seq', greatest(1, (SELECT max(id) FROM tags))),
+       setval('builders_tags_id_seq', greatest(1, (SELECT max(id) FROM builders_tags))),
+       setval('builder_masters_id_seq', greatest(1, (SELECT max(id) FROM builder_masters))),
+       setval('configured_workers_id_seq', greatest(1, (SELECT max(id) FROM configured_workers))),
        setval('sourcestamps_id_seq', (SELECT max(id) FROM sourcestamps)),
        setval('changes_changeid_seq', (SELECT max(changeid) FROM changes)),
        setval('buildsets_id_seq', (SELECT max(id) FROM buildsets)),

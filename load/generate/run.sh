@@ -7,6 +7,9 @@
 # SCALE 1 is the issue's data set (1M changes, 500k builds, ...); SCALE 0.01 the 10k-row
 # variant (10k changes, 5k builds) for the "1M rows vs 10k rows" comparison. HUGE_LINES
 # (default 1,000,000, whatever the scale) is the length of the one huge stdio log.
+# BUILDERS (default 5, the oracle's) and WORKERS (default 3) make the many-builders variant
+# of issue 34 §3, the builds spread over all the builders, each tagged and with 3 workers:
+#   BUILDERS=10000 WORKERS=1000 load/generate/run.sh postgresql://... 1
 # The database must be empty (use load/bench/cluster.sh db NAME for a fresh one).
 # Prints each statement's time, the rows made, the ids the benchmarks use, the total time.
 set -euo pipefail
@@ -14,14 +17,17 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 URL="${1:-${DATABASE_URL:?set DATABASE_URL or pass it as the first argument}}"
 SCALE="${2:-${SCALE:-1}}"
 HUGE_LINES="${HUGE_LINES:-1000000}"
+BUILDERS="${BUILDERS:-5}"
+WORKERS="${WORKERS:-3}"
 [[ "$SCALE" =~ ^[0-9]*\.?[0-9]+$ ]] || { echo "SCALE must be a positive number" >&2; exit 2; }
+[[ "$BUILDERS" =~ ^[0-9]+$ && "$WORKERS" =~ ^[0-9]+$ ]] || { echo "BUILDERS and WORKERS must be integers" >&2; exit 2; }
 [[ "$HUGE_LINES" =~ ^[0-9]+$ ]] && [ "$HUGE_LINES" -ge 1 ] || { echo "HUGE_LINES must be a positive integer" >&2; exit 2; }
 command -v psql >/dev/null || { echo "psql is missing (apt-get install postgresql-client)" >&2; exit 1; }
 
 q() { psql "$URL" -X -q -v ON_ERROR_STOP=1 "$@"; }
 t0=$(date +%s.%N)
-echo "generating scale $SCALE (huge log: $HUGE_LINES lines) into ${URL%%\?*}" | sed -E 's#//([^:]+):[^@]*@#//\1:***@#'
-q -v scale="$SCALE" -v huge_lines="$HUGE_LINES" -f "$HERE/generate.sql"
+echo "generating scale $SCALE (huge log: $HUGE_LINES lines, $BUILDERS builders, $WORKERS workers) into ${URL%%\?*}" | sed -E 's#//([^:]+):[^@]*@#//\1:***@#'
+q -v scale="$SCALE" -v huge_lines="$HUGE_LINES" -v builders="$BUILDERS" -v workers="$WORKERS" -f "$HERE/generate.sql"
 t1=$(date +%s.%N)
 echo "VACUUM ANALYZE"
 # every table of ours (public: Buildbot's, flotilla: our bookkeeping); not the catalogs,
@@ -50,6 +56,8 @@ echo
 echo "rows made:"
 q -P footer=off -c "
   SELECT t AS table, n AS rows FROM (VALUES
+    ('builders', (SELECT count(*) FROM builders)), ('builders_tags', (SELECT count(*) FROM builders_tags)),
+    ('workers', (SELECT count(*) FROM workers)), ('configured_workers', (SELECT count(*) FROM configured_workers)),
     ('changes', (SELECT count(*) FROM changes)), ('change_files', (SELECT count(*) FROM change_files)),
     ('sourcestamps', (SELECT count(*) FROM sourcestamps)), ('buildsets', (SELECT count(*) FROM buildsets)),
     ('buildset_sourcestamps', (SELECT count(*) FROM buildset_sourcestamps)),

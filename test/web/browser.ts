@@ -104,3 +104,20 @@ export function changeBuildReads(urls: readonly string[]): {
     total: urls.length,
   };
 }
+
+/**
+ * How a build page read its steps' logs (issue 34 §3): `perStep`, the reads of one step's
+ * logs each (`/steps/N/logs`, `/builds/N/steps/M/logs`), which must be none; `batched`, the
+ * reads of every log of a build at once (`/builds/N/logs`); `total`, every API read.
+ */
+export function buildLogReads(urls: readonly string[]): {
+  perStep: string[];
+  batched: number;
+  total: number;
+} {
+  return {
+    perStep: urls.filter((u) => /^\/api\/v2\/(.+\/)?steps\/[^/]+\/logs(\?|$)/.test(u)),
+    batched: urls.filter((u) => /^\/api\/v2\/builds\/\d+\/logs(\?|$)/.test(u)).length,
+    total: urls.length,
+  };
+}

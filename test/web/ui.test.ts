@@ -30,7 +30,14 @@ import {
   type ForceSchedulerOverride,
 } from '../helpers/master-config.js';
 import { waitFor } from '../helpers/wait.js';
-import { changeBuildReads, expectAccessible, launchBrowser, unpagedReads, watchPage } from './browser.js';
+import {
+  buildLogReads,
+  changeBuildReads,
+  expectAccessible,
+  launchBrowser,
+  unpagedReads,
+  watchPage,
+} from './browser.js';
 
 const TICKER: BuilderOverride = {
   name: 'ticker',
@@ -55,6 +62,22 @@ const FORCE_TICKER: ForceSchedulerOverride = {
     { type: 'int', name: 'ticks', label: 'Ticks', default: 100 },
     { type: 'string', name: 'note', label: 'Note', required: true },
   ],
+};
+// A build that triggers four (buildbot/buildbot#2997's case: Buildbot's UI made 53 requests
+// for its page), each on its own triggerable scheduler, of a builder of their own.
+const FAN = ['fan-1', 'fan-2', 'fan-3', 'fan-4'];
+const FANOUT: BuilderOverride = {
+  name: 'fanout',
+  workers: ['w1', 'w2'],
+  steps: [
+    { type: 'shell', name: 'prepare', command: 'echo prepared' },
+    { type: 'trigger', name: 'fan-out', schedulers: FAN, waitForFinish: true },
+  ],
+};
+const LEAF: BuilderOverride = {
+  name: 'leaf',
+  workers: ['w1', 'w2'],
+  steps: [{ type: 'shell', name: 'leaf', command: 'echo leaf' }],
 };
 const PASSWORDS = { admin: 'admin-pw', dev: 'dev-pw' };
 const HUGE = 1_000_000;
@@ -220,8 +243,13 @@ beforeAll(async () => {
   const names = (list: readonly { name: string }[] = []) => list.map(({ name }) => ({ name }));
   cluster = await Cluster.start({
     config: {
-      builders: [TICKER, ...names(e2e.builders)],
-      force_schedulers: [FORCE_TICKER, ...names(e2e.force_schedulers)],
+      builders: [TICKER, ...names(e2e.builders), FANOUT, LEAF],
+      force_schedulers: [
+        FORCE_TICKER,
+        ...names(e2e.force_schedulers),
+        { name: 'force-fanout', builders: ['fanout'] },
+      ],
+      schedulers: FAN.map((name) => ({ type: 'triggerable' as const, name, builders: ['leaf'] })),
       auth: await authConfig(),
       change_sources: changeSources(),
       // Buildbot 4.3's projects: ticker is in one, the other builders in none.
@@ -868,6 +896,7 @@ describe('the web UI', () => {
       `Build request ${brid} ${RESULT_NAMES[build.results]}`,
     );
     await expectAccessible(page, 'build request');
+    if (SHOTS) await page.screenshot({ path: `${SHOTS}/buildrequest.png` });
     // A build links its request.
     await page.goto(`${base}#/builders/${ids.basic}/builds/1`);
     await page.getByRole('link', { name: `Build request ${brid}` }).click();
@@ -964,6 +993,7 @@ describe('the web UI', () => {
     expect(await row.getByText('active', { exact: true }).isVisible()).toBe(true);
     await expect.poll(() => page.title()).toBe('Projects · Flotilla end-to-end tests');
     await expectAccessible(page, 'projects');
+    if (SHOTS) await page.screenshot({ path: `${SHOTS}/projects.png` });
     await row.getByRole('link', { name: 'ticker', exact: true }).click();
     expect(new URL(page.url()).hash).toBe(`#/builders/${ids.ticker}`);
     await page.goto(`${base}#/builders`);
@@ -998,6 +1028,52 @@ describe('the web UI', () => {
     await page.goto(`${base}#/builders/${ids.basic}/builds/1`);
     await nav.getByRole('link', { name: /^Next build/ }).waitFor();
     expect(await nav.getByRole('link', { name: /Previous/ }).count()).toBe(0);
+    expect(watch.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('page: a build, with four triggered builds too, in at most 10 reads: its logs in one, none per step', async () => {
+    const [, brids] = await adminRpc('forceschedulers/force-fanout', 'force', {
+      username: 'Ada <ada@example.test>',
+      reason: 'fan out',
+    });
+    const parent = await buildOfRequest(Object.values(brids as Record<string, number>)[0]!);
+    await cluster.finished(parent.buildid);
+    const { page, watch } = await newPage();
+    await page.goto(`${base}#/builders/${parent.builderid}/builds/${parent.number}`);
+    const kids = page.getByRole('region', { name: 'Triggered builds' }).getByRole('listitem');
+    await waitFor('the four triggered builds', async () => (await kids.count()) === 4);
+    for (const name of ['prepare', 'fan-out']) {
+      await page.getByTestId('step').filter({ hasText: name }).first().waitFor();
+    }
+    await page
+      .getByTestId('step')
+      .filter({ hasText: 'prepare' })
+      .getByRole('link', { name: 'stdio' })
+      .waitFor();
+    // Each triggered build named by its builder (read from the build, no read of names).
+    expect(await kids.getByRole('link', { name: /^leaf #\d+$/ }).count()).toBe(4);
+    await page.getByRole('heading', { name: new RegExp(`^fanout #${parent.number}\\b`) }).waitFor();
+    await page.getByRole('region', { name: 'Properties' }).getByText('buildername').waitFor();
+    const reads = buildLogReads(watch.apiRequests);
+    expect(reads).toMatchObject({ perStep: [], batched: 1 });
+    expect(reads.total).toBeLessThanOrEqual(10);
+    // A build of a builder with more steps, each with its logs: still one read of logs.
+    const before = watch.apiRequests.length;
+    const basic = (
+      (await cluster.get(`/builders/${ids.basic}/builds?order=-number&limit=1`)).builds as {
+        number: number;
+      }[]
+    )[0]!;
+    await page.goto(`${base}#/builders/${ids.basic}/builds/${basic.number}`);
+    await page
+      .getByTestId('step')
+      .filter({ hasText: 'unicode' })
+      .getByRole('link', { name: 'stdio' })
+      .waitFor();
+    const basicReads = buildLogReads(watch.apiRequests.slice(before));
+    expect(basicReads).toMatchObject({ perStep: [], batched: 1 });
+    expect(basicReads.total).toBeLessThanOrEqual(10);
     expect(watch.problems).toEqual([]);
     await page.context().close();
   });
@@ -1415,6 +1491,7 @@ describe('API tokens (issue 33, section 4)', () => {
     page.once('dialog', (d) => void d.accept());
     await page.getByRole('button', { name: 'Revoke nightly report' }).click();
     await row.getByText(/^revoked /).waitFor();
+    if (SHOTS) await page.screenshot({ path: `${SHOTS}/tokens.png` });
     const refused = await script('builders?limit=1');
     expect([refused.status, await refused.text()]).toEqual([401, '{"error": "API token revoked"}']);
     expect(watch.problems).toEqual([]);

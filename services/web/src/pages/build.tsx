@@ -2,15 +2,22 @@
 // changes, build set and source stamps, data (artifacts), the parent and the triggered
 // children; the builder's previous and next builds; stop and rebuild for those the rules allow (a rebuild opens the new build once
 // it starts, as a force does).
-import { useEffect, useState } from 'preact/hooks';
-import { ApiError, apiUrl, getOne, getPage, rpc } from '../api.js';
+//
+// In at most 10 requests, also with triggered builds (issue 34 §3; 17 before, one read of
+// logs per step; Buildbot's UI 53 with 4 triggered builds, buildbot/buildbot#2997): the build
+// with its neighbours and every property; its steps; its logs; its request, build set,
+// changes and data; its child build sets, their requests and builds (test/web/ui.test.ts).
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, apiUrl, getOne, getPage, type Page, rpc } from '../api.js';
+import { type BuildWithNeighbours, readBuildWithNeighbours } from '../components/build-neighbours.js';
 import { BuildLink, ErrorBox, Loading, Result, Section, WorkerLink } from '../components/common.js';
-import { currentStep, statusOf } from '../components/current-step.js';
+import { statusOf } from '../components/current-step.js';
 import { FollowRequests } from '../components/follow-requests.js';
 import { useNames } from '../components/names.js';
 import { SourceStamps } from '../components/sourcestamps.js';
+import { events } from '../events.js';
 import { elapsed, timestamp } from '../format.js';
-import { useLive, useNow } from '../live.js';
+import { type Live, useLive, useNow } from '../live.js';
 import { href, navigate, type Route } from '../router.js';
 import { can, useSession } from '../session.js';
 import { useTitle } from '../title.js';
@@ -35,17 +42,17 @@ export function safeUrl(url: string): string | null {
   }
 }
 
-function StepLogs({ step, build }: { step: Step; build: Build }) {
-  const logs = useLive(
-    (s) => getPage<Log>(`steps/${step.stepid}/logs`, 'logs', { limit: 50 }, s),
-    [step.stepid],
-    [`steps/${step.stepid}/logs/*/*`],
-    1000,
-  );
-  if (logs.error) return <ErrorBox error={logs.error} what="reading logs" />;
+/** A name the build's properties carry (`buildername`, `workername`), if they carry it. */
+function nameOf(b: Build, prop: string): string | undefined {
+  const v = b.properties?.[prop]?.[0];
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/** The logs of one step, from the build's one read of logs. */
+function StepLogs({ logs, build, step }: { logs: readonly Log[]; build: Build; step: Step }) {
   return (
     <ul class="plain logs">
-      {(logs.data?.items ?? []).map((l) => (
+      {logs.map((l) => (
         <li key={l.logid}>
           <a
             href={href(
@@ -65,15 +72,32 @@ function StepLogs({ step, build }: { step: Step; build: Build }) {
   );
 }
 
-function Steps({ build, now }: { build: Build; now: number }) {
-  const steps = useLive(
-    (s) => getPage<Step>(`builds/${build.buildid}/steps`, 'steps', { order: 'number', limit: 500 }, s),
-    [build.buildid],
-    [`builds/${build.buildid}/steps/*/*`],
+/**
+ * Every log of the build in one read (`/builds/{id}/logs`, Flotilla's: Buildbot lists one
+ * step's logs per read, which cost a request per step), once its steps are known: read
+ * again on the log events of its unfinished steps only, as a finished step's logs are done.
+ */
+function useBuildLogs(build: Build, steps: readonly Step[] | undefined) {
+  const running = (steps ?? []).filter((st) => !st.complete).map((st) => `steps/${st.stepid}/logs/*/*`);
+  return useLive(
+    (s) =>
+      steps
+        ? getPage<Log>(`builds/${build.buildid}/logs`, 'logs', { limit: 1000 }, s).then((p) => p.items)
+        : Promise.resolve(undefined),
+    [build.buildid, steps !== undefined],
+    running,
+    1000,
   );
+}
+
+function Steps({ build, steps, now }: { build: Build; steps: Live<Page<Step> | null>; now: number }) {
+  const logs = useBuildLogs(build, steps.data?.items);
+  const logsOf = new Map<number, Log[]>();
+  for (const l of logs.data ?? []) logsOf.set(l.stepid, [...(logsOf.get(l.stepid) ?? []), l]);
   return (
     <Section title="Steps" id="s-steps">
       <ErrorBox error={steps.error} what="reading steps" />
+      <ErrorBox error={logs.error} what="reading logs" />
       <Loading when={!steps.data && !steps.error} />
       <ol class="steps">
         {(steps.data?.items ?? [])
@@ -114,7 +138,7 @@ function Steps({ build, now }: { build: Build; now: number }) {
                   })}
                 </ul>
               )}
-              <StepLogs step={st} build={build} />
+              <StepLogs logs={logsOf.get(st.stepid) ?? []} build={build} step={st} />
             </li>
           ))}
       </ol>
@@ -122,45 +146,31 @@ function Steps({ build, now }: { build: Build; now: number }) {
   );
 }
 
-function Properties({ buildid }: { buildid: number }) {
-  const props = useLive(
-    async (s) => {
-      const body = await getOne<Record<string, [unknown, string]>>(
-        `builds/${buildid}/properties`,
-        'properties',
-        {},
-        s,
-      );
-      return Object.entries(body).sort(([a], [b]) => a.localeCompare(b));
-    },
-    [buildid],
-    [`builds/${buildid}/properties/update`, `builds/${buildid}/*`],
-  );
+/** The build's properties with their sources, as its own read brought them (`property=*`). */
+function Properties({ build }: { build: Build }) {
+  const props = Object.entries(build.properties ?? {}).sort(([a], [b]) => a.localeCompare(b));
   return (
     <Section title="Properties" id="s-props">
-      <ErrorBox error={props.error} what="reading properties" />
-      {props.data && (
-        <table class="props">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Value</th>
-              <th scope="col">Source</th>
+      <table class="props">
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Value</th>
+            <th scope="col">Source</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.map(([name, [value, source]]) => (
+            <tr key={name}>
+              <th scope="row">{name}</th>
+              <td>
+                <code>{typeof value === 'string' ? value : JSON.stringify(value)}</code>
+              </td>
+              <td class="muted">{source}</td>
             </tr>
-          </thead>
-          <tbody>
-            {props.data.map(([name, [value, source]]) => (
-              <tr key={name}>
-                <th scope="row">{name}</th>
-                <td>
-                  <code>{typeof value === 'string' ? value : JSON.stringify(value)}</code>
-                </td>
-                <td class="muted">{source}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+          ))}
+        </tbody>
+      </table>
     </Section>
   );
 }
@@ -176,50 +186,68 @@ function responsibleUsers(build: Build, changes: Change[]): string[] {
   return [...new Set(names)];
 }
 
+/** The builds this one triggered: its child build sets' requests' builds (three reads, in
+ * the query language; Buildbot's UI read each triggered build request and its builds one by
+ * one from the trigger step's URLs: 53 requests for 4 triggered builds, buildbot/buildbot#2997).
+ * Each carries its builder's name (the `buildername` property), which needs no read of names. */
+async function triggered(buildid: number, s: AbortSignal): Promise<Build[]> {
+  const children = await getPage<Buildset>(
+    'buildsets',
+    'buildsets',
+    { parent_buildid: buildid, limit: 50, field: ['bsid', 'parent_buildid'] },
+    s,
+  );
+  if (!children.items.length) return [];
+  const reqs = await getPage<BuildRequest>(
+    'buildrequests',
+    'buildrequests',
+    {
+      buildsetid__in: children.items.map((c) => c.bsid),
+      limit: 100,
+      field: ['buildrequestid', 'buildsetid'],
+    },
+    s,
+  );
+  if (!reqs.items.length) return [];
+  const kids = await getPage<Build>(
+    'builds',
+    'builds',
+    { buildrequestid__in: reqs.items.map((r) => r.buildrequestid), limit: 100, property: 'buildername' },
+    s,
+  );
+  return kids.items;
+}
+
 function Origin({ build }: { build: Build }) {
+  const bsidRef = useRef<number | undefined>(undefined);
   const origin = useLive(
     async (s) => {
-      const br = await getOne<BuildRequest>(`buildrequests/${build.buildrequestid}`, 'buildrequests', {}, s);
-      const bs = await getOne<Buildset>(`buildsets/${br.buildsetid}`, 'buildsets', {}, s);
-      const changes = await getPage<Change>(`builds/${build.buildid}/changes`, 'changes', { limit: 50 }, s);
-      const children = await getPage<Buildset>(
-        'buildsets',
-        'buildsets',
-        { parent_buildid: build.buildid, limit: 50, field: ['bsid', 'parent_buildid'] },
-        s,
-      );
-      let kids: Build[] = [];
-      if (children.items.length) {
-        const reqs = await getPage<BuildRequest>(
-          'buildrequests',
-          'buildrequests',
-          {
-            buildsetid__in: children.items.map((c) => c.bsid),
-            limit: 100,
-            field: ['buildrequestid', 'buildsetid'],
-          },
-          s,
-        );
-        if (reqs.items.length) {
-          kids = (
-            await getPage<Build>(
-              'builds',
-              'builds',
-              { buildrequestid__in: reqs.items.map((r) => r.buildrequestid), limit: 100 },
-              s,
-            )
-          ).items;
-        }
-      }
-      const data = await getPage<BuildData>(`builds/${build.buildid}/data`, 'build_data', { limit: 50 }, s);
+      // Four independent chains at once: the page waits for the longest, not their sum.
+      const [[br, bs], changes, kids, data] = await Promise.all([
+        getOne<BuildRequest>(`buildrequests/${build.buildrequestid}`, 'buildrequests', {}, s).then(
+          async (br) =>
+            [br, await getOne<Buildset>(`buildsets/${br.buildsetid}`, 'buildsets', {}, s)] as const,
+        ),
+        getPage<Change>(`builds/${build.buildid}/changes`, 'changes', { limit: 50 }, s),
+        triggered(build.buildid, s),
+        getPage<BuildData>(`builds/${build.buildid}/data`, 'build_data', { limit: 50 }, s),
+      ]);
       return { br, bs, changes: changes.items, kids, data: data.items };
     },
     [build.buildid],
-    [`builds/${build.buildid}/steps/*/*`, `buildsets/*/*`],
+    // A running build's steps may trigger builds; a build set's events matter for its own
+    // and its children's only (20 running builds elsewhere made this page read all again).
+    [...(build.complete ? [] : [`builds/${build.buildid}/steps/*/*`]), 'buildsets/*/*'],
+    undefined,
+    (m) => {
+      const e = m as { stepid?: number; bsid?: number; parent_buildid?: number | null };
+      return e.stepid !== undefined || e.parent_buildid === build.buildid || e.bsid === bsidRef.current;
+    },
   );
+  bsidRef.current = origin.data?.bs.bsid;
   const builderName = useNames(
     'builders',
-    (origin.data?.kids ?? []).map((k) => k.builderid),
+    (origin.data?.kids ?? []).filter((k) => !nameOf(k, 'buildername')).map((k) => k.builderid),
   );
   if (origin.error) return <ErrorBox error={origin.error} what="reading the build set" />;
   const o = origin.data;
@@ -250,7 +278,7 @@ function Origin({ build }: { build: Build }) {
           <ul class="plain">
             {o.kids.map((k) => (
               <li key={k.buildid}>
-                <BuildLink b={k} builderName={builderName(k.builderid)} />{' '}
+                <BuildLink b={k} builderName={nameOf(k, 'buildername') ?? builderName(k.builderid)} />{' '}
                 <Result results={k.results} complete={k.complete} />
               </li>
             ))}
@@ -298,49 +326,58 @@ export function BuildPage({ route }: { route: Route }) {
   const path = byId
     ? `builds/${route.params.buildid}`
     : `builders/${route.params.builderid}/builds/${route.params.number}`;
+  // By number: the build with its neighbours in one read, kept current by the build's own
+  // events and, while no next build is known, by the builder's new builds.
+  const nextKnown = useRef(false);
   const build = useLive(
-    // The owner properties ride on the build's own read (responsible users, no extra request).
-    (s) => getOne<Build>(path, 'builds', { property: ['owner', 'owners'] }, s),
-    [path],
-    [
+    (s): Promise<BuildWithNeighbours> =>
       byId
-        ? `builds/${route.params.buildid}/*`
-        : `builders/${route.params.builderid}/builds/${route.params.number}/*`,
-    ],
+        ? getOne<Build>(path, 'builds', { property: '*' }, s).then((b) => ({
+            build: b,
+            prev: null,
+            next: null,
+          }))
+        : readBuildWithNeighbours(route.params.builderid!, Number(route.params.number), s),
+    [path],
+    byId
+      ? [`builds/${route.params.buildid}/*`]
+      : [
+          `builders/${route.params.builderid}/builds/${route.params.number}/*`,
+          `builders/${route.params.builderid}/builds/*/new`,
+        ],
+    undefined,
+    (m) => (m as Build).number === Number(route.params.number) || !nextKnown.current,
   );
-  const b = build.data;
+  const b = build.data?.build;
+  nextKnown.current = build.data?.next != null;
   useEffect(() => {
     // /builds/<id> is a link form (a parent build): shown at its canonical address.
     if (byId && b) navigate(href(`/builders/${b.builderid}/builds/${b.number}`), true);
   }, [byId, b?.buildid]);
-  const step = useLive(
-    (s) => (b && !b.complete ? currentStep(b.buildid, s) : Promise.resolve(null)),
-    [b?.buildid, b?.complete],
-    b && !b.complete ? [`builds/${b.buildid}/steps/*/*`] : [],
-    1000,
+  useEffect(
+    // Properties ride on the build's read: a change of them reads it again.
+    () => (b ? events.subscribe(`builds/${b.buildid}/properties/update`, () => build.reload()) : undefined),
+    [b?.buildid],
   );
-  const around = useLive(
-    async (s) => {
-      if (!b) return null;
-      const one = (q: Record<string, string | number>) =>
-        getPage<Pick<Build, 'number'>>(
-          `builders/${b.builderid}/builds`,
-          'builds',
-          { ...q, limit: 1, field: 'number' },
-          s,
-        ).then((p) => p.items[0]?.number ?? null);
-      const [prev, next] = await Promise.all([
-        one({ number__lt: b.number, order: '-number' }),
-        one({ number__gt: b.number, order: 'number' }),
-      ]);
-      return { prev, next };
-    },
-    [b?.builderid, b?.number],
-    b ? [`builders/${b.builderid}/builds/*/new`] : [],
+  // The steps, read once for the list and the header's current step (a running build's first
+  // unfinished one): no read of its own for either.
+  const steps = useLive(
+    (s) =>
+      b
+        ? getPage<Step>(`builds/${b.buildid}/steps`, 'steps', { order: 'number', limit: 500 }, s)
+        : Promise.resolve(null),
+    [b?.buildid],
+    b ? [`builds/${b.buildid}/steps/*/*`] : [],
   );
-  const builderName = useNames('builders', [b?.builderid]);
-  const workerName = useNames('workers', [b?.workerid]);
-  useTitle(b ? `${builderName(b.builderid)} #${b.number}` : 'Build');
+  const step = steps.data?.items.find((st) => !st.complete) ?? null;
+  const around = { prev: build.data?.prev ?? null, next: build.data?.next ?? null };
+  // Names from the build's own properties (its master sets both when it starts); read by id
+  // only for a build that lacks them.
+  const builderName = useNames('builders', b && !nameOf(b, 'buildername') ? [b.builderid] : []);
+  const workerName = useNames('workers', b && !nameOf(b, 'workername') ? [b.workerid] : []);
+  const builderLabel = b ? (nameOf(b, 'buildername') ?? builderName(b.builderid)) : '';
+  const workerLabel = b ? (nameOf(b, 'workername') ?? workerName(b.workerid)) : '';
+  useTitle(b ? `${builderLabel} #${b.number}` : 'Build');
   if (build.error) {
     return (
       <main id="main" tabIndex={-1}>
@@ -378,31 +415,30 @@ export function BuildPage({ route }: { route: Route }) {
   return (
     <main id="main" tabIndex={-1}>
       <nav class="crumbs" aria-label="Breadcrumb">
-        <a href="#/builders">Builders</a> /{' '}
-        <a href={href(`/builders/${b.builderid}`)}>{builderName(b.builderid)}</a> /
+        <a href="#/builders">Builders</a> / <a href={href(`/builders/${b.builderid}`)}>{builderLabel}</a> /
       </nav>
       <nav class="pager prevnext" aria-label="Builds of this builder">
-        {around.data?.prev != null ? (
-          <a href={href(`/builders/${b.builderid}/builds/${around.data.prev}`)} rel="prev">
-            ← Previous build (#{around.data.prev})
+        {around.prev != null ? (
+          <a href={href(`/builders/${b.builderid}/builds/${around.prev}`)} rel="prev">
+            ← Previous build (#{around.prev})
           </a>
         ) : (
           <span class="muted">← Previous build</span>
         )}
-        {around.data?.next != null ? (
-          <a href={href(`/builders/${b.builderid}/builds/${around.data.next}`)} rel="next">
-            Next build (#{around.data.next}) →
+        {around.next != null ? (
+          <a href={href(`/builders/${b.builderid}/builds/${around.next}`)} rel="next">
+            Next build (#{around.next}) →
           </a>
         ) : (
           <span class="muted">Next build →</span>
         )}
       </nav>
       <h1>
-        {builderName(b.builderid)} #{b.number} <Result results={b.results} complete={b.complete} />
+        {builderLabel} #{b.number} <Result results={b.results} complete={b.complete} />
       </h1>
       <p data-testid="build-state">
-        {statusOf(b, step.data)} — worker <WorkerLink workerid={b.workerid} name={workerName(b.workerid)} />,
-        started {timestamp(b.started_at)}, {b.complete ? 'took' : 'running for'}{' '}
+        {statusOf(b, step)} — worker <WorkerLink workerid={b.workerid} name={workerLabel} />, started{' '}
+        {timestamp(b.started_at)}, {b.complete ? 'took' : 'running for'}{' '}
         <span class="num">{elapsed(b.started_at, b.complete_at, now)}</span>
       </p>
       <div class="toolbar" data-testid="build-actions" data-ready={config ? 'yes' : undefined}>
@@ -419,9 +455,9 @@ export function BuildPage({ route }: { route: Route }) {
       </div>
       <ErrorBox error={actionError} what="acting on the build" />
       {rebuilt && <FollowRequests builderid={b.builderid} brids={rebuilt} open />}
-      <Steps build={b} now={now} />
+      <Steps build={b} steps={steps} now={now} />
       <div class="grid2">
-        <Properties buildid={b.buildid} />
+        <Properties build={b} />
         <div>
           <Origin build={b} />
         </div>

@@ -40,6 +40,10 @@ export function WorkerPage({ route }: { route: Route }) {
       ),
     [workerid, page, PAGE],
     ['builds/*/new', 'builds/*/finished'],
+    undefined,
+    // Only this worker's builds change its list: with 20 builds running on other workers the
+    // page read its builds 9 times in 10 s (load/results/web-pages.md), for nothing.
+    (m) => (m as Build).workerid === workerid,
   );
   const actions = useWorkerActions(worker.reload);
   const w = worker.data;
