@@ -67,7 +67,7 @@ cleanup() {
 trap cleanup EXIT
 
 flotilla() {
-  log "Flotilla: copying $DB to busy_flotilla"
+  [ "${BUSY_COPY:-1}" = 0 ] && log "Flotilla: on $DB itself" || log "Flotilla: copying $DB to busy_flotilla"
   copy_db busy_flotilla
   local src url env
   src="$(load/bench/cluster.sh src)"
@@ -107,7 +107,7 @@ flotilla() {
 buildbot() {
   ensure_buildbot_master
   ensure_buildbot_worker
-  log "Buildbot: copying $DB to busy_buildbot"
+  [ "${BUSY_COPY:-1}" = 0 ] && log "Buildbot: on $DB itself" || log "Buildbot: copying $DB to busy_buildbot"
   copy_db busy_buildbot
   BB_STARTED=1
   BENCH_PG_PORT="$PG_PORT" BENCH_BB_CFG="$ROOT/load/busy/master.cfg" BENCH_BB_PORT="$BB_WWW" BENCH_BB_PB_PORT="$BB_PB" \
