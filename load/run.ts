@@ -6,13 +6,15 @@
 //        [--duration 30s] [--vus N] [--out FILE]
 //
 // Scenarios: collections, log_tail, ws_fanout (default: all three, one after the other), and
-// busy (the web UI while 20 builds run: load/busy/run.sh sets that up and runs it).
+// busy (the web UI while 20 builds run: load/busy/run.sh sets that up and runs it), and
+// fleet_reads (issue 35's reads at ten million builds: load/fleet/run.sh).
 // --duration and --vus override every scenario's (like k6's -e DURATION / -e VUS).
 // BUILD_ID / LOG_ID name the ids the endpoints use instead of finding them through the API.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { busyMix } from './busy/mix.js';
+import { fleetReads } from './fleet/reads.js';
 import { hammer } from './measure.js';
 import {
   fill,
@@ -176,9 +178,20 @@ const wsFanout: Runner = async (_spec, sc, base) => {
 /** People in the web UI of a cluster that builds: load/busy/mix.ts. */
 const busy: Runner = (spec, sc, base) => busyMix(sc, base, spec.headers);
 
-const RUNNERS: Record<string, Runner> = { collections, log_tail: logTail, ws_fanout: wsFanout, busy };
+/** The five reads at ten million builds (load/generate/fleet.sql's data): load/fleet/reads.ts. */
+const fleet_reads: Runner = (spec, sc, base) => fleetReads(sc, base, spec.headers);
+
+const RUNNERS: Record<string, Runner> = {
+  collections,
+  log_tail: logTail,
+  ws_fanout: wsFanout,
+  busy,
+  fleet_reads,
+};
 // The scenarios that name no generated build or log: they find their own through the API.
-const NO_IDS = new Set(['ws_fanout', 'busy']);
+const NO_IDS = new Set(['ws_fanout', 'busy', 'fleet_reads']);
+// The scenarios that need a set-up of their own (builds running; the fleet data): only when named.
+const ONLY_NAMED = new Set(['busy', 'fleet_reads']);
 
 function describe(name: string, m: Metric): string {
   if (m.kind === 'trend') {
@@ -194,9 +207,8 @@ function describe(name: string, m: Metric): string {
 async function main(): Promise<number> {
   const spec = loadScenarios();
   const base = (args.base ?? process.env.BASE_URL ?? 'http://127.0.0.1:8080/api/v2').replace(/\/$/, '');
-  // busy needs builds running (load/busy/run.sh): only when named
   const names =
-    positionals.length > 0 ? positionals : Object.keys(spec.scenarios).filter((n) => n !== 'busy');
+    positionals.length > 0 ? positionals : Object.keys(spec.scenarios).filter((n) => !ONLY_NAMED.has(n));
   for (const n of names) if (!RUNNERS[n] || !spec.scenarios[n]) throw new Error(`no scenario "${n}"`);
   const ids = names.every((n) => NO_IDS.has(n)) ? { build: 0, log: 0 } : await resolveIds(base, spec.headers);
   console.log(`BASE_URL ${base}; build ${ids.build}, log ${ids.log}`);

@@ -25,6 +25,8 @@ export interface ScenarioSpec {
   pageSize?: number;
   oldPages?: number;
   maxOldPage?: number;
+  /** fleet_reads: the fields the UI's console and waterfall ask for. */
+  fields?: Record<string, string[]>;
 }
 
 export interface Scenarios {

@@ -7,6 +7,7 @@
 // Used by load/run.ts (`node --import tsx load/run.ts busy --base ...`); the two must keep
 // the same pages and the same requests per page.
 import { httpMetrics, type Metric, type ScenarioSpec, seconds } from '../scenario.js';
+import { timedGet } from '../timed-get.js';
 
 interface BuildRef {
   buildid: number;
@@ -34,31 +35,11 @@ export async function busyMix(
     return weights[weights.length - 1]![0];
   };
   const pageSize = sc.pageSize ?? 30;
-  const durations: number[] = [];
   const pages: Record<string, number[]> = Object.fromEntries(weights.map(([name]) => [name, []]));
-  let requests = 0;
-  let failed = 0;
   let lines = 0;
   const end = Date.now() + seconds(sc.duration) * 1000;
 
-  /** One request: its time and status counted; the parsed body when asked for and 200. */
-  const get = async (path: string, parse: boolean, expected = [200]): Promise<any> => {
-    const t0 = performance.now();
-    let status = 0;
-    let body: any;
-    try {
-      const res = await fetch(base + path, { headers, signal: AbortSignal.timeout(60_000) });
-      status = res.status;
-      if (parse && status === 200) body = await res.json();
-      else await res.arrayBuffer();
-    } catch {
-      status = 0;
-    }
-    durations.push(performance.now() - t0);
-    requests++;
-    if (!expected.includes(status)) failed++;
-    return body;
-  };
+  const { get, durations, counts } = timedGet(base, headers);
 
   const builderList = (await (await fetch(`${base}/builders`, { headers })).json()) as {
     builders: { builderid: number }[];
@@ -154,7 +135,7 @@ export async function busyMix(
   const took = (performance.now() - t0) / 1000;
   return {
     // k6's check: every request answered 200 (a log's contents: 200 or 404 past its end).
-    ...httpMetrics(durations, requests, failed, took),
+    ...httpMetrics(durations, counts.requests, counts.failed, took),
     log_lines_read: { kind: 'counter', count: lines, seconds: took },
     ...Object.fromEntries(
       Object.entries(pages).map(([name, samples]) => [`page_${name}`, { kind: 'trend', samples } as Metric]),

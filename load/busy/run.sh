@@ -15,7 +15,10 @@
 #
 # Environment: BUSY_DB, QUIET (30s), BUSY (60s), VUS (40), BUILDS (20), BENCH_PG_PORT (the
 # bench cluster's, 55440), BUSY_MEASURE (a command run instead of run.ts on Flotilla's busy
-# cluster, given the API's URL; load/bench/web/run.sh sets it), and the ports
+# cluster, given the API's URL; load/bench/web/run.sh sets it; load/fleet/run.sh sets it for
+# both targets), BUSY_COPY (1; 0 runs on $BUSY_DB itself instead of a copy: the builds run
+# stay in it, which a data set of 10M builds bears, and whose copy would not fit the disk
+# budget of load/fleet/run.sh), and the ports
 # BUSY_PORT_BASE+0..30 (default 8050-8080) for the
 # API, master, agents (+11..+30), Redis and Buildbot.
 set -euo pipefail
@@ -37,10 +40,13 @@ MEASURE=(node --import tsx load/busy/run.ts --quiet "${QUIET:-30s}" --busy "${BU
 
 psql_admin() { runuser -u postgres -- psql -h "$ROOT/.data/bench/pg" -p "$PG_PORT" -U postgres -d postgres -qAt -v ON_ERROR_STOP=1 "$@"; }
 copy_db() {
+  [ "${BUSY_COPY:-1}" = 0 ] && return
   psql_admin -c "DROP DATABASE IF EXISTS $1 WITH (FORCE)" >/dev/null
   psql_admin -c "CREATE DATABASE $1 TEMPLATE $DB OWNER flotilla" >/dev/null
 }
-drop_db() { psql_admin -c "DROP DATABASE IF EXISTS $1 WITH (FORCE)" >/dev/null || true; }
+# The database a target runs on: its copy, or $DB itself with BUSY_COPY=0.
+db_for() { if [ "${BUSY_COPY:-1}" = 0 ]; then echo "$DB"; else echo "$1"; fi; }
+drop_db() { [ "${BUSY_COPY:-1}" = 0 ] && return; psql_admin -c "DROP DATABASE IF EXISTS $1 WITH (FORCE)" >/dev/null || true; }
 
 PIDS=()
 BB_WORKER_DIRS=()
@@ -61,11 +67,11 @@ cleanup() {
 trap cleanup EXIT
 
 flotilla() {
-  log "Flotilla: copying $DB to busy_flotilla"
+  [ "${BUSY_COPY:-1}" = 0 ] && log "Flotilla: on $DB itself" || log "Flotilla: copying $DB to busy_flotilla"
   copy_db busy_flotilla
   local src url env
   src="$(load/bench/cluster.sh src)"
-  url="$(load/bench/cluster.sh url busy_flotilla)"
+  url="$(load/bench/cluster.sh url "$(db_for busy_flotilla)")"
   redis_up "$DATA/redis" "$REDIS_PORT" fast
   mkdir -p "$DATA/flotilla"
   printf 'busy\n' >"$DATA/flotilla/password"
@@ -101,11 +107,11 @@ flotilla() {
 buildbot() {
   ensure_buildbot_master
   ensure_buildbot_worker
-  log "Buildbot: copying $DB to busy_buildbot"
+  [ "${BUSY_COPY:-1}" = 0 ] && log "Buildbot: on $DB itself" || log "Buildbot: copying $DB to busy_buildbot"
   copy_db busy_buildbot
   BB_STARTED=1
   BENCH_PG_PORT="$PG_PORT" BENCH_BB_CFG="$ROOT/load/busy/master.cfg" BENCH_BB_PORT="$BB_WWW" BENCH_BB_PB_PORT="$BB_PB" \
-    load/bench/buildbot.sh start busy_buildbot
+    load/bench/buildbot.sh start "$(db_for busy_buildbot)"
   mkdir -p "$DATA/buildbot"
   chown "$BB_USER:" "$DATA/buildbot"
   local p="$DATA"; while [ "$p" != / ]; do chmod o+x "$p" 2>/dev/null || true; p="$(dirname "$p")"; done
@@ -118,7 +124,11 @@ buildbot() {
     runuser -u "$BB_USER" -- env -i PATH="$PATH" HOME="$DATA/buildbot" LANG=C.UTF-8 \
       buildbot-worker start "$d" >/dev/null
   done
-  "${MEASURE[@]}" --base "http://127.0.0.1:$BB_WWW/api/v2" --label buildbot
+  if [ -n "${BUSY_MEASURE:-}" ]; then
+    "$BUSY_MEASURE" "http://127.0.0.1:$BB_WWW/"
+  else
+    "${MEASURE[@]}" --base "http://127.0.0.1:$BB_WWW/api/v2" --label buildbot
+  fi
   cleanup
 }
 

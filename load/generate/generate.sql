@@ -50,12 +50,7 @@ FROM (
 UPDATE gen SET p = least(p, r / 2), step = greatest(1, (r - least(p, r / 2)) / least(p, r / 2));
 SELECT * FROM gen;
 
-DO $$
-BEGIN
-  IF EXISTS (SELECT 1 FROM changes) OR EXISTS (SELECT 1 FROM builds) OR EXISTS (SELECT 1 FROM masters) THEN
-    RAISE EXCEPTION 'the database already holds data: generate into a freshly migrated database';
-  END IF;
-END $$;
+\ir require-empty.sql
 
 \echo masters, builders, workers
 INSERT INTO masters (id, name, name_hash, active, last_active)
@@ -222,13 +217,7 @@ SELECT s.id, 'stdio', 'stdio', s.id, 1, 3 + s.number, 's'
 FROM steps s;
 
 \echo logchunks (one chunk per step log)
-INSERT INTO logchunks (logid, first_line, last_line, content, compressed)
-SELECT l.id, 0, l.num_lines - 1,
-       convert_to(string_agg('o' || 'step ' || l.stepid || ' line ' || j || ': ' || md5(l.id || ':' || j), E'\n' ORDER BY j), 'UTF8'),
-       0
-FROM logs l, generate_series(0, 6) AS j
-WHERE j < l.num_lines
-GROUP BY l.id, l.num_lines;
+\ir stdio-chunks.sql
 
 \echo build_properties (9 per newest build)
 INSERT INTO build_properties (buildid, name, value, source)
@@ -262,19 +251,4 @@ SELECT (SELECT id FROM logs WHERE slug = 'huge'), ch * 1000, least(ch * 1000 + 9
        0
 FROM gen, generate_series(0, (gen.huge - 1) / 1000) AS ch;
 
-\echo sequences
-SELECT setval('masters_id_seq', (SELECT max(id) FROM masters)),
-       setval('builders_id_seq', (SELECT max(id) FROM builders)),
-       setval('workers_id_seq', (SELECT max(id) FROM workers)),
-       setval('tags_id_seq', greatest(1, (SELECT max(id) FROM tags))),
-       setval('builders_tags_id_seq', greatest(1, (SELECT max(id) FROM builders_tags))),
-       setval('builder_masters_id_seq', greatest(1, (SELECT max(id) FROM builder_masters))),
-       setval('configured_workers_id_seq', greatest(1, (SELECT max(id) FROM configured_workers))),
-       setval('sourcestamps_id_seq', (SELECT max(id) FROM sourcestamps)),
-       setval('changes_changeid_seq', (SELECT max(changeid) FROM changes)),
-       setval('buildsets_id_seq', (SELECT max(id) FROM buildsets)),
-       setval('buildset_sourcestamps_id_seq', (SELECT max(id) FROM buildset_sourcestamps)),
-       setval('buildrequests_id_seq', (SELECT max(id) FROM buildrequests)),
-       setval('builds_id_seq', (SELECT max(id) FROM builds)),
-       setval('steps_id_seq', (SELECT max(id) FROM steps)),
-       setval('logs_id_seq', (SELECT max(id) FROM logs));
+\ir sequences.sql

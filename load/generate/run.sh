@@ -19,6 +19,13 @@ SCALE="${2:-${SCALE:-1}}"
 HUGE_LINES="${HUGE_LINES:-1000000}"
 BUILDERS="${BUILDERS:-5}"
 WORKERS="${WORKERS:-3}"
+# SET=fleet: issue 35's ten million builds (fleet.sql) instead of generate.sql's set; DETAIL
+# (default 1,000,000) is how many of the newest builds keep their logs and properties.
+SET="${SET:-generate}"
+DETAIL="${DETAIL:-1000000}"
+STEPS="${STEPS:-10000000}"   # fleet: how many of the newest builds have their 5 steps
+[[ "$SET" =~ ^(generate|fleet)$ ]] || { echo "SET must be generate or fleet" >&2; exit 2; }
+[[ "$DETAIL$STEPS" =~ ^[0-9]+$ ]] || { echo "DETAIL and STEPS must be whole numbers" >&2; exit 2; }
 [[ "$SCALE" =~ ^[0-9]*\.?[0-9]+$ ]] || { echo "SCALE must be a positive number" >&2; exit 2; }
 [[ "$BUILDERS" =~ ^[0-9]+$ && "$WORKERS" =~ ^[0-9]+$ ]] || { echo "BUILDERS and WORKERS must be integers" >&2; exit 2; }
 [[ "$HUGE_LINES" =~ ^[0-9]+$ ]] && [ "$HUGE_LINES" -ge 1 ] || { echo "HUGE_LINES must be a positive integer" >&2; exit 2; }
@@ -26,8 +33,8 @@ command -v psql >/dev/null || { echo "psql is missing (apt-get install postgresq
 
 q() { psql "$URL" -X -q -v ON_ERROR_STOP=1 "$@"; }
 t0=$(date +%s.%N)
-echo "generating scale $SCALE (huge log: $HUGE_LINES lines, $BUILDERS builders, $WORKERS workers) into ${URL%%\?*}" | sed -E 's#//([^:]+):[^@]*@#//\1:***@#'
-q -v scale="$SCALE" -v huge_lines="$HUGE_LINES" -v builders="$BUILDERS" -v workers="$WORKERS" -f "$HERE/generate.sql"
+echo "generating $SET.sql at scale $SCALE (huge log: $HUGE_LINES lines, $BUILDERS builders, $WORKERS workers, detail: $DETAIL builds) into ${URL%%\?*}" | sed -E 's#//([^:]+):[^@]*@#//\1:***@#'
+q -v scale="$SCALE" -v huge_lines="$HUGE_LINES" -v builders="$BUILDERS" -v workers="$WORKERS" -v detail="$DETAIL" -v steps="$STEPS" -f "$HERE/$SET.sql"
 t1=$(date +%s.%N)
 echo "VACUUM ANALYZE"
 # every table of ours (public: Buildbot's, flotilla: our bookkeeping); not the catalogs,

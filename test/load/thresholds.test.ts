@@ -22,7 +22,7 @@ const spec = loadScenarios();
 function metrics(names: string[], good: boolean): Record<string, Metric> {
   const out: Record<string, Metric> = {};
   for (const name of names) {
-    if (name.endsWith('_duration') || name === 'ws_subscribe_ack')
+    if (name.endsWith('_duration') || name === 'ws_subscribe_ack' || name.startsWith('read_'))
       out[name] = { kind: 'trend', samples: Array.from({ length: 100 }, () => (good ? 5 : 5000)) };
     else if (name === 'checks') out[name] = { kind: 'rate', passes: good ? 100 : 50, total: 100 };
     else if (name.endsWith('_failed')) out[name] = { kind: 'rate', passes: good ? 0 : 50, total: 100 };
