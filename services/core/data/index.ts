@@ -11,6 +11,7 @@ export * from './changes.js';
 export * from './changesources.js';
 export * from './job-runs.js';
 export * from './locks.js';
+export * from './log-objects.js';
 export * from './logs.js';
 export * from './masters.js';
 export * from './projects.js';
