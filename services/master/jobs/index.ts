@@ -212,7 +212,7 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
     worker(
       QUEUES.retention,
       1,
-      retentionProcessor(opts.ctx, log, retentionMetrics, () => closing),
+      retentionProcessor(opts.ctx, log, retentionMetrics, () => closing, store),
     );
   } catch (err) {
     await stop();

@@ -2,13 +2,16 @@
 // every signature): a finished log leaves PostgreSQL for one object and an index, every range
 // reading the same from the object as from the rows; compress-log queues it; queued twice it
 // moves once; a log still open stays; a master killed mid-upload has its job handed to
-// another master, which moves the log exactly once, to one object.
+// another master, which moves the log exactly once, to one object; retention deletes the
+// objects of logs past their horizon and of builds deleted whole.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { retention } from '../../../services/core/config/master-config/retention.js';
 import { sql } from '../../../services/core/db/pool.js';
 import { type IndexedChunk, rowsOfSpan, spanOf } from '../../../services/core/logs/log-object.js';
 import { ObjectStore } from '../../../services/core/objstore/client.js';
 import { type Jobs, QUEUES } from '../../../services/master/jobs/index.js';
 import { moveLogJobId } from '../../../services/master/jobs/move-log.js';
+import { runRetention } from '../../../services/master/jobs/retention.js';
 import { type Harness, openHarness } from '../../core/data/harness.js';
 import { testEnv } from '../../helpers/env.js';
 import { start } from '../../helpers/processes.js';
@@ -134,6 +137,40 @@ describe('move-log', () => {
     });
     expect(await moved(logid)).toEqual([]);
     expect((await logs.rows(logid)).length).toBeGreaterThan(0);
+  });
+
+  it('retention deletes the objects of logs past their horizon, and of builds deleted whole', async () => {
+    const finishBuild = (l: Logs) =>
+      h.db.pool.query(
+        sql`UPDATE builds SET complete_at = 1, results = 0 WHERE id = (SELECT buildid FROM steps WHERE id = ${l.stepid})`,
+      );
+    const keyOf = async (logid: number) => (await moved(logid))[0]!.key;
+    const [a, b] = [await Logs.open(h), await Logs.open(h)];
+    const [logA, logB] = [await a.write('past its horizon', 200), await b.write('build deleted', 200)];
+    await Promise.all([jobs.queueMoveLog(logA), jobs.queueMoveLog(logB)]);
+    await waitFor(
+      'both logs to move',
+      async () => (await moved(logA)).length + (await moved(logB)).length === 2,
+    );
+    const [keyA, keyB] = [await keyOf(logA), await keyOf(logB)];
+    await finishBuild(a);
+    const now = () => 1_000_000;
+    const logsOnly = await runRetention(h.db.pool, retention.parse({ logHorizon: 60 }), { store, now });
+    expect(logsOnly.deleted.objects).toBeGreaterThanOrEqual(1);
+    expect(s3.objects.has(keyA)).toBe(false);
+    expect(await moved(logA)).toEqual([]);
+    const [typeA] = (await h.db.pool.query(sql`SELECT type FROM logs WHERE id = ${logA}`)) as {
+      type: string;
+    }[];
+    expect(typeA!.type).toBe('d');
+    // The other build is not finished: its log and object stay.
+    expect(s3.objects.has(keyB)).toBe(true);
+
+    await finishBuild(b);
+    await runRetention(h.db.pool, retention.parse({ build_horizon: 60 }), { store, now });
+    expect(await h.db.pool.query(sql`SELECT id FROM logs WHERE id = ${logB}`)).toEqual([]);
+    expect(s3.objects.has(keyB)).toBe(false);
+    expect(await h.db.pool.query(sql`SELECT key FROM flotilla.object_garbage`)).toEqual([]);
   });
 
   it('a master killed mid-upload: another master moves the log exactly once, to one object', async () => {
