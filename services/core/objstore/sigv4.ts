@@ -81,9 +81,21 @@ export function stringToSign(input: SignInput): string {
   ].join('\n');
 }
 
+// The signing key changes once a day (it is derived from the date, region and service): kept,
+// it spares four HMACs of every request.
+let lastKey: { scope: string; secret: string; key: Buffer } | null = null;
+
+function signingKey(secretAccessKey: string, amzDate: string, region: string, service: string): Buffer {
+  const scope = `${amzDate.slice(0, 8)}/${region}/${service}`;
+  if (lastKey?.scope === scope && lastKey.secret === secretAccessKey) return lastKey.key;
+  const date = hmac(`AWS4${secretAccessKey}`, amzDate.slice(0, 8));
+  const key = hmac(hmac(hmac(date, region), service), 'aws4_request');
+  lastKey = { scope, secret: secretAccessKey, key };
+  return key;
+}
+
 export function signature(input: SignInput, secretAccessKey: string): string {
-  const date = hmac(`AWS4${secretAccessKey}`, input.amzDate.slice(0, 8));
-  const key = hmac(hmac(hmac(date, input.region), input.service ?? 's3'), 'aws4_request');
+  const key = signingKey(secretAccessKey, input.amzDate, input.region, input.service ?? 's3');
   return createHmac('sha256', key).update(stringToSign(input)).digest('hex');
 }
 
