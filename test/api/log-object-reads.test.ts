@@ -134,7 +134,7 @@ describe('logs in the object store', () => {
     expect(s3.refused).toEqual([]);
   });
 
-  it('reads a line range with one ranged GET of only the chunks that hold it', async () => {
+  it('reads a line range with one ranged GET of only the chunks that hold it, then from memory', async () => {
     const logid = await logs.write('ranged', 5000, { per: 50 });
     await h.run((tx) => compressLog(tx, logid));
     expect(await move(logid)).toBe('moved');
@@ -151,6 +151,13 @@ describe('logs in the object store', () => {
     expect(gets).toHaveLength(1);
     const [, start, end] = /^bytes=(\d+)-(\d+)$/.exec(gets[0]!.range!)!.map(Number);
     expect(end! - start! + 1).toBeLessThan(objectBytes / 2);
+    // The same lines again: from the span this pod kept, no GET.
+    const again = await copying.app.inject({
+      method: 'GET',
+      url: `/api/v2/logs/${logid}/contents?offset=2500&limit=2`,
+    });
+    expect(again.json()).toEqual(res.json());
+    expect(s3.requests.length).toBe(before + 1);
   });
 
   it('answers right during a move: the upload held, then the swap', async () => {

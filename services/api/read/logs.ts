@@ -29,6 +29,7 @@ import type { ResultSpec } from '../query/spec.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
 import { compress, compressStream, encodedEtag, MIN_BYTES, pickEncoding } from '../reply/compress.js';
 import { etagOf, notModified } from '../reply/etag.js';
+import { ObjectSpans } from './object-spans.js';
 import { type RawLogCache, sendKept } from './raw-log-cache.js';
 
 interface LogRow {
@@ -63,6 +64,9 @@ const RAW_CHUNKS = chunksOrIndex(sql`current_setting('flotilla.raw_log')::int`);
 // Bytes of a moved log one ranged GET of a download fetches: memory per download stays about
 // this. (A range read fetches exactly the chunks it needs, in one GET.)
 const OBJECT_SPAN_BYTES = 4 * 1024 * 1024;
+// What line ranges of moved logs an API pod keeps in memory (object-spans.ts): about 500 spans
+// of a 1,000-line chunk or two, gzipped.
+const OBJECT_SPANS_BYTES = 32 * 1024 * 1024;
 
 /** A row of chunksOrIndex: a chunk (content), or an indexed chunk of an object (key). */
 type ChunkOrIndex = LogChunkRow | (IndexedChunk & { key: string });
@@ -85,6 +89,8 @@ export class LogReader {
     private readonly store: ObjectStore | null = null,
   ) {}
 
+  private readonly spans = new ObjectSpans(OBJECT_SPANS_BYTES);
+
   /** The store, or 503: a log moved by masters configured with a store this pod lacks. */
   private objects(): ObjectStore {
     if (!this.store)
@@ -95,11 +101,18 @@ export class LogReader {
     return this.store;
   }
 
-  /** Chunk rows of indexed chunks that follow each other, by one ranged GET. */
-  private async fetchRows(key: string, chunks: readonly IndexedChunk[]): Promise<LogChunkRow[]> {
+  /** Chunk rows of indexed chunks that follow each other, by one ranged GET (or kept spans). */
+  private async fetchRows(
+    key: string,
+    chunks: readonly IndexedChunk[],
+    keep = false,
+  ): Promise<LogChunkRow[]> {
     const span = spanOf(chunks);
     if (!span) return [];
-    return rowsOfSpan(chunks, await this.objects().get(key, span));
+    const kept = keep ? this.spans.get(key, span) : undefined;
+    const bytes = kept ?? (await this.objects().get(key, span));
+    if (keep && !kept) this.spans.set(key, span, bytes);
+    return rowsOfSpan(chunks, bytes);
   }
 
   private async findLog(
@@ -168,7 +181,7 @@ export class LogReader {
     )) as ChunkOrIndex[];
     const indexed = rows.filter(isIndexed).map((r) => ({ ...r, byte_offset: Number(r.byte_offset) }));
     if (indexed.length === 0) return readLogLines(rows as LogChunkRow[], range);
-    return readLogLines(await this.fetchRows(indexed[0]!.key, indexed), range);
+    return readLogLines(await this.fetchRows(indexed[0]!.key, indexed, true), range);
   }
 
   async raw(
