@@ -195,5 +195,9 @@ describe('logs in the object store', () => {
     const res = await storeless.app.inject({ method: 'GET', url: `/api/v2/logs/${logid}/contents` });
     expect(res.statusCode).toBe(503);
     expect(res.headers['retry-after']).toBeDefined();
+    for (const path of ['raw', 'raw_inline']) {
+      const raw = await storeless.app.inject({ method: 'GET', url: `/api/v2/logs/${logid}/${path}` });
+      expect(raw.statusCode).toBe(503);
+    }
   });
 });
