@@ -12,6 +12,7 @@ import { forceScheduler } from '../core/force/parameters.js';
 import { listenAt } from '../core/http/listen-error.js';
 import { startProbeServer } from '../core/http/probe-server.js';
 import { onShutdown } from '../core/lifecycle.js';
+import { objectStoreOf } from '../core/objstore/from-config.js';
 import { createRedis } from '../core/redis.js';
 import { createLogger } from '../core/telemetry/logger.js';
 import { startTelemetry } from '../core/telemetry/tracing.js';
@@ -71,6 +72,9 @@ async function composeApp(config: MasterConfig | null, version: ConfigVersion | 
     title: config?.title,
     sessionSecret: env.sessionSecret ?? undefined,
     webUi,
+    // Unset credentials are a ConfigError: at start the process exits, on a reload the old
+    // configuration stays.
+    objectStore: objectStoreOf(config?.object_store),
     readReplicas: {
       urls: env.readReplicas.urls,
       waitMs: env.readReplicas.waitSeconds * 1000,

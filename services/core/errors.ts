@@ -34,7 +34,9 @@ export type CoreErrorCode =
   | 'LOG_FINISHED'
   | 'LOG_NOT_FINISHED'
   /** PostgreSQL is away (restarting, failing over): core/db/outage.ts. */
-  | 'DATABASE_UNAVAILABLE';
+  | 'DATABASE_UNAVAILABLE'
+  /** The object store holding finished logs and artifacts is away or failing: core/objstore. */
+  | 'OBJECT_STORE_UNAVAILABLE';
 
 export abstract class FlotillaError<C extends string = string> extends Error {
   abstract readonly kind: ErrorKind;

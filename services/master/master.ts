@@ -25,6 +25,7 @@ import { collectEventMetrics } from '../core/events/metrics.js';
 import { Parts } from '../core/lifecycle/parts.js';
 import { settledWithin } from '../core/lifecycle/within.js';
 import type { ShutdownStep } from '../core/lifecycle.js';
+import { objectStoreOf } from '../core/objstore/from-config.js';
 import type { Logger } from '../core/telemetry/logger.js';
 import { Locks } from './builds/locks.js';
 import { BuildRunner } from './builds/runner.js';
@@ -110,6 +111,8 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
   };
   // Before anything starts: a secrets directory anyone may read is refused, as Buildbot does.
   const secrets = secretsProviders(config.secrets, deps.env, log);
+  // An unset key pair is refused here too, not at the first move.
+  const objectStore = objectStoreOf(config.object_store, deps.env);
   const timingProblems = livenessProblems(config);
   if (timingProblems.length)
     throw new ConfigError(
@@ -154,6 +157,7 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
         masterid,
         codec: config.log_compression,
         retention: config.retention,
+        objectStore,
         expirySeconds: config.master_expiry_seconds,
         expirePeriodMs: Math.min(EXPIRE_PERIOD_MS, config.master_expiry_seconds * 500),
         log,

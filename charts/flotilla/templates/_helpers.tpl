@@ -210,6 +210,12 @@ Secrets reach it only as file paths, never as values.
 {{- $_ := set $auth "users_file" (printf "%s/%s" (include "flotilla.usersDir" .) .Values.auth.existingSecretKey) }}
 {{- $_ := set $cfg "auth" $auth }}
 {{- end }}
+{{- /* objectStore: the store's section, its key pair from the environment (flotilla.objectStoreEnv). */}}
+{{- with .Values.objectStore }}
+{{- if and .endpoint (not (hasKey $cfg "object_store")) }}
+{{- $_ := set $cfg "object_store" (dict "endpoint" .endpoint "bucket" (required "objectStore.bucket is needed with objectStore.endpoint" .bucket) "region" .region "prefix" .prefix "path_style" .pathStyle "access_key_id_env" "FLOTILLA_OBJECT_STORE_ACCESS_KEY_ID" "secret_access_key_env" "FLOTILLA_OBJECT_STORE_SECRET_ACCESS_KEY") }}
+{{- end }}
+{{- end }}
 {{- toYaml $cfg }}
 {{- end }}
 
@@ -270,6 +276,18 @@ seccompProfile:
 {{- end }}
 
 {{/* The database and Redis addresses, for api and master. */}}
+{{/*
+The object store's key pair, from objectStore.existingSecret, for masters and API pods.
+*/}}
+{{- define "flotilla.objectStoreEnv" -}}
+{{- with .Values.objectStore }}
+{{- if .endpoint }}
+{{- include "flotilla.secretEnv" (dict "name" "FLOTILLA_OBJECT_STORE_ACCESS_KEY_ID" "secret" (required "objectStore.existingSecret is needed with objectStore.endpoint" .existingSecret) "key" .accessKeyIdKey) }}
+{{ include "flotilla.secretEnv" (dict "name" "FLOTILLA_OBJECT_STORE_SECRET_ACCESS_KEY" "secret" .existingSecret "key" .secretAccessKeyKey) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
 {{- define "flotilla.storeEnv" -}}
 {{ include "flotilla.secretEnv" (dict "name" "DATABASE_URL" "secret" (include "flotilla.databaseSecretName" .) "key" .Values.database.existingSecretKey) }}
 {{- with .Values.redis.sentinel }}

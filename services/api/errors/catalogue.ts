@@ -84,6 +84,7 @@ export const CATALOGUE: Readonly<Record<ErrorCode, Entry>> = {
   LOG_FINISHED: { status: 409 },
   LOG_NOT_FINISHED: { status: 409 },
   DATABASE_UNAVAILABLE: { status: 503, retryAfter: RETRY_AFTER_SECONDS },
+  OBJECT_STORE_UNAVAILABLE: { status: 503, retryAfter: RETRY_AFTER_SECONDS },
   // A query string Buildbot's rules refuse, or a call it would fail with a 500.
   INVALID_QUERY: { status: 400 },
   INVALID_CALL: { status: 400 },

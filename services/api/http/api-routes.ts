@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import type { UserDirectory } from '../../core/auth/users.js';
 import type { ConnectionPool } from '../../core/db/pool.js';
 import type { ForceScheduler } from '../../core/force/parameters.js';
+import type { ObjectStore } from '../../core/objstore/client.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import type { SessionCookies } from '../auth/session-cookies.js';
@@ -41,6 +42,7 @@ export function apiRoutes(
     router: ReadRouter | null;
     pages: PageCache | null;
     rawLogs: RawLogCache | null;
+    objectStore: ObjectStore | null;
     cors: CorsPolicy;
     cookies: SessionCookies;
     secure: boolean;
@@ -63,7 +65,7 @@ export function apiRoutes(
     cors: opts.cors,
     sessions: opts.cookies,
     authz: opts.authz,
-    logs: new LogReader(opts.reads, opts.db, opts.redis, opts.rawLogs),
+    logs: new LogReader(opts.reads, opts.db, opts.redis, opts.rawLogs, opts.objectStore),
     artifacts: new ArtifactReader(opts.reads),
     pages: opts.pages,
     jsonRpc: jsonRpcHandler(

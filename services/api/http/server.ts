@@ -8,6 +8,7 @@
 // buildApp is the list of the pod's parts (core/lifecycle/parts.ts), in the order they start:
 // what opens connections or files has a stop, and the app's close stops them all in reverse.
 // A part that fails to start stops those before it, so a failed build leaves nothing open.
+
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { AuthConfig, WwwConfig } from '../../core/config/master-config.js';
@@ -17,6 +18,7 @@ import { collectEventMetrics } from '../../core/events/metrics.js';
 import { type ForceScheduler, forceSchedulerSpec } from '../../core/force/parameters.js';
 import { postgresCheck, redisCheck, schemaCheck } from '../../core/health.js';
 import { Parts } from '../../core/lifecycle/parts.js';
+import type { ObjectStore } from '../../core/objstore/client.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { clientKey } from '../auth/client.js';
 import { rateLimitHook } from '../auth/rate-limit.js';
@@ -70,6 +72,8 @@ export interface AppDeps {
   readReplicas?: ReplicaSettings;
   /** Which configuration the pod runs (core/config/version.ts); absent: none. */
   configVersion?: ConfigVersion;
+  /** Where moved logs are read from (the configuration's object_store); absent: none. */
+  objectStore?: ObjectStore | null;
   /**
    * The process is stopping: /readyz answers 503 while the last requests are answered. The
    * application's own close says so too, but it closes only once they are (service.ts).
@@ -186,6 +190,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         router,
         pages,
         rawLogs,
+        objectStore: deps.objectStore ?? null,
         cors,
         cookies: sessions.cookies,
         secure: sessions.secure,

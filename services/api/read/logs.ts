@@ -2,15 +2,25 @@
 // fetches only the chunks that overlap the range; the tail of a log still being written
 // comes from its live stream in Redis when the stream holds it; a raw download streams
 // chunk by chunk, so a log of any size is served in constant memory.
+//
+// A finished log may have moved to the object store (docs/object-store.md): its chunks are
+// then bytes of one object, found through an index (flotilla.log_object_chunks) that has the
+// columns of logchunks plus where in the object each chunk is. Every read takes the chunks and
+// the index in one statement, so a read during the move (which swaps one for the other in one
+// transaction) sees one or the other, never neither; the bytes are the same chunks and go
+// through the same code (core/logs/lines.ts), so the answers are byte for byte the same.
 import type { OutgoingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { CopyFormatError, type CopyRow, copyInt } from '../../core/db/copy-binary.js';
-import { type ConnectionPool, sql } from '../../core/db/pool.js';
+import { type ConnectionPool, type SQLQuery, sql } from '../../core/db/pool.js';
+import { UnavailableError } from '../../core/errors.js';
 import { contentsRange, RawLogStream, readLogLines } from '../../core/logs/lines.js';
 import { readLogStreamLines } from '../../core/logs/live-stream.js';
+import { type IndexedChunk, rowsOfSpan, spanOf, spansOf } from '../../core/logs/log-object.js';
 import type { LineRange, LogChunkRow, LogType } from '../../core/logs/types.js';
+import type { ObjectStore } from '../../core/objstore/client.js';
 import type { WriteVersions } from '../cache/versions.js';
 import type { RowReader } from '../db-routing/read-pool.js';
 import { notFound } from '../errors/catalogue.js';
@@ -19,6 +29,7 @@ import type { ResultSpec } from '../query/spec.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
 import { compress, compressStream, encodedEtag, MIN_BYTES, pickEncoding } from '../reply/compress.js';
 import { etagOf, notModified } from '../reply/etag.js';
+import { ObjectSpans } from './object-spans.js';
 import { type RawLogCache, sendKept } from './raw-log-cache.js';
 
 interface LogRow {
@@ -39,9 +50,28 @@ const STREAM_BATCH = 32;
 // place (lines.ts): 3.2 -> 7.2 downloads a second one at a time, 2.4 -> 6.9 eight at once;
 // the API's CPU per download fell from about 430 ms to 130.
 const RAW_LOG_SETTING = 'flotilla.raw_log';
-const RAW_CHUNKS = sql`
-  SELECT first_line, last_line, compressed, content FROM logchunks
-  WHERE logid = current_setting('flotilla.raw_log')::int ORDER BY first_line`;
+// A moved log's rows are its index: no content, the key and the place in the object instead.
+const chunksOrIndex = (logid: SQLQuery, lines: SQLQuery = sql`true`) => sql`
+  SELECT first_line, last_line, compressed, content, NULL::text AS key, NULL::int8 AS byte_offset,
+         NULL::int4 AS byte_length
+  FROM logchunks WHERE logid = ${logid} AND ${lines}
+  UNION ALL
+  SELECT c.first_line, c.last_line, c.compressed, NULL::bytea, o.key, c.byte_offset, c.byte_length
+  FROM flotilla.log_object_chunks c JOIN flotilla.log_objects o ON o.logid = c.logid
+  WHERE c.logid = ${logid} AND ${lines}
+  ORDER BY first_line`;
+const RAW_CHUNKS = chunksOrIndex(sql`current_setting('flotilla.raw_log')::int`);
+// Bytes of a moved log one ranged GET of a download fetches: memory per download stays about
+// this. (A range read fetches exactly the chunks it needs, in one GET.)
+const OBJECT_SPAN_BYTES = 4 * 1024 * 1024;
+// What line ranges of moved logs an API pod keeps in memory (object-spans.ts): about 500 spans
+// of a 1,000-line chunk or two, gzipped.
+const OBJECT_SPANS_BYTES = 32 * 1024 * 1024;
+
+/** A row of chunksOrIndex: a chunk (content), or an indexed chunk of an object (key). */
+type ChunkOrIndex = LogChunkRow | (IndexedChunk & { key: string });
+const isIndexed = (r: ChunkOrIndex): r is IndexedChunk & { key: string } =>
+  (r as { key?: string | null }).key != null;
 const NO_CONTENT = new Uint8Array(0);
 /** The table a range read takes its lines from, named for the page cache's dependencies. */
 const CHUNKS = 'logchunks';
@@ -55,7 +85,40 @@ export class LogReader {
     private readonly live: Redis | null = null,
     /** Finished logs' downloads kept on local disk (none: every download reads the chunks). */
     private readonly rawCache: RawLogCache | null = null,
+    /** Where moved logs are (object_store); none configured, a moved log cannot be read. */
+    private readonly store: ObjectStore | null = null,
   ) {}
+
+  private readonly spans = new ObjectSpans(OBJECT_SPANS_BYTES);
+
+  /** The store, or 503: a log moved by masters configured with a store this pod lacks. */
+  private objects(): ObjectStore {
+    if (!this.store)
+      throw new UnavailableError(
+        'OBJECT_STORE_UNAVAILABLE',
+        'this log is in the object store, and this API has no object_store configured',
+      );
+    return this.store;
+  }
+
+  private async isMoved(logid: number): Promise<boolean> {
+    const rows = await this.reads.rows(sql`SELECT 1 AS ok FROM flotilla.log_objects WHERE logid = ${logid}`);
+    return rows.length > 0;
+  }
+
+  /** Chunk rows of indexed chunks that follow each other, by one ranged GET (or kept spans). */
+  private async fetchRows(
+    key: string,
+    chunks: readonly IndexedChunk[],
+    keep = false,
+  ): Promise<LogChunkRow[]> {
+    const span = spanOf(chunks);
+    if (!span) return [];
+    const kept = keep ? this.spans.get(key, span) : undefined;
+    const bytes = kept ?? (await this.objects().get(key, span));
+    if (keep && !kept) this.spans.set(key, span, bytes);
+    return rowsOfSpan(chunks, bytes);
+  }
 
   private async findLog(
     endpoint: Endpoint,
@@ -115,11 +178,15 @@ export class LogReader {
   }
 
   private async storedLines(log: LogRow, range: LineRange): Promise<string> {
-    const chunks = (await this.reads.rows(sql`
-      SELECT first_line, last_line, content, compressed FROM logchunks
-      WHERE logid = ${log.id} AND last_line >= ${range.first_line} AND first_line <= ${range.last_line}
-      ORDER BY first_line`)) as LogChunkRow[];
-    return readLogLines(chunks, range);
+    const rows = (await this.reads.rows(
+      chunksOrIndex(
+        sql`${log.id}`,
+        sql`last_line >= ${range.first_line} AND first_line <= ${range.last_line}`,
+      ),
+    )) as ChunkOrIndex[];
+    const indexed = rows.filter(isIndexed).map((r) => ({ ...r, byte_offset: Number(r.byte_offset) }));
+    if (indexed.length === 0) return readLogLines(rows as LogChunkRow[], range);
+    return readLogLines(await this.fetchRows(indexed[0]!.key, indexed, true), range);
   }
 
   async raw(
@@ -147,6 +214,9 @@ export class LogReader {
     if (notModified(req, etag)) return reply.code(304).send();
     if (req.method === 'HEAD') return reply.send();
     const prefix = endpoint.inline ? await this.inlinePrefix(log) : NO_CONTENT;
+    // Without a store, a moved log is refused before the answer starts (a 503, not a body cut
+    // short). Asked only then: with a store, the read below finds either side by itself.
+    if (!this.store && log.complete && (await this.isMoved(log.id))) this.objects();
     const key = { id: log.id, numLines: log.num_lines, type: log.type };
     if (log.complete && this.rawCache) {
       const kept = await this.rawCache.get(key);
@@ -171,14 +241,26 @@ export class LogReader {
     const gone = new AbortController();
     reply.raw.once('close', () => gone.abort());
     const rows = this.allChunks(log.id, gone.signal);
-    // Rows from the database are ours: stdio lines are cut in place.
+    // Rows from the database and the store are ours: stdio lines are cut in place.
     const stream = new RawLogStream(log.type, log.num_lines, { ownsContent: true });
+    const fetchRows = (key: string, chunks: readonly IndexedChunk[]) => this.fetchRows(key, chunks);
+    // A moved log's index is read whole (a few dozen bytes a chunk) before any object byte
+    // is fetched, so the database connection is not held while the store answers.
+    async function* chunks(): AsyncGenerator<LogChunkRow> {
+      const indexed: (IndexedChunk & { key: string })[] = [];
+      for await (const row of rows) {
+        if (isIndexed(row)) indexed.push(row);
+        else yield row;
+      }
+      if (indexed.length === 0) return;
+      for (const group of spansOf(indexed, OBJECT_SPAN_BYTES)) yield* await fetchRows(indexed[0]!.key, group);
+    }
     async function* body() {
       let whole = false;
       // The prefix is this answer's, not the log's: the kept copy never holds it.
       if (prefix.length) yield Buffer.from(prefix);
       try {
-        for await (const row of rows) {
+        for await (const row of chunks()) {
           const piece = stream.push(row);
           if (piece.length === 0) continue;
           const buf = Buffer.from(piece.buffer, piece.byteOffset, piece.length);
@@ -223,15 +305,19 @@ export class LogReader {
     return Buffer.from(lines.join(''), 'utf8');
   }
 
-  /** Every chunk of a log by first_line: through a binary COPY where the reader has it. */
-  private allChunks(logid: number, signal: AbortSignal): AsyncIterable<LogChunkRow> {
+  /**
+   * Every chunk of a log by first_line, or its object's index: through a binary COPY where
+   * the reader has it.
+   */
+  private allChunks(logid: number, signal: AbortSignal): AsyncIterable<ChunkOrIndex> {
     if (this.reads.copyRows) {
       return chunkRows(this.reads.copyRows(RAW_CHUNKS, { [RAW_LOG_SETTING]: String(logid) }, signal));
     }
-    return this.db.queryStream(
-      sql`SELECT first_line, last_line, content, compressed FROM logchunks WHERE logid = ${logid} ORDER BY first_line`,
-      { batchSize: STREAM_BATCH },
-    ) as AsyncIterable<LogChunkRow>;
+    return indexedAsNumbers(
+      this.db.queryStream(chunksOrIndex(sql`${logid}`), {
+        batchSize: STREAM_BATCH,
+      }) as AsyncIterable<ChunkOrIndex>,
+    );
   }
 
   async buildDataValue(
@@ -277,16 +363,28 @@ function prefixed(head: Uint8Array, rest: Readable): Readable {
   return Readable.from(both(), { objectMode: false });
 }
 
-/** RAW_CHUNKS' binary rows as chunk rows. */
-async function* chunkRows(rows: AsyncIterable<CopyRow>): AsyncGenerator<LogChunkRow> {
+/** RAW_CHUNKS' binary rows as chunk rows, or as indexed chunks of an object. */
+async function* chunkRows(rows: AsyncIterable<CopyRow>): AsyncGenerator<ChunkOrIndex> {
   for await (const row of rows) {
-    if (row.length !== 4) throw new CopyFormatError(`logchunks COPY row of ${row.length} fields, not 4`);
-    const [first, last, compressed, content] = row;
-    yield {
+    if (row.length !== 7) throw new CopyFormatError(`logchunks COPY row of ${row.length} fields, not 7`);
+    const [first, last, compressed, content, key, offset, length] = row;
+    const lines = {
       first_line: copyInt(first!),
       last_line: copyInt(last!),
       compressed: copyInt(compressed!),
-      content: content ?? NO_CONTENT,
     };
+    if (key)
+      yield {
+        ...lines,
+        key: key.toString('utf8'),
+        byte_offset: copyInt(offset!),
+        byte_length: copyInt(length!),
+      };
+    else yield { ...lines, content: content ?? NO_CONTENT };
   }
+}
+
+/** pg gives int8 as a string: the offsets of indexed rows as numbers. */
+async function* indexedAsNumbers(rows: AsyncIterable<ChunkOrIndex>): AsyncGenerator<ChunkOrIndex> {
+  for await (const row of rows) yield isIndexed(row) ? { ...row, byte_offset: Number(row.byte_offset) } : row;
 }

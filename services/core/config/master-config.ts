@@ -16,6 +16,7 @@ import { forceScheduler } from './master-config/force-schedulers.js';
 import { ignoredTopLevel } from './master-config/ignored-keys.js';
 import { lock } from './master-config/locks.js';
 import { masterShellProblems } from './master-config/master-steps.js';
+import { objectStore } from './master-config/object-store.js';
 import { project } from './master-config/projects.js';
 import { protocols } from './master-config/protocols.js';
 import { reporter } from './master-config/reporters/index.js';
@@ -80,6 +81,9 @@ export const masterConfigSchema = z
     // What the cleanup job deletes and when (master-config/retention.ts, docs/retention.md);
     // nothing configured, everything is kept.
     retention: retention.default({}),
+    // Where finished logs and artifacts move out of PostgreSQL to (master-config/object-store.ts,
+    // docs/object-store.md); not set, they stay in PostgreSQL.
+    object_store: objectStore.optional(),
     // Seconds without a heartbeat after which a master is expired (Buildbot: ten minutes).
     master_expiry_seconds: z.number().int().positive().default(600),
     // Seconds a worker waits without hearing from its master before it kills that master's
@@ -103,6 +107,7 @@ export type ChangeHooksConfig = MasterConfig['change_hooks'];
 export type AuthConfig = MasterConfig['auth'];
 export type WwwConfig = MasterConfig['www'];
 export type RetentionConfig = MasterConfig['retention'];
+export type { ObjectStoreConfig } from './master-config/object-store.js';
 export type ProtocolsConfig = MasterConfig['protocols'];
 export type ServiceConfig = MasterConfig['services'][number];
 export type ForceSchedulerConfig = MasterConfig['force_schedulers'][number];

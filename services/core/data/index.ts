@@ -14,6 +14,7 @@ export * from './codebase-commits.js';
 export * from './codebases.js';
 export * from './job-runs.js';
 export * from './locks.js';
+export * from './log-objects.js';
 export * from './logs.js';
 export * from './masters.js';
 export * from './projects.js';

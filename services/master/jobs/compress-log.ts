@@ -92,7 +92,13 @@ export async function queueCompressLog(
   }
 }
 
-export function compressLogProcessor(ctx: DataContext, log: Logger, onRepeat: () => void = () => {}) {
+export function compressLogProcessor(
+  ctx: DataContext,
+  log: Logger,
+  onRepeat: () => void = () => {},
+  /** Told of each log compressed (or found compressed): what comes next (move-log). */
+  onCompressed: (logid: number) => void = () => {},
+) {
   return async (job: Job<CompressLogData>): Promise<number> => {
     const { logid, codec } = job.data;
     const key = { queue: QUEUES.compressLog, jobId: job.id ?? compressLogJobId(logid) };
@@ -100,6 +106,7 @@ export function compressLogProcessor(ctx: DataContext, log: Logger, onRepeat: ()
       const saved = await transact(ctx, async (tx) =>
         (await recordJobRun(tx.q, key)) ? compressLog(tx, logid, { codec }) : null,
       );
+      onCompressed(logid);
       if (saved === null) {
         onRepeat();
         log.info({ logid, job: key.jobId }, 'compress-log delivered again after it ran: nothing to do');

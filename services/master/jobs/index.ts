@@ -1,6 +1,7 @@
 // The master's background jobs (BullMQ over the cluster's Redis): expire-masters and
-// retention, each repeated once per period across the cluster, and compress-log, queued when
-// a log finishes. Every
+// retention, each repeated once per period across the cluster, compress-log, queued when
+// a log finishes, and move-log, queued once a log is compressed when an object store is
+// configured (or when it finishes, with compression off). Every
 // master runs a worker for each queue; stop() lets the running jobs finish, then closes every
 // connection it opened (the DataContext's database and Redis are the caller's to close).
 //
@@ -13,6 +14,7 @@
 import { type Job, Queue, Worker } from 'bullmq';
 import type { RetentionConfig } from '../../core/config/master-config.js';
 import type { DataContext } from '../../core/data/index.js';
+import type { ObjectStore } from '../../core/objstore/client.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import {
   type CompressLogData,
@@ -30,6 +32,7 @@ import {
   scheduleExpireMasters,
 } from './expire-masters.js';
 import { JobMetrics } from './metrics.js';
+import { type MoveLogData, moveLogJobOptions, moveLogProcessor, queueMoveLog } from './move-log.js';
 import {
   closeQueues,
   consumerConnection,
@@ -74,11 +77,22 @@ export interface JobsOptions extends ExpireSettings {
    * section the job carries.
    */
   retention?: RetentionConfig;
+  /** Where finished logs move to (object_store); none: they stay in PostgreSQL. */
+  objectStore?: ObjectStore | null;
+  moveRetry?: CompressLogRetry;
+  /**
+   * How long a worker's hold on a running job lasts unrenewed (BullMQ's lockDuration, default
+   * 30,000 ms): a master that dies mid-job has its job handed to another after about this
+   * long. Tests shorten it.
+   */
+  lockDurationMs?: number;
 }
 
 export interface Jobs {
   /** Queue the compression of a finished log. Rejects if Redis cannot take the job. */
   queueCompressLog(logid: number): Promise<void>;
+  /** Queue the move of a finished log to the object store (none configured: nothing). */
+  queueMoveLog(logid: number): Promise<void>;
   /**
    * Queue it in the background, trying again while Redis cannot take the job (QUEUE_TRIES,
    * about 40 s: a Sentinel failover takes seconds), until stop(). A log finished during a
@@ -118,7 +132,11 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
       for (const logid of logids) queueSoon(logid);
     },
   );
-  const compressProcessor = compressLogProcessor(opts.ctx, log, repeated(QUEUES.compressLog));
+  const store = opts.objectStore ?? null;
+  const compressProcessor = compressLogProcessor(opts.ctx, log, repeated(QUEUES.compressLog), (logid) =>
+    moveSoon(logid),
+  );
+  const moveProcessor = store ? moveLogProcessor(opts.ctx, store, log, repeated(QUEUES.moveLog)) : null;
   const queue = <D>(name: QueueName, defaultJobOptions = {}) =>
     new Queue<D>(name, {
       connection: producerConnection(opts.redis, `flotilla-master-${name}`),
@@ -128,7 +146,8 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
   const compress = queue<CompressLogData>(QUEUES.compressLog, compressLogJobOptions(opts.compressRetry));
   const expire = queue(QUEUES.expireMasters);
   const retain = queue(QUEUES.retention);
-  const queues = [compress, expire, retain] as Queue[];
+  const move = queue<MoveLogData>(QUEUES.moveLog, moveLogJobOptions(opts.moveRetry));
+  const queues = [compress, expire, retain, move] as Queue[];
   for (const q of queues)
     q.on('error', (err) => log.warn({ queue: q.name, err: err.message }, 'queue error'));
   metrics = new JobMetrics(queues);
@@ -177,6 +196,9 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
         connection: consumerConnection(opts.redis, `flotilla-master-${name}-worker`),
         prefix,
         concurrency,
+        ...(opts.lockDurationMs
+          ? { lockDuration: opts.lockDurationMs, stalledInterval: opts.lockDurationMs }
+          : {}),
       });
       w.on('error', (err) => log.warn({ queue: name, err: err.message }, 'worker error'));
       w.on('failed', (job, err) =>
@@ -186,36 +208,50 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
     };
     worker(QUEUES.expireMasters, 1, expireProcessor);
     worker(QUEUES.compressLog, opts.compressConcurrency ?? 2, compressProcessor);
+    if (moveProcessor) worker(QUEUES.moveLog, opts.compressConcurrency ?? 2, moveProcessor);
     worker(
       QUEUES.retention,
       1,
-      retentionProcessor(opts.ctx, log, retentionMetrics, () => closing),
+      retentionProcessor(opts.ctx, log, retentionMetrics, () => closing, store),
     );
   } catch (err) {
     await stop();
     throw err;
   }
 
-  const queueSoon = (logid: number, tried = 0): void => {
-    queueCompressLog(compress, logid, codec).catch((err) => {
-      if (closing || tried + 1 >= QUEUE_TRIES) {
-        log.warn({ logid, tries: tried + 1, err: (err as Error).message }, 'compression not queued');
-        return;
-      }
-      const t = setTimeout(
-        () => {
-          retries.delete(t);
-          queueSoon(logid, tried + 1);
-        },
-        1000 * 2 ** tried,
-      );
-      t.unref();
-      retries.add(t);
-    });
+  // Queued in the background, tried again while Redis cannot take the job (QUEUE_TRIES).
+  const soon = (what: string, add: (logid: number) => Promise<void>) => {
+    const attempt = (logid: number, tried = 0): void => {
+      add(logid).catch((err) => {
+        if (closing || tried + 1 >= QUEUE_TRIES) {
+          log.warn({ logid, tries: tried + 1, err: (err as Error).message }, `${what} not queued`);
+          return;
+        }
+        const t = setTimeout(
+          () => {
+            retries.delete(t);
+            attempt(logid, tried + 1);
+          },
+          1000 * 2 ** tried,
+        );
+        t.unref();
+        retries.add(t);
+      });
+    };
+    return attempt;
   };
+  const queueMove = async (logid: number) => {
+    if (store) await queueMoveLog(move, logid);
+  };
+  const moveSoon = soon('move', queueMove);
+  // With compression off, a finished log moves at once; otherwise once compressed.
+  const queueSoon = soon('compression', (logid) =>
+    codec === null ? queueMove(logid) : queueCompressLog(compress, logid, codec),
+  );
 
   return {
     queueCompressLog: (logid) => queueCompressLog(compress, logid, codec),
+    queueMoveLog: queueMove,
     queueCompressLogSoon: (logid) => queueSoon(logid),
     metrics: () => metrics.text(),
     registry: metrics.registry,

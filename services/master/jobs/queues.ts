@@ -18,6 +18,7 @@ export const QUEUES = {
   compressLog: 'compress-log',
   expireMasters: 'expire-masters',
   retention: 'retention',
+  moveLog: 'move-log',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

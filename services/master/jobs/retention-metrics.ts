@@ -18,6 +18,8 @@ export const RETENTION_KINDS = [
   'buildsets',
   'changes',
   'audit',
+  // Objects deleted from the object store (moved logs), not rows.
+  'objects',
 ] as const;
 
 export type RetentionKind = (typeof RETENTION_KINDS)[number];

@@ -11,7 +11,11 @@
 //    no chunks and no artifacts left, so what cascades from them is small);
 // 3. finished build requests no build refers to any more, then build sets with no request
 //    left, then changes;
-// 4. audit log rows past audit_horizon.
+// 4. audit log rows past audit_horizon;
+// 5. with an object store: the object records of moved logs marked deleted, then the
+//    objects whose records are gone (those, and those of logs deleted with their builds,
+//    which a trigger lists in flotilla.object_garbage: migration 0029), from the store, then
+//    from the list. The store away: the list waits for the next run; nothing is forgotten.
 // Deleting twice deletes nothing more, so a run delivered again after a Redis failover is
 // harmless and is not recorded in job_runs. A run stops at max_run_seconds, or when the
 // master stops, with work left: the next period goes on from where the data stands.
@@ -20,6 +24,7 @@ import type { Job, JobSchedulerTemplateOptions, Queue } from 'bullmq';
 import { horizonSeconds, retention } from '../../core/config/master-config/retention.js';
 import type { RetentionConfig } from '../../core/config/master-config.js';
 import type { DataContext } from '../../core/data/index.js';
+import { dropDeletedLogObjects, forgetObjectGarbage, objectGarbage } from '../../core/data/log-objects.js';
 import {
   type BuildSelection,
   buildersWithTags,
@@ -36,6 +41,8 @@ import {
   markLogsDeleted,
 } from '../../core/data/retention.js';
 import type { ConnectionPool, Queryable } from '../../core/db/pool.js';
+import { UnavailableError } from '../../core/errors.js';
+import type { ObjectStore } from '../../core/objstore/client.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { noCounts, type RetentionCounts, type RetentionMetrics } from './retention-metrics.js';
 import { type BuilderPlan, builderPlan, cutoff, plansAnything } from './retention-plan.js';
@@ -45,6 +52,10 @@ export const RETENTION_SCHEDULER_ID = 'retention';
 // Each artifact may be a large object of thousands of pages, unlinked in its row's
 // transaction: a few per statement.
 const ARTIFACT_BATCH = 10;
+// Objects deleted from the store per round trip of the list (each a DELETE request).
+const OBJECT_BATCH = 100;
+// DELETE requests in flight at once.
+const OBJECT_DELETES_AT_ONCE = 8;
 // Each build takes its steps, logs, properties and build data with it.
 const BUILDS_PER_BATCH_DIVISOR = 10;
 
@@ -100,7 +111,7 @@ export interface RetentionRun {
 export async function runRetention(
   db: ConnectionPool,
   config: RetentionConfig,
-  opts: { stopping?: () => boolean; now?: () => number } = {},
+  opts: { stopping?: () => boolean; now?: () => number; store?: ObjectStore | null } = {},
 ): Promise<RetentionRun> {
   const deleted = noCounts();
   const started = Date.now();
@@ -175,6 +186,26 @@ export async function runRetention(
       return n;
     }, batch);
   }
+  // 5. Objects.
+  if (finished && opts.store) {
+    const store = opts.store;
+    finished =
+      (await drain(() => tx((q) => dropDeletedLogObjects(q, batch)), batch)) &&
+      (await drain(async () => {
+        const keys = await tx((q) => objectGarbage(q, OBJECT_BATCH));
+        try {
+          for (let i = 0; i < keys.length; i += OBJECT_DELETES_AT_ONCE)
+            await Promise.all(keys.slice(i, i + OBJECT_DELETES_AT_ONCE).map((k) => store.delete(k)));
+        } catch (err) {
+          // The store away: what is listed stays listed, for the next run.
+          if (err instanceof UnavailableError) return -1;
+          throw err;
+        }
+        await tx((q) => forgetObjectGarbage(q, keys));
+        deleted.objects += keys.length;
+        return keys.length;
+      }, OBJECT_BATCH));
+  }
   return { deleted, finished };
 
   async function cleanBuilder(plan: BuilderPlan): Promise<boolean> {
@@ -237,12 +268,13 @@ export function retentionProcessor(
   log: Logger,
   metrics: RetentionMetrics,
   stopping: () => boolean,
+  store: ObjectStore | null = null,
 ) {
   return async (job: Job): Promise<RetentionRun> => {
     // Checked again: a job written by a master of another version must not delete by a
     // guess. A section that does not parse fails the run (counted in /metrics).
     const config = retention.parse(job.data);
-    const run = await runRetention(ctx.db, config, { stopping });
+    const run = await runRetention(ctx.db, config, { stopping, store });
     for (const [kind, n] of Object.entries(run.deleted)) metrics.add(kind as keyof RetentionCounts, n);
     if (!run.finished) metrics.unfinishedRun();
     log.info({ job: job.id, deleted: run.deleted, finished: run.finished }, 'retention run');

@@ -109,7 +109,7 @@ export { waitFor } from '../../helpers/wait.js';
 export class Logs {
   private constructor(
     private readonly h: Harness,
-    private readonly stepid: number,
+    readonly stepid: number,
     readonly masterid: number,
   ) {}
 

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Logs from the object store against PostgreSQL (load/bench/object-store/run.ts) on the bench
+# PostgreSQL (load/bench/cluster.sh, here on port 22440) and a Redis of its own (a free
+# loopback port, state in .data/objstore-<pid>, stopped whatever the outcome).
+#
+#   load/bench/object-store/run.sh                 # 4 logs of 100,000 lines, 10 s a run
+#   LOGS=2 LINES=20000 DURATION=5 load/bench/object-store/run.sh
+set -euo pipefail
+source "$(cd "$(dirname "$0")/../../.." && pwd)/deploy/local/lib.sh"
+cd "$ROOT"
+ensure_system_packages
+ensure_node_modules
+
+DATA="$ROOT/.data/objstore-$$"
+mkdir -p "$DATA"
+REDIS_PORT="$(free_port)"
+cleanup() {
+  local rc=$?
+  redis_down "$DATA/redis"
+  rm -rf "$DATA"
+  exit $rc
+}
+trap cleanup EXIT INT TERM
+export BENCH_PG_PORT="${BENCH_PG_PORT:-22440}"
+load/bench/cluster.sh up >/dev/null
+DATABASE_URL="$(load/bench/cluster.sh db objstore | tail -1)"
+redis_up "$DATA/redis" "$REDIS_PORT" fast
+DATABASE_URL="$DATABASE_URL" REDIS_URL="redis://127.0.0.1:$REDIS_PORT" node --import tsx load/bench/object-store/run.ts

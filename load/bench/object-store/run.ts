@@ -1,0 +1,145 @@
+// Reads of finished logs from the object store against the same reads from PostgreSQL
+// (issue 33 §2: "as fast as from PostgreSQL (measure both)"): the same logs, measured while
+// in PostgreSQL (compressed, as compress-log leaves them), then moved with the move-log
+// job's own code and measured again. Two reads: /contents of a 100-line range at offsets
+// spread over each log, and /raw (the whole log, uncompressed on the wire), each at 1 and 8
+// connections (autocannon, closed loop).
+//
+//   load/bench/object-store/run.sh          (LOGS=4 LINES=100000 DURATION=10)
+//
+// The API (buildApp with no page cache, no raw log cache, no rate limit) and the S3 server
+// (test/helpers/s3-server.ts: in memory, every SigV4 signature checked) each run in a
+// process of their own; this process seeds, moves and drives the load. The store is on
+// loopback and in memory: a real S3 or MinIO adds its own latency per GET (tens of ms on
+// AWS S3), which a range read pays once and a raw download once per 4 MiB.
+import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import type { Job } from 'bullmq';
+import { newBuild } from '../../../services/core/data/builds.js';
+import { addLog, appendLog, compressLog, finishLog } from '../../../services/core/data/logs.js';
+import { newStep } from '../../../services/core/data/steps.js';
+import { type DataContext, transact } from '../../../services/core/data/transaction.js';
+import { createPool } from '../../../services/core/db/pool.js';
+import { ObjectStore } from '../../../services/core/objstore/client.js';
+import { createRedis } from '../../../services/core/redis.js';
+import { createLogger } from '../../../services/core/telemetry/logger.js';
+import { type MoveLogData, moveLogProcessor } from '../../../services/master/jobs/move-log.js';
+import { buildParts } from '../../../test/core/data/harness.js';
+import { start } from '../../../test/helpers/processes.js';
+import { TEST_S3_CREDENTIALS } from '../../../test/helpers/s3-server.js';
+import { waitFor } from '../../../test/helpers/wait.js';
+import { hammer, type Run } from '../../measure.js';
+
+const LOGS = Number(process.env.LOGS ?? 4);
+const LINES = Number(process.env.LINES ?? 100_000);
+const DURATION = Number(process.env.DURATION ?? 10);
+const databaseUrl = process.env.DATABASE_URL;
+const redisUrl = process.env.REDIS_URL;
+if (!databaseUrl || !redisUrl) throw new Error('set DATABASE_URL and REDIS_URL');
+
+const db = createPool(databaseUrl);
+const redis = createRedis(redisUrl, 'bench-objstore');
+const ctx: DataContext = { db, redis };
+
+const line = (i: number) => `step output line ${i}: ${'lorem ipsum '.repeat(1 + (i % 9))}`;
+
+async function seed(): Promise<number[]> {
+  const stepid = await transact(ctx, async (tx) => {
+    const parts = await buildParts(tx);
+    const { buildid } = await newBuild(tx, { ...parts, buildrequestid: parts.brid });
+    return (await newStep(tx, buildid, 'compile')).stepid;
+  });
+  const ids: number[] = [];
+  for (let l = 0; l < LOGS; l++) {
+    const logid = await transact(ctx, (tx) => addLog(tx, stepid, `log ${l}`, 's'));
+    for (let i = 0; i < LINES; i += 1000) {
+      const text = Array.from({ length: Math.min(1000, LINES - i) }, (_, j) => `o${line(i + j)}\n`).join('');
+      await transact(ctx, (tx) => appendLog(tx, logid, text));
+    }
+    await transact(ctx, (tx) => finishLog(tx, logid));
+    await transact(ctx, (tx) => compressLog(tx, logid));
+    ids.push(logid);
+  }
+  return ids;
+}
+
+const s3 = start(process.execPath, ['--import', 'tsx', 'load/bench/object-store/s3.ts'], {});
+let api: ReturnType<typeof start> | undefined;
+try {
+  await waitFor('the S3 server', () => s3.output().includes('http://'), { proc: s3 });
+  const endpoint = s3.output().trim().split('\n')[0]!;
+  api = start(process.execPath, ['--import', 'tsx', 'load/bench/object-store/api.ts'], {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    S3_ENDPOINT: endpoint,
+  });
+  const logids = await seed();
+  const a = api;
+  await waitFor('the API', () => /http:\/\/\S+\n/.test(a.output()), { proc: a });
+  const base = `${/http:\/\/\S+/.exec(a.output())![0]}/api/v2`;
+  const contents = logids.flatMap((id) =>
+    [0.01, 0.37, 0.5, 0.83, 0.99].map(
+      (f) => `/logs/${id}/contents?offset=${Math.floor(LINES * f)}&limit=100`,
+    ),
+  );
+  const raw = logids.map((id) => `/logs/${id}/raw`);
+  const measure = async (paths: string[], connections: number): Promise<Run> =>
+    hammer({ base, paths, connections, durationSeconds: DURATION, timeoutSeconds: 60, headers: {} });
+  const rows: {
+    where: string;
+    read: string;
+    connections: number;
+    rps: number;
+    p50: number;
+    p99: number;
+    failed: number;
+    load: number;
+  }[] = [];
+  const pct = (xs: number[], p: number) =>
+    xs[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? Number.NaN;
+  const round = async (where: string) => {
+    for (const [read, paths] of [
+      ['contents (100 lines)', contents],
+      ['raw', raw],
+    ] as const) {
+      await measure(paths, 8); // warm-up
+      for (const connections of [1, 8]) {
+        const r = await measure(paths, connections);
+        rows.push({
+          where,
+          read,
+          connections,
+          rps: Math.round(r.rps * 10) / 10,
+          p50: pct(r.latencies, 0.5),
+          p99: pct(r.latencies, 0.99),
+          failed: r.failed,
+          load: Math.round(loadavg()[0]! * 10) / 10,
+        });
+        console.log(JSON.stringify(rows.at(-1)));
+      }
+    }
+  };
+  await round('postgresql');
+  const store = new ObjectStore({
+    endpoint,
+    bucket: 'bench',
+    region: 'us-east-1',
+    prefix: '',
+    pathStyle: true,
+    credentials: TEST_S3_CREDENTIALS,
+  });
+  const move = moveLogProcessor(ctx, store, createLogger('bench', 'silent'));
+  for (const logid of logids) {
+    const outcome = await move({ data: { logid }, id: `move-${logid}` } as Job<MoveLogData>);
+    if (outcome !== 'moved') throw new Error(`log ${logid}: ${outcome}`);
+  }
+  await round('object store');
+  const out = process.env.OUT ?? 'load/results/object-store.json';
+  writeFileSync(out, `${JSON.stringify({ logs: LOGS, lines: LINES, duration: DURATION, rows }, null, 2)}\n`);
+  console.log(`written ${out}`);
+} finally {
+  await api?.stop('SIGTERM', 5000);
+  await s3.stop('SIGTERM', 5000);
+  await db.dispose();
+  redis.disconnect();
+}

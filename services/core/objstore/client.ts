@@ -1,0 +1,134 @@
+// A small S3 client: PUT, ranged GET and DELETE of one object, signed with SigV4 (sigv4.ts),
+// over fetch, path-style (`endpoint/bucket/key`, what MinIO and most S3-compatible servers
+// want) or virtual-host (`bucket.endpoint/key`, AWS's default).
+//
+// Why our own and not @aws-sdk/client-s3: we use three operations; the SDK brings dozens of
+// packages (its middleware stack, XML parser, credential chain) to a project that reads its
+// credentials from one env variable or file, and its retries would hide what our jobs retry
+// themselves (services/master/jobs/move-log.ts). The signing is AWS's documented algorithm,
+// checked against AWS's worked example (test/core/objstore/sigv4.test.ts).
+//
+// Every failure (a refusal, a 5xx, a timeout, a connection refused) is an UnavailableError
+// OBJECT_STORE_UNAVAILABLE, with the store's answer in its message but never the credentials;
+// a missing object is a NotFoundError.
+import { NotFoundError, UnavailableError } from '../errors.js';
+import {
+  amzDateOf,
+  authorization,
+  type Credentials,
+  canonicalPath,
+  EMPTY_SHA256,
+  type SignInput,
+  sha256Hex,
+} from './sigv4.js';
+
+export interface ObjectStoreSettings {
+  /** `http://127.0.0.1:9000`, `https://s3.eu-west-1.amazonaws.com` */
+  endpoint: string;
+  bucket: string;
+  region: string;
+  /** Put before every key (`flotilla/`); empty for none. */
+  prefix: string;
+  /** Path-style addressing (default); false: virtual-host. */
+  pathStyle: boolean;
+  credentials: Credentials;
+  /** Per request (default 30 s). */
+  timeoutMs?: number;
+}
+
+export type ObjectStoreErrorCode = 'OBJECT_STORE_UNAVAILABLE';
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+export class ObjectStore {
+  private readonly base: URL;
+  constructor(private readonly s: ObjectStoreSettings) {
+    this.base = new URL(s.endpoint);
+  }
+
+  /** The full key of a name: the prefix and the name. */
+  key(name: string): string {
+    return `${this.s.prefix}${name}`;
+  }
+
+  async put(key: string, body: Uint8Array): Promise<void> {
+    await this.send('PUT', key, { body });
+  }
+
+  /** The object's bytes, or bytes `start..end` (inclusive) of it. */
+  async get(key: string, range?: { start: number; end: number }): Promise<Uint8Array> {
+    const headers: Record<string, string> = range ? { range: `bytes=${range.start}-${range.end}` } : {};
+    const res = await this.send('GET', key, { headers });
+    const body = new Uint8Array(await res.arrayBuffer());
+    // A server that ignores Range answers 200 with the whole object: take the slice ourselves.
+    if (range && res.status === 200) return body.subarray(range.start, range.end + 1);
+    return body;
+  }
+
+  /** Delete one object; deleting one that is not there is not an error (S3's 204 either way). */
+  async delete(key: string): Promise<void> {
+    try {
+      await this.send('DELETE', key, {});
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+    }
+  }
+
+  private url(key: string): URL {
+    const url = new URL(this.base);
+    if (!this.s.pathStyle) url.hostname = `${this.s.bucket}.${url.hostname}`;
+    // Encoded exactly as the signature encodes it.
+    url.pathname = canonicalPath(this.path(key));
+    return url;
+  }
+
+  private path(key: string): string {
+    return this.s.pathStyle ? `/${this.s.bucket}/${key}` : `/${key}`;
+  }
+
+  private async send(
+    method: 'GET' | 'PUT' | 'DELETE',
+    key: string,
+    opts: { body?: Uint8Array; headers?: Record<string, string> },
+  ): Promise<Response> {
+    const url = this.url(key);
+    const payloadHash = opts.body ? sha256Hex(opts.body) : EMPTY_SHA256;
+    const headers: Record<string, string> = {
+      ...opts.headers,
+      host: url.host,
+      'x-amz-date': amzDateOf(new Date()),
+      'x-amz-content-sha256': payloadHash,
+    };
+    const input: SignInput = {
+      method,
+      path: this.path(key),
+      headers,
+      payloadHash,
+      region: this.s.region,
+      amzDate: headers['x-amz-date']!,
+    };
+    const { host: _host, ...sent } = headers;
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method,
+        headers: { ...sent, authorization: authorization(input, this.s.credentials) },
+        ...(opts.body ? { body: opts.body } : {}),
+        signal: AbortSignal.timeout(this.s.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+      });
+    } catch (err) {
+      throw new UnavailableError<ObjectStoreErrorCode>(
+        'OBJECT_STORE_UNAVAILABLE',
+        `object store ${method} ${key}: ${(err as Error).message}`,
+      );
+    }
+    if (res.ok) return res;
+    const text = await res.text().catch(() => '');
+    const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? String(res.status);
+    if (res.status === 404) throw new NotFoundError('NOT_FOUND', `object store: no object ${key} (${code})`);
+    throw new UnavailableError<ObjectStoreErrorCode>(
+      'OBJECT_STORE_UNAVAILABLE',
+      `object store ${method} ${key}: ${res.status} ${code}`,
+    );
+  }
+}
