@@ -8,7 +8,7 @@
 // start with other ports, or after the example changed, says so instead of silently running
 // with stale addresses; deleting the copy is how to get a fresh one.
 //
-// An edit applies to the API as soon as the file changes (services/api/reload.ts; `npm run
+// An edit applies to the API as soon as the file changes (services/core/config/reload.ts; `npm run
 // reload` says whether it took it), and to the master at its next start (`npm stop && npm
 // start`): masters do not reload yet.
 //

@@ -1,7 +1,7 @@
 // npm run reload: apply an edit of `npm start`'s configuration (.data/local/master.yaml)
 // without a restart, as far as Flotilla can yet (issue 33 §3). The API pod that `npm start`
 // started is sent SIGHUP (found by its pid file, as `npm stop` finds it), and its log says
-// whether it runs the new configuration or refused it (services/api/reload.ts); this prints
+// whether it runs the new configuration or refused it (services/core/config/reload.ts); this prints
 // that. Masters do not reload yet: a running master is named with the command that restarts
 // it alone.
 //

@@ -3,6 +3,7 @@ import { loadApiEnv, redact } from '../core/config/env.js';
 import { ConfigError } from '../core/config/errors.js';
 import { exitOnConfigError } from '../core/config/fatal.js';
 import { loadMasterConfig, type MasterConfig, masterConfigSchema } from '../core/config/master-config.js';
+import { watchConfigFile } from '../core/config/reload.js';
 import { type ConfigVersion, configVersion } from '../core/config/version.js';
 import { startCountCompaction } from '../core/data/counts.js';
 import { ensureMigratedOrExit } from '../core/db/migrate.js';
@@ -19,7 +20,6 @@ import { changeHooks } from './hooks/index.js';
 import { AppSwitch } from './http/app-switch.js';
 import { buildApp } from './http/server.js';
 import { loadWebUi } from './http/web-ui.js';
-import { watchConfigFile } from './reload.js';
 
 const env = loadApiEnv();
 const log = createLogger('api', env.logLevel);
