@@ -126,6 +126,7 @@ const reloader = env.masterConfigPath
         version = nextVersion;
         // Serving the new one from now; the old one closes once its answers are sent.
         front.swap(app).catch((err) => log.error({ err }, 'the replaced configuration did not close'));
+        return undefined;
       },
     })
   : null;

@@ -37,8 +37,11 @@ export interface ReloadOptions {
   db: Queryable;
   /** The configuration running now. */
   current(): ConfigVersion;
-  /** Build what runs `config` and swap it in; a ConfigError refuses it (the old one stays). */
-  apply(config: MasterConfig, version: ConfigVersion): Promise<void>;
+  /**
+   * Build what runs `config` and swap it in; a ConfigError refuses it (the old one stays). It
+   * may answer the sections that changed, for the log line (`npm run reload` prints them).
+   */
+  apply(config: MasterConfig, version: ConfigVersion): Promise<{ changed: string[] } | undefined>;
 }
 
 export interface ConfigReloader {
@@ -69,9 +72,10 @@ export function watchConfigFile(opts: ReloadOptions): ConfigReloader {
       const version = configVersion(config);
       // A SIGHUP builds anew even an unchanged file: what it names (a hook's secret file) is
       // read again. A file's change that parses to the same settings (a comment) is no change.
-      if (trigger === 'SIGHUP' || version.hash !== previous) await opts.apply(config, version);
+      const applied =
+        trigger === 'SIGHUP' || version.hash !== previous ? await opts.apply(config, version) : undefined;
       outcome = { code: 'success', status: 200, hash: version.hash };
-      log.info({ trigger, hash: version.hash, previous }, 'configuration reloaded');
+      log.info({ trigger, hash: version.hash, previous, ...applied }, 'configuration reloaded');
     } catch (err) {
       const config = configErrorIn(err);
       if (config) {
