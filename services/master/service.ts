@@ -67,6 +67,13 @@ export async function runMasterProcess(
   processEnv: Readonly<Record<string, string | undefined>>,
 ): Promise<void> {
   const log = createLogger('master', env.logLevel);
+  // Node ends a process on a SIGHUP nobody listens to: one that comes while the master starts
+  // (npm run reload at the wrong moment) is kept for the reloader below instead.
+  let earlySighup = false;
+  const onEarlySighup = () => {
+    earlySighup = true;
+  };
+  process.on('SIGHUP', onEarlySighup);
   const config = loadConfig(env, processEnv, log);
   const telemetry = await startTelemetry('flotilla-master');
   const db = createPool(env.databaseUrl, {
@@ -169,6 +176,8 @@ export async function runMasterProcess(
     current: () => started.config,
     apply: (next, version) => started.reconfigure(next, version),
   });
+  process.off('SIGHUP', onEarlySighup);
+  if (earlySighup) void reloader.reload('SIGHUP');
 
   onShutdown(
     log,

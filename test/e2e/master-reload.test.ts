@@ -70,6 +70,18 @@ const V5 = () =>
 const V6 = () =>
   version({ tail: 'tail-two', doomed: false, added: true, extra: [{ ...QUICK, name: 'watched' }, QUICK] });
 
+// A worker added, with a builder of its own, then both removed (V8 is V6 again).
+const V7 = () =>
+  version(
+    {
+      tail: 'tail-two',
+      doomed: false,
+      added: true,
+      extra: [{ ...QUICK, name: 'watched' }, QUICK, gated('temporary', 'temp', 'gate3', 'done')],
+    },
+    { workers: [{ name: 'temp', password: 'q' }] },
+  );
+
 const hashOf = (yaml: string) => {
   const file = join(c.dir, 'hash.yaml');
   writeFileSync(file, yaml);
@@ -234,7 +246,7 @@ describe('a rollout: two masters on different versions of the file', () => {
       (await c.get('/masters')).masters.find((m: { name: string }) => m.name === name).masterid as number;
     const [id1, id2] = [await masterid('m1'), await masterid('m2')];
 
-    const FIRST = 8;
+    const FIRST = 4;
     // Built before m2 knows the builder: none there, though its worker q2 is idle all along.
     const before = await Promise.all(Array.from({ length: FIRST }, () => forced('spread')));
     await Promise.all(before.map(async (brid) => c.finished((await c.buildOf(brid)).buildid)));
@@ -258,4 +270,22 @@ describe('a rollout: two masters on different versions of the file', () => {
     expect(requests[0].n).toBe(brids.length);
     expect((await c.get('/builders?name=spread')).builders[0].masterids.sort()).toEqual([id1, id2].sort());
   }, 240_000);
+});
+
+describe('a worker removed from the configuration', () => {
+  it('keeps its connection until its build has ended, then is let go', async () => {
+    const file = join(c.dir, 'data', 'v5.yaml');
+    await reload(V7(), m1, file);
+    const temp = await c.startWorker('temp', m1);
+    const running = await c.buildOf(await forced('temporary'));
+    await reload(V6(), m1, file);
+    const connected = async () => (await c.get('/workers?name=temp')).workers[0].connected_to.length > 0;
+    // Its build runs on: the worker is still there, and the build ends as it would have.
+    expect(await connected()).toBe(true);
+    writeFileSync(join(gates, 'gate3'), '');
+    expect((await c.finished(running.buildid)).results).toBe(0);
+    await waitFor('the removed worker to be let go', async () => !(await connected()));
+    // Told to shut down, it exits instead of coming back.
+    await waitFor('the worker process to exit', async () => temp.child.exitCode !== null);
+  }, 180_000);
 });
