@@ -18,6 +18,7 @@ import { loadMasterConfig } from '../../services/core/config/master-config.js';
 import { configVersion } from '../../services/core/config/version.js';
 import { sql } from '../../services/core/db/pool.js';
 import { type BuilderOverride, type ConfigOverride, masterYaml } from '../helpers/master-config.js';
+import { sample } from '../helpers/prometheus.js';
 import { waitFor } from '../helpers/wait.js';
 import { Cluster, type MasterProc } from './cluster.js';
 
@@ -153,6 +154,9 @@ afterAll(async () => {
 describe('a master whose configuration changes', () => {
   it('adds a builder and its force scheduler on SIGHUP, and builds it', async () => {
     await reload(V2());
+    const metrics = await (await fetch(`http://127.0.0.1:${m1.probePort}/metrics`)).text();
+    expect(sample(metrics, 'flotilla_config_info', { hash: hashOf(V2()) })).toBe(1);
+    expect(metrics).not.toContain(hashOf(V1()));
     const build = await c.finished((await c.buildOf(await forced('added'))).buildid);
     expect(build.results).toBe(0);
     const [builder] = (await c.get('/builders?name=added')).builders;
