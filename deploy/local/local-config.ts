@@ -8,9 +8,9 @@
 // start with other ports, or after the example changed, says so instead of silently running
 // with stale addresses; deleting the copy is how to get a fresh one.
 //
-// An edit applies to the API as soon as the file changes (services/api/reload.ts; `npm run
-// reload` says whether it took it), and to the master at its next start (`npm stop && npm
-// start`): masters do not reload yet.
+// An edit applies to the API and the master as soon as the file changes
+// (services/core/config/reload.ts; `npm run reload` says whether each took it); the few keys
+// a master takes only at start (services/master/reconfigure.ts) at `npm stop && npm start`.
 //
 // Plain TypeScript that Node runs as it is: deploy/local/start.sh runs
 // `node deploy/local/local-config.ts EXAMPLE COPY DATA PORT REPORTS_PORT`, which prints to
@@ -51,8 +51,8 @@ const sha = (text: string) => createHash('sha256').update(text).digest('hex').sl
 // The first line of a copy: what it was made from and with (read back by recorded()).
 const header = (example: string, text: string, i: LocalConfigInput) =>
   `# npm start made this copy of ${show(example)} (sha256 ${sha(text)}) with PORT=${i.apiPort} REPORTS_PORT=${i.reportsPort}\n` +
-  `# It is yours: npm start never writes it again. The API applies edits (npm run reload says so);\n` +
-  `# the master at its next start (npm stop && npm start). Delete it for a fresh copy.\n`;
+  `# It is yours: npm start never writes it again. The API and the master apply edits as the file\n` +
+  `# changes (npm run reload says so). Delete it for a fresh copy.\n`;
 
 function recorded(copy: string): { sha: string; apiPort: string; reportsPort: string } | null {
   const m =
@@ -107,8 +107,8 @@ export function prepareLocalConfig(i: LocalConfigInput): LocalConfig {
     }
   }
   lines.push(
-    'then npm run reload: the API runs it at once (the master at npm stop && npm start; ' +
-      `npm run checkconfig -- ${where} checks it first).`,
+    'then npm run reload: the API and the master run it at once, no build stopped ' +
+      `(npm run checkconfig -- ${where} checks it first).`,
   );
   lines.push(retentionLine(i.copy));
   for (const w of warnings) lines.push(`WARNING: ${w}`);

@@ -1,12 +1,13 @@
 // npm run reload: apply an edit of `npm start`'s configuration (.data/local/master.yaml)
-// without a restart, as far as Flotilla can yet (issue 33 §3). The API pod that `npm start`
-// started is sent SIGHUP (found by its pid file, as `npm stop` finds it), and its log says
-// whether it runs the new configuration or refused it (services/api/reload.ts); this prints
-// that. Masters do not reload yet: a running master is named with the command that restarts
-// it alone.
+// without a restart (issue 33 §3). The API and the master that `npm start` started are each
+// sent SIGHUP (found by their pid files, as `npm stop` finds them), and each one's log says
+// whether it runs the new configuration or refused it (services/core/config/reload.ts); this
+// prints that, and for the master which sections it took on (services/master/reconfigure.ts).
+// Both also reload on their own when the file changes; the SIGHUP makes it certain, and
+// answers.
 //
 // Plain TypeScript that Node runs as it is (`node deploy/local/reload.ts`); FLOTILLA_DATA
-// moves the data folder, as for npm start. Exit code: 0 when every API pod runs the file, 1
+// moves the data folder, as for npm start. Exit code: 0 when every process runs the file, 1
 // when one refused it or did not answer, 2 when none runs.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -35,9 +36,11 @@ interface Answer {
   previous?: string;
   code?: string;
   problems?: string[];
+  /** The master's: the sections it took on. */
+  changed?: string[];
 }
 
-/** The pod's first reload line after byte `from` of its log, within ANSWER_MS; null if none. */
+/** The process's first reload line after byte `from` of its log, within ANSWER_MS; null if none. */
 async function answerIn(log: string, from: number): Promise<Answer | null> {
   const end = Date.now() + ANSWER_MS;
   while (Date.now() < end) {
@@ -55,42 +58,56 @@ async function answerIn(log: string, from: number): Promise<Answer | null> {
   return null;
 }
 
+/** Signal one process and say what it answered; its line(s) and whether it runs the file. */
+async function reloadOne(data: string, name: string, pid: number): Promise<{ lines: string[]; ok: boolean }> {
+  const show = (p: string) => relative(process.cwd(), p) || '.';
+  const log = join(data, 'logs', `${name}.log`);
+  const from = existsSync(log) ? statSync(log).size : 0;
+  process.kill(pid, 'SIGHUP');
+  const answer = existsSync(log) ? await answerIn(log, from) : null;
+  const who = `${name} (pid ${pid})`;
+  if (!answer)
+    return {
+      lines: [`${who}: sent SIGHUP, no answer in its log (${show(log)}) within ${ANSWER_MS / 1000} s`],
+      ok: false,
+    };
+  if (answer.msg !== 'configuration reloaded')
+    return {
+      lines: [
+        `${who}: refused the file and runs the one it had (${answer.code ?? 'error'}):`,
+        ...(answer.problems ?? [answer.msg]).map((p) => `  ${p}`),
+      ],
+      ok: false,
+    };
+  const changed = answer.changed?.length ? `; took on: ${answer.changed.join(', ')}` : '';
+  return {
+    lines: [
+      answer.hash === answer.previous
+        ? `${who}: runs configuration ${answer.hash}, unchanged (it reads the file when it changes)`
+        : `${who}: reloaded, runs configuration ${answer.hash} (was ${answer.previous})${changed}`,
+    ],
+    ok: true,
+  };
+}
+
 export async function reloadLocal(data: string): Promise<{ lines: string[]; code: number }> {
   const show = (p: string) => relative(process.cwd(), p) || '.';
+  const running = ['api', 'master'].flatMap((name) => {
+    const pid = alive(data, name);
+    return pid === null ? [] : [{ name, pid }];
+  });
+  if (running.length === 0)
+    return { lines: [`nothing runs from ${show(data)} (npm start starts it)`], code: 2 };
   const lines: string[] = [];
   let code = 0;
-  const api = alive(data, 'api');
-  if (api === null) {
-    lines.push(`no API runs from ${show(data)} (npm start starts one)`);
-    code = 2;
-  } else {
-    const log = join(data, 'logs', 'api.log');
-    const from = existsSync(log) ? statSync(log).size : 0;
-    process.kill(api, 'SIGHUP');
-    const answer = existsSync(log) ? await answerIn(log, from) : null;
-    if (!answer) {
-      lines.push(
-        `api (pid ${api}): sent SIGHUP, no answer in its log (${show(log)}) within ${ANSWER_MS / 1000} s`,
-      );
-      code = 1;
-    } else if (answer.msg === 'configuration reloaded') {
-      lines.push(
-        answer.hash === answer.previous
-          ? `api (pid ${api}): runs configuration ${answer.hash}, unchanged (it reads the file when it changes)`
-          : `api (pid ${api}): reloaded, runs configuration ${answer.hash} (was ${answer.previous})`,
-      );
-    } else {
-      lines.push(`api (pid ${api}): refused the file and runs the one it had (${answer.code ?? 'error'}):`);
-      for (const p of answer.problems ?? [answer.msg]) lines.push(`  ${p}`);
-      code = 1;
-    }
+  // One after the other: each answer is read from its own log.
+  for (const { name, pid } of running) {
+    const one = await reloadOne(data, name, pid);
+    lines.push(...one.lines);
+    if (!one.ok) code = 1;
   }
-  const master = alive(data, 'master');
-  if (master !== null)
-    lines.push(
-      `master (pid ${master}): masters do not reload yet; it runs the configuration it started with. ` +
-        `To restart it alone: kill ${master}, and once it has exited, npm start (it starts what is not running)`,
-    );
+  for (const name of ['api', 'master'])
+    if (!running.some((r) => r.name === name)) lines.push(`no ${name} runs from ${show(data)}`);
   return { lines, code };
 }
 

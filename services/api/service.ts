@@ -3,6 +3,7 @@ import { loadApiEnv, redact } from '../core/config/env.js';
 import { ConfigError } from '../core/config/errors.js';
 import { exitOnConfigError } from '../core/config/fatal.js';
 import { loadMasterConfig, type MasterConfig, masterConfigSchema } from '../core/config/master-config.js';
+import { watchConfigFile } from '../core/config/reload.js';
 import { type ConfigVersion, configVersion } from '../core/config/version.js';
 import { startCountCompaction } from '../core/data/counts.js';
 import { ensureMigratedOrExit } from '../core/db/migrate.js';
@@ -20,7 +21,6 @@ import { changeHooks } from './hooks/index.js';
 import { AppSwitch } from './http/app-switch.js';
 import { buildApp } from './http/server.js';
 import { loadWebUi } from './http/web-ui.js';
-import { watchConfigFile } from './reload.js';
 
 const env = loadApiEnv();
 const log = createLogger('api', env.logLevel);
@@ -130,6 +130,7 @@ const reloader = env.masterConfigPath
         version = nextVersion;
         // Serving the new one from now; the old one closes once its answers are sent.
         front.swap(app).catch((err) => log.error({ err }, 'the replaced configuration did not close'));
+        return undefined;
       },
     })
   : null;

@@ -31,7 +31,8 @@ const CANDIDATES_PER_WORKER = 4;
 
 export interface DistributorDeps {
   ctx: DataContext;
-  config: MasterConfig;
+  /** The configuration running now: a reload replaces it between two passes' reads. */
+  config: () => MasterConfig;
   masterid: () => number;
   builderIds: ReadonlyMap<string, number>;
   workers: ConnectedWorkers;
@@ -107,7 +108,7 @@ export class Distributor {
     const out: WorkerConnection[] = [];
     for (const name of builder.workers) {
       const conn = this.deps.workers.get(name);
-      const cfg = this.deps.config.workers.find((w) => w.name === name);
+      const cfg = this.deps.config().workers.find((w) => w.name === name);
       if (!conn || conn.lost.aborted || !cfg || this.deps.isPaused(name)) continue;
       // max_builds caps the worker's builds across builders; a builder runs one build at a
       // time on a worker, as in Buildbot, whose builders each have one directory there.
@@ -131,7 +132,7 @@ export class Distributor {
         this.deps.log.warn({ brid, builds: ended }, 'released a request left claimed by an outage');
     }
     if (this.deps.mayClaim && !this.deps.mayClaim()) return;
-    for (const builder of this.deps.config.builders) {
+    for (const builder of this.deps.config().builders) {
       if (this.stopped) return;
       const builderid = this.deps.builderIds.get(builder.name);
       if (builderid === undefined) continue;

@@ -2,16 +2,16 @@
 // workers connected to it, the builds it claims and runs, its schedulers and change sources,
 // and what it does with the cluster's events. Everything it needs comes in `deps`, as the
 // API's buildApp takes its own (the process, service.ts, reads the environment and makes
-// them); tests start one in-process with a database, a Redis and scripted workers.
+// them); tests start one in-process with a database, a Redis and scripted workers. Its types
+// are master-deps.ts's; what it does with a reloaded configuration is reconfigure.ts's.
 //
 // startMaster is the list of those parts (core/lifecycle/parts.ts), in the order they start;
 // they stop in reverse, and a start that fails stops those before it, so a master that
 // reports failure leaves nothing running (no heartbeat, no job worker, no listener).
-import type { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import { ConfigError } from '../core/config/errors.js';
 import type { MasterConfig } from '../core/config/master-config.js';
-import { type ConfigVersion, configMetrics, configVersion } from '../core/config/version.js';
+import { configMetrics, configVersion } from '../core/config/version.js';
 import {
   addChange,
   type DataContext,
@@ -19,8 +19,6 @@ import {
   queuedBuildRequestCount,
   transact,
 } from '../core/data/index.js';
-import type { ConnectionPool } from '../core/db/pool.js';
-import type { Subscribe } from '../core/events/bus.js';
 import { collectEventMetrics } from '../core/events/metrics.js';
 import { Parts } from '../core/lifecycle/parts.js';
 import { settledWithin } from '../core/lifecycle/within.js';
@@ -34,73 +32,27 @@ import { listenToCluster } from './cluster-events.js';
 import { Distributor } from './distributor.js';
 import { logCodec } from './jobs/compress-log.js';
 import { startJobs } from './jobs/index.js';
-import { DEFAULT_PREFIX, type RedisTarget } from './jobs/queues.js';
+import { DEFAULT_PREFIX } from './jobs/queues.js';
 import { livenessOf, livenessProblems } from './liveness.js';
+import type { Master, MasterDeps } from './master-deps.js';
 import { Membership } from './membership.js';
 import { MasterMetrics } from './metrics.js';
 import { OldBuildCancellers } from './old-build-canceller.js';
+import { type RunningConfig, reconfigurer, SECTIONS } from './reconfigure.js';
 import { startReporters } from './reporters/index.js';
+import { Restartable } from './restartable.js';
 import { SchedulerManager } from './schedulers/index.js';
 import { tryRequests } from './schedulers/try-requests.js';
 import { secretsProviders } from './secrets.js';
 import { RequestTraces } from './trace-links.js';
-import type { ConnectedWorkers, WorkerEvents } from './workers/connection.js';
+
+export type { Master, MasterDeps } from './master-deps.js';
 
 // How long a stopping master lets its running builds finish before handing them back.
 export const DEFAULT_DRAIN_MS = 60_000;
 // The job that expires masters runs once a minute across the cluster; a short expiry (tests,
 // small clusters) is checked twice per expiry instead.
 const EXPIRE_PERIOD_MS = 60_000;
-
-export interface MasterDeps {
-  db: ConnectionPool;
-  redis: Redis;
-  /** Where the background jobs' queues live (BullMQ opens connections of its own). */
-  jobsRedis: RedisTarget;
-  /** Redis key prefix of the job queues (default theirs); the cluster must agree on it. */
-  jobsPrefix?: string;
-  /** The process's subscription to the cluster's events, and when it is live. */
-  events: Subscribe & { ready: Promise<void> };
-  config: MasterConfig;
-  /** The master's name (`host:basedir`, or the pod's name): its row in `masters`. */
-  name: string;
-  log: Logger;
-  /** Start what workers connect to, telling `events` as they come and go. */
-  listenForWorkers: (events: WorkerEvents) => Promise<ConnectedWorkers>;
-  /** Scratch files (git pollers' mirrors); nothing in it must survive. */
-  workdir: string;
-  /** The environment commands the master runs itself get (git's). */
-  env: Readonly<Record<string, string | undefined>>;
-  /** How long stop() lets running builds finish before handing them back (default DEFAULT_DRAIN_MS). */
-  drainMs?: number;
-  /** Tests speed these up; the defaults are the module's. */
-  timing?: {
-    distributorPollMs?: number;
-    claimRenewMs?: number;
-    schedulerRoundMs?: number;
-    triggerPollMs?: number;
-    /** The reporters' first retry delay. */
-    reportBackoffMs?: number;
-  };
-  /** Tests only: the start fails right after the part of this name started (core/lifecycle/parts.ts). */
-  failAt?: string;
-}
-
-export interface Master {
-  readonly masterid: number;
-  readonly runner: BuildRunner;
-  readonly distributor: Distributor;
-  readonly workers: ConnectedWorkers;
-  readonly schedulers: SchedulerManager;
-  /** Which configuration it runs (core/config/version.ts): its probe port's /readyz says it. */
-  readonly config: ConfigVersion;
-  /** Prometheus text of the master and its jobs. */
-  metrics(): Promise<{ contentType: string; body: string }>;
-  /** The steps of a clean stop (one per part, in reverse), for a process's shutdown to run one by one. */
-  shutdownSteps(): ShutdownStep[];
-  /** Run those steps; the first failure rejects after the rest have run. */
-  stop(): Promise<void>;
-}
 
 export async function startMaster(deps: MasterDeps): Promise<Master> {
   const { db, redis, config, log } = deps;
@@ -126,8 +78,9 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
   // (work may be waiting), which parts started before the distributor call.
   const metrics = new MasterMetrics();
   collectEventMetrics(metrics.registry, redis);
-  const version = configVersion(config);
-  configMetrics(metrics.registry, () => version);
+  // What runs: a reload replaces it once the parts have taken it on (reconfigure.ts).
+  const running: RunningConfig = { config, version: configVersion(config), secrets };
+  configMetrics(metrics.registry, () => running.version);
   const traces = new RequestTraces();
   const wakers = new Set<() => void>();
   const wake = () => {
@@ -169,21 +122,24 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     stop: (j) => j.stop(),
   });
   // Reporters hear events from here on; none configured, nothing is started.
+  // A reload that changes their sections restarts them (reconfigure.ts).
+  const reportersOf = (c: MasterConfig) =>
+    startReporters({
+      db,
+      config: c,
+      env: deps.env,
+      redis: deps.jobsRedis,
+      prefix: deps.jobsPrefix ?? DEFAULT_PREFIX,
+      subscribe: deps.events,
+      jobMetrics: jobs.jobMetrics,
+      log,
+      ...(deps.timing?.reportBackoffMs !== undefined ? { backoffMs: deps.timing.reportBackoffMs } : {}),
+    });
   const reporters = await parts.start({
     name: 'reporters',
     start: () =>
-      startReporters({
-        db,
-        config,
-        env: deps.env,
-        redis: deps.jobsRedis,
-        prefix: deps.jobsPrefix ?? DEFAULT_PREFIX,
-        subscribe: deps.events,
-        jobMetrics: jobs.jobMetrics,
-        log,
-        ...(deps.timing?.reportBackoffMs !== undefined ? { backoffMs: deps.timing.reportBackoffMs } : {}),
-      }),
-    stop: (r) => r?.stop(),
+      Restartable.start('reporters', SECTIONS.reporters, reportersOf, async (r) => r?.stop(), config),
+    stop: (r) => r.stop(),
   });
   // Renews the claims of running builds: stops after they have (claiming's stop drains them).
   const claims = await parts.start({
@@ -197,45 +153,43 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
   });
   // Runs what the distributor claims; let go of everything when membership says the cluster
   // took it back (expired) or may soon (the lease ran out).
-  const runner = await parts
-    .start({
-      name: 'runner',
-      start: () => {
-        const locks = new Locks(ctx, config.locks, masterid, deps.events);
-        const r = new BuildRunner({
-          ctx,
-          redis,
-          config,
-          events: deps.events,
-          masterid,
-          workerId: (name) => membership.workerIds.get(name),
-          // Chunks are first written as the compress-log job would write them (uncompressed with none).
-          codec: logCodec(config.log_compression) ?? 'raw',
-          log,
-          secrets,
-          locks,
-          metrics,
-          ...(deps.timing?.triggerPollMs ? { triggerPollMs: deps.timing.triggerPollMs } : {}),
-          lease: membership,
-          lostWorkerWaitMs: liveness.lostMasterBoundMs + 1000,
-          onLogFinished: (logid) => jobs.queueCompressLogSoon(logid),
-        });
-        const detach = membership.attach({
-          expired: () => r.abandonAll('this master was expired while it was away', true),
-          leaseLost: () => r.abandonAll('the database has been out of reach past the outage limit', true),
-        });
-        return { runner: r, locks, detach };
-      },
-      stop: async ({ runner: r, locks, detach }) => {
-        detach();
-        // Claiming's stop has drained the builds; a build started in between is handed back.
-        r.abandonAll('master stopping');
-        await r.whenIdle();
-        // After the builds: one waiting for a lock wakes on the release events it hears.
-        locks.close();
-      },
-    })
-    .then((h) => h.runner);
+  const { runner, locks } = await parts.start({
+    name: 'runner',
+    start: () => {
+      const locks = new Locks(ctx, config.locks, masterid, deps.events);
+      const r = new BuildRunner({
+        ctx,
+        redis,
+        config,
+        events: deps.events,
+        masterid,
+        workerId: (name) => membership.workerIds.get(name),
+        // Chunks are first written as the compress-log job would write them (uncompressed with none).
+        codec: logCodec(config.log_compression) ?? 'raw',
+        log,
+        secrets,
+        locks,
+        metrics,
+        ...(deps.timing?.triggerPollMs ? { triggerPollMs: deps.timing.triggerPollMs } : {}),
+        lease: membership,
+        lostWorkerWaitMs: liveness.lostMasterBoundMs + 1000,
+        onLogFinished: (logid) => jobs.queueCompressLogSoon(logid),
+      });
+      const detach = membership.attach({
+        expired: () => r.abandonAll('this master was expired while it was away', true),
+        leaseLost: () => r.abandonAll('the database has been out of reach past the outage limit', true),
+      });
+      return { runner: r, locks, detach };
+    },
+    stop: async ({ runner: r, locks, detach }) => {
+      detach();
+      // Claiming's stop has drained the builds; a build started in between is handed back.
+      r.abandonAll('master stopping');
+      await r.whenIdle();
+      // After the builds: one waiting for a lock wakes on the release events it hears.
+      locks.close();
+    },
+  });
   // Where workers connect; their connections and losses are recorded as they come.
   const workers = await parts
     .start({
@@ -277,14 +231,18 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     start: async () => {
       const names = config.workers.map((w) => w.name);
       const paused = new Set(await pausedWorkerNames(db, names));
-      const workerNames = new Map([...membership.workerIds].map(([name, id]) => [id, name]));
+      // Read at each event: a reload adds workers to membership's map.
+      const workerName = (id: number) => {
+        for (const [name, workerid] of membership.workerIds) if (workerid === id) return name;
+        return undefined;
+      };
       const stopListening = await listenToCluster({
         subscribe: deps.events,
         ctx,
         runner,
         wake,
         workers,
-        workerName: (id) => workerNames.get(id),
+        workerName,
         paused,
         traces,
         log,
@@ -316,13 +274,15 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
   });
   // Cancels the work a newer change on its branch supersedes (Buildbot's OldBuildCanceller);
   // on every master, one of which acts on each change (old-build-canceller.ts).
-  await parts.start({
+  const cancellersOf = async (c: MasterConfig) => {
+    const started = new OldBuildCancellers({ ctx, services: c.services, subscribe: deps.events, log });
+    await started.start();
+    return started;
+  };
+  const cancellers = await parts.start({
     name: 'old build cancellers',
-    start: async () => {
-      const c = new OldBuildCancellers({ ctx, services: config.services, subscribe: deps.events, log });
-      await c.start();
-      return c;
-    },
+    start: () =>
+      Restartable.start('old build cancellers', SECTIONS.cancellers, cancellersOf, (c) => c.stop(), config),
     stop: (c) => c.stop(),
   });
   // Claims requests for idle workers and starts their builds. Stops first: no more claims,
@@ -333,7 +293,7 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
       start: () => {
         const d = new Distributor({
           ctx,
-          config,
+          config: () => running.config,
           masterid,
           builderIds: membership.builderIds,
           workers,
@@ -370,18 +330,36 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
   });
   await parts.complete();
 
+  const reconfigure = reconfigurer({
+    running,
+    db,
+    env: deps.env,
+    log,
+    membership,
+    locks,
+    runner,
+    workers,
+    paused,
+    schedulers,
+    restartables: [reporters, cancellers] as Restartable<unknown>[],
+    wake,
+  });
+
   return {
     masterid: membership.masterid,
     runner,
     distributor,
     workers,
     schedulers,
-    config: version,
+    get config() {
+      return running.version;
+    },
+    reconfigure,
     metrics: async () => {
       const all = Registry.merge([
         metrics.registry,
         jobs.registry,
-        ...(reporters ? [reporters.registry] : []),
+        ...(reporters.current ? [reporters.current.registry] : []),
       ]);
       return { contentType: all.contentType, body: await all.metrics() };
     },

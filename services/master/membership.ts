@@ -18,6 +18,7 @@ import {
   masterHeartbeat,
   masterStopped,
   previousLife,
+  type Tx,
   transact,
   updateBuilderList,
   updateCodebaseInfo,
@@ -75,7 +76,7 @@ export class Membership implements Lease {
   constructor(
     private readonly ctx: DataContext,
     private readonly name: string,
-    private readonly config: MasterConfig,
+    private config: MasterConfig,
     private readonly log: Logger,
   ) {
     this.liveness = livenessOf(config);
@@ -134,55 +135,86 @@ export class Membership implements Lease {
     return this.masterid;
   }
 
+  /**
+   * Record what a reloaded configuration names (master/reconfigure.ts): builders added and
+   * removed on this master, projects, and which builders each worker serves; a removed worker
+   * serves none here. Its liveness timings are the old ones (a change of them is refused).
+   */
+  async reconfigure(config: MasterConfig): Promise<void> {
+    const before = this.config;
+    await ridingOut(() =>
+      transact(this.ctx, async (tx) => {
+        this.config = config;
+        await this.recordConfigured(tx);
+        const kept = new Set(config.workers.map((w) => w.name));
+        for (const w of before.workers) {
+          const workerid = this.workerIds.get(w.name);
+          if (!kept.has(w.name) && workerid !== undefined)
+            await workerConfigured(tx, workerid, this.masterid, []);
+        }
+      }),
+    ).catch((err: unknown) => {
+      this.config = before;
+      throw err;
+    });
+    const names = new Set(config.builders.map((b) => b.name));
+    for (const name of [...this.builderIds.keys()]) if (!names.has(name)) this.builderIds.delete(name);
+  }
+
   /** masterActive, and what the configuration names, in one transaction. */
   private register(): Promise<void> {
     return transact(this.ctx, async (tx) => {
       this.masterid = await masterActive(tx, this.name);
       // Whatever a previous life of this master left connected is not connected now.
       await disconnectAllWorkersForMaster(tx, this.masterid);
-      // Buildbot 4.3's projects first: a builder names its own by id.
-      const projectIds = new Map<string, number>();
-      for (const p of this.config.projects) {
-        const id = await findProjectId(tx, p.name);
-        await updateProjectInfo(tx, id, {
-          slug: p.slug ?? p.name,
-          description: p.description ?? null,
-          description_format: p.description_format ?? null,
-          description_html: null,
-        });
-        projectIds.set(p.name, id);
-      }
-      // Then its codebases (botmaster.reconfig_codebases); the configuration made sure each
-      // names one of the projects.
-      for (const c of this.config.codebases) {
-        const projectid = projectIds.get(c.project)!;
-        const { id, created } = await findCodebaseId(tx, projectid, c.name);
-        await updateCodebaseInfo(tx, id, { projectid, slug: c.slug ?? c.name }, created);
-      }
-      const ids = await updateBuilderList(
-        tx,
-        this.masterid,
-        this.config.builders.map((b) => ({
-          name: b.name,
-          description: b.description ?? null,
-          tags: b.tags,
-          projectid: b.project === undefined ? null : (projectIds.get(b.project) ?? null),
-        })),
-      );
-      for (const [i, b] of this.config.builders.entries()) this.builderIds.set(b.name, ids[i]!);
-      for (const w of this.config.workers) {
-        const workerid = await findWorkerId(tx, w.name);
-        this.workerIds.set(w.name, workerid);
-        const on = this.config.builders
-          .filter((b) => b.workers.includes(w.name))
-          .map((b) => this.builderIds.get(b.name)!);
-        await workerConfigured(tx, workerid, this.masterid, on);
-      }
-      for (const w of [...this.hooks].flatMap((h) => h.connectedWorkers?.() ?? [])) {
-        const workerid = this.workerIds.get(w.name);
-        if (workerid !== undefined) await workerConnected(tx, workerid, this.masterid, w.info);
-      }
+      await this.recordConfigured(tx);
     });
+  }
+
+  /** The projects, builders and workers the configuration names, and the connected workers. */
+  private async recordConfigured(tx: Tx): Promise<void> {
+    // Buildbot 4.3's projects first: a builder names its own by id.
+    const projectIds = new Map<string, number>();
+    for (const p of this.config.projects) {
+      const id = await findProjectId(tx, p.name);
+      await updateProjectInfo(tx, id, {
+        slug: p.slug ?? p.name,
+        description: p.description ?? null,
+        description_format: p.description_format ?? null,
+        description_html: null,
+      });
+      projectIds.set(p.name, id);
+    }
+    // Then its codebases (botmaster.reconfig_codebases); the configuration made sure each
+    // names one of the projects.
+    for (const c of this.config.codebases) {
+      const projectid = projectIds.get(c.project)!;
+      const { id, created } = await findCodebaseId(tx, projectid, c.name);
+      await updateCodebaseInfo(tx, id, { projectid, slug: c.slug ?? c.name }, created);
+    }
+    const ids = await updateBuilderList(
+      tx,
+      this.masterid,
+      this.config.builders.map((b) => ({
+        name: b.name,
+        description: b.description ?? null,
+        tags: b.tags,
+        projectid: b.project === undefined ? null : (projectIds.get(b.project) ?? null),
+      })),
+    );
+    for (const [i, b] of this.config.builders.entries()) this.builderIds.set(b.name, ids[i]!);
+    for (const w of this.config.workers) {
+      const workerid = await findWorkerId(tx, w.name);
+      this.workerIds.set(w.name, workerid);
+      const on = this.config.builders
+        .filter((b) => b.workers.includes(w.name))
+        .map((b) => this.builderIds.get(b.name)!);
+      await workerConfigured(tx, workerid, this.masterid, on);
+    }
+    for (const w of [...this.hooks].flatMap((h) => h.connectedWorkers?.() ?? [])) {
+      const workerid = this.workerIds.get(w.name);
+      if (workerid !== undefined) await workerConnected(tx, workerid, this.masterid, w.info);
+    }
   }
 
   private schedule(ms: number): void {

@@ -6,6 +6,7 @@ import { type MasterEnv, redact } from '../core/config/env.js';
 import { ConfigError } from '../core/config/errors.js';
 import { exitOnConfigError } from '../core/config/fatal.js';
 import { ignoredKeys, type MasterConfig } from '../core/config/master-config.js';
+import { watchConfigFile } from '../core/config/reload.js';
 import { ensureMigratedOrExit } from '../core/db/migrate.js';
 import { createPool } from '../core/db/pool.js';
 import { busSubscription } from '../core/events/bus.js';
@@ -24,23 +25,32 @@ import { listenForWorkers, type WorkerListeners, workerPortProblems } from './wo
 // Beyond the drain, the steps after it (jobs, schedulers, closing connections) get this long.
 const SHUTDOWN_MARGIN_MS = 30_000;
 
+/** Read and check the file as a start does; a reload reads it the same way (a ConfigError refuses it). */
+function checkedConfig(
+  env: MasterEnv,
+  processEnv: Readonly<Record<string, string | undefined>>,
+  log: Logger,
+): MasterConfig {
+  const config = checkMasterConfig(env.configPath, processEnv, (c) =>
+    workerPortProblems(c, {
+      workerPort: env.workerPort,
+      msgpackPort: env.msgpackWorkerPort,
+      pbPort: env.pbWorkerPort,
+    }),
+  );
+  // Buildbot keys that mean nothing here are accepted, and named so that nobody thinks they work.
+  for (const { key, reason } of ignoredKeys(config))
+    log.warn({ code: 'CONFIG_KEY_IGNORED', key, reason }, `${key} is ignored: ${reason}`);
+  return config;
+}
+
 function loadConfig(
   env: MasterEnv,
   processEnv: Readonly<Record<string, string | undefined>>,
   log: Logger,
 ): MasterConfig {
   try {
-    const config = checkMasterConfig(env.configPath, processEnv, (c) =>
-      workerPortProblems(c, {
-        workerPort: env.workerPort,
-        msgpackPort: env.msgpackWorkerPort,
-        pbPort: env.pbWorkerPort,
-      }),
-    );
-    // Buildbot keys that mean nothing here are accepted, and named so that nobody thinks they work.
-    for (const { key, reason } of ignoredKeys(config))
-      log.warn({ code: 'CONFIG_KEY_IGNORED', key, reason }, `${key} is ignored: ${reason}`);
-    return config;
+    return checkedConfig(env, processEnv, log);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     log.fatal({ code: err.code, problems: err.problems }, err.message);
@@ -57,6 +67,13 @@ export async function runMasterProcess(
   processEnv: Readonly<Record<string, string | undefined>>,
 ): Promise<void> {
   const log = createLogger('master', env.logLevel);
+  // Node ends a process on a SIGHUP nobody listens to: one that comes while the master starts
+  // (npm run reload at the wrong moment) is kept for the reloader below instead.
+  let earlySighup = false;
+  const onEarlySighup = () => {
+    earlySighup = true;
+  };
+  process.on('SIGHUP', onEarlySighup);
   const config = loadConfig(env, processEnv, log);
   const telemetry = await startTelemetry('flotilla-master');
   const db = createPool(env.databaseUrl, {
@@ -150,9 +167,22 @@ export async function runMasterProcess(
     'master started',
   );
 
+  // SIGHUP and changes of the file's folder reload it (core/config/reload.ts, reconfigure.ts).
+  const reloader = watchConfigFile({
+    path: env.configPath,
+    log,
+    db,
+    load: () => checkedConfig(env, processEnv, log),
+    current: () => started.config,
+    apply: (next, version) => started.reconfigure(next, version),
+  });
+  process.off('SIGHUP', onEarlySighup);
+  if (earlySighup) void reloader.reload('SIGHUP');
+
   onShutdown(
     log,
     () => [
+      { name: 'config reloads', run: async () => reloader.stop() },
       ...started.shutdownSteps(),
       { name: 'probes', run: () => probes.close() },
       { name: 'postgres', run: () => db.dispose() },

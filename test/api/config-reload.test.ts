@@ -1,4 +1,4 @@
-// An API process re-reads its configuration file (issue 33 §3; services/api/reload.ts): on
+// An API process re-reads its configuration file (issue 33 §3; services/core/config/reload.ts): on
 // SIGHUP, it answers with the new force schedulers from the next request, and says the new
 // hash on /readyz and /metrics; a bad file that arrives the way Kubernetes updates a mounted
 // ConfigMap (its symlink swapped) is refused with the start's error, logged, and the old

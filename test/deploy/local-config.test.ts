@@ -62,7 +62,7 @@ describe("npm start's configuration", () => {
     const second = prepare(data, '18080', '18083');
     expect(second.text).toBe(edited);
     expect(second.stdout).toContain('your copy, kept as it is');
-    expect(second.stdout).toContain('npm stop && npm start');
+    expect(second.stdout).toContain('then npm run reload: the API and the master run it at once');
     expect(second.stdout).not.toContain('WARNING');
     expect(second.stderr).toBe('');
   });

@@ -1,8 +1,7 @@
-// npm run reload (deploy/local/reload.ts) against a real API process laid out as `npm start`
-// lays one out: its pid in run/api.pid, its log in logs/api.log. The script signals it, reads
-// its answer from the log and says it: the new configuration's hash, or the refusal and its
-// problems with exit code 1; a running master is named as not reloaded, never signalled (its
-// pid file here names this test's own process, which a SIGHUP would end).
+// npm run reload (deploy/local/reload.ts) against a real API and a real master laid out as
+// `npm start` lays them out: their pids in run/, their logs in logs/. The script signals each,
+// reads its answer from its log and says it: the new configuration's hash (and for the master,
+// the sections it took on), or the refusal and its problems with exit code 1.
 //
 // The configuration is laid out as a mounted ConfigMap is (test/api/lib/reloadable-api.ts):
 // editing the file does not also reach the API through its watch of the configuration's
@@ -18,24 +17,54 @@ import {
   runtestsLabel,
   startReloadableApi,
 } from '../api/lib/reloadable-api.js';
+import { freePort, type Running, startRedis, startService, status } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 
 const run = promisify(execFile);
 
 let r: ReloadableApi;
 let data: string;
+let master: Running;
+let masterProbe: number;
+let redis: Awaited<ReturnType<typeof startRedis>>;
 beforeAll(async () => {
   r = await startReloadableApi('npm-reload');
+  // A Redis of its own: a master runs the cluster's jobs on the one it is given.
+  redis = await startRedis();
+  masterProbe = await freePort();
+  master = startService('master', {
+    DATABASE_URL: r.db.url,
+    REDIS_URL: redis.url,
+    MASTER_CONFIG: r.link,
+    MASTER_NAME: 'npm-reload',
+    PROBE_PORT: String(masterProbe),
+    WORKER_PORT: String(await freePort()),
+    LOG_LEVEL: 'info',
+  });
+  await waitFor('the master', async () => (await status(`http://127.0.0.1:${masterProbe}/readyz`)) === 200, {
+    proc: master,
+  });
   // npm start's layout: the data folder's pid files, logs and configuration.
   data = join(r.dir, 'local');
   for (const d of ['run', 'logs']) mkdirSync(join(data, d), { recursive: true });
   symlinkSync(r.file, join(data, 'master.yaml'));
   r.api.proc.child.stdout!.pipe(createWriteStream(join(data, 'logs', 'api.log')));
   writeFileSync(join(data, 'run', 'api.pid'), `${r.api.pid}\n`);
-  writeFileSync(join(data, 'run', 'master.pid'), `${process.pid}\n`);
+  master.child.stdout!.pipe(createWriteStream(join(data, 'logs', 'master.log')));
+  writeFileSync(join(data, 'run', 'master.pid'), `${master.pid}\n`);
 }, 120_000);
 afterAll(async () => {
+  await master?.stop('SIGKILL');
+  await redis?.proc.stop('SIGKILL');
   await r?.stop();
 });
+
+async function masterHash(): Promise<string> {
+  const ready = (await (await fetch(`http://127.0.0.1:${masterProbe}/readyz`)).json()) as {
+    config: { hash: string };
+  };
+  return ready.config.hash;
+}
 
 async function reload(): Promise<{ stdout: string; code: number }> {
   try {
@@ -50,7 +79,7 @@ async function reload(): Promise<{ stdout: string; code: number }> {
 }
 
 describe('npm run reload', () => {
-  it('reloads the API, says the hash it runs, and names the master it cannot reload', async () => {
+  it('reloads the API and the master, and says the hash each runs and what the master took on', async () => {
     const before = await probedHash(r.api);
     writeFileSync(
       r.file,
@@ -62,19 +91,26 @@ describe('npm run reload', () => {
     expect(out.stdout).toContain(
       `api (pid ${r.api.pid}): reloaded, runs configuration ${after} (was ${before})`,
     );
-    expect(out.stdout).toContain(`master (pid ${process.pid}): masters do not reload yet`);
+    expect(await masterHash()).toBe(after);
+    expect(out.stdout).toContain(
+      `master (pid ${master.pid}): reloaded, runs configuration ${after} (was ${before}); took on: force_schedulers`,
+    );
     expect(out.code).toBe(0);
     expect(await runtestsLabel(r.api)).toBe('Reloaded');
   });
 
-  it('says why the API refused a bad file, and exits 1', async () => {
+  it('says why each refused a bad file, and exits 1', async () => {
     const before = await probedHash(r.api);
     writeFileSync(r.file, `${readFileSync(r.file, 'utf8')}\nnot_a_key: 1\n`);
     const out = await reload();
     expect(out.stdout).toContain(
       `api (pid ${r.api.pid}): refused the file and runs the one it had (CONFIG_SCHEMA):`,
     );
+    expect(out.stdout).toContain(
+      `master (pid ${master.pid}): refused the file and runs the one it had (CONFIG_SCHEMA):`,
+    );
     expect(out.stdout).toContain('not_a_key');
+    expect(await masterHash()).toBe(before);
     expect(out.code).toBe(1);
     expect(await probedHash(r.api)).toBe(before);
   });

@@ -1,5 +1,5 @@
 // One listening socket in front of the API's Fastify application, so that a reloaded
-// configuration (services/api/reload.ts) is a new application swapped in between two requests
+// configuration (services/core/config/reload.ts) is a new application swapped in between two requests
 // (issue 33 §3). Every part the configuration shapes (force schedulers, change hooks, logins,
 // www's CORS, rate limit, caches) is built into an application once, as at start
 // (http/server.ts): a new configuration builds a whole new one, never edits a running one, so

@@ -7,7 +7,9 @@ export type ConfigErrorCode =
   | 'CONFIG_SCHEMA'
   | 'CONFIG_REFERENCE'
   // A port or address the process cannot listen on (in use, privileged, not this machine's).
-  | 'CONFIG_LISTEN';
+  | 'CONFIG_LISTEN'
+  // A reloaded file changes what a running process takes on only at its start (master/reconfigure.ts).
+  | 'CONFIG_RESTART_REQUIRED';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';

@@ -130,6 +130,15 @@ export class Locks {
     };
   }
 
+  /**
+   * A reloaded configuration's locks (master/reconfigure.ts). A lock's limits are the cluster's,
+   * one at a time: the new ones apply to every acquisition from now on, running builds' too. A
+   * lock the new configuration no longer names stays known, for the running builds that use it.
+   */
+  reconfigure(config: readonly LockConfig[]): void {
+    for (const l of config) this.byName.set(l.name, l);
+  }
+
   close(): void {
     this.unsubscribe();
   }

@@ -3,6 +3,7 @@
 // for them to end. Each build runs in a span (a child of the request's trace when known),
 // timed and counted; its lifecycle is run-build.ts's.
 import { type Context, context, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { BuilderConfig } from '../../core/config/master-config.js';
 import { RESULT_NAMES, Results } from '../../core/results.js';
 import type { WorkerConnection } from '../workers/connection.js';
 import { BuildInterrupts } from './interruption.js';
@@ -46,7 +47,25 @@ export class BuildRunner {
   /** Who waits for builds to end, and for what. */
   private readonly waiters = new Set<{ done: () => boolean; resolve: () => void }>();
 
-  constructor(private readonly deps: BuildDeps) {}
+  /**
+   * The deps of each configuration's builders, by the builder's object: a build runs with the
+   * configuration its builder was read from (the distributor's pass), even when a reload came
+   * between its claim and its start, so that its steps and its configuration always agree.
+   */
+  private readonly depsOf = new WeakMap<BuilderConfig, BuildDeps>();
+
+  constructor(private deps: BuildDeps) {
+    for (const b of deps.config.builders) this.depsOf.set(b, deps);
+  }
+
+  /**
+   * A reloaded configuration (master/reconfigure.ts): builds of its builders run with it; a
+   * running build keeps the deps it started with (run() hands them over once).
+   */
+  reconfigure(next: Pick<BuildDeps, 'config' | 'secrets'>): void {
+    this.deps = { ...this.deps, ...next };
+    for (const b of next.config.builders) this.depsOf.set(b, this.deps);
+  }
 
   get count(): number {
     return this.running.size;
@@ -129,6 +148,7 @@ export class BuildRunner {
   async run(req: ClaimedRequest, worker: WorkerConnection): Promise<number> {
     // Before anything is awaited: the caller's next look at the worker must see it taken.
     const release = this.reserve(worker.name, req.builder.name);
+    const deps = this.depsOf.get(req.builder) ?? this.deps;
     const startedAt = performance.now();
     const interrupts = new BuildInterrupts(worker);
     let buildid: number | null = null;
@@ -140,7 +160,7 @@ export class BuildRunner {
     };
     return tracer.startActiveSpan(`build ${req.builder.name}`, { attributes }, parent, async (span) => {
       try {
-        const results = await runBuild(this.deps, req, worker, interrupts, (b) => {
+        const results = await runBuild(deps, req, worker, interrupts, (b) => {
           buildid = b.buildid;
           span.setAttributes({ 'flotilla.buildid': b.buildid, 'flotilla.number': b.number });
           this.running.set(b.buildid, { brid: req.brid, worker, builder: req.builder.name, interrupts });

@@ -103,6 +103,12 @@ export class JobMetrics {
     this.failures.inc({ queue: queue.name }, 0);
   }
 
+  /** A queue closed before the others (a reporter's, on a reload that restarts the reporters). */
+  unwatch(queue: Queue): void {
+    const at = this.queues.indexOf(queue);
+    if (at >= 0) this.queues.splice(at, 1);
+  }
+
   /** One attempt of a job: in a span, timed, and counted when it fails. */
   run<T>(queue: QueueName | string, job: Job, fn: () => Promise<T>): Promise<T> {
     const attributes = {

@@ -156,6 +156,7 @@ export async function startReporters(opts: ReportersOptions): Promise<Reporters 
         clearInterval(catchUpTimer);
         await passing;
         await closeQueues(workers, queues);
+        for (const q of queues) opts.jobMetrics.unwatch(q);
         for (const r of reporters) r.sender.close?.();
       })();
       return stopping;

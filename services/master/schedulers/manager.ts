@@ -88,6 +88,8 @@ interface Item {
   name: string;
   id: number;
   make: () => Owned | null;
+  /** Its configuration as JSON: a reload that changes it restarts what runs for it. */
+  settings: string;
   /** A scheduler that watches changes: the state object of its record of changes seen. */
   watchObjectId?: number;
 }
@@ -119,8 +121,38 @@ export class SchedulerManager {
 
   /** Find (or create) the ids, listen to the event bus, take what is free, then keep asking. */
   async start(): Promise<void> {
-    const { config } = this.opts;
-    this.items = await transact(this.opts.ctx, async (tx) => {
+    this.items = await this.itemsOf(this.opts.config);
+    this.unsubscribe = this.opts.subscribe((msg) => this.dispatch(msg));
+    await this.runRound();
+    this.timer = setInterval(() => void this.runRound(), this.opts.roundMs ?? ROUND_MS);
+    this.timer.unref();
+  }
+
+  /**
+   * Run a reloaded configuration's schedulers and change sources (master/reconfigure.ts). One
+   * whose settings are unchanged runs on untouched. One that changed is stopped here and made
+   * anew by the next round from the new settings: this master keeps it (its row stays ours),
+   * so no other master runs it in between. One that is gone is stopped and given back: a
+   * master still on the old configuration takes it during a rollout, and none after.
+   */
+  async reconfigure(config: MasterConfig): Promise<void> {
+    const next = await this.itemsOf(config);
+    // After the ids are known, nothing awaited until the swap: a round sees old or new, whole.
+    while (this.round) await this.round;
+    if (this.stopped) return;
+    const settings = new Map(next.map((i) => [key(i), i.settings]));
+    const ended = this.items.filter((i) => settings.get(key(i)) !== i.settings && this.owned.has(key(i)));
+    const running = ended.map((i) => this.owned.get(key(i)));
+    for (const i of ended) this.owned.delete(key(i));
+    this.items = next;
+    await Promise.all(running.map((r) => r?.stop()));
+    const gone = ended.filter((i) => !settings.has(key(i)));
+    await this.release(gone);
+    await this.runRound();
+  }
+
+  private itemsOf(config: MasterConfig): Promise<Item[]> {
+    return transact(this.opts.ctx, async (tx) => {
       const items: Item[] = [];
       for (const s of config.schedulers) {
         const id = await findSchedulerId(tx, s.name);
@@ -129,6 +161,7 @@ export class SchedulerManager {
           name: s.name,
           id,
           make: () => createScheduler(s, id, this.deps),
+          settings: JSON.stringify(s),
         };
         const stateClass = watchedStateClass(s);
         if (stateClass) item.watchObjectId = await stateObjectId(tx.q, s.name, stateClass);
@@ -137,7 +170,7 @@ export class SchedulerManager {
       for (const f of config.force_schedulers) {
         const id = await findSchedulerId(tx, f.name);
         const make = () => new AnnouncedScheduler({ type: 'force', name: f.name }, id, this.deps);
-        items.push({ kind: 'scheduler', name: f.name, id, make });
+        items.push({ kind: 'scheduler', name: f.name, id, make, settings: JSON.stringify(f) });
       }
       for (const c of config.change_sources) {
         const id = await findChangeSourceId(tx, c.name);
@@ -151,14 +184,10 @@ export class SchedulerManager {
         // A PB change source is owned and shown here; every master's PB port takes its changes
         // (../workers/pb/change-source.ts).
         const make = () => (c.type === 'git' && repourl ? new GitPoller({ ...c, repourl }, deps) : null);
-        items.push({ kind: 'changesource', name: c.name, id, make });
+        items.push({ kind: 'changesource', name: c.name, id, make, settings: JSON.stringify(c) });
       }
       return items;
     });
-    this.unsubscribe = this.opts.subscribe((msg) => this.dispatch(msg));
-    await this.runRound();
-    this.timer = setInterval(() => void this.runRound(), this.opts.roundMs ?? ROUND_MS);
-    this.timer.unref();
   }
 
   /**
@@ -174,9 +203,13 @@ export class SchedulerManager {
     const owned = this.items.filter((item) => this.owned.has(key(item)));
     await Promise.all(owned.map((item) => this.owned.get(key(item))?.stop()));
     this.owned.clear();
-    if (!release) return;
+    if (release) await this.release(owned);
+  }
+
+  /** Give these back, each only if still ours: another master takes it on its next round. */
+  private async release(items: Item[]): Promise<void> {
     const masterid = this.opts.masterid();
-    for (const item of owned) {
+    for (const item of items) {
       const set = item.kind === 'scheduler' ? trySetSchedulerMaster : trySetChangeSourceMaster;
       // Release only what is still ours: it may have gone to another master meanwhile.
       await transact(this.opts.ctx, async (tx) => {

@@ -5,7 +5,7 @@
 // it through a signal, learn how it ended, or that the worker was lost; and move files both
 // ways (upload, uploadDirectory, download), with Buildbot's worker commands' semantics
 // whatever the protocol.
-import type { SchedulerConfig } from '../../core/config/master-config.js';
+import type { MasterConfig, SchedulerConfig } from '../../core/config/master-config.js';
 import type { BuildOutcome, NewChange } from '../../core/data/index.js';
 import type {
   CommandOutcome,
@@ -88,6 +88,12 @@ export interface ConnectedWorkers {
   connected(): WorkerConnection[];
   get(name: string): WorkerConnection | undefined;
   close(): Promise<void>;
+  /**
+   * A reloaded configuration (master/reconfigure.ts): logins from now on are checked against
+   * its workers and accounts; who is connected stays. Absent: the listener knows no accounts
+   * (a test's scripted workers).
+   */
+  reconfigure?(config: MasterConfig): void;
 }
 
 /** What a master hears of workers coming and going. */

@@ -112,5 +112,9 @@ export async function listenForWorkers(opts: {
     close: async () => {
       await Promise.all(listeners.map((l) => l.close()));
     },
+    // The ports stay (a change of them is refused before this: master/reconfigure.ts).
+    reconfigure: (next) => {
+      for (const l of listeners) l.reconfigure?.(next);
+    },
   };
 }

@@ -1,6 +1,6 @@
 // An API process whose MASTER_CONFIG is a symlink, in a folder of its own, to a copy of the
 // oracle's configuration in another folder, as a mounted ConfigMap is laid out: editing the
-// copy changes nothing in the folder the API watches (services/api/reload.ts), so a SIGHUP
+// copy changes nothing in the folder the API watches (services/core/config/reload.ts), so a SIGHUP
 // alone reloads it; swapping the symlink is the change Kubernetes makes.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -55,7 +55,9 @@ export async function startWorkerServer(opts: {
   throttle?: WorkerLoginThrottle;
 }): Promise<WorkerServer> {
   const { log } = opts;
-  const passwords = new Map(opts.config.workers.map((w) => [w.name, workerPassword(w, opts.env ?? {})]));
+  // Replaced by a reloaded configuration: a removed worker's next login is refused.
+  let config = opts.config;
+  let passwords = passwordsOf(config, opts.env ?? {});
   const throttle = opts.throttle ?? new WorkerLoginThrottle();
   const workers = new Map<string, FlotillaConnection>();
   const refuse: RequestListener = (_req, res) => res.writeHead(426).end('websocket only');
@@ -111,7 +113,7 @@ export async function startWorkerServer(opts: {
         type: 'welcome',
         master: opts.masterName,
         protocol: PROTOCOL_VERSION,
-        silenceMs: livenessOf(opts.config).workerSilenceMs,
+        silenceMs: livenessOf(config).workerSilenceMs,
       };
       socket.send(JSON.stringify(welcome));
       log.info({ worker: c.name, peer }, 'worker connected');
@@ -140,10 +142,18 @@ export async function startWorkerServer(opts: {
     port: (http.address() as AddressInfo).port,
     connected: () => [...workers.values()],
     get: (name) => workers.get(name),
+    reconfigure: (next) => {
+      config = next;
+      passwords = passwordsOf(next, opts.env ?? {});
+    },
     close: async () => {
       for (const client of wss.clients) client.close(CloseCode.goingAway, 'master stopping');
       await new Promise<void>((resolve) => wss.close(() => resolve()));
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
+}
+
+function passwordsOf(config: MasterConfig, env: Record<string, string | undefined>): Map<string, string> {
+  return new Map(config.workers.map((w) => [w.name, workerPassword(w, env)]));
 }

@@ -10,15 +10,34 @@ export const msgpackProtocol: WorkerProtocol = {
       port: d.msgpackPort,
       setting: 'MSGPACK_WORKER_PORT',
     }),
-  start: (at, ctx) =>
-    startMsgpackWorkerServer({
+  start: async (at, ctx) => {
+    // Both refilled by a reloaded configuration (the server reads them at each login).
+    let config = ctx.config;
+    const passwords = new Map<string, string>();
+    const fill = () => {
+      passwords.clear();
+      for (const w of config.workers) passwords.set(w.name, workerPassword(w, ctx.env));
+    };
+    fill();
+    const server = await startMsgpackWorkerServer({
       ...at,
       ...(ctx.tls ? { tls: ctx.tls } : {}),
-      passwords: new Map(ctx.config.workers.map((w) => [w.name, workerPassword(w, ctx.env)])),
-      builderDirs: (name) => ctx.config.builders.filter((b) => b.workers.includes(name)).map(builderDir),
+      passwords,
+      builderDirs: (name) => config.builders.filter((b) => b.workers.includes(name)).map(builderDir),
       connectedElsewhere: ctx.connectedElsewhere,
       throttle: ctx.throttle,
       log: ctx.log,
       events: ctx.events,
-    }),
+    });
+    return {
+      port: server.port,
+      connected: () => server.connected(),
+      get: (name) => server.get(name),
+      close: () => server.close(),
+      reconfigure: (next) => {
+        config = next;
+        fill();
+      },
+    };
+  },
 };

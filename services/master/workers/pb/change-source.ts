@@ -66,9 +66,9 @@ export function registerPbChangeSources(
   sources: readonly PbChangeSourceConfig[],
   addChange: ((c: NewChange) => Promise<number>) | undefined,
   log: Logger,
-): void {
-  if (!addChange) return;
-  for (const s of sources) {
+): () => void {
+  if (!addChange) return () => {};
+  const removers = sources.map((s) =>
     accounts.add(s.user, {
       kind: 'change source',
       password: () => s.passwd,
@@ -88,6 +88,9 @@ export function registerPbChangeSources(
             }
           },
         }),
-    });
-  }
+    }),
+  );
+  return () => {
+    for (const remove of removers) remove();
+  };
 }

@@ -85,10 +85,10 @@ export function registerTryUsers(
   schedulers: readonly TryUserpassConfig[],
   requests: TryRequests | undefined,
   log: Logger,
-): void {
-  if (!requests) return;
-  for (const s of schedulers)
-    for (const [name, password] of s.userpass)
+): () => void {
+  if (!requests) return () => {};
+  const removers = schedulers.flatMap((s) =>
+    s.userpass.map(([name, password]) =>
       accounts.add(name, {
         kind: 'try',
         password: () => password,
@@ -121,5 +121,10 @@ export function registerTryUsers(
               }
             },
           }),
-      });
+      }),
+    ),
+  );
+  return () => {
+    for (const remove of removers) remove();
+  };
 }

@@ -64,7 +64,9 @@ export function registerPbWorkers(
 ): PbWorkers {
   const keepaliveMs = bounds.keepaliveMs ?? KEEPALIVE_MS;
   const duplicatePingMs = bounds.duplicatePingMs ?? DUPLICATE_PING_MS;
-  const { log, config } = ctx;
+  const { log } = ctx;
+  // Replaced by a reloaded configuration (reconfigure below).
+  let config = ctx.config;
   const workers = new Map<string, PbWorkerConnection>();
   const sessions = new Map<PbWorkerConnection, PbSession>();
   /** Names between the login and the end of the handshake, with the connection joining. */
@@ -146,11 +148,20 @@ export function registerPbWorkers(
     return conn.perspective(() => log.info(at, 'worker asked to shut down: it stops once its builds end'));
   };
 
-  for (const w of config.workers)
-    accounts.add(w.name, { kind: 'worker', password: () => workerPassword(w, ctx.env), attach });
+  const register = () =>
+    config.workers.map((w) =>
+      accounts.add(w.name, { kind: 'worker', password: () => workerPassword(w, ctx.env), attach }),
+    );
+  let registered = register();
   return {
     connected: () => [...workers.values()],
     get: (name) => workers.get(name),
+    // The accounts again, from the new list: a connected worker stays until the master lets it go.
+    reconfigure: (next) => {
+      for (const remove of registered) remove();
+      config = next;
+      registered = register();
+    },
     // The port's listener closes the links; each ends as a lost one.
     close: async () => {},
   };

@@ -1,7 +1,9 @@
-// An API pod re-reads its configuration file on SIGHUP and when the file changes (issue 33 §3),
-// and runs the new one from the next request (http/app-switch.ts). A configuration that does
-// not load is refused with the error a start would have ended with, logged, and the old one
-// keeps serving. Each reload, done or refused, is a row of the audit log (actor: what asked).
+// A process re-reads its configuration file on SIGHUP and when the file changes (issue 33 §3):
+// an API pod runs the new one from the next request (api/http/app-switch.ts), a master
+// reconfigures the parts whose sections changed (master/reconfigure.ts). Here only what both
+// share: the triggers, one reload at a time, and the outcome. A configuration that does not
+// load is refused with the error a start would have ended with, logged, and the old one keeps
+// running. Each reload, done or refused, is a row of the audit log (actor: what asked).
 //
 // The file's folder is watched, not the file: Kubernetes updates a mounted ConfigMap by
 // pointing its `..data` symlink at a new folder, which changes no file named master.yaml and
@@ -10,12 +12,12 @@
 // change to the folder that leaves the file's text as it was reloads nothing.
 import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { configErrorIn } from '../core/config/fatal.js';
-import { loadMasterConfig, type MasterConfig } from '../core/config/master-config.js';
-import { type ConfigVersion, configVersion } from '../core/config/version.js';
-import { recordAudit } from '../core/data/audit.js';
-import type { Queryable } from '../core/db/pool.js';
-import type { Logger } from '../core/telemetry/logger.js';
+import { recordAudit } from '../data/audit.js';
+import type { Queryable } from '../db/pool.js';
+import type { Logger } from '../telemetry/logger.js';
+import { configErrorIn } from './fatal.js';
+import { loadMasterConfig, type MasterConfig } from './master-config.js';
+import { type ConfigVersion, configVersion } from './version.js';
 
 const DEBOUNCE_MS = 300;
 
@@ -25,13 +27,21 @@ export type ReloadTrigger = 'SIGHUP' | 'file';
 export interface ReloadOptions {
   /** The configuration file (MASTER_CONFIG). */
   path: string;
+  /**
+   * Read and check the file as the process's start does (default: core's loader, the API's
+   * check); a ConfigError refuses it.
+   */
+  load?: (path: string) => MasterConfig;
   log: Logger;
   /** Where the audit log is written. */
   db: Queryable;
   /** The configuration running now. */
   current(): ConfigVersion;
-  /** Build what runs `config` and swap it in; a ConfigError refuses it (the old one stays). */
-  apply(config: MasterConfig, version: ConfigVersion): Promise<void>;
+  /**
+   * Build what runs `config` and swap it in; a ConfigError refuses it (the old one stays). It
+   * may answer the sections that changed, for the log line (`npm run reload` prints them).
+   */
+  apply(config: MasterConfig, version: ConfigVersion): Promise<{ changed: string[] } | undefined>;
 }
 
 export interface ConfigReloader {
@@ -58,13 +68,14 @@ export function watchConfigFile(opts: ReloadOptions): ConfigReloader {
     let outcome: { code: string; status: number; hash?: string };
     try {
       // Read again as a start reads it: an unreadable file is refused with the start's error.
-      const config = loadMasterConfig(path);
+      const config = (opts.load ?? loadMasterConfig)(path);
       const version = configVersion(config);
       // A SIGHUP builds anew even an unchanged file: what it names (a hook's secret file) is
       // read again. A file's change that parses to the same settings (a comment) is no change.
-      if (trigger === 'SIGHUP' || version.hash !== previous) await opts.apply(config, version);
+      const applied =
+        trigger === 'SIGHUP' || version.hash !== previous ? await opts.apply(config, version) : undefined;
       outcome = { code: 'success', status: 200, hash: version.hash };
-      log.info({ trigger, hash: version.hash, previous }, 'configuration reloaded');
+      log.info({ trigger, hash: version.hash, previous, ...applied }, 'configuration reloaded');
     } catch (err) {
       const config = configErrorIn(err);
       if (config) {
