@@ -23,7 +23,8 @@
 // and the INSERT of its chunks), `execute` durations. That is the database's time, where the
 // cleanup could make them wait (locks, I/O, the server's CPU); the masters' own time around
 // it (a pooled connection, the event loop) is not in it. The log is read from where it stood
-// before the masters started.
+// before the masters started. (The masters' own traces would not do: their PostgreSQL spans
+// need a parent span, services/core/telemetry/tracing.ts, and a claim has none.)
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
