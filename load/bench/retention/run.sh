@@ -5,6 +5,7 @@
 #
 #   load/bench/retention/run.sh                                   # 1,000,000 chunks, 100,000 builds, 20 running
 #   CHUNKS=100000 BUILDS=10000 QUIET_SECONDS=15 load/bench/retention/run.sh
+#   MODE=masters load/bench/retention/run.sh                      # the same through real masters (masters.ts)
 set -euo pipefail
 source "$(cd "$(dirname "$0")/../../.." && pwd)/deploy/local/lib.sh"
 cd "$ROOT"
@@ -23,4 +24,4 @@ cleanup() {
 trap cleanup EXIT INT TERM
 DATABASE_URL="$(load/bench/cluster.sh up | tail -1)"
 redis_up "$DATA/redis" "$REDIS_PORT" fast
-DATABASE_URL="$DATABASE_URL" REDIS_URL="redis://127.0.0.1:$REDIS_PORT" node --import tsx load/bench/retention/run.ts
+BENCH_PG_DIR="$ROOT/.data/bench/pg" DATABASE_URL="$DATABASE_URL" REDIS_URL="redis://127.0.0.1:$REDIS_PORT" node --import tsx "load/bench/retention/$([ "${MODE:-}" = masters ] && echo masters || echo run).ts"

@@ -23,14 +23,13 @@ import { masterActive } from '../../../services/core/data/masters.js';
 import { finishStep, newStep, startStep } from '../../../services/core/data/steps.js';
 import { type DataContext, transact } from '../../../services/core/data/transaction.js';
 import { migrate } from '../../../services/core/db/migrate.js';
-import { type ConnectionPool, createPool, sql } from '../../../services/core/db/pool.js';
+import { createPool, sql } from '../../../services/core/db/pool.js';
 import { createRedis } from '../../../services/core/redis.js';
 import { Results } from '../../../services/core/results.js';
 import { runRetention } from '../../../services/master/jobs/retention.js';
+import { SIZES, seed } from './seed.js';
 
-const CHUNKS = Number(process.env.CHUNKS ?? 1_000_000);
-const BUILDS = Number(process.env.BUILDS ?? 100_000);
-const RUNNING = Number(process.env.RUNNING ?? 20);
+const { chunks: CHUNKS, builds: BUILDS, running: RUNNING } = SIZES;
 const QUIET_SECONDS = Number(process.env.QUIET_SECONDS ?? 30);
 const base = process.env.DATABASE_URL;
 const redisUrl = process.env.REDIS_URL;
@@ -40,30 +39,6 @@ const p99 = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(s.length * 0.99))] ?? Number.NaN;
 };
-
-// The old builds, all finished 400 days ago, in one statement per table (as load/generate
-// does): one builder, each build one step and one log of CHUNKS / BUILDS chunks.
-async function seed(db: ConnectionPool, builderid: number, masterid: number): Promise<void> {
-  const per = Math.max(1, Math.round(CHUNKS / BUILDS));
-  const at = Math.floor(Date.now() / 1000) - 400 * 86_400;
-  await db.query(sql`INSERT INTO buildsets (id, reason, submitted_at, complete, complete_at, results)
-    SELECT g, 'old', ${at}, 1, ${at}, 0 FROM generate_series(1, ${BUILDS}) g`);
-  await db.query(sql`INSERT INTO buildrequests (id, buildsetid, builderid, priority, complete, results, submitted_at, complete_at)
-    SELECT g, g, ${builderid}, 0, 1, 0, ${at}, ${at} FROM generate_series(1, ${BUILDS}) g`);
-  await db.query(sql`INSERT INTO builds (id, number, builderid, buildrequestid, workerid, masterid, started_at, complete_at, state_string, results)
-    SELECT g, g, ${builderid}, g, NULL, ${masterid}, ${at}, ${at}, 'done', 0 FROM generate_series(1, ${BUILDS}) g`);
-  await db.query(sql`INSERT INTO steps (id, number, name, buildid, started_at, complete_at, state_string, results, urls_json, hidden)
-    SELECT g, 0, 'compile', g, ${at}, ${at}, 'done', 0, '[]', 0 FROM generate_series(1, ${BUILDS}) g`);
-  await db.query(sql`INSERT INTO logs (id, name, slug, stepid, complete, num_lines, type)
-    SELECT g, 'stdio', 'stdio', g, 1, ${per * 10}, 's' FROM generate_series(1, ${BUILDS}) g`);
-  await db.query(sql`INSERT INTO logchunks (logid, first_line, last_line, content, compressed)
-    SELECT l, c * 10, c * 10 + 9, convert_to(repeat('oan old line of output ' || c || E'\n', 10), 'UTF8'), 0
-    FROM generate_series(1, ${BUILDS}) l, generate_series(0, ${per - 1}) c`);
-  for (const t of ['buildsets', 'buildrequests', 'builds', 'steps', 'logs'])
-    await db.query(sql`SELECT setval(pg_get_serial_sequence(${`public.${t}`}, 'id'), ${BUILDS + 1}, false)`);
-  await db.query(sql`VACUUM ANALYZE`);
-  await db.query(sql`SELECT flotilla.compact_counts()`);
-}
 
 interface Samples {
   claims: number[];
@@ -141,7 +116,7 @@ try {
     return { builderid: b.id as number, masterid };
   });
   let t = performance.now();
-  await seed(db, builderid, masterid);
+  await seed(db, { builderid, masterid, builds: BUILDS, chunks: CHUNKS });
   const seeded = (performance.now() - t) / 1000;
   const [size] = await db.query(sql`SELECT pg_database_size(current_database()) AS bytes`);
 
