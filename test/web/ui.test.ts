@@ -485,9 +485,15 @@ describe('the web UI', () => {
     expect(reads.total).toBeLessThanOrEqual(10);
     expect(await page.locator('table.grid button').count()).toBe(0);
     await login(page, 'dev');
+    const before = watch.apiRequests.length;
     await page.goto(`${base}#/grid`);
     await ready.waitFor();
     expect(await row('basic').getByRole('button').allTextContents()).toEqual(['force-basic…']);
+    // The force schedulers of every row in one read, not one per builder (issue 34 §3: 28
+    // requests on a page of 25 builders).
+    const forcing = watch.apiRequests.slice(before);
+    expect(forcing.filter((u) => /^\/api\/v2\/builders\/\d+\/forceschedulers/.test(u))).toEqual([]);
+    expect(forcing.length).toBeLessThanOrEqual(10);
     await row('ticker').getByRole('button', { name: 'Count… on ticker' }).click();
     const dialog = page.getByRole('dialog', { name: 'Count ticks' });
     await dialog.getByLabel('Ticks').fill('5');

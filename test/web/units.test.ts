@@ -3,9 +3,10 @@
 // links it follows (issue 28's review: HTML, `javascript:` and `data:` links showed as text).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { type AuthzPolicy, mayEver } from '../../services/core/auth/authz.js';
 import { ansiEnd, PLAIN, parseAnsi } from '../../services/web/src/ansi.js';
+import { onTick } from '../../services/web/src/clock.js';
 import { LogModel, PAGE, splitLines, streamOf } from '../../services/web/src/log-model.js';
 import { COLLAPSED_PX, GAP_PX, layoutAxis, placeBlocks } from '../../services/web/src/waterfall-layout.js';
 
@@ -305,5 +306,27 @@ describe('the waterfall axis', () => {
       [1, 2],
       [0, 2],
     ]);
+  });
+});
+
+describe('onTick', () => {
+  it('ticks every cell of a period on one timer, stopped when the last cell leaves', () => {
+    vi.useFakeTimers();
+    try {
+      const seen: string[] = [];
+      const offs = ['a', 'b', 'c'].map((name) => onTick(1000, () => seen.push(name)));
+      expect(vi.getTimerCount()).toBe(1);
+      vi.advanceTimersByTime(1000);
+      expect(seen).toEqual(['a', 'b', 'c']);
+      offs[0]!();
+      vi.advanceTimersByTime(1000);
+      expect(seen.slice(3)).toEqual(['b', 'c']);
+      const other = onTick(30_000, () => seen.push('slow'));
+      expect(vi.getTimerCount()).toBe(2);
+      for (const off of [...offs.slice(1), other]) off();
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -6,7 +6,7 @@
 // UI's URL.
 //
 //   node --import tsx load/bench/web/measure.ts URL [--label NAME] [--out FILE.json]
-//        [--busy SCHEDULER:BUILDER] [--builds 20] [--cpu-seconds 10]
+//        [--busy SCHEDULER:BUILDER] [--builds 20] [--cpu-seconds 10] [--pages home,build]
 //
 // What is measured, per page, each in a new browser context (nothing cached):
 // - first render complete: from the navigation's start to the end of the last response the
@@ -42,6 +42,8 @@ const out = arg('out', '');
 const busy = arg('busy', '');
 const builds = Number(arg('builds', '20'));
 const cpuSeconds = Number(arg('cpu-seconds', '10'));
+// Only these pages (by the names of the table), to measure one again without the others.
+const only = arg('pages', '').split(',').filter(Boolean);
 
 async function api(path: string): Promise<any> {
   const res = await fetch(`${base}api/v2/${path}`, { headers: { accept: 'application/json' } });
@@ -79,7 +81,9 @@ async function pages(): Promise<[string, string][]> {
     ['about', '/about'],
     ['settings', '/settings'],
   ];
-  return list.filter((p): p is [string, string] => p[1] !== null);
+  return list.filter(
+    (p): p is [string, string] => p[1] !== null && (only.length === 0 || only.includes(p[0])),
+  );
 }
 
 interface Traffic {

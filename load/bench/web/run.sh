@@ -13,7 +13,9 @@
 # started on its own copy of the database (load/bench/buildbot.sh, or any running one):
 #   node --import tsx load/bench/web/measure.ts http://127.0.0.1:PORT/ --label buildbot
 #
-# Environment: as load/busy/run.sh's (BUSY_PORT_BASE, BENCH_PG_PORT), CPU_SECONDS (10).
+# Environment: as load/busy/run.sh's (BUSY_PORT_BASE, BENCH_PG_PORT), CPU_SECONDS (10),
+# PAGES (a comma-separated list of the table's page names: only those; then the JSON is
+# written beside the whole run's, -PAGES.json, not over it).
 set -euo pipefail
 source "$(cd "$(dirname "$0")/../../.." && pwd)/deploy/local/lib.sh"
 cd "$ROOT"
@@ -22,7 +24,8 @@ if [[ "${1:-}" == http* ]]; then
   # Called back by load/busy/run.sh (BUSY_MEASURE) with the API's URL once its cluster runs.
   mkdir -p load/results
   exec node --import tsx load/bench/web/measure.ts "$1" --label "Flotilla $(git rev-parse --short HEAD), $WEB_DB" \
-    --out "load/results/web-pages-flotilla-$WEB_DB.json" --busy busy:busy --builds 20 --cpu-seconds "${CPU_SECONDS:-10}"
+    --out "load/results/web-pages-flotilla-$WEB_DB${PAGES:+-${PAGES//,/-}}.json" --busy busy:busy --builds 20 \
+    --cpu-seconds "${CPU_SECONDS:-10}" --pages "${PAGES:-}"
 fi
 [ "$(id -u)" = 0 ] || die "run as root (PostgreSQL runs as its own user)"
 ensure_browser

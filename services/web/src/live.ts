@@ -2,8 +2,10 @@
 // Each read is one REST request with a limit; events only say "read again" (coalesced, at
 // most one read in flight), so what is shown is always what the API says, never a patch
 // the UI made up.
+
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.js';
+import { onTick } from './clock.js';
 import { events } from './events.js';
 
 export interface Live<T> {
@@ -91,9 +93,6 @@ export function useLive<T>(
 /** The current time, ticking every `ms` (live durations). */
 export function useNow(ms = 1000): number {
   const [now, setNow] = useState(Date.now());
-  useEffect(() => {
-    const t = setInterval(() => setNow(Date.now()), ms);
-    return () => clearInterval(t);
-  }, [ms]);
+  useEffect(() => onTick(ms, setNow), [ms]);
   return now;
 }
