@@ -23,6 +23,7 @@ const MATRIX = 'test/fixtures/buildbot-import/matrix.cfg';
 const PIPELINE = 'test/fixtures/buildbot-import/pipeline.cfg';
 const FORGES = 'test/fixtures/buildbot-import/forges.cfg';
 const KINDS = 'test/fixtures/buildbot-import/kinds.cfg';
+const STEPS = 'test/fixtures/buildbot-import/steps.cfg';
 
 const NO_FORM = 'no Flotilla step of this kind: replace it with a shell step or leave it out';
 const DB = 'set DATABASE_URL in the environment of the masters and API pods to a PostgreSQL URL';
@@ -312,6 +313,14 @@ describe('import-buildbot-config', () => {
     expect(debug.steps[2]).toMatchObject({ name: 'unit tests', decodeRC: { '0': 0, '1': 1 } });
     expect(debug.locks).toEqual([{ lock: 'app-slot', mode: 'exclusive', count: 1 }]);
     expect(r.config.reporters).toMatchObject([{ type: 'http', serverUrl: 'http://127.0.0.1:9090/status' }]);
+  });
+
+  it('converts the step kinds test/e2e/imported-builders.test.ts compares with Buildbot with no loss', async () => {
+    const r = await importConfig(STEPS);
+    expect([r.summary, r.losses]).toEqual([
+      `${STEPS}: converted 3 builders (24 steps), 2 schedulers, 0 reporters; 0 not converted`,
+      [],
+    ]);
   });
 
   it("converts Buildbot's warning-counting, ShellSequence, SetProperty, directory and master steps, but a master shell string taking properties", async () => {
