@@ -681,10 +681,45 @@ class Importer:
         if kind == 'trigger' and entry.get('waitForFinish') is None:
             entry.pop('waitForFinish', None)
         if kind == 'master_shell' and self.untrusted_shell(entry.get('command')):
-            self.losses.add(place, 'a shell string run on the master that takes properties, source stamps or worker '
-                            'info', 'step not written: give the command as a list, each value one argument')
-            return None
+            argv = self.shell_with_arguments(entry['command'])
+            if argv is None:
+                self.losses.add(place, 'a shell string run on the master that takes properties, source stamps or '
+                                'worker info inside single quotes or beside $1...', 'step not written: give the '
+                                'command as a list, each value one argument')
+                return None
+            entry['command'] = argv
         return entry
+
+    # A value a build receives from users or workers spliced into a shell string becomes shell code
+    # on the master, which Flotilla refuses. Buildbot splices it; the same script gets each such value
+    # as a positional argument instead (`${1}` where `%(prop:branch)s` was, its word splitting as
+    # Buildbot's outside double quotes, none inside them), so only what would have been injected
+    # shell syntax is lost. Inside single quotes `${1}` would not expand, and a script that already
+    # reads $1... would read these: those stay losses.
+    TAKEN = re.compile(r'%\((?:prop|src|worker):[^)]*\)s')
+
+    @classmethod
+    def shell_with_arguments(cls, command):
+        text = command.get('interpolate') if isinstance(command, dict) else command
+        if re.search(r'\$([0-9@*#]|\{[0-9@*#])', text):
+            return None
+        script, values, quote, at = [], [], None, 0
+        for m in cls.TAKEN.finditer(text):
+            for ch in text[at:m.start()]:
+                if quote is None and ch in '\'"':
+                    quote = ch
+                elif ch == quote:
+                    quote = None
+            if quote == "'":
+                return None
+            values.append(m.group(0))
+            script.append(text[at:m.start()] + '${%d}' % len(values))
+            at = m.end()
+        script.append(text[at:])
+        body = ''.join(script).strip()
+        if isinstance(command, dict):
+            body = {'interpolate': body, 'kw': command['kw']}
+        return ['/bin/sh', '-c', body, 'sh'] + values
 
     @staticmethod
     def untrusted_shell(command):

@@ -24,6 +24,7 @@ const PIPELINE = 'test/fixtures/buildbot-import/pipeline.cfg';
 const FORGES = 'test/fixtures/buildbot-import/forges.cfg';
 const KINDS = 'test/fixtures/buildbot-import/kinds.cfg';
 const PROJECTS = 'test/fixtures/buildbot-import/projects.cfg';
+const STEPS = 'test/fixtures/buildbot-import/steps.cfg';
 
 const NO_FORM = 'no Flotilla step of this kind: replace it with a shell step or leave it out';
 const DB = 'set DATABASE_URL in the environment of the masters and API pods to a PostgreSQL URL';
@@ -315,14 +316,19 @@ describe('import-buildbot-config', () => {
     expect(r.config.reporters).toMatchObject([{ type: 'http', serverUrl: 'http://127.0.0.1:9090/status' }]);
   });
 
-  it("converts Buildbot's warning-counting, ShellSequence, SetProperty, directory and master steps, but a master shell string taking properties", async () => {
+  it('converts the step kinds test/e2e/imported-builders.test.ts compares with Buildbot with no loss', async () => {
+    const r = await importConfig(STEPS);
+    expect([r.summary, r.losses]).toEqual([
+      `${STEPS}: converted 3 builders (25 steps), 2 schedulers, 0 reporters; 0 not converted`,
+      [],
+    ]);
+  });
+
+  it("converts Buildbot's warning-counting, ShellSequence, SetProperty, directory and master steps, a master shell string's properties as its arguments", async () => {
     const r = await importConfig(KINDS);
     expect([r.summary, r.losses]).toEqual([
-      `${KINDS}: converted 1 builders (12 steps), 3 schedulers, 0 reporters; 2 not converted`,
-      [
-        ...SQLITE,
-        'builder c-project, step 12 (unsafe): a shell string run on the master that takes properties, source stamps or worker info -> step not written: give the command as a list, each value one argument',
-      ],
+      `${KINDS}: converted 1 builders (13 steps), 3 schedulers, 0 reporters; 1 not converted`,
+      SQLITE,
     ]);
     // A Dependent on the force scheduler: Buildbot's upstream object becomes its name.
     expect(r.config.schedulers.find((s) => s.name === 'after-force')).toMatchObject({
@@ -392,7 +398,33 @@ describe('import-buildbot-config', () => {
         sourceStamps: [{ codebase: '', branch: 'rel-%(prop:flavour)s' }],
       },
       { type: 'trigger', name: 'nightly', alwaysUseLatest: true },
+      // The branch reaches the shell as its first argument, never as shell code.
+      {
+        type: 'master_shell',
+        name: 'unsafe',
+        command: ['/bin/sh', '-c', `deploy \${1}`, 'sh', '%(prop:branch)s'],
+      },
     ]);
+  });
+
+  it('leaves out a master shell string whose property sits in single quotes or beside $1, naming it', async () => {
+    const cfg = join(dir, 'quoted.cfg');
+    writeFileSync(
+      cfg,
+      `${readFileSync(KINDS, 'utf8')}
+f.addStep(steps.MasterShellCommand(name='quoted', command=util.Interpolate("echo '%(prop:branch)s'")))
+f.addStep(steps.MasterShellCommand(name='dollar', command=util.Interpolate('echo $1 %(prop:branch)s')))
+f.addStep(steps.MasterShellCommand(name='double', command=util.Interpolate('echo "at %(src::branch)s"')))
+`,
+    );
+    const r = await importConfig(cfg);
+    const lost = (n: number, name: string) =>
+      `builder c-project, step ${n} (${name}): a shell string run on the master that takes properties, source stamps or worker info inside single quotes or beside $1... -> step not written: give the command as a list, each value one argument`;
+    expect(r.losses.slice(1)).toEqual([lost(13, 'quoted'), lost(14, 'dollar')]);
+    expect(r.config.builders[0]!.steps.at(-1)).toMatchObject({
+      name: 'double',
+      command: ['/bin/sh', '-c', `echo "at \${1}"`, 'sh', '%(src::branch)s'],
+    });
   });
 
   it("writes every ChangeFilter key in Buildbot's names, and leaves out a scheduler whose filter has none", async () => {

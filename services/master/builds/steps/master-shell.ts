@@ -5,7 +5,7 @@
 // holds the database's and Redis's credentials (Buildbot passes its whole environment).
 // The `stdio` log starts with Buildbot's headers (the command, "** RUNNING ON BUILDMASTER **",
 // the directory, argv, the step's env); "Running", then "Ran", or "failed (RC)" and
-// "killed (SIGNAL)" (FAILURE), as Buildbot's. Who may write such a step: docs/security.md.
+// "killed (SIGNAL)" (FAILURE), as Buildbot's; a command that cannot start is "failed (1)". Who may write such a step: docs/security.md.
 import { resolve } from 'node:path';
 import type { StepConfig } from '../../../core/config/master-config.js';
 import { pyRepr } from '../../../core/python.js';
@@ -55,14 +55,18 @@ export const masterShell: StepKind<MasterShellStep> = {
         (stream, text) => stdio.write(stream, text),
         signal,
       );
-      if ('spawnError' in end) await stdio.write('h', `cannot start the command: ${end.spawnError}\n`);
-      else if (end.signal !== null) await stdio.write('h', `signal ${end.signal}\n`);
+      // A command that cannot start fails as Buildbot's does: Twisted's child reports the
+      // failed exec on stderr and exits 1, so the step ends "failed (1)" (FAILURE), not EXCEPTION.
+      if ('spawnError' in end) {
+        await stdio.write('e', `cannot start the command: ${end.spawnError}\n`);
+        await stdio.write('h', 'exit status 1\n');
+      } else if (end.signal !== null) await stdio.write('h', `signal ${end.signal}\n`);
       else if (end.rc !== 0) await stdio.write('h', `exit status ${end.rc}\n`);
     } finally {
       await logs.finish();
     }
     if (signal.aborted) return done(c, interruptedResults(signal));
-    if ('spawnError' in end) return done(c, Results.EXCEPTION);
+    if ('spawnError' in end) return done(c, Results.FAILURE, 'failed (1)');
     if (end.signal !== null) return done(c, Results.FAILURE, `killed (${end.signal})`);
     if (end.rc !== 0) return done(c, Results.FAILURE, `failed (${end.rc})`);
     return done(c, Results.SUCCESS);
