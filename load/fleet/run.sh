@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The fleet scenario (load/fleet/run.ts) on the benchmark PostgreSQL cluster
+# (load/bench/cluster.sh, 127.0.0.1:$BENCH_PG_PORT, a fresh database `fleet`) and a Redis of
+# its own (127.0.0.1:$FLEET_REDIS_PORT, deploy/local/lib.sh's own_redis).
+#
+#   BENCH_PG_PORT=28440 FLEET_REDIS_PORT=28441 load/fleet/run.sh
+#   PENDING=2500 BUILDERS=100 WORKERS=100 DRAIN_SECONDS=20 load/fleet/run.sh    (a small run)
+set -euo pipefail
+source "$(cd "$(dirname "$0")/../.." && pwd)/deploy/local/lib.sh"
+cd "$ROOT"
+ensure_system_packages
+ensure_node_modules
+own_redis fleet "${FLEET_REDIS_PORT:-28441}"
+DATABASE_URL="$(load/bench/cluster.sh db fleet)" node --import tsx load/fleet/run.ts
