@@ -64,7 +64,12 @@ export class Distributor {
    */
   private readonly uncertain = new Set<number>();
 
-  constructor(private readonly deps: DistributorDeps) {}
+  /** By name: a pass asks for each builder's workers, a thousand builders' times three. */
+  private readonly workerConfigs: ReadonlyMap<string, MasterConfig['workers'][number]>;
+
+  constructor(private readonly deps: DistributorDeps) {
+    this.workerConfigs = new Map(deps.config.workers.map((w) => [w.name, w]));
+  }
 
   start(): void {
     this.poll = setInterval(() => this.kick(), this.deps.pollMs ?? POLL_MS);
@@ -107,7 +112,7 @@ export class Distributor {
     const out: WorkerConnection[] = [];
     for (const name of builder.workers) {
       const conn = this.deps.workers.get(name);
-      const cfg = this.deps.config.workers.find((w) => w.name === name);
+      const cfg = this.workerConfigs.get(name);
       if (!conn || conn.lost.aborted || !cfg || this.deps.isPaused(name)) continue;
       // max_builds caps the worker's builds across builders; a builder runs one build at a
       // time on a worker, as in Buildbot, whose builders each have one directory there.
@@ -131,23 +136,28 @@ export class Distributor {
         this.deps.log.warn({ brid, builds: ended }, 'released a request left claimed by an outage');
     }
     if (this.deps.mayClaim && !this.deps.mayClaim()) return;
+    // The candidates of every builder with an idle worker, read in one statement
+    // (pendingBuildRequests says why); each builder's idle workers are looked at again when
+    // its turn comes, since a claim for a builder before it may have taken a shared worker.
+    const limits = new Map<number, number>();
+    for (const builder of this.deps.config.builders) {
+      const builderid = this.deps.builderIds.get(builder.name);
+      const idle = builderid === undefined ? 0 : this.idleWorkers(builder).length;
+      if (idle > 0) limits.set(builderid!, idle * CANDIDATES_PER_WORKER);
+    }
+    const candidates = await pendingBuildRequests(this.deps.ctx.db, limits);
     for (const builder of this.deps.config.builders) {
       if (this.stopped) return;
       const builderid = this.deps.builderIds.get(builder.name);
-      if (builderid === undefined) continue;
+      const pending = builderid === undefined ? undefined : candidates.get(builderid);
+      if (!pending) continue;
       let idle = this.idleWorkers(builder);
-      if (idle.length === 0) continue;
-      const pending = await pendingBuildRequests(
-        this.deps.ctx.db,
-        builderid,
-        idle.length * CANDIDATES_PER_WORKER,
-      );
       for (const br of pending) {
         if (idle.length === 0 || this.stopped) break;
-        const won = await this.claim(builder, builderid, br);
+        const won = await this.claim(builder, builderid!, br);
         if (!won) continue;
         const worker = idle.shift()!;
-        this.runClaimed(worker, { brid: won.id, bsid: won.buildsetid, builderid, builder });
+        this.runClaimed(worker, { brid: won.id, bsid: won.buildsetid, builderid: builderid!, builder });
         idle = this.idleWorkers(builder).filter((w) => idle.includes(w));
       }
     }

@@ -1,11 +1,13 @@
 // Build requests: all-or-nothing claims raced by two masters on separate connections, reclaim,
 // unclaim, completion (refused for a request nobody claimed) completing its build set,
-// expired claims, and their events.
+// expired claims, and their events; the pending requests of many builders read in one
+// statement, as a master's claim pass reads them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   cancelBuildRequest,
   claimBuildRequests,
   completeBuildRequests,
+  pendingBuildRequests,
   reclaimBuildRequests,
   unclaimBuildRequests,
   unclaimExpiredRequests,
@@ -245,5 +247,36 @@ describe('cancelBuildRequest', () => {
     expect(out).toEqual({ cancelled: true, buildsToStop: [] });
     const [api] = await apiGet(h.db.pool, `buildrequests/${brid}`);
     expect(api).toMatchObject({ complete: true, results: Results.CANCELLED });
+  });
+});
+
+describe('pendingBuildRequests', () => {
+  it("reads each asked builder's unclaimed pending requests in claim order, at most its limit, in one statement", async () => {
+    const [a, b, c] = await h.run(async (tx) => [
+      await insertBuilder(tx),
+      await insertBuilder(tx),
+      await insertBuilder(tx),
+    ]);
+    const [a1, a2, a3, a4] = await h.run((tx) => pendingRequests(tx, a!, 4));
+    const [b1, b2] = await h.run((tx) => pendingRequests(tx, b!, 2));
+    await h.run((tx) => pendingRequests(tx, c!, 2));
+    await h.db.pool.query(sql`UPDATE buildrequests SET priority = 5 WHERE id = ${a3!}`);
+    // Claimed, then complete: neither is a candidate any more.
+    await h.run(async (tx) => {
+      expect(await claimBuildRequests(tx, [a1!], m1)).toBe(true);
+      await cancelBuildRequest(tx, b1!);
+    });
+    const got = await pendingBuildRequests(
+      h.db.pool,
+      new Map([
+        [a!, 2],
+        [b!, 5],
+      ]),
+    );
+    expect([...got.keys()].sort()).toEqual([a, b].sort());
+    expect(got.get(a!)!.map((r) => r.id)).toEqual([a3, a2]);
+    expect(got.get(b!)!.map((r) => r.id)).toEqual([b2]);
+    expect(a4).toBeGreaterThan(a3!);
+    expect((await pendingBuildRequests(h.db.pool, new Map())).size).toBe(0);
   });
 });
