@@ -12,7 +12,7 @@ import {
   type DataContext,
   disconnectAllWorkersForMaster,
   findProjectId,
-  findWorkerId,
+  findWorkerIds,
   masterActive,
   masterHeartbeat,
   masterStopped,
@@ -20,9 +20,9 @@ import {
   transact,
   updateBuilderList,
   updateProjectInfo,
-  workerConfigured,
   workerConnected,
   workerDisconnected,
+  workersConfigured,
 } from '../core/data/index.js';
 import type { Logger } from '../core/telemetry/logger.js';
 import { type Lease, ridingOut } from './claims.js';
@@ -161,14 +161,20 @@ export class Membership implements Lease {
         })),
       );
       for (const [i, b] of this.config.builders.entries()) this.builderIds.set(b.name, ids[i]!);
+      // Every worker in a few statements, not a few each (core/data/builders.ts's
+      // updateBuilderList says what that cost at 1,000 workers).
+      const workerIds = await findWorkerIds(
+        tx,
+        this.config.workers.map((w) => w.name),
+      );
+      const on = new Map<number, number[]>();
       for (const w of this.config.workers) {
-        const workerid = await findWorkerId(tx, w.name);
-        this.workerIds.set(w.name, workerid);
-        const on = this.config.builders
-          .filter((b) => b.workers.includes(w.name))
-          .map((b) => this.builderIds.get(b.name)!);
-        await workerConfigured(tx, workerid, this.masterid, on);
+        this.workerIds.set(w.name, workerIds.get(w.name)!);
+        on.set(workerIds.get(w.name)!, []);
       }
+      for (const b of this.config.builders)
+        for (const name of b.workers) on.get(workerIds.get(name) ?? -1)?.push(this.builderIds.get(b.name)!);
+      await workersConfigured(tx, this.masterid, on);
       for (const w of [...this.hooks].flatMap((h) => h.connectedWorkers?.() ?? [])) {
         const workerid = this.workerIds.get(w.name);
         if (workerid !== undefined) await workerConnected(tx, workerid, this.masterid, w.info);
