@@ -8,6 +8,7 @@
 import type { BuilderConfig, MasterConfig } from '../core/config/master-config.js';
 import {
   claimBuildRequests,
+  claimEachBuildRequest,
   collapsibleBuildRequests,
   completeBuildRequests,
   type DataContext,
@@ -146,21 +147,80 @@ export class Distributor {
       if (idle > 0) limits.set(builderid!, idle * CANDIDATES_PER_WORKER);
     }
     const candidates = await pendingBuildRequests(this.deps.ctx.db, limits);
-    for (const builder of this.deps.config.builders) {
+    // Each builder's candidates matched to its idle workers, a worker's free slots counted
+    // down as the plan takes them; all of the plan claimed in one transaction
+    // (claimEachBuildRequest says why). A lost claim leaves its worker idle for the builder's
+    // next candidate, in a next round: each candidate is tried once, so the rounds end.
+    // A builder that collapses requests claims one by one (claim()).
+    const collapsing = this.deps.config.builders.filter((b) => b.collapse_requests);
+    for (;;) {
       if (this.stopped) return;
-      const builderid = this.deps.builderIds.get(builder.name);
-      const pending = builderid === undefined ? undefined : candidates.get(builderid);
-      if (!pending) continue;
+      const plan = this.plan(candidates);
+      if (plan.length === 0) break;
+      const brids = plan.map((p) => p.br.id);
+      const won = new Set(
+        await transact(this.deps.ctx, (tx) => claimEachBuildRequest(tx, brids, this.deps.masterid())).catch(
+          (err: unknown) => {
+            if (isTransient(err)) for (const brid of brids) this.uncertain.add(brid);
+            throw err;
+          },
+        ),
+      );
+      this.claimed.won += won.size;
+      this.claimed.lost += plan.length - won.size;
+      for (const p of plan)
+        if (won.has(p.br.id))
+          this.runClaimed(p.worker, {
+            brid: p.br.id,
+            bsid: p.br.buildsetid,
+            builderid: p.builderid,
+            builder: p.builder,
+          });
+    }
+    for (const builder of collapsing) {
+      if (this.stopped) return;
+      const builderid = this.deps.builderIds.get(builder.name)!;
       let idle = this.idleWorkers(builder);
-      for (const br of pending) {
+      for (const br of candidates.get(builderid) ?? []) {
         if (idle.length === 0 || this.stopped) break;
-        const won = await this.claim(builder, builderid!, br);
+        const won = await this.claim(builder, builderid, br);
         if (!won) continue;
         const worker = idle.shift()!;
-        this.runClaimed(worker, { brid: won.id, bsid: won.buildsetid, builderid: builderid!, builder });
+        this.runClaimed(worker, { brid: won.id, bsid: won.buildsetid, builderid, builder });
         idle = this.idleWorkers(builder).filter((w) => idle.includes(w));
       }
     }
+  }
+
+  /**
+   * The next claims to try: each builder's first untried candidates (taken out of
+   * `candidates`) against its idle workers, within each worker's free slots.
+   */
+  private plan(candidates: Map<number, { id: number; buildsetid: number }[]>) {
+    const planned = new Map<string, number>();
+    const plan: {
+      builder: BuilderConfig;
+      builderid: number;
+      br: { id: number; buildsetid: number };
+      worker: WorkerConnection;
+    }[] = [];
+    for (const builder of this.deps.config.builders) {
+      const builderid = this.deps.builderIds.get(builder.name);
+      const pending = builderid === undefined ? undefined : candidates.get(builderid);
+      if (!pending?.length || builder.collapse_requests) continue;
+      const free = this.idleWorkers(builder).filter(
+        (w) =>
+          this.deps.runner.onWorker(w.name) + (planned.get(w.name) ?? 0) <
+          this.workerConfigs.get(w.name)!.max_builds,
+      );
+      for (const worker of free) {
+        const br = pending.shift();
+        if (!br) break;
+        planned.set(worker.name, (planned.get(worker.name) ?? 0) + 1);
+        plan.push({ builder, builderid: builderid!, br, worker });
+      }
+    }
+    return plan;
   }
 
   /** Run a claimed request's build, renewing its claim while it runs. */
@@ -181,7 +241,7 @@ export class Distributor {
   }
 
   /**
-   * Claim one request; with collapse_requests, the newest of it and the builder's other pending
+   * Claim one request (a builder with collapse_requests); the newest of it and the builder's other pending
    * requests of compatible source stamps is the one claimed and built, and the others are
    * claimed and completed SKIPPED. Buildbot collapses when a build set is added: the new
    * request ends the older compatible ones, so of a run of pending requests the newest is

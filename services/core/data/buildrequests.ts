@@ -85,6 +85,45 @@ export async function claimBuildRequests(
   return true;
 }
 
+/**
+ * Claim each request that is still free, in one transaction of two statements: the ids won
+ * (ascending), the others left to whoever holds them. A request another transaction has
+ * locked (a claim, a completion or a cancel under way) is skipped, not waited for; the unique
+ * brid of the claims table still decides against a claimer that takes no lock. Nothing
+ * while the master's row says it is not active (claimBuildRequests' onlyIfActive).
+ *
+ * What a master's claim pass uses for builders that do not collapse requests: measured with
+ * load/fleet/run.sh, one transaction per claim (four statements) made a master's claims as
+ * slow as its round trips, one after another (3.6 builds/s for three masters at 0.14 of a
+ * core in all); a pass's claims now cost two round trips whatever their number.
+ */
+export async function claimEachBuildRequest(
+  tx: Tx,
+  brids: readonly number[],
+  masterid: number,
+  claimedAt = now(),
+): Promise<number[]> {
+  if (brids.length === 0) return [];
+  const active = await maybeOne<{ id: number }>(
+    tx.q,
+    sql`SELECT id FROM masters WHERE id = ${masterid} AND active = 1 FOR SHARE`,
+  );
+  if (!active) return [];
+  const won = await many<{ brid: number }>(
+    tx.q,
+    sql`
+    WITH open AS (
+      SELECT id FROM buildrequests WHERE id = ANY(${[...new Set(brids)]}::int[]) AND complete = 0
+      ORDER BY id FOR NO KEY UPDATE SKIP LOCKED)
+    INSERT INTO buildrequest_claims (brid, masterid, claimed_at)
+    SELECT id, ${masterid}, ${claimedAt} FROM open ORDER BY id
+    ON CONFLICT (brid) DO NOTHING RETURNING brid`,
+  );
+  const ids = won.map((r) => r.brid).sort((a, b) => a - b);
+  if (ids.length > 0) await emit(tx, ids, 'claimed');
+  return ids;
+}
+
 /** Renew the claims `masterid` holds; false (and nothing changed) if any is not held by it. */
 export async function reclaimBuildRequests(
   tx: Tx,

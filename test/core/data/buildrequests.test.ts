@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   cancelBuildRequest,
   claimBuildRequests,
+  claimEachBuildRequest,
   completeBuildRequests,
   pendingBuildRequests,
   reclaimBuildRequests,
@@ -278,5 +279,44 @@ describe('pendingBuildRequests', () => {
     expect(got.get(b!)!.map((r) => r.id)).toEqual([b2]);
     expect(a4).toBeGreaterThan(a3!);
     expect((await pendingBuildRequests(h.db.pool, new Map())).size).toBe(0);
+  });
+});
+
+describe('claimEachBuildRequest', () => {
+  it('claims each free request, leaving those claimed or complete, and exactly one master wins each in a race', async () => {
+    const [free1, taken, done, free2] = await pending(4);
+    await h.run(async (tx) => {
+      expect(await claimBuildRequests(tx, [taken!], m2)).toBe(true);
+      await cancelBuildRequest(tx, done!);
+    });
+    await h.tap.clear();
+    const won = await h.run((tx) => claimEachBuildRequest(tx, [free2!, taken!, done!, free1!], m1));
+    expect(won).toEqual([free1, free2]);
+    expect(await claims([free1!, taken!, done!, free2!])).toEqual(
+      new Map([
+        [free1!, m1],
+        [taken!, m2],
+        [free2!, m1],
+      ]),
+    );
+    expect((await h.tap.events(`buildrequests/${free1}/`)).map((e) => e.k)).toEqual([
+      `buildrequests/${free1}/claimed`,
+    ]);
+    // Two masters at once over the same requests: each request goes to one of them.
+    for (let round = 0; round < 5; round++) {
+      const brids = await pending(6);
+      const together = barrier(2);
+      const claim = (masterid: number) =>
+        transact({ ...h.ctx, db: h.wide }, async (tx) => {
+          await tx.q.query(sql`SELECT 1`);
+          await together();
+          return claimEachBuildRequest(tx, brids, masterid);
+        });
+      const [a, b] = await Promise.all([claim(m1), claim(m2)]);
+      expect([...a, ...b].sort((x, y) => x - y)).toEqual([...brids].sort((x, y) => x - y));
+      const held = await claims(brids);
+      for (const id of a) expect(held.get(id)).toBe(m1);
+      for (const id of b) expect(held.get(id)).toBe(m2);
+    }
   });
 });
