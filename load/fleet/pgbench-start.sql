@@ -8,9 +8,9 @@ SELECT nextval('fleet_next') AS brid \gset
 SELECT builderid FROM buildrequests WHERE id = :brid \gset
 BEGIN;
 SELECT id FROM masters WHERE id = 1 AND active = 1 FOR SHARE;
-SELECT id FROM buildrequests WHERE id = ANY(ARRAY[:brid]) AND complete = 0 ORDER BY id FOR NO KEY UPDATE;
-SELECT brid FROM buildrequest_claims WHERE brid = ANY(ARRAY[:brid]) LIMIT 1;
-INSERT INTO buildrequest_claims (brid, masterid, claimed_at) SELECT id, 1, 0 FROM unnest(ARRAY[:brid]) AS x(id)
+SELECT id FROM buildrequests WHERE id = ANY(ARRAY[:brid::int]) AND complete = 0 ORDER BY id FOR NO KEY UPDATE;
+SELECT brid FROM buildrequest_claims WHERE brid = ANY(ARRAY[:brid::int]) LIMIT 1;
+INSERT INTO buildrequest_claims (brid, masterid, claimed_at) SELECT id, 1, 0 FROM unnest(ARRAY[:brid::int]) AS x(id)
   ON CONFLICT (brid) DO NOTHING RETURNING brid;
 END;
 BEGIN;

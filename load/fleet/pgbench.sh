@@ -24,5 +24,5 @@ SQL
 echo "load average (1 min) before: $(cut -d' ' -f1 /proc/loadavg)"
 for c in ${CLIENTS:-1 8}; do
   echo "clients $c: $(pgbench -n -M prepared -c "$c" -j "$c" -T "${SECONDS_EACH:-20}" -f load/fleet/pgbench-start.sql "$URL" 2>&1 |
-    grep -E '^tps' | head -1); load average (1 min) $(cut -d' ' -f1 /proc/loadavg)"
+    grep -E '^tps|error|aborted' | head -2 | tr '\n' ' '); load average (1 min) $(cut -d' ' -f1 /proc/loadavg)"
 done
