@@ -7,7 +7,7 @@
 //
 // Scenarios: collections, log_tail, ws_fanout (default: all three, one after the other), and
 // busy (the web UI while 20 builds run: load/busy/run.sh sets that up and runs it), and
-// fleet_reads (issue 35's reads at ten million builds: load/fleet/run.sh).
+// fleet_reads (issue 35's reads at ten million builds: load/fleet/reads.sh).
 // --duration and --vus override every scenario's (like k6's -e DURATION / -e VUS).
 // BUILD_ID / LOG_ID name the ids the endpoints use instead of finding them through the API.
 import { writeFileSync } from 'node:fs';

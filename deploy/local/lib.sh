@@ -221,3 +221,14 @@ wait_http() {
       if (Date.now() > end || !alive()) process.exit(1); await new Promise((f) => setTimeout(f, 100));
     } })();' "$1" "${2:-30}" "${3:-}"
 }
+
+# own_redis NAME PORT: a benchmark's throwaway Redis on 127.0.0.1:PORT, state in
+# .data/NAME-<pid>, stopped by pid (and the folder removed) however the script exits; sets
+# REDIS_URL. The set-up each load/*/run.sh repeated (load/fleet/run.sh uses it).
+own_redis() {
+  OWN_REDIS_DATA="$ROOT/.data/$1-$$"
+  mkdir -p "$OWN_REDIS_DATA"
+  trap 'rc=$?; redis_down "$OWN_REDIS_DATA/redis"; rm -rf "$OWN_REDIS_DATA"; exit $rc' EXIT INT TERM
+  redis_up "$OWN_REDIS_DATA/redis" "$2" fast
+  export REDIS_URL="redis://127.0.0.1:$2"
+}

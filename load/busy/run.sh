@@ -15,10 +15,10 @@
 #
 # Environment: BUSY_DB, QUIET (30s), BUSY (60s), VUS (40), BUILDS (20), BENCH_PG_PORT (the
 # bench cluster's, 55440), BUSY_MEASURE (a command run instead of run.ts on Flotilla's busy
-# cluster, given the API's URL; load/bench/web/run.sh sets it; load/fleet/run.sh sets it for
+# cluster, given the API's URL; load/bench/web/run.sh sets it; load/fleet/reads.sh sets it for
 # both targets), BUSY_COPY (1; 0 runs on $BUSY_DB itself instead of a copy: the builds run
 # stay in it, which a data set of 10M builds bears, and whose copy would not fit the disk
-# budget of load/fleet/run.sh), and the ports
+# budget of load/fleet/reads.sh), and the ports
 # BUSY_PORT_BASE+0..30 (default 8050-8080) for the
 # API, master, agents (+11..+30), Redis and Buildbot.
 set -euo pipefail

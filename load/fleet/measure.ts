@@ -1,5 +1,5 @@
 // Issue 35's reads at ten million builds on a busy cluster: called back by load/busy/run.sh
-// (BUSY_MEASURE, through load/fleet/run.sh) with the server's URL once its master and 20
+// (BUSY_MEASURE, through load/fleet/reads.sh) with the server's URL once its master and 20
 // workers run. Keeps `--builds` builds running through the force scheduler (load/busy/
 // builds.ts, the busy benchmark's load, the same for Flotilla and Buildbot 3.7), runs the
 // fleet_reads scenario of scenarios.json (load/fleet/reads.ts) with its thresholds, and

@@ -28,7 +28,7 @@ import { timedGet } from '../timed-get.js';
 const BUILDERS = 1000;
 /** fleet.sql's broken builders: their newest 20% of builds failed (above 8,000 of 10,000). */
 const BROKEN = [250, 500, 750, 1000];
-/** The newest builds have steps (run.sh STEPS=2000000 in load/fleet/run.sh's recipe). */
+/** The newest builds have steps (run.sh STEPS=2000000 in load/fleet/reads.sh's recipe). */
 const WITH_STEPS = 2_000_000;
 
 const rand = (lo: number, hi: number) => lo + Math.floor(Math.random() * (hi - lo + 1));

@@ -1,7 +1,7 @@
 // Issue 35's five reads at ten million builds (load/generate/fleet.sql's data), each virtual
 // user doing them in turn without pause, on builders, builds and pages drawn at random; each
 // read has its own trend (read_<name>) and p95 threshold. load/fleet/reads.ts does the same
-// for the local runner (load/fleet/run.sh): keep the two alike.
+// for the local runner (load/fleet/reads.sh): keep the two alike.
 //   k6 run -e BASE_URL=http://127.0.0.1:8080/api/v2 load/k6/fleet-reads.js
 // Optional: -e VUS=8 -e DURATION=60s
 import { check } from 'k6';

@@ -8,6 +8,7 @@
 import type { BuilderConfig, MasterConfig } from '../core/config/master-config.js';
 import {
   claimBuildRequests,
+  claimEachBuildRequest,
   collapsibleBuildRequests,
   completeBuildRequests,
   type DataContext,
@@ -65,7 +66,21 @@ export class Distributor {
    */
   private readonly uncertain = new Set<number>();
 
+  /** By name: a pass asks for each builder's workers, a thousand builders' times three. */
+  private workersByName: {
+    config: MasterConfig;
+    byName: ReadonlyMap<string, MasterConfig['workers'][number]>;
+  } | null = null;
+
   constructor(private readonly deps: DistributorDeps) {}
+
+  /** The running configuration's workers by name, made again only after a reload replaced it. */
+  private workerConfigs(): ReadonlyMap<string, MasterConfig['workers'][number]> {
+    const config = this.deps.config();
+    if (this.workersByName?.config !== config)
+      this.workersByName = { config, byName: new Map(config.workers.map((w) => [w.name, w])) };
+    return this.workersByName.byName;
+  }
 
   start(): void {
     this.poll = setInterval(() => this.kick(), this.deps.pollMs ?? POLL_MS);
@@ -108,7 +123,7 @@ export class Distributor {
     const out: WorkerConnection[] = [];
     for (const name of builder.workers) {
       const conn = this.deps.workers.get(name);
-      const cfg = this.deps.config().workers.find((w) => w.name === name);
+      const cfg = this.workerConfigs().get(name);
       if (!conn || conn.lost.aborted || !cfg || this.deps.isPaused(name)) continue;
       // max_builds caps the worker's builds across builders; a builder runs one build at a
       // time on a worker, as in Buildbot, whose builders each have one directory there.
@@ -132,18 +147,54 @@ export class Distributor {
         this.deps.log.warn({ brid, builds: ended }, 'released a request left claimed by an outage');
     }
     if (this.deps.mayClaim && !this.deps.mayClaim()) return;
-    for (const builder of this.deps.config().builders) {
-      if (this.stopped) return;
+    // The candidates of every builder with an idle worker, read in one statement
+    // (pendingBuildRequests says why); each builder's idle workers are looked at again when
+    // its turn comes, since a claim for a builder before it may have taken a shared worker.
+    // One configuration for the whole pass: a reload between two of its reads takes effect
+    // at the next pass.
+    const config = this.deps.config();
+    const limits = new Map<number, number>();
+    for (const builder of config.builders) {
       const builderid = this.deps.builderIds.get(builder.name);
-      if (builderid === undefined) continue;
-      let idle = this.idleWorkers(builder);
-      if (idle.length === 0) continue;
-      const pending = await pendingBuildRequests(
-        this.deps.ctx.db,
-        builderid,
-        idle.length * CANDIDATES_PER_WORKER,
+      const idle = builderid === undefined ? 0 : this.idleWorkers(builder).length;
+      if (idle > 0) limits.set(builderid!, idle * CANDIDATES_PER_WORKER);
+    }
+    const candidates = await pendingBuildRequests(this.deps.ctx.db, limits);
+    // Each builder's candidates matched to its idle workers, a worker's free slots counted
+    // down as the plan takes them; all of the plan claimed in one transaction
+    // (claimEachBuildRequest says why). A lost claim leaves its worker idle for the builder's
+    // next candidate, in a next round: each candidate is tried once, so the rounds end.
+    // A builder that collapses requests claims one by one (claim()).
+    const collapsing = config.builders.filter((b) => b.collapse_requests);
+    for (;;) {
+      if (this.stopped) return;
+      const plan = this.plan(candidates, config);
+      if (plan.length === 0) break;
+      const brids = plan.map((p) => p.br.id);
+      const won = new Set(
+        await transact(this.deps.ctx, (tx) => claimEachBuildRequest(tx, brids, this.deps.masterid())).catch(
+          (err: unknown) => {
+            if (isTransient(err)) for (const brid of brids) this.uncertain.add(brid);
+            throw err;
+          },
+        ),
       );
-      for (const br of pending) {
+      this.claimed.won += won.size;
+      this.claimed.lost += plan.length - won.size;
+      for (const p of plan)
+        if (won.has(p.br.id))
+          this.runClaimed(p.worker, {
+            brid: p.br.id,
+            bsid: p.br.buildsetid,
+            builderid: p.builderid,
+            builder: p.builder,
+          });
+    }
+    for (const builder of collapsing) {
+      if (this.stopped) return;
+      const builderid = this.deps.builderIds.get(builder.name)!;
+      let idle = this.idleWorkers(builder);
+      for (const br of candidates.get(builderid) ?? []) {
         if (idle.length === 0 || this.stopped) break;
         const won = await this.claim(builder, builderid, br);
         if (!won) continue;
@@ -152,6 +203,37 @@ export class Distributor {
         idle = this.idleWorkers(builder).filter((w) => idle.includes(w));
       }
     }
+  }
+
+  /**
+   * The next claims to try: each builder's first untried candidates (taken out of
+   * `candidates`) against its idle workers, within each worker's free slots.
+   */
+  private plan(candidates: Map<number, { id: number; buildsetid: number }[]>, config: MasterConfig) {
+    const planned = new Map<string, number>();
+    const plan: {
+      builder: BuilderConfig;
+      builderid: number;
+      br: { id: number; buildsetid: number };
+      worker: WorkerConnection;
+    }[] = [];
+    for (const builder of config.builders) {
+      const builderid = this.deps.builderIds.get(builder.name);
+      const pending = builderid === undefined ? undefined : candidates.get(builderid);
+      if (!pending?.length || builder.collapse_requests) continue;
+      const free = this.idleWorkers(builder).filter(
+        (w) =>
+          this.deps.runner.onWorker(w.name) + (planned.get(w.name) ?? 0) <
+          this.workerConfigs().get(w.name)!.max_builds,
+      );
+      for (const worker of free) {
+        const br = pending.shift();
+        if (!br) break;
+        planned.set(worker.name, (planned.get(worker.name) ?? 0) + 1);
+        plan.push({ builder, builderid: builderid!, br, worker });
+      }
+    }
+    return plan;
   }
 
   /** Run a claimed request's build, renewing its claim while it runs. */
@@ -172,7 +254,7 @@ export class Distributor {
   }
 
   /**
-   * Claim one request; with collapse_requests, the newest of it and the builder's other pending
+   * Claim one request (a builder with collapse_requests); the newest of it and the builder's other pending
    * requests of compatible source stamps is the one claimed and built, and the others are
    * claimed and completed SKIPPED. Buildbot collapses when a build set is added: the new
    * request ends the older compatible ones, so of a run of pending requests the newest is

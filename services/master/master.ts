@@ -22,7 +22,6 @@ import {
 import { collectEventMetrics } from '../core/events/metrics.js';
 import { Parts } from '../core/lifecycle/parts.js';
 import { settledWithin } from '../core/lifecycle/within.js';
-import type { ShutdownStep } from '../core/lifecycle.js';
 import { objectStoreOf } from '../core/objstore/from-config.js';
 import type { Logger } from '../core/telemetry/logger.js';
 import { Locks } from './builds/locks.js';

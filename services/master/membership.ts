@@ -13,7 +13,7 @@ import {
   disconnectAllWorkersForMaster,
   findCodebaseId,
   findProjectId,
-  findWorkerId,
+  findWorkerIds,
   masterActive,
   masterHeartbeat,
   masterStopped,
@@ -23,9 +23,9 @@ import {
   updateBuilderList,
   updateCodebaseInfo,
   updateProjectInfo,
-  workerConfigured,
   workerConnected,
   workerDisconnected,
+  workersConfigured,
 } from '../core/data/index.js';
 import type { Logger } from '../core/telemetry/logger.js';
 import { type Lease, ridingOut } from './claims.js';
@@ -146,12 +146,14 @@ export class Membership implements Lease {
       transact(this.ctx, async (tx) => {
         this.config = config;
         await this.recordConfigured(tx);
+        // A removed worker serves none of this master's builders.
         const kept = new Set(config.workers.map((w) => w.name));
+        const removed = new Map<number, number[]>();
         for (const w of before.workers) {
           const workerid = this.workerIds.get(w.name);
-          if (!kept.has(w.name) && workerid !== undefined)
-            await workerConfigured(tx, workerid, this.masterid, []);
+          if (!kept.has(w.name) && workerid !== undefined) removed.set(workerid, []);
         }
+        if (removed.size > 0) await workersConfigured(tx, this.masterid, removed);
       }),
     ).catch((err: unknown) => {
       this.config = before;
@@ -203,14 +205,20 @@ export class Membership implements Lease {
       })),
     );
     for (const [i, b] of this.config.builders.entries()) this.builderIds.set(b.name, ids[i]!);
+    // Every worker in a few statements, not a few each (core/data/builders.ts's
+    // updateBuilderList says what that cost at 1,000 workers).
+    const workerIds = await findWorkerIds(
+      tx,
+      this.config.workers.map((w) => w.name),
+    );
+    const on = new Map<number, number[]>();
     for (const w of this.config.workers) {
-      const workerid = await findWorkerId(tx, w.name);
-      this.workerIds.set(w.name, workerid);
-      const on = this.config.builders
-        .filter((b) => b.workers.includes(w.name))
-        .map((b) => this.builderIds.get(b.name)!);
-      await workerConfigured(tx, workerid, this.masterid, on);
+      this.workerIds.set(w.name, workerIds.get(w.name)!);
+      on.set(workerIds.get(w.name)!, []);
     }
+    for (const b of this.config.builders)
+      for (const name of b.workers) on.get(workerIds.get(name) ?? -1)?.push(this.builderIds.get(b.name)!);
+    await workersConfigured(tx, this.masterid, on);
     for (const w of [...this.hooks].flatMap((h) => h.connectedWorkers?.() ?? [])) {
       const workerid = this.workerIds.get(w.name);
       if (workerid !== undefined) await workerConnected(tx, workerid, this.masterid, w.info);

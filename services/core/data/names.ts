@@ -4,7 +4,7 @@
 // changesources) is hashColumns(name), the sha1 of the UTF-8 name alone. The rules of
 // identifiers themselves are in ../identifiers.ts.
 import { createHash } from 'node:crypto';
-import { maybeOne, one, sql } from '../db/pool.js';
+import { many, maybeOne, one, sql } from '../db/pool.js';
 import type { Tx } from './transaction.js';
 
 export function hashColumns(values: readonly (string | number | null | undefined)[]): string {
@@ -47,4 +47,40 @@ export async function findNamedId(
   );
   // Lost the race to another creator: theirs is committed and visible to a new statement.
   return (row ?? (await one<{ id: number }>(tx.q, byHash))).id;
+}
+
+/**
+ * findNamedId for many names in a few statements, whatever their number: name -> id. The
+ * names that exist are read at once (a master's restart creates nothing); the missing ones are
+ * inserted in one statement, in the order given (ids in configuration order, as one by one),
+ * and read again.
+ */
+export async function findNamedIds(
+  tx: Tx,
+  table: NamedTable,
+  names: readonly string[],
+): Promise<Map<string, number>> {
+  const unique = [...new Set(names)];
+  const hashes = unique.map(nameHash);
+  const t = sql.ident(table);
+  const read = async () =>
+    new Map(
+      (
+        await many<{ id: number; name_hash: string }>(
+          tx.q,
+          sql`SELECT id, name_hash FROM ${t} WHERE name_hash = ANY(${hashes}::text[])`,
+        )
+      ).map((r) => [r.name_hash, r.id]),
+    );
+  let byHash = await read();
+  const missing = unique.filter((_, i) => !byHash.has(hashes[i]!));
+  if (missing.length > 0) {
+    await tx.q.query(sql`
+      INSERT INTO ${t} (name, name_hash)
+      SELECT n, h FROM unnest(${missing}::text[], ${missing.map(nameHash)}::text[]) WITH ORDINALITY AS x(n, h, o)
+      ORDER BY o
+      ON CONFLICT (name_hash) DO NOTHING`);
+    byHash = await read();
+  }
+  return new Map(unique.map((name, i) => [name, byHash.get(hashes[i]!)!]));
 }

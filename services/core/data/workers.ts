@@ -1,4 +1,4 @@
-// Workers: findWorkerId, workerConfigured, workerConnected, workerDisconnected, workerMissing,
+// Workers: findWorkerId(s), workerConfigured (workersConfigured), workerConnected, workerDisconnected, workerMissing,
 // setWorkerState, deconfigureAllWorkersForMaster.
 //
 // Buildbot facts (buildbot/db/workers.py, buildbot/data/workers.py):
@@ -49,23 +49,67 @@ export async function findWorkerId(tx: Tx, name: string): Promise<number> {
   return (row ?? (await one<{ id: number }>(tx.q, byName))).id;
 }
 
+/** findWorkerId for many names in a few statements (a master's start): name -> id. */
+export async function findWorkerIds(tx: Tx, names: readonly string[]): Promise<Map<string, number>> {
+  const unique = [...new Set(names)];
+  const bad = unique.find((n) => !isIdentifier(50, n));
+  if (bad !== undefined) throw invalid(`worker name ${JSON.stringify(bad)} is not a 50-character identifier`);
+  const read = async () =>
+    new Map(
+      (
+        await many<{ id: number; name: string }>(
+          tx.q,
+          sql`SELECT id, name FROM workers WHERE name = ANY(${unique}::text[])`,
+        )
+      ).map((r) => [r.name, r.id]),
+    );
+  let byName = await read();
+  const missing = unique.filter((n) => !byName.has(n));
+  if (missing.length > 0) {
+    // In the order given: ids in configuration order, as one by one.
+    await tx.q.query(sql`
+      INSERT INTO workers (name, info, paused, graceful)
+      SELECT n, '{}', 0, 0 FROM unnest(${missing}::text[]) WITH ORDINALITY AS x(n, o) ORDER BY o
+      ON CONFLICT (name) DO NOTHING`);
+    byName = await read();
+  }
+  return byName;
+}
+
 /** The worker is configured on exactly these builders of `masterid`. */
-export async function workerConfigured(
+export function workerConfigured(
   tx: Tx,
   workerid: number,
   masterid: number,
   builderids: readonly number[],
 ): Promise<void> {
-  const ids = [...new Set(builderids)];
+  return workersConfigured(tx, masterid, new Map([[workerid, builderids]]));
+}
+
+/**
+ * workerConfigured for many workers in two statements (a master's start: one per worker was
+ * two round trips each, see updateBuilderList): each worker of the map is configured on
+ * exactly its builders of `masterid`.
+ */
+export async function workersConfigured(
+  tx: Tx,
+  masterid: number,
+  builderidsOf: ReadonlyMap<number, readonly number[]>,
+): Promise<void> {
+  const workerids = [...builderidsOf.keys()];
+  const pairs = [...builderidsOf].flatMap(([w, bs]) => [...new Set(bs)].map((b) => [w, b] as const));
+  const ws = pairs.map(([w]) => w);
+  const bs = pairs.map(([, b]) => b);
   await tx.q.query(sql`
     DELETE FROM configured_workers cw USING builder_masters bm
-    WHERE bm.id = cw.buildermasterid AND cw.workerid = ${workerid} AND bm.masterid = ${masterid}
-      AND NOT (bm.builderid = ANY(${ids}::int[]))`);
+    WHERE bm.id = cw.buildermasterid AND bm.masterid = ${masterid} AND cw.workerid = ANY(${workerids}::int[])
+      AND NOT EXISTS (SELECT 1 FROM unnest(${ws}::int[], ${bs}::int[]) AS x(w, b)
+                      WHERE x.w = cw.workerid AND x.b = bm.builderid)`);
   await tx.q.query(sql`
     INSERT INTO configured_workers (buildermasterid, workerid)
-    SELECT bm.id, ${workerid} FROM builder_masters bm
-    WHERE bm.masterid = ${masterid} AND bm.builderid = ANY(${ids}::int[])
-    ORDER BY bm.builderid
+    SELECT bm.id, x.w FROM unnest(${ws}::int[], ${bs}::int[]) AS x(w, b)
+    JOIN builder_masters bm ON bm.masterid = ${masterid} AND bm.builderid = x.b
+    ORDER BY bm.id, x.w
     ON CONFLICT (buildermasterid, workerid) DO NOTHING`);
 }
 

@@ -1,11 +1,14 @@
 // Build requests: all-or-nothing claims raced by two masters on separate connections, reclaim,
 // unclaim, completion (refused for a request nobody claimed) completing its build set,
-// expired claims, and their events.
+// expired claims, and their events; the pending requests of many builders read in one
+// statement, as a master's claim pass reads them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   cancelBuildRequest,
   claimBuildRequests,
+  claimEachBuildRequest,
   completeBuildRequests,
+  pendingBuildRequests,
   reclaimBuildRequests,
   unclaimBuildRequests,
   unclaimExpiredRequests,
@@ -245,5 +248,75 @@ describe('cancelBuildRequest', () => {
     expect(out).toEqual({ cancelled: true, buildsToStop: [] });
     const [api] = await apiGet(h.db.pool, `buildrequests/${brid}`);
     expect(api).toMatchObject({ complete: true, results: Results.CANCELLED });
+  });
+});
+
+describe('pendingBuildRequests', () => {
+  it("reads each asked builder's unclaimed pending requests in claim order, at most its limit, in one statement", async () => {
+    const [a, b, c] = await h.run(async (tx) => [
+      await insertBuilder(tx),
+      await insertBuilder(tx),
+      await insertBuilder(tx),
+    ]);
+    const [a1, a2, a3, a4] = await h.run((tx) => pendingRequests(tx, a!, 4));
+    const [b1, b2] = await h.run((tx) => pendingRequests(tx, b!, 2));
+    await h.run((tx) => pendingRequests(tx, c!, 2));
+    await h.db.pool.query(sql`UPDATE buildrequests SET priority = 5 WHERE id = ${a3!}`);
+    // Claimed, then complete: neither is a candidate any more.
+    await h.run(async (tx) => {
+      expect(await claimBuildRequests(tx, [a1!], m1)).toBe(true);
+      await cancelBuildRequest(tx, b1!);
+    });
+    const got = await pendingBuildRequests(
+      h.db.pool,
+      new Map([
+        [a!, 2],
+        [b!, 5],
+      ]),
+    );
+    expect([...got.keys()].sort()).toEqual([a, b].sort());
+    expect(got.get(a!)!.map((r) => r.id)).toEqual([a3, a2]);
+    expect(got.get(b!)!.map((r) => r.id)).toEqual([b2]);
+    expect(a4).toBeGreaterThan(a3!);
+    expect((await pendingBuildRequests(h.db.pool, new Map())).size).toBe(0);
+  });
+});
+
+describe('claimEachBuildRequest', () => {
+  it('claims each free request, leaving those claimed or complete, and exactly one master wins each in a race', async () => {
+    const [free1, taken, done, free2] = await pending(4);
+    await h.run(async (tx) => {
+      expect(await claimBuildRequests(tx, [taken!], m2)).toBe(true);
+      await cancelBuildRequest(tx, done!);
+    });
+    await h.tap.clear();
+    const won = await h.run((tx) => claimEachBuildRequest(tx, [free2!, taken!, done!, free1!], m1));
+    expect(won).toEqual([free1, free2]);
+    expect(await claims([free1!, taken!, done!, free2!])).toEqual(
+      new Map([
+        [free1!, m1],
+        [taken!, m2],
+        [free2!, m1],
+      ]),
+    );
+    expect((await h.tap.events(`buildrequests/${free1}/`)).map((e) => e.k)).toEqual([
+      `buildrequests/${free1}/claimed`,
+    ]);
+    // Two masters at once over the same requests: each request goes to one of them.
+    for (let round = 0; round < 5; round++) {
+      const brids = await pending(6);
+      const together = barrier(2);
+      const claim = (masterid: number) =>
+        transact({ ...h.ctx, db: h.wide }, async (tx) => {
+          await tx.q.query(sql`SELECT 1`);
+          await together();
+          return claimEachBuildRequest(tx, brids, masterid);
+        });
+      const [a, b] = await Promise.all([claim(m1), claim(m2)]);
+      expect([...a, ...b].sort((x, y) => x - y)).toEqual([...brids].sort((x, y) => x - y));
+      const held = await claims(brids);
+      for (const id of a) expect(held.get(id)).toBe(m1);
+      for (const id of b) expect(held.get(id)).toBe(m2);
+    }
   });
 });

@@ -5,11 +5,13 @@ import { updateBuilderList } from '../../../services/core/data/builders.js';
 import { transact } from '../../../services/core/data/transaction.js';
 import {
   findWorkerId,
+  findWorkerIds,
   setWorkerState,
   workerConfigured,
   workerConnected,
   workerDisconnected,
   workerMissing,
+  workersConfigured,
 } from '../../../services/core/data/workers.js';
 import { sql } from '../../../services/core/db/pool.js';
 import { apiGet, barrier, type Harness, insertMaster, openHarness, uniq } from './harness.js';
@@ -68,6 +70,43 @@ describe('workerConfigured', () => {
     await h.run((tx) => workerConfigured(tx, w, m1, []));
     expect((await apiGet(h.db.pool, `masters/${m1}/workers`)).map((x) => x.workerid)).not.toContain(w);
     expect((await apiGet(h.db.pool, `masters/${m2}/workers`)).map((x) => x.workerid)).toContain(w);
+  });
+});
+
+describe('findWorkerIds and workersConfigured (a master registering many at once)', () => {
+  it('find or create every name, in the order given, and configure each worker on exactly its builders', async () => {
+    const names = [uniq('b'), uniq('b'), uniq('b')];
+    const ids = await h.run((tx) => updateBuilderList(tx, m1, names));
+    const known = await h.run((tx) => findWorkerId(tx, uniq('w')));
+    const knownName = (await h.db.pool.query(sql`SELECT name FROM workers WHERE id = ${known}`))[0]!.name;
+    const [x, y] = [uniq('w'), uniq('w')];
+    const found = await h.run((tx) => findWorkerIds(tx, [x, knownName, y, x]));
+    expect(found.get(knownName)).toBe(known);
+    expect(found.size).toBe(3);
+    expect(found.get(x)!).toBeLessThan(found.get(y)!);
+    await h.run((tx) => workerConfigured(tx, known, m1, [ids[0]!]));
+    await h.run((tx) =>
+      workersConfigured(
+        tx,
+        m1,
+        new Map([
+          [found.get(x)!, [ids[0]!, ids[1]!]],
+          [found.get(y)!, [ids[2]!, ids[2]!]],
+          [known, []],
+        ]),
+      ),
+    );
+    const rows = await h.db.pool.query(sql`
+      SELECT cw.workerid, bm.builderid FROM configured_workers cw JOIN builder_masters bm ON bm.id = cw.buildermasterid
+      WHERE bm.masterid = ${m1} AND cw.workerid = ANY(${[...found.values()]}::int[]) ORDER BY 1, 2`);
+    expect(rows).toEqual([
+      { workerid: found.get(x), builderid: ids[0] },
+      { workerid: found.get(x), builderid: ids[1] },
+      { workerid: found.get(y), builderid: ids[2] },
+    ]);
+    await expect(h.run((tx) => findWorkerIds(tx, ['ok', 'has space']))).rejects.toMatchObject({
+      code: 'INVALID',
+    });
   });
 });
 

@@ -1,0 +1,36 @@
+-- The writes of one build start, as a master makes them (services/core/data: the claim of
+-- claimBuildRequests with onlyIfActive, newBuild, and setBuildProperties' one INSERT per
+-- property, 10 here as a forced build has), each transaction as the master commits it, for
+-- pgbench to run alone: PostgreSQL's own limit for what the fleet scenario's builds/s
+-- measure (load/fleet/pgbench.sh seeds the requests and runs it). Left out: the events'
+-- entity reads and the candidates' read (reads; the comparison is about the writes).
+SELECT nextval('fleet_next') AS brid \gset
+SELECT builderid FROM buildrequests WHERE id = :brid \gset
+BEGIN;
+SELECT id FROM masters WHERE id = 1 AND active = 1 FOR SHARE;
+SELECT id FROM buildrequests WHERE id = ANY(ARRAY[:brid::int]) AND complete = 0 ORDER BY id FOR NO KEY UPDATE;
+SELECT brid FROM buildrequest_claims WHERE brid = ANY(ARRAY[:brid::int]) LIMIT 1;
+INSERT INTO buildrequest_claims (brid, masterid, claimed_at) SELECT id, 1, 0 FROM unnest(ARRAY[:brid::int]) AS x(id)
+  ON CONFLICT (brid) DO NOTHING RETURNING brid;
+END;
+BEGIN;
+SELECT id FROM builders WHERE id = :builderid FOR NO KEY UPDATE;
+INSERT INTO builds (number, builderid, buildrequestid, workerid, masterid, started_at, complete_at, state_string, results)
+  SELECT coalesce(max(number), 0) + 1, :builderid, :brid, 1, 1, 0, NULL, 'starting', NULL
+  FROM builds WHERE builderid = :builderid
+  ON CONFLICT (builderid, number) DO NOTHING RETURNING id AS buildid \gset
+END;
+BEGIN;
+SELECT id FROM builds WHERE id = :buildid FOR NO KEY UPDATE;
+SELECT name, value, source FROM build_properties WHERE buildid = :buildid;
+INSERT INTO build_properties (buildid, name, value, source) VALUES (:buildid, 'buildername', '"b"', 'Builder');
+INSERT INTO build_properties (buildid, name, value, source) VALUES (:buildid, 'buildnumber', '1', 'Build');
+INSERT INTO build_properties (buildid, name, value, source) VALUES (:buildid, 'workername', '"w"', 'Worker');
+INSERT INTO build_properties (buildid, name, value, source) VALUES (:buildid, 'builddir', '"/w/b"', 'Worker');
+INSERT INTO build_properties (buildid, name, value, source) VALUES (:buildid, 'scheduler', '"fleet"', 'Scheduler');
+INSERT INTO build_properties (buildid, name, value, source) VALUES (:buildid, 'reason', '"force"', 'Force Build Form');
+INSERT INTO build_properties (buildid, name, value, source) VALUES (:buildid, 'owner', '"f"', 'Force Build Form');
+INSERT INTO build_properties (buildid, name, value, source) VALUES (:buildid, 'branch', '""', 'Build');
+INSERT INTO build_properties (buildid, name, value, source) VALUES (:buildid, 'revision', '""', 'Build');
+INSERT INTO build_properties (buildid, name, value, source) VALUES (:buildid, 'project', '""', 'Build');
+END;

@@ -1,0 +1,379 @@
+// The fleet scenario (issue 35 §1 items 1-4): MASTERS master processes (3) and two API
+// processes on one PostgreSQL and one Redis, BUILDERS builders (1,000), WORKERS generated
+// workers (1,000, load/fleet/workers.ts, all in this process) and PENDING pending requests
+// (25,000). Phases, each printed as it ends:
+//
+//   0. cost of a connection: the masters started on an empty queue, their resident memory
+//      before and after every worker is connected; one forced build, end to end;
+//   A. start: the masters stopped, PENDING one-request build sets written straight into the
+//      database (as 25,000 forces would leave them), then all masters started at once while
+//      every worker connects: each master's time from its spawn to its first command;
+//   B. throughput: builds started and completed a second across the masters while the queue
+//      drains (a window of DRAIN_SECONDS, or until it is empty), and master CPU per build;
+//   C. latency: the rest of the queue cancelled, then forces through the two APIs (by turns)
+//      at 10 a second and at 80% of B's start rate, each from its POST to its build's `new`
+//      event on the bus: p50 and p99; API CPU per force;
+//   D. API CPU per request of two read classes (a collection, one entity).
+//
+//   load/fleet/run.sh        (starts PostgreSQL and Redis for it; see there)
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { createPool, sql } from '../../services/core/db/pool.js';
+import { EVENTS_CHANNEL, parseBusMessage } from '../../services/core/events/bus.js';
+import { type ApiProcess, apiProcess } from '../../test/helpers/api.js';
+import { freePort, type Running, startService, status } from '../../test/helpers/processes.js';
+import { buildServices, SERVICES_BUILD_ENV } from '../../test/helpers/service-build.js';
+import { waitFor } from '../../test/helpers/wait.js';
+import {
+  builderName,
+  type FleetShape,
+  FORCE_SCHEDULER,
+  fleetYaml,
+  masterOf,
+  WORKER_PASSWORD,
+  workerName,
+} from './config.js';
+import { cpuSeconds, rssKiB } from './procstat.js';
+import { WorkerFleet } from './workers.js';
+
+const shape: FleetShape = {
+  builders: Number(process.env.BUILDERS ?? 1000),
+  workers: Number(process.env.WORKERS ?? 1000),
+  masters: Number(process.env.MASTERS ?? 3),
+};
+const PENDING = Number(process.env.PENDING ?? 25_000);
+const DRAIN_SECONDS = Number(process.env.DRAIN_SECONDS ?? 60);
+const LATENCY_SECONDS = Number(process.env.LATENCY_SECONDS ?? 30);
+const dbUrl = process.env.DATABASE_URL;
+const redisUrl = process.env.REDIS_URL;
+if (!dbUrl || !redisUrl) throw new Error('set DATABASE_URL and REDIS_URL (load/fleet/run.sh does)');
+
+const say = (line: string) => console.log(line);
+const load1 = () => loadavg()[0]!.toFixed(1);
+const pct = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : Number.NaN;
+const seconds = (ms: number) => (ms / 1000).toFixed(2);
+
+interface MasterRun {
+  index: number;
+  proc: Running;
+  spawnedAt: number;
+  workerPort: number;
+  probePort: number;
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'flotilla-fleet-'));
+const config = join(dir, 'master.yaml');
+writeFileSync(config, fleetYaml(shape));
+process.env[SERVICES_BUILD_ENV] = await buildServices();
+const db = createPool(dbUrl, { poolSize: 2 });
+const running: Running[] = [];
+const apis: ApiProcess[] = [];
+const workerPorts = await Promise.all(Array.from({ length: shape.masters }, () => freePort()));
+
+async function startMasters(): Promise<MasterRun[]> {
+  const ms: MasterRun[] = [];
+  for (let i = 0; i < shape.masters; i++) {
+    const probePort = await freePort();
+    const spawnedAt = Date.now();
+    const proc = startService('master', {
+      DATABASE_URL: dbUrl!,
+      REDIS_URL: redisUrl!,
+      MASTER_CONFIG: config,
+      MASTER_NAME: `fleet-${i + 1}`,
+      WORKER_PORT: String(workerPorts[i]),
+      PROBE_PORT: String(probePort),
+      LOG_LEVEL: 'warn',
+    });
+    running.push(proc);
+    ms.push({ index: i, proc, spawnedAt, workerPort: workerPorts[i]!, probePort });
+  }
+  return ms;
+}
+
+async function ready(ms: MasterRun[]): Promise<Record<number, number>> {
+  const at: Record<number, number> = {};
+  await Promise.all(
+    ms.map((m) =>
+      waitFor(
+        `master ${m.index + 1} ready`,
+        async () => {
+          const ok = (await status(`http://127.0.0.1:${m.probePort}/readyz`)) === 200;
+          if (ok) at[m.index] = Date.now();
+          return ok;
+        },
+        { timeoutMs: 600_000, everyMs: 20, proc: m.proc },
+      ),
+    ),
+  );
+  return at;
+}
+
+function fleet(onCommand?: (master: number, atMs: number) => void): WorkerFleet {
+  const byName = new Map<string, number>();
+  const workers = Array.from({ length: shape.workers }, (_, w) => {
+    byName.set(workerName(w), masterOf(w, shape));
+    return {
+      name: workerName(w),
+      password: WORKER_PASSWORD,
+      url: `ws://127.0.0.1:${workerPorts[masterOf(w, shape)]}/worker`,
+    };
+  });
+  return new WorkerFleet({
+    workers,
+    basedir: join(dir, 'workers'),
+    env: { PATH: '/usr/bin:/bin' },
+    ...(onCommand ? { onCommand: (name, _r, atMs) => onCommand(byName.get(name)!, atMs) } : {}),
+  });
+}
+
+async function stopMasters(ms: MasterRun[]): Promise<void> {
+  await Promise.all(ms.map((m) => m.proc.stop('SIGTERM', 60_000)));
+}
+
+async function count(q: ReturnType<typeof sql>): Promise<number> {
+  const [row] = await db.query(q);
+  return Number(row.n);
+}
+
+const force = async (api: ApiProcess, builder: string): Promise<number> => {
+  const res = await fetch(`${api.base}/forceschedulers/${FORCE_SCHEDULER}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'force',
+      params: { username: 'fleet <fleet@example.com>', builderNames: [builder] },
+    }),
+  });
+  const body = (await res.json()) as { result?: [number, Record<string, number>] };
+  const brid = body.result ? Object.values(body.result[1])[0] : undefined;
+  if (!res.ok || brid === undefined)
+    throw new Error(`force ${builder}: ${res.status} ${JSON.stringify(body)}`);
+  return brid;
+};
+
+try {
+  for (let i = 0; i < 2; i++)
+    apis.push(await apiProcess({ databaseUrl: dbUrl, redisUrl, config, readyMs: 300_000 }));
+  running.push(...apis.map((a) => a.proc));
+  say(
+    `Flotilla fleet: ${shape.masters} masters, 2 APIs, ${shape.builders} builders, ${shape.workers} generated workers, ${PENDING} pending; load average (1 min) at start ${load1()}\n`,
+  );
+
+  // 0. Memory per connected worker, on an empty queue; one build end to end.
+  let masters = await startMasters();
+  await ready(masters);
+  const rssBefore = masters.map((m) => rssKiB(m.proc.pid));
+  let workers = fleet();
+  workers.start();
+  await waitFor('every worker connected', () => workers.connected === shape.workers, { timeoutMs: 300_000 });
+  // Each master has written its workers' rows as connected: the API lists them so.
+  await waitFor(
+    'the API to list every worker connected',
+    async () => {
+      const res = await fetch(`${apis[0]!.base}/workers?field=connected_to&limit=100000`);
+      const list = ((await res.json()) as { workers: { connected_to: unknown[] }[] }).workers;
+      return list.filter((w) => w.connected_to.length > 0).length === shape.workers;
+    },
+    { timeoutMs: 300_000, everyMs: 500 },
+  );
+  const rssAfter = masters.map((m) => rssKiB(m.proc.pid));
+  say('## 0. Memory per connected worker (empty queue)\n');
+  say('| master | workers | RSS before (MiB) | RSS with them (MiB) | KiB per worker |');
+  say('|---|---|---|---|---|');
+  for (const m of masters) {
+    const n = Math.ceil((shape.workers - m.index) / shape.masters);
+    const [b, a] = [rssBefore[m.index]!, rssAfter[m.index]!];
+    say(
+      `| fleet-${m.index + 1} | ${n} | ${(b / 1024).toFixed(0)} | ${(a / 1024).toFixed(0)} | ${((a - b) / n).toFixed(0)} |`,
+    );
+  }
+  const checkBrid = await force(apis[0]!, builderName(0));
+  await waitFor(
+    'the check build',
+    async () =>
+      (await count(
+        sql`SELECT count(*) AS n FROM buildrequests WHERE id = ${checkBrid} AND complete = 1 AND results = 0`,
+      )) === 1,
+  );
+  say(`\none forced build ran and succeeded (request ${checkBrid}); load average ${load1()}\n`);
+  await workers.close();
+  await stopMasters(masters);
+
+  // A. Start with PENDING requests waiting.
+  const [{ ssid }] = await db.query(sql`
+    SELECT sourcestampid AS ssid FROM buildset_sourcestamps bs JOIN buildrequests br ON br.buildsetid = bs.buildsetid
+    WHERE br.id = ${checkBrid}`);
+  // One build set of one request each, on the builders in turn, as PENDING forces make them.
+  await db.query(sql`
+    WITH b AS (SELECT array_agg(id ORDER BY name) AS ids FROM builders WHERE name LIKE 'fleet-%'),
+    bs AS (
+      INSERT INTO buildsets (reason, submitted_at, complete, results)
+      SELECT 'fleet pending ' || g, extract(epoch FROM now())::int, 0, -1 FROM generate_series(1, ${PENDING}) g
+      RETURNING id),
+    ss AS (INSERT INTO buildset_sourcestamps (buildsetid, sourcestampid) SELECT id, ${ssid} FROM bs)
+    INSERT INTO buildrequests (buildsetid, builderid, priority, complete, results, submitted_at, waited_for)
+    SELECT bs.id, b.ids[1 + bs.id % array_length(b.ids, 1)], 0, 0, -1, extract(epoch FROM now())::int, 0
+    FROM bs, b`);
+  await db.query(sql`ANALYZE buildrequests`);
+  await db.query(sql`ANALYZE buildsets`);
+  const pending = () =>
+    count(sql`SELECT count(*) AS n FROM buildrequests br
+              WHERE complete = 0 AND NOT EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = br.id)`);
+  say(`## A. Start with ${await pending()} pending requests\n`);
+  const firstCommand: Record<number, number> = {};
+  // CPU seconds a master had spent when its first command came: what its start costs, apart
+  // from the wait for a core that a busy machine adds to the wall time.
+  const cpuAtFirst: Record<number, number> = {};
+  const loadA = load1();
+  masters = await startMasters();
+  workers = fleet((m, at) => {
+    if (firstCommand[m] !== undefined) return;
+    firstCommand[m] = at;
+    cpuAtFirst[m] = cpuSeconds(masters[m]!.proc.pid);
+  });
+  workers.start();
+  // Readiness is not waited for: a master draining a full queue answered /readyz 503 for
+  // minutes (its database check queued behind the builds' statements, 2026-11-28 18:15).
+  const readyAt: Record<number, number> = {};
+  void ready(masters).then(
+    (at) => Object.assign(readyAt, at),
+    () => {},
+  );
+  await waitFor('a build on every master', () => Object.keys(firstCommand).length === shape.masters, {
+    timeoutMs: 600_000,
+    everyMs: 20,
+  });
+  say(
+    '| master | spawn to ready (s) | spawn to first command on a worker (s) | its CPU by then (s) | load average (1 min) before, after |',
+  );
+  say('|---|---|---|---|---|');
+  for (const m of masters)
+    say(
+      `| fleet-${m.index + 1} | ${readyAt[m.index] ? seconds(readyAt[m.index]! - m.spawnedAt) : 'not yet'} | ${seconds(firstCommand[m.index]! - m.spawnedAt)} | ${cpuAtFirst[m.index]!.toFixed(2)} | ${loadA}, ${load1()} |`,
+    );
+
+  // B. Throughput while the queue drains.
+  const builds = () => count(sql`SELECT count(*) AS n FROM builds`);
+  const completed = () => count(sql`SELECT count(*) AS n FROM builds WHERE complete_at IS NOT NULL`);
+  const cpu0 = masters.map((m) => cpuSeconds(m.proc.pid));
+  const [s0, c0, t0, l0] = [await builds(), await completed(), Date.now(), load1()];
+  await waitFor(
+    'the drain window',
+    async () => Date.now() - t0 >= DRAIN_SECONDS * 1000 || (await pending()) === 0,
+    {
+      timeoutMs: (DRAIN_SECONDS + 60) * 1000,
+      everyMs: 1000,
+    },
+  );
+  const [s1, c1, t1] = [await builds(), await completed(), Date.now()];
+  const cpu = masters.map((m, i) => cpuSeconds(m.proc.pid) - cpu0[i]!);
+  const window = (t1 - t0) / 1000;
+  const startRate = (s1 - s0) / window;
+  say(
+    `\n## B. Throughput over ${window.toFixed(1)} s of the drain (load average ${l0} before, ${load1()} after)\n`,
+  );
+  say(
+    `builds started: ${s1 - s0} (${startRate.toFixed(1)}/s); completed: ${c1 - c0} (${((c1 - c0) / window).toFixed(1)}/s)`,
+  );
+  say(
+    `master CPU: ${cpu.map((c) => c.toFixed(1)).join(' + ')} s = ${(cpu.reduce((a, b) => a + b, 0) / window).toFixed(2)} cores; ` +
+      `${((cpu.reduce((a, b) => a + b, 0) * 1000) / Math.max(1, c1 - c0)).toFixed(1)} ms per completed build`,
+  );
+  say(`master RSS now: ${masters.map((m) => (rssKiB(m.proc.pid) / 1024).toFixed(0)).join(', ')} MiB`);
+
+  // C. Latency, request to build, on an empty queue.
+  await db.query(sql`
+    UPDATE buildrequests br SET complete = 1, results = 6, complete_at = extract(epoch FROM now())::int
+    WHERE complete = 0 AND NOT EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = br.id)`);
+  await waitFor('no build running', async () => (await builds()) === (await completed()), {
+    timeoutMs: 300_000,
+  });
+  const sub = new Redis(redisUrl);
+  const startedAt = new Map<number, number>();
+  sub.on('message', (channel: string, raw: string) => {
+    if (channel !== EVENTS_CHANNEL) return;
+    const msg = parseBusMessage(raw);
+    if (msg && /^builds\/\d+\/new$/.test(msg.k)) {
+      const brid = (msg.m as { buildrequestid?: number }).buildrequestid;
+      if (brid !== undefined) startedAt.set(brid, Date.now());
+    }
+  });
+  await sub.subscribe(EVENTS_CHANNEL);
+  say(
+    `\n## C. Request submitted (force POST) to build started (its builds/N/new event), ${LATENCY_SECONDS} s each\n`,
+  );
+  say(
+    '| rate (forces/s) | requests | p50 (ms) | p99 (ms) | max (ms) | API CPU per force (ms) | load average (1 min) |',
+  );
+  say('|---|---|---|---|---|---|---|');
+  let builder = 1;
+  for (const rate of [10, Math.max(10, Math.round(startRate * 0.8))]) {
+    const apiCpu0 = apis.map((a) => cpuSeconds(a.pid));
+    const sent: Promise<[number, number]>[] = [];
+    const n = rate * LATENCY_SECONDS;
+    const begin = performance.now();
+    for (let i = 0; i < n; i++) {
+      // Open loop: each force at its time, whether or not the ones before have been answered.
+      const due = begin + (i * 1000) / rate;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const at = Date.now();
+      sent.push(force(apis[i % 2]!, builderName(builder++ % shape.builders)).then((brid) => [brid, at]));
+    }
+    const submitted = await Promise.all(sent);
+    await waitFor('every forced build started', () => submitted.every(([brid]) => startedAt.has(brid)), {
+      timeoutMs: 300_000,
+    });
+    const apiCpu = apis.reduce((sum, a, i) => sum + cpuSeconds(a.pid) - apiCpu0[i]!, 0);
+    const lat = submitted.map(([brid, at]) => startedAt.get(brid)! - at).sort((a, b) => a - b);
+    say(
+      `| ${rate} | ${n} | ${pct(lat, 50)} | ${pct(lat, 99)} | ${lat.at(-1)} | ${((apiCpu * 1000) / n).toFixed(1)} | ${load1()} |`,
+    );
+    await waitFor('no build running', async () => (await builds()) === (await completed()), {
+      timeoutMs: 300_000,
+    });
+  }
+  sub.disconnect();
+
+  // D. API CPU per read, by route class.
+  say('\n## D. API CPU per request by route class (one API, 8 at a time)\n');
+  say('| route class | path | requests | refused (429) | API CPU per request (ms) | load average (1 min) |');
+  say('|---|---|---|---|---|---|');
+  const [{ id: someBuild }] = await db.query(sql`SELECT max(id) AS id FROM builds`);
+  const READS = 2000;
+  for (const [cls, path] of [
+    ['collection', '/builds?order=-buildid&limit=50'],
+    ['entity', `/builds/${someBuild}`],
+    ['collection, filtered', `/builders/${1 + (someBuild % shape.builders)}/builds?limit=50`],
+  ] as const) {
+    const api = apis[0]!;
+    const c0 = cpuSeconds(api.pid);
+    let next = 0;
+    let refused = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next++ < READS) {
+          const res = await fetch(api.base + path, { headers: { accept: 'application/json' } });
+          // The API's rate limit answered 429 to the third class once (18:26): counted, not fatal.
+          if (res.status === 429) refused++;
+          else if (!res.ok) throw new Error(`GET ${path}: ${res.status}`);
+          await res.arrayBuffer();
+        }
+      }),
+    );
+    say(
+      `| ${cls} | ${path} | ${READS} | ${refused} | ${(((cpuSeconds(api.pid) - c0) * 1000) / READS).toFixed(2)} | ${load1()} |`,
+    );
+  }
+  await workers.close();
+} finally {
+  await Promise.all(running.map((p) => p.stop('SIGKILL')));
+  await db.dispose();
+  rmSync(process.env[SERVICES_BUILD_ENV]!, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true });
+}
