@@ -11,6 +11,7 @@
 // counts what was asked, `objects` is what is stored.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ObjectStore } from '../../services/core/objstore/client.js';
 import {
   type Credentials,
   canonicalPath,
@@ -72,6 +73,18 @@ export class S3Server {
 
   get endpoint(): string {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /** A client of this server's bucket, path-style, signing with its key pair. */
+  client(prefix = ''): ObjectStore {
+    return new ObjectStore({
+      endpoint: this.endpoint,
+      bucket: this.bucket,
+      region: this.region,
+      prefix,
+      pathStyle: true,
+      credentials: this.credentials,
+    });
   }
 
   /** PUTs wait from now until the returned function is called. */
