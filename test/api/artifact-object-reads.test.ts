@@ -47,7 +47,14 @@ const move = (id: number) =>
     quiet,
   )({ data: { id }, id: `move-artifact-${id}` } as Job<MoveArtifactData>);
 
-const KEPT_HEADERS = ['content-type', 'content-length', 'content-disposition', 'etag'];
+const KEPT_HEADERS = [
+  'content-type',
+  'content-length',
+  'content-disposition',
+  'etag',
+  'x-content-type-options',
+  'content-security-policy',
+];
 
 async function download(on: InProcessApi, id: number) {
   const res = await on.app.inject({ method: 'GET', url: `/api/v2/artifacts/${id}/raw` });
@@ -72,6 +79,7 @@ describe('a moved artifact', () => {
     const after = await download(api, id);
     expect(after.status).toBe(200);
     expect(after.headers).toEqual(before.headers);
+    expect(after.headers['x-content-type-options']).toBe('nosniff');
     expect(after.body.equals(bytes)).toBe(true);
     // A range (1 MiB) at a time: three GETs, none of the whole object.
     const gets = s3.requests.filter((r) => r.method === 'GET' && r.key.startsWith(`artifacts/${id}/`));
