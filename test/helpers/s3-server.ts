@@ -26,6 +26,8 @@ export interface S3ServerOptions {
   bucket: string;
   region?: string;
   credentials?: Credentials;
+  /** A fixed port, for a configuration written before the server starts (default: any free). */
+  port?: number;
 }
 
 export interface S3Request {
@@ -67,7 +69,7 @@ export class S3Server {
       });
     });
     self = new S3Server(server, opts.bucket, opts);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve));
     return self;
   }
 

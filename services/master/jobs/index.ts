@@ -232,11 +232,12 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
   }
 
   // Queued in the background, tried again while Redis cannot take the job (QUEUE_TRIES).
-  const soon = (what: string, add: (logid: number) => Promise<void>) => {
+  // `field` names the id in the warning (a log's, or an artifact's).
+  const soon = (what: string, add: (logid: number) => Promise<void>, field = 'logid') => {
     const attempt = (logid: number, tried = 0): void => {
       add(logid).catch((err) => {
         if (closing || tried + 1 >= QUEUE_TRIES) {
-          log.warn({ logid, tries: tried + 1, err: (err as Error).message }, `${what} not queued`);
+          log.warn({ [field]: logid, tries: tried + 1, err: (err as Error).message }, `${what} not queued`);
           return;
         }
         const t = setTimeout(
@@ -256,9 +257,13 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
     if (store) await queueMoveLog(move, logid);
   };
   const moveSoon = soon('move', queueMove);
-  const moveArtifactSoon = soon('artifact move', async (id) => {
-    if (store) await queueMoveArtifact(moveArtifacts, id);
-  });
+  const moveArtifactSoon = soon(
+    'artifact move',
+    async (id) => {
+      if (store) await queueMoveArtifact(moveArtifacts, id);
+    },
+    'artifactid',
+  );
   // With compression off, a finished log moves at once; otherwise once compressed.
   const queueSoon = soon('compression', (logid) =>
     codec === null ? queueMove(logid) : queueCompressLog(compress, logid, codec),
