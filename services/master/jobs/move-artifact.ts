@@ -56,21 +56,19 @@ export function moveArtifactProcessor(
   const maxBytes = opts.maxBytes ?? MAX_MOVE_BYTES;
   return async (job: Job<MoveArtifactData>): Promise<MoveArtifactOutcome> => {
     const { id } = job.data;
-    const settled = async (): Promise<MoveArtifactOutcome | 'open' | 'in-database'> => {
-      const { state } = await artifactMoveState(ctx.db, id);
-      if (state !== 'moved') return state;
-      opts.onRepeat?.();
-      return 'already';
-    };
     const { state, length } = await artifactMoveState(ctx.db, id);
     if (state === 'in-database' && length > maxBytes) return 'kept';
     const body = state === 'in-database' ? await artifactLargeObject(ctx.db, id) : undefined;
     if (!body) {
-      // Moved (by another run) or deleted since the state was read, or never complete.
-      const now = await settled();
+      // Moved (by another run) or deleted, maybe since the state was read; or not complete.
+      const now = (await artifactMoveState(ctx.db, id)).state;
+      if (now === 'moved') {
+        opts.onRepeat?.();
+        return 'already';
+      }
+      if (now === 'gone') return 'gone';
       // Queued once complete, so this is an artifact the queue heard of before its commit.
-      if (now === 'open' || now === 'in-database') throw new Error(`artifact ${id} is not complete`);
-      return now;
+      throw new Error(`artifact ${id} is not complete`);
     }
     const key = artifactObjectKey(store, id, body);
     await store.put(key, body);
