@@ -60,9 +60,8 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     redis,
     onPublishError: (err) => log.warn({ err: err.message }, 'events not published'),
   };
-  // Before anything starts: a secrets directory anyone may read is refused, as Buildbot does.
+  // Refused before anything starts: a secrets directory anyone may read (as Buildbot), an unset key pair.
   const secrets = secretsProviders(config.secrets, deps.env, log);
-  // An unset key pair is refused here too, not at the first move.
   const objectStore = objectStoreOf(config.object_store, deps.env);
   const timingProblems = livenessProblems(config);
   if (timingProblems.length)
@@ -173,6 +172,8 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
         lease: membership,
         lostWorkerWaitMs: liveness.lostMasterBoundMs + 1000,
         onLogFinished: (logid) => jobs.queueCompressLogSoon(logid),
+        onArtifactComplete: (id) => jobs.queueMoveArtifactSoon(id),
+        objectStore,
       });
       const detach = membership.attach({
         expired: () => r.abandonAll('this master was expired while it was away', true),

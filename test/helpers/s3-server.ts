@@ -11,6 +11,7 @@
 // counts what was asked, `objects` is what is stored.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ObjectStore } from '../../services/core/objstore/client.js';
 import {
   type Credentials,
   canonicalPath,
@@ -25,6 +26,8 @@ export interface S3ServerOptions {
   bucket: string;
   region?: string;
   credentials?: Credentials;
+  /** A fixed port, for a configuration written before the server starts (default: any free). */
+  port?: number;
 }
 
 export interface S3Request {
@@ -66,12 +69,24 @@ export class S3Server {
       });
     });
     self = new S3Server(server, opts.bucket, opts);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve));
     return self;
   }
 
   get endpoint(): string {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /** A client of this server's bucket, path-style, signing with its key pair. */
+  client(prefix = ''): ObjectStore {
+    return new ObjectStore({
+      endpoint: this.endpoint,
+      bucket: this.bucket,
+      region: this.region,
+      prefix,
+      pathStyle: true,
+      credentials: this.credentials,
+    });
   }
 
   /** PUTs wait from now until the returned function is called. */

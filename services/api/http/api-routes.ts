@@ -66,7 +66,7 @@ export function apiRoutes(
     sessions: opts.cookies,
     authz: opts.authz,
     logs: new LogReader(opts.reads, opts.db, opts.redis, opts.rawLogs, opts.objectStore),
-    artifacts: new ArtifactReader(opts.reads),
+    artifacts: new ArtifactReader(opts.reads, opts.objectStore),
     pages: opts.pages,
     jsonRpc: jsonRpcHandler(
       controlHandlers({

@@ -1,13 +1,17 @@
 // Artifact downloads (artifacts/{artifactid}/raw): the bytes of a complete artifact, streamed
-// from its PostgreSQL large object a range at a time (services/core/data/artifacts.ts says
-// why a large object), so an artifact of any size is served in constant memory by any pod.
+// from its PostgreSQL large object or, once moved, from its object in the store
+// (services/core/artifacts/read.ts), a range at a time, so an artifact of any size is served in
+// constant memory by any pod. A moved artifact on a pod without object_store is a 503 before
+// the answer starts, not a body cut short.
 // A directory's artifact is its tar archive, named so (.tar, .tar.gz, .tar.bz2). An
 // artifact never changes once complete (a new upload of its name is a new artifact), so its
 // id and length make its ETag.
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type ArtifactRow, completeArtifactById, readArtifact } from '../../core/data/index.js';
+import { readArtifactRange, storeForArtifact } from '../../core/artifacts/read.js';
+import { type ArtifactRow, completeArtifactById } from '../../core/data/index.js';
 import type { RowSource } from '../../core/db/pool.js';
+import type { ObjectStore } from '../../core/objstore/client.js';
 import type { RowReader } from '../db-routing/read-pool.js';
 import { notFound } from '../errors/catalogue.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
@@ -34,7 +38,11 @@ function disposition(name: string): string {
 export class ArtifactReader {
   private readonly reads: RowSource;
 
-  constructor(reads: RowReader) {
+  constructor(
+    reads: RowReader,
+    /** Where moved artifacts are (object_store); none configured, a moved one cannot be read. */
+    private readonly store: ObjectStore | null = null,
+  ) {
     this.reads = { query: (q) => reads.rows(q) };
   }
 
@@ -46,6 +54,7 @@ export class ArtifactReader {
   ): Promise<FastifyReply> {
     const a = await completeArtifactById(this.reads, Number(args.artifactid));
     if (!a) throw notFound();
+    if (a.moved) storeForArtifact(this.store);
     const etag = `"artifact-${a.id}-${a.length}"`;
     const type =
       a.kind === 'directory'
@@ -63,9 +72,9 @@ export class ArtifactReader {
     return reply.send(Readable.from(this.ranges(a)));
   }
 
-  private async *ranges(a: ArtifactRow): AsyncGenerator<Buffer> {
+  private async *ranges(a: ArtifactRow): AsyncGenerator<Uint8Array> {
     for (let at = 0; at < a.length; at += RANGE) {
-      const data = await readArtifact(this.reads, a.id, at, RANGE);
+      const data = await readArtifactRange(this.reads, this.store, a.id, at, RANGE);
       if (data.length === 0) return;
       yield data;
     }

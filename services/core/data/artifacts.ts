@@ -1,6 +1,6 @@
 // Artifacts: what transfer steps upload (migration 0014 has the table): newArtifact,
-// appendArtifact, completeArtifact, dropArtifact, dropIncompleteArtifacts, readArtifact,
-// artifactsOfStep, artifactBytesOfBuild.
+// appendArtifact, completeArtifact, dropArtifact, dropIncompleteArtifacts, artifactsOfStep,
+// artifactBytesOfBuild; reads (from PostgreSQL or the object store) are artifact-objects.ts's.
 //
 // Why PostgreSQL large objects: an artifact must be served by every master and API pod, and
 // the database is the one thing they all reach (no shared disk, no bucket to configure).
@@ -32,6 +32,8 @@ export interface ArtifactRow {
   mode: number | null;
   length: number;
   complete: boolean;
+  /** Its bytes are in the object store (artifact-objects.ts), no longer in a large object. */
+  moved: boolean;
 }
 
 /** A new, empty artifact (replacing one of the same name in the build): its id. */
@@ -90,7 +92,8 @@ export async function artifactBytesOfBuild(q: Queryable, buildid: number): Promi
   return row.bytes;
 }
 
-const ROW = sql`id, buildid, stepid, name, kind, compress, mode, length::float8 AS length, complete`;
+const ROW = sql`id, buildid, stepid, name, kind, compress, mode, length::float8 AS length, complete,
+  object_key IS NOT NULL AS moved`;
 
 export function artifactsOfStep(q: Queryable, stepid: number): Promise<ArtifactRow[]> {
   return many<ArtifactRow>(
@@ -114,20 +117,4 @@ export function completeArtifactByName(
 /** A complete artifact by id (what a download serves). */
 export function completeArtifactById(q: RowSource, id: number): Promise<ArtifactRow | undefined> {
   return maybeOne<ArtifactRow>(q, sql`SELECT ${ROW} FROM flotilla.artifacts WHERE id = ${id} AND complete`);
-}
-
-/** Up to `length` bytes of a complete artifact from `offset` (fewer at its end). */
-export async function readArtifact(
-  q: RowSource,
-  id: number,
-  offset: number,
-  length: number,
-): Promise<Buffer> {
-  const row = await maybeOne<{ data: Buffer }>(
-    q,
-    sql`
-    SELECT lo_get(object, ${offset}, ${length}) AS data FROM flotilla.artifacts
-    WHERE id = ${id} AND complete AND ${offset}::bigint < length`,
-  );
-  return row?.data ?? Buffer.alloc(0);
 }

@@ -1,6 +1,7 @@
 // The data operations, one module: each is a function over a transaction (transaction.ts)
 // that queues its events, published with Buildbot's routing keys once the transaction commits.
 export * from './api-tokens.js';
+export * from './artifact-objects.js';
 export * from './artifacts.js';
 export * from './audit.js';
 export * from './builders.js';

@@ -32,6 +32,7 @@ import {
   scheduleExpireMasters,
 } from './expire-masters.js';
 import { JobMetrics } from './metrics.js';
+import { type MoveArtifactData, moveArtifactProcessor, queueMoveArtifact } from './move-artifact.js';
 import { type MoveLogData, moveLogJobOptions, moveLogProcessor, queueMoveLog } from './move-log.js';
 import {
   closeQueues,
@@ -94,6 +95,11 @@ export interface Jobs {
   /** Queue the move of a finished log to the object store (none configured: nothing). */
   queueMoveLog(logid: number): Promise<void>;
   /**
+   * Queue the move of a complete artifact to the object store in the background (none
+   * configured: nothing), tried again while Redis cannot take the job, as queueCompressLogSoon.
+   */
+  queueMoveArtifactSoon(id: number): void;
+  /**
    * Queue it in the background, trying again while Redis cannot take the job (QUEUE_TRIES,
    * about 40 s: a Sentinel failover takes seconds), until stop(). A log finished during a
    * failover is compressed once Redis is back; past the tries it stays uncompressed, logged.
@@ -137,6 +143,9 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
     moveSoon(logid),
   );
   const moveProcessor = store ? moveLogProcessor(opts.ctx, store, log, repeated(QUEUES.moveLog)) : null;
+  const moveArtifact = store
+    ? moveArtifactProcessor(opts.ctx, store, log, { onRepeat: repeated(QUEUES.moveArtifact) })
+    : null;
   const queue = <D>(name: QueueName, defaultJobOptions = {}) =>
     new Queue<D>(name, {
       connection: producerConnection(opts.redis, `flotilla-master-${name}`),
@@ -147,7 +156,9 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
   const expire = queue(QUEUES.expireMasters);
   const retain = queue(QUEUES.retention);
   const move = queue<MoveLogData>(QUEUES.moveLog, moveLogJobOptions(opts.moveRetry));
-  const queues = [compress, expire, retain, move] as Queue[];
+  // Retried as a log's move is: the same store, the same failures.
+  const moveArtifacts = queue<MoveArtifactData>(QUEUES.moveArtifact, moveLogJobOptions(opts.moveRetry));
+  const queues = [compress, expire, retain, move, moveArtifacts] as Queue[];
   for (const q of queues)
     q.on('error', (err) => log.warn({ queue: q.name, err: err.message }, 'queue error'));
   metrics = new JobMetrics(queues);
@@ -209,6 +220,7 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
     worker(QUEUES.expireMasters, 1, expireProcessor);
     worker(QUEUES.compressLog, opts.compressConcurrency ?? 2, compressProcessor);
     if (moveProcessor) worker(QUEUES.moveLog, opts.compressConcurrency ?? 2, moveProcessor);
+    if (moveArtifact) worker(QUEUES.moveArtifact, opts.compressConcurrency ?? 2, moveArtifact);
     worker(
       QUEUES.retention,
       1,
@@ -220,11 +232,12 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
   }
 
   // Queued in the background, tried again while Redis cannot take the job (QUEUE_TRIES).
-  const soon = (what: string, add: (logid: number) => Promise<void>) => {
+  // `field` names the id in the warning (a log's, or an artifact's).
+  const soon = (what: string, add: (logid: number) => Promise<void>, field = 'logid') => {
     const attempt = (logid: number, tried = 0): void => {
       add(logid).catch((err) => {
         if (closing || tried + 1 >= QUEUE_TRIES) {
-          log.warn({ logid, tries: tried + 1, err: (err as Error).message }, `${what} not queued`);
+          log.warn({ [field]: logid, tries: tried + 1, err: (err as Error).message }, `${what} not queued`);
           return;
         }
         const t = setTimeout(
@@ -244,6 +257,13 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
     if (store) await queueMoveLog(move, logid);
   };
   const moveSoon = soon('move', queueMove);
+  const moveArtifactSoon = soon(
+    'artifact move',
+    async (id) => {
+      if (store) await queueMoveArtifact(moveArtifacts, id);
+    },
+    'artifactid',
+  );
   // With compression off, a finished log moves at once; otherwise once compressed.
   const queueSoon = soon('compression', (logid) =>
     codec === null ? queueMove(logid) : queueCompressLog(compress, logid, codec),
@@ -252,6 +272,7 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
   return {
     queueCompressLog: (logid) => queueCompressLog(compress, logid, codec),
     queueMoveLog: queueMove,
+    queueMoveArtifactSoon: (id) => moveArtifactSoon(id),
     queueCompressLogSoon: (logid) => queueSoon(logid),
     metrics: () => metrics.text(),
     registry: metrics.registry,

@@ -30,6 +30,7 @@ import { buildLogObject } from '../../core/logs/log-object.js';
 import type { ObjectStore } from '../../core/objstore/client.js';
 import { sha256Hex } from '../../core/objstore/sigv4.js';
 import type { Logger } from '../../core/telemetry/logger.js';
+import { queueOnce } from './queue-once.js';
 
 export interface MoveLogData {
   logid: number;
@@ -55,14 +56,7 @@ export function moveLogJobOptions(retry: { attempts?: number; backoffMs?: number
 
 export async function queueMoveLog(queue: Queue<MoveLogData>, logid: number): Promise<void> {
   if (!Number.isSafeInteger(logid) || logid <= 0) throw new RangeError(`not a log id: ${logid}`);
-  const jobId = moveLogJobId(logid);
-  await queue.add('move-log', { logid }, { jobId });
-  const job = await queue.getJob(jobId);
-  if (job && (await job.isFailed())) {
-    await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true }).catch(() => {
-      // Retried by someone else meanwhile: queued, which is what we want.
-    });
-  }
+  await queueOnce(queue, 'move-log', { logid }, moveLogJobId(logid));
 }
 
 export type MoveOutcome = 'moved' | 'already' | 'gone' | 'open';

@@ -19,6 +19,7 @@ export const QUEUES = {
   expireMasters: 'expire-masters',
   retention: 'retention',
   moveLog: 'move-log',
+  moveArtifact: 'move-artifact',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

@@ -4,17 +4,20 @@
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll } from 'vitest';
+import { appendArtifact, completeArtifact, newArtifact } from '../../../services/core/data/artifacts.js';
 import { newBuild } from '../../../services/core/data/builds.js';
 import { addLog, appendLog, finishLog } from '../../../services/core/data/logs.js';
 import { newStep } from '../../../services/core/data/steps.js';
 import { sql } from '../../../services/core/db/pool.js';
 import { readLogLines } from '../../../services/core/logs/lines.js';
 import type { LogChunkRow } from '../../../services/core/logs/types.js';
+import type { ObjectStore } from '../../../services/core/objstore/client.js';
 import { createLogger } from '../../../services/core/telemetry/logger.js';
 import { type Jobs, type JobsOptions, QUEUES, startJobs } from '../../../services/master/jobs/index.js';
 import { buildParts, type Harness, openHarness } from '../../core/data/harness.js';
 import { testEnv } from '../../helpers/env.js';
 import { sample } from '../../helpers/prometheus.js';
+import { S3Server } from '../../helpers/s3-server.js';
 
 export const quiet = createLogger('test-jobs', 'silent');
 
@@ -98,6 +101,39 @@ export function jobsSuite(): { readonly h: Harness; readonly jobs: JobsUnderTest
   };
 }
 
+/** What a suite of moves to the object store shares, filled in before its tests. */
+export interface StoreJobsSuite {
+  h: Harness;
+  logs: Logs;
+  s3: S3Server;
+  store: ObjectStore;
+  suite: JobsUnderTest;
+  jobs: Jobs;
+}
+
+/** A harness, the tests' S3 server, and jobs moving to it, opened before the suite and closed after. */
+export function storeJobsSuite(bucket: string, prefix: string): StoreJobsSuite {
+  const o = {} as StoreJobsSuite;
+  beforeAll(async () => {
+    [o.h, o.s3] = await Promise.all([openHarness(), S3Server.start({ bucket })]);
+    o.logs = await Logs.open(o.h);
+    o.store = o.s3.client(prefix);
+    o.suite = new JobsUnderTest(o.h);
+    o.jobs = await o.suite.start({
+      masterid: () => o.logs.masterid,
+      expirePeriodMs: 3_600_000,
+      objectStore: o.store,
+      moveRetry: { attempts: 4, backoffMs: 100 },
+    });
+  });
+  afterAll(async () => {
+    await o.suite?.closeAll();
+    await o.s3?.close();
+    await o.h?.close();
+  });
+  return o;
+}
+
 export { sample } from '../../helpers/prometheus.js';
 export { waitFor } from '../../helpers/wait.js';
 
@@ -179,4 +215,25 @@ export class Logs {
   static text(rows: LogChunkRow[], first: number, last: number): string {
     return readLogLines(rows, { first_line: first, last_line: last });
   }
+}
+
+/** A complete file artifact of the Logs' step with these bytes, written a block at a time as an upload is. */
+export async function addArtifact(
+  h: Harness,
+  logs: Logs,
+  name: string,
+  bytes: Uint8Array,
+  { complete = true } = {},
+): Promise<number> {
+  const [step] = (await h.db.pool.query(sql`SELECT buildid FROM steps WHERE id = ${logs.stepid}`)) as {
+    buildid: number;
+  }[];
+  const id = await h.run((tx) =>
+    newArtifact(tx, { buildid: step!.buildid, stepid: logs.stepid, name, kind: 'file' }),
+  );
+  const BLOCK = 256 * 1024;
+  for (let at = 0; at < bytes.length; at += BLOCK)
+    await h.run((tx) => appendArtifact(tx, id, bytes.subarray(at, at + BLOCK)));
+  if (complete) await h.run((tx) => completeArtifact(tx, id));
+  return id;
 }

@@ -2,11 +2,13 @@
 // the step's workdir, its parent directories made and its mode set. The file is mastersrc,
 // a file on the master as Buildbot's (with several masters, it must be on each), or the
 // artifact named `artifact` that an earlier step of this build uploaded. One that is not
-// there fails the step with a `stderr` log saying so, as Buildbot's.
+// there fails the step with a `stderr` log saying so, as Buildbot's. An artifact is read from
+// PostgreSQL or, once moved, from the object store (services/core/artifacts/read.ts).
 import { open } from 'node:fs/promises';
 import { posix } from 'node:path';
+import { readArtifactRange } from '../../../core/artifacts/read.js';
 import type { StepConfig } from '../../../core/config/master-config.js';
-import { completeArtifactByName, readArtifact } from '../../../core/data/index.js';
+import { completeArtifactByName } from '../../../core/data/index.js';
 import { Results } from '../../../core/results.js';
 import { stepSummary } from '../summary.js';
 import { completeLog } from './complete-log.js';
@@ -58,7 +60,7 @@ async function openSource(c: Parameters<typeof fileDownload.run>[0]): Promise<Re
     let at = 0;
     return {
       read: async (n) => {
-        const block = await readArtifact(c.deps.ctx.db, a.id, at, n);
+        const block = await readArtifactRange(c.deps.ctx.db, c.deps.objectStore ?? null, a.id, at, n);
         at += block.length;
         return block;
       },

@@ -11,6 +11,7 @@ import type {
 } from '../../../core/config/master-config.js';
 import type { DataContext, LogCodec, SourceStampFacts } from '../../../core/data/index.js';
 import type { Subscribe } from '../../../core/events/bus.js';
+import type { ObjectStore } from '../../../core/objstore/client.js';
 import type { Logger } from '../../../core/telemetry/logger.js';
 import type { Lease } from '../../claims.js';
 import type { SecretsProvider } from '../../secrets.js';
@@ -53,6 +54,10 @@ export interface BuildDeps {
   locks: Locks;
   /** A log finished: queue its compression. */
   onLogFinished?: (logid: number) => void;
+  /** An artifact is complete: queue its move to the object store (none configured: nothing). */
+  onArtifactComplete?: (id: number) => void;
+  /** Where moved artifacts are read from (object_store); none: only PostgreSQL's. */
+  objectStore?: ObjectStore | null;
   metrics?: BuildMetrics;
   /** How often a waiting trigger step looks for what no event told it (default its module's). */
   triggerPollMs?: number;

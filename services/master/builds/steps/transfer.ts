@@ -113,6 +113,7 @@ export async function uploadArtifact(
         await completeArtifact(tx, id);
         await addStepURL(tx, c.stepid, text, artifactUrl(c, id));
       });
+      c.deps.onArtifactComplete?.(id);
     } else await transact(ctx, (tx) => dropArtifact(tx, id));
   }
   return results;
