@@ -48,7 +48,7 @@ const at = new Date().toISOString();
 try {
   console.log(`== waiting for ${args.builds} builds to run at once`);
   try {
-    await load.fullyRunning();
+    await load.fullyRunning(120_000);
   } catch (err) {
     // On a machine this loaded (other engineers' work) a build can stay in transition; the
     // reads go on, and the report says how many builds ran at once while they did.

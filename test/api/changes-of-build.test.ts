@@ -67,10 +67,14 @@ it('finds that build by reading the index of successful builds newest first, up 
   const { query } = compiled('/builds/600/changes');
   const [row] = await api.db.pool.query(sql`EXPLAIN (ANALYZE, FORMAT JSON) ${query}`);
   const plan = (row as { 'QUERY PLAN': [{ Plan: PlanNode }] })['QUERY PLAN'][0].Plan;
-  const scans = nodes(plan).filter((n) => n['Index Name'] === 'flotilla_builds_builder_success');
+  const scans = nodes(plan).filter((n) => n['Index Name'] === 'flotilla_builds_builder_success_cover');
   // One ordered scan that stops at build 584, its first row; comparing every successful
   // build's stamps (before 0028) read 148 rows here, 64,000 per builder on the 1M-row set.
   // (The page and its total each look it up.)
   expect(scans.length).toBeGreaterThan(0);
-  for (const n of scans) expect([n['Node Type'], n['Actual Rows']]).toEqual(['Index Scan', 1]);
+  // Index-only once VACUUM has marked the pages (0033 carries what the scan reads).
+  for (const n of scans) {
+    expect(['Index Scan', 'Index Only Scan']).toContain(n['Node Type']);
+    expect(n['Actual Rows']).toBe(1);
+  }
 });

@@ -571,6 +571,27 @@ describe('offset and limit', () => {
     }
     expect(pages).toEqual(ids);
   });
+  it('a list of builders (the waterfall), with and without completeness: total the filtered count', async () => {
+    // meta.total of builderid__in comes from the kept totals of each builder (countedTotal)
+    for (const q of [
+      'builderid__in=1&builderid__in=2',
+      'builderid__in=2&builderid__in=1&builderid__in=2&complete=true',
+      'builderid=1&builderid=3&complete=false',
+    ]) {
+      const ids = q.match(/builderid(?:__in)?=(\d+)/g)!.map((m) => Number(m.split('=')[1]));
+      const done = q.includes('complete=true')
+        ? sql` AND complete_at IS NOT NULL`
+        : q.includes('complete=false')
+          ? sql` AND complete_at IS NULL`
+          : sql``;
+      const want = await sqlIds(
+        sql`SELECT id FROM builds WHERE builderid = ANY(${ids}::int[])${done} ORDER BY id`,
+      );
+      const got = await apiIds(`/builds?${q}&order=buildid&limit=1`, 'builds', 'buildid');
+      expect(got.total, q).toBe(want.length);
+      expect(got.ids).toEqual(want.slice(0, 1));
+    }
+  });
   it('offset and limit after filters, total the filtered count', async () => {
     const want = await sqlIds(sql`SELECT id FROM builds WHERE results <> 0 ORDER BY started_at DESC, id`);
     const got = await apiIds('/builds?results__ne=0&order=-started_at&offset=3&limit=4', 'builds', 'buildid');

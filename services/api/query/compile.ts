@@ -11,6 +11,7 @@ import { invalidQuery } from '../errors/catalogue.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
 import type { FilterValue } from '../registry/types.js';
 import { pyString } from '../reply/pyjson.js';
+import { countedTotal } from './counted-total.js';
 import type { Filter, OrderTerm, ResultSpec } from './spec.js';
 
 export interface RowsQuery {
@@ -302,31 +303,6 @@ export function keyField(endpoint: Endpoint): Field {
   const key = endpoint.resource.fields.find((f) => f.name === endpoint.resource.key);
   if (!key) throw new Error(`resource ${endpoint.resource.name} has no key field ${endpoint.resource.key}`);
   return key;
-}
-
-/**
- * The exact total of a request from the totals the database keeps (migration 0004), when
- * the path and the filters fix only counted dimensions, each to one value; null otherwise,
- * and the caller counts the matching rows instead.
- */
-export function countedTotal(endpoint: Endpoint, args: PathArgs, spec: ResultSpec): SQLQuery | null {
-  const counted = endpoint.resource.counted;
-  if (!counted || !endpoint.countScope) return null;
-  const fixed = new Map<string, SQLQuery>(Object.entries(endpoint.countScope(args)));
-  for (const f of spec.filters) {
-    const name = f.field.name;
-    if (!counted.dims.includes(name) || fixed.has(name) || f.values.length !== 1) return null;
-    const v = f.values[0]!;
-    if (f.op === 'eq' || f.op === 'in') fixed.set(name, sql`${String(v)}::text`);
-    else if (f.op === 'ne' && typeof v === 'boolean') fixed.set(name, sql`${String(!v)}::text`);
-    else return null;
-  }
-  const dims = counted.dims.filter((d) => fixed.has(d));
-  if (!counted.scopes.some((s) => s.length === dims.length && s.every((d) => dims.includes(d)))) return null;
-  const parts = dims.map((d) => sql`${`${d}=`}::text || ${fixed.get(d)!}`);
-  const key = parts.length ? sql.join(parts, sql` || '&' || `) : sql`''`;
-  return sql`(SELECT coalesce(sum(cd.n), 0) FROM flotilla.count_deltas cd
-              WHERE cd.tbl = ${counted.table}::text AND cd.scope = ${key})`;
 }
 
 export function compileRows(

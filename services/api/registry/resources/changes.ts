@@ -14,8 +14,10 @@ export const change: Resource = entityResource(changeEntity, {
 // the same builder with the same repository, branch and codebase set.
 //
 // That previous build is Buildbot's getPrevSuccessfulBuild: the newest by complete_at. The
-// builder and number are taken from `cur` as scalars, so that migration 0028's index of
-// successful builds by (builderid, complete_at DESC NULLS LAST) yields them in that order and
+// builder and number are taken from `cur` as scalars, so that migration 0033's index of
+// successful builds by (builderid, complete_at DESC NULLS LAST), carrying number, id and
+// buildrequestid (an index-only scan: 0028's, which it replaced, visited a row per build passed),
+// yields them in that order and
 // the scan stops at the first whose stamps match. Joined to `cur` instead, the planner
 // compared the stamps of every successful build of the builder, then sorted (with the index
 // too). EXPLAIN ANALYZE of `SELECT a.changeid FROM changes a WHERE <this fragment, ${buildid}
