@@ -346,9 +346,13 @@ class Importer:
             entry['provider'] = 'github'
             if auth.serverURL and auth.serverURL != 'https://api.github.com':
                 entry['serverURL'] = auth.serverURL
-            if auth.apiVersion != 3 or auth.getTeamsMembership:
-                self.losses.add(place, f'GitHubAuth apiVersion={auth.apiVersion}, getTeamsMembership={auth.getTeamsMembership}',
-                                "written as API v3: the user's organizations are the groups, teams are not read")
+            if auth.apiVersion != 3:
+                entry['apiVersion'] = auth.apiVersion
+            if auth.getTeamsMembership:
+                entry['getTeamsMembership'] = True
+            if auth.debug:
+                self.losses.add(place, 'GitHubAuth debug=True',
+                                "the GraphQL queries and answers are not logged; a refused login's reason is (API pods' log)")
         elif isinstance(auth, GitLabAuth):
             entry['provider'] = 'gitlab'
             entry['instanceUri'] = auth.authUri[:-len('/oauth/authorize')]

@@ -91,6 +91,20 @@ builders: [{ name: b1, workers: [w1], steps: [{ type: pwsh, command: x }] }]`).j
     );
   });
 
+  it("refuses GitHub's team groups without API v4, as Buildbot's GitHubAuth does, naming the key", () => {
+    const oauth2 = (keys: string) => `auth: { oauth2: { clientId: c, clientSecret_env: S, ${keys} } }`;
+    expect(
+      parseMasterConfig(oauth2('provider: github, apiVersion: 4, getTeamsMembership: true')).auth.oauth2,
+    ).toMatchObject({ apiVersion: 4, getTeamsMembership: true });
+    expect(problems(oauth2('provider: github, getTeamsMembership: true'))).toEqual([
+      'auth.oauth2.getTeamsMembership: getTeamsMembership needs apiVersion: 4 (GitHub API v4, GraphQL)',
+    ]);
+    expect(
+      problems(oauth2('provider: gitlab, instanceUri: "https://gl.example.org", apiVersion: 4')),
+    ).toEqual(['auth.oauth2.apiVersion: apiVersion and getTeamsMembership are for GitHub only']);
+    expect(problems(oauth2('provider: github, apiVersion: 5')).join()).toMatch(/^auth\.oauth2\.apiVersion: /);
+  });
+
   it('checks that names refer to something', () => {
     expect(
       problems(`

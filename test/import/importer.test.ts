@@ -192,6 +192,16 @@ describe('import-buildbot-config', () => {
       { provider: 'github', serverURL: 'https://ghe.example.org', clientId: 'gh-client', autologin: false },
     ],
     [
+      "util.GitHubAuth('gh-v4-client', 'gh-s3cret', apiVersion=4, getTeamsMembership=True)",
+      {
+        provider: 'github',
+        clientId: 'gh-v4-client',
+        autologin: false,
+        apiVersion: 4,
+        getTeamsMembership: true,
+      },
+    ],
+    [
       "util.GitLabAuth('https://gitlab.example.org', 'gl-client', 'gl-s3cret')",
       {
         provider: 'gitlab',
@@ -205,13 +215,18 @@ describe('import-buildbot-config', () => {
       { provider: 'google', clientId: 'g-client', autologin: true },
     ],
   ])('converts the OAuth2 login %s, its secret read from the environment', async (login, expected) => {
-    const cfg = join(dir, `oauth2-${expected.provider}.cfg`);
+    const cfg = join(dir, `oauth2-${expected.clientId}.cfg`);
     writeFileSync(
       cfg,
       readFileSync(FORGES, 'utf8').replace("util.RemoteUserAuth(header='X-Remote-User')", login),
     );
     const r = await importConfig(cfg);
-    expect(r.config.auth.oauth2).toEqual({ ...expected, clientSecret_env: 'OAUTH2_CLIENT_SECRET' });
+    expect(r.config.auth.oauth2).toEqual({
+      apiVersion: 3,
+      getTeamsMembership: false,
+      ...expected,
+      clientSecret_env: 'OAUTH2_CLIENT_SECRET',
+    });
     expect(r.losses.filter((l) => l.startsWith("c['www']['auth']"))).toEqual([
       expect.stringMatching(
         /^c\['www'\]\['auth'\]: clientSecret .* -> set OAUTH2_CLIENT_SECRET in the API pods' environment to it$/,

@@ -2,7 +2,9 @@
 // that refuses (422) every request not shaped as the provider documents it: the consent URL
 // the browser is sent to (client_id, redirect_uri, response_type=code, scope, state), the code
 // exchange (a form POST with code, grant_type, client_id, client_secret, redirect_uri) and the
-// user and groups API with the access token. Then what the review asks of a login: the state
+// user and groups API with the access token (GitHub's API v4: GraphQL POSTs with the bearer
+// token, a request without it refused as GitHub does, 401), the groups giving a role that a
+// force rule asks for (GitHub's teams as `org/team`). Then what the review asks of a login: the state
 // is bound to the browser (login CSRF), the redirect stays a fragment of PUBLIC_URL (open
 // redirect), and a provider that refuses the code starts no session.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,18 +18,92 @@ const ACCESS = 'provider-access-token';
 const LOGIN_URI = `${PUBLIC_URL}auth/login`;
 
 interface Case {
+  name: string;
   provider: 'github' | 'gitlab' | 'google';
-  config: (url: string) => Record<string, string>;
+  config: (url: string) => Record<string, unknown>;
   authorize: string;
   token: string;
   api: Record<string, unknown>;
   authorization: string;
   scope: string | null;
   user: Record<string, unknown>;
+  /** The groups that give the role `releasers`, whom the force rule allows. */
+  releasers: string[];
+  /** GitHub API v4: the answer to a GraphQL query, and the API requests a login makes. */
+  graphql?: (query: string) => unknown;
+  calls?: string[];
 }
+
+const GRAPHQL = '/api/graphql';
+// GitHub's GraphQL fields of an organization's teams: `<alias>: organization(login: "<org>")
+// { teams(first: 100, userLogins: ["<user>"]) ...`; an alias GraphQL takes starts with a letter or _.
+const TEAMS_FIELD =
+  /(\S+): organization\(login: "([^"]*)"\) \{\s*teams\(first: 100,? userLogins: \["([^"]*)"\]\)/g;
+const ORGS = ['octo-org', 'locked-org'];
+
+function githubGraphql(query: string): unknown {
+  if (/^query \{\s*viewer \{/.test(query)) {
+    const edges = ORGS.map((login) => ({ node: { login } }));
+    return {
+      data: {
+        viewer: {
+          email: 'octocat@example.org',
+          login: 'octocat',
+          name: 'The Octocat',
+          organizations: { edges },
+        },
+      },
+    };
+  }
+  const data: Record<string, unknown> = {};
+  for (const [, alias, org] of query.matchAll(TEAMS_FIELD)) {
+    // locked-org restricts OAuth Apps: GitHub answers null for it (and an error beside).
+    data[alias!] =
+      org === 'locked-org'
+        ? null
+        : {
+            teams: {
+              edges: [
+                { node: { name: 'Release Engineers', slug: 'release-engineers' } },
+                { node: { name: 'docs', slug: 'docs' } },
+              ],
+            },
+          };
+  }
+  return { data };
+}
+
+/** What GitHub's GraphQL API would refuse in a query of the viewer or of its organizations' teams. */
+function graphqlProblems(body: unknown): string[] {
+  const query = typeof body === 'object' && body !== null ? (body as { query?: unknown }).query : undefined;
+  if (typeof query !== 'string') return ['a JSON body {"query": ...}'];
+  if (/^query \{\s*viewer \{/.test(query)) {
+    return /organizations\(first: 100\) \{\s*edges \{\s*node \{\s*login/.test(query) ? [] : ['viewer fields'];
+  }
+  const fields = [...query.matchAll(TEAMS_FIELD)];
+  const out: string[] = [];
+  if (!query.startsWith('query getOrgTeamMembership {')) out.push('a query');
+  if (fields.map((f) => f[2]).join() !== ORGS.join()) out.push("the viewer's organizations");
+  for (const [, alias, , login] of fields) {
+    if (!/^[_A-Za-z][_0-9A-Za-z]*$/.test(alias!)) out.push(`alias ${alias}`);
+    if (login !== 'octocat') out.push('userLogins');
+  }
+  if ((query.match(/node \{\s*name\s*,?\s*slug\s*\}/g) ?? []).length !== fields.length)
+    out.push('name, slug');
+  return out;
+}
+
+/** GitHub's GraphQL answers 401 to a request without `Authorization: bearer <token>`, else 200. */
+const graphqlStatus = (r: Omit<Received, 'status' | 'problems'>) =>
+  new URL(r.url, 'http://p').pathname !== GRAPHQL
+    ? undefined
+    : /^bearer provider-access-token$/i.test(String(r.headers.authorization ?? ''))
+      ? 200
+      : 401;
 
 const CASES: Case[] = [
   {
+    name: 'github',
     provider: 'github',
     config: (url) => ({ serverURL: url }),
     authorize: '/login/oauth/authorize',
@@ -48,8 +124,30 @@ const CASES: Case[] = [
       email: 'octocat@example.org',
       groups: ['octo-org', 'release-team'],
     },
+    releasers: ['release-team'],
   },
   {
+    name: 'github API v4 with teams',
+    provider: 'github',
+    config: (url) => ({ serverURL: url, apiVersion: 4, getTeamsMembership: true }),
+    authorize: '/login/oauth/authorize',
+    token: '/login/oauth/access_token',
+    api: {},
+    authorization: `Bearer ${ACCESS}`,
+    scope: 'user:email read:org',
+    user: {
+      username: 'octocat',
+      full_name: 'The Octocat',
+      email: 'octocat@example.org',
+      groups: [...ORGS, 'octo-org/Release Engineers', 'octo-org/docs', 'octo-org/release-engineers'],
+    },
+    // A team only: the organization alone gives no role.
+    releasers: ['octo-org/release-engineers'],
+    graphql: githubGraphql,
+    calls: [GRAPHQL, GRAPHQL],
+  },
+  {
+    name: 'gitlab',
     provider: 'gitlab',
     config: (url) => ({ instanceUri: url }),
     authorize: '/oauth/authorize',
@@ -71,8 +169,10 @@ const CASES: Case[] = [
       email: 'john@example.com',
       groups: ['infra', 'web'],
     },
+    releasers: ['infra'],
   },
   {
+    name: 'google',
     provider: 'google',
     config: (url) => ({
       authUri: `${url}/o/oauth2/auth`,
@@ -85,6 +185,7 @@ const CASES: Case[] = [
     authorization: `Bearer ${ACCESS}`,
     scope: 'https://www.googleapis.com/auth/userinfo.email https://www.googleapis.com/auth/userinfo.profile',
     user: { username: 'ada', full_name: 'Ada L', email: 'ada@example.org', groups: [] },
+    releasers: [],
   },
 ];
 
@@ -110,6 +211,10 @@ function problems(c: Case, r: Omit<Received, 'status' | 'problems'>): string[] {
     expect('client_id', form.get('client_id') === CLIENT_ID);
     expect('client_secret', form.get('client_secret') === CLIENT_SECRET);
     expect('redirect_uri', form.get('redirect_uri') === LOGIN_URI);
+  } else if (c.graphql && url.pathname === GRAPHQL) {
+    expect('POST', r.method === 'POST');
+    expect('JSON', String(r.headers['content-type']).startsWith('application/json'));
+    out.push(...graphqlProblems(r.body));
   } else {
     expect(`path ${url.pathname}`, url.pathname in c.api);
     expect('GET', r.method === 'GET');
@@ -121,7 +226,7 @@ function problems(c: Case, r: Omit<Received, 'status' | 'problems'>): string[] {
 const cookieOf = (a: Reply, name: string) =>
   a.cookies.map((c) => new RegExp(`^${name}=([^;]*)`).exec(c)?.[1]).find((v) => v !== undefined);
 
-describe.each(CASES)('$provider', (c) => {
+describe.each(CASES)('$name', (c) => {
   let provider: Forge;
   let api: AuthApp;
   beforeAll(async () => {
@@ -131,9 +236,11 @@ describe.each(CASES)('$provider', (c) => {
         const path = new URL(r.url, 'http://provider').pathname;
         if (path === c.authorize) return { code: CODE };
         if (path === c.token) return { access_token: ACCESS, token_type: 'bearer', scope: c.scope ?? 'api' };
+        if (c.graphql && path === GRAPHQL) return c.graphql((r.body as { query: string }).query);
         return c.api[path];
       },
     );
+    provider.fail = graphqlStatus;
     process.env.OAUTH2_TEST_SECRET = CLIENT_SECRET;
     api = await AuthApp.start({
       auth: {
@@ -143,7 +250,8 @@ describe.each(CASES)('$provider', (c) => {
           clientSecret_env: 'OAUTH2_TEST_SECRET',
           ...c.config(provider.url),
         },
-        role_matchers: [{ role: 'releasers', groups: ['release-team', 'infra'] }],
+        role_matchers: [{ role: 'releasers', groups: c.releasers }],
+        allow_rules: [{ match: 'force', roles: ['releasers'] }],
       },
     });
   });
@@ -176,12 +284,37 @@ describe.each(CASES)('$provider', (c) => {
     expect([back.status, back.headers.location]).toEqual([302, `${PUBLIC_URL}#/builders`]);
     // Each documented request, once, none refused (a 422 would name what was wrong).
     expect(provider.received.map((r) => [new URL(r.url, 'http://p').pathname, r.problems])).toEqual(
-      [c.authorize, c.token, ...Object.keys(c.api)].map((path) => [path, []]),
+      [c.authorize, c.token, ...(c.calls ?? Object.keys(c.api))].map((path) => [path, []]),
     );
     expect(claimsOf(sessionOf(back)!).user_info).toMatchObject(c.user);
     const config = (await api.get('/config', { session: sessionOf(back)! })).json();
     expect(config.auth).toMatchObject({ oauth2: true, autologin: false });
     expect(config.roles.includes('releasers')).toBe(c.provider !== 'google');
+    // The force rule asks for `releasers`: the provider's groups (a GitHub team) give it.
+    const forced = await api.rpc(
+      '/forceschedulers/force-runtests',
+      'force',
+      {},
+      { session: sessionOf(back)! },
+    );
+    expect(forced.status).toBe(c.provider !== 'google' ? 200 : 403);
+  });
+
+  it.runIf(c.graphql)('GitHub GraphQL: a request without the bearer token is refused, 401', async () => {
+    // A well-formed query: only the token is missing.
+    const query = JSON.stringify({
+      query:
+        'query {\n  viewer {\n    organizations(first: 100) {\n      edges {\n        node {\n          login\n        }\n      }\n    }\n  }\n}',
+    });
+    const post = (headers: Record<string, string>) =>
+      fetch(`${provider.url}${GRAPHQL}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: query,
+      });
+    expect((await post({})).status).toBe(401);
+    expect((await post({ authorization: 'bearer wrong' })).status).toBe(401);
+    expect((await post({ authorization: `bearer ${ACCESS}` })).status).toBe(200);
   });
 
   it('login CSRF: a callback this browser did not start is refused, and the code is not spent', async () => {
@@ -218,7 +351,7 @@ describe.each(CASES)('$provider', (c) => {
     const { state, nonce } = await consent();
     provider.fail = (r) => (r.url.startsWith(c.token) ? 401 : undefined);
     const r = await callback(state, nonce);
-    provider.fail = () => undefined;
+    provider.fail = graphqlStatus;
     expect(r.status).toBe(502);
     expect(sessionOf(r) && claimsOf(sessionOf(r)!).user_info.username).toBeFalsy();
   });

@@ -115,19 +115,25 @@ export class OAuth2Login {
     if (!cookie || a.length !== b.length || !timingSafeEqual(a, b)) throw oauth2State();
     try {
       const token = await this.exchange(code);
-      const get = async (path: string) => {
-        const res = await fetch(`${this.provider.resourceEndpoint}${path}`, {
-          headers: {
-            authorization: this.provider.authorization(token),
-            'user-agent': 'Flotilla',
-            accept: 'application/json',
-          },
+      const call = async (url: string, authorization: string, init: RequestInit = {}) => {
+        const res = await fetch(url, {
+          ...init,
+          headers: { authorization, 'user-agent': 'Flotilla', accept: 'application/json', ...init.headers },
           signal: AbortSignal.timeout(TIMEOUT_MS),
         });
-        if (!res.ok) throw new Error(`${path} answered ${res.status}`);
+        if (!res.ok) throw new Error(`${url} answered ${res.status}`);
         return res.json();
       };
-      return { user: await this.provider.userInfo(get), redirect: given.get('redirect') };
+      const get = (path: string) =>
+        call(`${this.provider.resourceEndpoint}${path}`, this.provider.authorization(token));
+      // GitHub's GraphQL API (the only POST) documents `Authorization: bearer <token>`.
+      const post = (url: string, body: unknown) =>
+        call(url, `Bearer ${token}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      return { user: await this.provider.userInfo(get, post), redirect: given.get('redirect') };
     } catch (err) {
       req.log.warn(
         { provider: this.provider.name, reason: (err as Error).message },

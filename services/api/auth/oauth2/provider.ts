@@ -5,6 +5,9 @@ import type { UserInfo } from '../session.js';
 /** A GET on the provider's API with the access token; the JSON of a 2xx answer, else throws. */
 export type ApiGet = (path: string) => Promise<unknown>;
 
+/** A JSON POST to an absolute URL with the access token; the JSON of a 2xx answer, else throws. */
+export type ApiPost = (url: string, body: unknown) => Promise<unknown>;
+
 export interface Provider {
   /** The name and icon the web UI shows (Buildbot's name and faIcon). */
   name: string;
@@ -16,7 +19,7 @@ export interface Provider {
   authParams: Record<string, string>;
   /** How the API is given the token. */
   authorization(token: string): string;
-  userInfo(get: ApiGet): Promise<UserInfo>;
+  userInfo(get: ApiGet, post: ApiPost): Promise<UserInfo>;
 }
 
 export const isObject = (v: unknown): v is Record<string, unknown> =>

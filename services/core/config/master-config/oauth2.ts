@@ -1,7 +1,8 @@
 // auth.oauth2: Buildbot's OAuth2 logins GitHubAuth, GitLabAuth and GoogleAuth (buildbot/www/
 // oauth2.py), by `provider`, with Buildbot's argument names: clientId, the client secret from an
 // environment variable or a file, GitHub's serverURL (GitHub Enterprise) and GitLab's
-// instanceUri. authUri, tokenUri and resourceEndpoint replace the provider's own (a proxy, a
+// instanceUri; GitHub's apiVersion (3: REST, 4: GraphQL) and getTeamsMembership (4 only: the
+// user's teams as `org/name` and `org/slug` groups). authUri, tokenUri and resourceEndpoint replace the provider's own (a proxy, a
 // local test server); each must be https, or http on the loopback interface.
 import { z } from 'zod';
 import { credentialUrl } from './urls.js';
@@ -20,6 +21,8 @@ export const oauth2 = z
     tokenUri: credentialUrl().optional(),
     resourceEndpoint: credentialUrl().optional(),
     autologin: z.boolean().default(false),
+    apiVersion: z.union([z.literal(3), z.literal(4)]).default(3),
+    getTeamsMembership: z.boolean().default(false),
   })
   .strict()
   .refine((o) => (o.clientSecret_env === undefined) !== (o.clientSecret_file === undefined), {
@@ -33,4 +36,13 @@ export const oauth2 = z
   })
   .refine((o) => o.instanceUri === undefined || o.provider === 'gitlab', {
     message: 'instanceUri is for GitLab only',
+  })
+  .refine((o) => o.provider === 'github' || (o.apiVersion === 3 && !o.getTeamsMembership), {
+    message: 'apiVersion and getTeamsMembership are for GitHub only',
+    path: ['apiVersion'],
+  })
+  // Buildbot's config error: teams are read through GitHub's GraphQL API only.
+  .refine((o) => !o.getTeamsMembership || o.apiVersion === 4, {
+    message: 'getTeamsMembership needs apiVersion: 4 (GitHub API v4, GraphQL)',
+    path: ['getTeamsMembership'],
   });
