@@ -283,6 +283,12 @@ const UNAVAILABLE = [loginUnavailable(), databaseUnavailable(), hookUnavailable(
   }),
 );
 
+/**
+ * 503s of the catalogue this run cannot meet, so a 503 of one here is a problem: the fuzzed API
+ * has no object store and no log or artifact was ever moved to one (docs/object-store.md).
+ */
+const NEVER_HERE = ['OBJECT_STORE_UNAVAILABLE'];
+
 /** Whether a 503 is one of the contract's answers for a dependency away (UNAVAILABLE), or /readyz saying not ready. */
 function unavailableAsPromised(req: FuzzRequest, a: Answer): boolean {
   if (a.status !== 503) return false;
@@ -386,7 +392,7 @@ async function loginCookie(user: string, password: string): Promise<string> {
 
 it("lets through only the contract's 503s: every code the catalogue answers 503, in its shape", () => {
   const catalogue503 = Object.entries(CATALOGUE)
-    .filter(([, e]) => e.status === 503)
+    .filter(([code, e]) => e.status === 503 && !NEVER_HERE.includes(code))
     .map(([code]) => code);
   expect(UNAVAILABLE.map((u) => u.code).sort()).toEqual(catalogue503.sort());
   const login: FuzzRequest = { kind: 'http', method: 'GET', path: '/auth/login', headers: {}, what: '' };
