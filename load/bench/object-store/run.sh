@@ -11,18 +11,8 @@ cd "$ROOT"
 ensure_system_packages
 ensure_node_modules
 
-DATA="$ROOT/.data/objstore-$$"
-mkdir -p "$DATA"
-REDIS_PORT="$(free_port)"
-cleanup() {
-  local rc=$?
-  redis_down "$DATA/redis"
-  rm -rf "$DATA"
-  exit $rc
-}
-trap cleanup EXIT INT TERM
 export BENCH_PG_PORT="${BENCH_PG_PORT:-22440}"
 load/bench/cluster.sh up >/dev/null
 DATABASE_URL="$(load/bench/cluster.sh db objstore | tail -1)"
-redis_up "$DATA/redis" "$REDIS_PORT" fast
-DATABASE_URL="$DATABASE_URL" REDIS_URL="redis://127.0.0.1:$REDIS_PORT" node --import tsx load/bench/object-store/run.ts
+own_redis objstore "$(free_port)"
+DATABASE_URL="$DATABASE_URL" node --import tsx load/bench/object-store/run.ts

@@ -12,16 +12,6 @@ cd "$ROOT"
 ensure_system_packages
 ensure_node_modules
 
-DATA="$ROOT/.data/retention-$$"
-mkdir -p "$DATA"
-REDIS_PORT="$(free_port)"
-cleanup() {
-  local rc=$?
-  redis_down "$DATA/redis"
-  rm -rf "$DATA"
-  exit $rc
-}
-trap cleanup EXIT INT TERM
 DATABASE_URL="$(load/bench/cluster.sh up | tail -1)"
-redis_up "$DATA/redis" "$REDIS_PORT" fast
-BENCH_PG_DIR="$ROOT/.data/bench/pg" DATABASE_URL="$DATABASE_URL" REDIS_URL="redis://127.0.0.1:$REDIS_PORT" node --import tsx "load/bench/retention/$([ "${MODE:-}" = masters ] && echo masters || echo run).ts"
+own_redis retention "$(free_port)"
+BENCH_PG_DIR="$ROOT/.data/bench/pg" DATABASE_URL="$DATABASE_URL" node --import tsx "load/bench/retention/$([ "${MODE:-}" = masters ] && echo masters || echo run).ts"
