@@ -36,6 +36,18 @@ export async function logMoveState(q: Queryable, logid: number): Promise<LogMove
   return row.complete ? 'in-database' : 'open';
 }
 
+/**
+ * The bytes a log's chunks hold in PostgreSQL, as stored (compressed or not): what a move would
+ * read into memory. octet_length of a bytea reads its size, not its content.
+ */
+export async function logStoredBytes(q: Queryable, logid: number): Promise<number> {
+  const row = await maybeOne<{ bytes: number }>(
+    q,
+    sql`SELECT coalesce(sum(octet_length(content)), 0)::float8 AS bytes FROM logchunks WHERE logid = ${logid}`,
+  );
+  return row?.bytes ?? 0;
+}
+
 /** Every chunk of a log still in PostgreSQL, in line order. */
 export function logChunksToMove(q: Queryable, logid: number): Promise<LogChunkRow[]> {
   return many<LogChunkRow>(

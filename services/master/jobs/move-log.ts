@@ -16,6 +16,9 @@
 // - The store away, or PostgreSQL: the attempt fails and is retried with backoff; the log
 //   stays readable from PostgreSQL meanwhile, nothing is lost.
 // - One job per log, id `move-<logid>`, as compress-log's.
+// - One PUT from memory, as move-artifact's: a log whose chunks hold more than MAX_MOVE_BYTES
+//   stays in PostgreSQL ('kept'), so that a build printing a huge log cannot make its master
+//   hold it whole (the chunks are read only once their size is known to fit).
 import type { Job, JobsOptions, Queue } from 'bullmq';
 import { UnrecoverableError } from 'bullmq';
 import {
@@ -23,6 +26,7 @@ import {
   logChunksToMove,
   logMoveState,
   logObjectKeyOf,
+  logStoredBytes,
   recordLogObject,
   transact,
 } from '../../core/data/index.js';
@@ -30,6 +34,7 @@ import { buildLogObject } from '../../core/logs/log-object.js';
 import type { ObjectStore } from '../../core/objstore/client.js';
 import { sha256Hex } from '../../core/objstore/sigv4.js';
 import type { Logger } from '../../core/telemetry/logger.js';
+import { MAX_MOVE_BYTES } from './move-artifact.js';
 import { queueOnce } from './queue-once.js';
 
 export interface MoveLogData {
@@ -59,13 +64,14 @@ export async function queueMoveLog(queue: Queue<MoveLogData>, logid: number): Pr
   await queueOnce(queue, 'move-log', { logid }, moveLogJobId(logid));
 }
 
-export type MoveOutcome = 'moved' | 'already' | 'gone' | 'open';
+export type MoveOutcome = 'moved' | 'already' | 'gone' | 'open' | 'kept';
 
 export function moveLogProcessor(
   ctx: DataContext,
   store: ObjectStore,
   log: Logger,
   onRepeat: () => void = () => {},
+  maxBytes = MAX_MOVE_BYTES,
 ) {
   return async (job: Job<MoveLogData>): Promise<MoveOutcome> => {
     const { logid } = job.data;
@@ -79,6 +85,7 @@ export function moveLogProcessor(
       if (state === 'deleted') return 'gone';
       // Retried: a log is queued once finished, so this is a log reopened by nothing we know.
       if (state === 'open') throw new Error(`log ${logid} is not finished`);
+      if ((await logStoredBytes(ctx.db, logid)) > maxBytes) return 'kept';
       const rows = await logChunksToMove(ctx.db, logid);
       const uploaded = rows.map((r) => ({
         first_line: r.first_line,
