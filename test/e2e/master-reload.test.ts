@@ -83,8 +83,10 @@ const V7 = () =>
     { workers: [{ name: 'temp', password: 'q' }] },
   );
 
+// Written outside the folder the API watches: a file written there at each look of a waitFor
+// kept that folder busy (services/core/config/reload.ts).
 const hashOf = (yaml: string) => {
-  const file = join(c.dir, 'hash.yaml');
+  const file = join(c.dir, 'scratch', 'hash.yaml');
   writeFileSync(file, yaml);
   return configVersion(loadMasterConfig(file)).hash;
 };
@@ -133,7 +135,7 @@ async function masterAudit(): Promise<{ actor: string; outcome: string }[]> {
 beforeAll(async () => {
   c = await Cluster.start();
   gates = join(c.dir, 'gates');
-  for (const d of ['data', 'mount', 'gates']) mkdirSync(join(c.dir, d));
+  for (const d of ['data', 'mount', 'gates', 'scratch']) mkdirSync(join(c.dir, d));
   mount = join(c.dir, 'mount', 'master.yaml');
   writeFileSync(masterFile(), V1());
   writeFileSync(c.config, V1());

@@ -9,7 +9,13 @@
 // pointing its `..data` symlink at a new folder, which changes no file named master.yaml and
 // ends any watch held on the old one. An editor's save is several events (a temporary file, a
 // rename), as is the symlink swap: they are taken as one after DEBOUNCE_MS of quiet, and a
-// change to the folder that leaves the file's text as it was reloads nothing.
+// change to the folder that leaves the file's text as it was reloads nothing. A folder that is
+// never quiet (another file written every few hundred milliseconds) would put the reload off for
+// ever: it is looked at no later than MAX_DEBOUNCE_MS after the first event of a burst.
+//
+// The process read its file before the watch began (a pod answers /readyz first): the watch
+// looks once as it begins, so a change made in between is not lost, and a first look that finds
+// the file as it started reloads nothing and records nothing.
 import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { recordAudit } from '../data/audit.js';
@@ -20,6 +26,7 @@ import { loadMasterConfig, type MasterConfig } from './master-config.js';
 import { type ConfigVersion, configVersion } from './version.js';
 
 const DEBOUNCE_MS = 300;
+const MAX_DEBOUNCE_MS = 2_000;
 
 /** What asked for a reload: the audit log's actor. */
 export type ReloadTrigger = 'SIGHUP' | 'file';
@@ -52,7 +59,8 @@ export interface ConfigReloader {
 
 export function watchConfigFile(opts: ReloadOptions): ConfigReloader {
   const { log, path } = opts;
-  let lastText: string | null = readText(path);
+  // The text of the last file reloaded or refused; undefined until the first look.
+  let lastText: string | null | undefined;
   let queue = Promise.resolve();
   const reload = (trigger: ReloadTrigger): Promise<void> => {
     queue = queue.then(() => reloadOnce(trigger));
@@ -63,22 +71,29 @@ export function watchConfigFile(opts: ReloadOptions): ConfigReloader {
     const text = readText(path);
     // A folder's change that left the file as it was (another file, a touch) is no reload.
     if (trigger === 'file' && text === lastText) return;
-    lastText = text;
+    const firstLook = lastText === undefined;
     const previous = opts.current().hash;
     let outcome: { code: string; status: number; hash?: string };
     try {
       // Read again as a start reads it: an unreadable file is refused with the start's error.
       const config = (opts.load ?? loadMasterConfig)(path);
       const version = configVersion(config);
+      if (trigger === 'file' && firstLook && version.hash === previous) {
+        lastText = text;
+        return;
+      }
       // A SIGHUP builds anew even an unchanged file: what it names (a hook's secret file) is
       // read again. A file's change that parses to the same settings (a comment) is no change.
       const applied =
         trigger === 'SIGHUP' || version.hash !== previous ? await opts.apply(config, version) : undefined;
+      lastText = text;
       outcome = { code: 'success', status: 200, hash: version.hash };
       log.info({ trigger, hash: version.hash, previous, ...applied }, 'configuration reloaded');
     } catch (err) {
       const config = configErrorIn(err);
       if (config) {
+        // Refused until the file changes again; any other failure is tried again next event.
+        lastText = text;
         outcome = { code: config.code, status: 400 };
         log.error(
           { trigger, code: config.code, problems: config.problems, hash: previous },
@@ -106,10 +121,14 @@ export function watchConfigFile(opts: ReloadOptions): ConfigReloader {
   const onSighup = () => void reload('SIGHUP');
   process.on('SIGHUP', onSighup);
   let timer: NodeJS.Timeout | null = null;
+  let burstStart = 0;
   let watcher: FSWatcher | null = null;
   try {
     watcher = watch(dirname(path), () => {
-      if (timer) clearTimeout(timer);
+      if (!timer) burstStart = Date.now();
+      // A burst this long keeps the look already set.
+      else if (Date.now() - burstStart >= MAX_DEBOUNCE_MS - DEBOUNCE_MS) return;
+      else clearTimeout(timer);
       timer = setTimeout(() => {
         timer = null;
         void reload('file');
@@ -123,6 +142,7 @@ export function watchConfigFile(opts: ReloadOptions): ConfigReloader {
     log.warn({ err: (err as Error).message, dir: dirname(path) }, 'configuration folder not watched');
   }
   log.info({ path, file: basename(path) }, 'configuration reloads on SIGHUP and when the file changes');
+  void reload('file');
   return {
     reload,
     stop() {
