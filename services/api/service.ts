@@ -3,7 +3,7 @@ import { loadApiEnv, redact } from '../core/config/env.js';
 import { ConfigError } from '../core/config/errors.js';
 import { exitOnConfigError } from '../core/config/fatal.js';
 import { loadMasterConfig, type MasterConfig, masterConfigSchema } from '../core/config/master-config.js';
-import { watchConfigFile } from '../core/config/reload.js';
+import { holdEarlySighup, watchConfigFile } from '../core/config/reload.js';
 import { type ConfigVersion, configVersion } from '../core/config/version.js';
 import { startCountCompaction } from '../core/data/counts.js';
 import { ensureMigratedOrExit } from '../core/db/migrate.js';
@@ -24,6 +24,7 @@ import { loadWebUi } from './http/web-ui.js';
 
 const env = loadApiEnv();
 const log = createLogger('api', env.logLevel);
+const earlySighup = holdEarlySighup(log);
 let config: MasterConfig | null = null;
 try {
   config = env.masterConfigPath ? loadMasterConfig(env.masterConfigPath) : null;
@@ -134,6 +135,7 @@ const reloader = env.masterConfigPath
       },
     })
   : null;
+earlySighup.handOver(reloader);
 log.info(
   {
     url: env.publicUrl,

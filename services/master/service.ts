@@ -6,7 +6,7 @@ import { type MasterEnv, redact } from '../core/config/env.js';
 import { ConfigError } from '../core/config/errors.js';
 import { exitOnConfigError } from '../core/config/fatal.js';
 import { ignoredKeys, type MasterConfig } from '../core/config/master-config.js';
-import { watchConfigFile } from '../core/config/reload.js';
+import { holdEarlySighup, watchConfigFile } from '../core/config/reload.js';
 import { ensureMigratedOrExit } from '../core/db/migrate.js';
 import { createPool } from '../core/db/pool.js';
 import { busSubscription } from '../core/events/bus.js';
@@ -67,13 +67,7 @@ export async function runMasterProcess(
   processEnv: Readonly<Record<string, string | undefined>>,
 ): Promise<void> {
   const log = createLogger('master', env.logLevel);
-  // Node ends a process on a SIGHUP nobody listens to: one that comes while the master starts
-  // (npm run reload at the wrong moment) is kept for the reloader below instead.
-  let earlySighup = false;
-  const onEarlySighup = () => {
-    earlySighup = true;
-  };
-  process.on('SIGHUP', onEarlySighup);
+  const earlySighup = holdEarlySighup(log);
   const config = loadConfig(env, processEnv, log);
   const telemetry = await startTelemetry('flotilla-master');
   const db = createPool(env.databaseUrl, {
@@ -176,8 +170,7 @@ export async function runMasterProcess(
     current: () => started.config,
     apply: (next, version) => started.reconfigure(next, version),
   });
-  process.off('SIGHUP', onEarlySighup);
-  if (earlySighup) void reloader.reload('SIGHUP');
+  earlySighup.handOver(reloader);
 
   onShutdown(
     log,

@@ -160,3 +160,28 @@ function readText(path: string): string | null {
     return null;
   }
 }
+
+/**
+ * Node ends a process on a SIGHUP nobody listens to. One that comes while the process starts
+ * (`npm run reload` at the wrong moment, a rollout's signal) is held until the process's
+ * reloader takes over, then given to it; a process with no file to reload keeps ignoring them.
+ */
+export function holdEarlySighup(log: Logger): { handOver(reloader: ConfigReloader | null): void } {
+  let held = false;
+  const onEarly = () => {
+    held = true;
+  };
+  process.on('SIGHUP', onEarly);
+  return {
+    handOver(reloader) {
+      process.off('SIGHUP', onEarly);
+      if (!reloader) {
+        process.on('SIGHUP', () =>
+          log.warn('SIGHUP: no configuration file to reload (MASTER_CONFIG is not set)'),
+        );
+        return;
+      }
+      if (held) void reloader.reload('SIGHUP');
+    },
+  };
+}
