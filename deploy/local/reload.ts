@@ -38,6 +38,8 @@ interface Answer {
   problems?: string[];
   /** The master's: the sections it took on. */
   changed?: string[];
+  /** The master's: the parts that did not restart (RELOAD_INCOMPLETE). */
+  notRestarted?: string[];
 }
 
 /** The process's first reload line after byte `from` of its log, within ANSWER_MS; null if none. */
@@ -69,6 +71,13 @@ async function reloadOne(data: string, name: string, pid: number): Promise<{ lin
   if (!answer)
     return {
       lines: [`${who}: sent SIGHUP, no answer in its log (${show(log)}) within ${ANSWER_MS / 1000} s`],
+      ok: false,
+    };
+  if (answer.code === 'RELOAD_INCOMPLETE')
+    return {
+      lines: [
+        `${who}: runs configuration ${answer.hash}, but ${(answer.notRestarted ?? []).join(', ')} did not restart (see its log; npm run reload tries again)`,
+      ],
       ok: false,
     };
   if (answer.msg !== 'configuration reloaded')

@@ -27,6 +27,7 @@
 import { createHash } from 'node:crypto';
 import { ConfigError } from '../core/config/errors.js';
 import { type MasterConfig, workerPassword } from '../core/config/master-config.js';
+import type { ApplyAnswer } from '../core/config/reload.js';
 import type { ConfigVersion } from '../core/config/version.js';
 import { pausedWorkerNames } from '../core/data/index.js';
 import type { Queryable } from '../core/db/pool.js';
@@ -118,7 +119,7 @@ export interface ReconfigureDeps {
   wake: () => void;
 }
 
-export type Reconfigure = (next: MasterConfig, version: ConfigVersion) => Promise<{ changed: string[] }>;
+export type Reconfigure = (next: MasterConfig, version: ConfigVersion) => Promise<ApplyAnswer>;
 
 /** The master's reconfigure: reloads one after another; a refused one does not refuse the next. */
 export function reconfigurer(d: ReconfigureDeps): Reconfigure {
@@ -175,7 +176,10 @@ export function reconfigurer(d: ReconfigureDeps): Reconfigure {
     for (const r of d.restartables)
       if (!sameSections(before, next, r.sections) || unrestarted.has(r.name))
         await restart(r.name, version.hash, () => r.restart(next));
-    return { changed: changedSections(before, next) };
+    return {
+      changed: changedSections(before, next),
+      ...(unrestarted.size ? { notRestarted: [...unrestarted] } : {}),
+    };
   };
 
   return (next, version) => {

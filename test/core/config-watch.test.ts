@@ -3,7 +3,8 @@
 // in between must still be reloaded. A first look that finds the file as the process started
 // reloads and records nothing; a reload that failed for a reason other than the file is tried
 // again at the folder's next change, even though the file's text is the same; a folder never
-// quiet (another file written again and again) does not put a change off for ever.
+// quiet (another file written again and again) does not put a change off for ever; a reload
+// whose parts did not all restart is recorded as incomplete.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,8 +45,11 @@ function fileWith(name: string, yaml: string): { path: string; version: ConfigVe
   return { path, version: configVersion(loadMasterConfig(path)) };
 }
 
-/** Watches `path` as a process that runs `running` does; `fail` makes the next applies throw. */
-function watchAs(path: string, running: ConfigVersion, fail = { times: 0 }) {
+/**
+ * Watches `path` as a process that runs `running` does; `fail` makes the next applies throw,
+ * `notRestarted` is what the next apply says did not restart.
+ */
+function watchAs(path: string, running: ConfigVersion, fail = { times: 0 }, notRestarted: string[] = []) {
   let current = running;
   const applied: string[] = [];
   watchers.push(
@@ -61,7 +65,7 @@ function watchAs(path: string, running: ConfigVersion, fail = { times: 0 }) {
         }
         applied.push(version.hash);
         current = version;
-        return undefined;
+        return notRestarted.length ? { changed: [], notRestarted } : undefined;
       },
     }),
   );
@@ -128,5 +132,14 @@ describe('the watch on a configuration file', () => {
     } finally {
       clearInterval(busy);
     }
+  });
+
+  it('records a reload whose parts did not all restart as incomplete, running the new file', async () => {
+    const started = fileWith('incomplete', yamlOf('as started')).version;
+    const { path, version: changed } = fileWith('incomplete', yamlOf('changed'));
+    const w = watchAs(path, started, { times: 0 }, ['reporters']);
+    await waitFor('the reload to be audited', async () => (await audited(path)).length === 1);
+    expect(await audited(path)).toEqual(['RELOAD_INCOMPLETE']);
+    expect(w.current().hash).toBe(changed.hash);
   });
 });

@@ -46,9 +46,16 @@ export interface ReloadOptions {
   current(): ConfigVersion;
   /**
    * Build what runs `config` and swap it in; a ConfigError refuses it (the old one stays). It
-   * may answer the sections that changed, for the log line (`npm run reload` prints them).
+   * may answer the sections that changed, for the log line (`npm run reload` prints them), and
+   * the parts that did not restart: the configuration runs, but the reload is incomplete.
    */
-  apply(config: MasterConfig, version: ConfigVersion): Promise<{ changed: string[] } | undefined>;
+  apply(config: MasterConfig, version: ConfigVersion): Promise<ApplyAnswer | undefined>;
+}
+
+export interface ApplyAnswer {
+  changed: string[];
+  /** Parts that could not restart for it (the database or Redis away): the next SIGHUP tries. */
+  notRestarted?: string[];
 }
 
 export interface ConfigReloader {
@@ -87,8 +94,17 @@ export function watchConfigFile(opts: ReloadOptions): ConfigReloader {
       const applied =
         trigger === 'SIGHUP' || version.hash !== previous ? await opts.apply(config, version) : undefined;
       lastText = text;
-      outcome = { code: 'success', status: 200, hash: version.hash };
-      log.info({ trigger, hash: version.hash, previous, ...applied }, 'configuration reloaded');
+      if (applied?.notRestarted?.length) {
+        // It runs, and /readyz says its hash; what did not restart is named, and audited as such.
+        outcome = { code: 'RELOAD_INCOMPLETE', status: 500, hash: version.hash };
+        log.error(
+          { trigger, code: outcome.code, hash: version.hash, previous, ...applied },
+          `configuration reloaded, but ${applied.notRestarted.join(', ')} did not restart: a SIGHUP tries again`,
+        );
+      } else {
+        outcome = { code: 'success', status: 200, hash: version.hash };
+        log.info({ trigger, hash: version.hash, previous, ...applied }, 'configuration reloaded');
+      }
     } catch (err) {
       const config = configErrorIn(err);
       if (config) {
