@@ -26,6 +26,7 @@ import { type ApiProcess, apiProcess } from '../../test/helpers/api.js';
 import { freePort, type Running, startService, status } from '../../test/helpers/processes.js';
 import { buildServices, SERVICES_BUILD_ENV } from '../../test/helpers/service-build.js';
 import { waitFor } from '../../test/helpers/wait.js';
+import { forceOneRequest } from '../force.js';
 import {
   builderName,
   type FleetShape,
@@ -138,23 +139,11 @@ async function count(q: ReturnType<typeof sql>): Promise<number> {
   return Number(row.n);
 }
 
-const force = async (api: ApiProcess, builder: string): Promise<number> => {
-  const res = await fetch(`${api.base}/forceschedulers/${FORCE_SCHEDULER}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'force',
-      params: { username: 'fleet <fleet@example.com>', builderNames: [builder] },
-    }),
+const force = (api: ApiProcess, builder: string): Promise<number> =>
+  forceOneRequest(api.base, FORCE_SCHEDULER, {
+    username: 'fleet <fleet@example.com>',
+    builderNames: [builder],
   });
-  const body = (await res.json()) as { result?: [number, Record<string, number>] };
-  const brid = body.result ? Object.values(body.result[1])[0] : undefined;
-  if (!res.ok || brid === undefined)
-    throw new Error(`force ${builder}: ${res.status} ${JSON.stringify(body)}`);
-  return brid;
-};
 
 try {
   for (let i = 0; i < 2; i++)

@@ -1,9 +1,10 @@
 // Flotilla's `/builds/{buildid}/logs` (services/api/registry/resources/logs.ts): every log of
 // a build's steps in one read, so that the web UI's build page costs one read of logs instead
 // of one `/steps/{stepid}/logs` per step.
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { sql } from '../../services/core/db/pool.js';
-import { ApiUnderTest, collection } from './lib/harness.js';
+import { collection } from './lib/harness.js';
+import { apiOnRows, expectBadQueriesRefused, expectOutsideSpec } from './lib/own-endpoint.js';
 
 // Build 1 has steps 1-3 (step 2 without a log, step 3 with two), build 2 step 4 with one log.
 const ROWS = [
@@ -21,18 +22,10 @@ const ROWS = [
     VALUES (1, 'stdio', 'stdio', 1, 1, 3, 's'), (2, 'stdio', 'stdio', 3, 1, 4, 's'),
            (3, 'summary', 'summary', 3, 0, 1, 't'), (4, 'stdio', 'stdio', 4, 1, 5, 's')`,
 ];
-let api: ApiUnderTest;
-
-beforeAll(async () => {
-  api = await ApiUnderTest.start('migrated');
-  for (const rows of ROWS) await api.db.pool.query(rows);
-});
-afterAll(async () => {
-  await api?.close();
-});
+const t = apiOnRows(ROWS);
 
 it("answers every log of the build's steps, each exactly as its step's own list answers it", async () => {
-  const { rows, total } = collection<Record<string, unknown>>(await api.get('/builds/1/logs'), 'logs');
+  const { rows, total } = collection<Record<string, unknown>>(await t.api.get('/builds/1/logs'), 'logs');
   expect(rows.map((r) => [r.logid, r.stepid])).toEqual([
     [1, 1],
     [2, 3],
@@ -41,30 +34,24 @@ it("answers every log of the build's steps, each exactly as its step's own list 
   expect(total).toBe(3);
   const perStep = [];
   for (const stepid of [1, 2, 3])
-    perStep.push(...collection(await api.get(`/steps/${stepid}/logs`), 'logs').rows);
+    perStep.push(...collection(await t.api.get(`/steps/${stepid}/logs`), 'logs').rows);
   expect(rows).toEqual(perStep);
 });
 
 it('filters and pages in the query language, as any collection', async () => {
   const page = collection<{ logid: number; stepid: number }>(
-    await api.get('/builds/1/logs?stepid=3&order=-logid&limit=1&field=logid&field=stepid'),
+    await t.api.get('/builds/1/logs?stepid=3&order=-logid&limit=1&field=logid&field=stepid'),
     'logs',
   );
   expect(page).toEqual({ rows: [{ logid: 3, stepid: 3 }], total: 2 });
 });
 
 it('answers 404 for a build that does not exist, and 400 for bad input, in the contract shape', async () => {
-  const missing = await api.get('/builds/99/logs');
+  const missing = await t.api.get('/builds/99/logs');
   expect(missing.status).toBe(404);
-  for (const q of ['stepid__in=x', 'nosuch=1', 'limit=-1']) {
-    const a = await api.get(`/builds/1/logs?${q}`);
-    expect([q, a.status]).toEqual([q, 400]);
-    expect(typeof a.json().error).toBe('string');
-  }
+  await expectBadQueriesRefused(t.api, '/builds/1/logs', ['stepid__in=x', 'nosuch=1', 'limit=-1']);
 });
 
 it('stays out of /application.spec, which is Buildbot 3.7s', async () => {
-  const spec = collection<{ path: string }>(await api.get('/application.spec'), 'specs').rows;
-  expect(spec.some((s) => s.path === 'builds/n:buildid/logs')).toBe(false);
-  expect(spec.some((s) => s.path === 'steps/n:stepid/logs')).toBe(true);
+  await expectOutsideSpec(t.api, 'builds/n:buildid/logs', 'steps/n:stepid/logs');
 });

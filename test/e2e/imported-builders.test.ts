@@ -23,6 +23,7 @@ import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
+import { forceOneRequest } from '../../load/force.js';
 import { type ConnectionPool, type SQLQuery, sql } from '../../services/core/db/pool.js';
 import { Results } from '../../services/core/results.js';
 import { type BuildbotMaster, startBuildbotMaster } from '../helpers/buildbot-master.js';
@@ -378,19 +379,7 @@ afterAll(async () => {
 /** Force `builder` on Buildbot through its REST API, as its web UI does; the request's id. */
 async function forceOnBuildbot(c: (typeof CASES)[number]): Promise<number> {
   const [row] = await bbRead(sql`SELECT id FROM builders WHERE name = ${c.builder}`);
-  const res = await fetch(`${bb.api}/forceschedulers/${c.scheduler}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'force',
-      params: { builderid: String(row!.id), ...c.fields },
-    }),
-  });
-  const body = (await res.json()) as { result?: [number, Record<string, number>]; error?: unknown };
-  if (!body.result) throw new Error(`force ${c.builder}: ${JSON.stringify(body)}`);
-  return Object.values(body.result[1])[0]!;
+  return forceOneRequest(bb.api!, c.scheduler, { builderid: String(row!.id), ...c.fields });
 }
 
 describe.each(CASES)('builder $builder (force: $scheduler $fields)', (c) => {

@@ -5,7 +5,6 @@
 import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_CHUNK_LINES } from '../../../services/core/logs/chunking.js';
-import type { LogChunkRow } from '../../../services/core/logs/types.js';
 import { compressLogJobId } from '../../../services/master/jobs/compress-log.js';
 import { type Jobs, QUEUES } from '../../../services/master/jobs/index.js';
 import { type Harness, openHarness } from '../../core/data/harness.js';
@@ -36,22 +35,13 @@ const completed = async (logid: number) => (await state(logid)) === 'completed';
 
 const runs = () => suite.completed(QUEUES.compressLog);
 
-const ranges = (n: number): [number, number][] => [
-  [0, n - 1],
-  [0, 0],
-  [n - 1, n - 1],
-  [999, 1001],
-  [17, 1234],
-];
-const readAll = (rows: LogChunkRow[], n: number) => ranges(n).map(([a, b]) => Logs.text(rows, a, b));
-
 describe('compress-log', () => {
   it('merges a finished log into few gzip rows, every read the same as before', async () => {
     const n = 2600;
     const logid = await logs.write('to compress', n);
     const before = await logs.rows(logid);
     expect(before.length).toBeGreaterThan(300);
-    const reads = readAll(before, n);
+    const reads = Logs.readRanges(before, n);
 
     await jobs.queueCompressLog(logid);
     await waitFor('the job to complete', () => completed(logid));
@@ -61,7 +51,7 @@ describe('compress-log', () => {
       expect(r.compressed).toBe(1);
       expect(r.last_line - r.first_line).toBeLessThanOrEqual(MAX_CHUNK_LINES);
     }
-    expect(readAll(after, n)).toEqual(reads);
+    expect(Logs.readRanges(after, n)).toEqual(reads);
   });
 
   it('stores what the queueing master is configured with: zstd', async () => {

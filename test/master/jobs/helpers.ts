@@ -215,6 +215,25 @@ export class Logs {
   static text(rows: LogChunkRow[], first: number, last: number): string {
     return readLogLines(rows, { first_line: first, last_line: last });
   }
+
+  /**
+   * The line ranges a suite reads a log of `n` lines by, to see that a job kept every read the
+   * same: the whole log, its first and its last line, and two spans across many small chunks.
+   */
+  static ranges(n: number): [number, number][] {
+    return [
+      [0, n - 1],
+      [0, 0],
+      [n - 1, n - 1],
+      [999, 1001],
+      [17, 1234],
+    ];
+  }
+
+  /** Each of `ranges(n)` read from one read of its rows. */
+  static readRanges(rows: LogChunkRow[], n: number): string[] {
+    return Logs.ranges(n).map(([a, b]) => Logs.text(rows, a, b));
+  }
 }
 
 /** A complete file artifact of the Logs' step with these bytes, written a block at a time as an upload is. */

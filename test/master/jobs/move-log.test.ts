@@ -5,57 +5,23 @@
 // another master, which moves the log exactly once, to one object; retention deletes the
 // objects of logs past their horizon and of builds deleted whole.
 import type { Job } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { retention } from '../../../services/core/config/master-config/retention.js';
 import { sql } from '../../../services/core/db/pool.js';
 import { type IndexedChunk, rowsOfSpan, spanOf } from '../../../services/core/logs/log-object.js';
-import { ObjectStore } from '../../../services/core/objstore/client.js';
-import { type Jobs, QUEUES } from '../../../services/master/jobs/index.js';
+import { QUEUES } from '../../../services/master/jobs/index.js';
 import { type MoveLogData, moveLogJobId, moveLogProcessor } from '../../../services/master/jobs/move-log.js';
 import { runRetention } from '../../../services/master/jobs/retention.js';
-import { type Harness, openHarness } from '../../core/data/harness.js';
 import { testEnv } from '../../helpers/env.js';
 import { start } from '../../helpers/processes.js';
-import { S3Server, TEST_S3_CREDENTIALS } from '../../helpers/s3-server.js';
-import { JobsUnderTest, Logs, quiet, waitFor } from './helpers.js';
-
-let h: Harness;
-let logs: Logs;
-let s3: S3Server;
-let store: ObjectStore;
-let suite: JobsUnderTest;
-let jobs: Jobs;
+import { JobsUnderTest, Logs, quiet, storeJobsSuite, waitFor } from './helpers.js';
 
 const BUCKET = 'move-log-test';
 const LOCK_MS = 1000;
-
-beforeAll(async () => {
-  [h, s3] = await Promise.all([openHarness(), S3Server.start({ bucket: BUCKET })]);
-  logs = await Logs.open(h);
-  store = new ObjectStore({
-    endpoint: s3.endpoint,
-    bucket: BUCKET,
-    region: 'us-east-1',
-    prefix: 'ci/',
-    pathStyle: true,
-    credentials: TEST_S3_CREDENTIALS,
-  });
-  suite = new JobsUnderTest(h);
-  jobs = await suite.start({
-    masterid: () => logs.masterid,
-    expirePeriodMs: 3_600_000,
-    objectStore: store,
-    moveRetry: { attempts: 4, backoffMs: 100 },
-  });
-});
-afterAll(async () => {
-  await suite?.closeAll();
-  await s3?.close();
-  await h?.close();
-});
+const t = storeJobsSuite(BUCKET, 'ci/');
 
 const moved = async (logid: number) =>
-  (await h.db.pool.query(sql`SELECT key, bytes FROM flotilla.log_objects WHERE logid = ${logid}`)) as {
+  (await t.h.db.pool.query(sql`SELECT key, bytes FROM flotilla.log_objects WHERE logid = ${logid}`)) as {
     key: string;
     bytes: number;
   }[];
@@ -63,56 +29,49 @@ const moved = async (logid: number) =>
 /** Lines first..last of a moved log, read from its object through its index. */
 async function objectText(logid: number, first: number, last: number): Promise<string> {
   const { key } = (await moved(logid))[0]!;
-  const index = (await h.db.pool.query(sql`
+  const index = (await t.h.db.pool.query(sql`
     SELECT first_line, last_line, compressed, byte_offset::float8 AS byte_offset, byte_length
     FROM flotilla.log_object_chunks WHERE logid = ${logid} AND last_line >= ${first} AND first_line <= ${last}
     ORDER BY first_line`)) as IndexedChunk[];
   const span = spanOf(index)!;
-  return Logs.text(rowsOfSpan(index, await store.get(key, span)), first, last);
+  return Logs.text(rowsOfSpan(index, await t.store.get(key, span)), first, last);
 }
 
-const ranges = (n: number): [number, number][] => [
-  [0, n - 1],
-  [0, 0],
-  [n - 1, n - 1],
-  [999, 1001],
-  [17, 1234],
-];
-
 const jobState = async (logid: number) =>
-  (await (await suite.queue(QUEUES.moveLog).getJob(moveLogJobId(logid)))?.getState()) ?? 'none';
+  (await (await t.suite.queue(QUEUES.moveLog).getJob(moveLogJobId(logid)))?.getState()) ?? 'none';
 
 describe('move-log', () => {
   it('moves a compressed log to one object; every range reads the same from it', async () => {
     const n = 2600;
-    const logid = await logs.write('to move', n);
-    const rows = await logs.rows(logid);
-    const expected = ranges(n).map(([a, b]) => Logs.text(rows, a, b));
+    const logid = await t.logs.write('to move', n);
+    const rows = await t.logs.rows(logid);
+    const expected = Logs.readRanges(rows, n);
     // As a finished log goes: compressed, then moved.
-    jobs.queueCompressLogSoon(logid);
+    t.jobs.queueCompressLogSoon(logid);
     await waitFor('the log to move', async () => (await moved(logid)).length === 1);
-    expect(await logs.rows(logid)).toEqual([]);
+    expect(await t.logs.rows(logid)).toEqual([]);
     const [{ key, bytes }] = (await moved(logid)) as [{ key: string; bytes: number }];
     expect(key).toMatch(new RegExp(`^ci/logs/${logid}/[0-9a-f]{16}$`));
-    expect(s3.objects.get(key)?.length).toBe(Number(bytes));
-    for (const [i, [a, b]] of ranges(n).entries()) expect(await objectText(logid, a, b)).toBe(expected[i]);
+    expect(t.s3.objects.get(key)?.length).toBe(Number(bytes));
+    for (const [i, [a, b]] of Logs.ranges(n).entries())
+      expect(await objectText(logid, a, b)).toBe(expected[i]);
     // Compressed: far smaller than the text.
     expect(Number(bytes)).toBeLessThan(expected[0]!.length / 4);
-    expect(s3.refused).toEqual([]);
+    expect(t.s3.refused).toEqual([]);
   });
 
   it('compresses the object even when the master stores chunks uncompressed', async () => {
-    const raw = await suite.start({
-      masterid: () => logs.masterid,
+    const raw = await t.suite.start({
+      masterid: () => t.logs.masterid,
       expirePeriodMs: 3_600_000,
       codec: 'none',
-      objectStore: store,
+      objectStore: t.store,
     });
-    const logid = await logs.write('raw', 1200, { per: 50 });
-    const text = Logs.text(await logs.rows(logid), 0, 1199);
+    const logid = await t.logs.write('raw', 1200, { per: 50 });
+    const text = Logs.text(await t.logs.rows(logid), 0, 1199);
     raw.queueCompressLogSoon(logid);
     await waitFor('the log to move', async () => (await moved(logid)).length === 1);
-    const index = (await h.db.pool.query(
+    const index = (await t.h.db.pool.query(
       sql`SELECT compressed FROM flotilla.log_object_chunks WHERE logid = ${logid}`,
     )) as { compressed: number }[];
     expect(index.every((c) => c.compressed === 1)).toBe(true);
@@ -121,23 +80,23 @@ describe('move-log', () => {
   });
 
   it('moves once when queued twice, and leaves one object', async () => {
-    const logid = await logs.write('twice', 900);
-    await Promise.all([jobs.queueMoveLog(logid), jobs.queueMoveLog(logid)]);
+    const logid = await t.logs.write('twice', 900);
+    await Promise.all([t.jobs.queueMoveLog(logid), t.jobs.queueMoveLog(logid)]);
     await waitFor('the job to complete', async () => (await jobState(logid)) === 'completed');
-    await jobs.queueMoveLog(logid);
+    await t.jobs.queueMoveLog(logid);
     expect(await moved(logid)).toHaveLength(1);
-    expect([...s3.objects.keys()].filter((k) => k.startsWith(`ci/logs/${logid}/`))).toHaveLength(1);
+    expect([...t.s3.objects.keys()].filter((k) => k.startsWith(`ci/logs/${logid}/`))).toHaveLength(1);
   });
 
   it('keeps a log larger than the move bound in PostgreSQL, read into no memory', async () => {
-    const logid = await logs.write('too big to move', 2000);
-    const rows = await logs.rows(logid);
+    const logid = await t.logs.write('too big to move', 2000);
+    const rows = await t.logs.rows(logid);
     const stored = rows.reduce((n, r) => n + r.content.length, 0);
-    const puts = s3.requests.filter((r) => r.method === 'PUT').length;
+    const puts = t.s3.requests.filter((r) => r.method === 'PUT').length;
     const move = (maxBytes: number) =>
       moveLogProcessor(
-        h.ctx,
-        store,
+        t.h.ctx,
+        t.store,
         quiet,
         () => {},
         maxBytes,
@@ -147,33 +106,33 @@ describe('move-log', () => {
       } as Job<MoveLogData>);
     expect(await move(stored - 1)).toBe('kept');
     expect(await moved(logid)).toEqual([]);
-    expect(await logs.rows(logid)).toEqual(rows);
-    expect(s3.requests.filter((r) => r.method === 'PUT').length).toBe(puts);
+    expect(await t.logs.rows(logid)).toEqual(rows);
+    expect(t.s3.requests.filter((r) => r.method === 'PUT').length).toBe(puts);
     // At the bound it fits, and moves.
     expect(await move(stored)).toBe('moved');
     expect(await moved(logid)).toHaveLength(1);
   });
 
   it('leaves a log that is still open in PostgreSQL', async () => {
-    const logid = await logs.write('open', 300, { finish: false });
-    await jobs.queueMoveLog(logid);
+    const logid = await t.logs.write('open', 300, { finish: false });
+    await t.jobs.queueMoveLog(logid);
     await waitFor('an attempt to fail', async () => {
-      const job = await suite.queue(QUEUES.moveLog).getJob(moveLogJobId(logid));
+      const job = await t.suite.queue(QUEUES.moveLog).getJob(moveLogJobId(logid));
       return (job?.attemptsMade ?? 0) >= 1;
     });
     expect(await moved(logid)).toEqual([]);
-    expect((await logs.rows(logid)).length).toBeGreaterThan(0);
+    expect((await t.logs.rows(logid)).length).toBeGreaterThan(0);
   });
 
   it('retention deletes the objects of logs past their horizon, and of builds deleted whole', async () => {
     const finishBuild = (l: Logs) =>
-      h.db.pool.query(
+      t.h.db.pool.query(
         sql`UPDATE builds SET complete_at = 1, results = 0 WHERE id = (SELECT buildid FROM steps WHERE id = ${l.stepid})`,
       );
     const keyOf = async (logid: number) => (await moved(logid))[0]!.key;
-    const [a, b] = [await Logs.open(h), await Logs.open(h)];
+    const [a, b] = [await Logs.open(t.h), await Logs.open(t.h)];
     const [logA, logB] = [await a.write('past its horizon', 200), await b.write('build deleted', 200)];
-    await Promise.all([jobs.queueMoveLog(logA), jobs.queueMoveLog(logB)]);
+    await Promise.all([t.jobs.queueMoveLog(logA), t.jobs.queueMoveLog(logB)]);
     await waitFor(
       'both logs to move',
       async () => (await moved(logA)).length + (await moved(logB)).length === 2,
@@ -181,68 +140,64 @@ describe('move-log', () => {
     const [keyA, keyB] = [await keyOf(logA), await keyOf(logB)];
     await finishBuild(a);
     const now = () => 1_000_000;
-    const logsOnly = await runRetention(h.db.pool, retention.parse({ logHorizon: 60 }), { store, now });
+    const logsOnly = await runRetention(t.h.db.pool, retention.parse({ logHorizon: 60 }), {
+      store: t.store,
+      now,
+    });
     expect(logsOnly.deleted.objects).toBeGreaterThanOrEqual(1);
-    expect(s3.objects.has(keyA)).toBe(false);
+    expect(t.s3.objects.has(keyA)).toBe(false);
     expect(await moved(logA)).toEqual([]);
-    const [typeA] = (await h.db.pool.query(sql`SELECT type FROM logs WHERE id = ${logA}`)) as {
+    const [typeA] = (await t.h.db.pool.query(sql`SELECT type FROM logs WHERE id = ${logA}`)) as {
       type: string;
     }[];
     expect(typeA!.type).toBe('d');
     // The other build is not finished: its log and object stay.
-    expect(s3.objects.has(keyB)).toBe(true);
+    expect(t.s3.objects.has(keyB)).toBe(true);
 
     await finishBuild(b);
-    await runRetention(h.db.pool, retention.parse({ build_horizon: 60 }), { store, now });
-    expect(await h.db.pool.query(sql`SELECT id FROM logs WHERE id = ${logB}`)).toEqual([]);
-    expect(s3.objects.has(keyB)).toBe(false);
-    expect(await h.db.pool.query(sql`SELECT key FROM flotilla.object_garbage`)).toEqual([]);
+    await runRetention(t.h.db.pool, retention.parse({ build_horizon: 60 }), { store: t.store, now });
+    expect(await t.h.db.pool.query(sql`SELECT id FROM logs WHERE id = ${logB}`)).toEqual([]);
+    expect(t.s3.objects.has(keyB)).toBe(false);
+    expect(await t.h.db.pool.query(sql`SELECT key FROM flotilla.object_garbage`)).toEqual([]);
   });
 
   it('a master killed mid-upload: another master moves the log exactly once, to one object', async () => {
-    const killedSuite = new JobsUnderTest(h);
-    const logid = await logs.write('killed mid-move', 3000);
-    const text = Logs.text(await logs.rows(logid), 0, 2999);
-    const release = s3.hold();
+    const killedSuite = new JobsUnderTest(t.h);
+    const logid = await t.logs.write('killed mid-move', 3000);
+    const text = Logs.text(await t.logs.rows(logid), 0, 2999);
+    const release = t.s3.hold();
     const child = start(process.execPath, ['--import', 'tsx', 'test/master/jobs/move-log-child.ts'], {
-      JOBS_DATABASE_URL: h.db.url,
+      JOBS_DATABASE_URL: t.h.db.url,
       JOBS_REDIS_URL: testEnv().redisUrl,
       JOBS_PREFIX: killedSuite.prefix,
       JOBS_LOGID: String(logid),
-      JOBS_MASTERID: String(logs.masterid),
+      JOBS_MASTERID: String(t.logs.masterid),
       JOBS_LOCK_MS: String(LOCK_MS),
-      JOBS_S3_ENDPOINT: s3.endpoint,
+      JOBS_S3_ENDPOINT: t.s3.endpoint,
       JOBS_S3_BUCKET: BUCKET,
     });
     try {
-      await waitFor('the child to be uploading', () => s3.putsWaiting === 1, { proc: child });
+      await waitFor('the child to be uploading', () => t.s3.putsWaiting === 1, { proc: child });
       await child.stop('SIGKILL', 0);
       // The body had arrived: the store keeps it, though no master recorded it.
       release();
       await waitFor("the dead master's object to be stored", () =>
-        [...s3.objects.keys()].some((k) => k.startsWith(`logs/${logid}/`)),
+        [...t.s3.objects.keys()].some((k) => k.startsWith(`logs/${logid}/`)),
       );
       expect(await moved(logid)).toEqual([]);
-      expect((await logs.rows(logid)).length).toBeGreaterThan(0);
+      expect((await t.logs.rows(logid)).length).toBeGreaterThan(0);
       // Another master: the job comes to it once the dead one's lock lapses.
       await killedSuite.start({
-        masterid: () => logs.masterid,
+        masterid: () => t.logs.masterid,
         expirePeriodMs: 3_600_000,
-        objectStore: new ObjectStore({
-          endpoint: s3.endpoint,
-          bucket: BUCKET,
-          region: 'us-east-1',
-          prefix: '',
-          pathStyle: true,
-          credentials: TEST_S3_CREDENTIALS,
-        }),
+        objectStore: t.s3.client(),
         lockDurationMs: LOCK_MS,
       });
       await waitFor('the log to move', async () => (await moved(logid)).length === 1);
       expect(await moved(logid)).toHaveLength(1);
-      expect(await logs.rows(logid)).toEqual([]);
-      expect([...s3.objects.keys()].filter((k) => k.startsWith(`logs/${logid}/`))).toHaveLength(1);
-      const puts = s3.requests.filter((r) => r.method === 'PUT' && r.key.startsWith(`logs/${logid}/`));
+      expect(await t.logs.rows(logid)).toEqual([]);
+      expect([...t.s3.objects.keys()].filter((k) => k.startsWith(`logs/${logid}/`))).toHaveLength(1);
+      const puts = t.s3.requests.filter((r) => r.method === 'PUT' && r.key.startsWith(`logs/${logid}/`));
       expect(puts).toHaveLength(2);
       expect(await objectText(logid, 0, 2999)).toBe(text);
     } finally {
