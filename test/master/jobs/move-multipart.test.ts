@@ -4,8 +4,9 @@
 // 12 MiB artifact and a log of over 10 MiB stored move in three parts each, and the API
 // answers them byte for byte as it did from PostgreSQL. A part the store refuses aborts the
 // upload: no object, no upload left open, the source still in PostgreSQL, and the retry moves
-// it. A dead master's open upload (named in the job) is aborted by the next run, and nothing
-// of it is ever visible as the artifact.
+// it. A master killed mid-upload (a process of its own, SIGKILL while a part is held) leaves
+// no object, the artifact reading from PostgreSQL, and another master, handed the job, aborts
+// the dead one's upload and moves it; the same with the upload named in a job run in-process.
 import { randomBytes } from 'node:crypto';
 import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,11 +17,14 @@ import { MIN_PART_BYTES } from '../../../services/core/objstore/streamed-put.js'
 import { type MoveArtifactData, moveArtifactProcessor } from '../../../services/master/jobs/move-artifact.js';
 import { type MoveLogData, moveLogProcessor } from '../../../services/master/jobs/move-log.js';
 import { apiInProcess, type InProcessApi } from '../../helpers/api.js';
-import { addArtifact, quiet, storeJobsSuite } from './helpers.js';
+import { testEnv } from '../../helpers/env.js';
+import { start } from '../../helpers/processes.js';
+import { addArtifact, JobsUnderTest, quiet, storeJobsSuite, waitFor } from './helpers.js';
 
 const t = storeJobsSuite('move-multipart-test', 'mp/');
 const MiB = 1024 * 1024;
 const PART = MIN_PART_BYTES;
+const LOCK_MS = 1000;
 
 let api: InProcessApi;
 beforeAll(async () => {
@@ -161,6 +165,53 @@ describe('moves larger than one part', () => {
     expect(t.s3.uploads.size).toBe(0);
     expect(objectsUnder(`mp/artifacts/${id}/`)).toEqual([(await objectKeyOf(id))!]);
     expect((await get(`/api/v2/artifacts/${id}/raw`)).body.equals(bytes)).toBe(true);
+  });
+
+  it('a master killed mid-upload leaves no object; the master handed its job aborts its upload and moves', async () => {
+    const killedSuite = new JobsUnderTest(t.h);
+    const bytes = randomBytes(11 * MiB);
+    const id = await addArtifact(t.h, t.logs, 'out/killed.bin', bytes);
+    const uploadsOf = () => [...t.s3.uploads.values()].filter((u) => u.key.startsWith(`artifacts/${id}/`));
+    const release = t.s3.hold();
+    const child = start(process.execPath, ['--import', 'tsx', 'test/master/jobs/move-log-child.ts'], {
+      JOBS_DATABASE_URL: t.h.db.url,
+      JOBS_REDIS_URL: testEnv().redisUrl,
+      JOBS_PREFIX: killedSuite.prefix,
+      JOBS_ARTIFACT_ID: String(id),
+      JOBS_MASTERID: String(t.logs.masterid),
+      JOBS_LOCK_MS: String(LOCK_MS),
+      JOBS_S3_ENDPOINT: t.s3.endpoint,
+      JOBS_S3_BUCKET: t.s3.bucket,
+      JOBS_PART_BYTES: String(PART),
+    });
+    try {
+      await waitFor('the child to be uploading its first part', () => t.s3.putsWaiting === 1, {
+        proc: child,
+      });
+      await child.stop('SIGKILL', 0);
+      // The part had arrived: the store keeps it, in an upload nobody will complete.
+      release();
+      await waitFor("the dead master's part to be stored", () => uploadsOf()[0]?.parts.size === 1);
+      expect(objectsUnder(`artifacts/${id}/`)).toEqual([]);
+      expect(await objectKeyOf(id)).toBeNull();
+      expect((await get(`/api/v2/artifacts/${id}/raw`)).body.equals(bytes)).toBe(true);
+      // Another master: the job comes to it once the dead one's lock lapses.
+      await killedSuite.start({
+        masterid: () => t.logs.masterid,
+        expirePeriodMs: 3_600_000,
+        objectStore: t.s3.client(),
+        lockDurationMs: LOCK_MS,
+        movePartBytes: PART,
+      });
+      await waitFor('the artifact to move', async () => (await objectKeyOf(id)) !== null);
+      expect(uploadsOf()).toEqual([]);
+      expect(objectsUnder(`artifacts/${id}/`)).toEqual([(await objectKeyOf(id))!]);
+      expect((await get(`/api/v2/artifacts/${id}/raw`)).body.equals(bytes)).toBe(true);
+    } finally {
+      release();
+      await child.stop('SIGKILL', 0);
+      await killedSuite.closeAll();
+    }
   });
 
   it('refuses a part size under S3 minimum', async () => {
