@@ -5,6 +5,7 @@
 #
 #   load/bench/object-store/run.sh                 # 4 logs of 100,000 lines, 10 s a run
 #   LOGS=2 LINES=20000 DURATION=5 load/bench/object-store/run.sh
+#   load/bench/object-store/run.sh move-rss        # a master's RSS moving a 200 MiB artifact (move-rss.ts)
 set -euo pipefail
 source "$(cd "$(dirname "$0")/../../.." && pwd)/deploy/local/lib.sh"
 cd "$ROOT"
@@ -15,4 +16,4 @@ export BENCH_PG_PORT="${BENCH_PG_PORT:-22440}"
 load/bench/cluster.sh up >/dev/null
 DATABASE_URL="$(load/bench/cluster.sh db objstore | tail -1)"
 own_redis objstore "$(free_port)"
-DATABASE_URL="$DATABASE_URL" node --import tsx load/bench/object-store/run.ts
+DATABASE_URL="$DATABASE_URL" node --import tsx "load/bench/object-store/${1:-run}.ts"

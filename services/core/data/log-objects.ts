@@ -37,25 +37,37 @@ export async function logMoveState(q: Queryable, logid: number): Promise<LogMove
 }
 
 /**
- * The bytes a log's chunks hold in PostgreSQL, as stored (compressed or not): what a move would
- * read into memory. octet_length of a bytea reads its size, not its content.
+ * What each chunk of a log holds in PostgreSQL, in line order, without its content: what a
+ * move reads first (octet_length of a bytea reads its size, not its content), then checks the
+ * chunks against as it reads them (logChunkContents) and as it records (recordLogObject).
  */
-export async function logStoredBytes(q: Queryable, logid: number): Promise<number> {
-  const row = await maybeOne<{ bytes: number }>(
+export function logChunkList(q: Queryable, logid: number): Promise<UploadedChunk[]> {
+  return many<UploadedChunk>(
     q,
-    sql`SELECT coalesce(sum(octet_length(content)), 0)::float8 AS bytes FROM logchunks WHERE logid = ${logid}`,
-  );
-  return row?.bytes ?? 0;
-}
-
-/** Every chunk of a log still in PostgreSQL, in line order. */
-export function logChunksToMove(q: Queryable, logid: number): Promise<LogChunkRow[]> {
-  return many<LogChunkRow>(
-    q,
-    sql`SELECT first_line, last_line, coalesce(content, ''::bytea) AS content, compressed
+    sql`SELECT first_line, last_line, compressed, coalesce(octet_length(content), 0) AS length
         FROM logchunks WHERE logid = ${logid} ORDER BY first_line`,
   );
 }
+
+/** The chunks of a log that begin at these lines, in line order: a move reads a part's worth at a time. */
+export function logChunkContents(
+  q: Queryable,
+  logid: number,
+  firstLines: readonly number[],
+): Promise<LogChunkRow[]> {
+  return many<LogChunkRow>(
+    q,
+    sql`SELECT first_line, last_line, coalesce(content, ''::bytea) AS content, compressed
+        FROM logchunks WHERE logid = ${logid} AND first_line = ANY(${firstLines}::int[]) ORDER BY first_line`,
+  );
+}
+
+/** Whether two reads of a chunk saw the same chunk (compressLog rewrites chunks it merges). */
+export const sameChunk = (a: UploadedChunk, b: UploadedChunk): boolean =>
+  a.first_line === b.first_line &&
+  a.last_line === b.last_line &&
+  a.compressed === b.compressed &&
+  Number(a.length) === Number(b.length);
 
 /**
  * Records a log's object and index and deletes its chunks, if its chunks are still `uploaded`
@@ -81,17 +93,7 @@ export async function recordLogObject(
     sql`SELECT first_line, last_line, compressed, coalesce(length(content), 0) AS length
         FROM logchunks WHERE logid = ${logid} ORDER BY first_line`,
   );
-  const same =
-    now.length === uploaded.length &&
-    now.every((c, i) => {
-      const u = uploaded[i]!;
-      return (
-        c.first_line === u.first_line &&
-        c.last_line === u.last_line &&
-        c.compressed === u.compressed &&
-        Number(c.length) === u.length
-      );
-    });
+  const same = now.length === uploaded.length && now.every((c, i) => sameChunk(c, uploaded[i]!));
   if (!same) return 'changed';
   await tx.q.query(
     sql`INSERT INTO flotilla.log_objects (logid, key, bytes) VALUES (${logid}, ${object.key}, ${object.bytes})`,

@@ -16,32 +16,36 @@ export interface IndexedChunk extends LineRange {
   byte_length: number;
 }
 
-/** The object of a log's chunks (in line order) and its index. */
-export function buildLogObject(rows: readonly LogChunkRow[]): { body: Buffer; index: IndexedChunk[] } {
-  const parts: Uint8Array[] = [];
-  const index: IndexedChunk[] = [];
-  let offset = 0;
-  for (const row of rows) {
-    let content = row.content;
-    let compressed = row.compressed;
-    if (compressed === 0 && content.length > 0) {
-      const gz = encode(GZIP, content);
-      if (gz.length < content.length) {
-        content = gz;
-        compressed = GZIP;
-      }
-    }
-    parts.push(content);
-    index.push({
+/**
+ * A chunk as the object holds it: its stored bytes, or gzipped when it was stored uncompressed
+ * and gzip is smaller.
+ */
+export function objectChunkOf(row: LogChunkRow): { content: Uint8Array; compressed: number } {
+  if (row.compressed === 0 && row.content.length > 0) {
+    const gz = encode(GZIP, row.content);
+    if (gz.length < row.content.length) return { content: gz, compressed: GZIP };
+  }
+  return { content: row.content, compressed: row.compressed };
+}
+
+/** The index of a log's object, its chunks appended in line order as they are written. */
+export class LogObjectIndex {
+  readonly chunks: IndexedChunk[] = [];
+  private bytes = 0;
+
+  /** Indexes a chunk and answers what the object holds of it. */
+  append(row: LogChunkRow): Uint8Array {
+    const { content, compressed } = objectChunkOf(row);
+    this.chunks.push({
       first_line: row.first_line,
       last_line: row.last_line,
       compressed,
-      byte_offset: offset,
+      byte_offset: this.bytes,
       byte_length: content.length,
     });
-    offset += content.length;
+    this.bytes += content.length;
+    return content;
   }
-  return { body: Buffer.concat(parts), index };
 }
 
 /** The byte range (inclusive) that holds these indexed chunks, which follow each other. */
@@ -71,18 +75,22 @@ export function rowsOfSpan(chunks: readonly IndexedChunk[], bytes: Uint8Array): 
  * Consecutive groups of the index of at most `maxBytes` each (a chunk larger than that is a
  * group alone): what one ranged GET of a download fetches.
  */
-export function spansOf(chunks: readonly IndexedChunk[], maxBytes: number): IndexedChunk[][] {
-  const groups: IndexedChunk[][] = [];
-  let group: IndexedChunk[] = [];
+export const spansOf = (chunks: readonly IndexedChunk[], maxBytes: number): IndexedChunk[][] =>
+  groupsOfSize(chunks, maxBytes, (c) => c.byte_length);
+
+/** Consecutive groups of `items` of at most `maxBytes` each by `sizeOf` (a larger item alone). */
+export function groupsOfSize<T>(items: readonly T[], maxBytes: number, sizeOf: (item: T) => number): T[][] {
+  const groups: T[][] = [];
+  let group: T[] = [];
   let bytes = 0;
-  for (const c of chunks) {
-    if (group.length > 0 && bytes + c.byte_length > maxBytes) {
+  for (const c of items) {
+    if (group.length > 0 && bytes + sizeOf(c) > maxBytes) {
       groups.push(group);
       group = [];
       bytes = 0;
     }
     group.push(c);
-    bytes += c.byte_length;
+    bytes += sizeOf(c);
   }
   if (group.length > 0) groups.push(group);
   return groups;

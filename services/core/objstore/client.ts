@@ -1,8 +1,9 @@
-// A small S3 client: PUT, ranged GET and DELETE of one object, signed with SigV4 (sigv4.ts),
-// over fetch, path-style (`endpoint/bucket/key`, what MinIO and most S3-compatible servers
+// A small S3 client: PUT, ranged GET and DELETE of one object, and the four calls of a
+// multipart upload (create, upload a part, complete, abort: what streamed-put.ts uses for an
+// object larger than one part), signed with SigV4 (sigv4.ts), over fetch, path-style (`endpoint/bucket/key`, what MinIO and most S3-compatible servers
 // want) or virtual-host (`bucket.endpoint/key`, AWS's default).
 //
-// Why our own and not @aws-sdk/client-s3: we use three operations; the SDK brings dozens of
+// Why our own and not @aws-sdk/client-s3: we use seven operations; the SDK brings dozens of
 // packages (its middleware stack, XML parser, credential chain) to a project that reads its
 // credentials from one env variable or file, and its retries would hide what our jobs retry
 // themselves (services/master/jobs/move-log.ts). The signing is AWS's documented algorithm,
@@ -17,6 +18,7 @@ import {
   authorization,
   type Credentials,
   canonicalPath,
+  canonicalQuery,
   EMPTY_SHA256,
   type SignInput,
   sha256Hex,
@@ -37,6 +39,14 @@ export interface ObjectStoreSettings {
 }
 
 export type ObjectStoreErrorCode = 'OBJECT_STORE_UNAVAILABLE';
+
+/** A part a multipart upload holds: its number (1..10,000) and the ETag the store gave it. */
+export interface UploadedPart {
+  partNumber: number;
+  etag: string;
+}
+
+type Method = 'GET' | 'PUT' | 'DELETE' | 'POST';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
@@ -74,12 +84,62 @@ export class ObjectStore {
     }
   }
 
-  private url(key: string): URL {
+  /** Starts a multipart upload of `key`: its upload id. Nothing is visible under the key yet. */
+  async createMultipartUpload(key: string): Promise<string> {
+    const res = await this.send('POST', key, { query: { uploads: '' } });
+    const id = /<UploadId>([^<]+)<\/UploadId>/.exec(await res.text())?.[1];
+    if (!id) throw this.unavailable('POST', key, 'no UploadId in the answer');
+    return id;
+  }
+
+  /** Uploads part `partNumber` of an upload: the part's ETag, which completing it names. */
+  async uploadPart(key: string, uploadId: string, partNumber: number, body: Uint8Array): Promise<string> {
+    const res = await this.send('PUT', key, { body, query: { partNumber: String(partNumber), uploadId } });
+    const etag = res.headers.get('etag');
+    if (!etag) throw this.unavailable('PUT', key, `no ETag for part ${partNumber}`);
+    return etag;
+  }
+
+  /** Assembles the parts (in ascending order) into the object, which appears whole, at once. */
+  async completeMultipartUpload(
+    key: string,
+    uploadId: string,
+    parts: readonly UploadedPart[],
+  ): Promise<void> {
+    const xml = `<CompleteMultipartUpload>${parts
+      .map((p) => `<Part><PartNumber>${p.partNumber}</PartNumber><ETag>${escapeXml(p.etag)}</ETag></Part>`)
+      .join('')}</CompleteMultipartUpload>`;
+    const res = await this.send('POST', key, { body: new TextEncoder().encode(xml), query: { uploadId } });
+    // S3 may answer a Complete 200 and still fail it, with an <Error> in the body (it sends
+    // the status before it has assembled the parts).
+    const text = await res.text();
+    const code = /<Error>[\s\S]*?<Code>([^<]*)<\/Code>/.exec(text)?.[1];
+    if (code) throw this.unavailable('POST', key, `200 ${code}`);
+  }
+
+  /** Discards an upload and the parts it holds; one the store does not know is not an error. */
+  async abortMultipartUpload(key: string, uploadId: string): Promise<void> {
+    try {
+      await this.send('DELETE', key, { query: { uploadId } });
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+    }
+  }
+
+  private url(key: string, query: Record<string, string> | undefined): URL {
     const url = new URL(this.base);
     if (!this.s.pathStyle) url.hostname = `${this.s.bucket}.${url.hostname}`;
     // Encoded exactly as the signature encodes it.
     url.pathname = canonicalPath(this.path(key));
+    if (query) url.search = canonicalQuery(query);
     return url;
+  }
+
+  private unavailable(method: Method, key: string, what: string): UnavailableError<ObjectStoreErrorCode> {
+    return new UnavailableError<ObjectStoreErrorCode>(
+      'OBJECT_STORE_UNAVAILABLE',
+      `object store ${method} ${key}: ${what}`,
+    );
   }
 
   private path(key: string): string {
@@ -87,11 +147,11 @@ export class ObjectStore {
   }
 
   private async send(
-    method: 'GET' | 'PUT' | 'DELETE',
+    method: Method,
     key: string,
-    opts: { body?: Uint8Array; headers?: Record<string, string> },
+    opts: { body?: Uint8Array; headers?: Record<string, string>; query?: Record<string, string> },
   ): Promise<Response> {
-    const url = this.url(key);
+    const url = this.url(key, opts.query);
     const payloadHash = opts.body ? sha256Hex(opts.body) : EMPTY_SHA256;
     const headers: Record<string, string> = {
       ...opts.headers,
@@ -102,6 +162,7 @@ export class ObjectStore {
     const input: SignInput = {
       method,
       path: this.path(key),
+      ...(opts.query ? { query: opts.query } : {}),
       headers,
       payloadHash,
       region: this.s.region,
@@ -117,18 +178,15 @@ export class ObjectStore {
         signal: AbortSignal.timeout(this.s.timeoutMs ?? DEFAULT_TIMEOUT_MS),
       });
     } catch (err) {
-      throw new UnavailableError<ObjectStoreErrorCode>(
-        'OBJECT_STORE_UNAVAILABLE',
-        `object store ${method} ${key}: ${(err as Error).message}`,
-      );
+      throw this.unavailable(method, key, (err as Error).message);
     }
     if (res.ok) return res;
     const text = await res.text().catch(() => '');
     const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? String(res.status);
     if (res.status === 404) throw new NotFoundError('NOT_FOUND', `object store: no object ${key} (${code})`);
-    throw new UnavailableError<ObjectStoreErrorCode>(
-      'OBJECT_STORE_UNAVAILABLE',
-      `object store ${method} ${key}: ${res.status} ${code}`,
-    );
+    throw this.unavailable(method, key, `${res.status} ${code}`);
   }
 }
+
+// An ETag is quoted (`"9b2c..."`): quotes may stand in XML text, markup may not.
+const escapeXml = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

@@ -82,6 +82,11 @@ export interface JobsOptions extends ExpireSettings {
   objectStore?: ObjectStore | null;
   moveRetry?: CompressLogRetry;
   /**
+   * The part a move reads and uploads at a time (core/objstore/streamed-put.ts: default
+   * 8 MiB, at least S3's 5 MiB). Tests take 5 MiB, to move objects of a few parts.
+   */
+  movePartBytes?: number;
+  /**
    * How long a worker's hold on a running job lasts unrenewed (BullMQ's lockDuration, default
    * 30,000 ms): a master that dies mid-job has its job handed to another after about this
    * long. Tests shorten it.
@@ -142,9 +147,15 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
   const compressProcessor = compressLogProcessor(opts.ctx, log, repeated(QUEUES.compressLog), (logid) =>
     moveSoon(logid),
   );
-  const moveProcessor = store ? moveLogProcessor(opts.ctx, store, log, repeated(QUEUES.moveLog)) : null;
+  const partBytes = opts.movePartBytes;
+  const moveProcessor = store
+    ? moveLogProcessor(opts.ctx, store, log, repeated(QUEUES.moveLog), partBytes)
+    : null;
   const moveArtifact = store
-    ? moveArtifactProcessor(opts.ctx, store, log, { onRepeat: repeated(QUEUES.moveArtifact) })
+    ? moveArtifactProcessor(opts.ctx, store, log, {
+        onRepeat: repeated(QUEUES.moveArtifact),
+        ...(partBytes === undefined ? {} : { partBytes }),
+      })
     : null;
   const queue = <D>(name: QueueName, defaultJobOptions = {}) =>
     new Queue<D>(name, {

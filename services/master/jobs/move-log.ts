@@ -16,28 +16,40 @@
 // - The store away, or PostgreSQL: the attempt fails and is retried with backoff; the log
 //   stays readable from PostgreSQL meanwhile, nothing is lost.
 // - One job per log, id `move-<logid>`, as compress-log's.
-// - One PUT from memory, as move-artifact's: a log whose chunks hold more than MAX_MOVE_BYTES
-//   stays in PostgreSQL ('kept'), so that a build printing a huge log cannot make its master
-//   hold it whole (the chunks are read only once their size is known to fit).
+// - Read part by part, as move-artifact's (core/objstore/streamed-put.ts): the chunks' sizes
+//   first, then their contents a part's worth at a time, twice (to name the object by its
+//   hash, then to upload it: one PUT for a log of one part, a multipart upload for a larger
+//   one), so a master holds about two parts per move whatever the log's size. A chunk that is
+//   not the one listed first (compress-log merged it meanwhile) aborts the upload and counts as
+//   changed. A master that dies mid-upload leaves no object, only an open upload, which the
+//   job's retry aborts (stale-upload.ts).
 import type { Job, JobsOptions, Queue } from 'bullmq';
 import { UnrecoverableError } from 'bullmq';
 import {
   type DataContext,
-  logChunksToMove,
+  logChunkContents,
+  logChunkList,
   logMoveState,
   logObjectKeyOf,
-  logStoredBytes,
   recordLogObject,
+  sameChunk,
   transact,
+  type UploadedChunk,
 } from '../../core/data/index.js';
-import { buildLogObject } from '../../core/logs/log-object.js';
+import { groupsOfSize, LogObjectIndex } from '../../core/logs/log-object.js';
 import type { ObjectStore } from '../../core/objstore/client.js';
 import { sha256Hex } from '../../core/objstore/sigv4.js';
+import {
+  type ByteSource,
+  DEFAULT_PART_BYTES,
+  putStreamed,
+  SourceChangedError,
+} from '../../core/objstore/streamed-put.js';
 import type { Logger } from '../../core/telemetry/logger.js';
-import { MAX_MOVE_BYTES } from './move-artifact.js';
 import { queueOnce } from './queue-once.js';
+import { abortStaleUpload, keepUploadIn, type WithUpload } from './stale-upload.js';
 
-export interface MoveLogData {
+export interface MoveLogData extends WithUpload {
   logid: number;
 }
 
@@ -45,7 +57,38 @@ export const moveLogJobId = (logid: number): string => `move-${logid}`;
 
 /** The key of a log's object of these bytes, under the store's prefix. */
 export const logObjectKey = (store: ObjectStore, logid: number, body: Uint8Array): string =>
-  store.key(`logs/${logid}/${sha256Hex(body).slice(0, 16)}`);
+  logKeyOfHash(store, logid, sha256Hex(body));
+
+const logKeyOfHash = (store: ObjectStore, logid: number, sha256: string): string =>
+  store.key(`logs/${logid}/${sha256.slice(0, 16)}`);
+
+/**
+ * The object of a log's listed chunks, read a part's worth of chunks at a time; each read
+ * starts the index again. A chunk that is not as listed: SourceChangedError.
+ */
+function logObjectOf(
+  ctx: DataContext,
+  logid: number,
+  listed: readonly UploadedChunk[],
+  partBytes: number,
+  index: { current: LogObjectIndex },
+): ByteSource {
+  return async function* () {
+    index.current = new LogObjectIndex();
+    for (const group of groupsOfSize(listed, partBytes, (c) => Number(c.length))) {
+      const rows = await logChunkContents(
+        ctx.db,
+        logid,
+        group.map((c) => c.first_line),
+      );
+      const same =
+        rows.length === group.length &&
+        rows.every((r, i) => sameChunk({ ...r, length: r.content.length }, group[i]!));
+      if (!same) throw new SourceChangedError(`log ${logid}'s chunks changed during its move`);
+      for (const row of rows) yield index.current.append(row);
+    }
+  };
+}
 
 // Uploads in one attempt when compress-log keeps changing the chunks under us.
 const UPLOADS_PER_ATTEMPT = 3;
@@ -64,17 +107,18 @@ export async function queueMoveLog(queue: Queue<MoveLogData>, logid: number): Pr
   await queueOnce(queue, 'move-log', { logid }, moveLogJobId(logid));
 }
 
-export type MoveOutcome = 'moved' | 'already' | 'gone' | 'open' | 'kept';
+export type MoveOutcome = 'moved' | 'already' | 'gone' | 'open';
 
 export function moveLogProcessor(
   ctx: DataContext,
   store: ObjectStore,
   log: Logger,
   onRepeat: () => void = () => {},
-  maxBytes = MAX_MOVE_BYTES,
+  partBytes = DEFAULT_PART_BYTES,
 ) {
   return async (job: Job<MoveLogData>): Promise<MoveOutcome> => {
     const { logid } = job.data;
+    await abortStaleUpload(store, job);
     for (let upload = 0; upload < UPLOADS_PER_ATTEMPT; upload++) {
       const state = await logMoveState(ctx.db, logid);
       if (state === 'moved') {
@@ -85,22 +129,24 @@ export function moveLogProcessor(
       if (state === 'deleted') return 'gone';
       // Retried: a log is queued once finished, so this is a log reopened by nothing we know.
       if (state === 'open') throw new Error(`log ${logid} is not finished`);
-      if ((await logStoredBytes(ctx.db, logid)) > maxBytes) return 'kept';
-      const rows = await logChunksToMove(ctx.db, logid);
-      const uploaded = rows.map((r) => ({
-        first_line: r.first_line,
-        last_line: r.last_line,
-        compressed: r.compressed,
-        length: r.content.length,
-      }));
-      const { body, index } = buildLogObject(rows);
-      const key = logObjectKey(store, logid, body);
-      await store.put(key, body);
-      const outcome = await transact(ctx, (tx) =>
-        recordLogObject(tx, logid, { key, bytes: body.length, chunks: index }, uploaded),
-      );
+      const listed = await logChunkList(ctx.db, logid);
+      const index = { current: new LogObjectIndex() };
+      let put: Awaited<ReturnType<typeof putStreamed>>;
+      try {
+        put = await putStreamed(store, logObjectOf(ctx, logid, listed, partBytes, index), {
+          keyOf: (sha256) => logKeyOfHash(store, logid, sha256),
+          partBytes,
+          onUpload: keepUploadIn(job),
+        });
+      } catch (err) {
+        if (err instanceof SourceChangedError) continue;
+        throw err;
+      }
+      const { key, bytes, parts } = put;
+      const chunks = index.current.chunks;
+      const outcome = await transact(ctx, (tx) => recordLogObject(tx, logid, { key, bytes, chunks }, listed));
       if (outcome === 'moved') {
-        log.debug({ logid, key, bytes: body.length, chunks: index.length }, 'log moved to the object store');
+        log.debug({ logid, key, bytes, parts, chunks: chunks.length }, 'log moved to the object store');
         return outcome;
       }
       // Ours is not the recorded object (or none is wanted): it goes, unless it is the one.

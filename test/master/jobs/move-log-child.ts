@@ -1,5 +1,7 @@
-// Run by move-log.test.ts as a master of its own, to be killed mid-move: it starts the jobs
-// with the test's object store, queues the move of one log, says so, and runs until killed.
+// Run by move-log.test.ts and move-multipart.test.ts as a master of its own, to be killed
+// mid-move: it starts the jobs with the test's object store (and part size, JOBS_PART_BYTES),
+// queues the move of one log (JOBS_LOGID) or artifact (JOBS_ARTIFACT_ID), says so, and runs
+// until killed.
 import { Redis } from 'ioredis';
 import { createPool } from '../../../services/core/db/pool.js';
 import { ObjectStore } from '../../../services/core/objstore/client.js';
@@ -20,6 +22,7 @@ const jobs = await startJobs({
   log: createLogger('move-log-child', 'silent'),
   prefix: env('JOBS_PREFIX'),
   lockDurationMs: Number(env('JOBS_LOCK_MS')),
+  ...(process.env.JOBS_PART_BYTES ? { movePartBytes: Number(env('JOBS_PART_BYTES')) } : {}),
   objectStore: new ObjectStore({
     endpoint: env('JOBS_S3_ENDPOINT'),
     bucket: env('JOBS_S3_BUCKET'),
@@ -29,5 +32,6 @@ const jobs = await startJobs({
     credentials: TEST_S3_CREDENTIALS,
   }),
 });
-await jobs.queueMoveLog(Number(env('JOBS_LOGID')));
+if (process.env.JOBS_ARTIFACT_ID) jobs.queueMoveArtifactSoon(Number(env('JOBS_ARTIFACT_ID')));
+else await jobs.queueMoveLog(Number(env('JOBS_LOGID')));
 process.stdout.write('queued\n');

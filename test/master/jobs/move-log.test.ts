@@ -1,20 +1,20 @@
 // move-log through real BullMQ, PostgreSQL, Redis and the tests' S3 server (which checks
 // every signature): a finished log leaves PostgreSQL for one object and an index, every range
 // reading the same from the object as from the rows; compress-log queues it; queued twice it
-// moves once; a log still open stays; a master killed mid-upload has its job handed to
-// another master, which moves the log exactly once, to one object; retention deletes the
-// objects of logs past their horizon and of builds deleted whole.
-import type { Job } from 'bullmq';
+// moves once; a log still open stays (larger logs, in parts: move-multipart.test.ts); a
+// master killed mid-upload has its job handed to another master, which moves the log exactly
+// once, to one object; retention deletes the objects of logs past their horizon and of
+// builds deleted whole.
 import { describe, expect, it } from 'vitest';
 import { retention } from '../../../services/core/config/master-config/retention.js';
 import { sql } from '../../../services/core/db/pool.js';
 import { type IndexedChunk, rowsOfSpan, spanOf } from '../../../services/core/logs/log-object.js';
 import { QUEUES } from '../../../services/master/jobs/index.js';
-import { type MoveLogData, moveLogJobId, moveLogProcessor } from '../../../services/master/jobs/move-log.js';
+import { moveLogJobId } from '../../../services/master/jobs/move-log.js';
 import { runRetention } from '../../../services/master/jobs/retention.js';
 import { testEnv } from '../../helpers/env.js';
 import { start } from '../../helpers/processes.js';
-import { JobsUnderTest, Logs, quiet, storeJobsSuite, waitFor } from './helpers.js';
+import { JobsUnderTest, Logs, storeJobsSuite, waitFor } from './helpers.js';
 
 const BUCKET = 'move-log-test';
 const LOCK_MS = 1000;
@@ -86,31 +86,6 @@ describe('move-log', () => {
     await t.jobs.queueMoveLog(logid);
     expect(await moved(logid)).toHaveLength(1);
     expect([...t.s3.objects.keys()].filter((k) => k.startsWith(`ci/logs/${logid}/`))).toHaveLength(1);
-  });
-
-  it('keeps a log larger than the move bound in PostgreSQL, read into no memory', async () => {
-    const logid = await t.logs.write('too big to move', 2000);
-    const rows = await t.logs.rows(logid);
-    const stored = rows.reduce((n, r) => n + r.content.length, 0);
-    const puts = t.s3.requests.filter((r) => r.method === 'PUT').length;
-    const move = (maxBytes: number) =>
-      moveLogProcessor(
-        t.h.ctx,
-        t.store,
-        quiet,
-        () => {},
-        maxBytes,
-      )({
-        data: { logid },
-        id: moveLogJobId(logid),
-      } as Job<MoveLogData>);
-    expect(await move(stored - 1)).toBe('kept');
-    expect(await moved(logid)).toEqual([]);
-    expect(await t.logs.rows(logid)).toEqual(rows);
-    expect(t.s3.requests.filter((r) => r.method === 'PUT').length).toBe(puts);
-    // At the bound it fits, and moves.
-    expect(await move(stored)).toBe('moved');
-    expect(await moved(logid)).toHaveLength(1);
   });
 
   it('leaves a log that is still open in PostgreSQL', async () => {
