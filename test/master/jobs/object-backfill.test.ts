@@ -1,6 +1,7 @@
 // object-backfill through real BullMQ, PostgreSQL, Redis and the tests' S3 server: logs and
-// artifacts that finished while the masters had no object store move once a master starts with
-// one (object_store is restart-only), and read byte for byte the same through the API; a log
+// artifacts that finished while the masters had no object store move once jobs start with one,
+// and once a real master starts with object_store in its configuration (a restart-only key),
+// and read byte for byte the same through the API; a log
 // whose move job failed as stalled (its masters killed twice mid-move) is moved by the sweep;
 // an open log and an artifact still being written stay; the sweep never has more moves in a
 // queue than its bound.
@@ -17,7 +18,9 @@ import { backfillTargets, runBackfill } from '../../../services/master/jobs/obje
 import { type Harness, openHarness } from '../../core/data/harness.js';
 import { apiInProcess, type InProcessApi } from '../../helpers/api.js';
 import { testEnv } from '../../helpers/env.js';
-import { S3Server } from '../../helpers/s3-server.js';
+import { masterYaml } from '../../helpers/master-config.js';
+import { S3Server, TEST_S3_CREDENTIALS } from '../../helpers/s3-server.js';
+import { Stage } from '../in-process.js';
 import { addArtifact, JobsUnderTest, Logs, quiet, sample, waitFor } from './helpers.js';
 
 let h: Harness;
@@ -163,5 +166,36 @@ describe('object-backfill', () => {
     expect((await logs.rows(open)).length).toBeGreaterThan(0);
     expect(await artifactMoved(writing)).toBe(false);
     expect(s3.refused).toEqual([]);
+    await jobs.stop();
+  });
+
+  it('a master started with object_store moves what finished before, at its start', async () => {
+    const finished = [await logs.write('before the store', 700)];
+    const artifacts = [await addArtifact(h, logs, 'out/before.bin', randomBytes(64 * 1024))];
+    const answers = await readAll(finished, artifacts);
+    // Its own Redis (so its queues are nobody else's), on this suite's database.
+    const stage = await Stage.open();
+    try {
+      const yaml = masterYaml({
+        object_store: {
+          endpoint: s3.endpoint,
+          bucket: 'backfill',
+          prefix: 'ci/',
+          access_key_id_env: 'KEY_ID',
+          secret_access_key_env: 'SECRET',
+        },
+      });
+      const env = { KEY_ID: TEST_S3_CREDENTIALS.accessKeyId, SECRET: TEST_S3_CREDENTIALS.secretAccessKey };
+      await stage.master('with-store', yaml, { db: h.db.pool, env });
+      // Its sweep's first run comes at once (BullMQ runs an `every` schedule's first job at once).
+      await waitFor('the log and the artifact to move', async () => {
+        for (const id of finished) if (!(await logMoved(id))) return false;
+        for (const id of artifacts) if (!(await artifactMoved(id))) return false;
+        return true;
+      });
+      expect(await readAll(finished, artifacts)).toEqual(answers);
+    } finally {
+      await stage.close();
+    }
   });
 });
