@@ -10,6 +10,7 @@ import { ensureMigratedOrExit } from '../core/db/migrate.js';
 import { createPool } from '../core/db/pool.js';
 import { EVENTS_FLUSH_MS, flushEvents } from '../core/events/publisher.js';
 import { forceScheduler } from '../core/force/parameters.js';
+import { probeDatabase } from '../core/health.js';
 import { listenAt } from '../core/http/listen-error.js';
 import { startProbeServer } from '../core/http/probe-server.js';
 import { onShutdown } from '../core/lifecycle.js';
@@ -46,7 +47,11 @@ const IDLE_IN_TRANSACTION_MS = 10_000;
 const db = createPool(env.databaseUrl, {
   applicationName: 'flotilla-api',
   idleInTransactionTimeoutMs: IDLE_IN_TRANSACTION_MS,
+  poolSize: env.databasePoolSize,
 });
+// The readiness checks' own connection (core/health.ts): a pod busy on every connection of its
+// pool is busy, not unready, and Kubernetes must not take it out of service for that.
+const probeDb = probeDatabase(env.databaseUrl, 'flotilla-api probes');
 await ensureMigratedOrExit(db, env.migrateOnStart, log);
 const redis = createRedis(env.redis, 'flotilla-api');
 redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
@@ -60,6 +65,7 @@ let stopping = false;
 async function composeApp(config: MasterConfig | null, version: ConfigVersion | undefined) {
   const app = await buildApp({
     db,
+    probeDb,
     redis,
     log,
     publicUrl: env.publicUrl,
@@ -159,7 +165,7 @@ onShutdown(log, () => [
     },
   },
   { name: 'probes', run: () => probes.close() },
-  { name: 'postgres', run: () => db.dispose() },
+  { name: 'postgres', run: () => Promise.all([db.dispose(), probeDb.dispose()]).then(() => {}) },
   { name: 'events', run: async () => void (await flushEvents(redis, EVENTS_FLUSH_MS)) },
   { name: 'redis', run: () => redis.quit() },
   { name: 'telemetry', run: () => telemetry.shutdown() },

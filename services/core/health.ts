@@ -2,7 +2,7 @@
 // short deadline, so that a hung PostgreSQL or Redis takes the pod out of rotation.
 import type { Redis } from 'ioredis';
 import { loadMigrations, pendingMessage, pendingMigrations } from './db/migrate.js';
-import { type Queryable, sql } from './db/pool.js';
+import { type ConnectionPool, createPool, type Queryable, sql } from './db/pool.js';
 
 export interface Check {
   name: string;
@@ -22,6 +22,19 @@ function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
   });
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The connection the readiness checks query PostgreSQL through: one of their own, beside the
+ * process's pool. Through the pool, a check waits behind every query ahead of it, so a
+ * master whose connections are all busy claiming (a full queue) or an API pod busy reading
+ * would answer 503 and be taken out of service for being busy, which is when it is needed
+ * most. Its own connection asks whether PostgreSQL answers, not whether the pool has a
+ * connection free. Statements end at the checks' deadline, so one that hangs (PostgreSQL
+ * frozen) frees the connection for the next check.
+ */
+export function probeDatabase(url: string, applicationName: string): ConnectionPool {
+  return createPool(url, { poolSize: 1, applicationName, statementTimeoutMs: DEADLINE_MS });
 }
 
 export function postgresCheck(db: Queryable): Check {

@@ -11,7 +11,7 @@ import { ensureMigratedOrExit } from '../core/db/migrate.js';
 import { createPool } from '../core/db/pool.js';
 import { busSubscription } from '../core/events/bus.js';
 import { EVENTS_FLUSH_MS, flushEvents } from '../core/events/publisher.js';
-import { postgresCheck, redisCheck, schemaCheck } from '../core/health.js';
+import { postgresCheck, probeDatabase, redisCheck, schemaCheck } from '../core/health.js';
 import { startProbeServer } from '../core/http/probe-server.js';
 import { onShutdown } from '../core/lifecycle.js';
 import { createRedis } from '../core/redis.js';
@@ -72,6 +72,7 @@ export async function runMasterProcess(
   const telemetry = await startTelemetry('flotilla-master');
   const db = createPool(env.databaseUrl, {
     applicationName: `flotilla-master ${env.masterName}`,
+    poolSize: env.databasePoolSize,
     // A master stopped inside a transaction (a frozen VM, a long pause) would otherwise keep
     // its row locks for as long as it is away: the master that expires it waits on them (its
     // masters row, its builds and logs) and the cluster's expiry stalls with it (seen: the
@@ -82,6 +83,9 @@ export async function runMasterProcess(
     idleInTransactionTimeoutMs: livenessOf(config).outageLimitMs,
   });
   await ensureMigratedOrExit(db, env.migrateOnStart, log);
+  // The readiness checks' own connection (core/health.ts): a master busy on every connection
+  // of its pool is busy, not unready.
+  const probeDb = probeDatabase(env.databaseUrl, `flotilla-master ${env.masterName} probes`);
   const redis = createRedis(env.redis, 'flotilla-master');
   const subscriber = createRedis(env.redis, 'flotilla-master-events');
   for (const r of [redis, subscriber]) r.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
@@ -101,8 +105,8 @@ export async function runMasterProcess(
       host: env.host,
       port: env.probePort,
       checks: [
-        postgresCheck(db),
-        schemaCheck(db),
+        postgresCheck(probeDb),
+        schemaCheck(probeDb),
         redisCheck(redis),
         {
           name: 'master',
@@ -178,7 +182,7 @@ export async function runMasterProcess(
       { name: 'config reloads', run: async () => reloader.stop() },
       ...started.shutdownSteps(),
       { name: 'probes', run: () => probes.close() },
-      { name: 'postgres', run: () => db.dispose() },
+      { name: 'postgres', run: () => Promise.all([db.dispose(), probeDb.dispose()]).then(() => {}) },
       // The last events (builds handed back, the master stopped) go out if Redis is there.
       { name: 'events', run: async () => void (await flushEvents(redis, EVENTS_FLUSH_MS)) },
       { name: 'redis', run: async () => Promise.all([redis.quit(), subscriber.quit()]) },

@@ -19,6 +19,7 @@ describe('environment', () => {
     expect(env.databaseUrl).toMatch(/^postgresql:/);
     expect(env.publicUrl).toBe('http://127.0.0.1:8010/');
     expect(env.masterConfigPath).toBeNull();
+    expect(env.databasePoolSize).toBe(10);
   });
 
   it('reads every variable', () => {
@@ -29,8 +30,10 @@ describe('environment', () => {
       PUBLIC_URL: 'https://ci.example.com',
       LOG_LEVEL: 'DEBUG',
       HOST: '0.0.0.0',
+      DATABASE_POOL_SIZE: '4',
     });
     expect(env).toMatchObject({
+      databasePoolSize: 4,
       port: 9000,
       publicUrl: 'https://ci.example.com/',
       logLevel: 'debug',
@@ -41,7 +44,13 @@ describe('environment', () => {
   it('names every bad variable and what was expected', () => {
     let err: unknown;
     try {
-      loadApiEnv({ DATABASE_URL: 'mysql://x', PORT: 'eighty', LOG_LEVEL: 'loud', REDIS_URL: 'not a url' });
+      loadApiEnv({
+        DATABASE_URL: 'mysql://x',
+        PORT: 'eighty',
+        LOG_LEVEL: 'loud',
+        REDIS_URL: 'not a url',
+        DATABASE_POOL_SIZE: '0',
+      });
     } catch (e) {
       err = e;
     }
@@ -51,6 +60,7 @@ describe('environment', () => {
     expect(problems).toMatch(/PORT: expected a port number 0-65535, got "eighty"/);
     expect(problems).toMatch(/LOG_LEVEL: expected one of .*got "loud"/);
     expect(problems).toMatch(/REDIS_URL: expected a URL/);
+    expect(problems).toMatch(/DATABASE_POOL_SIZE: expected a whole number, 1 or more, got "0"/);
   });
 
   it('takes one Redis URL by default, unchanged', () => {

@@ -13,7 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { AuthConfig, WwwConfig } from '../../core/config/master-config.js';
 import { type ConfigVersion, configMetrics } from '../../core/config/version.js';
-import type { ConnectionPool } from '../../core/db/pool.js';
+import type { ConnectionPool, Queryable } from '../../core/db/pool.js';
 import { collectEventMetrics } from '../../core/events/metrics.js';
 import { type ForceScheduler, forceSchedulerSpec } from '../../core/force/parameters.js';
 import { postgresCheck, redisCheck, schemaCheck } from '../../core/health.js';
@@ -43,6 +43,8 @@ import { type WebUiFiles, webUiRoutes } from './web-ui.js';
 
 export interface AppDeps {
   db: ConnectionPool;
+  /** What the readiness checks query PostgreSQL through (core/health.ts probeDatabase); absent: `db`. */
+  probeDb?: Queryable;
   redis: Redis;
   log: Logger;
   publicUrl: string;
@@ -150,7 +152,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     name: 'probes',
     start: () =>
       probeRoutes(app, {
-        checks: [postgresCheck(deps.db), schemaCheck(deps.db), redisCheck(deps.redis)],
+        checks: [
+          postgresCheck(deps.probeDb ?? deps.db),
+          schemaCheck(deps.probeDb ?? deps.db),
+          redisCheck(deps.redis),
+        ],
         router,
         metrics: () => metrics.render(),
         config: version ?? null,

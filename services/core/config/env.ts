@@ -26,6 +26,11 @@ export interface CommonEnv {
    * database that lacks one is refused at start, naming `npm run migrate`.
    */
   migrateOnStart: boolean;
+  /**
+   * DATABASE_POOL_SIZE: connections the process's pool opens to PostgreSQL at most (api,
+   * master; default 10). The readiness check has one of its own besides (core/health.ts).
+   */
+  databasePoolSize: number;
 }
 
 export interface ApiEnv extends CommonEnv {
@@ -143,6 +148,18 @@ class Reader {
     return n;
   }
 
+  /** A whole number, one or more. */
+  count(name: string, fallback: number): number {
+    const raw = this.src[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isSafeInteger(n) || n < 1) {
+      this.problems.push(`${name}: expected a whole number, 1 or more, got ${JSON.stringify(raw)}`);
+      return fallback;
+    }
+    return n;
+  }
+
   /** A number of seconds, zero or more (fractions allowed). */
   seconds(name: string, fallback: number): number {
     const raw = this.src[name];
@@ -210,6 +227,7 @@ function common(r: Reader, probeDefault: number): CommonEnv {
     probePort: r.port('PROBE_PORT', probeDefault),
     host: r.string('HOST', '127.0.0.1'),
     migrateOnStart: r.boolean('MIGRATE_ON_START', false),
+    databasePoolSize: r.count('DATABASE_POOL_SIZE', 10),
   };
 }
 

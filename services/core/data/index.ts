@@ -18,6 +18,7 @@ export * from './locks.js';
 export * from './log-objects.js';
 export * from './logs.js';
 export * from './masters.js';
+export * from './object-backfill.js';
 export * from './projects.js';
 export * from './properties.js';
 export * from './report-details.js';

@@ -26,6 +26,7 @@ import {
 } from '../../core/data/index.js';
 import { NotFoundError } from '../../core/errors.js';
 import type { Logger } from '../../core/telemetry/logger.js';
+import { queueOnce } from './queue-once.js';
 import { QUEUES } from './queues.js';
 
 export type LogCompression = MasterConfig['log_compression'];
@@ -80,16 +81,7 @@ export async function queueCompressLog(
 ): Promise<void> {
   if (codec === null) return;
   if (!Number.isSafeInteger(logid) || logid <= 0) throw new RangeError(`not a log id: ${logid}`);
-  const jobId = compressLogJobId(logid);
-  await queue.add('compress-log', { logid, codec }, { jobId });
-  // A job of this id that failed for good is not replaced by add(): retry it instead, with
-  // its attempts afresh.
-  const job = await queue.getJob(jobId);
-  if (job && (await job.isFailed())) {
-    await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true }).catch(() => {
-      // Someone else retried it between the two calls: it is queued, which is what we want.
-    });
-  }
+  await queueOnce(queue, 'compress-log', { logid, codec }, compressLogJobId(logid));
 }
 
 export function compressLogProcessor(

@@ -1,7 +1,9 @@
 // The master's background jobs (BullMQ over the cluster's Redis): expire-masters and
 // retention, each repeated once per period across the cluster, compress-log, queued when
-// a log finishes, and move-log, queued once a log is compressed when an object store is
-// configured (or when it finishes, with compression off). Every
+// a log finishes, move-log, queued once a log is compressed when an object store is
+// configured (or when it finishes, with compression off), move-artifact, and with a store the
+// object-backfill sweep, once per period across the cluster, which queues the moves of what is
+// still in PostgreSQL (object-backfill.ts). Every
 // master runs a worker for each queue; stop() lets the running jobs finish, then closes every
 // connection it opened (the DataContext's database and Redis are the caller's to close).
 //
@@ -34,6 +36,15 @@ import {
 import { JobMetrics } from './metrics.js';
 import { type MoveArtifactData, moveArtifactProcessor, queueMoveArtifact } from './move-artifact.js';
 import { type MoveLogData, moveLogJobOptions, moveLogProcessor, queueMoveLog } from './move-log.js';
+import {
+  BackfillMetrics,
+  type BackfillSettings,
+  backfillProcessor,
+  backfillTargets,
+  DEFAULT_BACKFILL_PERIOD_MS,
+  scheduleBackfill,
+  unscheduleBackfill,
+} from './object-backfill.js';
 import {
   closeQueues,
   consumerConnection,
@@ -81,6 +92,8 @@ export interface JobsOptions extends ExpireSettings {
   /** Where finished logs move to (object_store); none: they stay in PostgreSQL. */
   objectStore?: ObjectStore | null;
   moveRetry?: CompressLogRetry;
+  /** The sweep that moves what finished before the store was configured (object-backfill.ts). */
+  backfill?: BackfillSettings;
   /**
    * The part a move reads and uploads at a time (core/objstore/streamed-put.ts: default
    * 8 MiB, at least S3's 5 MiB). Tests take 5 MiB, to move objects of a few parts.
@@ -169,16 +182,19 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
   const move = queue<MoveLogData>(QUEUES.moveLog, moveLogJobOptions(opts.moveRetry));
   // Retried as a log's move is: the same store, the same failures.
   const moveArtifacts = queue<MoveArtifactData>(QUEUES.moveArtifact, moveLogJobOptions(opts.moveRetry));
-  const queues = [compress, expire, retain, move, moveArtifacts] as Queue[];
+  const sweep = queue(QUEUES.objectBackfill);
+  const queues = [compress, expire, retain, move, moveArtifacts, sweep] as Queue[];
   for (const q of queues)
     q.on('error', (err) => log.warn({ queue: q.name, err: err.message }, 'queue error'));
   metrics = new JobMetrics(queues);
   const retentionMetrics = new RetentionMetrics(metrics.registry);
+  const backfillMetrics = new BackfillMetrics(metrics.registry);
   const retention = opts.retention && retentionConfigured(opts.retention) ? opts.retention : null;
 
   const workers: Worker[] = [];
   let confirm: NodeJS.Timeout | undefined;
   let confirmRetention: NodeJS.Timeout | undefined;
+  let confirmBackfill: NodeJS.Timeout | undefined;
   const retries = new Set<NodeJS.Timeout>();
   let closing = false;
   const stop = async () => {
@@ -186,9 +202,22 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
     for (const t of retries) clearTimeout(t);
     clearInterval(confirm);
     clearInterval(confirmRetention);
+    clearInterval(confirmBackfill);
     await closeQueues(workers, queues);
   };
   let stopping: Promise<void> | undefined;
+  // Schedule a cluster-wide job, then confirm it each period for the reason the expire-masters
+  // schedule is (header).
+  const scheduled = async (what: string, periodMs: number, upsert: () => Promise<void>) => {
+    await upsert();
+    const timer = setInterval(() => {
+      upsert().catch((err) =>
+        log.warn({ err: (err as Error).message }, `could not confirm the ${what} schedule`),
+      );
+    }, periodMs);
+    timer.unref();
+    return timer;
+  };
 
   try {
     await scheduleExpireMasters(expire, opts.expirePeriodMs);
@@ -199,19 +228,22 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
     }, opts.expirePeriodMs ?? DEFAULT_EXPIRE_PERIOD_MS);
     confirm.unref();
     if (retention) {
-      const periodMs = retention.period_seconds * 1000;
-      await scheduleRetention(retain, retention);
-      // Confirmed each period for the reason the expire-masters schedule is (header).
-      confirmRetention = setInterval(() => {
-        scheduleRetention(retain, retention).catch((err) =>
-          log.warn({ err: (err as Error).message }, 'could not confirm the retention schedule'),
-        );
-      }, periodMs);
-      confirmRetention.unref();
+      confirmRetention = await scheduled('retention', retention.period_seconds * 1000, () =>
+        scheduleRetention(retain, retention),
+      );
     } else {
       // A section removed from the configuration stops the cleanup: the schedule would
       // otherwise go on, in Redis, with the section it was last given.
       await unscheduleRetention(retain);
+    }
+    if (store) {
+      const periodMs = opts.backfill?.periodMs ?? DEFAULT_BACKFILL_PERIOD_MS;
+      confirmBackfill = await scheduled('object-store backfill', periodMs, () =>
+        scheduleBackfill(sweep, periodMs),
+      );
+    } else {
+      // No store here, nothing to move to: as a retention section removed (above).
+      await unscheduleBackfill(sweep);
     }
     const worker = <D, R>(name: QueueName, concurrency: number, fn: (job: Job<D>) => Promise<R>) => {
       const w = new Worker<D, R>(name, (job) => metrics.run(name, job, () => fn(job)), {
@@ -232,6 +264,24 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
     worker(QUEUES.compressLog, opts.compressConcurrency ?? 2, compressProcessor);
     if (moveProcessor) worker(QUEUES.moveLog, opts.compressConcurrency ?? 2, moveProcessor);
     if (moveArtifact) worker(QUEUES.moveArtifact, opts.compressConcurrency ?? 2, moveArtifact);
+    if (store)
+      worker(
+        QUEUES.objectBackfill,
+        1,
+        backfillProcessor(
+          opts.ctx.db,
+          backfillTargets({
+            logs: { queue: move as Queue, add: (id) => queueMoveLog(move, id) },
+            artifacts: { queue: moveArtifacts as Queue, add: (id) => queueMoveArtifact(moveArtifacts, id) },
+          }),
+          {
+            ...(opts.backfill ? { settings: opts.backfill } : {}),
+            stopping: () => closing,
+            log,
+            metrics: backfillMetrics,
+          },
+        ),
+      );
     worker(
       QUEUES.retention,
       1,

@@ -9,7 +9,9 @@
 //   overwrite the recorded object with other bytes; the loser deletes its own. The record is
 //   made once (the log_objects row is the proof): a job delivered again does nothing.
 // - A master that dies mid-move: BullMQ's stalled-job check hands the job to another master
-//   once the dead one's lock lapses (lockDuration below), and it runs in full.
+//   once the dead one's lock lapses (lockDuration below), and it runs in full. A job that
+//   stalls more often than BullMQ allows (its masters killed twice mid-move) fails for good;
+//   the object-backfill sweep finds its log still in PostgreSQL and queues it again.
 // - Chunks that changed between the upload and the record (compress-log ran in between):
 //   the job uploads again, at once, a few times, then fails and is retried with backoff.
 // - A log deleted or marked deleted meanwhile: its object is deleted and the job ends.

@@ -20,6 +20,7 @@ export const QUEUES = {
   retention: 'retention',
   moveLog: 'move-log',
   moveArtifact: 'move-artifact',
+  objectBackfill: 'object-backfill',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
