@@ -44,16 +44,25 @@ function fileWith(name: string, yaml: string): { path: string; version: ConfigVe
   return { path, version: configVersion(loadMasterConfig(path)) };
 }
 
-/** Watches `path` as a process that runs `running` does; `fail` makes the next applies throw. */
-function watchAs(path: string, running: ConfigVersion, fail = { times: 0 }) {
+/**
+ * Watches `path` as a process that runs `running` does; `fail` makes the next applies throw;
+ * `startedFrom` is the text the process started from.
+ */
+function watchAs(path: string, running: ConfigVersion, fail = { times: 0 }, startedFrom?: string) {
   let current = running;
   const applied: string[] = [];
+  let loads = 0;
   watchers.push(
     watchConfigFile({
       path,
       log,
       db: db.pool,
       current: () => current,
+      ...(startedFrom === undefined ? {} : { startedFrom }),
+      load: (p) => {
+        loads++;
+        return loadMasterConfig(p);
+      },
       async apply(_config, version) {
         if (fail.times > 0) {
           fail.times -= 1;
@@ -65,7 +74,7 @@ function watchAs(path: string, running: ConfigVersion, fail = { times: 0 }) {
       },
     }),
   );
-  return { applied, current: () => current };
+  return { applied, current: () => current, loads: () => loads };
 }
 
 async function audited(path: string): Promise<string[]> {
@@ -93,6 +102,25 @@ describe('the watch on a configuration file', () => {
     await watchers.at(-1)!.reload('SIGHUP');
     expect(w.applied).toEqual([version.hash]);
     expect(await audited(path)).toEqual(['success']);
+  });
+
+  it('parses nothing at its first look when the file holds the text the process started from (issue 35)', async () => {
+    const yaml = yamlOf('started from');
+    const { path, version } = fileWith('started-from', yaml);
+    const w = watchAs(path, version, undefined, yaml);
+    await watchers.at(-1)!.reload('SIGHUP');
+    // The SIGHUP's read only: the first look, queued before it, compared texts.
+    expect(w.loads()).toBe(1);
+    expect(await audited(path)).toEqual(['success']);
+  });
+
+  it('reloads a change made before the watch when it was given the text the process started from', async () => {
+    const yaml = yamlOf('as started, text given');
+    const started = fileWith('between-text', yaml).version;
+    const { path, version: changed } = fileWith('between-text', yamlOf('changed, text given'));
+    const w = watchAs(path, started, undefined, yaml);
+    await waitFor('the change to be reloaded', () => w.current().hash === changed.hash);
+    expect(w.applied).toEqual([changed.hash]);
   });
 
   it('tries again at the next change of the folder when a reload failed for another reason', async () => {
