@@ -24,10 +24,10 @@ const EARLY_STOP_MS = 60_000;
 // Builds writing their first rows at once (start-gate.ts): as many as the master's pool has
 // connections (10, core/db/pool.ts's default). Measured (load/results/fleet.md, 2026-11-28,
 // 1,000 workers, 25,000 pending, load 54-75): with 4, a master's CPU by its first command
-// fell from 4.9-6.2 s to 2.9-3.0 s, but the three masters started 181 builds in the first
-// ~35 s after it where without a gate the 1,000 had started in about 45 s: four builds use
-// four of the pool's connections, one round trip at a time each. With the pool's size, the
-// starts use the whole pool again, and the first ones still finish first.
+// fell from 4.9-6.2 s to 2.9-3.0 s, but the three masters had started 181 builds 35 s after
+// it, where without a gate all 1,000 had rows by their first command (82-99 s after spawn):
+// four builds use four of the pool's connections, one round trip at a time each. With the
+// pool's size, the starts use the whole pool again, and the first ones still finish first.
 const STARTS_AT_ONCE = 10;
 const occupiedKey = (worker: string, builder: string) => `${worker}\u0000${builder}`;
 const tracer = trace.getTracer('flotilla-master');
