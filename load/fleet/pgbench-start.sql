@@ -1,6 +1,7 @@
 -- The writes of one build start, as a master makes them (services/core/data: the claim of
--- claimBuildRequests with onlyIfActive, newBuild, and setBuildProperties' one INSERT per
--- property, 10 here as a forced build has), each transaction as the master commits it, for
+-- claimBuildRequests with onlyIfActive, newBuild, and setBuildProperties' one INSERT of every
+-- new property, 10 here as a forced build has; one INSERT each until 2026-11-28 20:05, see
+-- load/results/fleet.md), each transaction as the master commits it, for
 -- pgbench to run alone: PostgreSQL's own limit for what the fleet scenario's builds/s
 -- measure (load/fleet/pgbench.sh seeds the requests and runs it). Left out: the events'
 -- entity reads and the candidates' read (reads; the comparison is about the writes).
@@ -23,14 +24,10 @@ END;
 BEGIN;
 SELECT id FROM builds WHERE id = :buildid FOR NO KEY UPDATE;
 SELECT name, value, source FROM build_properties WHERE buildid = :buildid;
-INSERT INTO build_properties (buildid, name, value, source) VALUES (:buildid, 'buildername', '"b"', 'Builder');
-INSERT INTO build_properties (buildid, name, value, source) VALUES (:buildid, 'buildnumber', '1', 'Build');
-INSERT INTO build_properties (buildid, name, value, source) VALUES (:buildid, 'workername', '"w"', 'Worker');
-INSERT INTO build_properties (buildid, name, value, source) VALUES (:buildid, 'builddir', '"/w/b"', 'Worker');
-INSERT INTO build_properties (buildid, name, value, source) VALUES (:buildid, 'scheduler', '"fleet"', 'Scheduler');
-INSERT INTO build_properties (buildid, name, value, source) VALUES (:buildid, 'reason', '"force"', 'Force Build Form');
-INSERT INTO build_properties (buildid, name, value, source) VALUES (:buildid, 'owner', '"f"', 'Force Build Form');
-INSERT INTO build_properties (buildid, name, value, source) VALUES (:buildid, 'branch', '""', 'Build');
-INSERT INTO build_properties (buildid, name, value, source) VALUES (:buildid, 'revision', '""', 'Build');
-INSERT INTO build_properties (buildid, name, value, source) VALUES (:buildid, 'project', '""', 'Build');
+INSERT INTO build_properties (buildid, name, value, source)
+  SELECT :buildid, n, v, s FROM unnest(
+    ARRAY['buildername', 'buildnumber', 'workername', 'builddir', 'scheduler', 'reason', 'owner', 'branch', 'revision', 'project'],
+    ARRAY['"b"', '1', '"w"', '"/w/b"', '"fleet"', '"force"', '"f"', '""', '""', '""'],
+    ARRAY['Builder', 'Build', 'Worker', 'Worker', 'Scheduler', 'Force Build Form', 'Force Build Form', 'Build', 'Build', 'Build'])
+    WITH ORDINALITY AS x(n, v, s, o) ORDER BY o;
 END;

@@ -16,6 +16,10 @@
 //   D. API CPU per request of two read classes (a collection, one entity).
 //
 //   load/fleet/run.sh        (starts PostgreSQL and Redis for it; see there)
+//
+// MASTER_CPU_PROF=DIR writes each master's CPU profile (node --cpu-prof) into DIR as it
+// stops: the masters are then stopped with SIGTERM at the end, not killed, so that phases
+// A-D's masters write theirs too (phase 0's are written when they stop before phase A).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,6 +50,7 @@ const shape: FleetShape = {
 };
 const PENDING = Number(process.env.PENDING ?? 25_000);
 const DRAIN_SECONDS = Number(process.env.DRAIN_SECONDS ?? 60);
+const PROFILE_DIR = process.env.MASTER_CPU_PROF;
 const LATENCY_SECONDS = Number(process.env.LATENCY_SECONDS ?? 30);
 const dbUrl = process.env.DATABASE_URL;
 const redisUrl = process.env.REDIS_URL;
@@ -71,6 +76,7 @@ writeFileSync(config, fleetYaml(shape));
 process.env[SERVICES_BUILD_ENV] = await buildServices();
 const db = createPool(dbUrl, { poolSize: 2 });
 const running: Running[] = [];
+const profiled: Running[] = [];
 const apis: ApiProcess[] = [];
 const workerPorts = await Promise.all(Array.from({ length: shape.masters }, () => freePort()));
 
@@ -87,8 +93,10 @@ async function startMasters(): Promise<MasterRun[]> {
       WORKER_PORT: String(workerPorts[i]),
       PROBE_PORT: String(probePort),
       LOG_LEVEL: 'warn',
+      ...(PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${PROFILE_DIR}` } : {}),
     });
     running.push(proc);
+    if (PROFILE_DIR) profiled.push(proc);
     ms.push({ index: i, proc, spawnedAt, workerPort: workerPorts[i]!, probePort });
   }
   return ms;
@@ -361,6 +369,7 @@ try {
   }
   await workers.close();
 } finally {
+  await Promise.all(profiled.map((p) => p.stop('SIGTERM', 60_000)));
   await Promise.all(running.map((p) => p.stop('SIGKILL')));
   await db.dispose();
   rmSync(process.env[SERVICES_BUILD_ENV]!, { recursive: true, force: true });

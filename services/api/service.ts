@@ -3,7 +3,7 @@ import { loadApiEnv, redact } from '../core/config/env.js';
 import { ConfigError } from '../core/config/errors.js';
 import { exitOnConfigError } from '../core/config/fatal.js';
 import { loadMasterConfig, type MasterConfig, masterConfigSchema } from '../core/config/master-config.js';
-import { holdEarlySighup, watchConfigFile } from '../core/config/reload.js';
+import { holdEarlySighup, readText, watchConfigFile } from '../core/config/reload.js';
 import { type ConfigVersion, configVersion } from '../core/config/version.js';
 import { startCountCompaction } from '../core/data/counts.js';
 import { ensureMigratedOrExit } from '../core/db/migrate.js';
@@ -27,6 +27,8 @@ const env = loadApiEnv();
 const log = createLogger('api', env.logLevel);
 const earlySighup = holdEarlySighup(log);
 let config: MasterConfig | null = null;
+// Read before the load: a change between the two is what the watch's first look reloads.
+const startText = env.masterConfigPath ? readText(env.masterConfigPath) : null;
 try {
   config = env.masterConfigPath ? loadMasterConfig(env.masterConfigPath) : null;
 } catch (err) {
@@ -132,6 +134,7 @@ const reloader = env.masterConfigPath
       log,
       db,
       current: () => version ?? { hash: '', loaded_at: 0 },
+      startedFrom: startText,
       async apply(next, nextVersion) {
         const app = await composeApp(next, nextVersion);
         version = nextVersion;

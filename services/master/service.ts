@@ -6,7 +6,7 @@ import { type MasterEnv, redact } from '../core/config/env.js';
 import { ConfigError } from '../core/config/errors.js';
 import { exitOnConfigError } from '../core/config/fatal.js';
 import { ignoredKeys, type MasterConfig } from '../core/config/master-config.js';
-import { holdEarlySighup, watchConfigFile } from '../core/config/reload.js';
+import { holdEarlySighup, readText, watchConfigFile } from '../core/config/reload.js';
 import { ensureMigratedOrExit } from '../core/db/migrate.js';
 import { createPool } from '../core/db/pool.js';
 import { busSubscription } from '../core/events/bus.js';
@@ -68,6 +68,8 @@ export async function runMasterProcess(
 ): Promise<void> {
   const log = createLogger('master', env.logLevel);
   const earlySighup = holdEarlySighup(log);
+  // Read before the load: a change between the two is what the watch's first look reloads.
+  const startText = readText(env.configPath);
   const config = loadConfig(env, processEnv, log);
   const telemetry = await startTelemetry('flotilla-master');
   const db = createPool(env.databaseUrl, {
@@ -172,6 +174,7 @@ export async function runMasterProcess(
     db,
     load: () => checkedConfig(env, processEnv, log),
     current: () => started.config,
+    startedFrom: startText,
     apply: (next, version) => started.reconfigure(next, version),
   });
   earlySighup.handOver(reloader);

@@ -46,18 +46,30 @@ function fileWith(name: string, yaml: string): { path: string; version: ConfigVe
 }
 
 /**
- * Watches `path` as a process that runs `running` does; `fail` makes the next applies throw,
- * `notRestarted` is what the next apply says did not restart.
+ * Watches `path` as a process that runs `running` does. `fail`: the next applies throw;
+ * `notRestarted`: what the next apply says did not restart; `startedFrom`: the text the process
+ * started from.
  */
-function watchAs(path: string, running: ConfigVersion, fail = { times: 0 }, notRestarted: string[] = []) {
+function watchAs(
+  path: string,
+  running: ConfigVersion,
+  opts: { fail?: { times: number }; notRestarted?: string[]; startedFrom?: string } = {},
+) {
+  const { fail = { times: 0 }, notRestarted = [], startedFrom } = opts;
   let current = running;
   const applied: string[] = [];
+  let loads = 0;
   watchers.push(
     watchConfigFile({
       path,
       log,
       db: db.pool,
       current: () => current,
+      ...(startedFrom === undefined ? {} : { startedFrom }),
+      load: (p) => {
+        loads++;
+        return loadMasterConfig(p);
+      },
       async apply(_config, version) {
         if (fail.times > 0) {
           fail.times -= 1;
@@ -69,7 +81,7 @@ function watchAs(path: string, running: ConfigVersion, fail = { times: 0 }, notR
       },
     }),
   );
-  return { applied, current: () => current };
+  return { applied, current: () => current, loads: () => loads };
 }
 
 async function audited(path: string): Promise<string[]> {
@@ -99,11 +111,30 @@ describe('the watch on a configuration file', () => {
     expect(await audited(path)).toEqual(['success']);
   });
 
+  it('parses nothing at its first look when the file holds the text the process started from (issue 35)', async () => {
+    const yaml = yamlOf('started from');
+    const { path, version } = fileWith('started-from', yaml);
+    const w = watchAs(path, version, { startedFrom: yaml });
+    await watchers.at(-1)!.reload('SIGHUP');
+    // The SIGHUP's read only: the first look, queued before it, compared texts.
+    expect(w.loads()).toBe(1);
+    expect(await audited(path)).toEqual(['success']);
+  });
+
+  it('reloads a change made before the watch when it was given the text the process started from', async () => {
+    const yaml = yamlOf('as started, text given');
+    const started = fileWith('between-text', yaml).version;
+    const { path, version: changed } = fileWith('between-text', yamlOf('changed, text given'));
+    const w = watchAs(path, started, { startedFrom: yaml });
+    await waitFor('the change to be reloaded', () => w.current().hash === changed.hash);
+    expect(w.applied).toEqual([changed.hash]);
+  });
+
   it('tries again at the next change of the folder when a reload failed for another reason', async () => {
     const started = fileWith('retry', yamlOf('as started')).version;
     const { path, version: changed } = fileWith('retry', yamlOf('changed'));
     const fail = { times: 1 };
-    const w = watchAs(path, started, fail);
+    const w = watchAs(path, started, { fail });
     await waitFor('the failed reload to be audited', async () => (await audited(path)).length === 1);
     expect(await audited(path)).toEqual(['RELOAD_FAILED']);
     expect(w.current().hash).toBe(started.hash);
@@ -137,7 +168,7 @@ describe('the watch on a configuration file', () => {
   it('records a reload whose parts did not all restart as incomplete, running the new file', async () => {
     const started = fileWith('incomplete', yamlOf('as started')).version;
     const { path, version: changed } = fileWith('incomplete', yamlOf('changed'));
-    const w = watchAs(path, started, { times: 0 }, ['reporters']);
+    const w = watchAs(path, started, { notRestarted: ['reporters'] });
     await waitFor('the reload to be audited', async () => (await audited(path)).length === 1);
     expect(await audited(path)).toEqual(['RELOAD_INCOMPLETE']);
     expect(w.current().hash).toBe(changed.hash);

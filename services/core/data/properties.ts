@@ -42,7 +42,16 @@ async function lockBuild(tx: Tx, buildid: number): Promise<void> {
   if (!build) throw noSuch(`build ${buildid}`);
 }
 
-/** Write the properties that differ from the stored ones; returns those, normalized. */
+/**
+ * Write the properties that differ from the stored ones; returns those, normalized.
+ *
+ * Measured (issue 35, load/results/fleet.md, 2026-11-28 20:01): over the 1,000 builds the
+ * fleet's masters started at once, pg_stat_statements counted 9,000 single-row INSERTs into
+ * build_properties (9 per build, 4.7 s of the database's time, the most called statement
+ * after BEGIN and COMMIT), in a transaction of 18 statements. New rows are now one INSERT
+ * and changed ones one UPDATE, whatever their number: lock, read, write at a build's start
+ * (test/core/data/properties.test.ts counts them).
+ */
 async function write(tx: Tx, buildid: number, props: SourcedProperties): Promise<SourcedProperties> {
   const names = Object.keys(props);
   if (names.length === 0) return {};
@@ -53,22 +62,47 @@ async function write(tx: Tx, buildid: number, props: SourcedProperties): Promise
   );
   const old = new Map(stored.map((r) => [r.name, r]));
   const changed: Record<string, readonly [unknown, string]> = {};
+  const inserts: PropertyRow[] = [];
+  const updates: PropertyRow[] = [];
   for (const name of names) {
     const [raw, source] = props[name]!;
     const value = normalize(raw);
     const was = old.get(name);
     if (was && !was.broken && was.source === source && sameJson(was.value, value)) continue;
-    const text = JSON.stringify(value);
-    if (was) {
-      await tx.q.query(sql`UPDATE build_properties SET value = ${text}, source = ${source}
-                           WHERE buildid = ${buildid} AND name = ${name}`);
-    } else {
-      await tx.q.query(sql`INSERT INTO build_properties (buildid, name, value, source)
-                           VALUES (${buildid}, ${name}, ${text}, ${source})`);
-    }
+    (was ? updates : inserts).push({ name, text: JSON.stringify(value), source });
     changed[name] = [value, source];
   }
+  await insertBuildProperties(tx, buildid, inserts);
+  await updateBuildProperties(tx, buildid, updates);
   return changed;
+}
+
+/** One property as stored: its value as JSON text. */
+interface PropertyRow {
+  name: string;
+  text: string;
+  source: string;
+}
+
+const column = (rows: PropertyRow[], key: keyof PropertyRow) => rows.map((r) => r[key]);
+
+/** New build_properties rows, in one statement, in the order given. */
+async function insertBuildProperties(tx: Tx, buildid: number, rows: PropertyRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.q.query(sql`INSERT INTO build_properties (buildid, name, value, source)
+    SELECT ${buildid}, n, v, s
+    FROM unnest(${column(rows, 'name')}::text[], ${column(rows, 'text')}::text[], ${column(rows, 'source')}::text[])
+      WITH ORDINALITY AS x(n, v, s, o)
+    ORDER BY o`);
+}
+
+/** Stored build_properties rows given new values and sources, in one statement. */
+async function updateBuildProperties(tx: Tx, buildid: number, rows: PropertyRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.q.query(sql`UPDATE build_properties p SET value = x.v, source = x.s
+    FROM unnest(${column(rows, 'name')}::text[], ${column(rows, 'text')}::text[], ${column(rows, 'source')}::text[])
+      AS x(n, v, s)
+    WHERE p.buildid = ${buildid} AND p.name = x.n`);
 }
 
 /** Set one property (created if missing). Produces the update event whether or not it changed. */

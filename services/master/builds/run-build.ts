@@ -32,6 +32,7 @@ import { initialProperties } from './properties.js';
 import { Redactor } from './redact.js';
 import { runStep } from './run-step.js';
 import { secretNames } from './secret-names.js';
+import type { StartGate } from './start-gate.js';
 import type { BuildDeps } from './steps/step.js';
 import { buildStateString, combine, entersBuildSummary } from './summary.js';
 
@@ -63,10 +64,13 @@ export async function runBuild(
   worker: WorkerConnection,
   interrupts: BuildInterrupts,
   started: (build: { buildid: number; number: number }) => void,
+  gate?: StartGate,
 ): Promise<number> {
   const { log } = deps;
   const masterid = deps.masterid();
   const workerCfg = deps.config.workers.find((w) => w.name === worker.name);
+  // The row and the properties through the master's start gate (start-gate.ts says why).
+  const leaveGate = gate ? await gate.enter() : () => {};
   // A retry after an outage first looks for the row an earlier attempt may have committed.
   const { buildid, number } = await ridingOut(
     () =>
@@ -83,7 +87,10 @@ export async function runBuild(
         );
       }),
     deps.lease,
-  );
+  ).catch((err: unknown) => {
+    leaveGate();
+    throw err;
+  });
   started({ buildid, number });
   const fence = buildContext(deps.ctx, buildid, masterid, deps.lease, () =>
     deps.metrics?.buildWriteRetried?.(),
@@ -110,7 +117,7 @@ export async function runBuild(
       });
       await setBuildProperties(tx, buildid, p);
       return p;
-    });
+    }).finally(leaveGate);
     const prepared = await prepare(bdeps, req, worker, buildid, interrupts);
     held = prepared.locks;
     // pass and Vault cannot be asked while a template renders: what the steps name, read now.
@@ -175,6 +182,7 @@ export async function runBuild(
     });
     return results;
   } finally {
+    leaveGate();
     await held?.release().catch((err) => log.error({ buildid, err }, "could not release the build's locks"));
   }
 }

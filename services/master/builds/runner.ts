@@ -8,6 +8,7 @@ import { RESULT_NAMES, Results } from '../../core/results.js';
 import type { WorkerConnection } from '../workers/connection.js';
 import { BuildInterrupts } from './interruption.js';
 import { type BuildRequestToRun, runBuild } from './run-build.js';
+import { StartGate } from './start-gate.js';
 import type { BuildDeps } from './steps/step.js';
 
 export type { BuildDeps, BuildMetrics } from './steps/step.js';
@@ -20,6 +21,15 @@ export interface ClaimedRequest extends BuildRequestToRun {
 // A stop can arrive between the build's row being committed and this master registering the
 // build (the API sees the build as soon as it commits); such stops wait this long for it.
 const EARLY_STOP_MS = 60_000;
+// Builds writing their first rows at once (start-gate.ts): as many as the master's pool has
+// connections (10, core/db/pool.ts's default). Measured (load/results/fleet.md, 2026-11-28,
+// 1,000 workers, 25,000 pending, load 54-75): with 4, a master's CPU by its first command
+// fell from 4.9-6.2 s to 2.9-3.0 s, but the three masters had started 181 builds 35 s after
+// it, where without a gate all 1,000 had rows by their first command (82-99 s after spawn):
+// four builds use four of the pool's connections, one round trip at a time each. With the
+// pool's size, the starts use the whole pool again, and the first ones still finish first.
+const STARTS_AT_ONCE = 10;
+const occupiedKey = (worker: string, builder: string) => `${worker}\u0000${builder}`;
 const tracer = trace.getTracer('flotilla-master');
 
 interface Running {
@@ -53,6 +63,15 @@ export class BuildRunner {
    * between its claim and its start, so that its steps and its configuration always agree.
    */
   private readonly depsOf = new WeakMap<BuilderConfig, BuildDeps>();
+  private readonly gate = new StartGate(STARTS_AT_ONCE);
+  /**
+   * Builds on each worker, and on each worker for each builder (occupiedKey), kept as builds
+   * begin and end. A distribution pass asks for each builder's workers several times: counted
+   * over the running builds, that was a thousand builders times three workers times the
+   * master's 333 builds a pass (fleet, 2026-11-28 20:01: the pass, its idle workers and these
+   * counts were 1.3-2.7 s of each master's profile over the run).
+   */
+  private readonly occupied = new Map<string, number>();
 
   constructor(private deps: BuildDeps) {
     for (const b of deps.config.builders) this.depsOf.set(b, deps);
@@ -77,11 +96,16 @@ export class BuildRunner {
    * directory on the worker is one).
    */
   onWorker(name: string, builder?: string): number {
-    const counts = (w: string, b: string) => w === name && (builder === undefined || b === builder);
-    let n = 0;
-    for (const s of this.starting) if (counts(s.worker, s.builder)) n++;
-    for (const r of this.running.values()) if (counts(r.worker.name, r.builder)) n++;
-    return n;
+    return this.occupied.get(builder === undefined ? name : occupiedKey(name, builder)) ?? 0;
+  }
+
+  /** A build from run()'s first line to its end counts against its worker, and its builder there. */
+  private occupy(worker: string, builder: string, by: 1 | -1): void {
+    for (const key of [worker, occupiedKey(worker, builder)]) {
+      const n = (this.occupied.get(key) ?? 0) + by;
+      if (n === 0) this.occupied.delete(key);
+      else this.occupied.set(key, n);
+    }
   }
 
   /** Resolves once no build runs or is about to. */
@@ -148,6 +172,7 @@ export class BuildRunner {
   async run(req: ClaimedRequest, worker: WorkerConnection): Promise<number> {
     // Before anything is awaited: the caller's next look at the worker must see it taken.
     const release = this.reserve(worker.name, req.builder.name);
+    this.occupy(worker.name, req.builder.name, 1);
     const deps = this.depsOf.get(req.builder) ?? this.deps;
     const startedAt = performance.now();
     const interrupts = new BuildInterrupts(worker);
@@ -160,23 +185,31 @@ export class BuildRunner {
     };
     return tracer.startActiveSpan(`build ${req.builder.name}`, { attributes }, parent, async (span) => {
       try {
-        const results = await runBuild(deps, req, worker, interrupts, (b) => {
-          buildid = b.buildid;
-          span.setAttributes({ 'flotilla.buildid': b.buildid, 'flotilla.number': b.number });
-          this.running.set(b.buildid, { brid: req.brid, worker, builder: req.builder.name, interrupts });
-          release();
-          const early = this.earlyStops.get(b.buildid);
-          if (early) {
-            this.earlyStops.delete(b.buildid);
-            interrupts.stop(early.reason, early.results);
-          }
-        });
+        const results = await runBuild(
+          deps,
+          req,
+          worker,
+          interrupts,
+          (b) => {
+            buildid = b.buildid;
+            span.setAttributes({ 'flotilla.buildid': b.buildid, 'flotilla.number': b.number });
+            this.running.set(b.buildid, { brid: req.brid, worker, builder: req.builder.name, interrupts });
+            release();
+            const early = this.earlyStops.get(b.buildid);
+            if (early) {
+              this.earlyStops.delete(b.buildid);
+              interrupts.stop(early.reason, early.results);
+            }
+          },
+          this.gate,
+        );
         span.setAttribute('flotilla.results', RESULT_NAMES[results] ?? String(results));
         if (results === Results.EXCEPTION) span.setStatus({ code: SpanStatusCode.ERROR });
         this.deps.metrics?.buildFinished(results, (performance.now() - startedAt) / 1000);
         return results;
       } finally {
         if (buildid !== null) this.running.delete(buildid);
+        this.occupy(worker.name, req.builder.name, -1);
         interrupts.dispose();
         release();
         this.settled();

