@@ -18,6 +18,11 @@ import { JobsUnderTest, Logs, storeJobsSuite, waitFor } from './helpers.js';
 
 const BUCKET = 'move-log-test';
 const LOCK_MS = 1000;
+// The master handed the job holds it longer: its stalled check still finds the dead one's
+// lapsed lock within this, and its own lock survives a busy machine's pauses (with 1 s, a
+// pause of a second under load lost it, BullMQ failed the job as stalled twice, and the
+// test waited for a move that never came).
+const HANDED_LOCK_MS = 10_000;
 const t = storeJobsSuite(BUCKET, 'ci/');
 
 const moved = async (logid: number) =>
@@ -166,7 +171,7 @@ describe('move-log', () => {
         masterid: () => t.logs.masterid,
         expirePeriodMs: 3_600_000,
         objectStore: t.s3.client(),
-        lockDurationMs: LOCK_MS,
+        lockDurationMs: HANDED_LOCK_MS,
       });
       await waitFor('the log to move', async () => (await moved(logid)).length === 1);
       expect(await moved(logid)).toHaveLength(1);

@@ -25,6 +25,11 @@ const t = storeJobsSuite('move-multipart-test', 'mp/');
 const MiB = 1024 * 1024;
 const PART = MIN_PART_BYTES;
 const LOCK_MS = 1000;
+// The master handed the job holds it longer: its stalled check still finds the dead one's
+// lapsed lock within this, and its own lock survives a busy machine's pauses (with 1 s, a
+// pause of a second under load lost it, BullMQ failed the job as stalled twice, and the
+// test waited for a move that never came).
+const HANDED_LOCK_MS = 10_000;
 
 let api: InProcessApi;
 beforeAll(async () => {
@@ -200,7 +205,7 @@ describe('moves larger than one part', () => {
         masterid: () => t.logs.masterid,
         expirePeriodMs: 3_600_000,
         objectStore: t.s3.client(),
-        lockDurationMs: LOCK_MS,
+        lockDurationMs: HANDED_LOCK_MS,
         movePartBytes: PART,
       });
       await waitFor('the artifact to move', async () => (await objectKeyOf(id)) !== null);
