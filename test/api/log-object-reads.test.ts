@@ -2,10 +2,10 @@
 // line range, /raw and /raw_inline (with and without gzip), through a binary COPY (an API
 // with its own read connections) and through a cursor (one without), each compared with the
 // answers of the same log before its move. A range read fetches only the bytes of the chunks
-// it needs (one ranged GET), then from the spans the pod kept, or again from the store by an
-// API that keeps none (the benchmark's first reads). Reads during a move (the upload held in the store, then the
-// swap) answer right on either side. An API without object_store answers a moved log with a
-// 503 in the contract's shape, not a 500.
+// it needs (one ranged GET); the same lines again come from the spans the pod kept, or again
+// from the store by an API that keeps none (the benchmark's first reads). Reads during a move
+// (the upload held in the store, then the swap) answer right on either side. An API without
+// object_store answers a moved log with a 503 in the contract's shape, not a 500.
 import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { masterConfigSchema } from '../../services/core/config/master-config.js';
