@@ -1,9 +1,10 @@
-// One hop of a first range read, alone: N signed ranged GETs of 10 KiB, one at a time, from the
+// One hop of a first range read, alone: N signed ranged GETs of SIZE bytes (10 KiB; a raw
+// download's are 4 MiB), one at a time, from the
 // bench's S3 server in its own process, sent by fetch (what client.ts used first) and by the
 // client's transport (services/core/objstore/transport.ts), alternating ROUNDS times so that
 // both see the same load. Prints ms a GET of each, and the load average.
 //
-//   node --import tsx load/bench/object-store/get.ts        (N=2000 ROUNDS=3)
+//   node --import tsx load/bench/object-store/get.ts        (N=2000 ROUNDS=3 SIZE=10240)
 import { loadavg } from 'node:os';
 import { ObjectStore } from '../../../services/core/objstore/client.js';
 import {
@@ -18,14 +19,15 @@ import { waitFor } from '../../../test/helpers/wait.js';
 
 const N = Number(process.env.N ?? 2000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const SIZE = Number(process.env.SIZE ?? 10_240);
 const s3 = start(process.execPath, ['--import', 'tsx', 'load/bench/object-store/s3.ts'], {});
 try {
   await waitFor('the S3 server', () => s3.output().includes('http://'), { proc: s3 });
   const endpoint = s3.output().trim().split('\n')[0]!;
   const settings = { endpoint, bucket: 'bench', region: 'us-east-1', prefix: '', pathStyle: true };
   const store = new ObjectStore({ ...settings, credentials: TEST_S3_CREDENTIALS });
-  await store.put('k', new Uint8Array(200_000).fill(7));
-  const range = (i: number) => `bytes=${(i * 10) % 100_000}-${((i * 10) % 100_000) + 10_239}`;
+  await store.put('k', new Uint8Array(SIZE + 100_000).fill(7));
+  const range = (i: number) => `bytes=${(i * 10) % 100_000}-${((i * 10) % 100_000) + SIZE - 1}`;
   // The request client.ts sent through fetch before transport.ts: the same signature.
   const byFetch = async (i: number) => {
     const url = new URL(`${endpoint}${canonicalPath('/bench/k')}`);

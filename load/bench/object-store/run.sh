@@ -16,4 +16,4 @@ export BENCH_PG_PORT="${BENCH_PG_PORT:-22440}"
 load/bench/cluster.sh up >/dev/null
 DATABASE_URL="$(load/bench/cluster.sh db objstore | tail -1)"
 own_redis objstore "${REDIS_PORT:-$(free_port)}"
-DATABASE_URL="$DATABASE_URL" node --import tsx load/bench/object-store/run.ts
+PG_PID="$(head -1 .data/bench/pg/postmaster.pid)" DATABASE_URL="$DATABASE_URL" node --import tsx load/bench/object-store/run.ts

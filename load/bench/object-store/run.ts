@@ -37,6 +37,7 @@ import { start } from '../../../test/helpers/processes.js';
 import { TEST_S3_CREDENTIALS } from '../../../test/helpers/s3-server.js';
 import { waitFor } from '../../../test/helpers/wait.js';
 import { hammer, type Run } from '../../measure.js';
+import { cpuNow } from './cpu.js';
 
 const LOGS = Number(process.env.LOGS ?? 4);
 const LINES = Number(process.env.LINES ?? 100_000);
@@ -47,6 +48,8 @@ if (READS !== 'first' && READS !== 'repeat') throw new Error(`READS is first or 
 const RANGES = Number(process.env.RANGES ?? 200);
 // `contents,raw` (default), or one of them.
 const KINDS = (process.env.KINDS ?? 'contents,raw').split(',');
+// The bench PostgreSQL's postmaster (run.sh): its backends' CPU is counted per run (cpu.ts).
+const POSTMASTER = Number(process.env.PG_PID ?? 0);
 const databaseUrl = process.env.DATABASE_URL;
 const redisUrl = process.env.REDIS_URL;
 if (!databaseUrl || !redisUrl) throw new Error('set DATABASE_URL and REDIS_URL');
@@ -126,6 +129,7 @@ try {
     p50: number;
     p99: number;
     failed: number;
+    cpu: Record<string, number>;
     load: number;
   }[] = [];
   const pct = (xs: number[], p: number) =>
@@ -149,7 +153,17 @@ try {
     for (const connections of [1, 8]) {
       for (let pair = 1; pair <= PAIRS; pair++) {
         for (const where of sides) {
+          const pids = { api: a.pid, s3: s3.pid, postmaster: POSTMASTER };
+          const before = cpuNow(pids);
           const r = await measure(paths[where][read], connections);
+          const after = cpuNow(pids);
+          // CPU ms a response cost in each process.
+          const cpu = Object.fromEntries(
+            Object.keys(after).map((k) => [
+              k,
+              Math.round(((after[k]! - before[k]!) / r.responses) * 100) / 100,
+            ]),
+          );
           rows.push({
             where,
             read: read === 'contents' ? `contents (100 lines, ${READS} reads)` : 'raw',
@@ -159,6 +173,7 @@ try {
             p50: pct(r.latencies, 0.5),
             p99: pct(r.latencies, 0.99),
             failed: r.failed,
+            cpu,
             load: Math.round(loadavg()[0]! * 10) / 10,
           });
           console.log(JSON.stringify(rows.at(-1)));
