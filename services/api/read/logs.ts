@@ -31,6 +31,7 @@ import { compress, compressStream, encodedEtag, MIN_BYTES, pickEncoding } from '
 import { etagOf, notModified } from '../reply/etag.js';
 import { type LinesOfObject, linesOfObject, objectColumn } from './object-lines.js';
 import { ObjectSpans } from './object-spans.js';
+import { oneAhead } from './one-ahead.js';
 import { type RawLogCache, sendKept } from './raw-log-cache.js';
 
 interface LogRow {
@@ -65,7 +66,8 @@ const chunksOrIndex = (logid: SQLQuery, lines: SQLQuery = sql`true`) => sql`
   ORDER BY first_line`;
 const RAW_CHUNKS = chunksOrIndex(sql`current_setting('flotilla.raw_log')::int`);
 // Bytes of a moved log one ranged GET of a download fetches: memory per download stays about
-// this. (A range read fetches exactly the chunks it needs, in one GET.)
+// twice this (one span sent while the next is fetched: one-ahead.ts). (A range read fetches
+// exactly the chunks it needs, in one GET.)
 const OBJECT_SPAN_BYTES = 4 * 1024 * 1024;
 
 /** A row of chunksOrIndex: a chunk (content), or an indexed chunk of an object (key). */
@@ -259,7 +261,7 @@ export class LogReader {
         else yield row;
       }
       if (indexed.length === 0) return;
-      for (const group of spansOf(indexed, OBJECT_SPAN_BYTES)) yield* await fetchRows(indexed[0]!.key, group);
+      yield* oneAhead(spansOf(indexed, OBJECT_SPAN_BYTES), (group) => fetchRows(indexed[0]!.key, group));
     }
     async function* body() {
       let whole = false;
