@@ -19,13 +19,35 @@ function stat(pid: number): { ms: number; ppid: number } | null {
   }
 }
 
-/** CPU ms so far of each named process; `postgresql` sums the postmaster's children. */
-export function cpuNow(pids: { api: number; s3: number; postmaster: number }): Record<string, number> {
-  let postgresql = stat(pids.postmaster)?.ms ?? 0;
+/** CPU ms so far of the API, the S3 server and each of PostgreSQL's processes (by pid). */
+export function cpuNow(pids: { api: number; s3: number; postmaster: number }): Map<string, number> {
+  const now = new Map<string, number>();
+  now.set('api', stat(pids.api)?.ms ?? 0);
+  now.set('s3', stat(pids.s3)?.ms ?? 0);
+  now.set(`pg ${pids.postmaster}`, stat(pids.postmaster)?.ms ?? 0);
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     const s = stat(Number(name));
-    if (s?.ppid === pids.postmaster) postgresql += s.ms;
+    if (s?.ppid === pids.postmaster) now.set(`pg ${name}`, s.ms);
   }
-  return { api: stat(pids.api)?.ms ?? 0, s3: stat(pids.s3)?.ms ?? 0, postgresql };
+  return now;
+}
+
+/**
+ * CPU ms spent between two readings, per response: `postgresql` sums the processes seen in
+ * both (a backend that ended or began between them is left out, its share unknown).
+ */
+export function cpuPerResponse(
+  before: Map<string, number>,
+  after: Map<string, number>,
+  responses: number,
+): Record<string, number> {
+  const per = (ms: number) => Math.round((ms / Math.max(1, responses)) * 100) / 100;
+  let postgresql = 0;
+  for (const [k, ms] of after) if (k.startsWith('pg ') && before.has(k)) postgresql += ms - before.get(k)!;
+  return {
+    api: per(after.get('api')! - before.get('api')!),
+    s3: per(after.get('s3')! - before.get('s3')!),
+    postgresql: per(postgresql),
+  };
 }

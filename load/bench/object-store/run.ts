@@ -37,7 +37,7 @@ import { start } from '../../../test/helpers/processes.js';
 import { TEST_S3_CREDENTIALS } from '../../../test/helpers/s3-server.js';
 import { waitFor } from '../../../test/helpers/wait.js';
 import { hammer, type Run } from '../../measure.js';
-import { cpuNow } from './cpu.js';
+import { cpuNow, cpuPerResponse } from './cpu.js';
 
 const LOGS = Number(process.env.LOGS ?? 4);
 const LINES = Number(process.env.LINES ?? 100_000);
@@ -158,12 +158,7 @@ try {
           const r = await measure(paths[where][read], connections);
           const after = cpuNow(pids);
           // CPU ms a response cost in each process.
-          const cpu = Object.fromEntries(
-            Object.keys(after).map((k) => [
-              k,
-              Math.round(((after[k]! - before[k]!) / r.responses) * 100) / 100,
-            ]),
-          );
+          const cpu = cpuPerResponse(before, after, r.responses);
           rows.push({
             where,
             read: read === 'contents' ? `contents (100 lines, ${READS} reads)` : 'raw',
