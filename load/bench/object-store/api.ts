@@ -1,6 +1,8 @@
 // The object-store benchmark's API: buildApp as services/api/service.ts builds it, with the
 // object store and with nothing kept between reads (no page cache, no raw log cache), so that
 // every answer is read from PostgreSQL or the store. Prints its origin, serves until killed.
+// OBJECT_SPANS_BYTES sizes the spans of moved logs it keeps (read/object-spans.ts): 0 for the
+// first-read mode, where no range is ever served from memory.
 
 import { buildApp } from '../../../services/api/http/server.js';
 import { masterConfigSchema } from '../../../services/core/config/master-config.js';
@@ -22,6 +24,7 @@ const app = await buildApp({
     raw_log_cache: { enabled: false },
     rate_limit: { enabled: false },
   }),
+  ...(process.env.OBJECT_SPANS_BYTES ? { objectSpansBytes: Number(process.env.OBJECT_SPANS_BYTES) } : {}),
   objectStore: new ObjectStore({
     endpoint: process.env.S3_ENDPOINT!,
     bucket: process.env.S3_BUCKET ?? 'bench',
@@ -33,3 +36,5 @@ const app = await buildApp({
 });
 const origin = await app.listen({ host: '127.0.0.1', port: 0 });
 process.stdout.write(`${origin}\n`);
+// A clean exit on SIGTERM, so that a CPU profile (run.ts's PROFILE) is written.
+process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));

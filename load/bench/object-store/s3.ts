@@ -5,3 +5,5 @@ import { S3Server } from '../../../test/helpers/s3-server.js';
 
 const s3 = await S3Server.start({ bucket: process.env.S3_BUCKET ?? 'bench' });
 process.stdout.write(`${s3.endpoint}\n`);
+// A clean exit on SIGTERM, so that a CPU profile (run.ts's PROFILE) is written.
+process.once('SIGTERM', () => void s3.close().then(() => process.exit(0)));

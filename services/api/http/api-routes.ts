@@ -18,6 +18,7 @@ import { sendWritePositions, withWritePosition } from '../db-routing/read-your-w
 import type { ReadRouter } from '../db-routing/replicas.js';
 import { ArtifactReader } from '../read/artifacts.js';
 import { LogReader } from '../read/logs.js';
+import { ObjectSpans } from '../read/object-spans.js';
 import type { RawLogCache } from '../read/raw-log-cache.js';
 import type { Registry } from '../registry/index.js';
 import type { CorsPolicy } from './cors.js';
@@ -43,6 +44,8 @@ export function apiRoutes(
     pages: PageCache | null;
     rawLogs: RawLogCache | null;
     objectStore: ObjectStore | null;
+    /** What the log reader keeps of moved logs (read/object-spans.ts); absent: its default. */
+    objectSpansBytes?: number | undefined;
     cors: CorsPolicy;
     cookies: SessionCookies;
     secure: boolean;
@@ -65,7 +68,14 @@ export function apiRoutes(
     cors: opts.cors,
     sessions: opts.cookies,
     authz: opts.authz,
-    logs: new LogReader(opts.reads, opts.db, opts.redis, opts.rawLogs, opts.objectStore),
+    logs: new LogReader(
+      opts.reads,
+      opts.db,
+      opts.redis,
+      opts.rawLogs,
+      opts.objectStore,
+      new ObjectSpans(opts.objectSpansBytes),
+    ),
     artifacts: new ArtifactReader(opts.reads, opts.objectStore),
     pages: opts.pages,
     jsonRpc: jsonRpcHandler(

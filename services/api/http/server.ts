@@ -77,6 +77,11 @@ export interface AppDeps {
   /** Where moved logs are read from (the configuration's object_store); absent: none. */
   objectStore?: ObjectStore | null;
   /**
+   * Bytes of moved logs' spans this pod keeps for line-range reads (read/object-spans.ts);
+   * absent: its default. 0 keeps none: every range read is a first read (the benchmark's).
+   */
+  objectSpansBytes?: number;
+  /**
    * The process is stopping: /readyz answers 503 while the last requests are answered. The
    * application's own close says so too, but it closes only once they are (service.ts).
    */
@@ -197,6 +202,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         pages,
         rawLogs,
         objectStore: deps.objectStore ?? null,
+        objectSpansBytes: deps.objectSpansBytes,
         cors,
         cookies: sessions.cookies,
         secure: sessions.secure,

@@ -29,7 +29,9 @@ import type { ResultSpec } from '../query/spec.js';
 import type { Endpoint, PathArgs } from '../registry/model.js';
 import { compress, compressStream, encodedEtag, MIN_BYTES, pickEncoding } from '../reply/compress.js';
 import { etagOf, notModified } from '../reply/etag.js';
+import { type LinesOfObject, linesOfObject, objectColumn } from './object-lines.js';
 import { ObjectSpans } from './object-spans.js';
+import { oneAhead } from './one-ahead.js';
 import { type RawLogCache, sendKept } from './raw-log-cache.js';
 
 interface LogRow {
@@ -38,6 +40,8 @@ interface LogRow {
   type: LogType;
   slug: string;
   complete: number;
+  /** A moved log's object and the index of the lines asked (findLog's `lines`), else null. */
+  object?: LinesOfObject | null;
 }
 
 // Rows per round trip of a download through a cursor: a few MiB at most in memory.
@@ -62,11 +66,9 @@ const chunksOrIndex = (logid: SQLQuery, lines: SQLQuery = sql`true`) => sql`
   ORDER BY first_line`;
 const RAW_CHUNKS = chunksOrIndex(sql`current_setting('flotilla.raw_log')::int`);
 // Bytes of a moved log one ranged GET of a download fetches: memory per download stays about
-// this. (A range read fetches exactly the chunks it needs, in one GET.)
+// twice this (one span sent while the next is fetched: one-ahead.ts). (A range read fetches
+// exactly the chunks it needs, in one GET.)
 const OBJECT_SPAN_BYTES = 4 * 1024 * 1024;
-// What line ranges of moved logs an API pod keeps in memory (object-spans.ts): about 500 spans
-// of a 1,000-line chunk or two, gzipped.
-const OBJECT_SPANS_BYTES = 32 * 1024 * 1024;
 
 /** A row of chunksOrIndex: a chunk (content), or an indexed chunk of an object (key). */
 type ChunkOrIndex = LogChunkRow | (IndexedChunk & { key: string });
@@ -87,9 +89,9 @@ export class LogReader {
     private readonly rawCache: RawLogCache | null = null,
     /** Where moved logs are (object_store); none configured, a moved log cannot be read. */
     private readonly store: ObjectStore | null = null,
+    /** Spans of moved logs kept for range reads (object-spans.ts). */
+    private readonly spans = new ObjectSpans(),
   ) {}
-
-  private readonly spans = new ObjectSpans(OBJECT_SPANS_BYTES);
 
   /** The store, or 503: a log moved by masters configured with a store this pod lacks. */
   private objects(): ObjectStore {
@@ -124,13 +126,15 @@ export class LogReader {
     endpoint: Endpoint,
     args: PathArgs,
     versions: WriteVersions | null = null,
+    /** A range read's: a moved log's index of the lines it asks comes with the log. */
+    range: ResultSpec | null = null,
   ): Promise<LogRow & { stamp: Stamp | null; pathIds: Record<string, unknown> }> {
     const conds = endpoint.scope(args);
     const ids = endpoint.pathIds ? sql`, ${endpoint.pathIds(args)} AS path_ids` : sql``;
     // The version is read with the log's row, before its chunks: whatever the chunks read
     // later show is at least as new as it, so a page kept under it can only expire too early.
     const { query, tables } = versioned(
-      sql`SELECT a.id, a.num_lines, a.type, a.slug, a.complete${ids} FROM logs a WHERE ${sql.join(conds, sql` AND `)}`,
+      sql`SELECT a.id, a.num_lines, a.type, a.slug, a.complete${ids}${objectColumn(range)} FROM logs a WHERE ${sql.join(conds, sql` AND `)}`,
       versions,
       CHUNKS,
     );
@@ -139,6 +143,7 @@ export class LogReader {
     >(query);
     if (rows.length === 0) throw notFound();
     const { write_version, path_ids, ...log } = rows[0]!;
+    log.object = linesOfObject(log.object);
     return { ...log, stamp: stampOf(tables, rows[0]), pathIds: { ...path_ids, logid: log.id } };
   }
 
@@ -149,7 +154,7 @@ export class LogReader {
     spec: ResultSpec,
     versions: WriteVersions | null = null,
   ): Promise<Read> {
-    const log = await this.findLog(endpoint, args, versions);
+    const log = await this.findLog(endpoint, args, versions, spec);
     const range = contentsRange(log.num_lines, spec.offset, spec.limit);
     if (!range) throw notFound();
     // Only lines the log has are read: a range past its end (offset and limit may be as
@@ -178,6 +183,9 @@ export class LogReader {
   }
 
   private async storedLines(log: LogRow, range: LineRange): Promise<string> {
+    // A moved log: its index of these lines came with it (object-lines.ts).
+    if (log.object?.chunks.length)
+      return readLogLines(await this.fetchRows(log.object.key, log.object.chunks, true), range);
     const rows = (await this.reads.rows(
       chunksOrIndex(
         sql`${log.id}`,
@@ -253,7 +261,7 @@ export class LogReader {
         else yield row;
       }
       if (indexed.length === 0) return;
-      for (const group of spansOf(indexed, OBJECT_SPAN_BYTES)) yield* await fetchRows(indexed[0]!.key, group);
+      yield* oneAhead(spansOf(indexed, OBJECT_SPAN_BYTES), (group) => fetchRows(indexed[0]!.key, group));
     }
     async function* body() {
       let whole = false;

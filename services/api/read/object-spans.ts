@@ -9,11 +9,15 @@
 // Measured (load/results/object-store.md): without it, /contents of 100 lines from the store
 // ran at about a third of PostgreSQL's rate on the loaded bench machine, each read one more
 // hop to one more process.
+// What an API pod keeps by default: about 500 spans of a 1,000-line chunk or two, gzipped.
+const DEFAULT_BYTES = 32 * 1024 * 1024;
+
 export class ObjectSpans {
   private readonly kept = new Map<string, Uint8Array>();
   private bytes = 0;
 
-  constructor(private readonly maxBytes: number) {}
+  /** maxBytes 0 keeps nothing: every range read fetches (the benchmark's first reads). */
+  constructor(private readonly maxBytes = DEFAULT_BYTES) {}
 
   private static name(key: string, span: { start: number; end: number }): string {
     return `${span.start}-${span.end}:${key}`;

@@ -1,6 +1,7 @@
 // A small S3 client: PUT, ranged GET and DELETE of one object, and the four calls of a
 // multipart upload (create, upload a part, complete, abort: what streamed-put.ts uses for an
-// object larger than one part), signed with SigV4 (sigv4.ts), over fetch, path-style (`endpoint/bucket/key`, what MinIO and most S3-compatible servers
+// object larger than one part), signed with SigV4 (sigv4.ts), over node:http(s) with
+// connections kept open (transport.ts), path-style (`endpoint/bucket/key`, what MinIO and most S3-compatible servers
 // want) or virtual-host (`bucket.endpoint/key`, AWS's default).
 //
 // Why our own and not @aws-sdk/client-s3: we use seven operations; the SDK brings dozens of
@@ -23,6 +24,7 @@ import {
   type SignInput,
   sha256Hex,
 } from './sigv4.js';
+import { type StoreAnswer, StoreTransport } from './transport.js';
 
 export interface ObjectStoreSettings {
   /** `http://127.0.0.1:9000`, `https://s3.eu-west-1.amazonaws.com` */
@@ -52,8 +54,15 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 
 export class ObjectStore {
   private readonly base: URL;
+  private readonly transport: StoreTransport;
   constructor(private readonly s: ObjectStoreSettings) {
     this.base = new URL(s.endpoint);
+    this.transport = new StoreTransport(this.base);
+  }
+
+  /** Close the connections kept open to the store. */
+  close(): void {
+    this.transport.close();
   }
 
   /** The full key of a name: the prefix and the name. */
@@ -69,10 +78,9 @@ export class ObjectStore {
   async get(key: string, range?: { start: number; end: number }): Promise<Uint8Array> {
     const headers: Record<string, string> = range ? { range: `bytes=${range.start}-${range.end}` } : {};
     const res = await this.send('GET', key, { headers });
-    const body = new Uint8Array(await res.arrayBuffer());
     // A server that ignores Range answers 200 with the whole object: take the slice ourselves.
-    if (range && res.status === 200) return body.subarray(range.start, range.end + 1);
-    return body;
+    if (range && res.status === 200) return res.body.subarray(range.start, range.end + 1);
+    return res.body;
   }
 
   /** Delete one object; deleting one that is not there is not an error (S3's 204 either way). */
@@ -87,7 +95,7 @@ export class ObjectStore {
   /** Starts a multipart upload of `key`: its upload id. Nothing is visible under the key yet. */
   async createMultipartUpload(key: string): Promise<string> {
     const res = await this.send('POST', key, { query: { uploads: '' } });
-    const id = /<UploadId>([^<]+)<\/UploadId>/.exec(await res.text())?.[1];
+    const id = /<UploadId>([^<]+)<\/UploadId>/.exec(res.body.toString('utf8'))?.[1];
     if (!id) throw this.unavailable('POST', key, 'no UploadId in the answer');
     return id;
   }
@@ -95,7 +103,7 @@ export class ObjectStore {
   /** Uploads part `partNumber` of an upload: the part's ETag, which completing it names. */
   async uploadPart(key: string, uploadId: string, partNumber: number, body: Uint8Array): Promise<string> {
     const res = await this.send('PUT', key, { body, query: { partNumber: String(partNumber), uploadId } });
-    const etag = res.headers.get('etag');
+    const etag = res.etag;
     if (!etag) throw this.unavailable('PUT', key, `no ETag for part ${partNumber}`);
     return etag;
   }
@@ -112,7 +120,7 @@ export class ObjectStore {
     const res = await this.send('POST', key, { body: new TextEncoder().encode(xml), query: { uploadId } });
     // S3 may answer a Complete 200 and still fail it, with an <Error> in the body (it sends
     // the status before it has assembled the parts).
-    const text = await res.text();
+    const text = res.body.toString('utf8');
     const code = /<Error>[\s\S]*?<Code>([^<]*)<\/Code>/.exec(text)?.[1];
     if (code) throw this.unavailable('POST', key, `200 ${code}`);
   }
@@ -150,7 +158,7 @@ export class ObjectStore {
     method: Method,
     key: string,
     opts: { body?: Uint8Array; headers?: Record<string, string>; query?: Record<string, string> },
-  ): Promise<Response> {
+  ): Promise<StoreAnswer> {
     const url = this.url(key, opts.query);
     const payloadHash = opts.body ? sha256Hex(opts.body) : EMPTY_SHA256;
     const headers: Record<string, string> = {
@@ -168,20 +176,21 @@ export class ObjectStore {
       region: this.s.region,
       amzDate: headers['x-amz-date']!,
     };
-    const { host: _host, ...sent } = headers;
-    let res: Response;
+    let res: StoreAnswer;
     try {
-      res = await fetch(url, {
+      res = await this.transport.request({
         method,
-        headers: { ...sent, authorization: authorization(input, this.s.credentials) },
+        url,
+        // The host sent is the one signed.
+        headers: { ...headers, authorization: authorization(input, this.s.credentials) },
         ...(opts.body ? { body: opts.body } : {}),
-        signal: AbortSignal.timeout(this.s.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+        timeoutMs: this.s.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       });
     } catch (err) {
       throw this.unavailable(method, key, (err as Error).message);
     }
-    if (res.ok) return res;
-    const text = await res.text().catch(() => '');
+    if (res.status >= 200 && res.status < 300) return res;
+    const text = res.body.toString('utf8');
     const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? String(res.status);
     if (res.status === 404) throw new NotFoundError('NOT_FOUND', `object store: no object ${key} (${code})`);
     throw this.unavailable(method, key, `${res.status} ${code}`);
