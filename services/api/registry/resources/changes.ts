@@ -59,6 +59,10 @@ const changesOfBuild = (buildid: ReturnType<typeof sql>) => sql`a.changeid IN (
       JOIN buildset_sourcestamps bss ON bss.buildsetid = br.buildsetid
       JOIN sourcestamps ss ON ss.id = bss.sourcestampid),
     stampset AS (SELECT ${stampKeyOf(sql`(SELECT buildrequestid FROM builds WHERE id = (SELECT id FROM cur))`)} AS k),
+    -- how many of the builder's successes before the build are past the NEAR newest
+    rest AS (
+      SELECT count(*) - ${NEAR} AS n FROM builds pb
+      WHERE pb.builderid = (SELECT builderid FROM cur) AND pb.number < (SELECT number FROM cur) AND pb.results = 0),
     prev AS (
       SELECT coalesce(
         -- The builder's newest NEAR successes, newest by completion first (0033's index): the
@@ -70,17 +74,32 @@ const changesOfBuild = (buildid: ReturnType<typeof sql>) => sql`a.changeid IN (
            ORDER BY pb.complete_at DESC NULLS LAST LIMIT ${NEAR}) n
          WHERE ${stampKeyOf(sql`n.buildrequestid`)} = (SELECT k FROM stampset)
          ORDER BY n.complete_at DESC NULLS LAST LIMIT 1),
-        -- None of them: the builder's other successes are reached from the stamps with the
-        -- current build's first key (migration 0041's index), so that a build whose stamps no
-        -- recent success shares (a new branch; a branch the builder builds rarely) reads the
-        -- successes of that branch, not every success of the builder. Evaluated only when the
-        -- first finds nothing (an InitPlan runs when coalesce first needs it).
+        -- None of them: the rest of the builder's successes, or the builds of the stamps with
+        -- the build's first key (0041's index), whichever are fewer (the successes counted from
+        -- 0041's index alone). The successes alone made a build whose branch none of them built (a
+        -- new branch; the fleet set's broken release builders, 8,000 successes at 10M builds)
+        -- compare every one; the stamps alone made a builder with no success at all look up
+        -- every stamp of its branch (2,250 at 2.5M builds: 4,297 buffers a read on average
+        -- instead of 2,030). The stamps are counted only up to the successes left (the count
+        -- visits each stamp's row: no index-only scan of an expression index). Each part is
+        -- evaluated only when coalesce and CASE come to it.
+        CASE WHEN (SELECT n FROM rest) <= 0 THEN NULL
+             WHEN (SELECT n FROM rest) <= (SELECT count(*) FROM (
+                    SELECT FROM sourcestamps s WHERE ${STAMP_KEY('s')} = (SELECT k[1] FROM stampset)
+                    LIMIT (SELECT n FROM rest)) x)
+        THEN (SELECT n.id FROM (
+                SELECT pb.id, pb.buildrequestid, pb.complete_at FROM builds pb
+                WHERE pb.builderid = (SELECT builderid FROM cur) AND pb.number < (SELECT number FROM cur)
+                  AND pb.results = 0
+                ORDER BY pb.complete_at DESC NULLS LAST OFFSET ${NEAR}) n
+              WHERE ${stampKeyOf(sql`n.buildrequestid`)} = (SELECT k FROM stampset)
+              ORDER BY n.complete_at DESC NULLS LAST LIMIT 1)
         -- Each step a LATERAL ... OFFSET 0, an index lookup a row of the step before, and the
         -- stamps compared only for the builds found: the key is known only as the statement
         -- runs, and estimated at a few thousand stamps the planner hashed every buildset's
         -- stamps instead (251 ms for the 507 stamps of a branch at 2.5M builds), or, on a small
         -- table, compared the stamps of every success of the builder before joining.
-        (SELECT pb.id FROM sourcestamps s
+        ELSE (SELECT pb.id FROM sourcestamps s
          CROSS JOIN LATERAL (SELECT bss.buildsetid FROM buildset_sourcestamps bss
                              WHERE bss.sourcestampid = s.id OFFSET 0) bss
          CROSS JOIN LATERAL (SELECT br.id FROM buildrequests br
@@ -91,7 +110,7 @@ const changesOfBuild = (buildid: ReturnType<typeof sql>) => sql`a.changeid IN (
                              OFFSET 0) pb
          WHERE ${STAMP_KEY('s')} = (SELECT k[1] FROM stampset)
            AND ${stampKeyOf(sql`pb.buildrequestid`)} = (SELECT k FROM stampset)
-         ORDER BY pb.complete_at DESC NULLS LAST LIMIT 1)) AS id),
+         ORDER BY pb.complete_at DESC NULLS LAST LIMIT 1) END) AS id),
     stop AS (
       SELECT ss.codebase, (SELECT c.changeid FROM changes c WHERE c.sourcestampid = ss.id ORDER BY c.changeid DESC LIMIT 1) AS changeid
       FROM prev JOIN builds pb ON pb.id = prev.id
