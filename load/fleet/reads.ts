@@ -26,8 +26,9 @@ import { httpMetrics, type Metric, type ScenarioSpec, seconds } from '../scenari
 import { timedGet } from '../timed-get.js';
 
 const BUILDERS = 1000;
-/** fleet.sql's broken builders: their newest 20% of builds failed (above 8,000 of 10,000). */
+/** fleet.sql's broken builders: their newest 2,000 builds failed, at any scale from 0.2. */
 const BROKEN = [250, 500, 750, 1000];
+const BROKEN_RUN = 2000;
 /** The newest builds have steps (run.sh STEPS=2000000 in load/fleet/reads.sh's recipe). */
 const WITH_STEPS = 2_000_000;
 
@@ -42,6 +43,7 @@ export async function fleetReads(
   headers: Record<string, string>,
 ): Promise<Record<string, Metric>> {
   const reads: Record<string, number[]> = Object.fromEntries(FLEET_READS.map((n) => [n, []]));
+  const parts: Record<string, number[]> = { prev_success_page: [], prev_success_changes: [] };
   const end = Date.now() + seconds(sc.duration) * 1000;
   const { get: timed, durations, counts } = timedGet(base, headers);
   const get = (path: string) => timed(path, true);
@@ -95,9 +97,14 @@ export async function fleetReads(
     prev_success: async () => {
       const broken = Math.random() < 0.5;
       const b = broken ? BROKEN[rand(0, BROKEN.length - 1)]! : rand(1, BUILDERS);
-      const n = rand(broken ? Math.floor(perBuilder * 0.8) + 1 : 2, perBuilder);
+      const n = rand(broken ? Math.max(2, perBuilder - BROKEN_RUN + 1) : 2, perBuilder);
+      // each request's own time as well, to tell which of the two makes the read's tail
+      let t = performance.now();
       await get(`/builders/${b}/builds?results=0&complete=true&number__lt=${n}&order=-number&limit=1`);
+      parts.prev_success_page!.push(performance.now() - t);
+      t = performance.now();
       await get(`/builds/${buildId(b, n)}/changes`);
+      parts.prev_success_changes!.push(performance.now() - t);
     },
   };
 
@@ -116,7 +123,10 @@ export async function fleetReads(
   return {
     ...httpMetrics(durations, counts.requests, counts.failed, took),
     ...Object.fromEntries(
-      Object.entries(reads).map(([name, samples]) => [`read_${name}`, { kind: 'trend', samples } as Metric]),
+      Object.entries({ ...reads, ...parts }).map(([name, samples]) => [
+        `read_${name}`,
+        { kind: 'trend', samples } as Metric,
+      ]),
     ),
   };
 }

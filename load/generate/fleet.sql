@@ -16,8 +16,9 @@
 --                  builds are requests b, b+1000, ... so number = (id-1)/1000 + 1 (10,000 s
 --                  per builder, numbered in id order, as check.sql wants)
 --   results        ~86% success, 5% warnings, 7% failure, 1% exception, 1% cancelled; and 4
---                  broken builders (b0250, b0500, b0750, b1000) failed their newest 20%, so
---                  their previous successful build is 2,000 s builds back (what #4055 asks)
+--                  broken builders (b0250, b0500, b0750, b1000) failed their newest 2,000
+--                  builds, so their previous successful build is 2,000 builds back at any
+--                  scale of 0.2 or more (what #4055 asks; at scale 1 their newest 20%)
 --   steps          5 per build, for the newest :steps builds (default all 10,000,000 s:
 --                  50,000,000 steps): the build page and the waterfall read them
 --   logs, chunks,  only for the newest :detail builds (default 1,000,000, about six months):
@@ -43,15 +44,17 @@ SELECT greatest(10, round(1000000 * :scale)::int) AS sets,   -- complete buildse
        greatest(1, round(:detail * :scale)::int) AS detail,
        greatest(1, round(:steps * :scale)::int) AS steps,
        157 AS every, extract(epoch FROM date_trunc('hour', now()))::bigint AS t_end;
-ALTER TABLE gen ADD COLUMN t0 bigint;
-UPDATE gen SET t0 = t_end - every * (sets + psets);
+ALTER TABLE gen ADD COLUMN t0 bigint, ADD COLUMN broken_from bigint;
+-- a broken builder's builds after number broken_from failed: its newest 2,000 at any scale,
+-- so that a smaller set keeps the walk back that the previous-success read makes (#4055)
+UPDATE gen SET t0 = t_end - every * (sets + psets), broken_from = greatest(0, sets * per_set / nbuilders - 2000);
 SELECT * FROM gen;
 
 \ir require-empty.sql
 
 -- request j's result: a fixed hash of j, so that every table derived from it agrees
-CREATE FUNCTION pg_temp.res(j bigint, builder int, num bigint) RETURNS int LANGUAGE sql IMMUTABLE AS $$
-  SELECT CASE WHEN builder % 250 = 0 AND num > 8000 THEN 2
+CREATE FUNCTION pg_temp.res(j bigint, builder int, num bigint, broken_from bigint) RETURNS int LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE WHEN builder % 250 = 0 AND num > broken_from THEN 2
               ELSE (SELECT CASE WHEN h < 860 THEN 0 WHEN h < 910 THEN 1 WHEN h < 980 THEN 2
                                 WHEN h < 990 THEN 4 ELSE 6 END
                     FROM (SELECT (j * 2654435761) % 1000 AS h) x) END
@@ -142,7 +145,7 @@ SELECT i, j, b, (j - 1) / g.nbuilders + 1 AS num, i > g.sets AS pending,
        g.t0 + g.every * i AS submitted,
        g.t0 + g.every * i + 5 + j % 55 AS started,
        g.t0 + g.every * i + 5 + j % 55 + 120 + (j * 37) % 1680 AS finished,
-       pg_temp.res(j, b, (j - 1) / g.nbuilders + 1) AS results
+       pg_temp.res(j, b, (j - 1) / g.nbuilders + 1, g.broken_from) AS results
 FROM gen g, generate_series(1, g.sets + g.psets) AS i, generate_series(0, g.per_set - 1) AS k,
      LATERAL (SELECT (i - 1) * g.per_set + k + 1 AS j) jj,
      LATERAL (SELECT 1 + ((i - 1) * g.per_set + k) % g.nbuilders AS b) bb;
@@ -158,7 +161,7 @@ SELECT i, NULL, 'The SingleBranchScheduler scheduler named ''project' || ((i - 1
        NULL, NULL
 FROM gen g, generate_series(1, g.sets + g.psets) AS i,
      LATERAL (SELECT max(g.t0 + g.every * i + 5 + j % 55 + 120 + (j * 37) % 1680) AS finished,
-                     max(pg_temp.res(j, 1 + (j - 1) % g.nbuilders, (j - 1) / g.nbuilders + 1)) AS results
+                     max(pg_temp.res(j, 1 + (j - 1) % g.nbuilders, (j - 1) / g.nbuilders + 1, g.broken_from)) AS results
               FROM (SELECT (i - 1) * g.per_set + k + 1 AS j FROM generate_series(0, g.per_set - 1) AS k) r) w;
 
 \echo buildset_sourcestamps

@@ -18,6 +18,7 @@ for (const name of READS) trends[name] = new Trend(`read_${name}`, true);
 // fleet.sql's layout: builder b's build n is build (n-1)*1000 + b
 const BUILDERS = 1000;
 const BROKEN = [250, 500, 750, 1000];
+const BROKEN_RUN = 2000; // their newest 2,000 builds failed (fleet.sql, any scale from 0.2)
 const WITH_STEPS = 2000000;
 const rand = (lo, hi) => lo + Math.floor(Math.random() * (hi - lo + 1));
 
@@ -86,7 +87,7 @@ const reads = {
   prev_success(data) {
     const broken = Math.random() < 0.5;
     const b = broken ? BROKEN[rand(0, BROKEN.length - 1)] : rand(1, BUILDERS);
-    const n = rand(broken ? Math.floor(data.perBuilder * 0.8) + 1 : 2, data.perBuilder);
+    const n = rand(broken ? Math.max(2, data.perBuilder - BROKEN_RUN + 1) : 2, data.perBuilder);
     get(
       `/builders/${b}/builds?results=0&complete=true&number__lt=${n}&order=-number&limit=1`,
       'prev-success',

@@ -321,9 +321,16 @@ export function compileRows(
   const limit = endpoint.collection && spec.limit !== null ? sql`LIMIT ${spec.limit}` : sql``;
   const offset = endpoint.collection && spec.offset ? sql`OFFSET ${spec.offset}` : sql``;
   const from = endpoint.resource.from;
+  // A page without LIMIT or OFFSET holds every row the total counts: the total is its size,
+  // and the WHERE is evaluated once. Counted again, a costly scope ran twice: a build's
+  // changes (changes.ts) looked for the previous successful build for the page and again for
+  // the total (load/results/fleet-reads.md, "prev_success at 2.5M builds").
+  const unpaged = spec.limit === null && !spec.offset;
   const total = !endpoint.collection
     ? sql`NULL::bigint`
-    : (countedTotal(endpoint, args, spec) ?? sql`(SELECT count(*) FROM ${from} ${where})`);
+    : unpaged
+      ? sql`(SELECT count(*) FROM page)`
+      : (countedTotal(endpoint, args, spec) ?? sql`(SELECT count(*) FROM ${from} ${where})`);
   const parent = q.parentExists ?? sql`NULL::boolean`;
   // Only where the page cache needs them to name a page's parts (Endpoint.pathIds).
   const ids = endpoint.pathIds ? sql`, ${endpoint.pathIds(args)} AS path_ids` : sql``;
