@@ -250,7 +250,7 @@ try {
     `builds started: ${s1 - s0} (${((s1 - s0) / window).toFixed(1)}/s); completed: ${c1 - c0} (${((c1 - c0) / window).toFixed(1)}/s)`,
   );
   say(
-    `master CPU: ${cpu.toFixed(1)} s = ${(cpu / window).toFixed(2)} cores; ${((cpu * 1000) / Math.max(1, c1 - c0)).toFixed(1)} ms per completed build; master RSS now ${mib(rssKiB(proc!.pid))} MiB`,
+    `master CPU: ${cpu.toFixed(1)} s = ${(cpu / window).toFixed(2)} cores; ${((cpu * 1000) / Math.max(1, c1 - c0)).toFixed(1)} ms per completed build, ${((cpu * 1000) / Math.max(1, s1 - s0)).toFixed(1)} per started; master RSS now ${mib(rssKiB(proc!.pid))} MiB`,
   );
 } finally {
   await Promise.all(workers.map((w) => w.stop('SIGTERM', 10_000)));
