@@ -5,6 +5,8 @@
 #
 #   BENCH_PG_PORT=28440 FLEET_REDIS_PORT=28441 load/fleet/run.sh
 #   PENDING=2500 BUILDERS=100 WORKERS=100 DRAIN_SECONDS=20 load/fleet/run.sh    (a small run)
+#   load/fleet/run.sh --with-buildbot    then Buildbot 3.7 on the same queue (load/fleet/buildbot.sh),
+#                                        so that both sets of figures come from one run
 set -euo pipefail
 source "$(cd "$(dirname "$0")/../.." && pwd)/deploy/local/lib.sh"
 cd "$ROOT"
@@ -12,3 +14,4 @@ ensure_system_packages
 ensure_node_modules
 own_redis fleet "${FLEET_REDIS_PORT:-28441}"
 DATABASE_URL="$(load/bench/cluster.sh db fleet)" node --import tsx load/fleet/run.ts
+if [ "${1:-}" = --with-buildbot ]; then load/fleet/buildbot.sh; fi

@@ -41,6 +41,7 @@ import {
   workerName,
 } from './config.js';
 import { cpuSeconds, rssKiB } from './procstat.js';
+import { unclaimed, writePending } from './queue.js';
 import { WorkerFleet } from './workers.js';
 
 const shape: FleetShape = {
@@ -205,22 +206,8 @@ try {
   const [{ ssid }] = await db.query(sql`
     SELECT sourcestampid AS ssid FROM buildset_sourcestamps bs JOIN buildrequests br ON br.buildsetid = bs.buildsetid
     WHERE br.id = ${checkBrid}`);
-  // One build set of one request each, on the builders in turn, as PENDING forces make them.
-  await db.query(sql`
-    WITH b AS (SELECT array_agg(id ORDER BY name) AS ids FROM builders WHERE name LIKE 'fleet-%'),
-    bs AS (
-      INSERT INTO buildsets (reason, submitted_at, complete, results)
-      SELECT 'fleet pending ' || g, extract(epoch FROM now())::int, 0, -1 FROM generate_series(1, ${PENDING}) g
-      RETURNING id),
-    ss AS (INSERT INTO buildset_sourcestamps (buildsetid, sourcestampid) SELECT id, ${ssid} FROM bs)
-    INSERT INTO buildrequests (buildsetid, builderid, priority, complete, results, submitted_at, waited_for)
-    SELECT bs.id, b.ids[1 + bs.id % array_length(b.ids, 1)], 0, 0, -1, extract(epoch FROM now())::int, 0
-    FROM bs, b`);
-  await db.query(sql`ANALYZE buildrequests`);
-  await db.query(sql`ANALYZE buildsets`);
-  const pending = () =>
-    count(sql`SELECT count(*) AS n FROM buildrequests br
-              WHERE complete = 0 AND NOT EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = br.id)`);
+  await writePending(db, ssid, PENDING);
+  const pending = () => unclaimed(db);
   say(`## A. Start with ${await pending()} pending requests\n`);
   const firstCommand: Record<number, number> = {};
   // CPU seconds a master had spent when its first command came: what its start costs, apart

@@ -41,6 +41,12 @@ export interface BuildbotMasterOptions {
   www?: boolean;
   /** More environment for the config (what it reads with os.environ). */
   env?: Record<string, string>;
+  /** Its PB port (a restarted master on the port its workers retry); a free one if unset. */
+  pbPort?: number;
+  /** How long it may take to log that it runs (default: waitFor's for a process). */
+  readyMs?: number;
+  /** Called as soon as the process is spawned, before it runs (a load runner times from here). */
+  onSpawn?: (proc: Running) => void;
 }
 
 /** A foreground Buildbot master reading `config` (a master.cfg) against `dbUrl`. */
@@ -52,7 +58,7 @@ export async function startBuildbotMaster(
   const dir = mkdtempSync(join(tmpdir(), 'flotilla-buildbot-'));
   writeFileSync(join(dir, 'buildbot.tac'), TAC);
   copyFileSync(config, join(dir, 'master.cfg'));
-  const pbPort = await freePort();
+  const pbPort = opts.pbPort ?? (await freePort());
   const wwwPort = opts.www ? await freePort() : undefined;
   const env: Record<string, string> = {
     ...opts.env,
@@ -73,6 +79,7 @@ export async function startBuildbotMaster(
       cwd: dir,
     },
   );
+  opts.onSpawn?.(proc);
   const stop = async () => {
     // A clean stop ends in a second or two; one seen (1 of 6) hung after its housekeeping, when
     // everything the test needs of the stop (its schedulers handed back) was done.
@@ -83,7 +90,7 @@ export async function startBuildbotMaster(
     await waitFor(
       'the Buildbot master to run',
       async () => proc.output().includes('BuildMaster is running'),
-      { proc },
+      { proc, ...(opts.readyMs ? { timeoutMs: opts.readyMs } : {}) },
     );
   } catch (err) {
     await stop();
