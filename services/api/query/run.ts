@@ -28,8 +28,12 @@ export interface Read {
  * The query, with its write version when it can have one. `alsoReads` names tables that a
  * later statement of the same read takes its rows from (the version must cover them too).
  */
-export function versioned(query: SQLQuery, versions: WriteVersions | null, alsoReads = '') {
-  const tables = versions?.enabled ? versions.dependencies(`${statementText(query)} ${alsoReads}`) : null;
+/**
+ * `scanned`: the statement whose tables the page depends on, when `query` also reads tables
+ * whose writes another of them always shows (a moved log's index: logs.ts findLog).
+ */
+export function versioned(query: SQLQuery, versions: WriteVersions | null, alsoReads = '', scanned = query) {
+  const tables = versions?.enabled ? versions.dependencies(`${statementText(scanned)} ${alsoReads}`) : null;
   return tables ? { query: withVersion(query, tables), tables } : { query, tables: null };
 }
 
