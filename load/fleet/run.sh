@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The fleet scenario (load/fleet/run.ts) on the benchmark PostgreSQL cluster
-# (load/bench/cluster.sh, 127.0.0.1:$BENCH_PG_PORT, a fresh database `fleet`) and a Redis of
+# (load/bench/cluster.sh, 127.0.0.1:$BENCH_PG_PORT, a fresh database `fleet_run`) and a Redis of
 # its own (127.0.0.1:$FLEET_REDIS_PORT, deploy/local/lib.sh's own_redis).
 #
 #   BENCH_PG_PORT=28440 FLEET_REDIS_PORT=28441 load/fleet/run.sh
@@ -13,5 +13,7 @@ cd "$ROOT"
 ensure_system_packages
 ensure_node_modules
 own_redis fleet "${FLEET_REDIS_PORT:-28441}"
-DATABASE_URL="$(load/bench/cluster.sh db fleet)" node --import tsx load/fleet/run.ts
+# Its own database, fleet_run: `fleet` is the ten-million-build set of the reads (reads.sh),
+# an hour to make, which `cluster.sh db` would drop.
+DATABASE_URL="$(load/bench/cluster.sh db fleet_run)" node --import tsx load/fleet/run.ts
 if [ "${1:-}" = --with-buildbot ]; then load/fleet/buildbot.sh; fi
