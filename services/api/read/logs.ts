@@ -133,17 +133,11 @@ export class LogReader {
     const ids = endpoint.pathIds ? sql`, ${endpoint.pathIds(args)} AS path_ids` : sql``;
     // The version is read with the log's row, before its chunks: whatever the chunks read
     // later show is at least as new as it, so a page kept under it can only expire too early.
-    const where = sql.join(conds, sql` AND `);
-    // A moved log's index (flotilla.log_object_chunks, not versioned) is written in the
-    // transaction that deletes its chunks (core/data/log-objects.ts recordLogObject), so the
-    // chunks' version, which the page depends on, changes with it: the page cache keeps a range
-    // read of a moved log as of one in PostgreSQL (test/api/page-cache.test.ts).
-    const { query, tables } = versioned(
-      sql`SELECT a.id, a.num_lines, a.type, a.slug, a.complete${ids}${objectColumn(range)} FROM logs a WHERE ${where}`,
-      versions,
-      CHUNKS,
-      sql`SELECT a.id, a.num_lines, a.type, a.slug, a.complete${ids} FROM logs a WHERE ${where}`,
-    );
+    // A moved log's index (not versioned) is written as its chunks are deleted (log-objects.ts
+    // recordLogObject): the chunks' version covers it, and the page cache keeps the read.
+    const select = (more: SQLQuery) =>
+      sql`SELECT a.id, a.num_lines, a.type, a.slug, a.complete${ids}${more} FROM logs a WHERE ${sql.join(conds, sql` AND `)}`;
+    const { query, tables } = versioned(select(objectColumn(range)), versions, CHUNKS, select(sql``));
     const rows = await this.reads.rows<
       LogRow & { write_version?: string; path_ids?: Record<string, unknown> | null }
     >(query);
