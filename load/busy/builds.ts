@@ -2,7 +2,9 @@
 // through the REST API alone, so that the same code drives Flotilla and Buildbot 3.7. Every
 // second it counts the builder's unfinished requests (queued or running) and forces as many
 // new ones as are missing through the force scheduler's JSON-RPC `force`, the way a person
-// or a hook would start them. It samples how many builds run, to report the load actually held.
+// or a hook would start them (load/force.ts). It samples how many builds run, to report the
+// load actually held.
+import { forceBuildSet } from '../force.js';
 
 export interface BuildLoadReport {
   forced: number;
@@ -41,20 +43,12 @@ export class BuildLoad {
   }
 
   private async force(): Promise<void> {
-    const res = await fetch(`${this.base}/forceschedulers/${this.scheduler}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'force',
-        params: { username: 'busy <busy@example.invalid>', reason: 'busy-cluster benchmark' },
-      }),
-      signal: AbortSignal.timeout(60_000),
-    });
-    const body = (await res.json()) as { error?: unknown };
-    if (!res.ok || body.error)
-      throw new Error(`force ${this.scheduler}: HTTP ${res.status} ${JSON.stringify(body)}`);
+    await forceBuildSet(
+      this.base,
+      this.scheduler,
+      { username: 'busy <busy@example.invalid>', reason: 'busy-cluster benchmark' },
+      { headers: { accept: 'application/json' }, timeoutMs: 60_000 },
+    );
     this.forced++;
   }
 

@@ -15,6 +15,7 @@ import { freePort, type Running, start, status } from '../../test/helpers/proces
 import { type SentinelDeployment, startSentinelDeployment } from '../../test/helpers/sentinel.js';
 import { serviceCommand } from '../../test/helpers/service-build.js';
 import { waitFor } from '../../test/helpers/wait.js';
+import { forceOneRequest } from '../force.js';
 import { leftoverCommands } from './records.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -397,20 +398,14 @@ export class ChaosStack {
   async force(token: string): Promise<number> {
     for (const api of this.of('api')) {
       try {
-        const res = await fetch(`${this.apiBase(api)}/forceschedulers/chaos`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json' },
-          body: JSON.stringify({
-            jsonrpc: '2.0',
-            method: 'force',
-            id: 1,
-            params: { username: 'Chaos <chaos@example.test>', reason: 'chaos', token },
-          }),
-        });
-        const body = (await res.json()) as { result?: [number, Record<string, number>] };
-        if (res.status === 200 && body.result) return Object.values(body.result[1])[0]!;
+        return await forceOneRequest(
+          this.apiBase(api),
+          'chaos',
+          { username: 'Chaos <chaos@example.test>', reason: 'chaos', token },
+          { headers: { accept: 'application/json' } },
+        );
       } catch {
-        // that API is down: the next one
+        // that API is down, or refused it: the next one
       }
     }
     throw new Error(`could not force a build with token ${token}`);

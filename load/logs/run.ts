@@ -15,6 +15,7 @@ import { migrate } from '../../services/core/db/migrate.js';
 import { createPool, sql } from '../../services/core/db/pool.js';
 import { freePort } from '../../test/helpers/processes.js';
 import { waitFor } from '../../test/helpers/wait.js';
+import { forceChecked } from '../force.js';
 
 const LINES = Number(process.argv[2] ?? 100_000);
 const BUILDS = 10;
@@ -98,18 +99,12 @@ www:
   const api = `http://127.0.0.1:${apiPort}/api/v2`;
   const get = async (p: string) =>
     (await (await fetch(api + p, { headers: { accept: 'application/json' } })).json()) as any;
-  const force = (s: string) =>
-    fetch(`${api}/forceschedulers/${s}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'force', params: { username: 'b <b@x.y>' } }),
-    });
   await waitFor('workers connected', async () =>
     (await get('/workers')).workers.every((w: any) => w.connected_to.length > 0),
   );
 
   // Throughput: 10 builds at once, each streaming LINES lines.
-  for (let i = 0; i < BUILDS / 2; i++) await force('spew');
+  for (let i = 0; i < BUILDS / 2; i++) await forceChecked(api, 'spew', 2);
   await waitFor('spew builds done', async () => (await get('/builds?complete=true')).meta.total >= BUILDS, {
     timeoutMs: 600_000,
     everyMs: 50,
@@ -122,7 +117,7 @@ www:
   const perSecond = Number(t.lines) / seconds;
 
   // Latency: a build prints a timestamped line every 50 ms; poll /contents for new lines.
-  await force('ticker');
+  await forceChecked(api, 'ticker', 1);
   let logid = 0;
   await waitFor('ticker log', async () => {
     const ticker = (await get('/builders?name=ticker')).builders[0].builderid;

@@ -15,6 +15,7 @@ import { migrate } from '../../services/core/db/migrate.js';
 import { createPool, sql } from '../../services/core/db/pool.js';
 import { freePort } from '../../test/helpers/processes.js';
 import { waitFor } from '../../test/helpers/wait.js';
+import { forceChecked } from '../force.js';
 
 const ROUNDS = Number(process.argv[2] ?? 3);
 const RATE = Number(process.argv[3] ?? 2000);
@@ -128,11 +129,7 @@ force_schedulers: [{ name: count, builders: [count] }]
       (await (await fetch(api + p, { headers: { accept: 'application/json' } })).json()) as any;
     await waitFor('the API', async () => (await fetch(`${api}/workers`)).ok);
     await waitFor('the worker', async () => (await get('/workers')).workers[0]?.connected_to.length > 0);
-    await fetch(`${api}/forceschedulers/count`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'force', params: { username: 'b <b@x.y>' } }),
-    });
+    await forceChecked(api, 'count', 1);
     const logid = async () => {
       const [r] = await db.query(
         sql`SELECT l.id FROM logs l JOIN steps s ON s.id = l.stepid WHERE s.name = 'count'`,
