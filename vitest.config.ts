@@ -13,6 +13,7 @@ const E2E = [
   'test/api/security/fuzz.test.ts',
   'test/web/ui.test.ts',
   'test/master/builds/long-line.test.ts',
+  'test/load/fleet-forces.test.ts',
 ];
 
 // In-process files that change what every later file in their process would see, and cannot

@@ -3,17 +3,21 @@
 // same thresholds. Exits 1 when a threshold fails, 2 on a usage or setup error.
 //
 //   BASE_URL=http://127.0.0.1:8080/api/v2 node --import tsx load/run.ts [scenario ...]
-//        [--duration 30s] [--vus N] [--out FILE]
+//        [--duration 30s] [--vus N] [--out FILE] [--rate N] [--start-timeout 60s]
 //
 // Scenarios: collections, log_tail, ws_fanout (default: all three, one after the other), and
 // busy (the web UI while 20 builds run: load/busy/run.sh sets that up and runs it), and
-// fleet_reads (issue 35's reads at ten million builds: load/fleet/reads.sh).
-// --duration and --vus override every scenario's (like k6's -e DURATION / -e VUS).
+// fleet_reads (issue 35's reads at ten million builds: load/fleet/reads.sh), and
+// fleet_forces (request to build started at a constant rate of forces, on a running fleet:
+// load/fleet/run.ts's phase C runs it).
+// --duration and --vus override every scenario's (like k6's -e DURATION / -e VUS); --rate and
+// --start-timeout fleet_forces's (-e RATE / -e START_TIMEOUT).
 // BUILD_ID / LOG_ID name the ids the endpoints use instead of finding them through the API.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { busyMix } from './busy/mix.js';
+import { fleetForces } from './fleet/forces.js';
 import { fleetReads } from './fleet/reads.js';
 import { hammer } from './measure.js';
 import {
@@ -37,6 +41,8 @@ const { values: args, positionals } = parseArgs({
     duration: { type: 'string' },
     vus: { type: 'string' },
     out: { type: 'string' },
+    rate: { type: 'string' },
+    'start-timeout': { type: 'string' },
   },
 });
 
@@ -181,17 +187,22 @@ const busy: Runner = (spec, sc, base) => busyMix(sc, base, spec.headers);
 /** The five reads at ten million builds (load/generate/fleet.sql's data): load/fleet/reads.ts. */
 const fleet_reads: Runner = (spec, sc, base) => fleetReads(sc, base, spec.headers);
 
+/** Forces at a constant rate, each to its build's start, on the fleet: load/fleet/forces.ts. */
+const fleet_forces: Runner = (spec, sc, base) => fleetForces(sc, [base], spec.headers);
+
 const RUNNERS: Record<string, Runner> = {
   collections,
   log_tail: logTail,
   ws_fanout: wsFanout,
   busy,
   fleet_reads,
+  fleet_forces,
 };
 // The scenarios that name no generated build or log: they find their own through the API.
-const NO_IDS = new Set(['ws_fanout', 'busy', 'fleet_reads']);
-// The scenarios that need a set-up of their own (builds running; the fleet data): only when named.
-const ONLY_NAMED = new Set(['busy', 'fleet_reads']);
+const NO_IDS = new Set(['ws_fanout', 'busy', 'fleet_reads', 'fleet_forces']);
+// The scenarios that need a set-up of their own (builds running; the fleet data; a fleet that
+// builds what it is forced): only when named.
+const ONLY_NAMED = new Set(['busy', 'fleet_reads', 'fleet_forces']);
 
 function describe(name: string, m: Metric): string {
   if (m.kind === 'trend') {
@@ -218,7 +229,12 @@ async function main(): Promise<number> {
     const sc = { ...spec.scenarios[name]! };
     if (args.duration) sc.duration = args.duration;
     if (args.vus) sc.vus = Number(args.vus);
-    console.log(`\n== ${name}: ${sc.vus} VUs for ${sc.duration}`);
+    if (args.rate) {
+      sc.rate = Number(args.rate);
+      if (!(sc.rate > 0)) throw new Error(`--rate ${args.rate}: not a number of forces a second`);
+    }
+    if (args['start-timeout']) sc.startTimeout = args['start-timeout'];
+    console.log(`\n== ${name}: ${sc.rate ? `${sc.rate} iterations/s` : `${sc.vus} VUs`} for ${sc.duration}`);
     const metrics = await RUNNERS[name]!(spec, sc, base, ids);
     const verdicts = judge(sc.thresholds, metrics);
     for (const [metric, m] of Object.entries(metrics)) console.log('   ' + describe(metric, m));

@@ -27,6 +27,11 @@ export interface ScenarioSpec {
   maxOldPage?: number;
   /** fleet_reads: the fields the UI's console and waterfall ask for. */
   fields?: Record<string, string[]>;
+  /** fleet_forces: forces a second, through which scheduler, how long a build may take to start, k6's maxVUs. */
+  rate?: number;
+  scheduler?: string;
+  startTimeout?: string;
+  maxVUs?: number;
 }
 
 export interface Scenarios {

@@ -34,5 +34,9 @@ export function fleetYaml(s: FleetShape): string {
   lines.push(
     `  - { name: ${FORCE_SCHEDULER}, builders: [${Array.from({ length: s.builders }, (_, b) => builderName(b)).join(', ')}] }`,
   );
+  // Phase C (the fleet_forces scenario) holds an events socket per force waiting for its build,
+  // all from this one address: at 80% of the start rate, with the queue's wait, more than the
+  // 20 a client may hold (www.events) that stand for many people's browsers, not one.
+  lines.push('www:', '  events: { max_connections_per_client: 5000 }');
   return `${lines.join('\n')}\n`;
 }

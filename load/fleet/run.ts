@@ -10,9 +10,12 @@
 //      every worker connects: each master's time from its spawn to its first command;
 //   B. throughput: builds started and completed a second across the masters while the queue
 //      drains (a window of DRAIN_SECONDS, or until it is empty), and master CPU per build;
-//   C. latency: the rest of the queue cancelled, then forces through the two APIs (by turns)
-//      at 10 a second and at 80% of B's start rate, each from its POST to its build's `new`
-//      event on the bus: p50 and p99; API CPU per force;
+//   C. latency: the rest of the queue cancelled, then the fleet_forces scenario of
+//      load/scenarios.json (load/fleet/forces.ts, the twin of load/k6/fleet-forces.js)
+//      through the two APIs (by turns) at 10 forces a second and at 80% of B's start rate,
+//      each from its POST to its build's `new` event on the API's /ws: p50 and p99; API CPU
+//      per force. Until 2026-11-28 the event was read on the bus itself (Redis), a relay
+//      shorter: the figures of load/results/fleet.md before then were taken that way;
 //   D. API CPU per request of two read classes (a collection, one entity).
 //
 //   load/fleet/run.sh        (starts PostgreSQL and Redis for it; see there)
@@ -23,14 +26,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { createPool, sql } from '../../services/core/db/pool.js';
-import { EVENTS_CHANNEL, parseBusMessage } from '../../services/core/events/bus.js';
 import { type ApiProcess, apiProcess } from '../../test/helpers/api.js';
 import { freePort, type Running, startService, status } from '../../test/helpers/processes.js';
 import { buildServices, SERVICES_BUILD_ENV } from '../../test/helpers/service-build.js';
 import { waitFor } from '../../test/helpers/wait.js';
 import { forceOneRequest } from '../force.js';
+import { loadScenarios } from '../scenario.js';
 import {
   builderName,
   type FleetShape,
@@ -40,6 +42,7 @@ import {
   WORKER_PASSWORD,
   workerName,
 } from './config.js';
+import { fleetForces } from './forces.js';
 import { cpuSeconds, rssKiB } from './procstat.js';
 import { unclaimed, writePending } from './queue.js';
 import { WorkerFleet } from './workers.js';
@@ -277,52 +280,42 @@ try {
   await waitFor('no build running', async () => (await builds()) === (await completed()), {
     timeoutMs: 300_000,
   });
-  const sub = new Redis(redisUrl);
-  const startedAt = new Map<number, number>();
-  sub.on('message', (channel: string, raw: string) => {
-    if (channel !== EVENTS_CHANNEL) return;
-    const msg = parseBusMessage(raw);
-    if (msg && /^builds\/\d+\/new$/.test(msg.k)) {
-      const brid = (msg.m as { buildrequestid?: number }).buildrequestid;
-      if (brid !== undefined) startedAt.set(brid, Date.now());
-    }
-  });
-  await sub.subscribe(EVENTS_CHANNEL);
+  // The fleet_forces scenario of scenarios.json (load/k6/fleet-forces.js; here its twin,
+  // load/fleet/forces.ts), through the two APIs by turns; every forced build must start.
+  const forcesSpec = loadScenarios();
   say(
-    `\n## C. Request submitted (force POST) to build started (its builds/N/new event), ${LATENCY_SECONDS} s each\n`,
+    `\n## C. Request submitted (force POST) to build started (its builds/N/new event on the API's /ws), ${LATENCY_SECONDS} s each\n`,
   );
   say(
     '| rate (forces/s) | requests | p50 (ms) | p99 (ms) | max (ms) | API CPU per force (ms) | load average (1 min) |',
   );
   say('|---|---|---|---|---|---|---|');
-  let builder = 1;
   for (const rate of [10, Math.max(10, Math.round(startRate * 0.8))]) {
     const apiCpu0 = apis.map((a) => cpuSeconds(a.pid));
-    const sent: Promise<[number, number]>[] = [];
-    const n = rate * LATENCY_SECONDS;
-    const begin = performance.now();
-    for (let i = 0; i < n; i++) {
-      // Open loop: each force at its time, whether or not the ones before have been answered.
-      const due = begin + (i * 1000) / rate;
-      const wait = due - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      const at = Date.now();
-      sent.push(force(apis[i % 2]!, builderName(builder++ % shape.builders)).then((brid) => [brid, at]));
-    }
-    const submitted = await Promise.all(sent);
-    await waitFor('every forced build started', () => submitted.every(([brid]) => startedAt.has(brid)), {
-      timeoutMs: 300_000,
-    });
+    const sc = {
+      ...forcesSpec.scenarios.fleet_forces!,
+      rate,
+      duration: `${LATENCY_SECONDS}s`,
+      scheduler: FORCE_SCHEDULER,
+      startTimeout: '300s',
+    };
+    const m = await fleetForces(
+      sc,
+      apis.map((a) => a.base),
+      forcesSpec.headers,
+    );
+    const [failed, dropped] = [m.build_start_failed!, m.dropped_iterations!];
+    if (failed.kind !== 'rate' || failed.passes > 0 || (dropped.kind === 'counter' && dropped.count > 0))
+      throw new Error(`at ${rate} forces/s: ${JSON.stringify({ failed, dropped })}`);
     const apiCpu = apis.reduce((sum, a, i) => sum + cpuSeconds(a.pid) - apiCpu0[i]!, 0);
-    const lat = submitted.map(([brid, at]) => startedAt.get(brid)! - at).sort((a, b) => a - b);
+    const lat = m.build_start!.kind === 'trend' ? [...m.build_start!.samples].sort((a, b) => a - b) : [];
     say(
-      `| ${rate} | ${n} | ${pct(lat, 50)} | ${pct(lat, 99)} | ${lat.at(-1)} | ${((apiCpu * 1000) / n).toFixed(1)} | ${load1()} |`,
+      `| ${rate} | ${failed.total} | ${pct(lat, 50)} | ${pct(lat, 99)} | ${lat.at(-1)} | ${((apiCpu * 1000) / failed.total).toFixed(1)} | ${load1()} |`,
     );
     await waitFor('no build running', async () => (await builds()) === (await completed()), {
       timeoutMs: 300_000,
     });
   }
-  sub.disconnect();
 
   // D. API CPU per read, by route class.
   say('\n## D. API CPU per request by route class (one API, 8 at a time)\n');

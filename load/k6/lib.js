@@ -6,9 +6,9 @@ import http from 'k6/http';
 /** BASE_URL is the API root, e.g. http://127.0.0.1:8080/api/v2 (no trailing slash needed). */
 export const BASE_URL = (__ENV.BASE_URL || 'http://127.0.0.1:8080/api/v2').replace(/\/$/, '');
 
-/** The events socket: BASE_URL's origin (and any prefix before /api/v2), scheme ws(s), path /ws. */
-export function wsUrl() {
-  return BASE_URL.replace(/^http/, 'ws').replace(/\/api\/v2$/, '') + '/ws';
+/** The events socket of an API root (BASE_URL's by default): its origin (and any prefix before /api/v2), scheme ws(s), path /ws. */
+export function wsUrl(base = BASE_URL) {
+  return base.replace(/^http/, 'ws').replace(/\/api\/v2$/, '') + '/ws';
 }
 
 /**

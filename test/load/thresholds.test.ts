@@ -22,8 +22,11 @@ const spec = loadScenarios();
 function metrics(names: string[], good: boolean): Record<string, Metric> {
   const out: Record<string, Metric> = {};
   for (const name of names) {
-    if (name.endsWith('_duration') || name === 'ws_subscribe_ack' || name.startsWith('read_'))
+    if (/_duration$|^ws_subscribe_ack$|^read_|^build_start$/.test(name))
       out[name] = { kind: 'trend', samples: Array.from({ length: 100 }, () => (good ? 5 : 5000)) };
+    // k6's iterations its arrival rate could not start: none is good
+    else if (name === 'dropped_iterations')
+      out[name] = { kind: 'counter', count: good ? 0 : 100, seconds: 10 };
     else if (name === 'checks') out[name] = { kind: 'rate', passes: good ? 100 : 50, total: 100 };
     else if (name.endsWith('_failed')) out[name] = { kind: 'rate', passes: good ? 0 : 50, total: 100 };
     else out[name] = { kind: 'counter', count: good ? 100 : 0, seconds: 10 };
