@@ -55,6 +55,11 @@ const BUILDER_DATA = new Set([
 
 const TRIGGERED = 'triggered_builds';
 
+// Things of no builder that name builders: a worker's `configured_on` (builder ids) and a force
+// scheduler's `builder_names`. Read through any path, a builder's included, they list other
+// builders too (a hidden one's), so they are decided as a list of several builders' data.
+const NAMES_BUILDERS = new Set(['workers', 'forceschedulers']);
+
 /**
  * What a path (REST path segments, or an event routing key without its last element) says
  * about builders: the first builder-owned thing it names, `mixed` when it reads builder data
@@ -63,6 +68,8 @@ const TRIGGERED = 'triggered_builds';
 export function builderScope(segments: readonly string[]): { ref: Ref } | 'mixed' | 'none' {
   // A build's triggered builds (Buildbot 4.3) belong to the builders it triggered, not to its own.
   if (segments.at(-1) === TRIGGERED) return 'mixed';
+  // The thing read is the last collection named: the last segment, or the one before a key.
+  if (NAMES_BUILDERS.has(segments.at(-1)!) || NAMES_BUILDERS.has(segments.at(-2)!)) return 'mixed';
   for (let i = 0; i + 1 < segments.length; i++) {
     const kind = BY_ID[segments[i]!];
     const v = segments[i + 1]!;
