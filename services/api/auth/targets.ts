@@ -51,14 +51,17 @@ const BUILDER_DATA = new Set([
   'artifacts',
   // Flotilla's builds of many changes (registry/resources/change-builds.ts).
   'change_builds',
+  // A worker's `configured_on` names builder ids, a hidden one's too; under a builder it
+  // lists only that builder's (core/entities/worker.ts), so the builder's rules decide there.
+  'workers',
 ]);
 
 const TRIGGERED = 'triggered_builds';
 
-// Things of no builder that name builders: a worker's `configured_on` (builder ids) and a force
-// scheduler's `builder_names`. Read through any path, a builder's included, they list other
-// builders too (a hidden one's), so they are decided as a list of several builders' data.
-const NAMES_BUILDERS = new Set(['workers', 'forceschedulers']);
+// A force scheduler's `builder_names` names every builder it forces, a hidden one's too, on
+// any path, a builder's included (`builders/{id}/forceschedulers`): read as a list of several
+// builders' data.
+const FORCE_SCHEDULERS = 'forceschedulers';
 
 /**
  * What a path (REST path segments, or an event routing key without its last element) says
@@ -69,7 +72,7 @@ export function builderScope(segments: readonly string[]): { ref: Ref } | 'mixed
   // A build's triggered builds (Buildbot 4.3) belong to the builders it triggered, not to its own.
   if (segments.at(-1) === TRIGGERED) return 'mixed';
   // The thing read is the last collection named: the last segment, or the one before a key.
-  if (NAMES_BUILDERS.has(segments.at(-1)!) || NAMES_BUILDERS.has(segments.at(-2)!)) return 'mixed';
+  if (segments.at(-1) === FORCE_SCHEDULERS || segments.at(-2) === FORCE_SCHEDULERS) return 'mixed';
   for (let i = 0; i + 1 < segments.length; i++) {
     const kind = BY_ID[segments[i]!];
     const v = segments[i + 1]!;

@@ -238,9 +238,10 @@ const SPANS_BUILDERS = new Set([
   'workers/n:workerid/builders',
   'buildsets/:buildsetid/sourcestamps',
   'test_result_sets',
-  // A force scheduler's builder_names and a worker's configured_on name builders (a hidden
-  // one's too), whichever path reads them, a builder's included: once declared to read no
-  // builder's data, they showed a hidden builder's name and id to a guest.
+  // A force scheduler's builder_names (whichever path reads it, a builder's included) and a
+  // worker's configured_on (but under a builder, where it lists that builder's only) name
+  // builders, a hidden one's too: once declared to read no builder's data, they showed a
+  // hidden builder's name and id to a guest.
   'forceschedulers',
   'forceschedulers/i:schedulername',
   'builders/:builderid/forceschedulers',
@@ -250,12 +251,6 @@ const SPANS_BUILDERS = new Set([
   'masters/n:masterid/workers',
   'masters/n:masterid/workers/n:workerid',
   'masters/n:masterid/workers/i:name',
-  'builders/n:builderid/workers',
-  'builders/n:builderid/workers/n:workerid',
-  'builders/n:builderid/workers/i:name',
-  'masters/n:masterid/builders/n:builderid/workers',
-  'masters/n:masterid/builders/n:builderid/workers/n:workerid',
-  'masters/n:masterid/builders/n:builderid/workers/i:name',
 ]);
 
 // Paths only administrators read (Flotilla's audit log): refused to everybody else.
