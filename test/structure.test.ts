@@ -171,6 +171,26 @@ describe('the code’s shape', () => {
       .filter(([, n]) => n > MAX_LINES);
     expect(long).toEqual([]);
   });
+
+  // SQL lives in services/core/data, one function per operation. A registry resource declares
+  // which rows a path reads by simple conditions on its own table, and the API's reads
+  // (services/api/read/) run the query engine's statements; a choice that joins other tables
+  // or needs a CTE is a statement of its own, and goes to core/data (path-scopes.ts,
+  // changes-of-build.ts, log-reads.ts) where the API calls it.
+  it("keeps the registry's resources and the API's reads free of joins and CTEs: those are core/data's", () => {
+    const statements = ['services/api/registry/resources', 'services/api/read'].flatMap((folder) =>
+      readdirSync(join(ROOT, folder))
+        .filter((n) => n.endsWith('.ts'))
+        .flatMap((n) =>
+          readFileSync(join(ROOT, folder, n), 'utf8')
+            .split('\n')
+            .map((line, i) => [`${folder}/${n}:${i + 1}`, line.replace(/\/\/.*$/, '')] as const)
+            .filter(([, code]) => /\bJOIN\b|\bWITH\s+RECURSIVE\b|\bWITH\s+\w+\s+AS\s*\(/.test(code))
+            .map(([at]) => at),
+        ),
+    );
+    expect(statements).toEqual([]);
+  });
 });
 
 // The scanner the checks above stand on: it must see every way of importing, and nothing that

@@ -51,9 +51,17 @@ const BUILDER_DATA = new Set([
   'artifacts',
   // Flotilla's builds of many changes (registry/resources/change-builds.ts).
   'change_builds',
+  // A worker's `configured_on` names builder ids, a hidden one's too; under a builder it
+  // lists only that builder's (core/entities/worker.ts), so the builder's rules decide there.
+  'workers',
 ]);
 
 const TRIGGERED = 'triggered_builds';
+
+// A force scheduler's `builder_names` names every builder it forces, a hidden one's too, on
+// any path, a builder's included (`builders/{id}/forceschedulers`): read as a list of several
+// builders' data.
+const FORCE_SCHEDULERS = 'forceschedulers';
 
 /**
  * What a path (REST path segments, or an event routing key without its last element) says
@@ -63,6 +71,8 @@ const TRIGGERED = 'triggered_builds';
 export function builderScope(segments: readonly string[]): { ref: Ref } | 'mixed' | 'none' {
   // A build's triggered builds (Buildbot 4.3) belong to the builders it triggered, not to its own.
   if (segments.at(-1) === TRIGGERED) return 'mixed';
+  // The thing read is the last collection named: the last segment, or the one before a key.
+  if (segments.at(-1) === FORCE_SCHEDULERS || segments.at(-2) === FORCE_SCHEDULERS) return 'mixed';
   for (let i = 0; i + 1 < segments.length; i++) {
     const kind = BY_ID[segments[i]!];
     const v = segments[i + 1]!;

@@ -13,8 +13,15 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import {
+  logBuildNames,
+  logChunksOrIndex,
+  logIsMoved,
+  RAW_LOG_SETTING,
+  rawLogChunks,
+} from '../../core/data/log-reads.js';
 import { CopyFormatError, type CopyRow, copyInt } from '../../core/db/copy-binary.js';
-import { type ConnectionPool, type SQLQuery, sql } from '../../core/db/pool.js';
+import { type ConnectionPool, type RowSource, type SQLQuery, sql } from '../../core/db/pool.js';
 import { UnavailableError } from '../../core/errors.js';
 import { contentsRange, RawLogStream, readLogLines } from '../../core/logs/lines.js';
 import { readLogStreamLines } from '../../core/logs/live-stream.js';
@@ -46,31 +53,18 @@ interface LogRow {
 
 // Rows per round trip of a download through a cursor: a few MiB at most in memory.
 const STREAM_BATCH = 32;
-// A download through a binary COPY takes the log's id from this setting (named again in
-// RAW_CHUNKS): COPY has no bind parameters, and no value is ever written into SQL text.
+// A download through a binary COPY (core/data/log-reads.ts: rawLogChunks, RAW_LOG_SETTING).
 // Against the cursor, COPY spares the hex text of bytea and the JS strings and decoding it
 // cost, and its rows still arrive only as fast as the client takes the body. Measured on a
 // 1,000,000-line stdio log (40 MB, 1,000 chunks) on 2 cores, with stdio lines also cut in
 // place (lines.ts): 3.2 -> 7.2 downloads a second one at a time, 2.4 -> 6.9 eight at once;
 // the API's CPU per download fell from about 430 ms to 130.
-const RAW_LOG_SETTING = 'flotilla.raw_log';
-// A moved log's rows are its index: no content, the key and the place in the object instead.
-const chunksOrIndex = (logid: SQLQuery, lines: SQLQuery = sql`true`) => sql`
-  SELECT first_line, last_line, compressed, content, NULL::text AS key, NULL::int8 AS byte_offset,
-         NULL::int4 AS byte_length
-  FROM logchunks WHERE logid = ${logid} AND ${lines}
-  UNION ALL
-  SELECT c.first_line, c.last_line, c.compressed, NULL::bytea, o.key, c.byte_offset, c.byte_length
-  FROM flotilla.log_object_chunks c JOIN flotilla.log_objects o ON o.logid = c.logid
-  WHERE c.logid = ${logid} AND ${lines}
-  ORDER BY first_line`;
-const RAW_CHUNKS = chunksOrIndex(sql`current_setting('flotilla.raw_log')::int`);
 // Bytes of a moved log one ranged GET of a download fetches: memory per download stays about
 // twice this (one span sent while the next is fetched: one-ahead.ts). (A range read fetches
 // exactly the chunks it needs, in one GET.)
 const OBJECT_SPAN_BYTES = 4 * 1024 * 1024;
 
-/** A row of chunksOrIndex: a chunk (content), or an indexed chunk of an object (key). */
+/** A row of logChunksOrIndex: a chunk (content), or an indexed chunk of an object (key). */
 type ChunkOrIndex = LogChunkRow | (IndexedChunk & { key: string });
 const isIndexed = (r: ChunkOrIndex): r is IndexedChunk & { key: string } =>
   (r as { key?: string | null }).key != null;
@@ -103,9 +97,11 @@ export class LogReader {
     return this.store;
   }
 
-  private async isMoved(logid: number): Promise<boolean> {
-    const rows = await this.reads.rows(sql`SELECT 1 AS ok FROM flotilla.log_objects WHERE logid = ${logid}`);
-    return rows.length > 0;
+  /** The reads, as core/data's statements take them. */
+  private readonly rowSource: RowSource = { query: (q) => this.reads.rows(q) };
+
+  private isMoved(logid: number): Promise<boolean> {
+    return logIsMoved(this.rowSource, logid);
   }
 
   /** Chunk rows of indexed chunks that follow each other, by one ranged GET (or kept spans). */
@@ -187,7 +183,7 @@ export class LogReader {
     if (log.object?.chunks.length)
       return readLogLines(await this.fetchRows(log.object.key, log.object.chunks, true), range);
     const rows = (await this.reads.rows(
-      chunksOrIndex(
+      logChunksOrIndex(
         sql`${log.id}`,
         sql`last_line >= ${range.first_line} AND first_line <= ${range.last_line}`,
       ),
@@ -294,16 +290,7 @@ export class LogReader {
    */
   private async inlinePrefix(log: LogRow): Promise<Uint8Array> {
     if (log.type !== 's') return NO_CONTENT;
-    const rows = await this.reads.rows<{
-      builder: string | null;
-      number: number | null;
-      worker: string | null;
-    }>(sql`
-      SELECT bl.name AS builder, b.number, w.name AS worker
-      FROM logs l JOIN steps s ON s.id = l.stepid JOIN builds b ON b.id = s.buildid
-      LEFT JOIN builders bl ON bl.id = b.builderid LEFT JOIN workers w ON w.id = b.workerid
-      WHERE l.id = ${log.id}`);
-    const r = rows[0];
+    const r = await logBuildNames(this.rowSource, log.id);
     if (!r) return NO_CONTENT;
     const lines = [
       r.builder !== null ? `Builder: ${r.builder}\n` : '',
@@ -319,10 +306,10 @@ export class LogReader {
    */
   private allChunks(logid: number, signal: AbortSignal): AsyncIterable<ChunkOrIndex> {
     if (this.reads.copyRows) {
-      return chunkRows(this.reads.copyRows(RAW_CHUNKS, { [RAW_LOG_SETTING]: String(logid) }, signal));
+      return chunkRows(this.reads.copyRows(rawLogChunks, { [RAW_LOG_SETTING]: String(logid) }, signal));
     }
     return indexedAsNumbers(
-      this.db.queryStream(chunksOrIndex(sql`${logid}`), {
+      this.db.queryStream(logChunksOrIndex(sql`${logid}`), {
         batchSize: STREAM_BATCH,
       }) as AsyncIterable<ChunkOrIndex>,
     );
@@ -371,7 +358,7 @@ function prefixed(head: Uint8Array, rest: Readable): Readable {
   return Readable.from(both(), { objectMode: false });
 }
 
-/** RAW_CHUNKS' binary rows as chunk rows, or as indexed chunks of an object. */
+/** rawLogChunks' binary rows as chunk rows, or as indexed chunks of an object. */
 async function* chunkRows(rows: AsyncIterable<CopyRow>): AsyncGenerator<ChunkOrIndex> {
   for await (const row of rows) {
     if (row.length !== 7) throw new CopyFormatError(`logchunks COPY row of ${row.length} fields, not 7`);

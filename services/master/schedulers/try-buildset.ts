@@ -5,7 +5,13 @@
 // way to send one), reason "'try' job" (and " by user WHO"), the job's properties with
 // source "try build".
 import type { SchedulerConfig } from '../../core/config/master-config.js';
+import {
+  BUILDSET_COLUMN_SIZES,
+  PROPERTY_NAME_SIZE,
+  SOURCESTAMP_COLUMN_SIZES,
+} from '../../core/data/column-sizes.js';
 import type { AddedBuildset, Tx } from '../../core/data/index.js';
+import { codePoints } from '../../core/identifiers.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { addBuildsetForSourceStamps } from './buildset.js';
 import type { TryJob } from './try-job.js';
@@ -14,6 +20,38 @@ import type { TryJob } from './try-job.js';
 export function tryBuilders(s: SchedulerConfig, named: readonly string[]): string[] {
   if (named.length === 0) return [...s.builders];
   return named.every((b) => s.builders.includes(b)) ? [...named] : [];
+}
+
+/**
+ * Why a try request cannot be stored: the first of its fields longer than the column it is
+ * written to, named as the job names it; null when all fit. Without this a long field failed
+ * the build set's transaction in PostgreSQL, naming no field. `who` is written in the reason.
+ */
+export function tryFieldTooLong(
+  job: Omit<TryJob, 'jobid'> & { jobid?: string },
+  reason: string,
+): string | null {
+  const ss = SOURCESTAMP_COLUMN_SIZES;
+  const fields: [string, string | null | undefined, number][] = [
+    ['jobid', job.jobid, BUILDSET_COLUMN_SIZES.external_idstring],
+    ['branch', job.branch, ss.branch],
+    ['baserev', job.baserev, ss.revision],
+    ['repository', job.repository, ss.repository],
+    ['project', job.project, ss.project],
+    ['who', reason, BUILDSET_COLUMN_SIZES.reason],
+    ...Object.keys(job.properties).map((k): [string, string, number] => [
+      `the property name ${JSON.stringify(k.slice(0, 40))}`,
+      k,
+      PROPERTY_NAME_SIZE,
+    ]),
+  ];
+  for (const [name, value, max] of fields) {
+    if (typeof value !== 'string' || codePoints(value) <= max) continue;
+    return name === 'who'
+      ? `who makes the reason longer than its column's ${max} characters`
+      : `${name} is longer than its column's ${max} characters`;
+  }
+  return null;
 }
 
 /** The build set of a try request whose builders tryBuilders allowed. */

@@ -6,13 +6,14 @@
 // (try-job.ts), its build set added (try-buildset.ts), and in the same transaction the file
 // moved to cur/, so a job is built once, even by two masters sharing the directory (the
 // rename succeeds for one of them). A job refused (malformed, over MAX_TRY_JOB_BYTES, a
-// builder not the scheduler's) is moved to cur/ and logged with why, as Buildbot logs it.
+// builder not the scheduler's, a field longer than its column) is moved to cur/ and logged
+// with why, as Buildbot logs it.
 import { type FSWatcher, watch } from 'node:fs';
 import { mkdir, open, readdir, rename } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { SchedulerConfig } from '../../core/config/master-config.js';
 import { Scheduler } from './scheduler.js';
-import { addTryBuildset, tryBuilders } from './try-buildset.js';
+import { addTryBuildset, tryBuilders, tryFieldTooLong } from './try-buildset.js';
 import { BadJobFile, MAX_TRY_JOB_BYTES, parseTryJob } from './try-job.js';
 
 type TryJobdirConfig = Extract<SchedulerConfig, { type: 'try_jobdir' }>;
@@ -73,6 +74,8 @@ export class TryJobdirScheduler extends Scheduler<TryJobdirConfig> {
       if (builders.length === 0)
         throw new BadJobFile(`it names a builder not among ${JSON.stringify(this.config.builders)}`);
       const reason = job.who ? `'try' job by user ${job.who}` : "'try' job";
+      const tooLong = tryFieldTooLong(job, reason);
+      if (tooLong) throw new BadJobFile(tooLong);
       const added = await this.owned(async (tx) => {
         const a = await addTryBuildset(tx, this.config, job, builders, reason, this.deps.log);
         await rename(from, to);

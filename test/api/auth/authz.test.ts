@@ -316,6 +316,8 @@ describe('view-builders: reads of some builders for some roles', () => {
     '/builds',
     '/buildrequests',
     '/builders',
+    // A worker's configured_on names deploy's id (as /builders, any builder's).
+    '/workers',
   ];
   const open = [
     '/builders/4',
@@ -323,7 +325,6 @@ describe('view-builders: reads of some builders for some roles', () => {
     '/buildrequests/104',
     '/builds/2/steps',
     '/changes',
-    '/workers',
     '/masters',
   ];
   it('refused for others, allowed for the role; other builders and other data stay open', async () => {
@@ -353,7 +354,9 @@ describe('view-builders: reads of some builders for some roles', () => {
     expect(authz.authorize(anon, key('builders/4/builds/1/new'))).toBe(true);
     expect(authz.authorize(ops, key('builders/2/builds/1/new'))).toBe(true);
     expect(authz.authorize(anon, key('changes/5/new'))).toBe(true);
-    expect(authz.authorize(anon, key('workers/1/connected'))).toBe(true);
+    // A worker's events carry its configured_on (builder ids, deploy's too): as /workers.
+    expect(await authz.authorize(anon, key('workers/1/connected'))).toBe(false);
+    expect(await authz.authorize(ops, key('workers/1/connected'))).toBe(true);
     // The first key naming a builder through something the builder owns neither assumes nor
     // waits for a guess: the event waits for the facts, which are then kept.
     const first = authz.authorize(anon, key('builds/2/finished'));

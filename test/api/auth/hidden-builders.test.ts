@@ -191,8 +191,6 @@ const NO_BUILDER_DATA = new Set([
   'changesources/n:changesourceid',
   'masters/n:masterid/changesources',
   'masters/n:masterid/changesources/n:changesourceid',
-  'forceschedulers',
-  'forceschedulers/i:schedulername',
   'masters',
   'masters/n:masterid',
   'schedulers',
@@ -201,12 +199,6 @@ const NO_BUILDER_DATA = new Set([
   'masters/n:masterid/schedulers/n:schedulerid',
   'sourcestamps',
   'sourcestamps/n:ssid',
-  'workers',
-  'workers/n:workerid',
-  'workers/i:name',
-  'masters/n:masterid/workers',
-  'masters/n:masterid/workers/n:workerid',
-  'masters/n:masterid/workers/i:name',
   // Buildbot 4.3's projects: a name and a description; their builders are a list below.
   'projects',
   'projects/n:projectid',
@@ -246,6 +238,19 @@ const SPANS_BUILDERS = new Set([
   'workers/n:workerid/builders',
   'buildsets/:buildsetid/sourcestamps',
   'test_result_sets',
+  // A force scheduler's builder_names (whichever path reads it, a builder's included) and a
+  // worker's configured_on (but under a builder, where it lists that builder's only) name
+  // builders, a hidden one's too: once declared to read no builder's data, they showed a
+  // hidden builder's name and id to a guest.
+  'forceschedulers',
+  'forceschedulers/i:schedulername',
+  'builders/:builderid/forceschedulers',
+  'workers',
+  'workers/n:workerid',
+  'workers/i:name',
+  'masters/n:masterid/workers',
+  'masters/n:masterid/workers/n:workerid',
+  'masters/n:masterid/workers/i:name',
 ]);
 
 // Paths only administrators read (Flotilla's audit log): refused to everybody else.
@@ -259,6 +264,19 @@ describe('every path of the registry is decided by the rules of the builder whos
     for (const p of [...NO_BUILDER_DATA, ...SPANS_BUILDERS, ...ADMINS_ONLY])
       expect(patterns.has(p), p).toBe(true);
     expect([...NO_BUILDER_DATA].filter((p) => SPANS_BUILDERS.has(p))).toEqual([]);
+  });
+
+  it('the force schedulers and the workers do name the hidden builder: their refusal hides it', async () => {
+    const forced = (await get('/forceschedulers', 'admin')).json().forceschedulers;
+    expect(forced.flatMap((f: { builder_names: string[] }) => f.builder_names)).toContain(HIDDEN);
+    const workers = (await get('/workers', 'admin')).json().workers;
+    const on = workers.flatMap((w: { configured_on: { builderid: number }[] }) => w.configured_on);
+    expect(on.map((c: { builderid: number }) => c.builderid)).toContain(ctx.builderid);
+    for (const path of ['/forceschedulers', '/workers', `/workers/${ctx.workerid}`])
+      for (const who of ['anonymous', 'guest'] as const) {
+        const a = await get(path, who);
+        expect([a.status, a.text.includes(HIDDEN)], `${who} GET ${path}`).toEqual([403, false]);
+      }
   });
 
   for (const e of registry.endpoints) {

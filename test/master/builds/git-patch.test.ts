@@ -3,7 +3,6 @@
 // real buildbot-worker 3.7 (msgpack), the same builder on each: the patch shows as the step's
 // `patch` log, the checkout has it applied (at its level, in its subdir), the marker it leaves
 // makes the next build clean the workdir first, and a patch that does not apply fails the step.
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +11,7 @@ import { sql } from '../../../services/core/db/pool.js';
 import { Results } from '../../../services/core/results.js';
 import { eventually } from '../../helpers/wait.js';
 import { Stage } from '../in-process.js';
+import { deliverTryJobs } from '../schedulers/try-delivery.js';
 import { apiOn, finishedBuild, gitIn, logs, request, steps } from './lib.js';
 import { type RealWorkers, startRealWorkers } from './real-workers.js';
 
@@ -127,22 +127,7 @@ describe.each(['agent', 'bbw'])('a patch on the source stamp, on %s', (worker) =
   });
 });
 
-/**
- * A job delivered as `buildbot try --connect=ssh` delivers it: the job file made by Debian's
- * own tryclient (createJobfile), fed to `buildbot tryserver --jobdir`, which writes it into
- * tmp/ and renames it into new/.
- */
-function deliverTryJob(job: Record<string, unknown>): void {
-  const make = [
-    'import json, sys',
-    'from buildbot.clients.tryclient import createJobfile',
-    'j = json.load(sys.stdin)',
-    "j['patch_body'] = j['patch_body'].encode('latin-1')",
-    'sys.stdout.write(createJobfile(**j))',
-  ].join('\n');
-  const file = execFileSync('/usr/bin/python3', ['-c', make], { input: JSON.stringify(job) });
-  execFileSync('buildbot', ['tryserver', '--jobdir', jobdir], { input: file });
-}
+const deliverTryJob = (job: Record<string, unknown>) => deliverTryJobs(jobdir, [job]);
 
 describe('a Try_Jobdir scheduler', () => {
   const job = (jobid: string, builderNames: string[], patch: string) => ({

@@ -1,3 +1,4 @@
+import { builderOfWorker } from '../../../core/data/path-scopes.js';
 import { sql } from '../../../core/db/pool.js';
 import { builder as builderEntity } from '../../../core/entities/builder.js';
 import { type Endpoint, entityResource, type PathArgs, type Resource } from '../model.js';
@@ -9,9 +10,7 @@ const onMaster = (args: PathArgs) =>
 
 // Buildbot 4.3: the builders of a project, and those a worker is configured for (on any master).
 const ofProject = (args: PathArgs) => sql`a.projectid = ${args.projectid}`;
-const ofWorker = (args: PathArgs) =>
-  sql`EXISTS (SELECT 1 FROM builder_masters bm JOIN configured_workers cw ON cw.buildermasterid = bm.id
-    WHERE bm.builderid = a.id AND cw.workerid = ${args.workerid})`;
+const ofWorker = (args: PathArgs) => builderOfWorker(args.workerid);
 
 /** The builder named in a path, by id or by name (for other resources' scopes). */
 export function builderIdOf(args: PathArgs) {

@@ -1,3 +1,4 @@
+import { buildOfChange, buildTriggeredBy } from '../../../core/data/path-scopes.js';
 import { sql } from '../../../core/db/pool.js';
 import { build as buildEntity } from '../../../core/entities/build.js';
 import { type Endpoint, entityResource, type PathArgs, type Resource } from '../model.js';
@@ -79,18 +80,10 @@ export const buildEndpoints: Endpoint[] = [
     countScope: (a) => ({ builderid: sql`(${builderIdOf(a)})::text` }),
   }),
   many('buildrequests/n:buildrequestid/builds', (a) => [sql`a.buildrequestid = ${a.buildrequestid}`]),
-  many('changes/n:changeid/builds', (a) => [
-    sql`a.buildrequestid IN (SELECT br.id FROM changes c
-          JOIN buildset_sourcestamps bss ON bss.sourcestampid = c.sourcestampid
-          JOIN buildrequests br ON br.buildsetid = bss.buildsetid
-          WHERE c.changeid = ${a.changeid})`,
-  ]),
+  many('changes/n:changeid/builds', (a) => [buildOfChange(a.changeid)]),
   many('workers/n:workerid/builds', (a) => [sql`a.workerid = ${a.workerid}`], {
     countScope: (a) => ({ workerid: sql`${String(a.workerid)}::text` }),
   }),
   // Buildbot 4.3: the builds of the build sets a build triggered (their parent_buildid).
-  many('builds/n:buildid/triggered_builds', (a) => [
-    sql`a.buildrequestid IN (SELECT br.id FROM buildrequests br
-          JOIN buildsets bs ON bs.id = br.buildsetid WHERE bs.parent_buildid = ${a.buildid})`,
-  ]),
+  many('builds/n:buildid/triggered_builds', (a) => [buildTriggeredBy(a.buildid)]),
 ];

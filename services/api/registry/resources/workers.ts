@@ -1,3 +1,4 @@
+import { workerConfiguredOn } from '../../../core/data/path-scopes.js';
 import { sql } from '../../../core/db/pool.js';
 import { worker as workerEntity } from '../../../core/entities/worker.js';
 import { type Endpoint, entityResource, type PathArgs, type Resource } from '../model.js';
@@ -5,11 +6,7 @@ import { type Endpoint, entityResource, type PathArgs, type Resource } from '../
 export const worker: Resource = entityResource(workerEntity);
 
 // A worker under a master or a builder is one configured there.
-const configuredHere = (a: PathArgs) => sql`EXISTS (SELECT 1 FROM configured_workers cw
-    JOIN builder_masters bm ON bm.id = cw.buildermasterid
-    WHERE cw.workerid = a.id
-      AND (${a.masterid ?? null}::int IS NULL OR bm.masterid = ${a.masterid ?? null}::int)
-      AND (${a.builderid ?? null}::int IS NULL OR bm.builderid = ${a.builderid ?? null}::int))`;
+const configuredHere = (a: PathArgs) => workerConfiguredOn(a.masterid, a.builderid);
 
 const scoped = (a: PathArgs) =>
   a.masterid !== undefined || a.builderid !== undefined ? [configuredHere(a)] : [];

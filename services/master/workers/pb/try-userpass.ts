@@ -11,6 +11,7 @@
 // object (./try-status.ts), which `buildbot try --wait` follows. A bad argument is answered
 // with a failure the client prints, and one master log line.
 import type { SchedulerConfig } from '../../../core/config/master-config.js';
+import { BUILDSET_COLUMN_SIZES, SOURCESTAMP_COLUMN_SIZES } from '../../../core/data/column-sizes.js';
 import type { Logger } from '../../../core/telemetry/logger.js';
 import { tryBuilders } from '../../schedulers/try-buildset.js';
 import { MAX_TRY_JOB_BYTES, type TryJob } from '../../schedulers/try-job.js';
@@ -20,6 +21,8 @@ import { LocalObject } from './broker.js';
 import { type JellyValue, RemoteFailure, Tuple, valueError } from './jelly.js';
 import { buildsetStatus } from './try-status.js';
 import { fromJelly } from './values.js';
+
+const SS = SOURCESTAMP_COLUMN_SIZES;
 
 type TryUserpassConfig = Extract<SchedulerConfig, { type: 'try_userpass' }>;
 
@@ -58,12 +61,12 @@ export function tryJobOf(args: JellyValue[]): Omit<TryJob, 'jobid'> {
   if (typeof props !== 'object' || props === null || Array.isArray(props))
     throw failure('properties is not a dictionary');
   return {
-    branch: text(branch, 'branch', 255),
-    baserev: text(revision, 'revision', 255),
+    branch: text(branch, 'branch', SS.branch),
+    baserev: text(revision, 'revision', SS.revision),
     patchLevel: level,
     patchBody: body,
-    repository: text(repository, 'repository', 512) ?? '',
-    project: text(project, 'project', 512) ?? '',
+    repository: text(repository, 'repository', SS.repository) ?? '',
+    project: text(project, 'project', SS.project) ?? '',
     who: text(who, 'who', 255) ?? '',
     comment: text(comment, 'comment', 4096) ?? '',
     builderNames: names as string[],
@@ -76,7 +79,7 @@ export function tryReason(job: Pick<TryJob, 'who' | 'comment'>): string {
   let reason = "'try' job";
   if (job.who) reason += ` by user ${job.who}`;
   if (job.comment) reason += ` (${job.comment})`;
-  return [...reason].slice(0, 256).join('');
+  return [...reason].slice(0, BUILDSET_COLUMN_SIZES.reason).join('');
 }
 
 /** Register each try_userpass scheduler's users on the PB port's accounts. */

@@ -2,12 +2,13 @@
 // boxes (links to them), its tags and its workers (online ones as links, offline muted);
 // filtered by tag and name in the API's query (tags__contains, name__contains), paged. The
 // page costs a fixed number of reads whatever its size: the builders, their last builds
-// (components/last-builds.ts: one to three), the workers (one) — not two per row as before
-// (51 reads for 25 builders).
+// (components/last-builds.ts: one to three), the workers (components/builder-workers.ts: one
+// per 500 of them) — not two per row as before (51 reads for 25 builders).
 // Grouped by project (Buildbot 4.3), those without one first, as the API orders them: the
 // projects' names are one more read.
 import { useState } from 'preact/hooks';
 import { getPage } from '../api.js';
+import { allWorkers } from '../components/builder-workers.js';
 import { BuildBox, ErrorBox, Loading, Pager, pageOf } from '../components/common.js';
 import { lastBuilds } from '../components/last-builds.js';
 import { useLive } from '../live.js';
@@ -19,11 +20,6 @@ import type { Build, Builder, Project, Worker } from '../types.js';
 const OWN_PAGE = 50;
 const LAST_BUILDS = 12;
 const SHOWN_WORKERS = 4;
-/**
- * Workers are read once for the whole page (each says the builders it is configured on);
- * past this many, the rows say so rather than read them all.
- */
-const WORKERS = 200;
 
 function BuilderRow({
   b,
@@ -123,19 +119,9 @@ export function BuildersPage({ route }: { route: Route }) {
     ['builds/*/new', 'builds/*/finished'],
     2000,
   );
-  const workers = useLive(
-    (s) =>
-      getPage<Worker>(
-        'workers',
-        'workers',
-        { order: 'name', limit: WORKERS, field: ['workerid', 'name', 'connected_to', 'configured_on'] },
-        s,
-      ),
-    [],
-    ['workers/*/*'],
-  );
+  const workers = useLive(allWorkers, [], ['workers/*/*']);
   const workersOf = (builderid: number) =>
-    workers.data?.items.filter((w) => w.configured_on.some((c) => c.builderid === builderid));
+    workers.data?.filter((w) => w.configured_on.some((c) => c.builderid === builderid));
   // A configuration has a handful of projects: their names, read whole.
   const projects = useLive((s) => getPage<Project>('projects', 'projects', { limit: 200 }, s), [], []);
   const projectName = (id: number | null) =>
@@ -190,12 +176,7 @@ export function BuildersPage({ route }: { route: Route }) {
                 <th scope="col">Builder</th>
                 <th scope="col">Last builds</th>
                 <th scope="col">Tags</th>
-                <th scope="col">
-                  Workers
-                  {workers.data && workers.data.total > WORKERS && (
-                    <span class="muted"> (of the first {WORKERS} by name)</span>
-                  )}
-                </th>
+                <th scope="col">Workers</th>
               </tr>
             </thead>
             {groups.map(([pid, builders]) => (

@@ -223,7 +223,7 @@ describe('a try’s arguments (pure)', () => {
     ['a negative level', args(new Tuple(-1, 'd')), /not \(level, diff\)/],
     ['a patch not UTF-8', args(new Tuple(1, Uint8Array.of(0xff))), /not UTF-8/],
     ['a patch over the bound', args(new Tuple(1, 'x'.repeat(1024 * 1024 + 1))), /longer than|over/],
-    ['a branch too long', args(new Tuple(1, 'd'), { 0: 'b'.repeat(256) }), /branch is longer than 255/],
+    ['a branch too long', args(new Tuple(1, 'd'), { 0: 'b'.repeat(257) }), /branch is longer than 256/],
     ['builders not names', args(new Tuple(1, 'd'), { 5: [1] }), /builderNames/],
     ['properties not a dictionary', args(new Tuple(1, 'd'), { 8: ['x'] }), /properties/],
   ])('refuses %s', (_what, a, message) => {
