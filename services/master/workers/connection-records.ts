@@ -46,11 +46,6 @@ export class ConnectionRecords {
     });
   }
 
-  /** The write under way, and those queued behind it, have settled. */
-  async settled(): Promise<void> {
-    while (this.writing) await this.writing;
-  }
-
   private flush(): void {
     if (this.writing || this.queue.length === 0) return;
     const batch = this.queue;
