@@ -10,11 +10,12 @@
 // serves transactions first come first served, so the 1,665 round trips of the logins went
 // ahead of the first claim pass and of the first builds' rows: the first command waited for
 // every worker to be written. Batched, the logins are a few transactions of five round trips.
-// Measured, a master's CPU from its spawn to its first command with 1,000 workers logging in
-// and 25,000 pending (three masters, load 31-37 so CPU, not wall, is the figure):
+// Measured, each master of three with 1,000 workers logging in and 25,000 pending, one
+// transaction a login (dbaff62) against batched, runs taken by turns (2026-11-28 22:21-22:50
+// UTC, load 12-37, so CPU is the figure; load/results/fleet.md, "22:15-23:59"):
 //   BENCH_PG_PORT=26440 FLEET_REDIS_PORT=26441 STOP_AFTER=A load/fleet/run.sh
-// one transaction a login 2.76 / 2.83 / 2.84 s; batched 2.16 / 2.25 / 2.32 s (2026-11-28
-// 22:21 and 22:34 UTC; load/results/fleet.md, "22:15-23:59").
+// CPU from spawn to first command, median of 15 masters 2.69 s (1.95-3.60), batched median of
+// 12 2.20 s (1.64-2.43); from ready to first command 1.0 s (0.35-1.40) and 0.51 s (0.14-0.80).
 export type ConnectionChange =
   | { kind: 'connected'; workerid: number; info: object }
   | { kind: 'disconnected'; workerid: number };
