@@ -20,6 +20,8 @@
 //
 //   load/fleet/run.sh        (starts PostgreSQL and Redis for it; see there)
 //
+// STOP_AFTER=A ends the run once phase A is printed (a start measured again, in a minute).
+//
 // MASTER_CPU_PROF=DIR writes each master's CPU profile (node --cpu-prof) into DIR as it
 // stops: the masters are then stopped with SIGTERM at the end, not killed, so that phases
 // A-D's masters write theirs too (phase 0's are written when they stop before phase A).
@@ -56,6 +58,9 @@ const PENDING = Number(process.env.PENDING ?? 25_000);
 const DRAIN_SECONDS = Number(process.env.DRAIN_SECONDS ?? 60);
 const PROFILE_DIR = process.env.MASTER_CPU_PROF;
 const LATENCY_SECONDS = Number(process.env.LATENCY_SECONDS ?? 30);
+const STOP_AFTER_A = process.env.STOP_AFTER === 'A';
+/** Thrown once phase A is printed with STOP_AFTER=A: the rest is skipped, the clean-up runs. */
+const STOPPED = new Error('stopped after phase A');
 const dbUrl = process.env.DATABASE_URL;
 const redisUrl = process.env.REDIS_URL;
 if (!dbUrl || !redisUrl) throw new Error('set DATABASE_URL and REDIS_URL (load/fleet/run.sh does)');
@@ -106,7 +111,7 @@ async function startMasters(): Promise<MasterRun[]> {
   return ms;
 }
 
-async function ready(ms: MasterRun[]): Promise<Record<number, number>> {
+async function ready(ms: MasterRun[], cpuAt: Record<number, number> = {}): Promise<Record<number, number>> {
   const at: Record<number, number> = {};
   await Promise.all(
     ms.map((m) =>
@@ -114,7 +119,10 @@ async function ready(ms: MasterRun[]): Promise<Record<number, number>> {
         `master ${m.index + 1} ready`,
         async () => {
           const ok = (await status(`http://127.0.0.1:${m.probePort}/readyz`)) === 200;
-          if (ok) at[m.index] = Date.now();
+          if (ok) {
+            at[m.index] = Date.now();
+            cpuAt[m.index] = cpuSeconds(m.proc.pid);
+          }
           return ok;
         },
         { timeoutMs: 600_000, everyMs: 20, proc: m.proc },
@@ -227,7 +235,8 @@ try {
   // Readiness is not waited for: a master draining a full queue answered /readyz 503 for
   // minutes (its database check queued behind the builds' statements, 2026-11-28 18:15).
   const readyAt: Record<number, number> = {};
-  void ready(masters).then(
+  const cpuAtReady: Record<number, number> = {};
+  void ready(masters, cpuAtReady).then(
     (at) => Object.assign(readyAt, at),
     () => {},
   );
@@ -236,13 +245,17 @@ try {
     everyMs: 20,
   });
   say(
-    '| master | spawn to ready (s) | spawn to first command on a worker (s) | its CPU by then (s) | load average (1 min) before, after |',
+    '| master | spawn to ready (s) | its CPU by then (s) | spawn to first command on a worker (s) | its CPU by then (s) | load average (1 min) before, after |',
   );
-  say('|---|---|---|---|---|');
+  say('|---|---|---|---|---|---|');
   for (const m of masters)
     say(
-      `| fleet-${m.index + 1} | ${readyAt[m.index] ? seconds(readyAt[m.index]! - m.spawnedAt) : 'not yet'} | ${seconds(firstCommand[m.index]! - m.spawnedAt)} | ${cpuAtFirst[m.index]!.toFixed(2)} | ${loadA}, ${load1()} |`,
+      `| fleet-${m.index + 1} | ${readyAt[m.index] ? seconds(readyAt[m.index]! - m.spawnedAt) : 'not yet'} | ${cpuAtReady[m.index]?.toFixed(2) ?? '-'} | ${seconds(firstCommand[m.index]! - m.spawnedAt)} | ${cpuAtFirst[m.index]!.toFixed(2)} | ${loadA}, ${load1()} |`,
     );
+  if (STOP_AFTER_A) {
+    await workers.close();
+    throw STOPPED;
+  }
 
   // B. Throughput while the queue drains.
   const builds = () => count(sql`SELECT count(*) AS n FROM builds`);
@@ -348,6 +361,8 @@ try {
     );
   }
   await workers.close();
+} catch (err) {
+  if (err !== STOPPED) throw err;
 } finally {
   await Promise.all(profiled.map((p) => p.stop('SIGTERM', 60_000)));
   await Promise.all(running.map((p) => p.stop('SIGKILL')));

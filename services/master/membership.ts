@@ -23,13 +23,15 @@ import {
   updateBuilderList,
   updateCodebaseInfo,
   updateProjectInfo,
-  workerConnected,
   workerDisconnected,
   workersConfigured,
+  workersConnected,
 } from '../core/data/index.js';
+import { noSuch } from '../core/errors.js';
 import type { Logger } from '../core/telemetry/logger.js';
 import { type Lease, ridingOut } from './claims.js';
 import { type Liveness, livenessOf } from './liveness.js';
+import { type ConnectionChange, ConnectionRecords } from './workers/connection-records.js';
 
 export interface MembershipHooks {
   /**
@@ -64,6 +66,10 @@ export class Membership implements Lease {
   private beating: Promise<void> | null = null;
   /** What the parts started after membership want to hear (attach). */
   private readonly hooks = new Set<MembershipHooks>();
+  private readonly connections = new ConnectionRecords(
+    (changes) => this.writeConnections(changes),
+    (workerid) => noSuch(`worker ${workerid}`),
+  );
   /** False from the moment a heartbeat found this master expired until it is registered again. */
   active = false;
   private readonly liveness: Liveness;
@@ -219,10 +225,15 @@ export class Membership implements Lease {
     for (const b of this.config.builders)
       for (const name of b.workers) on.get(workerIds.get(name) ?? -1)?.push(this.builderIds.get(b.name)!);
     await workersConfigured(tx, this.masterid, on);
-    for (const w of [...this.hooks].flatMap((h) => h.connectedWorkers?.() ?? [])) {
-      const workerid = this.workerIds.get(w.name);
-      if (workerid !== undefined) await workerConnected(tx, workerid, this.masterid, w.info);
-    }
+    const connected = [...this.hooks].flatMap((h) => h.connectedWorkers?.() ?? []);
+    await workersConnected(
+      tx,
+      this.masterid,
+      connected.flatMap((w) => {
+        const workerid = this.workerIds.get(w.name);
+        return workerid === undefined ? [] : [{ workerid, info: w.info }];
+      }),
+    );
   }
 
   private schedule(ms: number): void {
@@ -274,16 +285,38 @@ export class Membership implements Lease {
     for (const h of this.hooks) h.leaseLost?.();
   }
 
+  /** Recorded with the others that come while a write is under way (connection-records.ts). */
   async workerConnected(name: string, info: object): Promise<void> {
     const workerid = this.workerIds.get(name);
     if (workerid === undefined) return;
-    await transact(this.ctx, (tx) => workerConnected(tx, workerid, this.masterid, info));
+    await this.connections.record({ kind: 'connected', workerid, info });
   }
 
   async workerDisconnected(name: string): Promise<void> {
     const workerid = this.workerIds.get(name);
     if (workerid === undefined) return;
-    await transact(this.ctx, (tx) => workerDisconnected(tx, workerid, this.masterid));
+    await this.connections.record({ kind: 'disconnected', workerid });
+  }
+
+  /** One transaction, in order: each run of connections in one workersConnected. */
+  private writeConnections(changes: readonly ConnectionChange[]): Promise<number[]> {
+    return transact(this.ctx, async (tx) => {
+      const missing: number[] = [];
+      let run: { workerid: number; info: object }[] = [];
+      const connectRun = async () => {
+        if (run.length) missing.push(...(await workersConnected(tx, this.masterid, run)));
+        run = [];
+      };
+      for (const c of changes) {
+        if (c.kind === 'connected') run.push(c);
+        else {
+          await connectRun();
+          await workerDisconnected(tx, c.workerid, this.masterid);
+        }
+      }
+      await connectRun();
+      return missing;
+    });
   }
 
   /** Leave the cluster: no more heartbeats, and masterStopped's housekeeping. */

@@ -1,5 +1,6 @@
-// Workers: findWorkerId(s), workerConfigured (workersConfigured), workerConnected, workerDisconnected, workerMissing,
-// setWorkerState, deconfigureAllWorkersForMaster.
+// Workers: findWorkerId(s), workerConfigured (workersConfigured), workerConnected
+// (workersConnected), workerDisconnected, workerMissing, setWorkerState,
+// deconfigureAllWorkersForMaster.
 //
 // Buildbot facts (buildbot/db/workers.py, buildbot/data/workers.py):
 // - a worker's name is a 50-character identifier; found or created by name (unique), with
@@ -16,7 +17,7 @@ import { worker } from '../entities/worker.js';
 import { invalid, noSuch } from '../errors.js';
 import { workerKeys } from '../events/keys.js';
 import { isIdentifier } from '../identifiers.js';
-import { entity } from './entities.js';
+import { entities, entity } from './entities.js';
 import type { Tx } from './transaction.js';
 
 async function workerEntity(tx: Tx, workerid: number): Promise<Record<string, unknown>> {
@@ -126,14 +127,40 @@ export async function workerConnected(
   masterid: number,
   info: object,
 ): Promise<void> {
-  const updated = await maybeOne<{ id: number }>(
+  const missing = await workersConnected(tx, masterid, [{ workerid, info }]);
+  if (missing.length) throw noSuch(`worker ${workerid}`);
+}
+
+/**
+ * workerConnected for many workers in three statements whatever their number; returns the
+ * ids that name no worker (none of their rows written). A worker named twice keeps its last
+ * info. Why: a master coming up with 333 workers logging in at once wrote 333 transactions of
+ * five round trips each, and its first builds' statements queued behind them in its pool
+ * (master/workers/connection-records.ts has the figures).
+ */
+export async function workersConnected(
+  tx: Tx,
+  masterid: number,
+  connected: readonly { workerid: number; info: object }[],
+): Promise<number[]> {
+  const last = new Map(connected.map((c) => [c.workerid, JSON.stringify(c.info ?? {})]));
+  if (last.size === 0) return [];
+  // In id order: two masters' batches touching the same workers lock them in the same order.
+  const ids = [...last.keys()].sort((a, b) => a - b);
+  const updated = await many<{ id: number }>(
     tx.q,
-    sql`UPDATE workers SET info = ${JSON.stringify(info ?? {})} WHERE id = ${workerid} RETURNING id`,
+    sql`UPDATE workers w SET info = x.info
+        FROM unnest(${ids}::int[], ${ids.map((id) => last.get(id)!)}::text[]) AS x(id, info)
+        WHERE w.id = x.id RETURNING w.id`,
   );
-  if (!updated) throw noSuch(`worker ${workerid}`);
-  await tx.q.query(sql`INSERT INTO connected_workers (masterid, workerid) VALUES (${masterid}, ${workerid})
+  const found = updated.map((r) => r.id).sort((a, b) => a - b);
+  await tx.q.query(sql`INSERT INTO connected_workers (masterid, workerid)
+                       SELECT ${masterid}, x.id FROM unnest(${found}::int[]) AS x(id) ORDER BY x.id
                        ON CONFLICT (masterid, workerid) DO NOTHING`);
-  await emit(tx, workerid, 'connected');
+  for (const w of await entities(tx.q, worker, found))
+    tx.out.addAll(workerKeys(w.workerid as number), 'connected', w);
+  const got = new Set(found);
+  return ids.filter((id) => !got.has(id));
 }
 
 export async function workerDisconnected(tx: Tx, workerid: number, masterid: number): Promise<void> {

@@ -7,14 +7,13 @@
 // - renderable: MessageFormatterRenderable, an Interpolate template over the properties
 //   (`Build %(prop:buildnumber)s started.`).
 // - json: the build's data itself, as HttpStatusPush's default formatter sends it.
-import nunjucks from 'nunjucks';
+import type nunjucks from 'nunjucks';
 import type { FormatterConfig, ReportMode } from '../../core/config/master-config.js';
 import { RESULT_NAMES, Results } from '../../core/results.js';
 import { interpolate } from '../builds/interpolate.js';
+import { loadNunjucks } from './packages.js';
 import type { BuildDict, FormatContext, Message } from './report.js';
 import { DEFAULT_HTML_BODY, DEFAULT_PLAIN_BODY, DEFAULT_SUBJECT, RESULTS_STYLE } from './templates.js';
-
-nunjucks.installJinjaCompat();
 
 export interface Formatter {
   readonly wantSteps: boolean;
@@ -89,9 +88,10 @@ export function templateContext(build: BuildDict, ctx: FormatContext): Record<st
 }
 
 function jinja(source: string, autoescape: boolean): nunjucks.Template {
-  const env = new nunjucks.Environment(null, { autoescape, throwOnUndefined: false });
+  const { Environment, Template } = loadNunjucks();
+  const env = new Environment(null, { autoescape, throwOnUndefined: false });
   // Compiled now (`true`): a syntax error is the configuration's, reported at start.
-  return new nunjucks.Template(source, env, undefined, true);
+  return new Template(source, env, undefined, true);
 }
 
 function messageFormatter(cfg: Extract<FormatterConfig, { type: 'message' }>): Formatter {

@@ -11,7 +11,13 @@ import { buildRegistry } from '../../../services/api/registry/index.js';
 import { addBuildset } from '../../../services/core/data/buildsets.js';
 import { nameHash } from '../../../services/core/data/names.js';
 import { type DataContext, type Tx, transact } from '../../../services/core/data/transaction.js';
-import { type ConnectionPool, createPool, sql } from '../../../services/core/db/pool.js';
+import {
+  type ConnectionPool,
+  createPool,
+  type Queryable,
+  type SQLQuery,
+  sql,
+} from '../../../services/core/db/pool.js';
 import { type BusMessage, EVENTS_CHANNEL } from '../../../services/core/events/bus.js';
 import { publisherFor } from '../../../services/core/events/publisher.js';
 import { createDatabase, type TEMPLATES, type TestDatabase } from '../../helpers/databases.js';
@@ -194,4 +200,15 @@ export function barrier(n: number): () => Promise<void> {
     if (waiting === n) open();
     await opened;
   };
+}
+
+/** The transaction, and a count of the statements sent through it. */
+export function counted(tx: Tx): { tx: Tx; statements: () => number } {
+  let n = 0;
+  const query = (statement: SQLQuery) => {
+    n++;
+    return tx.q.query(statement);
+  };
+  const q = { query } as unknown as Queryable;
+  return { tx: { q, out: tx.out }, statements: () => n };
 }

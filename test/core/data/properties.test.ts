@@ -7,9 +7,8 @@ import {
   setBuildProperties,
   setBuildProperty,
 } from '../../../services/core/data/properties.js';
-import type { Tx } from '../../../services/core/data/transaction.js';
-import { type Queryable, type SQLQuery, sql } from '../../../services/core/db/pool.js';
-import { apiGet, type Harness, openHarness } from './harness.js';
+import { sql } from '../../../services/core/db/pool.js';
+import { apiGet, counted, type Harness, openHarness } from './harness.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -100,17 +99,6 @@ describe('setBuildProperties', () => {
     });
   });
 });
-
-/** The transaction, and a count of the statements sent through it. */
-function counted(tx: Tx): { tx: Tx; statements: () => number } {
-  let n = 0;
-  const query = (statement: SQLQuery) => {
-    n++;
-    return tx.q.query(statement);
-  };
-  const q = { query } as unknown as Queryable;
-  return { tx: { q, out: tx.out }, statements: () => n };
-}
 
 describe('setBuildProperties in a fixed number of statements (issue 35: a build start wrote one INSERT per property)', () => {
   const TEN = Object.fromEntries(

@@ -12,9 +12,10 @@ import {
   workerDisconnected,
   workerMissing,
   workersConfigured,
+  workersConnected,
 } from '../../../services/core/data/workers.js';
 import { sql } from '../../../services/core/db/pool.js';
-import { apiGet, barrier, type Harness, insertMaster, openHarness, uniq } from './harness.js';
+import { apiGet, barrier, counted, type Harness, insertMaster, openHarness, uniq } from './harness.js';
 
 let h: Harness;
 let m1: number;
@@ -144,5 +145,42 @@ describe('connections and state', () => {
     await expect(h.run((tx) => setWorkerState(tx, -1, false, false))).rejects.toMatchObject({
       code: 'NOT_FOUND',
     });
+  });
+});
+
+describe('workersConnected (a master coming up while its workers log in)', () => {
+  it('connects many in three statements, keeps the last info of one named twice, and returns the ids it has no worker for', async () => {
+    const ws = await h.run(async (tx) => {
+      const ids: number[] = [];
+      for (let i = 0; i < 40; i++) ids.push(await findWorkerId(tx, uniq('w')));
+      return ids;
+    });
+    await h.tap.clear();
+    const [missing, statements] = await h.run(async (tx) => {
+      const c = counted(tx);
+      const got = await workersConnected(c.tx, m2, [
+        ...ws.map((workerid, i) => ({ workerid, info: { host: `h${i}` } })),
+        { workerid: ws[0]!, info: { host: 'again' } },
+        { workerid: -5, info: {} },
+      ]);
+      return [got, c.statements()] as const;
+    });
+    expect(missing).toEqual([-5]);
+    expect(statements).toBe(3);
+    const [{ n }] = await h.db.pool.query(
+      sql`SELECT count(*)::int AS n FROM connected_workers WHERE masterid = ${m2} AND workerid = ANY(${ws}::int[])`,
+    );
+    expect(n).toBe(40);
+    const [first] = await apiGet(h.db.pool, `workers/${ws[0]}`);
+    expect(first).toMatchObject({ connected_to: [{ masterid: m2 }], workerinfo: { host: 'again' } });
+    const [other] = await apiGet(h.db.pool, `workers/${ws[7]}`);
+    expect(other!.workerinfo).toEqual({ host: 'h7' });
+    // One `connected` event a worker, carrying the worker as /workers/<id> serves it.
+    for (const w of [ws[0]!, ws[39]!]) {
+      const events = await h.tap.events(`workers/${w}/`);
+      expect(events.map((e) => e.k)).toEqual([`workers/${w}/connected`]);
+      expect(events[0]!.m).toEqual((await apiGet(h.db.pool, `workers/${w}`))[0]);
+    }
+    expect(await h.run((tx) => workersConnected(tx, m2, []))).toEqual([]);
   });
 });

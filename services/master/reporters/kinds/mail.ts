@@ -13,12 +13,12 @@
 // A relay's 5xx answer (a refused login, a refused address) fails the job for good; anything
 // else (no connection, a 4xx, a timeout) is retried.
 import { readFileSync } from 'node:fs';
-import nodemailer from 'nodemailer';
 import { VALID_EMAIL } from '../../../core/config/master-config/reporters/mail.js';
 import type { ReporterConfig } from '../../../core/config/master-config.js';
 import { interpolate } from '../../builds/interpolate.js';
 import { message } from '../formatters.js';
 import { DeliveryError } from '../http-client.js';
+import { loadNodemailer } from '../packages.js';
 import type { Report, Sender } from '../report.js';
 import type { ReporterKind } from './kind.js';
 
@@ -65,7 +65,7 @@ function failure(err: unknown): DeliveryError {
 }
 
 function mailSender(cfg: MailConfig, smtpPassword: string | undefined): Sender {
-  const transport = nodemailer.createTransport({
+  const transport = loadNodemailer().createTransport({
     host: cfg.relayhost,
     port: cfg.smtpPort,
     secure: cfg.useSmtps,

@@ -1,0 +1,48 @@
+// A master whose configuration has no reporters loads neither nodemailer nor nunjucks
+// (services/master/reporters/packages.ts says why): a fresh process imports the master's code
+// and lists the packages it resolved. A reporter that needs one gets it.
+import { execFileSync } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { loadNodemailer, loadNunjucks } from '../../../services/master/reporters/packages.js';
+import { SERVICES_BUILD_ENV } from '../../helpers/service-build.js';
+
+const LAZY = ['nodemailer', 'nunjucks'];
+
+describe("the reporters' packages", () => {
+  it("are not loaded with a master's code", () => {
+    const root = resolve(import.meta.dirname, '../../..');
+    const built = process.env[SERVICES_BUILD_ENV];
+    const service = pathToFileURL(
+      built ? join(built, 'services/master/service.js') : join(root, 'services/master/service.ts'),
+    ).href;
+    const script = `
+      import { registerHooks } from 'node:module';
+      const urls = new Set();
+      registerHooks({ resolve: (s, c, next) => { const r = next(s, c); urls.add(r.url); return r; } });
+      await import(${JSON.stringify(service)});
+      const packages = [...urls].map((u) => u.match(/\\/node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//)?.[1]);
+      console.log(JSON.stringify([...new Set(packages.filter(Boolean))]));`;
+    const loaded = JSON.parse(
+      execFileSync(
+        process.execPath,
+        [...(built ? [] : ['--import', 'tsx']), '--input-type=module', '-e', script],
+        {
+          cwd: root,
+          encoding: 'utf8',
+        },
+      ),
+    ) as string[];
+    // The check can fail: the master's own packages are seen.
+    expect(loaded).toEqual(expect.arrayContaining(['pg', 'ioredis', 'yaml']));
+    expect(loaded.filter((p) => LAZY.includes(p))).toEqual([]);
+  });
+
+  it('are there when a reporter asks, the same each time, nunjucks with its Jinja methods', () => {
+    expect(typeof loadNodemailer().createTransport).toBe('function');
+    const n = loadNunjucks();
+    expect(loadNunjucks()).toBe(n);
+    expect(n.renderString("{{ d.get('a') }}", { d: { a: 'x' } })).toBe('x');
+  });
+});
