@@ -105,6 +105,13 @@ export interface JobsOptions extends ExpireSettings {
    * long. Tests shorten it.
    */
   lockDurationMs?: number;
+  /**
+   * How often a worker looks for jobs whose hold lapsed (BullMQ's stalledInterval): the
+   * lock's duration unless given. Tests of a master killed mid-job take a long hold (a busy
+   * machine's pause must not lose it) and a short look, so that the dead master's job comes
+   * within a second of its lock lapsing, not after up to two of the hold's periods.
+   */
+  stalledIntervalMs?: number;
 }
 
 export interface Jobs {
@@ -251,7 +258,10 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
         prefix,
         concurrency,
         ...(opts.lockDurationMs
-          ? { lockDuration: opts.lockDurationMs, stalledInterval: opts.lockDurationMs }
+          ? {
+              lockDuration: opts.lockDurationMs,
+              stalledInterval: opts.stalledIntervalMs ?? opts.lockDurationMs,
+            }
           : {}),
       });
       w.on('error', (err) => log.warn({ queue: name, err: err.message }, 'worker error'));

@@ -26,10 +26,11 @@ const t = storeJobsSuite('move-multipart-test', 'mp/');
 const MiB = 1024 * 1024;
 const PART = MIN_PART_BYTES;
 const LOCK_MS = 1000;
-// The master handed the job holds it longer: its stalled check still finds the dead one's
-// lapsed lock within this, and its own lock survives a busy machine's pauses (with 1 s, a
-// pause of a second under load lost it, BullMQ failed the job as stalled twice, and the
-// test waited for a move that never came).
+// The master handed the job holds it longer, so that its own lock survives a busy machine's
+// pauses (with 1 s, a pause of a second under load lost it, BullMQ failed the job as stalled
+// twice, and the test waited for a move that never came); it still looks for lapsed locks every
+// LOCK_MS, so the dead one's job comes to it about a second after its lock lapsed, where a look
+// every 10 s (the hold's period, BullMQ's default) cost the test up to 20 s.
 const HANDED_LOCK_MS = 10_000;
 
 let api: InProcessApi;
@@ -207,6 +208,7 @@ describe('moves larger than one part', () => {
         expirePeriodMs: 3_600_000,
         objectStore: t.s3.client(),
         lockDurationMs: HANDED_LOCK_MS,
+        stalledIntervalMs: LOCK_MS,
         movePartBytes: PART,
       });
       await waitFor('the artifact to move', async () => (await objectKeyOf(id)) !== null);
