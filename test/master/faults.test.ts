@@ -8,7 +8,6 @@
 //   EXCEPTION) once the database is back, and its request runs again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  addBuildset,
   addLog,
   claimBuildRequests,
   expireMasters,
@@ -48,19 +47,6 @@ beforeAll(async () => {
   stage = await Stage.open();
 }, 60_000);
 afterAll(() => stage?.close());
-
-async function request(): Promise<number> {
-  return transact(stage.ctx, async (tx) => {
-    const builderid = (await findBuilderId(tx, 'counting', false))!;
-    const added = await addBuildset(tx, {
-      scheduler: 'test',
-      sourcestamps: [{ codebase: '', repository: 'r', branch: 'main', revision: 'abc', project: '' }],
-      reason: 'test',
-      builderids: [builderid],
-    });
-    return added.brids[builderid]!;
-  });
-}
 
 /** A command that prints `line 1` ... `line N` (each stored before the next), or until killed. */
 function counter(lines = Number.POSITIVE_INFINITY) {
@@ -132,7 +118,7 @@ describe('a master expired while it was away', () => {
       const first = counter();
       let given = 0;
       m1.workers.connect(new ScriptedWorker('w1', (cmd) => (given++ === 0 ? first.script(cmd) : quick(cmd))));
-      const brid = await request();
+      const { brid } = await stage.request('counting');
       await waitFor('the first lines to be stored', () => first.seen.written >= 5);
       const [build] = await buildsOf(brid);
 
@@ -170,7 +156,7 @@ describe('a master expired while it was away', () => {
 
 describe('a master started again under the same name', () => {
   it('first ends what its previous life left open, then runs the request again', async () => {
-    const brid = await request();
+    const { brid } = await stage.request('counting');
     // A previous life that died without a word: active, a build with an open step and log.
     const old = await transact(stage.ctx, async (tx) => {
       const masterid = await masterActive(tx, 'again-1');
@@ -232,7 +218,7 @@ describe('the database away', () => {
     try {
       const c = counter(60);
       m.workers.connect(new ScriptedWorker('w1', c.script));
-      const brid = await request();
+      const { brid } = await stage.request('counting');
       await waitFor('some lines to be stored', () => c.seen.written >= 10);
       proxy.cut();
       // The build's writes are tried again and again while the database is away.
@@ -259,7 +245,7 @@ describe('the database away', () => {
       const first = counter();
       let given = 0;
       m.workers.connect(new ScriptedWorker('w1', (cmd) => (given++ === 0 ? first.script(cmd) : quick(cmd))));
-      const brid = await request();
+      const { brid } = await stage.request('counting');
       await waitFor('some lines to be stored', () => first.seen.written >= 5);
       proxy.cut();
       await waitFor('the command to be killed', () => first.seen.aborts.length === 1);
