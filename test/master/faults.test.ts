@@ -7,6 +7,7 @@
 //   goes on; past the limit the build's command is killed and the build ends RETRY (never
 //   EXCEPTION) once the database is back, and its request runs again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseMasterConfig } from '../../services/core/config/master-config.js';
 import {
   addLog,
   claimBuildRequests,
@@ -21,6 +22,7 @@ import {
 import { type ConnectionPool, createPool, sql } from '../../services/core/db/pool.js';
 import { Results } from '../../services/core/results.js';
 import { Interruption } from '../../services/master/builds/interruption.js';
+import { ClaimLost } from '../../services/master/claims.js';
 import { masterYaml } from '../helpers/master-config.js';
 import { type PgProxy, startPgProxy } from '../helpers/pg-proxy.js';
 import { waitFor } from '../helpers/wait.js';
@@ -150,6 +152,30 @@ describe('a master expired while it was away', () => {
     } finally {
       await m1.stop();
       await m2?.stop();
+    }
+  });
+});
+
+describe('a build handed out just before its master lost the claim', () => {
+  it('writes no row at all: the claim is checked in the row and properties transaction', async () => {
+    const m = await stage.master('fence-start', CONFIG);
+    try {
+      // No worker of its own: nothing but this test hands it the request.
+      const { brid, bsid } = await stage.request('counting');
+      const builderid = await transact(stage.ctx, async (tx) => {
+        const other = await masterActive(tx, 'fence-start-other');
+        expect(await claimBuildRequests(tx, [brid], other)).toBe(true);
+        return (await findBuilderId(tx, 'counting', false))!;
+      });
+      const builder = parseMasterConfig(CONFIG).builders[0]!;
+      // Before, the row and its properties were written first, and the build ended RETRY at
+      // its next write, its row left open over the other master's.
+      await expect(
+        m.master.runner.run({ brid, bsid, builderid, builder }, new ScriptedWorker('w1', quick)),
+      ).rejects.toBeInstanceOf(ClaimLost);
+      expect(await buildsOf(brid)).toEqual([]);
+    } finally {
+      await m.stop();
     }
   });
 });

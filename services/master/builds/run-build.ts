@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type BuilderConfig, builderDir } from '../../core/config/master-config.js';
 import {
   buildsetSourceStamps,
+  buildWriteFence,
   completeBuildRequests,
   finishBuild,
   finishStep,
@@ -72,9 +73,9 @@ export async function runBuild(
   // The row and the properties through the master's start gate (start-gate.ts says why), in
   // one transaction: as two, the properties' added BEGIN, COMMIT and the fence's read and
   // record (claims.ts) to a build start's statements (load/results/fleet.md, 2026-11-28
-  // 22:30). Not fenced, as the row was not: the claim was taken by this master's pass just
-  // before, and every later write is. A retry after an outage first looks for the row an
-  // earlier attempt may have committed, and its properties with it.
+  // 22:30). The claim is checked under the new row's lock, as every later write checks it: a
+  // master expired since its pass writes no build at all. A retry after an outage first looks
+  // for the row an earlier attempt may have committed, and its properties with it.
   const leaveGate = gate ? await gate.enter() : () => {};
   const { buildid, number, properties } = await ridingOut(
     () =>
@@ -87,6 +88,8 @@ export async function runBuild(
           workerid: deps.workerId(worker.name) ?? null,
           masterid,
         });
+        if (!(await buildWriteFence(tx.q, b.buildid, masterid)).held)
+          throw new ClaimLost(`build ${b.buildid}: this master no longer holds its request`);
         const p = await initialProperties(tx.q, {
           buildid: b.buildid,
           number: b.number,
