@@ -287,10 +287,10 @@ describe('pendingBuildRequests', () => {
       for (let i = 0; i < 21; i++) ids.push(await insertBuilder(tx));
       return ids;
     });
-    // Another builder's queue of 300, written as a queue of forces leaves it (load/fleet/queue.ts).
+    // Another builder's queue of 3,000, written as a queue of forces leaves it (load/fleet/queue.ts).
     await h.db.pool.query(sql`
       WITH bs AS (INSERT INTO buildsets (reason, submitted_at, complete, results)
-                  SELECT 'queue', 0, 0, -1 FROM generate_series(1, 300) RETURNING id)
+                  SELECT 'queue', 0, 0, -1 FROM generate_series(1, 3000) RETURNING id)
       INSERT INTO buildrequests (buildsetid, builderid, priority, complete, results, submitted_at, waited_for)
       SELECT id, ${busy!}, 0, 0, -1, 0, 0 FROM bs`);
     const mine = await h.run((tx) => pendingRequests(tx, asked!, 3));
@@ -304,8 +304,10 @@ describe('pendingBuildRequests', () => {
              + pg_stat_get_xact_tuples_returned('buildrequests'::regclass) AS n`);
       return Number(row.n);
     });
-    // Ranked over the whole queue, the read took every pending request (469 rows here).
-    expect(read).toBeLessThan(20);
+    // Ranked over the whole queue, the read took every pending request (3,149 rows here, the
+    // planner not yet knowing of the new ones); now the asked builders' first ones and what
+    // else of the table the plan looks at (185-189 rows in runs of this file).
+    expect(read).toBeLessThan(300);
   });
 });
 
