@@ -1,10 +1,13 @@
 -- The writes of one build start, as a master makes them (services/core/data: the claim of
--- claimBuildRequests with onlyIfActive, newBuild, and setBuildProperties' one INSERT of every
--- new property, 10 here as a forced build has; one INSERT each until 2026-11-28 20:05, see
+-- claimBuildRequests with onlyIfActive, then newBuild and setBuildProperties' one INSERT of every
+-- new property, 10 here as a forced build has; one INSERT each until 2026-11-28 20:05, and the
+-- row and the properties in two transactions, the second fenced, until 2026-11-28 22:50 (now
+-- one, whose fence is read once the row is in), see
 -- load/results/fleet.md), each transaction as the master commits it, for
 -- pgbench to run alone: PostgreSQL's own limit for what the fleet scenario's builds/s
 -- measure (load/fleet/pgbench.sh seeds the requests and runs it). Left out: the events'
--- entity reads and the candidates' read (reads; the comparison is about the writes).
+-- entity reads (a new build's now comes from its INSERT) and the candidates' read (reads;
+-- the comparison is about the writes).
 SELECT nextval('fleet_next') AS brid \gset
 SELECT builderid FROM buildrequests WHERE id = :brid \gset
 BEGIN;
@@ -15,13 +18,15 @@ INSERT INTO buildrequest_claims (brid, masterid, claimed_at) SELECT id, 1, 0 FRO
   ON CONFLICT (brid) DO NOTHING RETURNING brid;
 END;
 BEGIN;
+SELECT id AS buildid, number FROM builds WHERE buildrequestid = :brid AND masterid = 1 AND complete_at IS NULL;
 SELECT id FROM builders WHERE id = :builderid FOR NO KEY UPDATE;
 INSERT INTO builds (number, builderid, buildrequestid, workerid, masterid, started_at, complete_at, state_string, results)
   SELECT coalesce(max(number), 0) + 1, :builderid, :brid, 1, 1, 0, NULL, 'starting', NULL
   FROM builds WHERE builderid = :builderid
   ON CONFLICT (builderid, number) DO NOTHING RETURNING id AS buildid \gset
-END;
-BEGIN;
+SELECT w.seq, w.result, b.complete_at IS NULL AND EXISTS (SELECT 1 FROM buildrequest_claims c
+    WHERE c.brid = b.buildrequestid AND c.masterid = 1) AS held
+  FROM builds b LEFT JOIN flotilla.build_writes w ON w.buildid = b.id WHERE b.id = :buildid FOR NO KEY UPDATE OF b;
 SELECT id FROM builds WHERE id = :buildid FOR NO KEY UPDATE;
 SELECT name, value, source FROM build_properties WHERE buildid = :buildid;
 INSERT INTO build_properties (buildid, name, value, source)

@@ -28,6 +28,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { createPool, sql } from '../../services/core/db/pool.js';
 import { type ApiProcess, apiProcess } from '../../test/helpers/api.js';
 import { freePort, type Running, startService, status } from '../../test/helpers/processes.js';
@@ -44,6 +45,7 @@ import {
   WORKER_PASSWORD,
   workerName,
 } from './config.js';
+import { claimPasses, postgresCpuSeconds, redisCpuSeconds } from './costs.js';
 import { fleetForces } from './forces.js';
 import { cpuSeconds, rssKiB } from './procstat.js';
 import { unclaimed, writePending } from './queue.js';
@@ -260,7 +262,20 @@ try {
   // B. Throughput while the queue drains.
   const builds = () => count(sql`SELECT count(*) AS n FROM builds`);
   const completed = () => count(sql`SELECT count(*) AS n FROM builds WHERE complete_at IS NOT NULL`);
-  const cpu0 = masters.map((m) => cpuSeconds(m.proc.pid));
+  const redis = new Redis(redisUrl);
+  // Everything else the machine spends on a build, read at both ends of the window.
+  const others = async () => ({
+    apis: apis.reduce((sum, a) => sum + cpuSeconds(a.proc.pid), 0),
+    runner: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
+    postgres: await postgresCpuSeconds(db),
+    redis: await redisCpuSeconds(redis),
+  });
+  const passes = () => Promise.all(masters.map((m) => claimPasses(m.probePort)));
+  const [cpu0, others0, passes0] = [
+    masters.map((m) => cpuSeconds(m.proc.pid)),
+    await others(),
+    await passes(),
+  ];
   const [s0, c0, t0, l0] = [await builds(), await completed(), Date.now(), load1()];
   await waitFor(
     'the drain window',
@@ -272,6 +287,8 @@ try {
   );
   const [s1, c1, t1] = [await builds(), await completed(), Date.now()];
   const cpu = masters.map((m, i) => cpuSeconds(m.proc.pid) - cpu0[i]!);
+  const [others1, passes1] = [await others(), await passes()];
+  redis.disconnect();
   const window = (t1 - t0) / 1000;
   const startRate = (s1 - s0) / window;
   say(
@@ -285,6 +302,19 @@ try {
       `${((cpu.reduce((a, b) => a + b, 0) * 1000) / Math.max(1, c1 - c0)).toFixed(1)} ms per completed build`,
   );
   say(`master RSS now: ${masters.map((m) => (rssKiB(m.proc.pid) / 1024).toFixed(0)).join(', ')} MiB`);
+  const perBuild = (seconds: number) => `${((seconds * 1000) / Math.max(1, c1 - c0)).toFixed(1)} ms`;
+  say(
+    `CPU per completed build beside the masters': ${(Object.keys(others1) as (keyof typeof others1)[])
+      .map((k) => `${k} ${perBuild(others1[k] - others0[k])}`)
+      .join(', ')} (the runner: the 1,000 generated workers and this measurement)`,
+  );
+  const passCount = passes1.reduce((n, p, i) => n + p.count - passes0[i]!.count, 0);
+  const passSeconds = passes1.reduce((n, p, i) => n + p.seconds - passes0[i]!.seconds, 0);
+  say(
+    `claim passes: ${passCount} (${(passCount / window).toFixed(1)}/s across the masters), ` +
+      `${((passSeconds * 1000) / Math.max(1, passCount)).toFixed(0)} ms each on average, ` +
+      `${((s1 - s0) / Math.max(1, passCount)).toFixed(1)} builds started a pass`,
+  );
 
   // C. Latency, request to build, on an empty queue.
   await db.query(sql`

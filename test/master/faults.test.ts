@@ -7,8 +7,8 @@
 //   goes on; past the limit the build's command is killed and the build ends RETRY (never
 //   EXCEPTION) once the database is back, and its request runs again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseMasterConfig } from '../../services/core/config/master-config.js';
 import {
-  addBuildset,
   addLog,
   claimBuildRequests,
   expireMasters,
@@ -22,6 +22,7 @@ import {
 import { type ConnectionPool, createPool, sql } from '../../services/core/db/pool.js';
 import { Results } from '../../services/core/results.js';
 import { Interruption } from '../../services/master/builds/interruption.js';
+import { ClaimLost } from '../../services/master/claims.js';
 import { masterYaml } from '../helpers/master-config.js';
 import { type PgProxy, startPgProxy } from '../helpers/pg-proxy.js';
 import { waitFor } from '../helpers/wait.js';
@@ -48,19 +49,6 @@ beforeAll(async () => {
   stage = await Stage.open();
 }, 60_000);
 afterAll(() => stage?.close());
-
-async function request(): Promise<number> {
-  return transact(stage.ctx, async (tx) => {
-    const builderid = (await findBuilderId(tx, 'counting', false))!;
-    const added = await addBuildset(tx, {
-      scheduler: 'test',
-      sourcestamps: [{ codebase: '', repository: 'r', branch: 'main', revision: 'abc', project: '' }],
-      reason: 'test',
-      builderids: [builderid],
-    });
-    return added.brids[builderid]!;
-  });
-}
 
 /** A command that prints `line 1` ... `line N` (each stored before the next), or until killed. */
 function counter(lines = Number.POSITIVE_INFINITY) {
@@ -132,7 +120,7 @@ describe('a master expired while it was away', () => {
       const first = counter();
       let given = 0;
       m1.workers.connect(new ScriptedWorker('w1', (cmd) => (given++ === 0 ? first.script(cmd) : quick(cmd))));
-      const brid = await request();
+      const { brid } = await stage.request('counting');
       await waitFor('the first lines to be stored', () => first.seen.written >= 5);
       const [build] = await buildsOf(brid);
 
@@ -168,9 +156,33 @@ describe('a master expired while it was away', () => {
   });
 });
 
+describe('a build handed out just before its master lost the claim', () => {
+  it('writes no row at all: the claim is checked in the row and properties transaction', async () => {
+    const m = await stage.master('fence-start', CONFIG);
+    try {
+      // No worker of its own: nothing but this test hands it the request.
+      const { brid, bsid } = await stage.request('counting');
+      const builderid = await transact(stage.ctx, async (tx) => {
+        const other = await masterActive(tx, 'fence-start-other');
+        expect(await claimBuildRequests(tx, [brid], other)).toBe(true);
+        return (await findBuilderId(tx, 'counting', false))!;
+      });
+      const builder = parseMasterConfig(CONFIG).builders[0]!;
+      // Before, the row and its properties were written first, and the build ended RETRY at
+      // its next write, its row left open over the other master's.
+      await expect(
+        m.master.runner.run({ brid, bsid, builderid, builder }, new ScriptedWorker('w1', quick)),
+      ).rejects.toBeInstanceOf(ClaimLost);
+      expect(await buildsOf(brid)).toEqual([]);
+    } finally {
+      await m.stop();
+    }
+  });
+});
+
 describe('a master started again under the same name', () => {
   it('first ends what its previous life left open, then runs the request again', async () => {
-    const brid = await request();
+    const { brid } = await stage.request('counting');
     // A previous life that died without a word: active, a build with an open step and log.
     const old = await transact(stage.ctx, async (tx) => {
       const masterid = await masterActive(tx, 'again-1');
@@ -232,7 +244,7 @@ describe('the database away', () => {
     try {
       const c = counter(60);
       m.workers.connect(new ScriptedWorker('w1', c.script));
-      const brid = await request();
+      const { brid } = await stage.request('counting');
       await waitFor('some lines to be stored', () => c.seen.written >= 10);
       proxy.cut();
       // The build's writes are tried again and again while the database is away.
@@ -259,7 +271,7 @@ describe('the database away', () => {
       const first = counter();
       let given = 0;
       m.workers.connect(new ScriptedWorker('w1', (cmd) => (given++ === 0 ? first.script(cmd) : quick(cmd))));
-      const brid = await request();
+      const { brid } = await stage.request('counting');
       await waitFor('some lines to be stored', () => first.seen.written >= 5);
       proxy.cut();
       await waitFor('the command to be killed', () => first.seen.aborts.length === 1);

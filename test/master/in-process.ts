@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { Redis } from 'ioredis';
 import { parseMasterConfig } from '../../services/core/config/master-config.js';
-import type { DataContext } from '../../services/core/data/index.js';
+import { addBuildset, type DataContext, findBuilderId, transact } from '../../services/core/data/index.js';
 import { type BusMessage, busSubscription } from '../../services/core/events/bus.js';
 import type {
   CommandOutcome,
@@ -264,6 +264,24 @@ export class Stage {
     const m: InProcessMaster = { master, workers, stop: () => (stopped ??= master.stop()) };
     this.started.push(m);
     return m;
+  }
+
+  /** One build set of one request for this builder, as a force of one stamp leaves it. */
+  request(
+    builder: string,
+    properties?: Record<string, readonly [unknown, string]>,
+  ): Promise<{ bsid: number; brid: number }> {
+    return transact(this.ctx, async (tx) => {
+      const builderid = (await findBuilderId(tx, builder, false))!;
+      const added = await addBuildset(tx, {
+        scheduler: 'test',
+        sourcestamps: [{ codebase: '', repository: 'r', branch: 'main', revision: 'abc', project: '' }],
+        reason: 'test',
+        builderids: [builderid],
+        ...(properties ? { properties } : {}),
+      });
+      return { bsid: added.bsid, brid: added.brids[builderid]! };
+    });
   }
 
   async close(): Promise<void> {

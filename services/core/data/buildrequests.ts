@@ -290,8 +290,7 @@ export async function setBuildRequestPriority(tx: Tx, brid: number, priority: nu
 }
 
 // What a master's distributor reads to choose its next claims. The unclaimed set holds only
-// pending requests (migration 0008), so these read as many ids as the queue holds; a
-// cancelled request is kept elsewhere. The `complete` tests stay for a database that 0008
+// pending requests (migration 0008); a cancelled request is kept elsewhere. The `complete` tests stay for a database that 0008
 // has not reached yet.
 
 /**
@@ -300,11 +299,19 @@ export async function setBuildRequestPriority(tx: Tx, brid: number, priority: nu
  *
  * One statement per claim pass, not one per builder. Measured with load/fleet/run.sh (1,000
  * builders, 25,000 pending, 3 masters, load average about 20 from other work): one query per
- * builder read the whole unclaimed set each time (the ANY(ARRAY(...)) form below, chosen for
- * the API's claimed=false, commit 5080ae3) and fetched each of its requests by id to keep
- * that builder's, so a pass cost the queue times the builders, and the masters started 5.7
- * builds a second while using 0.17 of a core. Read once and ranked per builder, a pass
- * costs the queue once (load/results/fleet.md has the figures after).
+ * builder read the whole unclaimed set each time (the ANY(ARRAY(...)) form, chosen for the
+ * API's claimed=false, commit 5080ae3) and fetched each of its requests by id to keep that
+ * builder's, so a pass cost the queue times the builders, and the masters started 5.7
+ * builds a second while using 0.17 of a core.
+ *
+ * Each builder's first candidates from migration 0042's index (its pending requests in claim
+ * order), not the whole queue ranked: ranked, every pass read and sorted all 25,000 pending
+ * requests however few workers were idle, and the planner, which cannot see how many ids the
+ * unclaimed set holds, joined them to the builders in a nested loop. On 25,000 pending over
+ * 1,000 builders (load 34-40, pgbench -T 8 -c 1 on the statement, load/results/fleet.md
+ * 2026-11-28 22:30): 20 builders 268 -> 3 ms, 1,000 builders 204 -> 53 ms. A claimed request
+ * still in the index is skipped by the look into the unclaimed set (a handful per builder:
+ * its running builds).
  */
 export async function pendingBuildRequests(
   q: Queryable,
@@ -315,17 +322,15 @@ export async function pendingBuildRequests(
   const rows = await many<{ id: number; buildsetid: number; builderid: number }>(
     q,
     sql`
-    SELECT r.id, r.buildsetid, r.builderid FROM (
-      SELECT br.id, br.buildsetid, br.builderid, x.lim,
-             row_number() OVER (PARTITION BY br.builderid
-                                ORDER BY br.priority DESC, br.submitted_at ASC, br.id ASC) AS rank
-      FROM buildrequests br
-      JOIN unnest(${[...limits.keys()]}::int[], ${[...limits.values()]}::int[]) AS x(builderid, lim)
-        ON x.builderid = br.builderid
-      WHERE coalesce(br.complete, 0) = 0
-        AND br.id = ANY (ARRAY(SELECT u.brid FROM flotilla.unclaimed_buildrequests u))) r
-    WHERE r.rank <= r.lim
-    ORDER BY r.builderid, r.rank`,
+    SELECT r.id, r.buildsetid, x.builderid
+    FROM unnest(${[...limits.keys()]}::int[], ${[...limits.values()]}::int[]) WITH ORDINALITY AS x(builderid, lim, o)
+    CROSS JOIN LATERAL (
+      SELECT br.id, br.buildsetid, br.priority, br.submitted_at FROM buildrequests br
+      WHERE br.builderid = x.builderid AND coalesce(br.complete, 0) = 0
+        AND EXISTS (SELECT 1 FROM flotilla.unclaimed_buildrequests u WHERE u.brid = br.id)
+      ORDER BY br.priority DESC, br.submitted_at ASC, br.id ASC
+      LIMIT x.lim) r
+    ORDER BY x.o, r.priority DESC, r.submitted_at ASC, r.id ASC`,
   );
   for (const r of rows) {
     const list = out.get(r.builderid) ?? [];

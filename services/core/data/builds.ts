@@ -13,13 +13,13 @@
 // finishBuild finishes a build once: a finished build keeps its results (a master that was
 // expired and finished with RETRY cannot turn that into SUCCESS later); an upload the build
 // left unfinished is dropped then (artifacts.ts).
-import { many, maybeOne, type Queryable, sql } from '../db/pool.js';
+import { many, maybeOne, type Queryable, type SQLQuery, sql } from '../db/pool.js';
 import { build } from '../entities/build.js';
 import { noSuch } from '../errors.js';
 import { buildKeys } from '../events/keys.js';
 import { dropIncompleteArtifacts } from './artifacts.js';
 import { completeBuildRequests } from './buildrequests.js';
-import { entity } from './entities.js';
+import { writtenEntity } from './entities.js';
 import { now, type Tx } from './transaction.js';
 
 export interface NewBuild {
@@ -33,10 +33,11 @@ export interface NewBuild {
 
 type BuildEntity = { buildid: number; builderid: number; number: number; workerid: number | null };
 
-async function emit(tx: Tx, buildid: number, event: string): Promise<void> {
-  const b = await entity<BuildEntity>(tx.q, build, buildid);
-  if (!b) throw noSuch(`build ${buildid}`);
-  tx.out.addAll(buildKeys(b), event, b);
+/** A write of one build (RETURNING *) and its event: the build as written; undefined when no row was written. */
+async function written(tx: Tx, write: SQLQuery, event: string): Promise<BuildEntity | undefined> {
+  const b = await writtenEntity<BuildEntity>(tx.q, build, write);
+  if (b) tx.out.addAll(buildKeys(b), event, b);
+  return b;
 }
 
 export async function newBuild(tx: Tx, b: NewBuild): Promise<{ buildid: number; number: number }> {
@@ -47,8 +48,8 @@ export async function newBuild(tx: Tx, b: NewBuild): Promise<{ buildid: number; 
   if (!locked) throw noSuch(`builder ${b.builderid}`);
   const startedAt = now();
   for (;;) {
-    const row = await maybeOne<{ id: number; number: number }>(
-      tx.q,
+    const row = await written(
+      tx,
       sql`
       INSERT INTO builds (number, builderid, buildrequestid, workerid, masterid, started_at, complete_at,
                           state_string, results)
@@ -56,12 +57,10 @@ export async function newBuild(tx: Tx, b: NewBuild): Promise<{ buildid: number; 
              ${startedAt}, NULL, ${b.state_string ?? 'starting'}, NULL
       FROM builds WHERE builderid = ${b.builderid}
       ON CONFLICT (builderid, number) DO NOTHING
-      RETURNING id, number`,
+      RETURNING *`,
+      'new',
     );
-    if (row) {
-      await emit(tx, row.id, 'new');
-      return { buildid: row.id, number: row.number };
-    }
+    if (row) return { buildid: row.buildid, number: row.number };
   }
 }
 
@@ -82,20 +81,21 @@ export function openBuildOfRequest(
 }
 
 export async function setBuildStateString(tx: Tx, buildid: number, stateString: string): Promise<void> {
-  const updated = await maybeOne<{ id: number }>(
-    tx.q,
-    sql`UPDATE builds SET state_string = ${stateString} WHERE id = ${buildid} RETURNING id`,
+  const updated = await written(
+    tx,
+    sql`UPDATE builds SET state_string = ${stateString} WHERE id = ${buildid} RETURNING *`,
+    'update',
   );
   if (!updated) throw noSuch(`build ${buildid}`);
-  await emit(tx, buildid, 'update');
 }
 
 /** Finish a running build now with `results`; false (and no event) if it was finished already. */
 export async function finishBuild(tx: Tx, buildid: number, results: number): Promise<boolean> {
-  const finished = await maybeOne<{ id: number }>(
+  const finished = await writtenEntity<BuildEntity>(
     tx.q,
+    build,
     sql`UPDATE builds SET complete_at = ${now()}, results = ${results}
-        WHERE id = ${buildid} AND complete_at IS NULL RETURNING id`,
+        WHERE id = ${buildid} AND complete_at IS NULL RETURNING *`,
   );
   if (!finished) {
     const exists = await maybeOne<{ id: number }>(tx.q, sql`SELECT id FROM builds WHERE id = ${buildid}`);
@@ -103,7 +103,7 @@ export async function finishBuild(tx: Tx, buildid: number, results: number): Pro
     return false;
   }
   await dropIncompleteArtifacts(tx, buildid);
-  await emit(tx, buildid, 'finished');
+  tx.out.addAll(buildKeys(finished), 'finished', finished);
   return true;
 }
 

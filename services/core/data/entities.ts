@@ -2,7 +2,7 @@
 // for the row with a given key, the same fields a GET of that entity answers. Buildbot's
 // events carry its data-layer entity (buildbot/data/*.py db2data): a build's `properties` is
 // {} there, a build request's null, a worker's connected_to/configured_on list every master.
-import { many, type Queryable, sql } from '../db/pool.js';
+import { many, type Queryable, type SQLQuery, sql } from '../db/pool.js';
 import { type Entity, jsonOf, keyOf } from '../entities/field.js';
 
 /** The JSON of an entity: its fields by name (callers name the few they read). */
@@ -30,4 +30,21 @@ export async function entity<T extends EntityJson = EntityJson>(
   key: number,
 ): Promise<T | undefined> {
   return (await entities<T>(q, e, [key]))[0];
+}
+
+/**
+ * The entity `e` as a write of one row left it, in the write's own statement: `write` is an
+ * INSERT or UPDATE of e's table ending RETURNING *; undefined when it touched no row. Events
+ * carry what was just written without a second statement to read it back: a short build's
+ * step and build events read their entity back eleven times (load/results/fleet.md,
+ * 2026-11-28 22:30). Only for entities whose fields read the row's own columns (a subquery
+ * of the same table would see it as it was before the write).
+ */
+export async function writtenEntity<T extends EntityJson = EntityJson>(
+  q: Queryable,
+  e: Entity,
+  write: SQLQuery,
+): Promise<T | undefined> {
+  const rows = await many<{ e: T }>(q, sql`WITH a AS (${write}) SELECT ${jsonOf(e.fields)} AS e FROM a`);
+  return rows[0]?.e;
 }

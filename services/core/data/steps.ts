@@ -12,12 +12,12 @@
 // newStep locks the build's row, so two callers adding steps to one build number and name
 // them one after the other (Buildbot relies on a single master per build instead).
 // finishStep finishes a step once, like finishBuild.
-import { many, maybeOne, one, sql } from '../db/pool.js';
+import { many, maybeOne, type SQLQuery, sql } from '../db/pool.js';
 import { step as stepEntity } from '../entities/step.js';
 import { invalid, noSuch } from '../errors.js';
 import { stepKeys } from '../events/keys.js';
 import { codePoints, headCodePoints } from '../identifiers.js';
-import { entity } from './entities.js';
+import { entity, writtenEntity } from './entities.js';
 import { now, type Tx } from './transaction.js';
 
 const MAX_NAME = 50;
@@ -28,15 +28,18 @@ async function emit(tx: Tx, stepid: number, event: string): Promise<void> {
   tx.out.addAll(stepKeys(s), event, s);
 }
 
-/** After an UPDATE ... RETURNING id of one step: its event, or NOT_FOUND when there was none. */
-async function updated(
-  tx: Tx,
-  stepid: number,
-  row: { id: number } | undefined,
-  event: string,
-): Promise<void> {
-  if (!row) throw noSuch(`step ${stepid}`);
-  await emit(tx, stepid, event);
+type StepEntity = { stepid: number; buildid: number };
+
+/** A write of one step (RETURNING *) and its event: the step as written; undefined when no row was written. */
+async function written(tx: Tx, write: SQLQuery, event: string): Promise<StepEntity | undefined> {
+  const s = await writtenEntity<StepEntity>(tx.q, stepEntity, write);
+  if (s) tx.out.addAll(stepKeys(s), event, s);
+  return s;
+}
+
+/** An UPDATE of one step and its event, or NOT_FOUND when there was no such step. */
+async function updated(tx: Tx, stepid: number, write: SQLQuery, event: string): Promise<void> {
+  if (!(await written(tx, write, event))) throw noSuch(`step ${stepid}`);
 }
 
 export async function newStep(
@@ -62,30 +65,34 @@ export async function newStep(
     const suffix = `_${n}`;
     unique = headCodePoints(name, MAX_NAME - suffix.length) + suffix;
   }
-  const row = await one<{ id: number }>(
-    tx.q,
+  const row = await written(
+    tx,
     sql`INSERT INTO steps (number, name, buildid, started_at, complete_at, state_string, results, urls_json, hidden)
         VALUES (${number}, ${unique}, ${buildid}, NULL, NULL, 'pending', NULL, '[]', 0)
-        RETURNING id`,
+        RETURNING *`,
+    'new',
   );
-  await emit(tx, row.id, 'new');
-  return { stepid: row.id, number, name: unique };
+  // An INSERT without ON CONFLICT writes its row or fails.
+  if (!row) throw new Error(`step ${unique} of build ${buildid} was not written`);
+  return { stepid: row.stepid, number, name: unique };
 }
 
 export async function startStep(tx: Tx, stepid: number): Promise<void> {
-  const row = await maybeOne<{ id: number }>(
-    tx.q,
-    sql`UPDATE steps SET started_at = ${now()} WHERE id = ${stepid} RETURNING id`,
+  await updated(
+    tx,
+    stepid,
+    sql`UPDATE steps SET started_at = ${now()} WHERE id = ${stepid} RETURNING *`,
+    'started',
   );
-  await updated(tx, stepid, row, 'started');
 }
 
 export async function setStepStateString(tx: Tx, stepid: number, stateString: string): Promise<void> {
-  const row = await maybeOne<{ id: number }>(
-    tx.q,
-    sql`UPDATE steps SET state_string = ${stateString} WHERE id = ${stepid} RETURNING id`,
+  await updated(
+    tx,
+    stepid,
+    sql`UPDATE steps SET state_string = ${stateString} WHERE id = ${stepid} RETURNING *`,
+    'updated',
   );
-  await updated(tx, stepid, row, 'updated');
 }
 
 export async function addStepURL(tx: Tx, stepid: number, name: string, url: string): Promise<void> {
@@ -104,16 +111,16 @@ export async function addStepURL(tx: Tx, stepid: number, name: string, url: stri
 
 /** Finish a step now; false (and no event) if it was finished already. */
 export async function finishStep(tx: Tx, stepid: number, results: number, hidden = false): Promise<boolean> {
-  const finished = await maybeOne<{ id: number }>(
-    tx.q,
+  const finished = await written(
+    tx,
     sql`UPDATE steps SET complete_at = ${now()}, results = ${results}, hidden = ${hidden ? 1 : 0}
-        WHERE id = ${stepid} AND complete_at IS NULL RETURNING id`,
+        WHERE id = ${stepid} AND complete_at IS NULL RETURNING *`,
+    'finished',
   );
   if (!finished) {
     const exists = await maybeOne<{ id: number }>(tx.q, sql`SELECT id FROM steps WHERE id = ${stepid}`);
     if (!exists) throw noSuch(`step ${stepid}`);
     return false;
   }
-  await emit(tx, stepid, 'finished');
   return true;
 }

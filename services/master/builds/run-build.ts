@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type BuilderConfig, builderDir } from '../../core/config/master-config.js';
 import {
   buildsetSourceStamps,
+  buildWriteFence,
   completeBuildRequests,
   finishBuild,
   finishStep,
@@ -69,28 +70,43 @@ export async function runBuild(
   const { log } = deps;
   const masterid = deps.masterid();
   const workerCfg = deps.config.workers.find((w) => w.name === worker.name);
-  // The row and the properties through the master's start gate (start-gate.ts says why).
+  // The row and the properties through the master's start gate (start-gate.ts says why), in
+  // one transaction: as two, the properties' added BEGIN, COMMIT and the fence's read and
+  // record (claims.ts) to a build start's statements (load/results/fleet.md, 2026-11-28
+  // 22:30). The claim is checked under the new row's lock, as every later write checks it: a
+  // master expired since its pass writes no build at all. A retry after an outage first looks
+  // for the row an earlier attempt may have committed, and its properties with it.
   const leaveGate = gate ? await gate.enter() : () => {};
-  // A retry after an outage first looks for the row an earlier attempt may have committed.
-  const { buildid, number } = await ridingOut(
+  const { buildid, number, properties } = await ridingOut(
     () =>
       transact(deps.ctx, async (tx) => {
         const earlier = await openBuildOfRequest(tx.q, req.brid, masterid);
-        return (
-          earlier ??
-          newBuild(tx, {
-            builderid: req.builderid,
-            buildrequestid: req.brid,
-            workerid: deps.workerId(worker.name) ?? null,
-            masterid,
-          })
-        );
+        if (earlier) return { ...earlier, properties: await getBuildProperties(tx.q, earlier.buildid) };
+        const b = await newBuild(tx, {
+          builderid: req.builderid,
+          buildrequestid: req.brid,
+          workerid: deps.workerId(worker.name) ?? null,
+          masterid,
+        });
+        if (!(await buildWriteFence(tx.q, b.buildid, masterid)).held)
+          throw new ClaimLost(`build ${b.buildid}: this master no longer holds its request`);
+        const p = await initialProperties(tx.q, {
+          buildid: b.buildid,
+          number: b.number,
+          bsid: req.bsid,
+          builderName: req.builder.name,
+          globalProperties: deps.config.properties,
+          builderProperties: req.builder.properties,
+          builderDefaultProperties: req.builder.defaultProperties,
+          workerName: worker.name,
+          workerProperties: workerCfg?.properties ?? {},
+          builddir: worker.workerPath(builderDir(req.builder)),
+        });
+        await setBuildProperties(tx, b.buildid, p);
+        return { ...b, properties: p };
       }),
     deps.lease,
-  ).catch((err: unknown) => {
-    leaveGate();
-    throw err;
-  });
+  ).finally(leaveGate);
   started({ buildid, number });
   const fence = buildContext(deps.ctx, buildid, masterid, deps.lease, () =>
     deps.metrics?.buildWriteRetried?.(),
@@ -102,22 +118,7 @@ export async function runBuild(
   // The secrets the build's templates use, kept out of what it stores (redact.ts).
   const redactor = new Redactor();
   try {
-    let props = await transact(ctx, async (tx) => {
-      const p = await initialProperties(tx.q, {
-        buildid,
-        number,
-        bsid: req.bsid,
-        builderName: req.builder.name,
-        globalProperties: deps.config.properties,
-        builderProperties: req.builder.properties,
-        builderDefaultProperties: req.builder.defaultProperties,
-        workerName: worker.name,
-        workerProperties: workerCfg?.properties ?? {},
-        builddir: worker.workerPath(builderDir(req.builder)),
-      });
-      await setBuildProperties(tx, buildid, p);
-      return p;
-    }).finally(leaveGate);
+    let props = properties;
     const prepared = await prepare(bdeps, req, worker, buildid, interrupts);
     held = prepared.locks;
     // pass and Vault cannot be asked while a template renders: what the steps name, read now.
@@ -182,7 +183,6 @@ export async function runBuild(
     });
     return results;
   } finally {
-    leaveGate();
     await held?.release().catch((err) => log.error({ buildid, err }, "could not release the build's locks"));
   }
 }

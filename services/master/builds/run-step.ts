@@ -71,7 +71,14 @@ async function recordStep(s: StepRun, signal: AbortSignal): Promise<StepOutcome>
       secrets: s.deps.secrets,
       redactor: build.redactor,
     });
-  const { stepid } = await transact(ctx, (tx) => newStep(tx, build.buildid, stepName(step)));
+  // The step's row and its start in one fenced transaction: each transaction of a build adds
+  // BEGIN, its fence's read and record and COMMIT to its own statements (claims.ts), about
+  // half of a short build's statements (load/results/fleet.md, 2026-11-28 22:30).
+  const { stepid } = await transact(ctx, async (tx) => {
+    const s = await newStep(tx, build.buildid, stepName(step));
+    await startStep(tx, s.stepid);
+    return s;
+  });
   const end = async (results: number, summary: string): Promise<StepOutcome> => {
     const shown = label(summary);
     await transact(ctx, async (tx) => {
@@ -80,7 +87,6 @@ async function recordStep(s: StepRun, signal: AbortSignal): Promise<StepOutcome>
     });
     return { results, summary: shown };
   };
-  await transact(ctx, (tx) => startStep(tx, stepid));
   // Buildbot takes a step's locks before it renders anything or decides whether to run.
   const held = await s.deps.locks.acquire(step.locks, build.worker.name, `step ${stepid}`, signal);
   if (!held) {

@@ -4,7 +4,6 @@
 // request back; a trigger step wakes on its build sets' completion events, and finds them
 // by polling when no event comes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addBuildset, findBuilderId, transact } from '../../../services/core/data/index.js';
 import { sql } from '../../../services/core/db/pool.js';
 import { Results } from '../../../services/core/results.js';
 import { eventually, waitFor } from '../../helpers/wait.js';
@@ -49,23 +48,6 @@ beforeAll(async () => {
   stage = await Stage.open();
 });
 afterAll(() => stage?.close());
-
-async function request(
-  builder: string,
-  properties?: Record<string, readonly [unknown, string]>,
-): Promise<{ bsid: number; brid: number }> {
-  return transact(stage.ctx, async (tx) => {
-    const builderid = (await findBuilderId(tx, builder, false))!;
-    const added = await addBuildset(tx, {
-      scheduler: 'test',
-      sourcestamps: [{ codebase: '', repository: 'r', branch: 'main', revision: 'abc', project: '' }],
-      reason: 'test',
-      builderids: [builderid],
-      ...(properties ? { properties } : {}),
-    });
-    return { bsid: added.bsid, brid: added.brids[builderid]! };
-  });
-}
 
 interface BuildRow {
   id: number;
@@ -118,7 +100,7 @@ describe('a build on a scripted worker', () => {
   afterAll(() => m.stop());
 
   it('runs each step in order, stores its output, sets and uses properties', async () => {
-    const { brid } = await request('basic');
+    const { brid } = await stage.request('basic');
     const [build] = await finished(brid);
     expect(build!.results).toBe(Results.WARNINGS);
     expect(build!.masterid).toBe(m.master.masterid);
@@ -139,7 +121,7 @@ describe('a build on a scripted worker', () => {
   });
 
   it("sets builddir absolute on the worker, and owners from an empty owner as Buildbot does ([''])", async () => {
-    const { brid } = await request('basic', { owner: ['', 'Force Build Form'] });
+    const { brid } = await stage.request('basic', { owner: ['', 'Force Build Form'] });
     const [build] = await finished(brid);
     const rows = await stage.db.pool.query(sql`
       SELECT name, value, source FROM build_properties
@@ -151,7 +133,7 @@ describe('a build on a scripted worker', () => {
   });
 
   it('a stop interrupts the running step; after it only alwaysRun steps run, in full', async () => {
-    const { brid } = await request('stoppable');
+    const { brid } = await stage.request('stoppable');
     const [build] = await eventually(
       () => buildsOf(brid),
       (bs) => bs.length === 1,
@@ -175,7 +157,7 @@ describe('losing a build', () => {
     const m = await stage.master('runner-b', CONFIG);
     try {
       const w1 = m.workers.connect(new ScriptedWorker('w1'));
-      const { brid } = await request('stoppable');
+      const { brid } = await stage.request('stoppable');
       await waitFor('the step to run', () => w1.running === 1);
       m.workers.disconnect('w1');
       const [lost] = await finished(brid);
@@ -198,7 +180,7 @@ describe('losing a build', () => {
   it('a master that stops without waiting hands its running builds back', async () => {
     const m = await stage.master('runner-c', CONFIG, { drainMs: 0 });
     const w1 = m.workers.connect(new ScriptedWorker('w1'));
-    const { brid } = await request('stoppable');
+    const { brid } = await stage.request('stoppable');
     await waitFor('the step to run', () => w1.running === 1);
     await m.stop();
     const [build] = await finished(brid);
@@ -237,7 +219,7 @@ describe('a trigger step that waits', () => {
   }
 
   async function parentWaitsForChild(child: ReturnType<typeof heldChild>) {
-    const { brid } = await request('parent');
+    const { brid } = await stage.request('parent');
     await waitFor('the child to run', () => child.worker.running === 1);
     const [parent] = await buildsOf(brid);
     expect(parent!.results).toBeNull();
@@ -285,7 +267,7 @@ describe('a trigger step that waits', () => {
       m.workers.connect(new ScriptedWorker('w1'));
       const child = heldChild();
       m.workers.connect(child.worker);
-      const { brid } = await request('parent');
+      const { brid } = await stage.request('parent');
       await waitFor('the child to run', () => child.worker.running === 1);
       const [parent] = await buildsOf(brid);
       m.master.runner.stop(parent!.id, 'no more');
