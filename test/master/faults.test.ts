@@ -180,6 +180,37 @@ describe('a build handed out just before its master lost the claim', () => {
   });
 });
 
+describe('a request run again by the master whose earlier build of it is still open', () => {
+  it('gets a build of its own: the earlier one is not taken for a row its start committed', async () => {
+    const m = await stage.master('adopt-not', CONFIG);
+    try {
+      const { brid, bsid } = await stage.request('counting');
+      const masterid = m.master.masterid;
+      // The earlier build of the request on this master: ended RETRY in memory, its end not
+      // written yet (the database was away), and the request already claimed again.
+      const { builderid, earlier } = await transact(stage.ctx, async (tx) => {
+        expect(await claimBuildRequests(tx, [brid], masterid)).toBe(true);
+        const builderid = (await findBuilderId(tx, 'counting', false))!;
+        const b = await newBuild(tx, { builderid, buildrequestid: brid, workerid: null, masterid });
+        return { builderid, earlier: b.buildid };
+      });
+      const builder = parseMasterConfig(CONFIG).builders[0]!;
+      // Before, the start's look for a row an earlier attempt committed found this one and ran
+      // the build in it: one build of the two was lost (a CI run of "past the limit" above).
+      expect(
+        await m.master.runner.run({ brid, bsid, builderid, builder }, new ScriptedWorker('w1', quick)),
+      ).toBe(Results.SUCCESS);
+      const builds = await buildsOf(brid);
+      expect(builds.map((b) => [b.id === earlier, b.results])).toEqual([
+        [true, null],
+        [false, Results.SUCCESS],
+      ]);
+    } finally {
+      await m.stop();
+    }
+  });
+});
+
 describe('a master started again under the same name', () => {
   it('first ends what its previous life left open, then runs the request again', async () => {
     const { brid } = await stage.request('counting');

@@ -65,18 +65,36 @@ export async function newBuild(tx: Tx, b: NewBuild): Promise<{ buildid: number; 
 }
 
 /**
- * The open build this master runs for this request, if there is one: how a master that asked
- * for a new build while the database went away learns that the row was committed after all.
+ * The newest build of a request (0 when none): what a build's start reads first, so that a
+ * retry of its first transaction knows which open builds were there before it began.
+ */
+export async function lastBuildOfRequest(q: Queryable, buildrequestid: number): Promise<number> {
+  const row = await maybeOne<{ id: number | null }>(
+    q,
+    sql`SELECT max(id) AS id FROM builds WHERE buildrequestid = ${buildrequestid}`,
+  );
+  return row?.id ?? 0;
+}
+
+/**
+ * The open build this master began for this request after build `after`, if there is one:
+ * how a master that asked for a new build while the database went away learns that the row
+ * was committed after all. Only rows newer than the start's first look: the same master may
+ * run the request again (a RETRY) while its earlier build is still open, its end not yet
+ * written, and that build is not this start's (a CI run adopted it, and one build of the two
+ * went missing: test/master/faults.test.ts, "past the limit").
  */
 export function openBuildOfRequest(
   q: Queryable,
   buildrequestid: number,
   masterid: number,
+  after: number,
 ): Promise<{ buildid: number; number: number } | undefined> {
   return maybeOne(
     q,
     sql`SELECT id AS buildid, number FROM builds
-        WHERE buildrequestid = ${buildrequestid} AND masterid = ${masterid} AND complete_at IS NULL`,
+        WHERE buildrequestid = ${buildrequestid} AND masterid = ${masterid} AND complete_at IS NULL
+          AND id > ${after}`,
   );
 }
 

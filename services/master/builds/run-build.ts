@@ -13,6 +13,7 @@ import {
   finishBuild,
   finishStep,
   getBuildProperties,
+  lastBuildOfRequest,
   newBuild,
   newStep,
   openBuildOfRequest,
@@ -74,14 +75,19 @@ export async function runBuild(
   // one transaction: as two, the properties' added BEGIN, COMMIT and the fence's read and
   // record (claims.ts) to a build start's statements (load/results/fleet.md, 2026-11-28
   // 22:30). The claim is checked under the new row's lock, as every later write checks it: a
-  // master expired since its pass writes no build at all. A retry after an outage first looks
-  // for the row an earlier attempt may have committed, and its properties with it.
+  // master expired since its pass writes no build at all. The first attempt reads the
+  // request's newest build; a retry after an outage looks for a row newer than that, which an
+  // earlier attempt may have committed, and its properties with it.
   const leaveGate = gate ? await gate.enter() : () => {};
+  let before: number | undefined;
   const { buildid, number, properties } = await ridingOut(
     () =>
       transact(deps.ctx, async (tx) => {
-        const earlier = await openBuildOfRequest(tx.q, req.brid, masterid);
-        if (earlier) return { ...earlier, properties: await getBuildProperties(tx.q, earlier.buildid) };
+        if (before === undefined) before = await lastBuildOfRequest(tx.q, req.brid);
+        else {
+          const earlier = await openBuildOfRequest(tx.q, req.brid, masterid, before);
+          if (earlier) return { ...earlier, properties: await getBuildProperties(tx.q, earlier.buildid) };
+        }
         const b = await newBuild(tx, {
           builderid: req.builderid,
           buildrequestid: req.brid,
