@@ -16,6 +16,7 @@ import { createLogger } from '../../../services/core/telemetry/logger.js';
 import { type Jobs, type JobsOptions, QUEUES, startJobs } from '../../../services/master/jobs/index.js';
 import { buildParts, type Harness, openHarness } from '../../core/data/harness.js';
 import { testEnv } from '../../helpers/env.js';
+import { type Running, start } from '../../helpers/processes.js';
 import { sample } from '../../helpers/prometheus.js';
 import { S3Server } from '../../helpers/s3-server.js';
 
@@ -132,6 +133,54 @@ export function storeJobsSuite(bucket: string, prefix: string): StoreJobsSuite {
     await o.h?.close();
   });
   return o;
+}
+
+/** How long the master killed mid-move holds its job: its lock lapses a second after the kill. */
+const KILLED_LOCK_MS = 1000;
+// The master handed the job holds it longer, so that its own lock survives a busy machine's
+// pauses (with 1 s, a pause of a second under load lost it, BullMQ failed the job as stalled
+// twice, and the test waited for a move that never came); it still looks for lapsed locks every
+// KILLED_LOCK_MS, so the dead one's job comes to it about a second after its lock lapsed, where
+// a look every 10 s (the hold's period, BullMQ's default) cost the test up to 20 s.
+const HANDED_LOCK_MS = 10_000;
+
+/**
+ * A master in its own process (move-log-child.ts) that queues one move to the suite's store
+ * and runs it, to be killed mid-upload; `move` names what it moves (JOBS_LOGID or
+ * JOBS_ARTIFACT_ID, and JOBS_PART_BYTES).
+ */
+export function startMoveChild(
+  t: StoreJobsSuite,
+  killed: JobsUnderTest,
+  bucket: string,
+  move: Record<string, string>,
+): Running {
+  return start(process.execPath, ['--import', 'tsx', 'test/master/jobs/move-log-child.ts'], {
+    JOBS_DATABASE_URL: t.h.db.url,
+    JOBS_REDIS_URL: testEnv().redisUrl,
+    JOBS_PREFIX: killed.prefix,
+    JOBS_MASTERID: String(t.logs.masterid),
+    JOBS_LOCK_MS: String(KILLED_LOCK_MS),
+    JOBS_S3_ENDPOINT: t.s3.endpoint,
+    JOBS_S3_BUCKET: bucket,
+    ...move,
+  });
+}
+
+/** The master the killed one's job is handed to, on the same queues (`killed`). */
+export function startHandedMaster(
+  t: StoreJobsSuite,
+  killed: JobsUnderTest,
+  options: Partial<JobsOptions> = {},
+): Promise<Jobs> {
+  return killed.start({
+    masterid: () => t.logs.masterid,
+    expirePeriodMs: 3_600_000,
+    objectStore: t.s3.client(),
+    lockDurationMs: HANDED_LOCK_MS,
+    stalledIntervalMs: KILLED_LOCK_MS,
+    ...options,
+  });
 }
 
 export { sample } from '../../helpers/prometheus.js';

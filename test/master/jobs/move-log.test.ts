@@ -12,18 +12,16 @@ import { type IndexedChunk, rowsOfSpan, spanOf } from '../../../services/core/lo
 import { QUEUES } from '../../../services/master/jobs/index.js';
 import { moveLogJobId } from '../../../services/master/jobs/move-log.js';
 import { runRetention } from '../../../services/master/jobs/retention.js';
-import { testEnv } from '../../helpers/env.js';
-import { start } from '../../helpers/processes.js';
-import { JobsUnderTest, Logs, storeJobsSuite, waitFor } from './helpers.js';
+import {
+  JobsUnderTest,
+  Logs,
+  startHandedMaster,
+  startMoveChild,
+  storeJobsSuite,
+  waitFor,
+} from './helpers.js';
 
 const BUCKET = 'move-log-test';
-const LOCK_MS = 1000;
-// The master handed the job holds it longer, so that its own lock survives a busy machine's
-// pauses (with 1 s, a pause of a second under load lost it, BullMQ failed the job as stalled
-// twice, and the test waited for a move that never came); it still looks for lapsed locks every
-// LOCK_MS, so the dead one's job comes to it about a second after its lock lapsed, where a look
-// every 10 s (the hold's period, BullMQ's default) cost the test up to 20 s.
-const HANDED_LOCK_MS = 10_000;
 const t = storeJobsSuite(BUCKET, 'ci/');
 
 const moved = async (logid: number) =>
@@ -147,16 +145,7 @@ describe('move-log', () => {
     const logid = await t.logs.write('killed mid-move', 3000);
     const text = Logs.text(await t.logs.rows(logid), 0, 2999);
     const release = t.s3.hold();
-    const child = start(process.execPath, ['--import', 'tsx', 'test/master/jobs/move-log-child.ts'], {
-      JOBS_DATABASE_URL: t.h.db.url,
-      JOBS_REDIS_URL: testEnv().redisUrl,
-      JOBS_PREFIX: killedSuite.prefix,
-      JOBS_LOGID: String(logid),
-      JOBS_MASTERID: String(t.logs.masterid),
-      JOBS_LOCK_MS: String(LOCK_MS),
-      JOBS_S3_ENDPOINT: t.s3.endpoint,
-      JOBS_S3_BUCKET: BUCKET,
-    });
+    const child = startMoveChild(t, killedSuite, BUCKET, { JOBS_LOGID: String(logid) });
     try {
       await waitFor('the child to be uploading', () => t.s3.putsWaiting === 1, { proc: child });
       await child.stop('SIGKILL', 0);
@@ -168,13 +157,7 @@ describe('move-log', () => {
       expect(await moved(logid)).toEqual([]);
       expect((await t.logs.rows(logid)).length).toBeGreaterThan(0);
       // Another master: the job comes to it once the dead one's lock lapses.
-      await killedSuite.start({
-        masterid: () => t.logs.masterid,
-        expirePeriodMs: 3_600_000,
-        objectStore: t.s3.client(),
-        lockDurationMs: HANDED_LOCK_MS,
-        stalledIntervalMs: LOCK_MS,
-      });
+      await startHandedMaster(t, killedSuite);
       await waitFor('the log to move', async () => (await moved(logid)).length === 1);
       expect(await moved(logid)).toHaveLength(1);
       expect(await t.logs.rows(logid)).toEqual([]);

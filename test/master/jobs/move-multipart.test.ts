@@ -18,20 +18,19 @@ import { MIN_PART_BYTES } from '../../../services/core/objstore/streamed-put.js'
 import { type MoveArtifactData, moveArtifactProcessor } from '../../../services/master/jobs/move-artifact.js';
 import { type MoveLogData, moveLogProcessor } from '../../../services/master/jobs/move-log.js';
 import { apiInProcess, type InProcessApi } from '../../helpers/api.js';
-import { testEnv } from '../../helpers/env.js';
-import { start } from '../../helpers/processes.js';
-import { addArtifact, JobsUnderTest, quiet, storeJobsSuite, waitFor } from './helpers.js';
+import {
+  addArtifact,
+  JobsUnderTest,
+  quiet,
+  startHandedMaster,
+  startMoveChild,
+  storeJobsSuite,
+  waitFor,
+} from './helpers.js';
 
 const t = storeJobsSuite('move-multipart-test', 'mp/');
 const MiB = 1024 * 1024;
 const PART = MIN_PART_BYTES;
-const LOCK_MS = 1000;
-// The master handed the job holds it longer, so that its own lock survives a busy machine's
-// pauses (with 1 s, a pause of a second under load lost it, BullMQ failed the job as stalled
-// twice, and the test waited for a move that never came); it still looks for lapsed locks every
-// LOCK_MS, so the dead one's job comes to it about a second after its lock lapsed, where a look
-// every 10 s (the hold's period, BullMQ's default) cost the test up to 20 s.
-const HANDED_LOCK_MS = 10_000;
 
 let api: InProcessApi;
 beforeAll(async () => {
@@ -180,15 +179,8 @@ describe('moves larger than one part', () => {
     const id = await addArtifact(t.h, t.logs, 'out/killed.bin', bytes);
     const uploadsOf = () => [...t.s3.uploads.values()].filter((u) => u.key.startsWith(`artifacts/${id}/`));
     const release = t.s3.hold();
-    const child = start(process.execPath, ['--import', 'tsx', 'test/master/jobs/move-log-child.ts'], {
-      JOBS_DATABASE_URL: t.h.db.url,
-      JOBS_REDIS_URL: testEnv().redisUrl,
-      JOBS_PREFIX: killedSuite.prefix,
+    const child = startMoveChild(t, killedSuite, t.s3.bucket, {
       JOBS_ARTIFACT_ID: String(id),
-      JOBS_MASTERID: String(t.logs.masterid),
-      JOBS_LOCK_MS: String(LOCK_MS),
-      JOBS_S3_ENDPOINT: t.s3.endpoint,
-      JOBS_S3_BUCKET: t.s3.bucket,
       JOBS_PART_BYTES: String(PART),
     });
     try {
@@ -203,14 +195,7 @@ describe('moves larger than one part', () => {
       expect(await objectKeyOf(id)).toBeNull();
       expect((await get(`/api/v2/artifacts/${id}/raw`)).body.equals(bytes)).toBe(true);
       // Another master: the job comes to it once the dead one's lock lapses.
-      await killedSuite.start({
-        masterid: () => t.logs.masterid,
-        expirePeriodMs: 3_600_000,
-        objectStore: t.s3.client(),
-        lockDurationMs: HANDED_LOCK_MS,
-        stalledIntervalMs: LOCK_MS,
-        movePartBytes: PART,
-      });
+      await startHandedMaster(t, killedSuite, { movePartBytes: PART });
       await waitFor('the artifact to move', async () => (await objectKeyOf(id)) !== null);
       expect(uploadsOf()).toEqual([]);
       expect(objectsUnder(`artifacts/${id}/`)).toEqual([(await objectKeyOf(id))!]);
