@@ -290,8 +290,8 @@ export async function setBuildRequestPriority(tx: Tx, brid: number, priority: nu
 }
 
 // What a master's distributor reads to choose its next claims. The unclaimed set holds only
-// pending requests (migration 0008); a cancelled request is kept elsewhere. The `complete` tests stay for a database that 0008
-// has not reached yet.
+// pending requests (migration 0008); a cancelled request is kept elsewhere. The `complete`
+// tests stay for a database that 0008 has not reached yet.
 
 /**
  * Pending requests of many builders in one statement, each builder's in the order they are
