@@ -39,20 +39,8 @@ interface Running {
   interrupts: BuildInterrupts;
 }
 
-/** A build handed to a worker whose build row is still being written. */
-interface Starting {
-  worker: string;
-  builder: string;
-}
-
 export class BuildRunner {
   private readonly running = new Map<number, Running>();
-  /**
-   * Builds handed to a worker whose build row is still being written: they occupy the worker
-   * from the moment run() is called, so that a distribution pass (or the next one) never
-   * hands the same slot out twice while newBuild commits.
-   */
-  private readonly starting = new Set<Starting>();
   private readonly earlyStops = new Map<number, { reason: string; results: number; at: number }>();
   /** Who waits for builds to end, and for what. */
   private readonly waiters = new Set<{ done: () => boolean; resolve: () => void }>();
@@ -65,8 +53,9 @@ export class BuildRunner {
   private readonly depsOf = new WeakMap<BuilderConfig, BuildDeps>();
   private readonly gate = new StartGate(STARTS_AT_ONCE);
   /**
-   * Builds on each worker, and on each worker for each builder (occupiedKey), kept as builds
-   * begin and end. A distribution pass asks for each builder's workers several times: counted
+   * Builds on each worker, and on each worker for each builder (occupiedKey), from run()'s
+   * first line to its end, so that a pass never hands a slot out twice while a build's row is
+   * being written; empty when no build runs or is about to. A distribution pass asks for each builder's workers several times: counted
    * over the running builds, that was a thousand builders times three workers times the
    * master's 333 builds a pass (fleet, 2026-11-28 20:01: the pass, its idle workers and these
    * counts were 1.3-2.7 s of each master's profile over the run).
@@ -110,7 +99,7 @@ export class BuildRunner {
 
   /** Resolves once no build runs or is about to. */
   whenIdle(): Promise<void> {
-    return this.until(() => this.running.size === 0 && this.starting.size === 0);
+    return this.until(() => this.occupied.size === 0);
   }
 
   /** Resolves once no build runs on this worker or is about to. */
@@ -130,15 +119,6 @@ export class BuildRunner {
       this.waiters.delete(w);
       w.resolve();
     }
-  }
-
-  /** Count a build against its worker until it runs (or fails to start); the release is idempotent. */
-  private reserve(worker: string, builder: string): () => void {
-    const entry: Starting = { worker, builder };
-    this.starting.add(entry);
-    return () => {
-      if (this.starting.delete(entry)) this.settled();
-    };
   }
 
   /** Stop a build this master runs (a stop control message); false if it runs no such build. */
@@ -171,7 +151,6 @@ export class BuildRunner {
   /** Run the build of a claimed request on this worker; resolves with its results. */
   async run(req: ClaimedRequest, worker: WorkerConnection): Promise<number> {
     // Before anything is awaited: the caller's next look at the worker must see it taken.
-    const release = this.reserve(worker.name, req.builder.name);
     this.occupy(worker.name, req.builder.name, 1);
     const deps = this.depsOf.get(req.builder) ?? this.deps;
     const startedAt = performance.now();
@@ -194,7 +173,6 @@ export class BuildRunner {
             buildid = b.buildid;
             span.setAttributes({ 'flotilla.buildid': b.buildid, 'flotilla.number': b.number });
             this.running.set(b.buildid, { brid: req.brid, worker, builder: req.builder.name, interrupts });
-            release();
             const early = this.earlyStops.get(b.buildid);
             if (early) {
               this.earlyStops.delete(b.buildid);
@@ -211,7 +189,6 @@ export class BuildRunner {
         if (buildid !== null) this.running.delete(buildid);
         this.occupy(worker.name, req.builder.name, -1);
         interrupts.dispose();
-        release();
         this.settled();
         span.end();
       }
