@@ -19,6 +19,7 @@ import { change } from '../entities/change.js';
 import { invalid } from '../errors.js';
 import { changeKeys } from '../events/keys.js';
 import { codePoints } from '../identifiers.js';
+import { CHANGE_COLUMN_SIZES, CHANGE_FILE_SIZE, PROPERTY_NAME_SIZE } from './column-sizes.js';
 import { entity } from './entities.js';
 import { hashColumns } from './names.js';
 import { findOrCreateSourceStamp } from './sourcestamps.js';
@@ -45,29 +46,18 @@ export interface NewChange {
   src?: string | null;
 }
 
-// varchar limits of the changes table (schema of Buildbot 3.7).
-const LIMITS: [keyof NewChange, number][] = [
-  ['author', 255],
-  ['committer', 255],
-  ['branch', 255],
-  ['revision', 255],
-  ['revlink', 256],
-  ['category', 255],
-  ['repository', 512],
-  ['project', 512],
-  ['codebase', 256],
-];
-
 function checkLengths(c: NewChange): void {
-  for (const [field, max] of LIMITS) {
-    const v = c[field];
+  for (const [field, max] of Object.entries(CHANGE_COLUMN_SIZES)) {
+    const v = c[field as keyof typeof CHANGE_COLUMN_SIZES];
     if (typeof v === 'string' && codePoints(v) > max)
       throw invalid(`change ${field} is longer than ${max} characters`);
   }
   for (const f of c.files ?? [])
-    if (codePoints(f) > 1024) throw invalid('a change file name is longer than 1024 characters');
+    if (codePoints(f) > CHANGE_FILE_SIZE)
+      throw invalid(`a change file name is longer than ${CHANGE_FILE_SIZE} characters`);
   for (const name of Object.keys(c.properties ?? {}))
-    if (codePoints(name) > 256) throw invalid('a change property name is longer than 256 characters');
+    if (codePoints(name) > PROPERTY_NAME_SIZE)
+      throw invalid(`a change property name is longer than ${PROPERTY_NAME_SIZE} characters`);
 }
 
 export async function addChange(tx: Tx, c: NewChange): Promise<number> {
