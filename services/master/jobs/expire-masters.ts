@@ -21,7 +21,7 @@
 // (core/data/job-runs.ts), and a delivery of the same job after a Redis failover lost its
 // completion does nothing (flotilla_jobs_repeats_total). Steps 2-4 then wait for the next
 // period, as after a failed run. The housekeeping also forgets job runs older than a day.
-import type { Job, JobSchedulerTemplateOptions, Queue } from 'bullmq';
+import type { Job, Queue } from 'bullmq';
 import { compactCounts } from '../../core/data/counts.js';
 import {
   type DataContext,
@@ -35,7 +35,7 @@ import {
 } from '../../core/data/index.js';
 import type { Logger } from '../../core/telemetry/logger.js';
 import { RENEW_MS } from '../claims.js';
-import { QUEUES } from './queues.js';
+import { QUEUES, SCHEDULED_RUN_OPTIONS } from './queues.js';
 
 export const EXPIRE_SCHEDULER_ID = 'expire-masters';
 export const DEFAULT_EXPIRE_PERIOD_MS = 60_000;
@@ -69,15 +69,6 @@ export function unclaimAfter(settings: ExpireSettings): number {
   return old;
 }
 
-// Runs of the past kept in Redis: a few completed ones, and enough failed ones to see a pattern.
-const KEEP_COMPLETED_RUNS = 10;
-const KEEP_FAILED_RUNS = 100;
-const TEMPLATE_OPTIONS: JobSchedulerTemplateOptions = {
-  attempts: 1,
-  removeOnComplete: { count: KEEP_COMPLETED_RUNS },
-  removeOnFail: { count: KEEP_FAILED_RUNS },
-};
-
 /** Create or confirm the cluster's one schedule (every master calls it at start). */
 export async function scheduleExpireMasters(
   queue: Queue,
@@ -87,7 +78,7 @@ export async function scheduleExpireMasters(
   await queue.upsertJobScheduler(
     EXPIRE_SCHEDULER_ID,
     { every: periodMs },
-    { name: 'expire-masters', data: {}, opts: TEMPLATE_OPTIONS },
+    { name: 'expire-masters', data: {}, opts: SCHEDULED_RUN_OPTIONS },
   );
 }
 

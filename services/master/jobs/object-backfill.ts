@@ -18,11 +18,12 @@
 // what was still in PostgreSQL at the last complete walk (a walk cut short raises it, never
 // lowers it). Things that stay in PostgreSQL by design (a log or artifact over the move bound)
 // are not counted.
-import type { Job, JobSchedulerTemplateOptions, Queue } from 'bullmq';
+import type { Job, Queue } from 'bullmq';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { artifactsToBackfill, type BackfillBatch, logsToBackfill } from '../../core/data/index.js';
 import type { Queryable } from '../../core/db/pool.js';
 import type { Logger } from '../../core/telemetry/logger.js';
+import { SCHEDULED_RUN_OPTIONS } from './queues.js';
 
 export const BACKFILL_SCHEDULER_ID = 'object-backfill';
 
@@ -43,12 +44,6 @@ const DEFAULT_BATCH = 100;
 const DEFAULT_IN_FLIGHT = 50;
 // How often a run at the bound looks again for room.
 const ROOM_POLL_MS = 500;
-
-const TEMPLATE_OPTIONS: JobSchedulerTemplateOptions = {
-  attempts: 1,
-  removeOnComplete: { count: 10 },
-  removeOnFail: { count: 100 },
-};
 
 export type BackfillKind = 'logs' | 'artifacts';
 
@@ -84,7 +79,7 @@ export async function scheduleBackfill(queue: Queue, periodMs = DEFAULT_BACKFILL
   await queue.upsertJobScheduler(
     BACKFILL_SCHEDULER_ID,
     { every: periodMs },
-    { name: 'object-backfill', data: {}, opts: TEMPLATE_OPTIONS },
+    { name: 'object-backfill', data: {}, opts: SCHEDULED_RUN_OPTIONS },
   );
 }
 

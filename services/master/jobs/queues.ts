@@ -9,7 +9,7 @@
 // - a Queue's (the producer's) give up after a few retries, like services/core/redis.ts, so
 //   queueing a job while Redis is away fails in bounded time instead of holding up the build
 //   that finished the log. Losing such a job loses no data: the log stays readable, only larger.
-import type { ConnectionOptions } from 'bullmq';
+import type { ConnectionOptions, JobSchedulerTemplateOptions } from 'bullmq';
 import { type RedisTarget, redisConnectionOptions, retryStrategy } from '../../core/redis.js';
 
 export type { RedisTarget };
@@ -24,6 +24,17 @@ export const QUEUES = {
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+/**
+ * The runs of a job a cluster schedules once (expire-masters, retention, object-backfill): not
+ * retried (the next period runs again), and the runs of the past kept in Redis are a few
+ * completed ones and enough failed ones to see a pattern.
+ */
+export const SCHEDULED_RUN_OPTIONS: JobSchedulerTemplateOptions = {
+  attempts: 1,
+  removeOnComplete: { count: 10 },
+  removeOnFail: { count: 100 },
+};
 
 /** Every key of the queues starts with it; tests use their own so they share one Redis. */
 export const DEFAULT_PREFIX = 'flotilla:jobs';

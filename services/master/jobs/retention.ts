@@ -20,7 +20,7 @@
 // harmless and is not recorded in job_runs. A run stops at max_run_seconds, or when the
 // master stops, with work left: the next period goes on from where the data stands.
 // What each run deleted is logged and counted (retention-metrics.ts).
-import type { Job, JobSchedulerTemplateOptions, Queue } from 'bullmq';
+import type { Job, Queue } from 'bullmq';
 import { horizonSeconds, retention } from '../../core/config/master-config/retention.js';
 import type { RetentionConfig } from '../../core/config/master-config.js';
 import type { DataContext } from '../../core/data/index.js';
@@ -44,6 +44,7 @@ import type { ConnectionPool, Queryable } from '../../core/db/pool.js';
 import { UnavailableError } from '../../core/errors.js';
 import type { ObjectStore } from '../../core/objstore/client.js';
 import type { Logger } from '../../core/telemetry/logger.js';
+import { SCHEDULED_RUN_OPTIONS } from './queues.js';
 import { noCounts, type RetentionCounts, type RetentionMetrics } from './retention-metrics.js';
 import { type BuilderPlan, builderPlan, cutoff, plansAnything } from './retention-plan.js';
 
@@ -58,12 +59,6 @@ const OBJECT_BATCH = 100;
 const OBJECT_DELETES_AT_ONCE = 8;
 // Each build takes its steps, logs, properties and build data with it.
 const BUILDS_PER_BATCH_DIVISOR = 10;
-
-const TEMPLATE_OPTIONS: JobSchedulerTemplateOptions = {
-  attempts: 1,
-  removeOnComplete: { count: 10 },
-  removeOnFail: { count: 100 },
-};
 
 /** Whether the configuration deletes anything at all. */
 export function retentionConfigured(config: RetentionConfig): boolean {
@@ -92,7 +87,7 @@ export async function scheduleRetention(queue: Queue, config: RetentionConfig): 
   await queue.upsertJobScheduler(
     RETENTION_SCHEDULER_ID,
     { every: config.period_seconds * 1000 },
-    { name: 'retention', data: config, opts: TEMPLATE_OPTIONS },
+    { name: 'retention', data: config, opts: SCHEDULED_RUN_OPTIONS },
   );
 }
 
