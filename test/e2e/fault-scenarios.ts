@@ -17,6 +17,7 @@ import {
   SCENARIOS,
   type ScenarioResult,
 } from '../../load/chaos/scenarios.js';
+import type { JobShape } from '../../load/chaos/stack.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
 
 // Two builds on four workers: whichever master the fault hits (the one with more builds), the
@@ -25,13 +26,21 @@ export const BUILDS = 2;
 // E = 12 s: a heartbeat every 3 s and a worker silence of 3 s (liveness.ts), short enough for a
 // test, long enough that a master slowed down by a loaded machine is not taken for a frozen one.
 const EXPIRY_SECONDS = 12;
-// 100 batches of 10 lines, 0.2 s apart, about 20 s a build: each is still running when its fault
-// comes (a quarter through) and for a while after it is noticed. A lost build's command that
-// nothing stopped shows either way: it runs beside its rerun (an overlap), or, when the rerun
-// waits for an expiry that outlasts the build, it runs to its end first (endedThenRerun,
-// load/chaos/records.ts). Builds no longer need to outlast the expiry for the overlap to show
-// (40 s builds before 2026-11-28): each round costs half as long.
-const JOB = { lines: 1000, batch: 10, pause: 0.2 };
+// 60 batches of 10 lines, 0.2 s apart, about 12 s a build: each is still running when its fault
+// comes (a quarter through, 9 s before its end) and for a while after it is noticed. A lost
+// build's command that nothing stopped shows either way: it runs beside its rerun (an overlap),
+// or, when the rerun waits for an expiry that outlasts the build, it runs to its end first
+// (endedThenRerun, load/chaos/records.ts). Each round lasts about a build (one that loses a
+// build: a quarter, the expiry, then a build), and the cluster's processes, the GET load and
+// PostgreSQL work all along: 40 s builds until 2026-11-28, then 20 s, now 12 s.
+const JOB: JobShape = { lines: 600, batch: 10, pause: 0.2 };
+/**
+ * 20 s builds (100 batches), for a scenario whose builds must still be running well after their
+ * quarter: master-term's 5 s drain must end before the builds do (or they finish in it and none
+ * runs again), and redis-empty-master-kill kills its master only once Redis is back and the
+ * masters are ready again, which on a loaded machine can take longer than a 12 s build's last 9 s.
+ */
+export const LONG_JOB: JobShape = { lines: 1000, batch: 10, pause: 0.2 };
 
 let dir: string;
 const databases: TestDatabase[] = [];
@@ -63,6 +72,8 @@ export interface FaultsOptions {
    * start the store again.
    */
   expirySeconds?: number;
+  /** The builds' shape (JOB, about 12 s; LONG_JOB for a fault that needs them longer). */
+  job?: JobShape;
 }
 
 /**
@@ -91,7 +102,7 @@ export async function runFaults(names: readonly string[], o: FaultsOptions = {})
     dir: join(dir, names.join('+')),
     ...(databaseUrl ? { databaseUrl } : {}),
     builds: BUILDS,
-    job: JOB,
+    job: o.job ?? JOB,
     expirySeconds: o.expirySeconds ?? EXPIRY_SECONDS,
     ...(o.masterEnv ? { masterEnv: o.masterEnv } : {}),
     load: 5,

@@ -14,6 +14,7 @@ import {
   expectUntouched,
   expectWhole,
   faultSuite,
+  LONG_JOB,
   runFaults,
 } from './fault-scenarios.js';
 
@@ -27,6 +28,8 @@ describe('an API, then a master, stopped with SIGTERM and left down', () => {
       apis: 2,
       // What the master-term scenario asks for (load/chaos/scenarios.ts): a drain the builds outlast.
       masterEnv: { MASTER_DRAIN_SECONDS: '5' },
+      // Builds that outlast the drain by far (fault-scenarios.ts: LONG_JOB).
+      job: LONG_JOB,
     });
     expectWhole(r, 2 * BUILDS);
     expectUntouched(r, 'api-term');
