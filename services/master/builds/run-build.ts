@@ -10,8 +10,8 @@ import {
   buildsetSourceStamps,
   buildWriteFence,
   completeBuildRequests,
+  endStep,
   finishBuild,
-  finishStep,
   getBuildProperties,
   lastBuildOfRequest,
   newBuild,
@@ -19,8 +19,6 @@ import {
   openBuildOfRequest,
   setBuildProperties,
   setBuildStateString,
-  setStepStateString,
-  startStep,
   transact,
   unclaimBuildRequests,
 } from '../../core/data/index.js';
@@ -236,11 +234,9 @@ async function prepare(
   interrupts: BuildInterrupts,
 ): Promise<{ ready: boolean; locks: HeldLocks | null }> {
   const { ctx } = deps;
-  const { stepid } = await transact(ctx, async (tx) => {
-    const s = await newStep(tx, buildid, 'worker_preparation');
-    await startStep(tx, s.stepid);
-    return s;
-  });
+  const { stepid } = await transact(ctx, (tx) =>
+    newStep(tx, buildid, 'worker_preparation', { started: true }),
+  );
   let locks: HeldLocks | null = null;
   if (req.builder.locks.length) {
     await transact(ctx, (tx) => setBuildStateString(tx, buildid, 'acquiring locks'));
@@ -248,10 +244,9 @@ async function prepare(
     try {
       locks = await deps.locks.acquire(req.builder.locks, worker.name, `build ${buildid}`, signal);
       if (!locks) {
-        await transact(ctx, async (tx) => {
-          await setStepStateString(tx, stepid, 'cancelled while waiting for locks');
-          await finishStep(tx, stepid, interruptedResults(signal));
-        });
+        await transact(ctx, (tx) =>
+          endStep(tx, stepid, 'cancelled while waiting for locks', interruptedResults(signal)),
+        );
         return { ready: false, locks: null };
       }
     } finally {
@@ -259,8 +254,7 @@ async function prepare(
     }
   }
   await transact(ctx, async (tx) => {
-    await setStepStateString(tx, stepid, `worker ${worker.name} ready`);
-    await finishStep(tx, stepid, Results.SUCCESS);
+    await endStep(tx, stepid, `worker ${worker.name} ready`, Results.SUCCESS);
     if (req.builder.locks.length) await setBuildStateString(tx, buildid, 'building');
   });
   return { ready: true, locks };

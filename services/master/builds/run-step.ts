@@ -13,11 +13,10 @@ import {
   addLog,
   addStepURL,
   appendLog,
+  endStep,
   finishLog,
-  finishStep,
   newStep,
   setStepStateString,
-  startStep,
   type Tx,
   transact,
 } from '../../core/data/index.js';
@@ -76,18 +75,15 @@ async function recordStep(s: StepRun, signal: AbortSignal): Promise<StepOutcome>
   // The step's row and its start in one fenced transaction: each transaction of a build adds
   // BEGIN, its fence's read and record and COMMIT to its own statements (claims.ts), about
   // half of a short build's statements (load/results/fleet.md, 2026-11-28 22:30).
-  const { stepid } = await transact(ctx, async (tx) => {
-    const s = await newStep(tx, build.buildid, stepName(step));
-    await startStep(tx, s.stepid);
-    return s;
-  });
+  const { stepid } = await transact(ctx, (tx) =>
+    newStep(tx, build.buildid, stepName(step), { started: true }),
+  );
   const writes = new StepWrites(ctx);
   const end = async (results: number, summary: string): Promise<StepOutcome> => {
     const shown = label(summary);
-    await writes.transact(async (tx) => {
-      await setStepStateString(tx, stepid, shown);
-      await finishStep(tx, stepid, results, holds(step.hideStepIf, props, results));
-    });
+    await writes.transact((tx) =>
+      endStep(tx, stepid, shown, results, holds(step.hideStepIf, props, results)),
+    );
     return { results, summary: shown };
   };
   // Buildbot takes a step's locks before it renders anything or decides whether to run.
