@@ -10,8 +10,8 @@ import {
   buildsetSourceStamps,
   buildWriteFence,
   completeBuildRequests,
+  endBuild,
   endStep,
-  finishBuild,
   getBuildProperties,
   lastBuildOfRequest,
   newBuild,
@@ -213,8 +213,7 @@ async function finish(
   }
   const masterid = deps.masterid();
   await transact(fence.finalCtx, async (tx) => {
-    await setBuildStateString(tx, buildid, state);
-    await finishBuild(tx, buildid, results);
+    await endBuild(tx, buildid, state, results);
     // A RETRY goes back to the pool; anything else completes the request.
     if (results === Results.RETRY) await unclaimBuildRequests(tx, [req.brid], masterid);
     else await completeBuildRequests(tx, [req.brid], results, masterid);
