@@ -233,28 +233,37 @@ async function prepare(
   interrupts: BuildInterrupts,
 ): Promise<{ ready: boolean; locks: HeldLocks | null }> {
   const { ctx } = deps;
+  const ready = `worker ${worker.name} ready`;
+  // Nothing to wait for: the step written and ended in one transaction, a fenced transaction
+  // (its BEGIN, the fence's read and record, COMMIT) fewer a build (load/results/fleet.md,
+  // 2026-11-29 00:40).
+  if (!req.builder.locks.length) {
+    await transact(ctx, async (tx) => {
+      const s = await newStep(tx, buildid, 'worker_preparation', { started: true });
+      await endStep(tx, s.stepid, ready, Results.SUCCESS);
+    });
+    return { ready: true, locks: null };
+  }
   const { stepid } = await transact(ctx, (tx) =>
     newStep(tx, buildid, 'worker_preparation', { started: true }),
   );
-  let locks: HeldLocks | null = null;
-  if (req.builder.locks.length) {
-    await transact(ctx, (tx) => setBuildStateString(tx, buildid, 'acquiring locks'));
-    const { signal, dispose } = interrupts.forStep();
-    try {
-      locks = await deps.locks.acquire(req.builder.locks, worker.name, `build ${buildid}`, signal);
-      if (!locks) {
-        await transact(ctx, (tx) =>
-          endStep(tx, stepid, 'cancelled while waiting for locks', interruptedResults(signal)),
-        );
-        return { ready: false, locks: null };
-      }
-    } finally {
-      dispose();
+  await transact(ctx, (tx) => setBuildStateString(tx, buildid, 'acquiring locks'));
+  const { signal, dispose } = interrupts.forStep();
+  let locks: HeldLocks | null;
+  try {
+    locks = await deps.locks.acquire(req.builder.locks, worker.name, `build ${buildid}`, signal);
+    if (!locks) {
+      await transact(ctx, (tx) =>
+        endStep(tx, stepid, 'cancelled while waiting for locks', interruptedResults(signal)),
+      );
+      return { ready: false, locks: null };
     }
+  } finally {
+    dispose();
   }
   await transact(ctx, async (tx) => {
-    await endStep(tx, stepid, `worker ${worker.name} ready`, Results.SUCCESS);
-    if (req.builder.locks.length) await setBuildStateString(tx, buildid, 'building');
+    await endStep(tx, stepid, ready, Results.SUCCESS);
+    await setBuildStateString(tx, buildid, 'building');
   });
   return { ready: true, locks };
 }
