@@ -47,6 +47,7 @@ import {
 } from './config.js';
 import { claimPasses, postgresCpuSeconds, redisCpuSeconds } from './costs.js';
 import { fleetForces } from './forces.js';
+import { pgWindow } from './pg-window.js';
 import { cpuSeconds, rssKiB } from './procstat.js';
 import { unclaimed, writePending } from './queue.js';
 import { WorkerFleet } from './workers.js';
@@ -276,6 +277,7 @@ try {
     await others(),
     await passes(),
   ];
+  const statements = await pgWindow(db);
   const [s0, c0, t0, l0] = [await builds(), await completed(), Date.now(), load1()];
   await waitFor(
     'the drain window',
@@ -290,6 +292,7 @@ try {
   const [others1, passes1] = [await others(), await passes()];
   redis.disconnect();
   const window = (t1 - t0) / 1000;
+  const endStatements = statements && (() => statements(c1 - c0, say));
   const startRate = (s1 - s0) / window;
   say(
     `\n## B. Throughput over ${window.toFixed(1)} s of the drain (load average ${l0} before, ${load1()} after)\n`,
@@ -315,6 +318,7 @@ try {
       `${((passSeconds * 1000) / Math.max(1, passCount)).toFixed(0)} ms each on average, ` +
       `${((s1 - s0) / Math.max(1, passCount)).toFixed(1)} builds started a pass`,
   );
+  await endStatements?.();
 
   // C. Latency, request to build, on an empty queue.
   await db.query(sql`

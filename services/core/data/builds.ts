@@ -125,6 +125,36 @@ export async function finishBuild(tx: Tx, buildid: number, results: number): Pro
   return true;
 }
 
+/**
+ * setBuildStateString and finishBuild in one UPDATE, a build's end (services/master/builds/
+ * run-build.ts): its `update` event carries the build with its state string and not yet
+ * finished, then `finished` as written; a statement and its triggers fewer a build
+ * (load/results/fleet.md, 2026-11-29 00:40). A build finished already gets its state string
+ * alone, as the two calls would have left it; false then.
+ */
+export async function endBuild(
+  tx: Tx,
+  buildid: number,
+  stateString: string,
+  results: number,
+): Promise<boolean> {
+  const b = await writtenEntity<BuildEntity>(
+    tx.q,
+    build,
+    sql`UPDATE builds SET state_string = ${stateString}, complete_at = ${now()}, results = ${results}
+        WHERE id = ${buildid} AND complete_at IS NULL RETURNING *`,
+  );
+  if (!b) {
+    await setBuildStateString(tx, buildid, stateString);
+    return false;
+  }
+  await dropIncompleteArtifacts(tx, buildid);
+  const keys = buildKeys(b);
+  tx.out.addAll(keys, 'update', { ...b, complete: false, complete_at: null, results: null });
+  tx.out.addAll(keys, 'finished', b);
+  return true;
+}
+
 /** Whether a build has finished, and whether the master that runs it is active; undefined: no such build. */
 export async function buildRunState(
   q: Queryable,

@@ -38,13 +38,20 @@ export async function entity<T extends EntityJson = EntityJson>(
  * carry what was just written without a second statement to read it back: a short build's
  * step and build events read their entity back eleven times (load/results/fleet.md,
  * 2026-11-28 22:30). Only for entities whose fields read the row's own columns (a subquery
- * of the same table would see it as it was before the write).
+ * of the same table would see it as it was before the write). `also`, another write (of
+ * another table) made in the same statement: PostgreSQL allows data-modifying WITH only at
+ * the top, so it cannot come inside `write`.
  */
 export async function writtenEntity<T extends EntityJson = EntityJson>(
   q: Queryable,
   e: Entity,
   write: SQLQuery,
+  also?: SQLQuery,
 ): Promise<T | undefined> {
-  const rows = await many<{ e: T }>(q, sql`WITH a AS (${write}) SELECT ${jsonOf(e.fields)} AS e FROM a`);
+  const first = also ? sql`w AS (${also}), ` : sql``;
+  const rows = await many<{ e: T }>(
+    q,
+    sql`WITH ${first}a AS (${write}) SELECT ${jsonOf(e.fields)} AS e FROM a`,
+  );
   return rows[0]?.e;
 }

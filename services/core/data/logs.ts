@@ -19,7 +19,7 @@
 //   nothing to merge (a merged row is smaller than its parts, so a second pass of Buildbot's
 //   could merge again); thus a second compressLog changes nothing.
 // Rows of one log are serialized on the log's row lock: appends, finish and compression.
-import { many, maybeOne, one, sql } from '../db/pool.js';
+import { many, maybeOne, one, type SQLQuery, sql } from '../db/pool.js';
 import { log as logEntity } from '../entities/log.js';
 import { ConflictError, InputError, invalid, noSuch } from '../errors.js';
 import { logKeys } from '../events/keys.js';
@@ -27,7 +27,7 @@ import { forceIdentifier, incrementIdentifier } from '../identifiers.js';
 import { appendChunks, mergeChunks, planCompressLog } from '../logs/chunking.js';
 import { type CompressionCode, type CompressionMethod, compressionCode } from '../logs/codecs.js';
 import type { LogChunkRow, LogType } from '../logs/types.js';
-import { entity } from './entities.js';
+import { writtenEntity } from './entities.js';
 import type { Tx } from './transaction.js';
 
 const SLUG_LENGTH = 50;
@@ -45,10 +45,18 @@ function codeOf(codec: LogCodec | undefined): CompressionCode {
   return typeof codec === 'number' ? codec : compressionCode(codec);
 }
 
-async function emit(tx: Tx, logid: number, event: string): Promise<void> {
-  const l = await entity<{ logid: number; stepid: number; slug: string }>(tx.q, logEntity, logid);
-  if (!l) throw noSuch(`log ${logid}`);
-  tx.out.addAll(logKeys(l), event, l);
+type LogEntity = { logid: number; stepid: number; slug: string };
+
+/** A write of one log (RETURNING *) and its event, the log as written; undefined when no row was. */
+async function written(
+  tx: Tx,
+  write: SQLQuery,
+  event: string,
+  also?: SQLQuery,
+): Promise<LogEntity | undefined> {
+  const l = await writtenEntity<LogEntity>(tx.q, logEntity, write, also);
+  if (l) tx.out.addAll(logKeys(l), event, l);
+  return l;
 }
 
 async function lockLog(tx: Tx, logid: number): Promise<{ num_lines: number; complete: number }> {
@@ -63,32 +71,29 @@ async function lockLog(tx: Tx, logid: number): Promise<{ num_lines: number; comp
 export async function addLog(tx: Tx, stepid: number, name: string, type: LogType): Promise<number> {
   if (type !== 's' && type !== 't' && type !== 'h')
     throw invalid(`log type must be one of s, t, h, not ${JSON.stringify(type)}`);
-  const step = await maybeOne<{ id: number }>(
+  // The step's lock and the name's check in one statement, the row and its entity in another
+  // (writtenEntity): four statements were two (load/results/fleet.md, 2026-11-29 00:40).
+  const step = await maybeOne<{ dup: boolean }>(
     tx.q,
-    sql`SELECT id FROM steps WHERE id = ${stepid} FOR NO KEY UPDATE`,
+    sql`SELECT EXISTS (SELECT 1 FROM logs WHERE stepid = ${stepid} AND name = ${name}) AS dup
+        FROM steps WHERE id = ${stepid} FOR NO KEY UPDATE`,
   );
   if (!step) throw noSuch(`step ${stepid}`);
-  const dup = await maybeOne<{ slug: string }>(
-    tx.q,
-    sql`SELECT slug FROM logs WHERE stepid = ${stepid} AND name = ${name}`,
-  );
-  if (dup)
+  if (step.dup)
     throw new ConflictError(
       'DUPLICATE_LOG',
       `step ${stepid} has a log named ${JSON.stringify(name)} already`,
     );
   let slug = forceIdentifier(SLUG_LENGTH, name);
   for (;;) {
-    const row = await maybeOne<{ id: number }>(
-      tx.q,
+    const l = await written(
+      tx,
       sql`INSERT INTO logs (name, slug, stepid, complete, num_lines, type)
           VALUES (${name}, ${slug}, ${stepid}, 0, 0, ${type})
-          ON CONFLICT (stepid, slug) DO NOTHING RETURNING id`,
+          ON CONFLICT (stepid, slug) DO NOTHING RETURNING *`,
+      'new',
     );
-    if (row) {
-      await emit(tx, row.id, 'new');
-      return row.id;
-    }
+    if (l) return l.logid;
     slug = incrementIdentifier(SLUG_LENGTH, slug);
   }
 }
@@ -108,29 +113,36 @@ export async function appendLog(
   const log = await lockLog(tx, logid);
   if (log.complete) throw new ConflictError('LOG_FINISHED', `log ${logid} is finished`);
   const { rows, numLines } = appendChunks(text, log.num_lines, codeOf(options.codec));
-  await insertChunks(tx, logid, rows);
-  await tx.q.query(sql`UPDATE logs SET num_lines = ${numLines} WHERE id = ${logid}`);
-  await emit(tx, logid, 'append');
+  // The chunks, the count and the entity in one statement after the lock: four were two.
+  const update = sql`UPDATE logs SET num_lines = ${numLines} WHERE id = ${logid} RETURNING *`;
+  await written(tx, update, 'append', rows.length ? chunksInsert(logid, rows) : undefined);
   return { first_line: log.num_lines, last_line: numLines - 1 };
 }
 
-async function insertChunks(tx: Tx, logid: number, rows: readonly LogChunkRow[]): Promise<void> {
-  if (rows.length === 0) return;
+function chunksInsert(logid: number, rows: readonly LogChunkRow[]): SQLQuery {
   const values = rows.map(
     (r) =>
       sql`(${logid}, ${r.first_line}, ${r.last_line}, ${Buffer.from(r.content.buffer, r.content.byteOffset, r.content.byteLength)}, ${r.compressed})`,
   );
-  await tx.q.query(sql`
-    INSERT INTO logchunks (logid, first_line, last_line, content, compressed) VALUES ${sql.join(values, sql`, `)}`);
+  return sql`INSERT INTO logchunks (logid, first_line, last_line, content, compressed) VALUES ${sql.join(values, sql`, `)}`;
+}
+
+async function insertChunks(tx: Tx, logid: number, rows: readonly LogChunkRow[]): Promise<void> {
+  if (rows.length > 0) await tx.q.query(chunksInsert(logid, rows));
 }
 
 /** Mark a log complete; false (and no event) if it was already. */
 export async function finishLog(tx: Tx, logid: number): Promise<boolean> {
-  const log = await lockLog(tx, logid);
-  if (log.complete) return false;
-  await tx.q.query(sql`UPDATE logs SET complete = 1 WHERE id = ${logid}`);
-  await emit(tx, logid, 'finished');
-  return true;
+  // One statement where there were three (lock, update, entity read): the UPDATE takes the
+  // row's lock itself and sees `complete` as the appends that held it left it.
+  const done = await written(
+    tx,
+    sql`UPDATE logs SET complete = 1 WHERE id = ${logid} AND complete = 0 RETURNING *`,
+    'finished',
+  );
+  if (done) return true;
+  await lockLog(tx, logid); // NOT_FOUND for no such log; else it was finished already
+  return false;
 }
 
 /**

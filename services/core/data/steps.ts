@@ -42,10 +42,16 @@ async function updated(tx: Tx, stepid: number, write: SQLQuery, event: string): 
   if (!(await written(tx, write, event))) throw noSuch(`step ${stepid}`);
 }
 
+/**
+ * A new step of the build. `started`: written started (newStep and startStep in one INSERT,
+ * its `new` event carrying the step as new, then `started` as written): a statement and its
+ * triggers fewer a step (load/results/fleet.md, 2026-11-29 00:40).
+ */
 export async function newStep(
   tx: Tx,
   buildid: number,
   name: string,
+  options: { started?: boolean } = {},
 ): Promise<{ stepid: number; number: number; name: string }> {
   if (codePoints(name) > MAX_NAME)
     throw invalid(`step name ${JSON.stringify(name)} is longer than ${MAX_NAME} characters`);
@@ -65,15 +71,17 @@ export async function newStep(
     const suffix = `_${n}`;
     unique = headCodePoints(name, MAX_NAME - suffix.length) + suffix;
   }
-  const row = await written(
-    tx,
+  const row = await writtenEntity<StepEntity>(
+    tx.q,
+    stepEntity,
     sql`INSERT INTO steps (number, name, buildid, started_at, complete_at, state_string, results, urls_json, hidden)
-        VALUES (${number}, ${unique}, ${buildid}, NULL, NULL, 'pending', NULL, '[]', 0)
+        VALUES (${number}, ${unique}, ${buildid}, ${options.started ? now() : null}, NULL, 'pending', NULL, '[]', 0)
         RETURNING *`,
-    'new',
   );
   // An INSERT without ON CONFLICT writes its row or fails.
   if (!row) throw new Error(`step ${unique} of build ${buildid} was not written`);
+  tx.out.addAll(stepKeys(row), 'new', options.started ? { ...row, started_at: null } : row);
+  if (options.started) tx.out.addAll(stepKeys(row), 'started', row);
   return { stepid: row.stepid, number, name: unique };
 }
 
@@ -107,6 +115,36 @@ export async function addStepURL(tx: Tx, stepid: number, name: string, url: stri
     await tx.q.query(sql`UPDATE steps SET urls_json = ${JSON.stringify(urls)} WHERE id = ${stepid}`);
   }
   await emit(tx, stepid, 'updated');
+}
+
+/**
+ * setStepStateString and finishStep in one UPDATE: its `updated` event carries the step with
+ * its state string and not yet finished (hidden is written only at a finish), then `finished`
+ * as written; a statement and its triggers fewer a step. A step finished already gets its
+ * state string alone, as the two calls would have left it; false then.
+ */
+export async function endStep(
+  tx: Tx,
+  stepid: number,
+  stateString: string,
+  results: number,
+  hidden = false,
+): Promise<boolean> {
+  const s = await writtenEntity<StepEntity>(
+    tx.q,
+    stepEntity,
+    sql`UPDATE steps SET state_string = ${stateString}, complete_at = ${now()}, results = ${results},
+          hidden = ${hidden ? 1 : 0}
+        WHERE id = ${stepid} AND complete_at IS NULL RETURNING *`,
+  );
+  if (!s) {
+    await setStepStateString(tx, stepid, stateString);
+    return false;
+  }
+  const keys = stepKeys(s);
+  tx.out.addAll(keys, 'updated', { ...s, complete: false, complete_at: null, results: null, hidden: false });
+  tx.out.addAll(keys, 'finished', s);
+  return true;
 }
 
 /** Finish a step now; false (and no event) if it was finished already. */

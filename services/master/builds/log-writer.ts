@@ -10,7 +10,14 @@
 // it (load/results/faults.md). An append that cannot go now is dropped instead; readers of the
 // stream see the gap by its line numbers and read PostgreSQL (readLogStreamLines).
 import type { Redis } from 'ioredis';
-import { appendLog, type DataContext, finishLog, type LogCodec, transact } from '../../core/data/index.js';
+import {
+  appendLog,
+  type DataContext,
+  finishLog,
+  type LogCodec,
+  type Tx,
+  transact,
+} from '../../core/data/index.js';
 import { MAX_CHUNK_SIZE } from '../../core/logs/chunking.js';
 import { appendToLogStream } from '../../core/logs/live-stream.js';
 import type { OutputStream } from '../../core/protocol/messages.js';
@@ -63,13 +70,26 @@ export class LogWriter {
   }
 
   private async store(split: SplitLine[], stream: OutputStream): Promise<void> {
+    const body = this.body(split, stream);
+    const range = await transact(this.ctx, (tx) =>
+      appendLog(tx, this.logid, body.text, { codec: this.codec }),
+    );
+    this.stored(body, range.first_line);
+  }
+
+  /** Lines as stored, secrets redacted, and the log text they make. */
+  private body(split: SplitLine[], stream: OutputStream): Body {
     const lines = split.map((l) => storedLine(l, this.cleaner, this.maxLine));
-    const body = `${(this.type === 's' ? lines.map((l) => stream + l) : lines).join('\n')}\n`;
-    const range = await transact(this.ctx, (tx) => appendLog(tx, this.logid, body, { codec: this.codec }));
-    this.lines += lines.length;
-    this.onStored?.(lines.length);
-    for (const o of this.observers) for (const l of lines) o(stream, l);
-    this.toLiveStream(range.first_line, body);
+    const text = `${(this.type === 's' ? lines.map((l) => stream + l) : lines).join('\n')}\n`;
+    return { stream, lines, text };
+  }
+
+  /** What follows lines' commit: the counts, the observers, the live stream. */
+  private stored(b: Body, first: number): void {
+    this.lines += b.lines.length;
+    this.onStored?.(b.lines.length);
+    for (const o of this.observers) for (const l of b.lines) o(b.stream, l);
+    this.toLiveStream(first, b.text);
   }
 
   private toLiveStream(first: number, body: string): void {
@@ -90,12 +110,42 @@ export class LogWriter {
       });
   }
 
-  /** Store what is left of unfinished lines, then mark the log finished. */
+  /** Store what is left of unfinished lines and mark the log finished, in one transaction. */
   async finish(): Promise<void> {
-    for (const s of ['o', 'e', 'h'] as const) {
-      const rest = this.splitters[s].flush();
-      if (rest) await this.store([rest], s);
-    }
-    await transact(this.ctx, (tx) => finishLog(tx, this.logid));
+    const c = this.closing();
+    await transact(this.ctx, c.write);
+    c.after();
   }
+
+  /**
+   * The log's end as a write of a transaction the caller runs (a step's end: step-writes.ts):
+   * what is left of unfinished lines (taken from the splitters now, once, whatever attempts
+   * the transaction makes) and the log finished; `after` once it has committed. Before
+   * 2026-11-29 the rest and the finish were a transaction each.
+   */
+  closing(): { write: (tx: Tx) => Promise<void>; after: () => void } {
+    const rest: Body[] = [];
+    for (const s of ['o', 'e', 'h'] as const) {
+      const line = this.splitters[s].flush();
+      if (line) rest.push(this.body([line], s));
+    }
+    let firsts: number[] = [];
+    return {
+      write: async (tx) => {
+        firsts = [];
+        for (const b of rest)
+          firsts.push((await appendLog(tx, this.logid, b.text, { codec: this.codec })).first_line);
+        await finishLog(tx, this.logid);
+      },
+      after: () => {
+        for (const [i, b] of rest.entries()) this.stored(b, firsts[i]!);
+      },
+    };
+  }
+}
+
+interface Body {
+  stream: OutputStream;
+  lines: string[];
+  text: string;
 }

@@ -10,8 +10,8 @@ import {
   buildsetSourceStamps,
   buildWriteFence,
   completeBuildRequests,
-  finishBuild,
-  finishStep,
+  endBuild,
+  endStep,
   getBuildProperties,
   lastBuildOfRequest,
   newBuild,
@@ -19,8 +19,6 @@ import {
   openBuildOfRequest,
   setBuildProperties,
   setBuildStateString,
-  setStepStateString,
-  startStep,
   transact,
   unclaimBuildRequests,
 } from '../../core/data/index.js';
@@ -215,8 +213,7 @@ async function finish(
   }
   const masterid = deps.masterid();
   await transact(fence.finalCtx, async (tx) => {
-    await setBuildStateString(tx, buildid, state);
-    await finishBuild(tx, buildid, results);
+    await endBuild(tx, buildid, state, results);
     // A RETRY goes back to the pool; anything else completes the request.
     if (results === Results.RETRY) await unclaimBuildRequests(tx, [req.brid], masterid);
     else await completeBuildRequests(tx, [req.brid], results, masterid);
@@ -236,32 +233,37 @@ async function prepare(
   interrupts: BuildInterrupts,
 ): Promise<{ ready: boolean; locks: HeldLocks | null }> {
   const { ctx } = deps;
-  const { stepid } = await transact(ctx, async (tx) => {
-    const s = await newStep(tx, buildid, 'worker_preparation');
-    await startStep(tx, s.stepid);
-    return s;
-  });
-  let locks: HeldLocks | null = null;
-  if (req.builder.locks.length) {
-    await transact(ctx, (tx) => setBuildStateString(tx, buildid, 'acquiring locks'));
-    const { signal, dispose } = interrupts.forStep();
-    try {
-      locks = await deps.locks.acquire(req.builder.locks, worker.name, `build ${buildid}`, signal);
-      if (!locks) {
-        await transact(ctx, async (tx) => {
-          await setStepStateString(tx, stepid, 'cancelled while waiting for locks');
-          await finishStep(tx, stepid, interruptedResults(signal));
-        });
-        return { ready: false, locks: null };
-      }
-    } finally {
-      dispose();
+  const ready = `worker ${worker.name} ready`;
+  // Nothing to wait for: the step written and ended in one transaction, a fenced transaction
+  // (its BEGIN, the fence's read and record, COMMIT) fewer a build (load/results/fleet.md,
+  // 2026-11-29 00:40).
+  if (!req.builder.locks.length) {
+    await transact(ctx, async (tx) => {
+      const s = await newStep(tx, buildid, 'worker_preparation', { started: true });
+      await endStep(tx, s.stepid, ready, Results.SUCCESS);
+    });
+    return { ready: true, locks: null };
+  }
+  const { stepid } = await transact(ctx, (tx) =>
+    newStep(tx, buildid, 'worker_preparation', { started: true }),
+  );
+  await transact(ctx, (tx) => setBuildStateString(tx, buildid, 'acquiring locks'));
+  const { signal, dispose } = interrupts.forStep();
+  let locks: HeldLocks | null;
+  try {
+    locks = await deps.locks.acquire(req.builder.locks, worker.name, `build ${buildid}`, signal);
+    if (!locks) {
+      await transact(ctx, (tx) =>
+        endStep(tx, stepid, 'cancelled while waiting for locks', interruptedResults(signal)),
+      );
+      return { ready: false, locks: null };
     }
+  } finally {
+    dispose();
   }
   await transact(ctx, async (tx) => {
-    await setStepStateString(tx, stepid, `worker ${worker.name} ready`);
-    await finishStep(tx, stepid, Results.SUCCESS);
-    if (req.builder.locks.length) await setBuildStateString(tx, buildid, 'building');
+    await endStep(tx, stepid, ready, Results.SUCCESS);
+    await setBuildStateString(tx, buildid, 'building');
   });
   return { ready: true, locks };
 }

@@ -13,11 +13,11 @@ import {
   addLog,
   addStepURL,
   appendLog,
+  endStep,
   finishLog,
-  finishStep,
   newStep,
   setStepStateString,
-  startStep,
+  type Tx,
   transact,
 } from '../../core/data/index.js';
 import { InterpolationError } from '../../core/interpolate.js';
@@ -27,6 +27,7 @@ import { holds } from './conditions.js';
 import { render } from './interpolate.js';
 import { interruptedResults } from './interruption.js';
 import { logText } from './line-splitter.js';
+import { StepWrites } from './step-writes.js';
 import { stepKind } from './steps/index.js';
 import type { StepContext, StepOutcome } from './steps/step.js';
 import { stepSummary } from './summary.js';
@@ -38,7 +39,7 @@ export function stepName(step: StepConfig): string {
   return step.name ?? kind.nameOf?.(step) ?? kind.defaultName;
 }
 
-export type StepRun = Omit<StepContext, 'stepid' | 'text' | 'render'>;
+export type StepRun = Omit<StepContext, 'stepid' | 'text' | 'render' | 'writes'>;
 
 /** Run one step in its span; the signal interrupts it (interruption.ts says with what). */
 export function runStep(s: StepRun, signal: AbortSignal): Promise<StepOutcome> {
@@ -74,51 +75,54 @@ async function recordStep(s: StepRun, signal: AbortSignal): Promise<StepOutcome>
   // The step's row and its start in one fenced transaction: each transaction of a build adds
   // BEGIN, its fence's read and record and COMMIT to its own statements (claims.ts), about
   // half of a short build's statements (load/results/fleet.md, 2026-11-28 22:30).
-  const { stepid } = await transact(ctx, async (tx) => {
-    const s = await newStep(tx, build.buildid, stepName(step));
-    await startStep(tx, s.stepid);
-    return s;
-  });
+  const { stepid } = await transact(ctx, (tx) =>
+    newStep(tx, build.buildid, stepName(step), { started: true }),
+  );
+  const writes = new StepWrites(ctx);
   const end = async (results: number, summary: string): Promise<StepOutcome> => {
     const shown = label(summary);
-    await transact(ctx, async (tx) => {
-      await setStepStateString(tx, stepid, shown);
-      await finishStep(tx, stepid, results, holds(step.hideStepIf, props, results));
-    });
+    await writes.transact((tx) =>
+      endStep(tx, stepid, shown, results, holds(step.hideStepIf, props, results)),
+    );
     return { results, summary: shown };
   };
   // Buildbot takes a step's locks before it renders anything or decides whether to run.
   const held = await s.deps.locks.acquire(step.locks, build.worker.name, `step ${stepid}`, signal);
   if (!held) {
-    await addTextLog(s, stepid, 'cancelled while waiting for locks', reasonText(signal.reason));
+    await addTextLog(s, stepid, writes, 'cancelled while waiting for locks', reasonText(signal.reason));
     return end(
       interruptedResults(signal),
       stepSummary(step.descriptionDone ?? step.description ?? null, interruptedResults(signal)),
     );
   }
   try {
-    return await runHolding(s, stepid, signal, r, end);
+    return await runHolding({ ...s, stepid, writes }, signal, r, end);
+  } catch (err) {
+    // Writes still folded (logs to finish) commit on their own when the step ends without its
+    // end's transaction; the step's own error is what its build reports.
+    await writes.flush().catch(() => undefined);
+    throw err;
   } finally {
     await held.release();
   }
 }
 
+type Holding = StepRun & Pick<StepContext, 'stepid' | 'writes'>;
+
 async function runHolding(
-  s: StepRun,
-  stepid: number,
+  s: Holding,
   signal: AbortSignal,
   r: (x: Renderable) => string,
   end: (results: number, summary: string) => Promise<StepOutcome>,
 ): Promise<StepOutcome> {
-  const { ctx } = s.deps;
-  const { step, props, build } = s;
+  const { step, props, build, stepid, writes } = s;
   const { redactor } = build;
   let text: string | null;
   try {
     text = describe(s, (x) => redactor.cleanLabel(r(x)));
   } catch (err) {
     if (!(err instanceof InterpolationError)) throw err;
-    return failedToRender(s, stepid, err, end);
+    return failedToRender(s, err, end);
   }
   if (!holds(step.doStepIf, props)) return end(Results.SKIPPED, stepSummary(text, Results.SKIPPED));
   try {
@@ -126,11 +130,16 @@ async function runHolding(
       name: redactor.cleanLabel(r(u.name)),
       url: redactor.clean(r(u.url)),
     }));
-    await transact(ctx, async (tx) => {
+    const running = async (tx: Tx) => {
       await setStepStateString(tx, stepid, redactor.cleanLabel(step.description ?? text ?? 'running'));
       for (const u of urls) await addStepURL(tx, stepid, u.name, u.url);
-    });
-    const outcome = await stepKind(step).run({ ...s, stepid, text, render: r }, signal);
+    };
+    // A kind whose first write is its command's log: the state string rides in that log's
+    // transaction (step-writes.ts); any other kind may wait long before its first write.
+    const kind = stepKind(step);
+    if (kind.logFirst) writes.fold(running);
+    else await writes.transact(running);
+    const outcome = await kind.run({ ...s, text, render: r }, signal);
     const done = await end(outcome.results, outcome.summary);
     return {
       ...outcome,
@@ -139,17 +148,16 @@ async function runHolding(
     };
   } catch (err) {
     if (!(err instanceof InterpolationError)) throw err;
-    return failedToRender(s, stepid, err, end);
+    return failedToRender(s, err, end);
   }
 }
 
 async function failedToRender(
-  s: StepRun,
-  stepid: number,
+  s: Holding,
   err: InterpolationError,
   end: (results: number, summary: string) => Promise<StepOutcome>,
 ): Promise<StepOutcome> {
-  await addTextLog(s, stepid, 'err.text', err.message);
+  await addTextLog(s, s.stepid, s.writes, 'err.text', err.message);
   return end(
     Results.EXCEPTION,
     stepSummary(s.step.descriptionDone ?? s.step.description ?? null, Results.EXCEPTION),
@@ -157,9 +165,15 @@ async function failedToRender(
 }
 
 /** A finished text log of one message (secrets redacted). */
-async function addTextLog(s: StepRun, stepid: number, name: string, message: string): Promise<void> {
+async function addTextLog(
+  s: StepRun,
+  stepid: number,
+  writes: StepWrites,
+  name: string,
+  message: string,
+): Promise<void> {
   const lines = logText(s.build.redactor.clean(message));
-  await transact(s.deps.ctx, async (tx) => {
+  await writes.transact(async (tx) => {
     const logid = await addLog(tx, stepid, name, 't');
     await appendLog(tx, logid, lines);
     await finishLog(tx, logid);

@@ -1,7 +1,7 @@
 // newBuild, setBuildStateString, finishBuild: rows, events (after commit only), numbering
 // under concurrency, and the read API's agreement with what the events carry.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { finishBuild, newBuild, setBuildStateString } from '../../../services/core/data/builds.js';
+import { endBuild, finishBuild, newBuild, setBuildStateString } from '../../../services/core/data/builds.js';
 import { transact } from '../../../services/core/data/transaction.js';
 import { sql } from '../../../services/core/db/pool.js';
 import { Results } from '../../../services/core/results.js';
@@ -151,6 +151,32 @@ describe('setBuildStateString and finishBuild', () => {
     const [again] = await h.db.pool.query(sql`SELECT results FROM builds WHERE id = ${b.buildid}`);
     expect(again.results).toBe(Results.WARNINGS);
     expect(await h.tap.events(`builds/${b.buildid}/`)).toEqual([]);
+  });
+
+  it('in one write (endBuild) make the row and the events of the two calls', async () => {
+    // run-build.ts ends a build with endBuild: a statement and its triggers fewer
+    // (load/results/fleet.md, 2026-11-29 00:40).
+    const shape = (id: number) => h.tap.shapes(`builds/${id}/`, ['buildid', 'number', 'buildrequestid']);
+    const [a, b] = await h.run(async (tx) => [
+      await newBuild(tx, { builderid, buildrequestid: brid, workerid, masterid }),
+      await newBuild(tx, { builderid, buildrequestid: brid, workerid, masterid }),
+    ]);
+    await h.tap.clear();
+    await h.run(async (tx) => {
+      await setBuildStateString(tx, a!.buildid, 'build successful');
+      await finishBuild(tx, a!.buildid, Results.SUCCESS);
+    });
+    expect(await h.run((tx) => endBuild(tx, b!.buildid, 'build successful', Results.SUCCESS))).toBe(true);
+    // Ended already: the state string alone, as the two calls leave it.
+    expect(await h.run((tx) => endBuild(tx, b!.buildid, 'again', Results.FAILURE))).toBe(false);
+    const events = await shape(b!.buildid);
+    expect(events.map((e) => e.k)).toEqual(['update', 'finished', 'update']);
+    expect(events.slice(0, 2)).toEqual(await shape(a!.buildid));
+    const [row] = await h.db.pool.query(
+      sql`SELECT state_string, results FROM builds WHERE id = ${b!.buildid}`,
+    );
+    expect(row).toEqual({ state_string: 'again', results: Results.SUCCESS });
+    await expect(h.run((tx) => endBuild(tx, -1, 'x', 0))).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
   it('answer NOT_FOUND for a build that does not exist', async () => {

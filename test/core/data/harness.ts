@@ -110,6 +110,24 @@ export class EventTap {
     return this.seen.filter((e) => prefixes.length === 0 || prefixes.some((p) => e.k.startsWith(p)));
   }
 
+  /**
+   * The events under `prefix`, each as its key's rest and its message with the fields that
+   * differ between two entities (`blank`: their ids and names) blanked and times reduced to
+   * set or not: two ways of writing the same thing compare equal.
+   */
+  async shapes(
+    prefix: string,
+    blank: readonly string[],
+  ): Promise<{ k: string; m: Record<string, unknown> }[]> {
+    const when = (v: unknown) => (v === null ? null : typeof v);
+    return (await this.events(prefix)).map((e) => {
+      const m = { ...(e.m as Record<string, unknown>) };
+      for (const f of blank) m[f] = null;
+      for (const f of ['started_at', 'complete_at']) if (f in m) m[f] = when(m[f]);
+      return { k: e.k.slice(prefix.length), m };
+    });
+  }
+
   async keys(...prefixes: string[]): Promise<string[]> {
     return (await this.events(...prefixes)).map((e) => e.k);
   }

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newBuild } from '../../../services/core/data/builds.js';
 import {
   addStepURL,
+  endStep,
   finishStep,
   newStep,
   setStepStateString,
@@ -131,10 +132,43 @@ describe('the life of a step', () => {
     expect(events.at(-1)!.m).toEqual(api);
   });
 
+  it('written started, and ended in one write, makes the rows and events of the separate calls', async () => {
+    // run-step.ts writes a step started (newStep's started) and ends it with endStep: a
+    // statement and its triggers fewer each (load/results/fleet.md, 2026-11-29 00:40).
+    const buildid = await build();
+    await h.tap.clear();
+    const apart = await h.run(async (tx) => {
+      const s = await newStep(tx, buildid, 'apart');
+      await startStep(tx, s.stepid);
+      return s.stepid;
+    });
+    await h.run(async (tx) => {
+      await setStepStateString(tx, apart, 'done');
+      await finishStep(tx, apart, Results.WARNINGS, true);
+    });
+    const together = (await h.run((tx) => newStep(tx, buildid, 'together', { started: true }))).stepid;
+    expect(await h.run((tx) => endStep(tx, together, 'done', Results.WARNINGS, true))).toBe(true);
+    // Ended already: the state string alone, as setStepStateString and finishStep leave it.
+    expect(await h.run((tx) => endStep(tx, together, 'again', Results.SUCCESS))).toBe(false);
+    const shape = (id: number) => h.tap.shapes(`steps/${id}/`, ['stepid', 'number', 'name']);
+    const events = await shape(together);
+    expect(events.map((e) => e.k)).toEqual(['new', 'started', 'updated', 'finished', 'updated']);
+    expect(events.slice(0, 4)).toEqual(await shape(apart));
+    const [api] = await apiGet(h.db.pool, `builds/${buildid}/steps/together`);
+    expect(api).toMatchObject({
+      state_string: 'again',
+      complete: true,
+      results: Results.WARNINGS,
+      hidden: true,
+    });
+    expect(events.at(-1)!.m).toMatchObject({ state_string: 'again', complete: true, hidden: true });
+  });
+
   it('answers NOT_FOUND for a step or build that does not exist', async () => {
     await expect(h.run((tx) => newStep(tx, -1, 'x'))).rejects.toMatchObject({ code: 'NOT_FOUND' });
     await expect(h.run((tx) => startStep(tx, -1))).rejects.toMatchObject({ code: 'NOT_FOUND' });
     await expect(h.run((tx) => addStepURL(tx, -1, 'a', 'b'))).rejects.toMatchObject({ code: 'NOT_FOUND' });
     await expect(h.run((tx) => finishStep(tx, -1, 0))).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(h.run((tx) => endStep(tx, -1, 'x', 0))).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 });

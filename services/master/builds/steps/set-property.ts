@@ -22,6 +22,7 @@ export const MAX_OUTPUT = 1024 * 1024;
 export const setProperty: StepKind<SetPropertyStep> = {
   defaultName: 'setproperty',
   describe: (step, render) => commandSummary(renderCommand(step.command, render)),
+  logFirst: true,
   async run(c, signal) {
     const r = await runCommand(c, signal, renderCommand(c.step.command, c.render), {
       keepStdout: MAX_OUTPUT,

@@ -12,6 +12,7 @@ export const shell: StepKind<ShellStep> = {
   defaultName: 'shell',
   // Buildbot summarizes the command as rendered, properties filled in.
   describe: (step, render) => commandSummary(renderCommand(step.command, render)),
+  logFirst: true,
   async run(c, signal) {
     const r = await runCommand(c, signal, renderCommand(c.step.command, c.render));
     return {

@@ -19,6 +19,7 @@ import type { WorkerConnection } from '../../workers/connection.js';
 import type { Properties } from '../interpolate.js';
 import type { Locks } from '../locks.js';
 import type { Redactor } from '../redact.js';
+import type { StepWrites } from '../step-writes.js';
 
 export interface StepOutcome {
   results: number;
@@ -80,6 +81,8 @@ export interface StepContext<C extends StepConfig = StepConfig> {
   text: string | null;
   build: BuildFacts;
   deps: BuildDeps;
+  /** The step's transactions, carrying the writes folded into them (step-writes.ts). */
+  writes: StepWrites;
   /** A template with this build's values as the step starts (interpolate.ts); throws InterpolationError. */
   render(r: Renderable): string;
 }
@@ -103,6 +106,11 @@ export interface StepKind<C extends StepConfig = StepConfig> {
   nameOf?(step: C): string;
   /** What a step of this kind says it does, its templates rendered (Buildbot's describe). */
   describe(step: C, render: (r: Renderable) => string): string | null;
+  /**
+   * The kind's first write is its command's log (runCommand): the step's `running` state
+   * string is folded into that log's transaction (step-writes.ts) rather than its own.
+   */
+  logFirst?: true;
   /**
    * Do the step's work. An abort of `signal` interrupts it: it then ends soon, with
    * interruptedResults(signal) (interruption.ts), and leaves nothing running.

@@ -11,7 +11,7 @@
 // properties, and Test itself sets none, so its summary is `test`, as here.
 import { posix } from 'node:path';
 import { builderDir, type StepConfig } from '../../../core/config/master-config.js';
-import { setBuildProperty, transact } from '../../../core/data/index.js';
+import { setBuildProperty } from '../../../core/data/index.js';
 import { pythonRegExp } from '../../../core/python-regex.js';
 import { Results, worst } from '../../../core/results.js';
 import { commandSummary, stepSummary } from '../summary.js';
@@ -93,7 +93,7 @@ async function runCounting(c: StepContext<WarningStep>, signal: AbortSignal): Pr
   await logs.finish();
   const before = c.props['warnings-count']?.[0];
   const total = (typeof before === 'number' ? before : 0) + counter.count;
-  await transact(c.deps.ctx, (tx) =>
+  await c.writes.transact((tx) =>
     setBuildProperty(tx, c.build.buildid, 'warnings-count', total, 'WarningCountingShellCommand'),
   );
   let results = r.results;
