@@ -7,6 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type BuilderConfig, builderDir } from '../../core/config/master-config.js';
 import {
+  addNewBuildProperties,
   buildsetSourceStamps,
   buildWriteFence,
   completeBuildRequests,
@@ -17,7 +18,6 @@ import {
   newBuild,
   newStep,
   openBuildOfRequest,
-  setBuildProperties,
   setBuildStateString,
   setStepStateString,
   startStep,
@@ -108,7 +108,7 @@ export async function runBuild(
           workerProperties: workerCfg?.properties ?? {},
           builddir: worker.workerPath(builderDir(req.builder)),
         });
-        await setBuildProperties(tx, b.buildid, p);
+        await addNewBuildProperties(tx, b.buildid, p);
         return { ...b, properties: p };
       }),
     deps.lease,
