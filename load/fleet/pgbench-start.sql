@@ -1,7 +1,8 @@
 -- The writes of one build start, as a master makes them (services/core/data: the claim of
 -- claimEachBuildRequest, one request a transaction here where a master's pass claims 50-150
 -- in one, then the build's first transaction in run-build.ts: the request's
--- newest build (lastBuildOfRequest), newBuild, the fence's read, the facts of its first
+-- newest build (lastBuildOfRequest), newBuild with the claim its INSERT's condition (the
+-- fence's read after it until 2026-11-29), the facts of its first
 -- properties (buildStartFacts, one read since 2026-11-29, left out of this script before) and
 -- addNewBuildProperties' one INSERT of every new property, 10 here as a forced build has;
 -- one INSERT each until 2026-11-28 20:05, the row and the properties in two transactions
@@ -27,10 +28,8 @@ SELECT id FROM builders WHERE id = :builderid FOR NO KEY UPDATE;
 INSERT INTO builds (number, builderid, buildrequestid, workerid, masterid, started_at, complete_at, state_string, results)
   SELECT coalesce(max(number), 0) + 1, :builderid, :brid, 1, 1, 0, NULL, 'starting', NULL
   FROM builds WHERE builderid = :builderid
+  HAVING EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = :brid AND c.masterid = 1)
   ON CONFLICT (builderid, number) DO NOTHING RETURNING id AS buildid \gset
-SELECT w.seq, w.result, b.complete_at IS NULL AND EXISTS (SELECT 1 FROM buildrequest_claims c
-    WHERE c.brid = b.buildrequestid AND c.masterid = 1) AS held
-  FROM builds b LEFT JOIN flotilla.build_writes w ON w.buildid = b.id WHERE b.id = :buildid FOR NO KEY UPDATE OF b;
 SELECT
   (SELECT coalesce(json_agg(x), '[]'::json) FROM (SELECT property_name, flotilla.try_json(property_value) AS pair
     FROM buildset_properties WHERE buildsetid = :brid) x) AS props,

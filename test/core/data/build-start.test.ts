@@ -1,8 +1,8 @@
 // A build's start reads its first properties' facts in one statement (buildStartFacts) and
-// writes them in one (addNewBuildProperties), where it took four reads and three statements
-// (load/results/fleet.md, 2026-11-29, phase S). Both must stay what the functions they stand
-// in for give: checked on the fixture, whose build sets, changes and properties a real
-// Buildbot wrote.
+// writes them in one (addNewBuildProperties), where it took four reads and three statements,
+// and checks its claim in its row's INSERT (newBuild's claimedBy), where it read the fence
+// after it (load/results/fleet.md, 2026-11-29, phase S). Each must stay what it stands in for:
+// checked on the fixture, whose build sets, changes and properties a real Buildbot wrote.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   addNewBuildProperties,
@@ -10,12 +10,13 @@ import {
   buildStartFacts,
   buildsetChangeAuthors,
   buildsetMainSourceStamp,
+  claimBuildRequests,
   getBuildsetProperties,
   newBuild,
   setBuildProperties,
 } from '../../../services/core/data/index.js';
 import { sql } from '../../../services/core/db/pool.js';
-import { counted, type Harness, openHarness } from './harness.js';
+import { buildParts, counted, type Harness, insertMaster, openHarness } from './harness.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -62,7 +63,12 @@ it("writes a new build's properties in one statement, stored and announced as se
   } as const;
   const write = async (how: 'new' | 'set') =>
     h.run(async (tx) => {
-      const b = await newBuild(tx, { ...from, workerid: null });
+      const b = await newBuild(tx, {
+        builderid: from.builderid,
+        buildrequestid: from.buildrequestid,
+        masterid: from.masterid,
+        workerid: null,
+      });
       const c = counted(tx);
       const out =
         how === 'new'
@@ -87,4 +93,33 @@ it("writes a new build's properties in one statement, stored and announced as se
   const [s] = await h.tap.events(key(set.buildid));
   expect(a).toBeDefined();
   expect((a as { m: unknown }).m).toEqual((s as { m: unknown }).m);
+});
+
+it("writes a build's row only while the master holds its request's claim, in the INSERT itself", async () => {
+  const parts = await h.run((tx) => buildParts(tx));
+  const other = await h.run((tx) => insertMaster(tx));
+  const start = (masterid: number) =>
+    h.run(async (tx) => {
+      const c = counted(tx);
+      const b = await newBuild(c.tx, {
+        builderid: parts.builderid,
+        buildrequestid: parts.brid,
+        workerid: parts.workerid,
+        masterid,
+        claimedBy: masterid,
+      });
+      return { b, statements: c.statements() };
+    });
+  const rows = () => h.db.pool.query(sql`SELECT id FROM builds WHERE buildrequestid = ${parts.brid}`);
+  // Nobody holds it yet: nothing written.
+  expect((await start(parts.masterid)).b).toBeNull();
+  await h.run((tx) => claimBuildRequests(tx, [parts.brid], other));
+  // Another master holds it: nothing written either.
+  expect((await start(parts.masterid)).b).toBeNull();
+  expect(await rows()).toEqual([]);
+  // The holder's start: the builder's lock and the INSERT, no read of the claim after it.
+  const held = await start(other);
+  expect(held.b).toMatchObject({ number: 1 });
+  expect(held.statements).toBe(2);
+  expect(await rows()).toEqual([{ id: held.b!.buildid }]);
 });
