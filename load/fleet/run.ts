@@ -5,6 +5,8 @@
 //
 //   0. cost of a connection: the masters started on an empty queue, their resident memory
 //      before and after every worker is connected; one forced build, end to end;
+//   S. builds started a second with every worker idle and PENDING requests of builds held
+//      running, until every worker slot is taken, and their cost per start (burst.ts);
 //   A. start: the masters stopped, PENDING one-request build sets written straight into the
 //      database (as 25,000 forces would leave them), then all masters started at once while
 //      every worker connects: each master's time from its spawn to its first command;
@@ -20,7 +22,8 @@
 //
 //   load/fleet/run.sh        (starts PostgreSQL and Redis for it; see there)
 //
-// STOP_AFTER=A ends the run once phase A is printed (a start measured again, in a minute).
+// STOP_AFTER=A ends the run once phase A is printed (a start measured again, in a minute);
+// STOP_AFTER=S once phase S is (the start rate again).
 //
 // MASTER_CPU_PROF=DIR writes each master's CPU profile (node --cpu-prof) into DIR as it
 // stops: the masters are then stopped with SIGTERM at the end, not killed, so that phases
@@ -36,6 +39,7 @@ import { buildServices, SERVICES_BUILD_ENV } from '../../test/helpers/service-bu
 import { waitFor } from '../../test/helpers/wait.js';
 import { forceOneRequest } from '../force.js';
 import { loadScenarios } from '../scenario.js';
+import { BurstClock, startBurst } from './burst.js';
 import {
   builderName,
   type FleetShape,
@@ -61,9 +65,9 @@ const PENDING = Number(process.env.PENDING ?? 25_000);
 const DRAIN_SECONDS = Number(process.env.DRAIN_SECONDS ?? 60);
 const PROFILE_DIR = process.env.MASTER_CPU_PROF;
 const LATENCY_SECONDS = Number(process.env.LATENCY_SECONDS ?? 30);
-const STOP_AFTER_A = process.env.STOP_AFTER === 'A';
-/** Thrown once phase A is printed with STOP_AFTER=A: the rest is skipped, the clean-up runs. */
-const STOPPED = new Error('stopped after phase A');
+const STOP_AFTER = process.env.STOP_AFTER;
+/** Thrown once the phase STOP_AFTER names is printed: the rest is skipped, the clean-up runs. */
+const STOPPED = new Error(`stopped after phase ${STOP_AFTER}`);
 const dbUrl = process.env.DATABASE_URL;
 const redisUrl = process.env.REDIS_URL;
 if (!dbUrl || !redisUrl) throw new Error('set DATABASE_URL and REDIS_URL (load/fleet/run.sh does)');
@@ -180,7 +184,8 @@ try {
   let masters = await startMasters();
   await ready(masters);
   const rssBefore = masters.map((m) => rssKiB(m.proc.pid));
-  let workers = fleet();
+  const clock = new BurstClock();
+  let workers = fleet((_m, at) => clock.command(at));
   workers.start();
   await waitFor('every worker connected', () => workers.connected === shape.workers, { timeoutMs: 300_000 });
   // Each master has written its workers' rows as connected: the API lists them so.
@@ -213,13 +218,33 @@ try {
       )) === 1,
   );
   say(`\none forced build ran and succeeded (request ${checkBrid}); load average ${load1()}\n`);
+  const [{ ssid }] = await db.query(sql`
+    SELECT sourcestampid AS ssid FROM buildset_sourcestamps bs JOIN buildrequests br ON br.buildsetid = bs.buildsetid
+    WHERE br.id = ${checkBrid}`);
+
+  // S. Builds started a second, every worker idle and the queue full.
+  await startBurst(
+    {
+      db,
+      redisUrl,
+      masters: masters.map((m) => ({ pid: m.proc.pid, probePort: m.probePort })),
+      workers,
+      slots: shape.workers, // one slot each (config.ts)
+      sourcestampId: ssid,
+      pending: PENDING,
+      wake: () => force(apis[1]!, builderName(1)),
+      say,
+    },
+    clock,
+  );
+  if (STOP_AFTER === 'S') {
+    await workers.close();
+    throw STOPPED;
+  }
   await workers.close();
   await stopMasters(masters);
 
   // A. Start with PENDING requests waiting.
-  const [{ ssid }] = await db.query(sql`
-    SELECT sourcestampid AS ssid FROM buildset_sourcestamps bs JOIN buildrequests br ON br.buildsetid = bs.buildsetid
-    WHERE br.id = ${checkBrid}`);
   await writePending(db, ssid, PENDING);
   const pending = () => unclaimed(db);
   say(`## A. Start with ${await pending()} pending requests\n`);
@@ -255,7 +280,7 @@ try {
     say(
       `| fleet-${m.index + 1} | ${readyAt[m.index] ? seconds(readyAt[m.index]! - m.spawnedAt) : 'not yet'} | ${cpuAtReady[m.index]?.toFixed(2) ?? '-'} | ${seconds(firstCommand[m.index]! - m.spawnedAt)} | ${cpuAtFirst[m.index]!.toFixed(2)} | ${loadA}, ${load1()} |`,
     );
-  if (STOP_AFTER_A) {
+  if (STOP_AFTER === 'A') {
     await workers.close();
     throw STOPPED;
   }

@@ -92,6 +92,14 @@ export class WorkerFleet {
   /** Workers welcomed by their master now. */
   connected = 0;
   commands = 0;
+  /**
+   * While true, a command's answer is held back until release(): every build runs as long
+   * as a step that sleeps (the start burst, burst.ts). Its header too, which the agent sends
+   * at once: the header's log writes are a step's output, not a build's start, and the
+   * burst measures starts alone.
+   */
+  holding = false;
+  private readonly held: (() => void)[] = [];
   private closing = false;
   private readonly sockets = new Set<WebSocket>();
   private readonly env: Record<string, string>;
@@ -131,7 +139,9 @@ export class WorkerFleet {
       } else if (m.type === 'start') {
         this.commands++;
         this.opts.onCommand?.(w.name, m.request, performance.timeOrigin + performance.now());
-        for (const out of trueAnswer(m.cmd, m.request, this.opts.basedir, this.env)) send(out);
+        const answer = trueAnswer(m.cmd, m.request, this.opts.basedir, this.env);
+        if (!this.holding) for (const out of answer) send(out);
+        else this.held.push(() => ws.readyState === WebSocket.OPEN && answer.forEach(send));
       } else if (m.type === 'transfer') {
         // No file is ever there: the agent's answer to an upload of a missing file.
         send({
@@ -150,6 +160,12 @@ export class WorkerFleet {
       setTimeout(() => this.open(w, welcomed ? 0 : attempt + 1), delay).unref();
     });
     ws.on('error', () => {});
+  }
+
+  /** Ends every held command (as `true` ends) and holds no more. */
+  release(): void {
+    this.holding = false;
+    for (const end of this.held.splice(0)) end();
   }
 
   async close(): Promise<void> {

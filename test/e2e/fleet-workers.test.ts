@@ -4,7 +4,8 @@
 // state strings, the logs, and their text stream by stream. Only what differs between any
 // two runs of the agent is set aside: the environment's values, the elapsed time, and the
 // worker's own name and directory. Fails if the fleet's hello, output batches or outcome stopped
-// being what the agent sends (the master would store other text, or no build at all).
+// being what the agent sends (the master would store other text, or no build at all), or if
+// a command the fleet holds ends before it is released.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkerFleet } from '../../load/fleet/workers.js';
@@ -90,6 +91,17 @@ describe('a generated worker', () => {
       const stdio = real.steps.flatMap((s) => s.logs).find((l) => l.name === 'stdio');
       expect(stdio?.lines).toContain('hprogram finished with exit code 0');
       expect(stdio?.lines).toContain("h argv: b'true'");
+
+      // Held (phase S of load/fleet/run.ts, a step that runs longer than the window): the
+      // command gets no answer until release(), then the same one as before.
+      fleet.holding = true;
+      const [, brids] = await c.force('force-quick', { reason: 'fleet hold' });
+      const held = await c.buildOf(Object.values(brids)[0]!);
+      await waitFor('the held command', () => commands.length === 2);
+      expect((await c.get(`/builds/${held.buildid}`)).builds[0].results).toBeNull();
+      fleet.release();
+      expect((await c.finished(held.buildid)).results).toBe(0);
+      expect(await stored(held.buildid, 'q2', basedir)).toEqual(real);
     } finally {
       await fleet.close();
     }

@@ -29,6 +29,13 @@ export interface NewBuild {
   /** The master that runs the build. */
   masterid: number;
   state_string?: string;
+  /**
+   * Write the row only while this master holds the request's claim (a build's start): the
+   * claim is the INSERT's own condition, where it was a read of the fence after it, a
+   * statement a start (load/results/fleet.md, 2026-11-29, phase S). Nothing is written, and
+   * newBuild answers null, when it does not.
+   */
+  claimedBy?: number;
 }
 
 type BuildEntity = { buildid: number; builderid: number; number: number; workerid: number | null };
@@ -40,7 +47,12 @@ async function written(tx: Tx, write: SQLQuery, event: string): Promise<BuildEnt
   return b;
 }
 
-export async function newBuild(tx: Tx, b: NewBuild): Promise<{ buildid: number; number: number }> {
+export function newBuild(
+  tx: Tx,
+  b: NewBuild & { claimedBy: number },
+): Promise<{ buildid: number; number: number } | null>;
+export function newBuild(tx: Tx, b: NewBuild): Promise<{ buildid: number; number: number }>;
+export async function newBuild(tx: Tx, b: NewBuild): Promise<{ buildid: number; number: number } | null> {
   const locked = await maybeOne<{ id: number }>(
     tx.q,
     sql`SELECT id FROM builders WHERE id = ${b.builderid} FOR NO KEY UPDATE`,
@@ -56,13 +68,26 @@ export async function newBuild(tx: Tx, b: NewBuild): Promise<{ buildid: number; 
       SELECT coalesce(max(number), 0) + 1, ${b.builderid}, ${b.buildrequestid}, ${b.workerid}, ${b.masterid},
              ${startedAt}, NULL, ${b.state_string ?? 'starting'}, NULL
       FROM builds WHERE builderid = ${b.builderid}
+      ${b.claimedBy === undefined ? sql`` : claimHeld(b.buildrequestid, b.claimedBy, sql`HAVING`)}
       ON CONFLICT (builderid, number) DO NOTHING
       RETURNING *`,
       'new',
     );
     if (row) return { buildid: row.buildid, number: row.number };
+    // No row: a number taken by a master that takes no lock (try again), or the claim gone.
+    if (b.claimedBy !== undefined) {
+      const [row] = await many<{ held: boolean }>(
+        tx.q,
+        sql`SELECT ${claimHeld(b.buildrequestid, b.claimedBy, sql``)} AS held`,
+      );
+      if (!row?.held) return null;
+    }
   }
 }
+
+/** Whether `masterid` holds the claim on request `brid`, as a condition after `keyword`. */
+const claimHeld = (brid: number, masterid: number, keyword: SQLQuery): SQLQuery =>
+  sql`${keyword} EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = ${brid} AND c.masterid = ${masterid})`;
 
 /**
  * The newest build of a request (0 when none): what a build's start reads first, so that a

@@ -1,6 +1,6 @@
 // Build sets: addBuildset creates one with a build request per builder; maybeBuildsetComplete
 // completes it when its last request completes, with the worst of their results.
-import { many, maybeOne, one, type Queryable, sql } from '../db/pool.js';
+import { many, maybeOne, one, type Queryable, type SQLQuery, sql } from '../db/pool.js';
 import { buildrequest } from '../entities/buildrequest.js';
 import { buildsetSourcestampsJson } from '../entities/sourcestamp.js';
 import { noSuch } from '../errors.js';
@@ -226,14 +226,14 @@ export function buildsetMainSourceStamp(
   | { branch: string | null; revision: string | null; repository: string; project: string; codebase: string }
   | undefined
 > {
-  return maybeOne(
-    q,
-    sql`
+  return maybeOne(q, buildsetMainSourceStampQuery(bsid));
+}
+
+/** buildsetMainSourceStamp's statement, for a build's start to read with its other facts (build-start.ts). */
+export const buildsetMainSourceStampQuery = (bsid: number): SQLQuery => sql`
     SELECT ss.branch, ss.revision, ss.repository, ss.project, ss.codebase FROM buildset_sourcestamps bss
     JOIN sourcestamps ss ON ss.id = bss.sourcestampid WHERE bss.buildsetid = ${bsid}
-    ORDER BY (ss.codebase = '') DESC, bss.id LIMIT 1`,
-  );
-}
+    ORDER BY (ss.codebase = '') DESC, bss.id LIMIT 1`;
 
 export interface BuildsetsOutcome {
   /** Every one of the build sets is complete. */

@@ -191,14 +191,14 @@ export async function stampChangeProperties(
 
 /** The authors of the changes a build set builds, in name order (a build's `owners`). */
 export async function buildsetChangeAuthors(q: Queryable, bsid: number): Promise<string[]> {
-  const rows = await many<{ author: string }>(
-    q,
-    sql`
-    SELECT DISTINCT c.author FROM buildset_sourcestamps bss JOIN changes c ON c.sourcestampid = bss.sourcestampid
-    WHERE bss.buildsetid = ${bsid} ORDER BY c.author`,
-  );
+  const rows = await many<{ author: string }>(q, buildsetChangeAuthorsQuery(bsid));
   return rows.map((r) => r.author);
 }
+
+/** buildsetChangeAuthors' statement, for a build's start to read with its other facts (build-start.ts). */
+export const buildsetChangeAuthorsQuery = (bsid: number): SQLQuery => sql`
+    SELECT DISTINCT c.author FROM buildset_sourcestamps bss JOIN changes c ON c.sourcestampid = bss.sourcestampid
+    WHERE bss.buildsetid = ${bsid} ORDER BY c.author`;
 
 /**
  * The builds each change caused, one row per change and build (a build of a build set with

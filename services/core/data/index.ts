@@ -4,6 +4,7 @@ export * from './api-tokens.js';
 export * from './artifact-objects.js';
 export * from './artifacts.js';
 export * from './audit.js';
+export * from './build-start.js';
 export * from './builders.js';
 export * from './buildrequests.js';
 export * from './builds.js';

@@ -3,7 +3,7 @@
 // update_project_info then sets the slug, description and its format and HTML. A configured
 // builder names its project by id (builders.projectid, ./builders.ts). An update is announced
 // only when something changed (Buildbot announces every one; it updates at each start).
-import { maybeOne, one, type Queryable, sql } from '../db/pool.js';
+import { maybeOne, one, type Queryable, type SQLQuery, sql } from '../db/pool.js';
 import { project } from '../entities/project.js';
 import { projectKeys } from '../events/keys.js';
 import { entity } from './entities.js';
@@ -55,9 +55,10 @@ export function buildProject(
   q: Queryable,
   buildid: number,
 ): Promise<{ id: number; name: string } | undefined> {
-  return maybeOne(
-    q,
-    sql`SELECT p.id, p.name FROM builds b JOIN builders bl ON bl.id = b.builderid
-        JOIN projects p ON p.id = bl.projectid WHERE b.id = ${buildid}`,
-  );
+  return maybeOne(q, buildProjectQuery(buildid));
 }
+
+/** buildProject's statement, for a build's start to read with its other facts (build-start.ts). */
+export const buildProjectQuery = (buildid: number): SQLQuery =>
+  sql`SELECT p.id, p.name FROM builds b JOIN builders bl ON bl.id = b.builderid
+        JOIN projects p ON p.id = bl.projectid WHERE b.id = ${buildid}`;

@@ -11,7 +11,7 @@
 //   setBuildProperties' is.
 // Values are compared as JSON values (key order aside), so a value stored by Buildbot's
 // json.dumps and the same value from us compare equal.
-import { many, maybeOne, type Queryable, sql } from '../db/pool.js';
+import { many, maybeOne, type Queryable, type SQLQuery, sql } from '../db/pool.js';
 import { noSuch } from '../errors.js';
 import { buildPropertiesKey } from '../events/keys.js';
 import type { Tx } from './transaction.js';
@@ -105,6 +105,29 @@ async function updateBuildProperties(tx: Tx, buildid: number, rows: PropertyRow[
     WHERE p.buildid = ${buildid} AND p.name = x.n`);
 }
 
+/**
+ * The properties of a build created in the same transaction: it has none yet and nobody else
+ * sees its row, so each is new and goes into one INSERT, without setBuildProperties' lock of
+ * the build and read of what is stored (two statements of a build's start; phase S of the
+ * fleet run, load/results/fleet.md 2026-11-29). The same event as setBuildProperties'.
+ */
+export async function addNewBuildProperties(
+  tx: Tx,
+  buildid: number,
+  props: SourcedProperties,
+): Promise<SourcedProperties> {
+  const added: Record<string, readonly [unknown, string]> = {};
+  const rows: PropertyRow[] = [];
+  for (const [name, [raw, source]] of Object.entries(props)) {
+    const value = normalize(raw);
+    rows.push({ name, text: JSON.stringify(value), source });
+    added[name] = [value, source];
+  }
+  await insertBuildProperties(tx, buildid, rows);
+  if (rows.length > 0) tx.out.add(buildPropertiesKey(buildid), added);
+  return added;
+}
+
 /** Set one property (created if missing). Produces the update event whether or not it changed. */
 export async function setBuildProperty(
   tx: Tx,
@@ -144,11 +167,18 @@ export async function getBuildProperties(q: Queryable, buildid: number): Promise
 
 /** A build set's properties as stored: name -> [value, source]; a malformed one is left out. */
 export async function getBuildsetProperties(q: Queryable, bsid: number): Promise<SourcedProperties> {
-  const rows = await many<{ property_name: string; pair: unknown }>(
-    q,
-    sql`SELECT property_name, flotilla.try_json(property_value) AS pair
-        FROM buildset_properties WHERE buildsetid = ${bsid}`,
-  );
+  return buildsetPropertiesOf(await many(q, buildsetPropertiesQuery(bsid)));
+}
+
+/** getBuildsetProperties' statement, for a build's start to read with its other facts (build-start.ts). */
+export const buildsetPropertiesQuery = (bsid: number): SQLQuery =>
+  sql`SELECT property_name, flotilla.try_json(property_value) AS pair
+        FROM buildset_properties WHERE buildsetid = ${bsid}`;
+
+/** A build set's properties from buildsetPropertiesQuery's rows. */
+export function buildsetPropertiesOf(
+  rows: readonly { property_name: string; pair: unknown }[],
+): SourcedProperties {
   const out: Record<string, readonly [unknown, string]> = {};
   for (const p of rows)
     if (Array.isArray(p.pair) && p.pair.length === 2) out[p.property_name] = [p.pair[0], String(p.pair[1])];

@@ -7,8 +7,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type BuilderConfig, builderDir } from '../../core/config/master-config.js';
 import {
+  addNewBuildProperties,
   buildsetSourceStamps,
-  buildWriteFence,
   completeBuildRequests,
   endBuild,
   endStep,
@@ -17,7 +17,6 @@ import {
   newBuild,
   newStep,
   openBuildOfRequest,
-  setBuildProperties,
   setBuildStateString,
   transact,
   unclaimBuildRequests,
@@ -72,10 +71,11 @@ export async function runBuild(
   // The row and the properties through the master's start gate (start-gate.ts says why), in
   // one transaction: as two, the properties' added BEGIN, COMMIT and the fence's read and
   // record (claims.ts) to a build start's statements (load/results/fleet.md, 2026-11-28
-  // 22:30). The claim is checked under the new row's lock, as every later write checks it: a
-  // master expired since its pass writes no build at all. The first attempt reads the
-  // request's newest build; a retry after an outage looks for a row newer than that, which an
-  // earlier attempt may have committed, and its properties with it.
+  // 22:30). The claim is the row's INSERT's own condition (newBuild's claimedBy), as every
+  // later write checks it in its fence: a master expired since its pass writes no build at
+  // all. The first attempt reads the request's newest build; a retry after an outage looks
+  // for a row newer than that, which an earlier attempt may have committed, and its
+  // properties with it.
   const leaveGate = gate ? await gate.enter() : () => {};
   let before: number | undefined;
   const { buildid, number, properties } = await ridingOut(
@@ -91,9 +91,9 @@ export async function runBuild(
           buildrequestid: req.brid,
           workerid: deps.workerId(worker.name) ?? null,
           masterid,
+          claimedBy: masterid,
         });
-        if (!(await buildWriteFence(tx.q, b.buildid, masterid)).held)
-          throw new ClaimLost(`build ${b.buildid}: this master no longer holds its request`);
+        if (!b) throw new ClaimLost(`request ${req.brid}: this master no longer holds it`);
         const p = await initialProperties(tx.q, {
           buildid: b.buildid,
           number: b.number,
@@ -106,7 +106,7 @@ export async function runBuild(
           workerProperties: workerCfg?.properties ?? {},
           builddir: worker.workerPath(builderDir(req.builder)),
         });
-        await setBuildProperties(tx, b.buildid, p);
+        await addNewBuildProperties(tx, b.buildid, p);
         return { ...b, properties: p };
       }),
     deps.lease,
@@ -244,10 +244,12 @@ async function prepare(
     });
     return { ready: true, locks: null };
   }
-  const { stepid } = await transact(ctx, (tx) =>
-    newStep(tx, buildid, 'worker_preparation', { started: true }),
-  );
-  await transact(ctx, (tx) => setBuildStateString(tx, buildid, 'acquiring locks'));
+  // With locks, `acquiring locks` goes with the step's start: one fenced transaction fewer.
+  const { stepid } = await transact(ctx, async (tx) => {
+    const s = await newStep(tx, buildid, 'worker_preparation', { started: true });
+    await setBuildStateString(tx, buildid, 'acquiring locks');
+    return s;
+  });
   const { signal, dispose } = interrupts.forStep();
   let locks: HeldLocks | null;
   try {

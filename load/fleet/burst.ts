@@ -1,0 +1,167 @@
+// Phase S of the fleet run (run.ts): builds STARTED a second with nothing else competing, the
+// measure issue 35 §1 item 2 asks for ("builds started per second across the masters while
+// 1,000 idle workers wait and requests are pending"). The drain (phase B) runs short builds,
+// whose steps, logs and ends cost most of the machine's CPU, so its start rate is not what a
+// start costs; pgbench (pgbench.sh) measures a start's writes alone.
+//
+// Here every worker is connected and idle, the masters run on an empty queue; PENDING
+// requests are written into the database, then a force through the API wakes the masters
+// (its `new` event). Every build's command is held by the generated workers (workers.ts'
+// `holding`: a step running longer than the window), so each worker slot, once taken, stays
+// taken. A build has started when its `builds/N/new` event is on the bus (its row and
+// properties committed, as phase C counts it); the window runs from the first such event to
+// the last slot's command on a worker (what follows a build's row until then, the
+// worker_preparation step and the step's first rows, is in the window and its costs). Over
+// it: starts a second, and per start the masters' CPU, PostgreSQL's (the whole cluster) and
+// the statements PostgreSQL ran (pg_stat_statements, when the bench cluster loads it:
+// load/results/fleet.md says how).
+import { loadavg } from 'node:os';
+import { Redis } from 'ioredis';
+import type { ConnectionPool } from '../../services/core/db/pool.js';
+import { sql } from '../../services/core/db/pool.js';
+import { EVENTS_CHANNEL } from '../../services/core/events/bus.js';
+import { waitFor } from '../../test/helpers/wait.js';
+import { claimPasses, postgresCpuSeconds } from './costs.js';
+import { cpuSeconds } from './procstat.js';
+import { writePending } from './queue.js';
+import type { WorkerFleet } from './workers.js';
+
+export interface BurstInput {
+  db: ConnectionPool;
+  redisUrl: string;
+  masters: readonly { pid: number; probePort: number }[];
+  workers: WorkerFleet;
+  /** Worker slots in all: the starts that fill them. */
+  slots: number;
+  sourcestampId: number;
+  pending: number;
+  /** Wakes the masters (a force through the API). */
+  wake: () => Promise<unknown>;
+  say: (line: string) => void;
+}
+
+interface Statement {
+  calls: number;
+  ms: number;
+  query: string;
+}
+
+/** pg_stat_statements of this database, by queryid; null when the cluster does not load it. */
+async function statements(db: ConnectionPool): Promise<Map<string, Statement> | null> {
+  try {
+    const rows = await db.query(sql`
+      SELECT queryid::text AS id, calls, total_exec_time AS ms, query FROM pg_stat_statements
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`);
+    return new Map(rows.map((r) => [r.id, { calls: Number(r.calls), ms: Number(r.ms), query: r.query }]));
+  } catch {
+    return null;
+  }
+}
+
+function diff(before: Map<string, Statement>, after: Map<string, Statement>): Statement[] {
+  const out: Statement[] = [];
+  for (const [id, a] of after) {
+    const b = before.get(id);
+    const calls = a.calls - (b?.calls ?? 0);
+    if (calls > 0) out.push({ calls, ms: a.ms - (b?.ms ?? 0), query: a.query });
+  }
+  return out.sort((x, y) => y.calls - x.calls);
+}
+
+const load1 = () => loadavg()[0]!.toFixed(1);
+
+/** The command times the burst sees; run.ts's fleet calls `command` for every command. */
+export class BurstClock {
+  private times: number[] | null = null;
+  command(atMs: number): void {
+    this.times?.push(atMs);
+  }
+  begin(): void {
+    this.times = [];
+  }
+  get count(): number {
+    return this.times?.length ?? 0;
+  }
+  end(): number[] {
+    const t = this.times ?? [];
+    this.times = null;
+    return t;
+  }
+}
+
+export async function startBurst(input: BurstInput, clock: BurstClock): Promise<void> {
+  const { db, masters, workers, say } = input;
+  input.workers.holding = true;
+  await writePending(db, input.sourcestampId, input.pending);
+  const cpu = async () => ({
+    masters: masters.reduce((n, m) => n + cpuSeconds(m.pid), 0),
+    postgres: await postgresCpuSeconds(db),
+    passes: (await Promise.all(masters.map((m) => claimPasses(m.probePort)))).reduce(
+      (n, p) => n + p.count,
+      0,
+    ),
+  });
+  const rows = async () => Number((await db.query(sql`SELECT count(*) AS n FROM builds`))[0].n);
+  const [rows0, s0, cpu0, l0] = [await rows(), await statements(db), await cpu(), load1()];
+  // Each build's `new` event as it reaches this process.
+  const started: number[] = [];
+  const sub = new Redis(input.redisUrl);
+  sub.on('message', (_channel: string, text: string) => {
+    if (/^builds\/\d+\/new$/.test((JSON.parse(text) as { k: string }).k))
+      started.push(performance.timeOrigin + performance.now());
+  });
+  await sub.subscribe(EVENTS_CHANNEL);
+  const t0 = performance.timeOrigin + performance.now();
+  clock.begin();
+  await input.wake();
+  await waitFor('every worker slot taken', () => clock.count >= input.slots, {
+    timeoutMs: 600_000,
+    everyMs: 20,
+  });
+  const times = clock.end();
+  const [cpu1, s1, rows1] = [await cpu(), await statements(db), await rows()];
+  sub.disconnect();
+  const n = times.length;
+  const window = (times[n - 1]! - started[0]!) / 1000;
+  say(
+    `## S. Builds started with ${input.slots} idle worker slots and ${input.pending} pending, every build held running (load average ${l0} before, ${load1()} after)\n`,
+  );
+  say(
+    `wake to the first build's new event ${((started[0]! - t0) / 1000).toFixed(2)} s, to its first command ${((times[0]! - t0) / 1000).toFixed(2)} s; ` +
+      `${n} builds over ${window.toFixed(2)} s from the first new event to the last slot's command: **${(n / window).toFixed(1)} builds started/s** ` +
+      `(new events alone, first to last: ${started.length} in ${((started.at(-1)! - started[0]!) / 1000).toFixed(2)} s)`,
+  );
+  say(`build rows written meanwhile: ${rows1 - rows0} (a command is a build's: one \`true\` step each)`);
+  const per = (s: number) => `${((s * 1000) / n).toFixed(2)} ms`;
+  say(
+    `per start: master CPU ${per(cpu1.masters - cpu0.masters)}, PostgreSQL CPU ${per(cpu1.postgres - cpu0.postgres)}; ` +
+      `claim passes ${cpu1.passes - cpu0.passes} (${(n / Math.max(1, cpu1.passes - cpu0.passes)).toFixed(1)} starts a pass)`,
+  );
+  if (!s0 || !s1) say('statements: pg_stat_statements is not loaded on this cluster');
+  else {
+    const d = diff(s0, s1);
+    const calls = d.reduce((a, s) => a + s.calls, 0);
+    const ms = d.reduce((a, s) => a + s.ms, 0);
+    say(
+      `statements: ${calls} (${(calls / n).toFixed(1)} a start), ${(ms / n).toFixed(2)} ms of execution a start\n`,
+    );
+    say('| calls | a start | ms in all | statement |');
+    say('|---|---|---|---|');
+    for (const s of d.slice(0, 16))
+      say(
+        `| ${s.calls} | ${(s.calls / n).toFixed(2)} | ${s.ms.toFixed(0)} | ${s.query.replace(/\s+/g, ' ').replaceAll('|', '\\|').slice(0, 140)} |`,
+      );
+  }
+  // The rest of the queue cancelled, the held builds let end: the phases after start on
+  // their own queue.
+  await db.query(sql`
+    UPDATE buildrequests br SET complete = 1, results = 6, complete_at = extract(epoch FROM now())::int
+    WHERE complete = 0 AND NOT EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = br.id)`);
+  workers.release();
+  await waitFor(
+    'the held builds ended',
+    async () =>
+      Number((await db.query(sql`SELECT count(*) AS n FROM builds WHERE complete_at IS NULL`))[0].n) === 0,
+    { timeoutMs: 600_000, everyMs: 500 },
+  );
+}
