@@ -24,6 +24,10 @@
 //
 // STOP_AFTER=A ends the run once phases A and A2 are printed (a start measured again, in a minute).
 //
+// MASTER_LOG=DIR runs the masters at LOG_LEVEL=debug and writes each one's output into
+// DIR/fleet-N.PID.log at the end: among it, the time each of its parts took to start
+// (core/lifecycle/parts.ts, "part started"). Best with STOP_AFTER=A (a drain's debug lines are many).
+//
 // MASTER_CPU_PROF=DIR writes each master's CPU profile (node --cpu-prof) into DIR as it
 // stops: the masters are then stopped with SIGTERM at the end, not killed, so that phases
 // A-D's masters write theirs too (phase 0's are written when they stop before phase A).
@@ -61,6 +65,7 @@ const shape: FleetShape = {
 const PENDING = Number(process.env.PENDING ?? 25_000);
 const DRAIN_SECONDS = Number(process.env.DRAIN_SECONDS ?? 60);
 const PROFILE_DIR = process.env.MASTER_CPU_PROF;
+const LOG_DIR = process.env.MASTER_LOG;
 const LATENCY_SECONDS = Number(process.env.LATENCY_SECONDS ?? 30);
 const STOP_AFTER_A = process.env.STOP_AFTER === 'A';
 /** Thrown once phase A is printed with STOP_AFTER=A: the rest is skipped, the clean-up runs. */
@@ -90,6 +95,7 @@ process.env[SERVICES_BUILD_ENV] = await buildServices();
 const db = createPool(dbUrl, { poolSize: 2 });
 const running: Running[] = [];
 const profiled: Running[] = [];
+const logged: { name: string; proc: Running }[] = [];
 const apis: ApiProcess[] = [];
 const workerPorts = await Promise.all(Array.from({ length: shape.masters }, () => freePort()));
 
@@ -103,11 +109,12 @@ async function startMaster(i: number): Promise<MasterRun> {
     MASTER_NAME: `fleet-${i + 1}`,
     WORKER_PORT: String(workerPorts[i]),
     PROBE_PORT: String(probePort),
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: LOG_DIR ? 'debug' : 'warn',
     ...(PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${PROFILE_DIR}` } : {}),
   });
   running.push(proc);
   if (PROFILE_DIR) profiled.push(proc);
+  if (LOG_DIR) logged.push({ name: `fleet-${i + 1}`, proc });
   return { index: i, proc, spawnedAt, workerPort: workerPorts[i]!, probePort };
 }
 
@@ -433,6 +440,8 @@ try {
 } finally {
   await Promise.all(profiled.map((p) => p.stop('SIGTERM', 60_000)));
   await Promise.all(running.map((p) => p.stop('SIGKILL')));
+  for (const { name, proc } of logged)
+    writeFileSync(join(LOG_DIR!, `${name}.${proc.pid}.log`), proc.output());
   await db.dispose();
   rmSync(process.env[SERVICES_BUILD_ENV]!, { recursive: true, force: true });
   rmSync(dir, { recursive: true, force: true });

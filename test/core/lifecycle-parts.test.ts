@@ -1,13 +1,17 @@
 // The composition roots' lifecycle (core/lifecycle/parts.ts), as pure logic: the order parts
 // start and stop in, what a failed start stops, and what its error says.
 import { describe, expect, it } from 'vitest';
+import type { LogLevel } from '../../services/core/config/env.js';
 import { type Part, PartStartError, Parts } from '../../services/core/lifecycle/parts.js';
 import { createLogger } from '../../services/core/telemetry/logger.js';
 
 /** A logger whose lines are kept, to see what a failed stop logged. */
-function recordingLog(): { log: ReturnType<typeof createLogger>; lines: Record<string, unknown>[] } {
+function recordingLog(level: LogLevel = 'error'): {
+  log: ReturnType<typeof createLogger>;
+  lines: Record<string, unknown>[];
+} {
   const lines: Record<string, unknown>[] = [];
-  const log = createLogger('test', 'error', { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const log = createLogger('test', level, { write: (line: string) => void lines.push(JSON.parse(line)) });
   return { log, lines };
 }
 
@@ -100,6 +104,20 @@ describe('Parts', () => {
     await parts.start(tracked(events, 'a'));
     await expect(parts.complete()).rejects.toThrow('failAt: no part is named "typo" (a)');
     expect(events).toEqual(['start a', 'stop a']);
+  });
+
+  it('logs each start at debug with how long it took: a start’s timeline', async () => {
+    const { log, lines } = recordingLog('debug');
+    const parts = new Parts({ log });
+    await parts.start(tracked([], 'a'));
+    await parts.startBehind(tracked([], 'b'));
+    const started = lines.filter((l) => l.msg === 'part started');
+    expect(started.map((l) => l.part)).toEqual(['a', 'b']);
+    for (const l of started) {
+      expect(l.ms).toBeGreaterThanOrEqual(0);
+      expect(l.processCpuMs).toBeGreaterThan(0);
+      expect(l.processMs).toBeGreaterThanOrEqual(l.ms as number);
+    }
   });
 
   describe('a part started behind (startBehind)', () => {

@@ -61,7 +61,7 @@ export class Parts {
   async start<H>(part: Part<H>): Promise<H> {
     if (this.stopping) throw new PartStartError(part.name, new Error('the parts are stopping'));
     try {
-      const handle = await part.start();
+      const handle = await this.timed(part);
       let stopped: Promise<void> | null = null;
       this.started.push({
         name: part.name,
@@ -88,7 +88,7 @@ export class Parts {
       return Promise.reject(new PartStartError(part.name, new Error('the parts are stopping')));
     let handle: { h: H } | null = null;
     const starting = (async () => {
-      const h = await part.start();
+      const h = await this.timed(part);
       handle = { h };
       if (this.opts.failAt === part.name) throw new Error(`failAt: ${part.name} (a test's injected failure)`);
       return h;
@@ -156,6 +156,27 @@ export class Parts {
       if (failure) throw failure.err;
     })();
     return this.stopping;
+  }
+
+  /**
+   * Its start, logged at debug with how long it took and the process's CPU and time so far:
+   * a start's timeline (load/fleet/run.ts's MASTER_LOG reads it for a master).
+   */
+  private async timed<H>(part: Part<H>): Promise<H> {
+    const began = performance.now();
+    const handle = await part.start();
+    const now = performance.now();
+    const { user, system } = process.cpuUsage();
+    this.opts.log.debug(
+      {
+        part: part.name,
+        ms: Math.round(now - began),
+        processMs: Math.round(now),
+        processCpuMs: Math.round((user + system) / 1000),
+      },
+      'part started',
+    );
+    return handle;
   }
 
   private async stopOne(p: Started): Promise<void> {
