@@ -270,7 +270,12 @@ try {
   // each master is a pod on its own node): fleet-1 stopped (SIGTERM, its builds drained),
   // then started again on the same worker port while the queue is still full; its workers,
   // retrying as the agent does, log in again as soon as the port is open.
-  await masters[0]!.proc.stop('SIGTERM', 60_000);
+  // Its stop is waited for to the end (the drain, 60 s by default, and the shutdown's margin):
+  // one killed at 60 s (2026-11-29 01:28, its 334 starting builds still draining) came back as
+  // a master that had not stopped: it waited out the lost-master bound (20 s) and cleaned up first.
+  const stopping = Date.now();
+  await masters[0]!.proc.stop('SIGTERM', 150_000);
+  const stopSeconds = seconds(Date.now() - stopping);
   const loadA2 = load1();
   // Only fleet-1's next first command is recorded: the others count as having had theirs.
   [firstCommand, cpuAtFirst] = [{}, {}];
@@ -289,7 +294,7 @@ try {
   });
   const othersCpu = masters.slice(1).map((m, i) => cpuSeconds(m.proc.pid) - othersCpu0[i]!);
   say(
-    `\n## A2. fleet-1 restarted while the other ${shape.masters - 1} drain the queue (${await pending()} pending)\n`,
+    `\n## A2. fleet-1 restarted while the other ${shape.masters - 1} drain the queue (${await pending()} pending; its stop took ${stopSeconds} s)\n`,
   );
   say(
     "| master | spawn to ready (s) | its CPU by then (s) | spawn to first command on a worker (s) | its CPU by then (s) | the others' CPU meanwhile (s) | load average (1 min) before, after |",
