@@ -103,9 +103,9 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
   const masterid = () => membership.masterid;
   // Background jobs shared by the cluster: master expiry and log compression (BullMQ). Started
   // behind the parts after it, since none of those waits for it: its queues' and workers' Redis
-  // connections and schedules took 0.1-0.6 s of a start's wall time before the worker port
-  // opened, for 0.06-0.09 s of CPU (fleet phase A, 1,000 builders, 2026-11-29, load 12-14:
-  // load/results/fleet.md). The master is ready only once it has started (parts.complete()).
+  // connections and schedules took 0.1-1.0 s of a start's wall time before the worker port
+  // opened, for 0.06-0.09 s of CPU (fleet phases A and A2, 1,000 builders, 2026-11-29, load
+  // 12-20, MASTER_LOG's part start times: load/results/fleet.md). The master is ready only once it has started (parts.complete()).
   const jobsStarting = parts.startBehind({
     name: 'jobs',
     start: async () => {
