@@ -10,6 +10,8 @@
 //   A. start: the masters stopped, PENDING one-request build sets written straight into the
 //      database (as 25,000 forces would leave them), then all masters started at once while
 //      every worker connects: each master's time from its spawn to its first command;
+//  A2. then one master stopped and started again while the others drain the queue and its
+//      workers reconnect to it (a rolling update): the same two times for it;
 //   B. throughput: builds started and completed a second across the masters while the queue
 //      drains (a window of DRAIN_SECONDS, or until it is empty), and master CPU per build;
 //   C. latency: the rest of the queue cancelled, then the fleet_forces scenario of
@@ -22,8 +24,12 @@
 //
 //   load/fleet/run.sh        (starts PostgreSQL and Redis for it; see there)
 //
-// STOP_AFTER=A ends the run once phase A is printed (a start measured again, in a minute);
-// STOP_AFTER=S once phase S is (the start rate again).
+// STOP_AFTER=A ends the run once phases A and A2 are printed (a start measured again, in a
+// minute); STOP_AFTER=S once phase S is (the start rate again).
+//
+// MASTER_LOG=DIR runs the masters at LOG_LEVEL=debug and writes each one's output into
+// DIR/fleet-N.PID.log at the end: among it, the time each of its parts took to start
+// (core/lifecycle/parts.ts, "part started"). Best with STOP_AFTER=A (a drain's debug lines are many).
 //
 // MASTER_CPU_PROF=DIR writes each master's CPU profile (node --cpu-prof) into DIR as it
 // stops: the masters are then stopped with SIGTERM at the end, not killed, so that phases
@@ -64,6 +70,7 @@ const shape: FleetShape = {
 const PENDING = Number(process.env.PENDING ?? 25_000);
 const DRAIN_SECONDS = Number(process.env.DRAIN_SECONDS ?? 60);
 const PROFILE_DIR = process.env.MASTER_CPU_PROF;
+const LOG_DIR = process.env.MASTER_LOG;
 const LATENCY_SECONDS = Number(process.env.LATENCY_SECONDS ?? 30);
 const STOP_AFTER = process.env.STOP_AFTER;
 /** Thrown once the phase STOP_AFTER names is printed: the rest is skipped, the clean-up runs. */
@@ -93,28 +100,32 @@ process.env[SERVICES_BUILD_ENV] = await buildServices();
 const db = createPool(dbUrl, { poolSize: 2 });
 const running: Running[] = [];
 const profiled: Running[] = [];
+const logged: { name: string; proc: Running }[] = [];
 const apis: ApiProcess[] = [];
 const workerPorts = await Promise.all(Array.from({ length: shape.masters }, () => freePort()));
 
+async function startMaster(i: number): Promise<MasterRun> {
+  const probePort = await freePort();
+  const spawnedAt = Date.now();
+  const proc = startService('master', {
+    DATABASE_URL: dbUrl!,
+    REDIS_URL: redisUrl!,
+    MASTER_CONFIG: config,
+    MASTER_NAME: `fleet-${i + 1}`,
+    WORKER_PORT: String(workerPorts[i]),
+    PROBE_PORT: String(probePort),
+    LOG_LEVEL: LOG_DIR ? 'debug' : 'warn',
+    ...(PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${PROFILE_DIR}` } : {}),
+  });
+  running.push(proc);
+  if (PROFILE_DIR) profiled.push(proc);
+  if (LOG_DIR) logged.push({ name: `fleet-${i + 1}`, proc });
+  return { index: i, proc, spawnedAt, workerPort: workerPorts[i]!, probePort };
+}
+
 async function startMasters(): Promise<MasterRun[]> {
   const ms: MasterRun[] = [];
-  for (let i = 0; i < shape.masters; i++) {
-    const probePort = await freePort();
-    const spawnedAt = Date.now();
-    const proc = startService('master', {
-      DATABASE_URL: dbUrl!,
-      REDIS_URL: redisUrl!,
-      MASTER_CONFIG: config,
-      MASTER_NAME: `fleet-${i + 1}`,
-      WORKER_PORT: String(workerPorts[i]),
-      PROBE_PORT: String(probePort),
-      LOG_LEVEL: 'warn',
-      ...(PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${PROFILE_DIR}` } : {}),
-    });
-    running.push(proc);
-    if (PROFILE_DIR) profiled.push(proc);
-    ms.push({ index: i, proc, spawnedAt, workerPort: workerPorts[i]!, probePort });
-  }
+  for (let i = 0; i < shape.masters; i++) ms.push(await startMaster(i));
   return ms;
 }
 
@@ -248,10 +259,10 @@ try {
   await writePending(db, ssid, PENDING);
   const pending = () => unclaimed(db);
   say(`## A. Start with ${await pending()} pending requests\n`);
-  const firstCommand: Record<number, number> = {};
+  let firstCommand: Record<number, number> = {};
   // CPU seconds a master had spent when its first command came: what its start costs, apart
   // from the wait for a core that a busy machine adds to the wall time.
-  const cpuAtFirst: Record<number, number> = {};
+  let cpuAtFirst: Record<number, number> = {};
   const loadA = load1();
   masters = await startMasters();
   workers = fleet((m, at) => {
@@ -280,6 +291,44 @@ try {
     say(
       `| fleet-${m.index + 1} | ${readyAt[m.index] ? seconds(readyAt[m.index]! - m.spawnedAt) : 'not yet'} | ${cpuAtReady[m.index]?.toFixed(2) ?? '-'} | ${seconds(firstCommand[m.index]! - m.spawnedAt)} | ${cpuAtFirst[m.index]!.toFixed(2)} | ${loadA}, ${load1()} |`,
     );
+
+  // A2. One master restarted while the others run, as a rolling update does (in production
+  // each master is a pod on its own node): fleet-1 stopped (SIGTERM, its builds drained),
+  // then started again on the same worker port while the queue is still full; its workers,
+  // retrying as the agent does, log in again as soon as the port is open.
+  // Its stop is waited for to the end (the drain, 60 s by default, and the shutdown's margin):
+  // one killed at 60 s (2026-11-29 01:28, its 334 starting builds still draining) came back as
+  // a master that had not stopped: it waited out the lost-master bound (20 s) and cleaned up first.
+  const stopping = Date.now();
+  await masters[0]!.proc.stop('SIGTERM', 150_000);
+  const stopSeconds = seconds(Date.now() - stopping);
+  const loadA2 = load1();
+  // Only fleet-1's next first command is recorded: the others count as having had theirs.
+  [firstCommand, cpuAtFirst] = [{}, {}];
+  for (const other of masters.slice(1)) firstCommand[other.index] = 0;
+  const othersCpu0 = masters.slice(1).map((m) => cpuSeconds(m.proc.pid));
+  masters[0] = await startMaster(0);
+  const restarted = masters[0];
+  const [restartReady, restartCpuReady]: [Record<number, number>, Record<number, number>] = [{}, {}];
+  void ready([restarted], restartCpuReady).then(
+    (at) => Object.assign(restartReady, at),
+    () => {},
+  );
+  await waitFor('a build on the restarted master', () => firstCommand[0] !== undefined, {
+    timeoutMs: 600_000,
+    everyMs: 20,
+  });
+  const othersCpu = masters.slice(1).map((m, i) => cpuSeconds(m.proc.pid) - othersCpu0[i]!);
+  say(
+    `\n## A2. fleet-1 restarted while the other ${shape.masters - 1} drain the queue (${await pending()} pending; its stop took ${stopSeconds} s)\n`,
+  );
+  say(
+    "| master | spawn to ready (s) | its CPU by then (s) | spawn to first command on a worker (s) | its CPU by then (s) | the others' CPU meanwhile (s) | load average (1 min) before, after |",
+  );
+  say('|---|---|---|---|---|---|---|');
+  say(
+    `| fleet-1 | ${restartReady[0] ? seconds(restartReady[0] - restarted.spawnedAt) : 'not yet'} | ${restartCpuReady[0]?.toFixed(2) ?? '-'} | ${seconds(firstCommand[0]! - restarted.spawnedAt)} | ${cpuAtFirst[0]!.toFixed(2)} | ${othersCpu.map((c) => c.toFixed(2)).join(' + ')} | ${loadA2}, ${load1()} |`,
+  );
   if (STOP_AFTER === 'A') {
     await workers.close();
     throw STOPPED;
@@ -425,6 +474,8 @@ try {
 } finally {
   await Promise.all(profiled.map((p) => p.stop('SIGTERM', 60_000)));
   await Promise.all(running.map((p) => p.stop('SIGKILL')));
+  for (const { name, proc } of logged)
+    writeFileSync(join(LOG_DIR!, `${name}.${proc.pid}.log`), proc.output());
   await db.dispose();
   rmSync(process.env[SERVICES_BUILD_ENV]!, { recursive: true, force: true });
   rmSync(dir, { recursive: true, force: true });

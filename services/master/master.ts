@@ -30,7 +30,8 @@ import { Claims } from './claims.js';
 import { listenToCluster } from './cluster-events.js';
 import { Distributor } from './distributor.js';
 import { logCodec } from './jobs/compress-log.js';
-import { startJobs } from './jobs/index.js';
+import { type Jobs, startJobs } from './jobs/index.js';
+import { JobMetrics } from './jobs/metrics.js';
 import { DEFAULT_PREFIX } from './jobs/queues.js';
 import { livenessOf, livenessProblems } from './liveness.js';
 import type { Master, MasterDeps } from './master-deps.js';
@@ -75,6 +76,9 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
   // parts once the last has started), the traces of new requests, and the distributor's wake-up
   // (work may be waiting), which parts started before the distributor call.
   const metrics = new MasterMetrics();
+  // The jobs' metrics, which the reporters' queues join (jobs/metrics.ts), made here since
+  // the reporters start while the jobs are still starting.
+  const jobMetrics = new JobMetrics([]);
   collectEventMetrics(metrics.registry, redis);
   // What runs: a reload replaces it once the parts have taken it on (reconfigure.ts).
   const running: RunningConfig = { config, version: configVersion(config), secrets };
@@ -97,13 +101,18 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     stop: (m) => m.stop(),
   });
   const masterid = () => membership.masterid;
-  // Background jobs shared by the cluster: master expiry and log compression (BullMQ).
-  const jobs = await parts.start({
+  // Background jobs shared by the cluster: master expiry and log compression (BullMQ). Started
+  // behind the parts after it, since none of those waits for it: its queues' and workers' Redis
+  // connections and schedules took 0.1-1.0 s of a start's wall time before the worker port
+  // opened, for 0.06-0.09 s of CPU (fleet phases A and A2, 1,000 builders, 2026-11-29, load
+  // 12-20, MASTER_LOG's part start times: load/results/fleet.md). The master is ready only once it has started (parts.complete()).
+  const jobsStarting = parts.startBehind({
     name: 'jobs',
     start: async () => {
       const j = await startJobs({
         ctx,
         redis: deps.jobsRedis,
+        metrics: jobMetrics,
         ...(deps.jobsPrefix ? { prefix: deps.jobsPrefix } : {}),
         masterid,
         codec: config.log_compression,
@@ -119,6 +128,8 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
     // After the builds (their last logs get queued), before the stores close.
     stop: (j) => j.stop(),
   });
+  // What a build hands the jobs once they have started (a log or an artifact to move).
+  const withJobs = (queue: (j: Jobs) => void) => void jobsStarting.then(queue, () => {});
   // Reporters hear events from here on; none configured, nothing is started.
   // A reload that changes their sections restarts them (reconfigure.ts).
   const reportersOf = (c: MasterConfig) =>
@@ -129,7 +140,7 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
       redis: deps.jobsRedis,
       prefix: deps.jobsPrefix ?? DEFAULT_PREFIX,
       subscribe: deps.events,
-      jobMetrics: jobs.jobMetrics,
+      jobMetrics,
       log,
       ...(deps.timing?.reportBackoffMs !== undefined ? { backoffMs: deps.timing.reportBackoffMs } : {}),
     });
@@ -171,8 +182,8 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
         ...(deps.timing?.triggerPollMs ? { triggerPollMs: deps.timing.triggerPollMs } : {}),
         lease: membership,
         lostWorkerWaitMs: liveness.lostMasterBoundMs + 1000,
-        onLogFinished: (logid) => jobs.queueCompressLogSoon(logid),
-        onArtifactComplete: (id) => jobs.queueMoveArtifactSoon(id),
+        onLogFinished: (logid) => withJobs((j) => j.queueCompressLogSoon(logid)),
+        onArtifactComplete: (id) => withJobs((j) => j.queueMoveArtifactSoon(id)),
         objectStore,
       });
       const detach = membership.attach({
@@ -329,6 +340,7 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
       }),
   });
   await parts.complete();
+  const jobs = await jobsStarting;
 
   const reconfigure = reconfigurer({
     running,

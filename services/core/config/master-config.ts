@@ -3,7 +3,6 @@
 // path of the bad key and what was expected there.
 // Each section's schema is in master-config/; this file composes them, parses and loads.
 import { readFileSync } from 'node:fs';
-import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { artifacts } from './master-config/artifacts.js';
@@ -29,6 +28,7 @@ import { triggerProblems } from './master-config/steps.js';
 import { fileDownloadProblems } from './master-config/transfer-steps.js';
 import { worker } from './master-config/workers.js';
 import { www } from './master-config/www.js';
+import { yamlData } from './yaml-data.js';
 
 export { ENDPOINT_MATCHERS, userSchema, usersFileSchema } from './master-config/auth.js';
 export { builderDir } from './master-config/builders.js';
@@ -335,15 +335,9 @@ function checkReferences(cfg: MasterConfig): string[] {
 export const reporterName = (r: MasterConfig['reporters'][number]): string => r.name ?? r.type;
 
 export function parseMasterConfig(text: string, source = 'master configuration'): MasterConfig {
-  const doc = parseDocument(text, { prettyErrors: true });
-  if (doc.errors.length) {
-    throw new ConfigError(
-      'CONFIG_YAML_SYNTAX',
-      `${source} is not valid YAML`,
-      doc.errors.map((e) => e.message.split('\n')[0] ?? e.message),
-    );
-  }
-  const parsed = masterConfigSchema.safeParse(doc.toJS() ?? {});
+  const yaml = yamlData(text);
+  if (!yaml.ok) throw new ConfigError('CONFIG_YAML_SYNTAX', `${source} is not valid YAML`, yaml.errors);
+  const parsed = masterConfigSchema.safeParse(yaml.data ?? {});
   if (!parsed.success) {
     throw new ConfigError('CONFIG_SCHEMA', `${source} is invalid`, parsed.error.issues.map(describe));
   }

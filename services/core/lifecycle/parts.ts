@@ -6,7 +6,8 @@
 //   const parts = new Parts({ log });
 //   const membership = await parts.start({ name: 'membership', start: ..., stop: (m) => m.stop() });
 //   const jobs = await parts.start({ name: 'jobs', start: () => startJobs(...membership...), ... });
-//   parts.complete();
+//   const later = parts.startBehind({ name: 'jobs', ... });  // starts while the next parts start
+//   parts.complete();                                          // waits for those started behind
 //
 // A part is given what the parts before it returned (the composition root's own variables),
 // never what a later one will: one that must hear an earlier part registers with it when it
@@ -50,6 +51,8 @@ interface Started {
 
 export class Parts {
   private readonly started: Started[] = [];
+  /** The starts of parts started behind (startBehind), each a PartStartError if it failed. */
+  private readonly behind: Promise<unknown>[] = [];
   private stopping: Promise<void> | null = null;
 
   constructor(private readonly opts: PartsOptions) {}
@@ -58,7 +61,7 @@ export class Parts {
   async start<H>(part: Part<H>): Promise<H> {
     if (this.stopping) throw new PartStartError(part.name, new Error('the parts are stopping'));
     try {
-      const handle = await part.start();
+      const handle = await this.timed(part);
       let stopped: Promise<void> | null = null;
       this.started.push({
         name: part.name,
@@ -74,8 +77,52 @@ export class Parts {
     }
   }
 
-  /** Every part has started. With a failAt that named none of them, stops them all and throws. */
+  /**
+   * Start `part` behind the ones after it: its place in the stop order is taken now, its start
+   * runs while the next parts start, and complete() waits for it. Its handle when it has one;
+   * a PartStartError if it fails, which complete() throws too, once every part is stopped. A
+   * stop waits for its start to end, then stops it if it started.
+   */
+  startBehind<H>(part: Part<H>): Promise<H> {
+    if (this.stopping)
+      return Promise.reject(new PartStartError(part.name, new Error('the parts are stopping')));
+    let handle: { h: H } | null = null;
+    const starting = (async () => {
+      const h = await this.timed(part);
+      handle = { h };
+      if (this.opts.failAt === part.name) throw new Error(`failAt: ${part.name} (a test's injected failure)`);
+      return h;
+    })().catch((err: unknown) => {
+      throw new PartStartError(part.name, err);
+    });
+    // Awaited by complete() or by a stop; the caller's own uses of it handle their rejection.
+    starting.catch(() => {});
+    this.behind.push(starting);
+    let stopped: Promise<void> | null = null;
+    this.started.push({
+      name: part.name,
+      stop: () =>
+        (stopped ??= starting.then(
+          async () => void (await part.stop?.(handle!.h)),
+          async () => void (handle && (await part.stop?.(handle.h))),
+        )),
+    });
+    return starting;
+  }
+
+  /**
+   * Every part has started: the ones started behind are waited for (the first that failed is
+   * thrown once all are stopped). With a failAt that named none of them, stops them all and throws.
+   */
   async complete(): Promise<void> {
+    for (const starting of this.behind) {
+      try {
+        await starting;
+      } catch (err) {
+        await this.stop().catch(() => {});
+        throw err;
+      }
+    }
     const { failAt } = this.opts;
     if (failAt === undefined || this.started.some((p) => p.name === failAt)) return;
     await this.stop().catch(() => {});
@@ -109,6 +156,27 @@ export class Parts {
       if (failure) throw failure.err;
     })();
     return this.stopping;
+  }
+
+  /**
+   * Its start, logged at debug with how long it took and the process's CPU and time so far:
+   * a start's timeline (load/fleet/run.ts's MASTER_LOG reads it for a master).
+   */
+  private async timed<H>(part: Part<H>): Promise<H> {
+    const began = performance.now();
+    const handle = await part.start();
+    const now = performance.now();
+    const { user, system } = process.cpuUsage();
+    this.opts.log.debug(
+      {
+        part: part.name,
+        ms: Math.round(now - began),
+        processMs: Math.round(now),
+        processCpuMs: Math.round((user + system) / 1000),
+      },
+      'part started',
+    );
+    return handle;
   }
 
   private async stopOne(p: Started): Promise<void> {

@@ -75,6 +75,11 @@ export interface JobsOptions extends ExpireSettings {
   /** log_compression of the master's configuration. */
   codec: LogCompression;
   log: Logger;
+  /**
+   * The metrics its queues join: the master's, made before the jobs start so that the
+   * reporters' queues can join them while the jobs are still starting. Its own without.
+   */
+  metrics?: JobMetrics;
   /** Redis key prefix of the queues (default `flotilla:jobs`); the cluster must agree on it. */
   prefix?: string;
   /** How often expire-masters runs across the cluster (default 60,000 ms); masters must agree. */
@@ -193,7 +198,8 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
   const queues = [compress, expire, retain, move, moveArtifacts, sweep] as Queue[];
   for (const q of queues)
     q.on('error', (err) => log.warn({ queue: q.name, err: err.message }, 'queue error'));
-  metrics = new JobMetrics(queues);
+  if (opts.metrics) for (const q of queues) opts.metrics.watch(q);
+  metrics = opts.metrics ?? new JobMetrics(queues);
   const retentionMetrics = new RetentionMetrics(metrics.registry);
   const backfillMetrics = new BackfillMetrics(metrics.registry);
   const retention = opts.retention && retentionConfigured(opts.retention) ? opts.retention : null;
