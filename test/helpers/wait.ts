@@ -18,7 +18,10 @@ export interface WatchedProcess {
 export interface WaitOptions {
   /** Give up after this long (default 60 s, or 90 s when watching a process). */
   timeoutMs?: number;
-  /** Look again after this long (default 20 ms, or 100 ms when watching a process). */
+  /**
+   * Look again after this long. By default 20 ms for the first second, then 100 ms (and
+   * 100 ms all along when watching a process): see `pauseAfter`.
+   */
   everyMs?: number;
   /** Fail at once, with its output, if this process exits while waiting. */
   proc?: WatchedProcess;
@@ -38,6 +41,19 @@ const DEFAULT_EVERY_MS = 20;
 // usually an HTTP request to that process.
 const PROCESS_TIMEOUT_MS = 90_000;
 const PROCESS_EVERY_MS = 100;
+// A wait that has not held within its first second looks every 100 ms, not every 20 ms. Most
+// waits hold within it; the long ones (a build to finish, a master to take over, an expiry)
+// poll a database or an API process, each look CPU the tests beside them need (the suite is
+// CPU-bound). It halved the looks of two end-to-end files (2,211 -> 1,107), a few CPU s a run
+// (docs/testing.md, "The heaviest files' own CPU"). A state that lasts less than 100 ms is no
+// condition to wait for on a loaded machine anyway: a 20 ms pause there often lasts longer.
+const FAST_FOR_MS = 1_000;
+const SLOW_EVERY_MS = 100;
+
+/** The pause before the next look, `waited` ms into a wait that gave no `everyMs`. */
+function pauseAfter(waited: number): number {
+  return waited < FAST_FOR_MS ? DEFAULT_EVERY_MS : SLOW_EVERY_MS;
+}
 
 const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -56,8 +72,9 @@ export async function waitFor(
   opts: WaitOptions = {},
 ): Promise<void> {
   const { proc, gaveUp } = opts;
-  const end = Date.now() + (opts.timeoutMs ?? (proc ? PROCESS_TIMEOUT_MS : DEFAULT_TIMEOUT_MS));
-  const every = opts.everyMs ?? (proc ? PROCESS_EVERY_MS : DEFAULT_EVERY_MS);
+  const start = Date.now();
+  const end = start + (opts.timeoutMs ?? (proc ? PROCESS_TIMEOUT_MS : DEFAULT_TIMEOUT_MS));
+  const every = opts.everyMs ?? (proc ? PROCESS_EVERY_MS : undefined);
   let last: unknown;
   for (;;) {
     try {
@@ -72,7 +89,7 @@ export async function waitFor(
     if (reason) throw new Error(`${what}: gave up, ${reason}${why}`);
     if (Date.now() > end)
       throw new Error(`timed out waiting for ${what}${why}${proc ? `\n${proc.output()}` : ''}`);
-    await pause(every);
+    await pause(every ?? pauseAfter(Date.now() - start));
   }
 }
 
@@ -85,10 +102,11 @@ export async function eventually<T>(
   done: (value: T) => boolean,
   opts: Pick<WaitOptions, 'timeoutMs' | 'everyMs'> = {},
 ): Promise<T> {
-  const end = Date.now() + (opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  const start = Date.now();
+  const end = start + (opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   for (;;) {
     const v = await probe();
     if (done(v) || Date.now() > end) return v;
-    await pause(opts.everyMs ?? DEFAULT_EVERY_MS);
+    await pause(opts.everyMs ?? pauseAfter(Date.now() - start));
   }
 }

@@ -127,8 +127,6 @@ describe.each(['agent', 'bbw'])('a patch on the source stamp, on %s', (worker) =
   });
 });
 
-const deliverTryJob = (job: Record<string, unknown>) => deliverTryJobs(jobdir, [job]);
-
 describe('a Try_Jobdir scheduler', () => {
   const job = (jobid: string, builderNames: string[], patch: string) => ({
     jobid,
@@ -151,7 +149,7 @@ describe('a Try_Jobdir scheduler', () => {
     ).then((rows) => rows[0].id as number);
 
   it('builds the patch of a job buildbot tryserver delivers, on the builders it names, shown in the API', async () => {
-    deliverTryJob(job('job-1', ['patch-agent', 'patch-bbw'], patchA));
+    deliverTryJobs(jobdir, [job('job-1', ['patch-agent', 'patch-bbw'], patchA)]);
     const bsid = await buildsetOf('job-1');
     const requests = await stage.db.pool.query(
       sql`SELECT id FROM buildrequests WHERE buildsetid = ${bsid} ORDER BY id`,
@@ -192,9 +190,12 @@ describe('a Try_Jobdir scheduler', () => {
   }, 180_000);
 
   it('refuses a job naming a builder not its own, and one whose patch is not UTF-8, building nothing', async () => {
-    deliverTryJob(job('job-2', ['patch-agent', 'elsewhere'], patchA));
-    // Latin-1 bytes: tryclient writes them as version 6 (base64).
-    deliverTryJob(job('job-3', ['patch-agent'], `${patchA}# caf\u00e9\n`));
+    // Both in one Python process: its start (Buildbot's imports) costs more than a job.
+    deliverTryJobs(jobdir, [
+      job('job-2', ['patch-agent', 'elsewhere'], patchA),
+      // Latin-1 bytes: tryclient writes them as version 6 (base64).
+      job('job-3', ['patch-agent'], `${patchA}# caf\u00e9\n`),
+    ]);
     await eventually(
       async () => readdirSync(join(jobdir, 'new')),
       (left) => left.length === 0,
