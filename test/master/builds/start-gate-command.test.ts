@@ -20,8 +20,13 @@ const CONFIG = `
 log_compression: none
 workers:
 ${names.map((i) => `  - { name: w${i}, password: x }`).join('\n')}
+  - { name: wc, password: x }
 builders:
 ${names.map((i) => `  - { name: b${i}, workers: [w${i}], steps: [{ type: shell, name: one, command: "echo ok" }] }`).join('\n')}
+${names.map((i) => `  - { name: p${i}, workers: [w${i}], steps: [{ type: trigger, name: go, schedulers: [kids], waitForFinish: true }] }`).join('\n')}
+  - { name: child, workers: [wc], steps: [{ type: shell, name: work, command: "echo child" }] }
+schedulers:
+  - { type: triggerable, name: kids, builders: [child] }
 `;
 
 let stage: Stage;
@@ -64,14 +69,15 @@ beforeAll(async () => {
     timing: { distributorPollMs: 60_000 },
   });
   for (const w of workers) m.workers.connect(w);
+  m.workers.connect(new ScriptedWorker('wc'));
 });
 afterAll(() => stage?.close());
 
-it('a build leaves the start gate at its first command, not at its row', async () => {
-  // One build set for every builder: its requests are committed, and claimed, together.
+/** One build set for these builders: its requests are committed, and claimed, together; run to their end. */
+async function buildAll(builders: string[]): Promise<void> {
   const brids = await transact(stage.ctx, async (tx) => {
     const builderids: number[] = [];
-    for (const i of names) builderids.push((await findBuilderId(tx, `b${i}`, false))!);
+    for (const b of builders) builderids.push((await findBuilderId(tx, b, false))!);
     const added = await addBuildset(tx, {
       scheduler: 'test',
       sourcestamps: [{ codebase: '', repository: 'r', branch: 'main', revision: 'abc', project: '' }],
@@ -82,12 +88,34 @@ it('a build leaves the start gate at its first command, not at its row', async (
   });
   m.master.distributor.kick();
   await eventually(
-    () => stage.db.pool.query(sql`SELECT count(*)::int AS n FROM buildrequests WHERE complete = 1`),
+    () =>
+      stage.db.pool.query(
+        sql`SELECT count(*)::int AS n FROM buildrequests WHERE complete = 1 AND id = ANY(${brids})`,
+      ),
     (rows) => rows[0]?.n === brids.length,
   );
   await m.master.runner.whenIdle();
+}
+
+it('a build leaves the start gate at its first command, not at its row', async () => {
+  await buildAll(names.map((i) => `b${i}`));
   expect(commandsAtRow).toHaveLength(N);
   expect(commandsSent()).toBe(N);
   // The k-th row (from 1) past the gate's size comes after at least k - GATE first commands.
   for (const [k, sent] of commandsAtRow.entries()) expect(sent).toBeGreaterThanOrEqual(k + 1 - GATE);
+});
+
+it('a build that waits for others lets go of the gate first: as many triggers as it holds still end', async () => {
+  // Eleven parents waiting for their children: had they kept their places to a command they
+  // never send, the gate would be theirs and no child could start.
+  await buildAll(names.map((i) => `p${i}`));
+  const rows = await stage.db.pool.query(
+    sql`SELECT b.name = 'child' AS child, count(*)::int AS n, max(r.results)::int AS worst
+        FROM buildrequests r JOIN builders b ON b.id = r.builderid
+        WHERE r.complete = 1 AND (b.name = 'child' OR b.name LIKE 'p%') GROUP BY 1 ORDER BY 1`,
+  );
+  expect(rows).toEqual([
+    { child: false, n: N, worst: 0 },
+    { child: true, n: N, worst: 0 },
+  ]);
 });
