@@ -65,10 +65,28 @@ export async function runBuild(
   started: (build: { buildid: number; number: number }) => void,
   gate?: StartGate,
 ): Promise<number> {
+  // Through the master's start gate (start-gate.ts says why) from its row to its first command.
+  const leaveGate = gate ? await gate.enter() : () => {};
+  try {
+    return await startedBuild(deps, req, worker, interrupts, started, leaveGate);
+  } finally {
+    leaveGate();
+  }
+}
+
+/** runBuild inside the gate: `leaveGate` once its first command goes to the worker (or it waits). */
+async function startedBuild(
+  deps: BuildDeps,
+  req: BuildRequestToRun,
+  worker: WorkerConnection,
+  interrupts: BuildInterrupts,
+  started: (build: { buildid: number; number: number }) => void,
+  leaveGate: () => void,
+): Promise<number> {
   const { log } = deps;
   const masterid = deps.masterid();
   const workerCfg = deps.config.workers.find((w) => w.name === worker.name);
-  // The row and the properties through the master's start gate (start-gate.ts says why), in
+  // The row and the properties in
   // one transaction: as two, the properties' added BEGIN, COMMIT and the fence's read and
   // record (claims.ts) to a build start's statements (load/results/fleet.md, 2026-11-28
   // 22:30). The claim is the row's INSERT's own condition (newBuild's claimedBy), as every
@@ -76,7 +94,6 @@ export async function runBuild(
   // all. The first attempt reads the request's newest build; a retry after an outage looks
   // for a row newer than that, which an earlier attempt may have committed, and its
   // properties with it.
-  const leaveGate = gate ? await gate.enter() : () => {};
   let before: number | undefined;
   const { buildid, number, properties } = await ridingOut(
     () =>
@@ -110,7 +127,7 @@ export async function runBuild(
         return { ...b, properties: p };
       }),
     deps.lease,
-  ).finally(leaveGate);
+  );
   started({ buildid, number });
   const fence = buildContext(deps.ctx, buildid, masterid, deps.lease, () =>
     deps.metrics?.buildWriteRetried?.(),
@@ -123,10 +140,13 @@ export async function runBuild(
   const redactor = new Redactor();
   try {
     let props = properties;
-    const prepared = await prepare(bdeps, req, worker, buildid, interrupts);
+    const prepared = await prepare(bdeps, req, worker, buildid, interrupts, leaveGate);
     held = prepared.locks;
     // pass and Vault cannot be asked while a template renders: what the steps name, read now.
-    await deps.secrets.load?.(secretNames(req.builder));
+    // A secret store's round trip is not the database's: the gate's place goes to the next build.
+    const secrets = secretNames(req.builder);
+    if (secrets.length) leaveGate();
+    await deps.secrets.load?.(secrets);
 
     let results: number = Results.SUCCESS;
     let terminated = false;
@@ -138,12 +158,15 @@ export async function runBuild(
       worker,
       sourcestamps: await buildsetSourceStamps(ctx.db, req.bsid),
       redactor,
+      leaveStartGate: leaveGate,
     };
     for (const step of req.builder.steps) {
       if (interrupts.lost || !prepared.ready) break;
       if ((terminated || interrupts.stopped) && !holds(step.alwaysRun, props)) continue;
       const { signal, dispose } = interrupts.forStep();
       const outcome = await runStep({ step, props, build, deps: bdeps }, signal).finally(dispose);
+      // A first step that sent no command (a master-side step, a skipped one) still lets go.
+      leaveGate();
       if (outcome.workerLost) interrupts.lose(outcome.workerLost);
       props = await getBuildProperties(ctx.db, buildid);
       if (entersBuildSummary(step, outcome.results)) {
@@ -231,6 +254,7 @@ async function prepare(
   worker: WorkerConnection,
   buildid: number,
   interrupts: BuildInterrupts,
+  leaveGate: () => void,
 ): Promise<{ ready: boolean; locks: HeldLocks | null }> {
   const { ctx } = deps;
   const ready = `worker ${worker.name} ready`;
@@ -250,6 +274,8 @@ async function prepare(
     await setBuildStateString(tx, buildid, 'acquiring locks');
     return s;
   });
+  // Waiting for a lock in the start gate would hold every other build's start behind it.
+  leaveGate();
   const { signal, dispose } = interrupts.forStep();
   let locks: HeldLocks | null;
   try {

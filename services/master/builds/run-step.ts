@@ -87,6 +87,8 @@ async function recordStep(s: StepRun, signal: AbortSignal): Promise<StepOutcome>
     return { results, summary: shown };
   };
   // Buildbot takes a step's locks before it renders anything or decides whether to run.
+  // Waiting for one in the start gate would hold other builds' starts behind it.
+  if (step.locks.length) build.leaveStartGate();
   const held = await s.deps.locks.acquire(step.locks, build.worker.name, `step ${stepid}`, signal);
   if (!held) {
     await addTextLog(s, stepid, writes, 'cancelled while waiting for locks', reasonText(signal.reason));
@@ -139,6 +141,9 @@ async function runHolding(
     const kind = stepKind(step);
     if (kind.logFirst) writes.fold(running);
     else await writes.transact(running);
+    // A kind that runs runCommand at once keeps the start gate to its command (command.ts);
+    // any other may wait long (a trigger for builds that need the gate) and lets go here.
+    if (!kind.logFirst) build.leaveStartGate();
     const outcome = await kind.run({ ...s, text, render: r }, signal);
     const done = await end(outcome.results, outcome.summary);
     return {

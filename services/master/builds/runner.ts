@@ -21,8 +21,8 @@ export interface ClaimedRequest extends BuildRequestToRun {
 // A stop can arrive between the build's row being committed and this master registering the
 // build (the API sees the build as soon as it commits); such stops wait this long for it.
 const EARLY_STOP_MS = 60_000;
-// Builds writing their first rows at once (start-gate.ts): as many as the master's pool has
-// connections (10, core/db/pool.ts's default). Measured (load/results/fleet.md, 2026-11-28,
+// Builds between their row and their first command at once (start-gate.ts): as many as the
+// master's pool has connections (10, core/db/pool.ts's default). Measured (load/results/fleet.md, 2026-11-28,
 // 1,000 workers, 25,000 pending, load 54-75): with 4, a master's CPU by its first command
 // fell from 4.9-6.2 s to 2.9-3.0 s, but the three masters had started 181 builds 35 s after
 // it, where without a gate all 1,000 had rows by their first command (82-99 s after spawn):

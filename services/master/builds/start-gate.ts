@@ -7,6 +7,19 @@
 // workers and 25,000 pending: spawn to first command 29-38 s with the masters ready at 7.5-9 s).
 // Through the gate, the first builds reach their workers after their own round trips, and the
 // pool does the same work in all.
+//
+// A build keeps its place until its first command goes to its worker (run-build.ts, command.ts),
+// not only until its row: let go at its row, the next builds' rows and the next claim passes'
+// reads took the pool while the first builds' worker_preparation, step and log waited for it
+// behind them, and a master's first command reached a worker 3.5-6 s after its first claim
+// (fleet, 2026-11-29 00:41-01:40). It lets go earlier before anything that may wait long: a
+// lock, a secret store, a step that is not a command at once (a trigger waits for builds that
+// need the gate), and at its first step's end whatever that step did. Measured (fleet,
+// 2026-11-29 01:45-02:15, `STOP_AFTER=A MASTER_LOG=DIR load/fleet/run.sh`, before and after in
+// turn): a master's claiming part's start to its first command 0.80-1.88 s before (9 masters,
+// load 7-10), 0.31-0.97 s after (load 8-20); phase S's wake to first command 1.09-2.14 s
+// before, 0.47-0.88 s after, its builds started a second within the load's noise
+// (load/results/fleet.md).
 export class StartGate {
   private active = 0;
   private readonly waiting: (() => void)[] = [];

@@ -99,6 +99,8 @@ export async function runCommand(
     return { results: interruptedResults(signal), stdout: '' };
   }
   const kept = keeper(opts.keepStdout);
+  // The command is on its way: the start gate's place goes to the next build (start-gate.ts).
+  c.build.leaveStartGate();
   const end = await c.build.worker.run(
     request,
     async (stream: OutputStream, chunk: string, log?: string) => {

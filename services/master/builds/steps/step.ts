@@ -97,6 +97,11 @@ export interface BuildFacts {
   sourcestamps: readonly SourceStampFacts[];
   /** The secrets its templates used, kept out of its logs and state strings. */
   redactor: Redactor;
+  /**
+   * Gives its place in the master's start gate (start-gate.ts) to the next build: called as
+   * its first command goes to the worker, or before anything that may wait long; idempotent.
+   */
+  leaveStartGate: () => void;
 }
 
 export interface StepKind<C extends StepConfig = StepConfig> {
