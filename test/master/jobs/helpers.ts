@@ -19,6 +19,7 @@ import { testEnv } from '../../helpers/env.js';
 import { type Running, start } from '../../helpers/processes.js';
 import { sample } from '../../helpers/prometheus.js';
 import { S3Server } from '../../helpers/s3-server.js';
+import { waitFor } from '../../helpers/wait.js';
 
 export const quiet = createLogger('test-jobs', 'silent');
 
@@ -126,6 +127,14 @@ export function storeJobsSuite(bucket: string, prefix: string): StoreJobsSuite {
       objectStore: o.store,
       moveRetry: { attempts: 4, backoffMs: 100 },
     });
+    // The backfill sweep runs once at once when scheduled (BullMQ's `every`), then a period
+    // later: a test that adds a log or an artifact and moves it by hand waits for that first run
+    // to end, or the sweep may read the new row and move it first (a CI run: "an artifact of
+    // over 5 MiB" found it moved already).
+    await waitFor(
+      'the first backfill sweep to end',
+      async () => (await o.suite.completed(QUEUES.objectBackfill)) >= 1,
+    );
   });
   afterAll(async () => {
     await o.suite?.closeAll();
