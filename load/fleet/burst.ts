@@ -22,8 +22,9 @@ import { sql } from '../../services/core/db/pool.js';
 import { EVENTS_CHANNEL } from '../../services/core/events/bus.js';
 import { waitFor } from '../../test/helpers/wait.js';
 import { claimPasses, postgresCpuSeconds } from './costs.js';
+import { oneLine, statements, statementsBetween } from './pg-statements.js';
 import { cpuSeconds } from './procstat.js';
-import { writePending } from './queue.js';
+import { cancelUnclaimed, writePending } from './queue.js';
 import type { WorkerFleet } from './workers.js';
 
 export interface BurstInput {
@@ -38,34 +39,6 @@ export interface BurstInput {
   /** Wakes the masters (a force through the API). */
   wake: () => Promise<unknown>;
   say: (line: string) => void;
-}
-
-interface Statement {
-  calls: number;
-  ms: number;
-  query: string;
-}
-
-/** pg_stat_statements of this database, by queryid; null when the cluster does not load it. */
-async function statements(db: ConnectionPool): Promise<Map<string, Statement> | null> {
-  try {
-    const rows = await db.query(sql`
-      SELECT queryid::text AS id, calls, total_exec_time AS ms, query FROM pg_stat_statements
-      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`);
-    return new Map(rows.map((r) => [r.id, { calls: Number(r.calls), ms: Number(r.ms), query: r.query }]));
-  } catch {
-    return null;
-  }
-}
-
-function diff(before: Map<string, Statement>, after: Map<string, Statement>): Statement[] {
-  const out: Statement[] = [];
-  for (const [id, a] of after) {
-    const b = before.get(id);
-    const calls = a.calls - (b?.calls ?? 0);
-    if (calls > 0) out.push({ calls, ms: a.ms - (b?.ms ?? 0), query: a.query });
-  }
-  return out.sort((x, y) => y.calls - x.calls);
 }
 
 const load1 = () => loadavg()[0]!.toFixed(1);
@@ -139,7 +112,7 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
   );
   if (!s0 || !s1) say('statements: pg_stat_statements is not loaded on this cluster');
   else {
-    const d = diff(s0, s1);
+    const d = statementsBetween(s0, s1);
     const calls = d.reduce((a, s) => a + s.calls, 0);
     const ms = d.reduce((a, s) => a + s.ms, 0);
     say(
@@ -148,15 +121,11 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
     say('| calls | a start | ms in all | statement |');
     say('|---|---|---|---|');
     for (const s of d.slice(0, 16))
-      say(
-        `| ${s.calls} | ${(s.calls / n).toFixed(2)} | ${s.ms.toFixed(0)} | ${s.query.replace(/\s+/g, ' ').replaceAll('|', '\\|').slice(0, 140)} |`,
-      );
+      say(`| ${s.calls} | ${(s.calls / n).toFixed(2)} | ${s.ms.toFixed(0)} | ${oneLine(s.query, 140)} |`);
   }
   // The rest of the queue cancelled, the held builds let end: the phases after start on
   // their own queue.
-  await db.query(sql`
-    UPDATE buildrequests br SET complete = 1, results = 6, complete_at = extract(epoch FROM now())::int
-    WHERE complete = 0 AND NOT EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = br.id)`);
+  await cancelUnclaimed(db);
   workers.release();
   await waitFor(
     'the held builds ended',

@@ -7,29 +7,10 @@
 //
 // The regex (default: the Flotilla worker connection's `run`) names the frame whose first
 // sample ends the reading.
-import { readFileSync } from 'node:fs';
-
-interface Frame {
-  functionName: string;
-  url: string;
-}
-interface Node {
-  id: number;
-  callFrame: Frame;
-  children?: number[];
-}
-interface Profile {
-  nodes: Node[];
-  samples: number[];
-  timeDeltas: number[];
-}
+import { type Frame, samples, shareLines } from './cpu-profile.js';
 
 const [file, cutAt = 'workers/flotilla/connection\\.js:run$'] = process.argv.slice(2);
 if (!file) throw new Error('usage: profile-shares.ts PROFILE [frame regex]');
-const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
-const byId = new Map(p.nodes.map((n) => [n.id, n]));
-const parent = new Map<number, number>();
-for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 const name = (f: Frame) => `${f.url.replace(/.*\/(services|node_modules)\//, '$1/')}:${f.functionName}`;
 const packageOf = (stack: Frame[]) =>
   stack.map((f) => f.url.match(/node_modules\/((@[^/]+\/)?[^/]+)/)?.[1]).find(Boolean);
@@ -37,16 +18,10 @@ const cut = new RegExp(cutAt);
 const V8 = ['(idle)', '(garbage collector)', '(program)'];
 
 const shares = new Map<string, number>();
-let all = 0;
 let endedAt: number | null = null;
-let t = 0;
-for (const [i, sample] of p.samples.entries()) {
-  t += p.timeDeltas[i] ?? 0;
-  const stack: Frame[] = []; // leaf first
-  for (let x: number | undefined = sample; x !== undefined; x = parent.get(x))
-    stack.push(byId.get(x)!.callFrame);
+for (const { stack, at, us } of samples(file)) {
   if (stack.some((f) => cut.test(name(f)))) {
-    endedAt = t;
+    endedAt = at;
     break;
   }
   const leaf = stack[0]!.functionName;
@@ -61,10 +36,7 @@ for (const [i, sample] of p.samples.entries()) {
     const pkg = packageOf(stack);
     key = `run: ${own ? `${own[1]}/${own[2]}` : '-'}${pkg ? ` [${pkg}]` : ''}`;
   }
-  const dt = p.timeDeltas[i + 1] ?? 0;
-  shares.set(key, (shares.get(key) ?? 0) + dt);
-  all += dt;
+  shares.set(key, (shares.get(key) ?? 0) + us);
 }
 console.log(`${file}: read until ${endedAt === null ? 'the end' : `${(endedAt / 1e6).toFixed(2)} s`}`);
-for (const [key, us] of [...shares].sort((a, b) => b[1] - a[1]).slice(0, 30))
-  console.log(`${((100 * us) / all).toFixed(1).padStart(5)}%  ${key}`);
+for (const line of shareLines(shares, 30)) console.log(line);

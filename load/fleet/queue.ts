@@ -25,3 +25,10 @@ export async function unclaimed(db: Queryable): Promise<number> {
     WHERE complete = 0 AND NOT EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = br.id)`);
   return Number(row.n);
 }
+
+/** The requests neither complete nor claimed, ended CANCELLED: the rest of a queue a phase is done with. */
+export async function cancelUnclaimed(db: Queryable): Promise<void> {
+  await db.query(sql`
+    UPDATE buildrequests br SET complete = 1, results = 6, complete_at = extract(epoch FROM now())::int
+    WHERE complete = 0 AND NOT EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = br.id)`);
+}

@@ -59,7 +59,7 @@ import { claimPasses, postgresCpuSeconds, redisCpuSeconds } from './costs.js';
 import { fleetForces } from './forces.js';
 import { pgWindow } from './pg-window.js';
 import { cpuSeconds, rssKiB } from './procstat.js';
-import { unclaimed, writePending } from './queue.js';
+import { cancelUnclaimed, unclaimed, writePending } from './queue.js';
 import { WorkerFleet } from './workers.js';
 
 const shape: FleetShape = {
@@ -395,9 +395,7 @@ try {
   await endStatements?.();
 
   // C. Latency, request to build, on an empty queue.
-  await db.query(sql`
-    UPDATE buildrequests br SET complete = 1, results = 6, complete_at = extract(epoch FROM now())::int
-    WHERE complete = 0 AND NOT EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = br.id)`);
+  await cancelUnclaimed(db);
   await waitFor('no build running', async () => (await builds()) === (await completed()), {
     timeoutMs: 300_000,
   });
