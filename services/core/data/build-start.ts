@@ -2,8 +2,8 @@
 // one statement: its build set's properties, its builder's project, its main source stamp and
 // its changes' authors were four round trips in the transaction of the build's row, each
 // holding the builder's lock and a pooled connection a little longer. Each part is the
-// statement its own function runs (buildsets.ts, projects.ts, changes.ts, properties.ts), so
-// the two stay the same read.
+// statement its own file defines (buildsets.ts, projects.ts, changes.ts, properties.ts), the
+// same one the reporters' reads of a build set run alone.
 import { one, type Queryable, sql } from '../db/pool.js';
 import { buildsetMainSourceStampQuery } from './buildsets.js';
 import { buildsetChangeAuthorsQuery } from './changes.js';

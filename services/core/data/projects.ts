@@ -50,15 +50,7 @@ export async function updateProjectInfo(tx: Tx, projectid: number, info: Project
   return true;
 }
 
-/** The project of a build's builder (id and name), or null when the builder names none. */
-export function buildProject(
-  q: Queryable,
-  buildid: number,
-): Promise<{ id: number; name: string } | undefined> {
-  return maybeOne(q, buildProjectQuery(buildid));
-}
-
-/** buildProject's statement, for a build's start to read with its other facts (build-start.ts). */
+/** The project of a build's builder (id and name); no row when the builder names none. Read with a build's other facts at its start (build-start.ts). */
 export const buildProjectQuery = (buildid: number): SQLQuery =>
   sql`SELECT p.id, p.name FROM builds b JOIN builders bl ON bl.id = b.builderid
         JOIN projects p ON p.id = bl.projectid WHERE b.id = ${buildid}`;

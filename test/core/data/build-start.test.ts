@@ -1,12 +1,13 @@
 // A build's start reads its first properties' facts in one statement (buildStartFacts) and
 // writes them in one (addNewBuildProperties), where it took four reads and three statements,
 // and checks its claim in its row's INSERT (newBuild's claimedBy), where it read the fence
-// after it (load/results/fleet.md, 2026-11-29, phase S). Each must stay what it stands in for:
+// after it (load/results/fleet.md, 2026-11-29, phase S). Each must stay what it stands in for
+// (the reads each part's own statement makes alone, the JSON of one statement against their rows):
 // checked on the fixture, whose build sets, changes and properties a real Buildbot wrote.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   addNewBuildProperties,
-  buildProject,
+  buildProjectQuery,
   buildStartFacts,
   buildsetChangeAuthors,
   buildsetMainSourceStamp,
@@ -41,7 +42,7 @@ it("reads in one statement what the four reads of a build's facts read, for ever
     expect(c.statements).toBe(1);
     expect(c.facts).toEqual({
       buildsetProperties: await getBuildsetProperties(q, bsid),
-      project: (await buildProject(q, buildid)) ?? null,
+      project: (await q.query(buildProjectQuery(buildid)))[0] ?? null,
       sourcestamp: (await buildsetMainSourceStamp(q, bsid)) ?? null,
       authors: await buildsetChangeAuthors(q, bsid),
     });
