@@ -119,6 +119,36 @@ describe('a migration while the statements are prepared', () => {
     expect(await pool.query(n)).toEqual([{ n: '5' }]);
   });
 
+  it("renames the text for the pool: another connection's transaction does not meet the refusal", async () => {
+    await db.pool.query(sql`CREATE TABLE shared (id int PRIMARY KEY, a int)`);
+    await db.pool.query(sql`INSERT INTO shared VALUES (1, 10)`);
+    const pool = preparing({ poolSize: 2 });
+    const all = sql`SELECT * FROM shared WHERE id = ${1}`;
+    // Two transactions at once, so that each of the pool's two connections runs the text.
+    const onBoth = async () => {
+      let started = 0;
+      let bothIn: () => void = () => {};
+      const barrier = new Promise<void>((resolve) => {
+        bothIn = resolve;
+      });
+      return Promise.all(
+        [0, 1].map(() =>
+          pool.tx(async (tx) => {
+            if (++started === 2) bothIn();
+            await barrier;
+            return tx.query(all);
+          }),
+        ),
+      );
+    };
+    expect(await onBoth()).toEqual([[{ id: 1, a: 10 }], [{ id: 1, a: 10 }]]);
+    await db.pool.query(sql`ALTER TABLE shared ADD COLUMN b int NOT NULL DEFAULT 7`);
+    // One connection meets the refusal (and is ended); the other still holds the old statement.
+    expect(await pool.query(all)).toEqual([{ id: 1, a: 10, b: 7 }]);
+    // Both in transactions, where nothing is run again: the text's new name is prepared afresh.
+    expect(await onBoth()).toEqual([[{ id: 1, a: 10, b: 7 }], [{ id: 1, a: 10, b: 7 }]]);
+  });
+
   it('fails the transaction that meets it, and the next transaction answers right', async () => {
     await db.pool.query(sql`CREATE TABLE intx (id int PRIMARY KEY, a int)`);
     await db.pool.query(sql`INSERT INTO intx VALUES (1, 10)`);

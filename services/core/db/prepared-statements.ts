@@ -20,11 +20,13 @@
 // A schema change: PostgreSQL replans a prepared statement whose tables changed, but refuses
 // to run one whose result's columns changed (`SELECT *` after ADD COLUMN, a column's type):
 // SQLSTATE 0A000, "cached plan must not change result type", on every later run on that
-// connection. The text is then given a new name (every connection of the pool prepares it
-// afresh; the old one stays unused until the connection closes, and counts toward the bound)
-// and a statement run alone (the pool's own query) is run again once: the refusal comes
-// before the statement does anything. In a transaction the error aborts the transaction as
-// any error does, and the caller's next one uses the new name.
+// connection. @databases/pg ends the connection that met it (as after any error but a
+// constraint's), but the pool's other connections still hold the statement: so the text is
+// given a new name, which every connection prepares afresh (the old one stays unused until
+// its connection closes, and counts toward the bound), and a statement run alone (the pool's
+// own query) is run again once: the refusal comes before the statement does anything. In a
+// transaction the error aborts the transaction as any error does, and the caller's next one
+// uses the new name.
 import type { ConnectionPool, SQLQuery } from '@databases/pg';
 import { statementName } from './statement-name.js';
 
@@ -34,7 +36,11 @@ import { statementName } from './statement-name.js';
  * one EXECUTE, as postgres on the bench cluster, 2026-11-29): 8 KiB for
  * `SELECT max(id) FROM builds WHERE buildrequestid = $1`, 25 KiB for a two-table join of ten
  * columns; a generic plan, once PostgreSQL keeps one, about as much again. 256 texts are then
- * a few MiB a connection at most, against the plans they save on every call.
+ * a few MiB a connection at most, against the plans they save on every call. How many a run
+ * needs: the fleet's phases 0 and S (three masters, two APIs, 1,000 builders and workers,
+ * 1,000 starts) sent at most 104 distinct texts with parameters, masters, APIs and runner
+ * together (pg_stat_statements after `STOP_AFTER=S load/fleet/run.sh`, queries with a `$1`,
+ * 2026-11-29 03:47): 256 leaves room for the paths a short run does not take.
  */
 export const MAX_TEXTS = 256;
 
