@@ -78,6 +78,21 @@ describe('statements prepared once per connection', () => {
     expect((await preparedOn(pool)).map((p) => p.statement)).toEqual(['INSERT INTO scratch VALUES ($1)']);
   });
 
+  it('a text of a kind never to prepare cannot carry a parameter: PostgreSQL refuses each', async () => {
+    // So naming only texts with parameters never names one of these. (Each refusal ends its
+    // connection, as @databases/pg does after any error but a constraint's.)
+    const pool = preparing();
+    for (const q of [
+      sql`SET work_mem = ${'8MB'}`,
+      sql`LISTEN ${'channel'}`,
+      sql`CREATE TEMP TABLE withdefault (x int DEFAULT ${1})`,
+      sql`COPY (SELECT ${1}::int) TO STDOUT`,
+      sql`DO ${'BEGIN END'}`,
+    ]) {
+      await expect(pool.query(q)).rejects.toMatchObject({ code: expect.stringMatching(/^(42601|08P01)$/) });
+    }
+  });
+
   it('prepares at most maxTexts texts and sends the others unnamed, with the same answers', async () => {
     const pool = preparing({ prepare: { maxTexts: 2 } });
     for (let round = 0; round < 2; round++) {

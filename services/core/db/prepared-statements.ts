@@ -36,7 +36,8 @@ import { statementName } from './statement-name.js';
  * one EXECUTE, as postgres on the bench cluster, 2026-11-29): 8 KiB for
  * `SELECT max(id) FROM builds WHERE buildrequestid = $1`, 25 KiB for a two-table join of ten
  * columns; a generic plan, once PostgreSQL keeps one, about as much again. 256 texts are then
- * a few MiB a connection at most, against the plans they save on every call. How many a run
+ * 4-13 MiB a connection at the very most (256 × 16-50 KiB), against a plan saved on every
+ * call. How many a run
  * needs: the fleet's phases 0 and S (three masters, two APIs, 1,000 builders and workers,
  * 1,000 starts) sent at most 104 distinct texts with parameters, masters, APIs and runner
  * together (pg_stat_statements after `STOP_AFTER=S load/fleet/run.sh`, queries with a `$1`,
