@@ -6,8 +6,7 @@ set -e
 app="${FLOTILLA_HOME:-/app}"
 case "${1:-api}" in
   api)     exec node "$app/dist/services/api/main.js" ;;
-  # The master's bundle (deploy/bundle-master.ts): its start imports one file, not 290.
-  master)  exec node "$app/dist/master/main.js" ;;
+  master)  exec node "$app/dist/services/master/main.js" ;;
   worker)  exec node "$app/dist/services/worker/main.js" ;;
   migrate) exec node "$app/dist/services/core/db/migrate-cli.js" ;;
   # An operator's commands on logins: `flotilla auth unblock <user|address>` (docs/security.md).

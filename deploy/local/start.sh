@@ -80,19 +80,9 @@ start_service() {
   local name="$1"; shift
   local script="services/$name/main.ts"
   [ "$name" = reports ] && script="deploy/local/report-receiver.ts"
-  local run=(--import tsx "$script")
   if pid_alive "$(cat "$DATA/run/$name.pid" 2>/dev/null)"; then
     log "$name already running (pid $(cat "$DATA/run/$name.pid"))"
     return 0
-  fi
-  # The master runs from its bundle, as in the image (deploy/bundle-master.ts), made anew
-  # only when it starts (a running master may still load a part of the one it started from).
-  # Inside the repository, so that its imports find node_modules wherever FLOTILLA_DATA is.
-  if [ "$name" = master ]; then
-    local bundle="$DATA/master-bundle"
-    case "$DATA" in "$ROOT"/*) ;; *) bundle="$ROOT/.data/master-bundle-$(printf '%s' "$DATA" | cksum | cut -d' ' -f1)" ;; esac
-    (cd "$ROOT" && node deploy/bundle-master.ts "$bundle") || die "the master's bundle did not build"
-    run=("$bundle/main.js")
   fi
   # Only what the service needs: a worker's builds see its environment, so nothing else
   # leaks. OpenTelemetry's OTEL_* variables pass through, so `OTEL_TRACES_EXPORTER=otlp npm
@@ -100,7 +90,7 @@ start_service() {
   local otel=()
   while IFS= read -r var; do otel+=("$var=${!var}"); done < <(compgen -e | grep '^OTEL_' || true)
   (cd "$ROOT" && exec env -i PATH="$PATH" HOME="$HOME" LANG=C.UTF-8 TZ=UTC LOG_LEVEL="$LOG_LEVEL" "${otel[@]}" "$@" \
-    node "${run[@]}" >>"$DATA/logs/$name.log" 2>&1) &
+    node --import tsx "$script" >>"$DATA/logs/$name.log" 2>&1) &
   echo $! >"$DATA/run/$name.pid"
   log "$name started (pid $!, log $REL/logs/$name.log)"
 }

@@ -39,7 +39,6 @@ import {
 } from 'node:fs';
 import { basename, dirname, join, posix, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleMaster } from '../../deploy/bundle-master.js';
 import { sql } from '../../services/core/db/pool.js';
 import { buildWebUi } from '../../services/web/build.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
@@ -63,7 +62,7 @@ async function buildStage(): Promise<void> {
   const s = df.stage('build');
   const workdir = s.instructions.find((i) => i.op === 'WORKDIR')!.args;
   const runs = s.instructions.filter((i) => i.op === 'RUN').map((i) => i.args);
-  expect(runs.at(-3)).toMatch(/tsc -p tsconfig\.build\.json$/);
+  expect(runs.at(-2)).toMatch(/tsc -p tsconfig\.build\.json$/);
   execFileSync(process.execPath, [
     'node_modules/typescript/bin/tsc',
     '-p',
@@ -73,13 +72,8 @@ async function buildStage(): Promise<void> {
     '--outDir',
     inRoot('build', join(workdir, 'dist')),
   ]);
-  expect(runs.at(-2)).toMatch(/services\/web\/build\.ts$/);
+  expect(runs.at(-1)).toMatch(/services\/web\/build\.ts$/);
   await buildWebUi(inRoot('build', join(workdir, 'services/web/dist')));
-  // The master's bundle, with the migrations it finds beside it: the master started below
-  // runs it, and its start checks every migration is applied, so it is ready only if it
-  // found them.
-  expect(runs.at(-1)).toBe('node deploy/bundle-master.ts dist/master');
-  await bundleMaster(inRoot('build', join(workdir, 'dist/master')));
 }
 
 /**
@@ -224,11 +218,6 @@ describe('the server image', () => {
     // ...and no TypeScript sources, only what tsc made.
     expect(existsSync(inRoot('server', '/app/dist/services/api/main.js'))).toBe(true);
     expect(existsSync(inRoot('server', '/app/services'))).toBe(false);
-    // The master's bundle, its migrations beside it.
-    expect(existsSync(inRoot('server', '/app/dist/master/main.js'))).toBe(true);
-    expect(existsSync(inRoot('server', '/app/dist/master/migrations/0001_buildbot_3_7_schema.sql'))).toBe(
-      true,
-    );
   });
 
   it('migrates, then runs api and master from the compiled output, as its non-root user, ready', async () => {

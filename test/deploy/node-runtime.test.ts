@@ -107,11 +107,6 @@ describe('npm start', () => {
       const exe = readlinkSync(`/proc/${pid}/exe`);
       expect(execFileSync(exe, ['-p', 'process.version'], { encoding: 'utf8' }).trim(), f).toBe(`v${want}`);
     }
-    // The master runs from its bundle, as in the image (deploy/bundle-master.ts).
-    const master = readFileSync(path.join(data, 'run/master.pid'), 'utf8').trim();
-    expect(readFileSync(`/proc/${master}/cmdline`, 'utf8').split('\0')).toContain(
-      path.join(data, 'master-bundle/main.js'),
-    );
     const res = await fetch(`http://127.0.0.1:${ports.PORT}/api/v2/builders`);
     expect(res.status).toBe(200);
 

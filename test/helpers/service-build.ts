@@ -3,10 +3,7 @@
 // in each of them. The transpiler is the one tsx runs (esbuild, file by file, the project's
 // tsconfig), so the code the processes run is what `npm run api` runs; `npm start`
 // (test/deploy/node-runtime.test.ts) still runs through tsx, and the image's tsc build has
-// its own test (test/deploy/image-layout.test.ts). The master is the exception: it runs from
-// its bundle, as the image and `npm start` run it (deploy/bundle-master.ts); making it adds
-// 0.5-0.8 s of wall and about 0.25 CPU-seconds to a run's setup (esbuild's CLI on the same
-// options, three times, /usr/bin/time, load 19: 2026-11-29 03:47).
+// its own test (test/deploy/image-layout.test.ts).
 //
 // Measured (load/results/test-suite.md, 2026-11-24): a master process importing its code took
 // 1.1-1.4 CPU seconds through tsx and 0.6 s from this build; four process-heavy test files
@@ -18,14 +15,11 @@
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { build } from 'esbuild';
-import { bundleMaster } from '../../deploy/bundle-master.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 /** Set for every test process by the global setup: the folder holding services/. */
 export const SERVICES_BUILD_ENV = 'FLOTILLA_TEST_SERVICES_BUILD';
 const LINKED = ['services/core/db/migrations', 'services/web'];
-/** Scripts run from a bundle of the build rather than from their file by file copy. */
-const BUNDLED: Record<string, string> = { 'services/master/main.ts': 'master-bundle/main.js' };
 
 function sources(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {
@@ -59,9 +53,6 @@ export async function buildServices(): Promise<string> {
       logLevel: 'error',
     });
     for (const link of LINKED) symlinkSync(join(ROOT, link), join(dir, link));
-    // The master as production runs it (deploy/bundle-master.ts): its tests and the fleet
-    // benchmark start the bundle, so that a master's start is measured and tested as shipped.
-    await bundleMaster(join(dir, BUNDLED['services/master/main.ts']!, '..'));
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     throw err;
@@ -77,5 +68,5 @@ export async function buildServices(): Promise<string> {
 export function serviceCommand(script: string): string[] {
   const built = process.env[SERVICES_BUILD_ENV];
   if (!built) return ['--import', 'tsx', join(ROOT, script)];
-  return ['--enable-source-maps', join(built, BUNDLED[script] ?? script.replace(/\.ts$/, '.js'))];
+  return ['--enable-source-maps', join(built, script.replace(/\.ts$/, '.js'))];
 }
