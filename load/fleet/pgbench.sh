@@ -10,6 +10,10 @@
 # with parameters): load/results/fleet.md, 2026-11-29 02:17, has both in turns. `simple`
 # cannot run the script: pgbench writes a variable's text into the statement unquoted there,
 # and the script's values are text.
+# CLAIMS=seeded: every request claimed while seeding, and the script run without its first
+# transaction (the claim): a master's pass claims all it can start in one transaction (phase S:
+# 15 passes for 1,000 starts), where the script claims one request a start; the two figures
+# bracket PostgreSQL's limit for what phase S makes of a start.
 #
 #   BENCH_PG_PORT=28440 load/fleet/pgbench.sh            (CLIENTS="1 8", SECONDS_EACH=20)
 #   BENCH_PG_PORT=28440 CLIENTS=8 PROTOCOLS="extended prepared extended prepared" load/fleet/pgbench.sh
@@ -26,6 +30,22 @@ done
 # any rate measured (932/s, fleet.md 02:17), so that no client runs out and aborts.
 rounds=$(($(wc -w <<<"$PROTOCOLS") * $(wc -w <<<"$CLIENTS")))
 REQUESTS="${REQUESTS:-$((3000 * SECONDS_EACH * rounds))}"
+SCRIPT=load/fleet/pgbench-start.sql
+SEED_CLAIMS=
+case "${CLAIMS:-}" in
+  "") ;;
+  seeded)
+    SCRIPT="$(mktemp)"
+    trap 'rm -f "$SCRIPT"' EXIT
+    awk '!done && /^BEGIN;$/ { skip = 1 } skip && /^COMMIT;$/ { skip = 0; done = 1; next } !skip' \
+      load/fleet/pgbench-start.sql >"$SCRIPT"
+    # What was left out is the claim, and only it.
+    [ "$(diff load/fleet/pgbench-start.sql "$SCRIPT" | grep -c 'INSERT INTO buildrequest_claims')" = 1 ] ||
+      die "the script's first transaction is not the claim"
+    SEED_CLAIMS="INSERT INTO buildrequest_claims (brid, masterid, claimed_at) SELECT id, 1, 0 FROM buildrequests;"
+    ;;
+  *) die "CLAIMS: empty or seeded, not $CLAIMS" ;;
+esac
 URL="$(load/bench/cluster.sh db fleet_pgbench)"
 psql "$URL" -qAt -v ON_ERROR_STOP=1 <<SQL
 INSERT INTO masters (name, name_hash, active, last_active) VALUES ('bench', md5('bench'), 1, 0);
@@ -40,6 +60,7 @@ ss AS (INSERT INTO buildset_sourcestamps (buildsetid, sourcestampid) SELECT id, 
 INSERT INTO buildrequests (buildsetid, builderid, priority, complete, results, submitted_at, waited_for)
 SELECT id, 1 + id % 1000, 0, 0, -1, 0, 0 FROM bs;
 CREATE SEQUENCE fleet_next;
+$SEED_CLAIMS
 -- The ids the script names before their rows exist (ROLES in load/fleet/pgbench-start.ts): a
 -- build's and its log's are its request's, its steps' twice that and one more, each from the
 -- session's settings that the script's first statement sets. The masters' ids come from the
@@ -53,10 +74,10 @@ ALTER TABLE steps ALTER COLUMN id SET DEFAULT fleet_step_id();
 SET client_min_messages = error;
 VACUUM ANALYZE;
 SQL
-echo "$REQUESTS requests; load average (1 min) before: $(cut -d' ' -f1 /proc/loadavg)"
+echo "$REQUESTS requests${CLAIMS:+, claims $CLAIMS}; load average (1 min) before: $(cut -d' ' -f1 /proc/loadavg)"
 for m in $PROTOCOLS; do
   for c in $CLIENTS; do
-    echo "-M $m, clients $c: $(pgbench -n -M "$m" -c "$c" -j "$c" -T "$SECONDS_EACH" -f load/fleet/pgbench-start.sql "$URL" 2>&1 |
+    echo "-M $m, clients $c: $(pgbench -n -M "$m" -c "$c" -j "$c" -T "$SECONDS_EACH" -f "$SCRIPT" "$URL" 2>&1 |
       grep -E '^tps|error|aborted' | head -2 | tr '\n' ' '); load average (1 min) $(cut -d' ' -f1 /proc/loadavg)"
   done
 done
