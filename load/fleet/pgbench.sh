@@ -4,7 +4,10 @@
 # cluster (load/bench/cluster.sh, a fresh database `fleet_pgbench`): one master, one worker,
 # 1,000 builders, REQUESTS pending requests (one build set each, on one source stamp, as the
 # fleet's queue has them: load/fleet/queue.ts), then pgbench at each of CLIENTS connections
-# for SECONDS_EACH in each protocol of PROTOCOLS. Prints pgbench's tps (one build start each).
+# for SECONDS_EACH in each protocol of PROTOCOLS. Prints pgbench's tps (one build start each)
+# and the CPU the cluster's processes spent a start, as phase S prints the masters' (costs.ts:
+# the postmaster, its children, and those that ended), which moves less with others' load
+# than a rate does.
 # PROTOCOLS: pgbench's -M for each round, `prepared` by default; `extended` is the masters'
 # own (an unnamed statement parsed and planned at each call, as node-postgres sends a query
 # with parameters): load/results/fleet.md, 2026-11-29 02:17, has both in turns. `simple`
@@ -74,10 +77,25 @@ ALTER TABLE steps ALTER COLUMN id SET DEFAULT fleet_step_id();
 SET client_min_messages = error;
 VACUUM ANALYZE;
 SQL
+# The cluster's CPU ticks so far: the postmaster's own and its ended children's (fields 14-17
+# of /proc/PID/stat), and its live children's own (14-15), once this database's backends
+# have ended (an ending backend's ticks reach the postmaster only once it is gone).
+PM="$(head -1 "$ROOT/.data/bench/pg/postmaster.pid")"
+pg_ticks() {
+  while pgrep -P "$PM" -f 'fleet_pgbench' >/dev/null; do sleep 0.1; done
+  awk -v pm="$PM" 'FNR == 1 && ($1 == pm) { t += $14 + $15 + $16 + $17 } FNR == 1 && ($4 == pm) { t += $14 + $15 }
+    END { print t }' /proc/[0-9]*/stat 2>/dev/null || true # a process gone since the glob: awk says 2, and counts the rest
+}
 echo "$REQUESTS requests${CLAIMS:+, claims $CLAIMS}; load average (1 min) before: $(cut -d' ' -f1 /proc/loadavg)"
 for m in $PROTOCOLS; do
   for c in $CLIENTS; do
-    echo "-M $m, clients $c: $(pgbench -n -M "$m" -c "$c" -j "$c" -T "$SECONDS_EACH" -f "$SCRIPT" "$URL" 2>&1 |
-      grep -E '^tps|error|aborted' | head -2 | tr '\n' ' '); load average (1 min) $(cut -d' ' -f1 /proc/loadavg)"
+    t0="$(pg_ticks)"
+    out="$(pgbench -n -M "$m" -c "$c" -j "$c" -T "$SECONDS_EACH" -f "$SCRIPT" "$URL" 2>&1 || true)"
+    t1="$(pg_ticks)"
+    n="$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")"
+    echo "-M $m, clients $c: $(grep -E '^tps|error|aborted' <<<"$out" | head -2 | tr '\n' ' ' | sed 's/ *$//')" \
+      "PostgreSQL CPU a start $(awk -v t="$((t1 - t0))" -v n="${n:-0}" -v hz="$(getconf CLK_TCK)" \
+        'BEGIN { if (n > 0) printf "%.2f ms", 1000 * t / hz / n; else print "unknown" }');" \
+      "load average (1 min) $(cut -d' ' -f1 /proc/loadavg)"
   done
 done
