@@ -83,8 +83,9 @@ SQL
 PM="$(head -1 "$ROOT/.data/bench/pg/postmaster.pid")"
 pg_ticks() {
   while pgrep -P "$PM" -f 'fleet_pgbench' >/dev/null; do sleep 0.1; done
-  awk -v pm="$PM" 'FNR == 1 && ($1 == pm) { t += $14 + $15 + $16 + $17 } FNR == 1 && ($4 == pm) { t += $14 + $15 }
-    END { print t }' /proc/[0-9]*/stat 2>/dev/null || true # a process gone since the glob: awk says 2, and counts the rest
+  # cat, not awk's own reading: a process gone since the glob must not end the sum early.
+  { cat /proc/[0-9]*/stat 2>/dev/null || true; } |
+    awk -v pm="$PM" '$1 == pm { t += $14 + $15 + $16 + $17 } $4 == pm { t += $14 + $15 } END { print t + 0 }'
 }
 echo "$REQUESTS requests${CLAIMS:+, claims $CLAIMS}; load average (1 min) before: $(cut -d' ' -f1 /proc/loadavg)"
 for m in $PROTOCOLS; do
