@@ -49,11 +49,12 @@ export function recording(pool: ConnectionPool): StatementLog {
     get(target, prop) {
       if (prop === 'query') return (s: SQLQuery) => send(target, s, null);
       if (prop === 'tx')
-        return <T>(fn: (q: Queryable) => Promise<T>) => {
+        return <T>(fn: (q: Queryable) => Promise<T>, options?: Parameters<ConnectionPool['tx']>[1]) => {
           const tx = ++txs;
+          // Written down bare: none of the masters' transactions sets options (an isolation level).
           mark('BEGIN', tx);
           return target
-            .tx((q) => fn(wrap(q, tx)))
+            .tx((q) => fn(wrap(q, tx)), options)
             .then(
               (result) => {
                 mark('COMMIT', tx);

@@ -140,6 +140,7 @@ it(`${SCRIPT_PATH} is the statements a start of the fleet's shape makes, claim t
       (SELECT l.id FROM logs l JOIN steps s ON s.id = l.stepid WHERE s.buildid = b.id) AS logid
     FROM builds b WHERE b.buildrequestid = ${brid}`);
   const roles = { brid, buildsetid, builderid, ...ids } as Record<Role, number>;
+  expect(Object.values(roles).every(Number.isInteger), `every id found: ${JSON.stringify(roles)}`).toBe(true);
   const start = startStatements(log.sent.slice(from, fleetCommandsAt[0]), roles);
   const claim = start.find((s) => /INSERT INTO buildrequest_claims/.test(s.text));
   expect(start[0], 'the window opens with the claim').toMatchObject({ text: 'BEGIN', tx: claim?.tx });
@@ -149,11 +150,12 @@ it(`${SCRIPT_PATH} is the statements a start of the fleet's shape makes, claim t
   const script = readScript(readFileSync(SCRIPT_FILE, 'utf8')).start;
   const masters = start.map(asPgbenchSends);
   const at = masters.findIndex((s, i) => s !== script[i]);
+  const i = at < 0 ? masters.length : at;
   const differs =
     at < 0 && script.length === masters.length
       ? ''
-      : `statement ${(at < 0 ? masters.length : at) + 1} of ${masters.length} differs: the masters send\n  ${masters[at] ?? '(nothing more)'}\n` +
-        `and ${SCRIPT_PATH} has\n  ${script[at < 0 ? masters.length : at] ?? '(nothing more)'}\n` +
+      : `statement ${i + 1} differs: the masters send\n  ${masters[i] ?? '(nothing more)'}\n` +
+        `and ${SCRIPT_PATH} has\n  ${script[i] ?? '(nothing more)'}\n` +
         `If the masters' change is meant, regenerate the script (then rerun load/fleet/pgbench.sh):\n  ${REGENERATE}`;
   expect(differs).toBe('');
 });
