@@ -50,6 +50,9 @@ const db = createPool(env.databaseUrl, {
   applicationName: 'flotilla-api',
   idleInTransactionTimeoutMs: IDLE_IN_TRANSACTION_MS,
   poolSize: env.databasePoolSize,
+  // Its writes and control reads prepared as the masters' are (core/db/prepared-statements.ts);
+  // the reads of pages have their own pools, prepared their own way (db-routing/read-pool.ts).
+  prepare: {},
 });
 // The readiness checks' own connection (core/health.ts): a pod busy on every connection of its
 // pool is busy, not unready, and Kubernetes must not take it out of service for that.

@@ -4,11 +4,11 @@
 // per connection, under a name derived from the text, so that PostgreSQL keeps its plan.
 // Connections are recycled every few minutes, which also bounds how many statements each
 // keeps prepared.
-import { createHash } from 'node:crypto';
 import { pgFormat, type SQLQuery } from '@databases/pg';
 import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import { CopyBinaryParser, type CopyRow } from '../../core/db/copy-binary.js';
+import { statementName } from '../../core/db/statement-name.js';
 
 const MAX_LIFETIME_S = 300;
 
@@ -88,8 +88,7 @@ export class ReadPool implements RowReader {
     let config = this.formatted.get(query);
     if (!config) {
       const { text, values } = query.format(pgFormat);
-      const name = `f${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`;
-      config = { name, text, values: values as unknown[] };
+      config = { name: statementName(text), text, values: values as unknown[] };
       this.formatted.set(query, config);
     }
     const pool = opts?.genericPlan ? this.generic : this.pool;

@@ -8,6 +8,8 @@ import databasesPg, {
   sql,
 } from '@databases/pg';
 
+import { PreparedStatements, type PrepareOptions, retryStalePlans } from './prepared-statements.js';
+
 // A CommonJS module: its default export is the `default` property of what Node hands over.
 const createConnectionPool = databasesPg.default;
 
@@ -23,11 +25,19 @@ export interface PoolOptions {
    * (idle_in_transaction_session_timeout), and with it the row locks the transaction holds.
    */
   idleInTransactionTimeoutMs?: number;
+  /**
+   * Statements with parameters prepared once per connection (prepared-statements.ts says
+   * which, how many and what a schema change does to them). Not behind a pooler that hands
+   * one session's statements to another's connection (PgBouncer's transaction mode before
+   * its max_prepared_statements).
+   */
+  prepare?: PrepareOptions;
 }
 
 export function createPool(url: string, opts: PoolOptions = {}): ConnectionPool {
   const ssl = sslMode(url);
-  return createConnectionPool({
+  const prepared = opts.prepare ? new PreparedStatements(opts.prepare.maxTexts) : undefined;
+  const pool = createConnectionPool({
     connectionString: url,
     bigIntMode: 'number',
     poolSize: opts.poolSize ?? 10,
@@ -41,7 +51,10 @@ export function createPool(url: string, opts: PoolOptions = {}): ConnectionPool 
     // Connection errors surface on the query that needed the connection; an idle client's
     // error must not crash the process.
     onError: () => {},
+    ...prepared?.handlers(),
   });
+  if (prepared) retryStalePlans(pool, prepared);
+  return pool;
 }
 
 function sslMode(url: string): string | null {
