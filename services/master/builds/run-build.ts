@@ -23,6 +23,7 @@ import {
 } from '../../core/data/index.js';
 import { RESULT_NAMES, Results, worst } from '../../core/results.js';
 import { type BuildFence, buildContext, ClaimLost, DatabaseAway, ridingOut } from '../claims.js';
+import { workerConfig } from '../worker-configs.js';
 import type { WorkerConnection } from '../workers/connection.js';
 import { holds } from './conditions.js';
 import { type BuildInterrupts, interruptedResults } from './interruption.js';
@@ -86,7 +87,7 @@ async function startedBuild(
 ): Promise<number> {
   const { log } = deps;
   const masterid = deps.masterid();
-  const workerCfg = deps.config.workers.find((w) => w.name === worker.name);
+  const workerCfg = workerConfig(deps.config, worker.name);
   // The row and the properties in
   // one transaction: as two, the properties' added BEGIN, COMMIT and the fence's read and
   // record (claims.ts) to a build start's statements (load/results/fleet.md, 2026-11-28
