@@ -11,7 +11,7 @@
 // scripts one at a time, so the channels carry events in stream order, which is what makes
 // "everything after id X" mean the same live and replayed.
 import { createHash } from 'node:crypto';
-import { context, propagation } from '@opentelemetry/api';
+import { context, isSpanContextValid, propagation, trace } from '@opentelemetry/api';
 import type { Redis } from 'ioredis';
 
 export const EVENTS_CHANNEL = 'flotilla:events';
@@ -48,8 +48,15 @@ export interface BusMessage {
 
 /** The active trace context as a traceparent, if there is one. */
 function traceparent(): string | undefined {
+  const active = context.active();
+  // No valid span context: the W3C propagator, the one that writes `traceparent`, writes
+  // nothing, so it is not asked. Most events have none (a build of a request that carried no
+  // trace), and asking cost 0.7% of the masters' busy samples outside socket writes in phase
+  // S (load/results/fleet.md, 2026-11-29 03:38).
+  const span = trace.getSpanContext(active);
+  if (!span || !isSpanContextValid(span)) return undefined;
   const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
+  propagation.inject(active, carrier);
   return carrier.traceparent;
 }
 

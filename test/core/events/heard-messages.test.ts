@@ -2,6 +2,10 @@
 // through a real redis-server: each message's key is read from the text's start and its body
 // parsed only when a handler asks for it, with the same key, body and trace context as a
 // whole parse gives; a text not of busPayload's form (a key with an escape) is parsed whole.
+// And what busPayload carries of the trace: the active span's traceparent, none without one.
+import { context, propagation, ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   type BusMessage,
@@ -48,4 +52,20 @@ it('hands each message with its key, and its body and trace context as a whole p
   expect(heard.map((h) => ({ k: h.k, m: h.m, tp: h.tp, id: h.id }))).toEqual(
     wanted.map((w) => ({ k: w.k, m: w.m, tp: w.tp, id: w.id })),
   );
+});
+
+it("carries the active span's traceparent, and none when no span is active", () => {
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  try {
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    const spanId = 'b7ad6b7169203331';
+    const traced = trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId, traceFlags: 1 });
+    const inSpan = context.with(traced, () => parseBusMessage(busPayload(['builds', 1, 'new'], {})));
+    expect(inSpan?.tp).toBe(`00-${traceId}-${spanId}-01`);
+    expect(parseBusMessage(busPayload(['builds', 1, 'new'], {}))).toEqual({ k: 'builds/1/new', m: {} });
+  } finally {
+    propagation.disable();
+    context.disable();
+  }
 });
