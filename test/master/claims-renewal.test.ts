@@ -2,7 +2,7 @@
 // transaction while every one is still held; when one is gone (its request completed or
 // handed to another master), each on its own as before, so that only that one's build hears
 // it is lost and the others are renewed all the same.
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import {
   claimBuildRequests,
   completeBuildRequests,
@@ -18,11 +18,8 @@ import { Claims } from '../../services/master/claims.js';
 import { intercept } from '../helpers/intercept.js';
 import { Stage } from './in-process.js';
 
-let stage: Stage;
-beforeAll(async () => {
-  stage = await Stage.open();
-});
-afterAll(() => stage?.close());
+const stage = await Stage.open();
+afterAll(() => stage.close());
 
 /** The pool, counting its transactions. */
 function countingTx(pool: ConnectionPool) {
