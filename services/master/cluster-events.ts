@@ -35,10 +35,16 @@ export async function listenToCluster(deps: ClusterEventsDeps): Promise<() => Pr
   return async () => stop();
 }
 
-async function handle(deps: ClusterEventsDeps, { k, m, tp }: BusMessage): Promise<void> {
+// The message's body is read only for the keys that use it: the bus parses it when asked
+// (events/bus.ts' HeardMessage), and most of what a master hears are other builds' events.
+async function handle(deps: ClusterEventsDeps, msg: BusMessage): Promise<void> {
+  const { k } = msg;
   const parts = k.split('/');
-  const body = (m ?? {}) as { reason?: unknown; results?: unknown };
-  const reason = typeof body.reason === 'string' ? body.reason : 'no reason';
+  const body = () => (msg.m ?? {}) as { reason?: unknown; results?: unknown };
+  const reasonOf = () => {
+    const { reason } = body();
+    return typeof reason === 'string' ? reason : 'no reason';
+  };
   // Events some process could not publish (its queue overflowed while Redis was away): any of
   // them may have been a new or handed-back request, so look for work now rather than at the
   // next poll.
@@ -49,11 +55,12 @@ async function handle(deps: ClusterEventsDeps, { k, m, tp }: BusMessage): Promis
     parts.length === 3 &&
     (parts[2] === 'new' || parts[2] === 'unclaimed')
   ) {
-    if (parts[2] === 'new' && typeof tp === 'string') deps.traces?.remember(Number(parts[1]), tp);
+    const tp = parts[2] === 'new' ? msg.tp : undefined;
+    if (typeof tp === 'string') deps.traces?.remember(Number(parts[1]), tp);
     deps.wake();
   } else if (parts[0] === 'control' && parts[1] === 'builds' && parts[3] === 'stop') {
-    const results = typeof body.results === 'number' ? body.results : undefined;
-    deps.runner.stop(Number(parts[2]), reason, results);
+    const { results } = body();
+    deps.runner.stop(Number(parts[2]), reasonOf(), typeof results === 'number' ? results : undefined);
   } else if (parts[0] === 'control' && parts[1] === 'worker') {
     const name = deps.workerName(Number(parts[2]));
     const conn = name ? deps.workers.get(name) : undefined;
@@ -69,14 +76,16 @@ async function handle(deps: ClusterEventsDeps, { k, m, tp }: BusMessage): Promis
         if (!pause) deps.wake();
         break;
       }
-      case 'stop':
+      case 'stop': {
         // Graceful: no new builds; disconnect once the running ones are done.
+        const reason = reasonOf();
         deps.paused.add(name);
         await transact(deps.ctx, (tx) => setWorkerState(tx, workerid, true, true));
         void deps.runner.whenWorkerIdle(name).then(() => conn.shutdown(`stopped: ${reason}`));
         break;
+      }
       case 'kill':
-        conn.shutdown(`killed: ${reason}`);
+        conn.shutdown(`killed: ${reasonOf()}`);
         break;
     }
   }

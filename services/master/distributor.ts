@@ -23,6 +23,7 @@ import type { Logger } from '../core/telemetry/logger.js';
 import type { BuildRunner, ClaimedRequest } from './builds/runner.js';
 import type { Claims } from './claims.js';
 import type { RequestTraces } from './trace-links.js';
+import { workerConfig } from './worker-configs.js';
 import type { ConnectedWorkers, WorkerConnection } from './workers/connection.js';
 
 export const POLL_MS = 10_000;
@@ -66,20 +67,11 @@ export class Distributor {
    */
   private readonly uncertain = new Set<number>();
 
-  /** By name: a pass asks for each builder's workers, a thousand builders' times three. */
-  private workersByName: {
-    config: MasterConfig;
-    byName: ReadonlyMap<string, MasterConfig['workers'][number]>;
-  } | null = null;
-
   constructor(private readonly deps: DistributorDeps) {}
 
-  /** The running configuration's workers by name, made again only after a reload replaced it. */
-  private workerConfigs(): ReadonlyMap<string, MasterConfig['workers'][number]> {
-    const config = this.deps.config();
-    if (this.workersByName?.config !== config)
-      this.workersByName = { config, byName: new Map(config.workers.map((w) => [w.name, w])) };
-    return this.workersByName.byName;
+  /** A worker's settings in the running configuration: a pass asks a thousand builders' times three. */
+  private workerConfig(name: string) {
+    return workerConfig(this.deps.config(), name);
   }
 
   start(): void {
@@ -123,7 +115,7 @@ export class Distributor {
     const out: WorkerConnection[] = [];
     for (const name of builder.workers) {
       const conn = this.deps.workers.get(name);
-      const cfg = this.workerConfigs().get(name);
+      const cfg = this.workerConfig(name);
       if (!conn || conn.lost.aborted || !cfg || this.deps.isPaused(name)) continue;
       // max_builds caps the worker's builds across builders; a builder runs one build at a
       // time on a worker, as in Buildbot, whose builders each have one directory there.
@@ -224,7 +216,7 @@ export class Distributor {
       const free = this.idleWorkers(builder).filter(
         (w) =>
           this.deps.runner.onWorker(w.name) + (planned.get(w.name) ?? 0) <
-          this.workerConfigs().get(w.name)!.max_builds,
+          this.workerConfig(w.name)!.max_builds,
       );
       for (const worker of free) {
         const br = pending.shift();

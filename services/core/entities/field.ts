@@ -51,8 +51,26 @@ export interface Entity {
   fields: readonly Field[];
 }
 
+// Every write that carries an event renders its entity's JSON from the same field list with
+// no args (core/data/entities.ts): a build's start did it six times, a pair of tagged
+// templates per field each time. A SQLQuery is an immutable value, so one made for a list
+// serves each later statement (load/results/fleet.md, 2026-11-29 03:38, phase S: jsonOf's
+// own frame was 1.1% of the masters' busy samples outside the socket writes, the tagged
+// templates it made counted apart).
+const argless = new WeakMap<readonly Field[], SQLQuery>();
+
 /** The entity's fields as one JSON object (in their order), over alias `a`. */
-export function jsonOf(fields: readonly Field[], args: FieldArgs = {}): SQLQuery {
+export function jsonOf(fields: readonly Field[], args?: FieldArgs): SQLQuery {
+  if (args) return renderJson(fields, args);
+  let made = argless.get(fields);
+  if (!made) {
+    made = renderJson(fields, {});
+    argless.set(fields, made);
+  }
+  return made;
+}
+
+function renderJson(fields: readonly Field[], args: FieldArgs): SQLQuery {
   return sql`json_build_object(${sql.join(
     fields.map((f) => sql`${f.name}::text, ${f.sql(args)}`),
     sql`, `,

@@ -11,7 +11,7 @@
 // scripts one at a time, so the channels carry events in stream order, which is what makes
 // "everything after id X" mean the same live and replayed.
 import { createHash } from 'node:crypto';
-import { context, propagation } from '@opentelemetry/api';
+import { context, isSpanContextValid, propagation, trace } from '@opentelemetry/api';
 import type { Redis } from 'ioredis';
 
 export const EVENTS_CHANNEL = 'flotilla:events';
@@ -48,8 +48,15 @@ export interface BusMessage {
 
 /** The active trace context as a traceparent, if there is one. */
 function traceparent(): string | undefined {
+  const active = context.active();
+  // No valid span context: the W3C propagator, the one that writes `traceparent`, writes
+  // nothing, so it is not asked. Most events have none (a build of a request that carried no
+  // trace), and asking cost 0.7% of the masters' busy samples outside socket writes in phase
+  // S (load/results/fleet.md, 2026-11-29 03:38).
+  const span = trace.getSpanContext(active);
+  if (!span || !isSpanContextValid(span)) return undefined;
   const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
+  propagation.inject(active, carrier);
   return carrier.traceparent;
 }
 
@@ -107,13 +114,56 @@ export function parseBusMessage(raw: string): BusMessage | null {
   return msg as BusMessage;
 }
 
+/**
+ * The key of a payload as busPayload writes it (`{"k":"<key>",...`), read from the text's
+ * start without parsing the rest; null when the text is not of that form (a key with an
+ * escape in it included): then it is parsed whole.
+ */
+function leadingKey(raw: string): string | null {
+  if (!raw.startsWith('{"k":"')) return null;
+  const end = raw.indexOf('"', 6);
+  if (end < 0) return null;
+  const k = raw.slice(6, end);
+  return k.includes('\\') ? null : k;
+}
+
+/**
+ * A message heard on EVENTS_CHANNEL: its key read from the text's start, the rest parsed the
+ * first time a handler reads `m`, `tp` or `id`. Every master hears every event of the cluster
+ * and its handlers want few of them (new requests, control messages, build sets' ends): the
+ * steps' and logs' events, most of a build's, are never parsed. Measured (load/results/fleet.md,
+ * 2026-11-29 03:38, phase S with MASTER_CPU_PROF): parsing every message and its handlers were
+ * 4.7% of the masters' busy samples outside the socket writes.
+ */
+class HeardMessage implements BusMessage {
+  private whole: BusMessage | null | undefined;
+  constructor(
+    readonly k: string,
+    private readonly raw: string,
+  ) {}
+  private parsed(): BusMessage | null {
+    if (this.whole === undefined) this.whole = parseBusMessage(this.raw);
+    return this.whole;
+  }
+  get m(): unknown {
+    return this.parsed()?.m;
+  }
+  get tp(): string | undefined {
+    return this.parsed()?.tp;
+  }
+  get id(): string | undefined {
+    return this.parsed()?.id;
+  }
+}
+
 /** Hand each message of the event channel to a handler; returns the function that stops it. */
 export type Subscribe = (handler: (msg: BusMessage) => void) => () => void;
 
 /**
  * A Subscribe over a Redis connection in subscriber mode, shared by everything in a process
  * that listens (a master's control and its schedulers): one listener parses each message
- * once and hands it to every handler. `ready` settles once the channel is subscribed.
+ * once (its key; the rest when asked: HeardMessage) and hands it to every handler. `ready`
+ * settles once the channel is subscribed.
  */
 export function busSubscription(
   subscriber: Redis,
@@ -122,7 +172,8 @@ export function busSubscription(
   const handlers = new Set<(msg: BusMessage) => void>();
   subscriber.on('message', (channel: string, raw: string) => {
     if (channel !== EVENTS_CHANNEL || handlers.size === 0) return;
-    const msg = parseBusMessage(raw);
+    const k = leadingKey(raw);
+    const msg = k === null ? parseBusMessage(raw) : new HeardMessage(k, raw);
     if (msg) for (const h of handlers) h(msg);
   });
   const ready = subscriber.subscribe(EVENTS_CHANNEL).then(

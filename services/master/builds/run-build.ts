@@ -23,6 +23,7 @@ import {
 } from '../../core/data/index.js';
 import { RESULT_NAMES, Results, worst } from '../../core/results.js';
 import { type BuildFence, buildContext, ClaimLost, DatabaseAway, ridingOut } from '../claims.js';
+import { workerConfig } from '../worker-configs.js';
 import type { WorkerConnection } from '../workers/connection.js';
 import { holds } from './conditions.js';
 import { type BuildInterrupts, interruptedResults } from './interruption.js';
@@ -32,6 +33,7 @@ import { Redactor } from './redact.js';
 import { runStep } from './run-step.js';
 import { secretNames } from './secret-names.js';
 import type { StartGate } from './start-gate.js';
+import { StepWrites } from './step-writes.js';
 import type { BuildDeps } from './steps/step.js';
 import { buildStateString, combine, entersBuildSummary } from './summary.js';
 
@@ -85,7 +87,7 @@ async function startedBuild(
 ): Promise<number> {
   const { log } = deps;
   const masterid = deps.masterid();
-  const workerCfg = deps.config.workers.find((w) => w.name === worker.name);
+  const workerCfg = workerConfig(deps.config, worker.name);
   // The row and the properties in
   // one transaction: as two, the properties' added BEGIN, COMMIT and the fence's read and
   // record (claims.ts) to a build start's statements (load/results/fleet.md, 2026-11-28
@@ -138,14 +140,20 @@ async function startedBuild(
   let held: HeldLocks | null = null;
   // The secrets the build's templates use, kept out of what it stores (redact.ts).
   const redactor = new Redactor();
+  // What the build's start folds into its first step's row (prepare says why).
+  const writes = new StepWrites(ctx);
   try {
     let props = properties;
-    const prepared = await prepare(bdeps, req, worker, buildid, interrupts, leaveGate);
+    const prepared = await prepare(bdeps, req, worker, buildid, interrupts, leaveGate, writes);
     held = prepared.locks;
     // pass and Vault cannot be asked while a template renders: what the steps name, read now.
-    // A secret store's round trip is not the database's: the gate's place goes to the next build.
+    // A secret store's round trip is not the database's: the gate's place goes to the next build,
+    // and worker_preparation ends before it, not with the first step after it.
     const secrets = secretNames(req.builder);
-    if (secrets.length) leaveGate();
+    if (secrets.length) {
+      leaveGate();
+      await writes.flush();
+    }
     await deps.secrets.load?.(secrets);
 
     let results: number = Results.SUCCESS;
@@ -159,6 +167,7 @@ async function startedBuild(
       sourcestamps: await buildsetSourceStamps(ctx.db, req.bsid),
       redactor,
       leaveStartGate: leaveGate,
+      writes,
     };
     for (const step of req.builder.steps) {
       if (interrupts.lost || !prepared.ready) break;
@@ -177,6 +186,8 @@ async function startedBuild(
       results = c.results;
       terminated ||= c.terminate;
     }
+    // No step ran (a build stopped or lost before its first): worker_preparation on its own.
+    await writes.flush();
     const stop = interrupts.stopped;
     if (stop) results = worst(results, stop.results);
     if (interrupts.lost) results = Results.RETRY;
@@ -200,6 +211,9 @@ async function startedBuild(
         'build ends RETRY: the database was out of reach too long',
       );
     } else log.error({ buildid, err }, 'build failed with an internal error');
+    // worker_preparation, still folded when the fault came before the first step's row, goes
+    // before the build's end; folded into a transaction that failed, it went with it.
+    if (!away) await writes.flush().catch(() => undefined);
     const results = away ? Results.RETRY : Results.EXCEPTION;
     const state = away
       ? 'retry: the database was out of reach'
@@ -255,14 +269,17 @@ async function prepare(
   buildid: number,
   interrupts: BuildInterrupts,
   leaveGate: () => void,
+  writes: StepWrites,
 ): Promise<{ ready: boolean; locks: HeldLocks | null }> {
   const { ctx } = deps;
   const ready = `worker ${worker.name} ready`;
-  // Nothing to wait for: the step written and ended in one transaction, a fenced transaction
-  // (its BEGIN, the fence's read and record, COMMIT) fewer a build (load/results/fleet.md,
-  // 2026-11-29 00:40).
+  // Nothing to wait for: the step written and ended in one write (load/results/fleet.md,
+  // 2026-11-29 00:40), and that write carried by the first step's row's transaction rather
+  // than committed on its own: a fenced transaction (BEGIN, the fence's read and record,
+  // COMMIT) fewer a build: phase S, 30.2 → 26.1 statements a start (load/results/fleet.md,
+  // 2026-11-29 03:28). Its events come out as before, just ahead of the first step's `new`.
   if (!req.builder.locks.length) {
-    await transact(ctx, async (tx) => {
+    writes.fold(async (tx) => {
       const s = await newStep(tx, buildid, 'worker_preparation', { started: true });
       await endStep(tx, s.stepid, ready, Results.SUCCESS);
     });

@@ -18,7 +18,6 @@ import {
   newStep,
   setStepStateString,
   type Tx,
-  transact,
 } from '../../core/data/index.js';
 import { InterpolationError } from '../../core/interpolate.js';
 import { RESULT_NAMES, Results } from '../../core/results.js';
@@ -74,8 +73,9 @@ async function recordStep(s: StepRun, signal: AbortSignal): Promise<StepOutcome>
     });
   // The step's row and its start in one fenced transaction: each transaction of a build adds
   // BEGIN, its fence's read and record and COMMIT to its own statements (claims.ts), about
-  // half of a short build's statements (load/results/fleet.md, 2026-11-28 22:30).
-  const { stepid } = await transact(ctx, (tx) =>
+  // half of a short build's statements (load/results/fleet.md, 2026-11-28 22:30). The build's
+  // first step carries its worker_preparation (run-build.ts' prepare).
+  const { stepid } = await build.writes.transact((tx) =>
     newStep(tx, build.buildid, stepName(step), { started: true }),
   );
   const writes = new StepWrites(ctx);

@@ -285,7 +285,10 @@ export class SchedulerManager {
     }
   }
 
-  private dispatch({ k, m }: BusMessage): void {
+  // The body (`msg.m`) is read only for the keys that use it: the bus parses it when asked
+  // (events/bus.ts' HeardMessage).
+  private dispatch(msg: BusMessage): void {
+    const { k } = msg;
     // Lost events may have announced changes: the schedulers that watch changes read the
     // table from where they are now, as an ownership round has them do.
     if (k === EVENTS_LOST_KEY) {
@@ -299,10 +302,10 @@ export class SchedulerManager {
     if (parts[0] === 'changes' && parts[2] === 'new') {
       for (const s of this.owned.values()) s?.onChange?.(id);
     } else if (parts[0] === 'buildsets' && (parts[2] === 'new' || parts[2] === 'complete')) {
-      const scheduler = (m as { scheduler?: unknown } | null)?.scheduler;
+      const scheduler = (msg.m as { scheduler?: unknown } | null)?.scheduler;
       for (const s of this.owned.values()) s?.onBuildset?.(id, parts[2], scheduler);
     } else if (parts[0] === 'schedulers' && parts[2] === 'updated') {
-      const enabled = (m as { enabled?: unknown } | null)?.enabled;
+      const enabled = (msg.m as { enabled?: unknown } | null)?.enabled;
       const s = this.owned.get(`scheduler:${id}`);
       if (s && typeof enabled === 'boolean') s.setEnabled?.(enabled);
     }

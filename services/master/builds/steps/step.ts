@@ -102,6 +102,11 @@ export interface BuildFacts {
    * its first command goes to the worker, or before anything that may wait long; idempotent.
    */
   leaveStartGate: () => void;
+  /**
+   * Its transactions between steps: the first step's row carries its worker_preparation
+   * (run-build.ts' prepare says why); empty afterwards, a plain transaction.
+   */
+  writes: StepWrites;
 }
 
 export interface StepKind<C extends StepConfig = StepConfig> {
