@@ -136,9 +136,11 @@ export function buildContext(
     );
   };
   const base = { ...ctx, db: patientPool(ctx.db, lease, onRetry) };
+  // Every transaction's fence has locked the build's row (buildWriteFence): not asked again.
+  const fenced = { ...base, lockedBuild: buildid };
   return {
-    ctx: { ...base, runTx: runTx(false) },
-    finalCtx: { ...base, db: patientPool(ctx.db, undefined, onRetry), runTx: runTx(true) },
+    ctx: { ...fenced, runTx: runTx(false) },
+    finalCtx: { ...fenced, db: patientPool(ctx.db, undefined, onRetry), runTx: runTx(true) },
   };
 }
 
