@@ -123,12 +123,13 @@ export function buildContext(
     return ridingOut(
       () =>
         ctx.db.tx(async (q) => {
-          const fence = await buildWriteFence(q, buildid, masterid);
+          // The fence records the write's number itself; an answer is recorded after the body.
+          const fence = await buildWriteFence(q, buildid, masterid, mine);
           // An earlier attempt committed (its answer was lost with the connection).
           if (fence.seq !== null && fence.seq >= mine) return (fence.result ?? undefined) as T;
           if (!fence.held) throw new ClaimLost(`build ${buildid}: this master no longer holds its request`);
           const result = await body(q);
-          await recordBuildWrite(q, buildid, mine, result);
+          if (result !== undefined && result !== null) await recordBuildWrite(q, buildid, mine, result);
           return result;
         }),
       patient ? undefined : lease,
