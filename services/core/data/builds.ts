@@ -246,7 +246,9 @@ export async function forgetBuildWrites(tx: Tx, olderThanSeconds = 300): Promise
  * `seq`: the number of the write about to run, recorded by the same statement when the fence
  * lets it run (held, and no attempt of it committed), with no answer yet: a write that answers
  * nothing (undefined or null) needs no record after its body, a statement fewer each
- * (worker_preparation's transaction at a start; load/results/fleet.md, 2026-11-29 03:30). A
+ * (worker_preparation's transaction at a start, the build's end: `INSERT INTO
+ * flotilla.build_writes` 3.0 -> 2.0 a start in the fleet's phase S, 6.2 -> 4.1 a completed
+ * build in phase B; load/results/fleet.md, 2026-11-29 03:30). A
  * write that answers records its answer with recordBuildWrite in the same transaction, so a
  * retry finds both or neither.
  */
