@@ -42,18 +42,19 @@ SELECT
   '{"buildername","buildnumber","branch","revision","repository","project","codebase","workername","builddir"}' AS c1,
   '{"\"fleet-0000\"","1","\"\"","\"\"","\"\"","\"\"","\"\"","\"f0000\"","\"/scripted/f0000/fleet-0000\""}' AS c2,
   '{"Builder","Build","Build","Build","Build","Build","Build","Worker","Worker"}' AS c3,
-  '0' AS c4,
+  '1' AS c4,
+  '0' AS c5,
   'worker_preparation' AS t_worker_preparation,
   'stepid' AS t_stepid,
   'name' AS t_name,
   'urls' AS t_urls,
   'hidden' AS t_hidden,
-  'worker f0000 ready' AS c5,
+  'worker f0000 ready' AS c6,
   2 * r.id AS step0,
-  '1' AS c6,
   'ok' AS t_ok,
   '{"stepid":7008,"number":1,"name":"ok"}' AS c7,
-  '''true''' AS c8,
+  '2' AS c8,
+  '''true''' AS c9,
   2 * r.id + 1 AS step1,
   'stdio' AS t_stdio,
   's' AS t_s,
@@ -61,7 +62,6 @@ SELECT
   'slug' AS t_slug,
   'num_lines' AS t_num_lines,
   'type' AS t_type,
-  '2' AS c9,
   '8004' AS c10,
   set_config('fleet.brid', r.id::text, false) AS brid_setting,
   set_config('fleet.step', (2 * r.id - 1)::text, false) AS step_setting
@@ -110,41 +110,49 @@ SELECT ss.id AS ssid, ss.branch, ss.revision, ss.repository, ss.project, ss.code
   FROM buildset_sourcestamps bss JOIN sourcestamps ss ON ss.id = bss.sourcestampid
   WHERE bss.buildsetid = :buildsetid ORDER BY bss.id;
 BEGIN;
-SELECT w.seq, w.result,
+WITH f AS (SELECT b.id, w.seq, w.result,
   b.complete_at IS NULL AND EXISTS (SELECT 1 FROM buildrequest_claims c
   WHERE c.brid = b.buildrequestid AND c.masterid = :masterid) AS held
   FROM builds b LEFT JOIN flotilla.build_writes w ON w.buildid = b.id
-  WHERE b.id = :buildid FOR NO KEY UPDATE OF b;
-SELECT id FROM builds WHERE id = :buildid FOR NO KEY UPDATE;
+  WHERE b.id = :buildid FOR NO KEY UPDATE OF b),
+  recorded AS (
+  INSERT INTO flotilla.build_writes (buildid, seq, result)
+  SELECT id, :c4, NULL FROM f WHERE held AND (seq IS NULL OR seq < :c4)
+  ON CONFLICT (buildid) DO UPDATE SET seq = EXCLUDED.seq, result = EXCLUDED.result)
+  SELECT seq, result, held FROM f;
 SELECT number, name FROM steps WHERE buildid = :buildid;
 WITH a AS (INSERT INTO steps (number, name, buildid, started_at, complete_at, state_string, results, urls_json, hidden)
-  VALUES (:c4, :t_worker_preparation, :buildid, :now, NULL, 'pending', NULL, '[]', 0)
+  VALUES (:c5, :t_worker_preparation, :buildid, :now, NULL, 'pending', NULL, '[]', 0)
   RETURNING *) SELECT json_build_object(:t_stepid::text, a.id, :t_number::text, a.number, :t_name::text, a.name, :t_buildid::text, a.buildid, :t_started_at::text, a.started_at, :t_complete::text, (a.complete_at IS NOT NULL), :t_complete_at::text, a.complete_at, :t_results::text, a.results, :t_state_string::text, a.state_string, :t_urls::text, coalesce(flotilla.try_json(a.urls_json), '[]'::json), :t_hidden::text, (a.hidden <> 0)) AS e FROM a;
-WITH a AS (UPDATE steps SET state_string = :c5, complete_at = :now, results = :c4,
-  hidden = :c4
+WITH a AS (UPDATE steps SET state_string = :c6, complete_at = :now, results = :c5,
+  hidden = :c5
   WHERE id = :step0 AND complete_at IS NULL RETURNING *) SELECT json_build_object(:t_stepid::text, a.id, :t_number::text, a.number, :t_name::text, a.name, :t_buildid::text, a.buildid, :t_started_at::text, a.started_at, :t_complete::text, (a.complete_at IS NOT NULL), :t_complete_at::text, a.complete_at, :t_results::text, a.results, :t_state_string::text, a.state_string, :t_urls::text, coalesce(flotilla.try_json(a.urls_json), '[]'::json), :t_hidden::text, (a.hidden <> 0)) AS e FROM a;
-SELECT id FROM builds WHERE id = :buildid FOR NO KEY UPDATE;
 SELECT number, name FROM steps WHERE buildid = :buildid;
 WITH a AS (INSERT INTO steps (number, name, buildid, started_at, complete_at, state_string, results, urls_json, hidden)
-  VALUES (:c6, :t_ok, :buildid, :now, NULL, 'pending', NULL, '[]', 0)
+  VALUES (:c4, :t_ok, :buildid, :now, NULL, 'pending', NULL, '[]', 0)
   RETURNING *) SELECT json_build_object(:t_stepid::text, a.id, :t_number::text, a.number, :t_name::text, a.name, :t_buildid::text, a.buildid, :t_started_at::text, a.started_at, :t_complete::text, (a.complete_at IS NOT NULL), :t_complete_at::text, a.complete_at, :t_results::text, a.results, :t_state_string::text, a.state_string, :t_urls::text, coalesce(flotilla.try_json(a.urls_json), '[]'::json), :t_hidden::text, (a.hidden <> 0)) AS e FROM a;
 INSERT INTO flotilla.build_writes (buildid, seq, result)
-  VALUES (:buildid, :c6, :c7::jsonb)
+  VALUES (:buildid, :c4, :c7::jsonb)
   ON CONFLICT (buildid) DO UPDATE SET seq = EXCLUDED.seq, result = EXCLUDED.result;
 COMMIT;
 BEGIN;
-SELECT w.seq, w.result,
+WITH f AS (SELECT b.id, w.seq, w.result,
   b.complete_at IS NULL AND EXISTS (SELECT 1 FROM buildrequest_claims c
   WHERE c.brid = b.buildrequestid AND c.masterid = :masterid) AS held
   FROM builds b LEFT JOIN flotilla.build_writes w ON w.buildid = b.id
-  WHERE b.id = :buildid FOR NO KEY UPDATE OF b;
-WITH a AS (UPDATE steps SET state_string = :c8 WHERE id = :step1 RETURNING *) SELECT json_build_object(:t_stepid::text, a.id, :t_number::text, a.number, :t_name::text, a.name, :t_buildid::text, a.buildid, :t_started_at::text, a.started_at, :t_complete::text, (a.complete_at IS NOT NULL), :t_complete_at::text, a.complete_at, :t_results::text, a.results, :t_state_string::text, a.state_string, :t_urls::text, coalesce(flotilla.try_json(a.urls_json), '[]'::json), :t_hidden::text, (a.hidden <> 0)) AS e FROM a;
+  WHERE b.id = :buildid FOR NO KEY UPDATE OF b),
+  recorded AS (
+  INSERT INTO flotilla.build_writes (buildid, seq, result)
+  SELECT id, :c8, NULL FROM f WHERE held AND (seq IS NULL OR seq < :c8)
+  ON CONFLICT (buildid) DO UPDATE SET seq = EXCLUDED.seq, result = EXCLUDED.result)
+  SELECT seq, result, held FROM f;
+WITH a AS (UPDATE steps SET state_string = :c9 WHERE id = :step1 RETURNING *) SELECT json_build_object(:t_stepid::text, a.id, :t_number::text, a.number, :t_name::text, a.name, :t_buildid::text, a.buildid, :t_started_at::text, a.started_at, :t_complete::text, (a.complete_at IS NOT NULL), :t_complete_at::text, a.complete_at, :t_results::text, a.results, :t_state_string::text, a.state_string, :t_urls::text, coalesce(flotilla.try_json(a.urls_json), '[]'::json), :t_hidden::text, (a.hidden <> 0)) AS e FROM a;
 SELECT EXISTS (SELECT 1 FROM logs WHERE stepid = :step1 AND name = :t_stdio) AS dup
   FROM steps WHERE id = :step1 FOR NO KEY UPDATE;
 WITH a AS (INSERT INTO logs (name, slug, stepid, complete, num_lines, type)
   VALUES (:t_stdio, :t_stdio, :step1, 0, 0, :t_s)
   ON CONFLICT (stepid, slug) DO NOTHING RETURNING *) SELECT json_build_object(:t_logid::text, a.id, :t_name::text, a.name, :t_slug::text, a.slug, :t_stepid::text, a.stepid, :t_complete::text, (a.complete <> 0), :t_num_lines::text, a.num_lines, :t_type::text, a.type) AS e FROM a;
 INSERT INTO flotilla.build_writes (buildid, seq, result)
-  VALUES (:buildid, :c9, :c10::jsonb)
+  VALUES (:buildid, :c8, :c10::jsonb)
   ON CONFLICT (buildid) DO UPDATE SET seq = EXCLUDED.seq, result = EXCLUDED.result;
 COMMIT;

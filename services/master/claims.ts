@@ -132,12 +132,13 @@ export function buildContext(
     return ridingOut(
       () =>
         ctx.db.tx(async (q) => {
-          const fence = await buildWriteFence(q, buildid, masterid);
+          // The fence records the write's number itself; an answer is recorded after the body.
+          const fence = await buildWriteFence(q, buildid, masterid, mine);
           // An earlier attempt committed (its answer was lost with the connection).
           if (fence.seq !== null && fence.seq >= mine) return (fence.result ?? undefined) as T;
           if (!fence.held) throw new ClaimLost(`build ${buildid}: this master no longer holds its request`);
           const result = await body(q);
-          await recordBuildWrite(q, buildid, mine, result);
+          if (result !== undefined && result !== null) await recordBuildWrite(q, buildid, mine, result);
           return result;
         }),
       patient ? undefined : lease,
@@ -145,9 +146,11 @@ export function buildContext(
     );
   };
   const base = { ...ctx, db: patientPool(ctx.db, lease, onRetry) };
+  // Every transaction's fence has locked the build's row (buildWriteFence): not asked again.
+  const fenced = { ...base, lockedBuild: buildid };
   return {
-    ctx: { ...base, runTx: runTx(false) },
-    finalCtx: { ...base, db: patientPool(ctx.db, undefined, onRetry), runTx: runTx(true) },
+    ctx: { ...fenced, runTx: runTx(false) },
+    finalCtx: { ...fenced, db: patientPool(ctx.db, undefined, onRetry), runTx: runTx(true) },
   };
 }
 

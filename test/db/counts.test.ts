@@ -135,6 +135,41 @@ describe('trigger-kept totals', () => {
     await db.pool.query(sql`DELETE FROM flotilla.count_deltas WHERE scope = 'x-test'`);
   });
 
+  it("count a request's update by its own row: nothing for a priority, no set touched but the one it joins", async () => {
+    // Migration 0043: an update whose builder and completeness stay writes no delta and reads
+    // no claim; a completion touches only the pending set it leaves and the complete set it
+    // joins (a statement on a set, even of no row, is a write version of that set).
+    const [r] = await db.pool.query(
+      sql`SELECT r.id FROM buildrequests r WHERE coalesce(r.complete, 0) = 0
+            AND NOT EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = r.id) ORDER BY id LIMIT 1`,
+    );
+    // The deltas a write's own transaction appended.
+    const deltasOf = async (write: ReturnType<typeof sql>) =>
+      db.pool.tx(async (tx) => {
+        await tx.query(write);
+        return tx.query(
+          sql`SELECT tbl, scope FROM flotilla.count_deltas WHERE xmin::text = (txid_current() % 4294967296)::text
+              ORDER BY tbl, scope`,
+        );
+      });
+    const priority = await deltasOf(sql`UPDATE buildrequests SET priority = priority + 1 WHERE id = ${r.id}`);
+    expect(priority).toEqual([{ tbl: 'buildrequests', scope: '~w' }]);
+    const completion = await deltasOf(
+      sql`UPDATE buildrequests SET complete = 1, results = 0, complete_at = 2 WHERE id = ${r.id}`,
+    );
+    const tables = new Set(completion.filter((d) => d.scope === '~w').map((d) => d.tbl));
+    expect(tables).toEqual(
+      new Set([
+        'buildrequests',
+        'flotilla.unclaimed_buildrequests',
+        'flotilla.unclaimed_complete_buildrequests',
+      ]),
+    );
+    expect(completion.filter((d) => d.scope !== '~w').length).toBeGreaterThan(0);
+    expect(await kept()).toEqual(await truth());
+    await unclaimedSetIsExact();
+  });
+
   it('notice a total that drifted (the comparison can fail)', async () => {
     await db.pool.query(sql`INSERT INTO flotilla.count_deltas (tbl, scope, n) VALUES ('builds', '', 1)`);
     expect(await kept()).not.toEqual(await truth());

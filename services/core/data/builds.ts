@@ -242,21 +242,39 @@ export async function forgetBuildWrites(tx: Tx, olderThanSeconds = 300): Promise
  * a write commits before the claim is released, or it sees the claim gone and writes nothing.
  * A stale claim released without its build (unclaimExpiredRequests) may go just after a write
  * that saw it, which is the same as going just after that write committed.
+ *
+ * `seq`: the number of the write about to run, recorded by the same statement when the fence
+ * lets it run (held, and no attempt of it committed), with no answer yet: a write that answers
+ * nothing (undefined or null) needs no record after its body, a statement fewer each
+ * (worker_preparation's transaction at a start, the build's end: `INSERT INTO
+ * flotilla.build_writes` 3.0 -> 2.0 a start in the fleet's phase S, 6.2 -> 4.1 a completed
+ * build in phase B; load/results/fleet.md, 2026-11-29 03:30). A
+ * write that answers records its answer with recordBuildWrite in the same transaction, so a
+ * retry finds both or neither.
  */
 export async function buildWriteFence(
   q: Queryable,
   buildid: number,
   masterid: number,
+  seq?: number,
 ): Promise<{ seq: number | null; result: unknown; held: boolean }> {
-  const f = await maybeOne<{ seq: number | null; result: unknown; held: boolean }>(
-    q,
-    sql`SELECT w.seq, w.result,
+  const fence = sql`SELECT b.id, w.seq, w.result,
           b.complete_at IS NULL AND EXISTS (SELECT 1 FROM buildrequest_claims c
             WHERE c.brid = b.buildrequestid AND c.masterid = ${masterid}) AS held
         FROM builds b LEFT JOIN flotilla.build_writes w ON w.buildid = b.id
-        WHERE b.id = ${buildid} FOR NO KEY UPDATE OF b`,
+        WHERE b.id = ${buildid} FOR NO KEY UPDATE OF b`;
+  const f = await maybeOne<{ seq: number | null; result: unknown; held: boolean }>(
+    q,
+    seq === undefined
+      ? fence
+      : sql`WITH f AS (${fence}),
+          recorded AS (
+            INSERT INTO flotilla.build_writes (buildid, seq, result)
+            SELECT id, ${seq}, NULL FROM f WHERE held AND (seq IS NULL OR seq < ${seq})
+            ON CONFLICT (buildid) DO UPDATE SET seq = EXCLUDED.seq, result = EXCLUDED.result)
+        SELECT seq, result, held FROM f`,
   );
-  return f ?? { seq: null, result: null, held: false };
+  return f ? { seq: f.seq, result: f.result, held: f.held } : { seq: null, result: null, held: false };
 }
 
 /** Record, in the transaction that applied it, that write number `seq` of a build committed, and its answer. */

@@ -11,9 +11,9 @@
 //   setBuildProperties' is.
 // Values are compared as JSON values (key order aside), so a value stored by Buildbot's
 // json.dumps and the same value from us compare equal.
-import { many, maybeOne, type Queryable, type SQLQuery, sql } from '../db/pool.js';
-import { noSuch } from '../errors.js';
+import { many, type Queryable, type SQLQuery, sql } from '../db/pool.js';
 import { buildPropertiesKey } from '../events/keys.js';
+import { lockBuild } from './build-lock.js';
 import type { Tx } from './transaction.js';
 
 /** name -> [value, source] */
@@ -33,14 +33,6 @@ function sameJson(a: unknown, b: unknown): boolean {
 
 /** What JSON makes of a value (undefined becomes null, Dates strings...), as it will be read back. */
 const normalize = (value: unknown): unknown => JSON.parse(JSON.stringify(value) ?? 'null');
-
-async function lockBuild(tx: Tx, buildid: number): Promise<void> {
-  const build = await maybeOne<{ id: number }>(
-    tx.q,
-    sql`SELECT id FROM builds WHERE id = ${buildid} FOR NO KEY UPDATE`,
-  );
-  if (!build) throw noSuch(`build ${buildid}`);
-}
 
 /**
  * Write the properties that differ from the stored ones; returns those, normalized.

@@ -17,6 +17,7 @@ import { step as stepEntity } from '../entities/step.js';
 import { invalid, noSuch } from '../errors.js';
 import { stepKeys } from '../events/keys.js';
 import { codePoints, headCodePoints } from '../identifiers.js';
+import { lockBuild } from './build-lock.js';
 import { entity, writtenEntity } from './entities.js';
 import { now, type Tx } from './transaction.js';
 
@@ -55,11 +56,7 @@ export async function newStep(
 ): Promise<{ stepid: number; number: number; name: string }> {
   if (codePoints(name) > MAX_NAME)
     throw invalid(`step name ${JSON.stringify(name)} is longer than ${MAX_NAME} characters`);
-  const build = await maybeOne<{ id: number }>(
-    tx.q,
-    sql`SELECT id FROM builds WHERE id = ${buildid} FOR NO KEY UPDATE`,
-  );
-  if (!build) throw noSuch(`build ${buildid}`);
+  await lockBuild(tx, buildid);
   const existing = await many<{ number: number; name: string }>(
     tx.q,
     sql`SELECT number, name FROM steps WHERE buildid = ${buildid}`,

@@ -34,12 +34,19 @@ export interface DataContext {
    * earlier attempt is known to have committed.
    */
   runTx?: <T>(body: (q: Queryable) => Promise<T>) => Promise<T>;
+  /** The build whose row each transaction of `runTx` has locked before its body (Tx.lockedBuild). */
+  lockedBuild?: number;
 }
 
 /** The transaction handle and the outbox every operation takes. */
 export interface Tx {
   q: Queryable;
   out: Outbox;
+  /**
+   * The build whose row this transaction holds locked FOR NO KEY UPDATE from its start: a
+   * build's fenced writes (services/master/claims.ts); build-lock.ts does not ask again.
+   */
+  lockedBuild?: number;
 }
 
 export async function transact<T>(ctx: DataContext, fn: (tx: Tx) => Promise<T>): Promise<T> {
@@ -47,7 +54,9 @@ export async function transact<T>(ctx: DataContext, fn: (tx: Tx) => Promise<T>):
   let out = new Outbox();
   const body = (q: Queryable) => {
     out = new Outbox();
-    return fn({ q, out });
+    return fn(
+      ctx.runTx && ctx.lockedBuild !== undefined ? { q, out, lockedBuild: ctx.lockedBuild } : { q, out },
+    );
   };
   const result = await (ctx.runTx ? ctx.runTx(body) : ctx.db.tx(body));
   publisherFor(ctx.redis, ctx.onPublishError).enqueue(out.events);

@@ -10,8 +10,8 @@ import {
   setStepStateString,
   startStep,
 } from '../../../services/core/data/steps.js';
-import { transact } from '../../../services/core/data/transaction.js';
-import { sql } from '../../../services/core/db/pool.js';
+import { type DataContext, transact } from '../../../services/core/data/transaction.js';
+import { type SQLQuery, sql } from '../../../services/core/db/pool.js';
 import { Results } from '../../../services/core/results.js';
 import { apiGet, barrier, buildParts, type Harness, openHarness } from './harness.js';
 
@@ -89,6 +89,44 @@ describe('newStep', () => {
     );
     expect(made.map((s) => s.number).sort()).toEqual([0, 1, 2, 3, 4, 5]);
     expect(new Set(made.map((s) => s.name)).size).toBe(6);
+  });
+  it("under a fence that locked the build's row, asks no lock again and still numbers concurrent steps apart", async () => {
+    // A build's fenced transactions (services/master/claims.ts) lock its row first and say so
+    // (lockedBuild): newStep then sends a statement fewer (build-lock.ts). Six writers at once
+    // through such transactions number and name their steps apart.
+    const buildid = await build();
+    let sent = 0;
+    const fenced: DataContext = {
+      ...h.ctx,
+      db: h.wide,
+      lockedBuild: buildid,
+      runTx: (body) =>
+        h.wide.tx(async (q) => {
+          await q.query(sql`SELECT id FROM builds WHERE id = ${buildid} FOR NO KEY UPDATE`);
+          const counted = new Proxy(q, {
+            get: (t, prop) =>
+              prop === 'query'
+                ? (x: SQLQuery) => {
+                    sent++;
+                    return t.query(x);
+                  }
+                : Reflect.get(t, prop, t),
+          });
+          return body(counted);
+        }),
+    };
+    // All six at once: each waits for the row's lock in its fence, as a build's writes would.
+    const made = await Promise.all(
+      Array.from({ length: 6 }, () => transact(fenced, (tx) => newStep(tx, buildid, 'same'))),
+    );
+    expect(made.map((s) => s.number).sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(new Set(made.map((s) => s.name)).size).toBe(6);
+    // The steps' read and the row's INSERT: no lock of the build's row of its own.
+    expect(sent).toBe(6 * 2);
+    // Without the fence's word, the lock is asked for (a statement more).
+    sent = 0;
+    await transact({ ...fenced, lockedBuild: undefined }, (tx) => newStep(tx, buildid, 'one more'));
+    expect(sent).toBe(3);
   });
 });
 

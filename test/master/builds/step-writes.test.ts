@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   addLog,
+  appendLog,
   claimBuildRequests,
   findBuilderId,
   finishStep,
@@ -50,8 +51,8 @@ function losingAnswers(pool: ConnectionPool): { pool: ConnectionPool; arm: () =>
   return { pool: wrapped, arm: () => (armed = true), lost: () => lost };
 }
 
-it("a step's end carrying its log's last line and finish is applied once when its commit's answer is lost", async () => {
-  await transact(stage.ctx, (tx) => findBuilderId(tx, 'folded'));
+/** A build of a request claimed by this test's master, and its fence over a pool that may lose answers. */
+async function fencedBuild() {
   const { brid } = await stage.request('folded');
   const { buildid, masterid } = await transact(stage.ctx, async (tx) => {
     const masterid = await masterActive(tx, 'folded-writes');
@@ -62,6 +63,12 @@ it("a step's end carrying its log's last line and finish is applied once when it
   });
   const faulty = losingAnswers(stage.db.pool);
   const fence = buildContext({ ...stage.ctx, db: faulty.pool }, buildid, masterid, { valid: () => true });
+  return { buildid, faulty, fence };
+}
+
+it("a step's end carrying its log's last line and finish is applied once when its commit's answer is lost", async () => {
+  await transact(stage.ctx, (tx) => findBuilderId(tx, 'folded'));
+  const { buildid, faulty, fence } = await fencedBuild();
   const { stepid } = await transact(fence.ctx, async (tx) => {
     const s = await newStep(tx, buildid, 'one');
     await startStep(tx, s.stepid);
@@ -95,4 +102,28 @@ it("a step's end carrying its log's last line and finish is applied once when it
   expect(s.results).toBe(0);
   expect(after).toBe(1);
   expect(told).toEqual(['first', 'last, without its newline']);
+});
+
+it('a write that answers nothing, recorded by its fence alone, is applied once when its answer is lost; one that answers gets its answer back', async () => {
+  // buildWriteFence records the write's number in its own statement; only an answer is
+  // recorded after the body (claims.ts). A retry of a committed write must find the number
+  // either way, and the answer when there was one.
+  const { buildid, faulty, fence } = await fencedBuild();
+  faulty.arm();
+  const step = await transact(fence.ctx, (tx) => newStep(tx, buildid, 'answers'));
+  const logid = await transact(fence.ctx, (tx) => addLog(tx, step.stepid, 'stdio', 's'));
+  faulty.arm();
+  const answered = await transact(fence.ctx, async (tx) => {
+    await appendLog(tx, logid, 'oonce\n');
+  });
+  expect(faulty.lost()).toBe(2);
+  expect(answered).toBeUndefined();
+  const steps = await stage.db.pool.query(sql`SELECT id FROM steps WHERE buildid = ${buildid}`);
+  expect(steps.map((s) => s.id)).toEqual([step.stepid]);
+  const [l] = await stage.db.pool.query(sql`SELECT num_lines FROM logs WHERE id = ${logid}`);
+  expect(l.num_lines).toBe(1);
+  const [w] = await stage.db.pool.query(
+    sql`SELECT seq, result FROM flotilla.build_writes WHERE buildid = ${buildid}`,
+  );
+  expect(w).toEqual({ seq: 3, result: null });
 });
