@@ -11,6 +11,7 @@
 // With each step's command made distinct (`true 0`, `true 1`, ...: nothing repeats, so this is
 // the cost of looking), 162-195 ms before, 165-185 ms after (five pairs). A value's copy is its
 // JSON text read again: structuredClone cost 10 ms more over the thousand distinct steps.
+// In a whole start the 50 ms is inside the runs' spread (load/results/fleet.md, 04:16-04:40).
 //
 // Only what cannot be told apart by its JSON text is shared: a value (in or out) holding
 // anything but strings, finite numbers, booleans, null, arrays and plain objects (a Date, NaN,
