@@ -2,6 +2,7 @@
 // written inside a span carry its trace and span ids.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
@@ -99,5 +100,17 @@ describe('telemetry', () => {
       tracing: false,
       fields: ['traceparent', 'tracestate', 'baggage'],
     });
+  });
+
+  // Instrumentation patches only what loads after it (tracing.ts), so a main.ts loads nothing
+  // else statically: the master's once imported core/config/env.ts first, which loads ioredis
+  // through core/redis.ts (services/master/main.ts says what that did).
+  it('is the only static import of each process main', () => {
+    const root = resolve(import.meta.dirname, '../..');
+    for (const service of ['api', 'master', 'worker']) {
+      const text = readFileSync(join(root, 'services', service, 'main.ts'), 'utf8');
+      const imports = [...text.matchAll(/^import\s[^;]*?['"]([^'"]+)['"]/gm)].map((m) => m[1]);
+      expect({ service, imports }).toEqual({ service, imports: ['../core/telemetry/tracing.js'] });
+    }
   });
 });

@@ -16,8 +16,17 @@
 // - anything js-yaml refuses: `yaml` reads it again, so errors are yaml's messages, as before.
 // test/config/yaml-data.test.ts reads every configuration in the repository and a list of
 // edge cases both ways and compares.
+//
+// `yaml` itself is loaded only when a text goes to it: importing it took 28-37 ms of CPU in
+// a fresh process, js-yaml 4-6 ms (five each, 2026-11-29 04:25, load 24:
+//   node_modules/.bin/node --input-type=module -e "const c0=process.cpuUsage(); await import('yaml'); console.log(process.cpuUsage(c0))"
+// ), a cost every master's start paid for a parser its configuration seldom needs. Its
+// package is CommonJS for Node, so `require` loads it synchronously where it is needed.
+import { createRequire } from 'node:module';
 import jsyaml from 'js-yaml';
-import { parseDocument } from 'yaml';
+import type * as Yaml from 'yaml';
+
+const require = createRequire(import.meta.url);
 
 const { Type, FAILSAFE_SCHEMA, types, load } = jsyaml;
 
@@ -67,6 +76,7 @@ export function yamlData(text: string): YamlData {
 
 /** What the `yaml` package reads: the data, or its errors' first lines. */
 export function slowly(text: string): YamlData {
+  const { parseDocument } = require('yaml') as typeof Yaml;
   const doc = parseDocument(text, { prettyErrors: true });
   if (doc.errors.length)
     return { ok: false, errors: doc.errors.map((e) => e.message.split('\n')[0] ?? e.message) };

@@ -98,12 +98,31 @@ async function start(serviceName: string, opts: TelemetryOptions): Promise<Telem
   };
 }
 
-/** What NodeSDK.start() registers when every exporter is off, without loading the SDK. */
+/**
+ * What NodeSDK.start() registers when every exporter is off, without loading the SDK.
+ *
+ * The propagators come from their own files of @opentelemetry/core (it has no exports map, and
+ * the last test of test/core/telemetry.test.ts fails if they move): its index loads 32 files,
+ * these three a handful. Importing the index took 21-23 ms of CPU in a fresh process, the three
+ * files 5-8 ms (three each, 2026-11-29 04:24, load 20; @opentelemetry/api and
+ * context-async-hooks imported first, as here), in every untraced API, master and worker start:
+ *   node_modules/.bin/node --input-type=module -e "await import('@opentelemetry/api'); await import('@opentelemetry/context-async-hooks'); const c0=process.cpuUsage(); await import('@opentelemetry/core'); console.log(process.cpuUsage(c0))"
+ * This file's import and startTelemetry() together, six fresh processes each in turn on the
+ * suite's build (test/helpers/service-build.ts) before and after: 41-49 ms, then 24-32 ms
+ * (04:26, load 13-19), timing `await (await import(B/services/core/telemetry/tracing.js)).startTelemetry('x')`.
+ */
 async function untraced(): Promise<Telemetry> {
   const [
     { AsyncLocalStorageContextManager },
-    { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator },
-  ] = await Promise.all([import('@opentelemetry/context-async-hooks'), import('@opentelemetry/core')]);
+    { CompositePropagator },
+    { W3CBaggagePropagator },
+    { W3CTraceContextPropagator },
+  ] = await Promise.all([
+    import('@opentelemetry/context-async-hooks'),
+    import('@opentelemetry/core/build/src/propagation/composite.js'),
+    import('@opentelemetry/core/build/src/baggage/propagation/W3CBaggagePropagator.js'),
+    import('@opentelemetry/core/build/src/trace/W3CTraceContextPropagator.js'),
+  ]);
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(
     new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),

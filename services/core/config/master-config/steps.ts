@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { identifier } from './identifiers.js';
 import { masterShellStep } from './master-steps.js';
+import { ReadOnce } from './read-once.js';
 import { command, shellCommon, shellParameters } from './shell-common.js';
 import { gitStep } from './source-steps.js';
 import { renderable, stepCommon } from './step-common.js';
@@ -143,9 +144,12 @@ const STEP_KINDS = [
 
 const KIND_NAMES = STEP_KINDS.map((k) => k.shape.type.value);
 
-export const step = z.discriminatedUnion('type', [...STEP_KINDS], {
-  errorMap: (issue, ctx) =>
-    issue.code === 'invalid_union_discriminator'
-      ? { message: `expected type to be one of ${KIND_NAMES.join(', ')}` }
-      : { message: ctx.defaultError },
-});
+// Read once per distinct step (read-once.ts): a large configuration repeats its steps.
+export const step = new ReadOnce(
+  z.discriminatedUnion('type', [...STEP_KINDS], {
+    errorMap: (issue, ctx) =>
+      issue.code === 'invalid_union_discriminator'
+        ? { message: `expected type to be one of ${KIND_NAMES.join(', ')}` }
+        : { message: ctx.defaultError },
+  }),
+);
