@@ -34,7 +34,7 @@
 // MASTER_CPU_PROF=DIR writes each master's CPU profile (node --cpu-prof) into DIR as it
 // stops: the masters are then stopped with SIGTERM at the end, not killed, so that phases
 // A-D's masters write theirs too (phase 0's are written when they stop before phase A).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -472,6 +472,8 @@ try {
 } finally {
   await Promise.all(profiled.map((p) => p.stop('SIGTERM', 60_000)));
   await Promise.all(running.map((p) => p.stop('SIGKILL')));
+  // Made here rather than asked of the caller: a missing directory lost a whole run's logs.
+  if (LOG_DIR) mkdirSync(LOG_DIR, { recursive: true });
   for (const { name, proc } of logged)
     writeFileSync(join(LOG_DIR!, `${name}.${proc.pid}.log`), proc.output());
   await db.dispose();
