@@ -28,6 +28,8 @@ import { cancelUnclaimed, writePending } from './queue.js';
 import type { WorkerFleet } from './workers.js';
 
 export interface BurstInput {
+  /** Which burst this is, as printed ("1 of 2"). */
+  round: string;
   db: ConnectionPool;
   redisUrl: string;
   masters: readonly { pid: number; probePort: number }[];
@@ -97,7 +99,7 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
   const n = times.length;
   const window = (times[n - 1]! - started[0]!) / 1000;
   say(
-    `## S. Builds started with ${input.slots} idle worker slots and ${input.pending} pending, every build held running (load average ${l0} before, ${load1()} after)\n`,
+    `## S (${input.round}). Builds started with ${input.slots} idle worker slots and ${input.pending} pending, every build held running (load average ${l0} before, ${load1()} after)\n`,
   );
   say(
     `wake to the first build's new event ${((started[0]! - t0) / 1000).toFixed(2)} s, to its first command ${((times[0]! - t0) / 1000).toFixed(2)} s; ` +

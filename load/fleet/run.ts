@@ -25,7 +25,9 @@
 //   load/fleet/run.sh        (starts PostgreSQL and Redis for it; see there)
 //
 // STOP_AFTER=A ends the run once phases A and A2 are printed (a start measured again, in a
-// minute); STOP_AFTER=S once phase S is (the start rate again).
+// minute); STOP_AFTER=S once phase S is (the start rate again). S_ROUNDS (2) is how many
+// bursts phase S runs on the same masters, each printed: the first on masters fresh from their
+// start, the next on masters whose code has run 1,000 starts already.
 //
 // MASTER_LOG=DIR runs the masters at LOG_LEVEL=debug and writes each one's output into
 // DIR/fleet-N.PID.log at the end: among it, the time each of its parts took to start
@@ -73,6 +75,7 @@ const PROFILE_DIR = process.env.MASTER_CPU_PROF;
 const LOG_DIR = process.env.MASTER_LOG;
 const LATENCY_SECONDS = Number(process.env.LATENCY_SECONDS ?? 30);
 const STOP_AFTER = process.env.STOP_AFTER;
+const S_ROUNDS = Number(process.env.S_ROUNDS ?? 2);
 /** Thrown once the phase STOP_AFTER names is printed: the rest is skipped, the clean-up runs. */
 const STOPPED = new Error(`stopped after phase ${STOP_AFTER}`);
 const dbUrl = process.env.DATABASE_URL;
@@ -233,21 +236,26 @@ try {
     SELECT sourcestampid AS ssid FROM buildset_sourcestamps bs JOIN buildrequests br ON br.buildsetid = bs.buildsetid
     WHERE br.id = ${checkBrid}`);
 
-  // S. Builds started a second, every worker idle and the queue full.
-  await startBurst(
-    {
-      db,
-      redisUrl,
-      masters: masters.map((m) => ({ pid: m.proc.pid, probePort: m.probePort })),
-      workers,
-      slots: shape.workers, // one slot each (config.ts)
-      sourcestampId: ssid,
-      pending: PENDING,
-      wake: () => force(apis[1]!, builderName(1)),
-      say,
-    },
-    clock,
-  );
+  // S. Builds started a second, every worker idle and the queue full: S_ROUNDS bursts on the
+  // same masters, each printed. The first meets masters that have run one build since their
+  // start, so its JavaScript is still being compiled and optimized as it goes; the later ones
+  // meet them as a master that has run for a while is (load/results/fleet.md, 2026-11-29 06:10).
+  for (let round = 1; round <= S_ROUNDS; round++)
+    await startBurst(
+      {
+        round: `${round} of ${S_ROUNDS}`,
+        db,
+        redisUrl,
+        masters: masters.map((m) => ({ pid: m.proc.pid, probePort: m.probePort })),
+        workers,
+        slots: shape.workers, // one slot each (config.ts)
+        sourcestampId: ssid,
+        pending: PENDING,
+        wake: () => force(apis[1]!, builderName(1)),
+        say,
+      },
+      clock,
+    );
   if (STOP_AFTER === 'S') {
     await workers.close();
     throw STOPPED;
