@@ -12,7 +12,8 @@
 // properties committed, as phase C counts it); the window runs from the first such event to
 // the last slot's command on a worker (what follows a build's row until then, the
 // worker_preparation step and the step's first rows, is in the window and its costs). Over
-// it: starts a second, and per start the masters' CPU, PostgreSQL's (the whole cluster) and
+// it: starts a second, and per start the masters' CPU, PostgreSQL's (the whole cluster), the
+// APIs', Redis's and this process's (the generated workers and the listener timing the starts), and
 // the statements PostgreSQL ran (pg_stat_statements, when the bench cluster loads it:
 // load/results/fleet.md says how).
 import { loadavg } from 'node:os';
@@ -21,7 +22,7 @@ import type { ConnectionPool } from '../../services/core/db/pool.js';
 import { sql } from '../../services/core/db/pool.js';
 import { EVENTS_CHANNEL } from '../../services/core/events/bus.js';
 import { waitFor } from '../../test/helpers/wait.js';
-import { claimPasses, postgresCpuSeconds } from './costs.js';
+import { claimPasses, postgresCpuSeconds, redisCpuSeconds } from './costs.js';
 import { oneLine, statements, statementsBetween } from './pg-statements.js';
 import { cpuSeconds } from './procstat.js';
 import { cancelUnclaimed, writePending } from './queue.js';
@@ -33,6 +34,8 @@ export interface BurstInput {
   db: ConnectionPool;
   redisUrl: string;
   masters: readonly { pid: number; probePort: number }[];
+  /** The API processes: what they spend on a start (hearing its events and notices) is printed too. */
+  apis: readonly { pid: number }[];
   workers: WorkerFleet;
   /** Worker slots in all: the starts that fill them. */
   slots: number;
@@ -68,9 +71,13 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
   const { db, masters, workers, say } = input;
   input.workers.holding = true;
   await writePending(db, input.sourcestampId, input.pending);
+  const redis = new Redis(input.redisUrl);
   const cpu = async () => ({
     masters: masters.reduce((n, m) => n + cpuSeconds(m.pid), 0),
     postgres: await postgresCpuSeconds(db),
+    apis: input.apis.reduce((n, a) => n + cpuSeconds(a.pid), 0),
+    redis: await redisCpuSeconds(redis),
+    runner: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
     passes: (await Promise.all(masters.map((m) => claimPasses(m.probePort)))).reduce(
       (n, p) => n + p.count,
       0,
@@ -96,6 +103,7 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
   const times = clock.end();
   const [cpu1, s1, rows1] = [await cpu(), await statements(db), await rows()];
   sub.disconnect();
+  redis.disconnect();
   const n = times.length;
   const window = (times[n - 1]! - started[0]!) / 1000;
   say(
@@ -110,6 +118,7 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
   const per = (s: number) => `${((s * 1000) / n).toFixed(2)} ms`;
   say(
     `per start: master CPU ${per(cpu1.masters - cpu0.masters)}, PostgreSQL CPU ${per(cpu1.postgres - cpu0.postgres)}; ` +
+      `the APIs' ${per(cpu1.apis - cpu0.apis)}, Redis ${per(cpu1.redis - cpu0.redis)}, the runner's (the generated workers and the listener timing the starts) ${per(cpu1.runner - cpu0.runner)}; ` +
       `claim passes ${cpu1.passes - cpu0.passes} (${(n / Math.max(1, cpu1.passes - cpu0.passes)).toFixed(1)} starts a pass)`,
   );
   if (!s0 || !s1) say('statements: pg_stat_statements is not loaded on this cluster');

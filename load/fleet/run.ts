@@ -247,6 +247,7 @@ try {
         db,
         redisUrl,
         masters: masters.map((m) => ({ pid: m.proc.pid, probePort: m.probePort })),
+        apis: apis.map((a) => ({ pid: a.proc.pid })),
         workers,
         slots: shape.workers, // one slot each (config.ts)
         sourcestampId: ssid,
