@@ -4,9 +4,9 @@
 // not change by a character; and the point of the change is that the planner now puts them
 // into the calling statement instead of calling a function per row.
 import { readFileSync } from 'node:fs';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase, type TestDatabase } from '../helpers/databases.js';
+import { createDatabaseWithClient } from '../helpers/databases.js';
 
 /** 0004's three functions, from the migration's own text, renamed into a schema of their own. */
 function functions0004(): string {
@@ -21,16 +21,14 @@ function functions0004(): string {
   return `CREATE SCHEMA old0004; ${text.slice(start, end + 3).replaceAll('FUNCTION flotilla.', 'FUNCTION old0004.')}`;
 }
 
-let db: TestDatabase;
+let db: Awaited<ReturnType<typeof createDatabaseWithClient>>;
 let client: pg.Client;
 beforeAll(async () => {
-  db = await createDatabase();
-  client = new pg.Client({ connectionString: db.url });
-  await client.connect();
+  db = await createDatabaseWithClient();
+  client = db.client;
   await client.query(functions0004());
 });
 afterAll(async () => {
-  await client.end();
   await db.drop();
 });
 

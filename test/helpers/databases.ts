@@ -1,6 +1,7 @@
 // Each suite gets its own database, copied from a template that global-setup prepared once:
 // empty, freshly migrated, or migrated with the oracle's fixture loaded.
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { type ConnectionPool, createPool, sql } from '../../services/core/db/pool.js';
 import { testEnv, withDatabase } from './env.js';
 
@@ -42,6 +43,26 @@ export async function createDatabase(template: keyof typeof TEMPLATES = 'migrate
     drop: async () => {
       await pool.dispose();
       await dropDatabase(name);
+    },
+  };
+}
+
+/**
+ * A database of its own with one plain connection to it, for a test that must hold a session
+ * (PREPARE, session settings, EXPLAIN of one statement): drop() ends the connection first.
+ */
+export async function createDatabaseWithClient(
+  template: keyof typeof TEMPLATES = 'migrated',
+): Promise<TestDatabase & { client: pg.Client }> {
+  const db = await createDatabase(template);
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  return {
+    ...db,
+    client,
+    drop: async () => {
+      await client.end();
+      await db.drop();
     },
   };
 }
