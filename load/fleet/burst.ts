@@ -21,7 +21,7 @@ import type { ConnectionPool } from '../../services/core/db/pool.js';
 import { sql } from '../../services/core/db/pool.js';
 import { EVENTS_CHANNEL } from '../../services/core/events/bus.js';
 import { waitFor } from '../../test/helpers/wait.js';
-import { claimPasses, postgresCpuSeconds } from './costs.js';
+import { claimPasses, postgresCpuSeconds, redisCpuSeconds } from './costs.js';
 import { oneLine, statements, statementsBetween } from './pg-statements.js';
 import { cpuSeconds } from './procstat.js';
 import { cancelUnclaimed, writePending } from './queue.js';
@@ -66,9 +66,12 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
   const { db, masters, workers, say } = input;
   input.workers.holding = true;
   await writePending(db, input.sourcestampId, input.pending);
+  // Redis's own CPU (its INFO), asked on a connection of its own: the one below subscribes.
+  const bus = new Redis(input.redisUrl);
   const cpu = async () => ({
     masters: masters.reduce((n, m) => n + cpuSeconds(m.pid), 0),
     postgres: await postgresCpuSeconds(db),
+    redis: await redisCpuSeconds(bus),
     passes: (await Promise.all(masters.map((m) => claimPasses(m.probePort)))).reduce(
       (n, p) => n + p.count,
       0,
@@ -94,6 +97,7 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
   const times = clock.end();
   const [cpu1, s1, rows1] = [await cpu(), await statements(db), await rows()];
   sub.disconnect();
+  bus.disconnect();
   const n = times.length;
   const window = (times[n - 1]! - started[0]!) / 1000;
   say(
@@ -107,7 +111,7 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
   say(`build rows written meanwhile: ${rows1 - rows0} (a command is a build's: one \`true\` step each)`);
   const per = (s: number) => `${((s * 1000) / n).toFixed(2)} ms`;
   say(
-    `per start: master CPU ${per(cpu1.masters - cpu0.masters)}, PostgreSQL CPU ${per(cpu1.postgres - cpu0.postgres)}; ` +
+    `per start: master CPU ${per(cpu1.masters - cpu0.masters)}, PostgreSQL CPU ${per(cpu1.postgres - cpu0.postgres)}, Redis CPU ${per(cpu1.redis - cpu0.redis)}; ` +
       `claim passes ${cpu1.passes - cpu0.passes} (${(n / Math.max(1, cpu1.passes - cpu0.passes)).toFixed(1)} starts a pass)`,
   );
   if (!s0 || !s1) say('statements: pg_stat_statements is not loaded on this cluster');
