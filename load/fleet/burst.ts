@@ -79,7 +79,9 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
   });
   const rows = async () => Number((await db.query(sql`SELECT count(*) AS n FROM builds`))[0].n);
   const [rows0, s0, cpu0, l0] = [await rows(), await statements(db), await cpu(), load1()];
-  // Each build's `new` event as it reaches this process.
+  // Each build's `new` event as it reaches this process: on the masters' channel, a kind they
+  // act on (services/core/events/master-kinds.ts), so this listener costs Redis what a fourth
+  // master would.
   const started: number[] = [];
   const sub = new Redis(input.redisUrl);
   sub.on('message', (_channel: string, text: string) => {
