@@ -21,7 +21,7 @@ import type { ConnectionPool } from '../../services/core/db/pool.js';
 import { sql } from '../../services/core/db/pool.js';
 import { EVENTS_CHANNEL } from '../../services/core/events/bus.js';
 import { waitFor } from '../../test/helpers/wait.js';
-import { claimPasses, postgresCpuSeconds, redisCpuSeconds } from './costs.js';
+import { claimPasses, postgresCpuSeconds, redisCpuSeconds, redisTraffic } from './costs.js';
 import { oneLine, statements, statementsBetween } from './pg-statements.js';
 import { cpuSeconds } from './procstat.js';
 import { cancelUnclaimed, writePending } from './queue.js';
@@ -72,6 +72,7 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
     masters: masters.reduce((n, m) => n + cpuSeconds(m.pid), 0),
     postgres: await postgresCpuSeconds(db),
     redis: await redisCpuSeconds(bus),
+    traffic: await redisTraffic(bus),
     passes: (await Promise.all(masters.map((m) => claimPasses(m.probePort)))).reduce(
       (n, p) => n + p.count,
       0,
@@ -115,6 +116,12 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
   say(
     `per start: master CPU ${per(cpu1.masters - cpu0.masters)}, PostgreSQL CPU ${per(cpu1.postgres - cpu0.postgres)}, Redis CPU ${per(cpu1.redis - cpu0.redis)}; ` +
       `claim passes ${cpu1.passes - cpu0.passes} (${(n / Math.max(1, cpu1.passes - cpu0.passes)).toFixed(1)} starts a pass)`,
+  );
+  const [tr0, tr1] = [cpu0.traffic, cpu1.traffic];
+  const events = tr1.xadds - tr0.xadds;
+  say(
+    `events: ${(events / n).toFixed(1)} a start on the stream; on the masters' channel ${((tr1.publishes - tr0.publishes - events) / n).toFixed(1)} a start ` +
+      `(PUBLISH calls less one a stream event); Redis sent its clients ${((tr1.outBytes - tr0.outBytes) / n / 1024).toFixed(1)} KiB a start`,
   );
   if (!s0 || !s1) say('statements: pg_stat_statements is not loaded on this cluster');
   else {
