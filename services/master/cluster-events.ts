@@ -35,18 +35,19 @@ export async function listenToCluster(deps: ClusterEventsDeps): Promise<() => Pr
   return async () => stop();
 }
 
-/**
- * What a master does about an event of this key, or null for nothing: the key filter of
- * `handle`, apart so that a test checks it against the kinds masters hear
- * (core/events/master-kinds.ts).
- */
+type WorkerAction = 'pause' | 'unpause' | 'stop' | 'kill';
+const WORKER_ACTIONS: ReadonlySet<string> = new Set<WorkerAction>(['pause', 'unpause', 'stop', 'kill']);
+
+/** What a master does about an event of the cluster. */
 export type ClusterAction =
   | { do: 'wake'; request?: { brid: number; traced: boolean } }
   | { do: 'stop-build'; buildid: number }
-  | { do: 'worker'; workerid: number; action: 'pause' | 'unpause' | 'stop' | 'kill' };
+  | { do: 'worker'; workerid: number; action: WorkerAction };
 
-const WORKER_ACTIONS = new Set(['pause', 'unpause', 'stop', 'kill']);
-
+/**
+ * The action for an event of this key, or null for nothing: `handle`'s key filter, apart so
+ * that a test checks it against the kinds masters hear (core/events/master-kinds.ts).
+ */
 export function clusterActionOf(k: string): ClusterAction | null {
   // Events some process could not publish (its queue overflowed while Redis was away): any of
   // them may have been a new or handed-back request, so look for work now rather than at the
@@ -58,7 +59,7 @@ export function clusterActionOf(k: string): ClusterAction | null {
   if (parts.length !== 4 || parts[0] !== 'control') return null;
   if (parts[1] === 'builds' && parts[3] === 'stop') return { do: 'stop-build', buildid: Number(parts[2]) };
   if (parts[1] === 'worker' && WORKER_ACTIONS.has(parts[3]!))
-    return { do: 'worker', workerid: Number(parts[2]), action: parts[3] as 'pause' };
+    return { do: 'worker', workerid: Number(parts[2]), action: parts[3] as WorkerAction };
   return null;
 }
 
