@@ -22,7 +22,7 @@ import type { ConnectionPool } from '../../services/core/db/pool.js';
 import { sql } from '../../services/core/db/pool.js';
 import { EVENTS_CHANNEL } from '../../services/core/events/bus.js';
 import { waitFor } from '../../test/helpers/wait.js';
-import { claimPasses, postgresCpuSeconds, redisCpuSeconds } from './costs.js';
+import { claimPasses, postgresCpuSeconds, redisCpuSeconds, redisTraffic } from './costs.js';
 import { oneLine, statements, statementsBetween } from './pg-statements.js';
 import { cpuSeconds } from './procstat.js';
 import { cancelUnclaimed, writePending } from './queue.js';
@@ -71,12 +71,14 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
   const { db, masters, workers, say } = input;
   input.workers.holding = true;
   await writePending(db, input.sourcestampId, input.pending);
-  const redis = new Redis(input.redisUrl);
+  // Redis's own CPU (its INFO), asked on a connection of its own: the one below subscribes.
+  const bus = new Redis(input.redisUrl);
   const cpu = async () => ({
     masters: masters.reduce((n, m) => n + cpuSeconds(m.pid), 0),
     postgres: await postgresCpuSeconds(db),
     apis: input.apis.reduce((n, a) => n + cpuSeconds(a.pid), 0),
-    redis: await redisCpuSeconds(redis),
+    redis: await redisCpuSeconds(bus),
+    traffic: await redisTraffic(bus),
     runner: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
     passes: (await Promise.all(masters.map((m) => claimPasses(m.probePort)))).reduce(
       (n, p) => n + p.count,
@@ -85,7 +87,9 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
   });
   const rows = async () => Number((await db.query(sql`SELECT count(*) AS n FROM builds`))[0].n);
   const [rows0, s0, cpu0, l0] = [await rows(), await statements(db), await cpu(), load1()];
-  // Each build's `new` event as it reaches this process.
+  // Each build's `new` event as it reaches this process: on the masters' channel, a kind they
+  // act on (services/core/events/master-kinds.ts), so this listener costs Redis what a fourth
+  // master would.
   const started: number[] = [];
   const sub = new Redis(input.redisUrl);
   sub.on('message', (_channel: string, text: string) => {
@@ -103,7 +107,7 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
   const times = clock.end();
   const [cpu1, s1, rows1] = [await cpu(), await statements(db), await rows()];
   sub.disconnect();
-  redis.disconnect();
+  bus.disconnect();
   const n = times.length;
   const window = (times[n - 1]! - started[0]!) / 1000;
   say(
@@ -120,6 +124,12 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
     `per start: master CPU ${per(cpu1.masters - cpu0.masters)}, PostgreSQL CPU ${per(cpu1.postgres - cpu0.postgres)}; ` +
       `the APIs' ${per(cpu1.apis - cpu0.apis)}, Redis ${per(cpu1.redis - cpu0.redis)}, the runner's (the generated workers and the listener timing the starts) ${per(cpu1.runner - cpu0.runner)}; ` +
       `claim passes ${cpu1.passes - cpu0.passes} (${(n / Math.max(1, cpu1.passes - cpu0.passes)).toFixed(1)} starts a pass)`,
+  );
+  const [tr0, tr1] = [cpu0.traffic, cpu1.traffic];
+  const events = tr1.xadds - tr0.xadds;
+  say(
+    `events: ${(events / n).toFixed(1)} a start on the stream; on the masters' channel ${((tr1.publishes - tr0.publishes - events) / n).toFixed(1)} a start ` +
+      `(PUBLISH calls less one a stream event); Redis sent its clients ${((tr1.outBytes - tr0.outBytes) / n / 1024).toFixed(1)} KiB a start`,
   );
   if (!s0 || !s1) say('statements: pg_stat_statements is not loaded on this cluster');
   else {

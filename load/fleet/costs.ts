@@ -45,6 +45,21 @@ export async function redisCpuSeconds(redis: Redis): Promise<number> {
   return get('used_cpu_sys') + get('used_cpu_user');
 }
 
+/**
+ * What Redis has carried so far (its INFO): events appended to the stream (XADD), messages
+ * published (PUBLISH, those of scripts included: an event on the ids channel, and on the
+ * masters' when a master acts on its kind), and bytes sent to its clients, subscribers
+ * included.
+ */
+export async function redisTraffic(
+  redis: Redis,
+): Promise<{ xadds: number; publishes: number; outBytes: number }> {
+  const info = await redis.info('all');
+  const calls = (cmd: string) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
+  const outBytes = Number(/total_net_output_bytes:(\d+)/.exec(info)?.[1] ?? 0);
+  return { xadds: calls('xadd'), publishes: calls('publish'), outBytes };
+}
+
 /** A master's claim passes so far (flotilla_claim_pass_seconds on its /metrics): how many, and their seconds. */
 export async function claimPasses(probePort: number): Promise<{ count: number; seconds: number }> {
   const text = await (await fetch(`http://127.0.0.1:${probePort}/metrics`)).text();

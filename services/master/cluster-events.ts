@@ -35,41 +35,60 @@ export async function listenToCluster(deps: ClusterEventsDeps): Promise<() => Pr
   return async () => stop();
 }
 
+type WorkerAction = 'pause' | 'unpause' | 'stop' | 'kill';
+const WORKER_ACTIONS: ReadonlySet<string> = new Set<WorkerAction>(['pause', 'unpause', 'stop', 'kill']);
+
+/** What a master does about an event of the cluster. */
+export type ClusterAction =
+  | { do: 'wake'; request?: { brid: number; traced: boolean } }
+  | { do: 'stop-build'; buildid: number }
+  | { do: 'worker'; workerid: number; action: WorkerAction };
+
+/**
+ * The action for an event of this key, or null for nothing: `handle`'s key filter, apart so
+ * that a test checks it against the kinds masters hear (core/events/master-kinds.ts).
+ */
+export function clusterActionOf(k: string): ClusterAction | null {
+  // Events some process could not publish (its queue overflowed while Redis was away): any of
+  // them may have been a new or handed-back request, so look for work now rather than at the
+  // next poll.
+  if (k === EVENTS_LOST_KEY) return { do: 'wake' };
+  const parts = k.split('/');
+  if (parts[0] === 'buildrequests' && parts.length === 3 && (parts[2] === 'new' || parts[2] === 'unclaimed'))
+    return { do: 'wake', request: { brid: Number(parts[1]), traced: parts[2] === 'new' } };
+  if (parts.length !== 4 || parts[0] !== 'control') return null;
+  if (parts[1] === 'builds' && parts[3] === 'stop') return { do: 'stop-build', buildid: Number(parts[2]) };
+  if (parts[1] === 'worker' && WORKER_ACTIONS.has(parts[3]!))
+    return { do: 'worker', workerid: Number(parts[2]), action: parts[3] as WorkerAction };
+  return null;
+}
+
 // The message's body is read only for the keys that use it: the bus parses it when asked
 // (events/bus.ts' HeardMessage), and most of what a master hears are other builds' events.
 async function handle(deps: ClusterEventsDeps, msg: BusMessage): Promise<void> {
-  const { k } = msg;
-  const parts = k.split('/');
+  const action = clusterActionOf(msg.k);
+  if (!action) return;
   const body = () => (msg.m ?? {}) as { reason?: unknown; results?: unknown };
   const reasonOf = () => {
     const { reason } = body();
     return typeof reason === 'string' ? reason : 'no reason';
   };
-  // Events some process could not publish (its queue overflowed while Redis was away): any of
-  // them may have been a new or handed-back request, so look for work now rather than at the
-  // next poll.
-  if (k === EVENTS_LOST_KEY) {
+  if (action.do === 'wake') {
+    const tp = action.request?.traced ? msg.tp : undefined;
+    if (action.request && typeof tp === 'string') deps.traces?.remember(action.request.brid, tp);
     deps.wake();
-  } else if (
-    parts[0] === 'buildrequests' &&
-    parts.length === 3 &&
-    (parts[2] === 'new' || parts[2] === 'unclaimed')
-  ) {
-    const tp = parts[2] === 'new' ? msg.tp : undefined;
-    if (typeof tp === 'string') deps.traces?.remember(Number(parts[1]), tp);
-    deps.wake();
-  } else if (parts[0] === 'control' && parts[1] === 'builds' && parts[3] === 'stop') {
+  } else if (action.do === 'stop-build') {
     const { results } = body();
-    deps.runner.stop(Number(parts[2]), reasonOf(), typeof results === 'number' ? results : undefined);
-  } else if (parts[0] === 'control' && parts[1] === 'worker') {
-    const name = deps.workerName(Number(parts[2]));
+    deps.runner.stop(action.buildid, reasonOf(), typeof results === 'number' ? results : undefined);
+  } else {
+    const { workerid } = action;
+    const name = deps.workerName(workerid);
     const conn = name ? deps.workers.get(name) : undefined;
     if (!name || !conn) return;
-    const workerid = Number(parts[2]);
-    switch (parts[3]) {
+    switch (action.action) {
       case 'pause':
       case 'unpause': {
-        const pause = parts[3] === 'pause';
+        const pause = action.action === 'pause';
         if (pause) deps.paused.add(name);
         else deps.paused.delete(name);
         await transact(deps.ctx, (tx) => setWorkerState(tx, workerid, pause, false));

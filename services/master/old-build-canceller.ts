@@ -101,6 +101,18 @@ export interface OldBuildCancellersOptions {
   log: Logger;
 }
 
+/**
+ * The change a key announces (`changes/<id>/new`), or null: the cancellers' key filter, apart
+ * so that a test checks it against the kinds masters hear (core/events/master-kinds.ts).
+ */
+export function newChangeOf(k: string): number | null {
+  const parts = k.split('/');
+  const id = Number(parts[1]);
+  if (parts.length !== 3 || parts[0] !== 'changes' || parts[2] !== 'new' || !Number.isSafeInteger(id))
+    return null;
+  return id;
+}
+
 /** The configured cancellers of one master, listening to the event bus for new changes. */
 export class OldBuildCancellers {
   private cancellers: Canceller[] = [];
@@ -123,11 +135,8 @@ export class OldBuildCancellers {
       return out;
     });
     this.unsubscribe = this.opts.subscribe(({ k }) => {
-      const parts = k.split('/');
-      const id = Number(parts[1]);
-      if (parts.length !== 3 || parts[0] !== 'changes' || parts[2] !== 'new' || !Number.isSafeInteger(id))
-        return;
-      void this.queue.run(() => this.onChange(id));
+      const id = newChangeOf(k);
+      if (id !== null) void this.queue.run(() => this.onChange(id));
     });
   }
 

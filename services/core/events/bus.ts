@@ -1,18 +1,18 @@
 // The event bus: every event (Buildbot routing key + message) and every control message is
-// published on one Redis channel, so that any API pod or master receives what any other
-// produced. Events are published after their transaction commits; losing Redis loses
+// published on Redis, so that any API pod or master receives what any other produced. Events are published after their transaction commits; losing Redis loses
 // liveness, never data.
 //
 // Each event is also appended to a capped Redis Stream (EVENTS_STREAM), so that a client
 // which lost its connection can ask for what it missed since the last event id it saw
-// (stream.ts). API pods hear events on a second channel, EVENTS_WITH_IDS_CHANNEL, where each
-// message also carries its stream id; EVENTS_CHANNEL keeps Buildbot's {k, m} for masters and
-// anything else that listens. Append and both publishes happen in one Lua script: Redis runs
+// (stream.ts). API pods hear every event on EVENTS_WITH_IDS_CHANNEL, where each message also
+// carries its stream id; EVENTS_CHANNEL carries Buildbot's {k, m} of the kinds masters act on
+// only (master-kinds.ts). Append and both publishes happen in one Lua script: Redis runs
 // scripts one at a time, so the channels carry events in stream order, which is what makes
 // "everything after id X" mean the same live and replayed.
 import { createHash } from 'node:crypto';
 import { context, isSpanContextValid, propagation, trace } from '@opentelemetry/api';
 import type { Redis } from 'ioredis';
+import { mastersHear } from './master-kinds.js';
 
 export const EVENTS_CHANNEL = 'flotilla:events';
 export const EVENTS_WITH_IDS_CHANNEL = 'flotilla:events:with-ids';
@@ -64,11 +64,14 @@ export function keyString(key: RoutingKey): string {
   return key.map(String).join('/');
 }
 
-// KEYS[1] the stream; ARGV: maxlen, the JSON {k, m}, the plain channel, the channel with ids.
-// The second channel's text is the same JSON with `"id":"<stream id>"` added as its last key.
+// KEYS[1] the stream; ARGV: maxlen, the JSON {k, m}, the masters' channel (empty for an event
+// no master acts on: not published there), the channel with ids. The second channel's text
+// is the same JSON with `"id":"<stream id>"` added as its last key. The script's text differs
+// from the one that published on both channels always, so its SHA does too: publishers of
+// either version load their own (a rolling upgrade runs both; master-kinds.ts).
 const PUBLISH_SCRIPT = `
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'e', ARGV[2])
-redis.call('PUBLISH', ARGV[3], ARGV[2])
+if ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], ARGV[2]) end
 redis.call('PUBLISH', ARGV[4], string.sub(ARGV[2], 1, -2) .. ',"id":"' .. id .. '"}')
 return id`;
 const PUBLISH_SHA = createHash('sha1').update(PUBLISH_SCRIPT).digest('hex');
@@ -84,16 +87,20 @@ export function busPayload(key: RoutingKey, message: unknown): string {
   return JSON.stringify(payload);
 }
 
-/** PUBLISH_SCRIPT's keys and arguments for one payload (`numkeys` first, as EVAL takes them). */
-export function publishArgs(payload: string): [number, ...string[]] {
-  return [1, EVENTS_STREAM, String(EVENTS_STREAM_MAXLEN), payload, EVENTS_CHANNEL, EVENTS_WITH_IDS_CHANNEL];
+/**
+ * PUBLISH_SCRIPT's keys and arguments for one payload (`numkeys` first, as EVAL takes them);
+ * `forMasters`: whether its key is a kind masters act on (master-kinds.ts' mastersHear).
+ */
+export function publishArgs(payload: string, forMasters: boolean): [number, ...string[]] {
+  const masters = forMasters ? EVENTS_CHANNEL : '';
+  return [1, EVENTS_STREAM, String(EVENTS_STREAM_MAXLEN), payload, masters, EVENTS_WITH_IDS_CHANNEL];
 }
 
 export { PUBLISH_SCRIPT, PUBLISH_SHA };
 
 /** Appends the event to the stream and publishes it now; resolves with its id. */
 export async function publish(redis: Redis, key: RoutingKey, message: unknown): Promise<string> {
-  const [, ...args] = publishArgs(busPayload(key, message));
+  const [, ...args] = publishArgs(busPayload(key, message), mastersHear(key));
   try {
     return (await redis.evalsha(PUBLISH_SHA, 1, ...args)) as string;
   } catch (err) {
@@ -129,9 +136,10 @@ function leadingKey(raw: string): string | null {
 
 /**
  * A message heard on EVENTS_CHANNEL: its key read from the text's start, the rest parsed the
- * first time a handler reads `m`, `tp` or `id`. Every master hears every event of the cluster
- * and its handlers want few of them (new requests, control messages, build sets' ends): the
- * steps' and logs' events, most of a build's, are never parsed. Measured (load/results/fleet.md,
+ * first time a handler reads `m`, `tp` or `id`. Every master hears every event of the kinds
+ * masters act on, and each handler wants few of them; a publisher of an earlier version sends
+ * it every event of the cluster (master-kinds.ts), whose steps' and logs' events are then never
+ * parsed. Measured (load/results/fleet.md,
  * 2026-11-29 03:38, phase S with MASTER_CPU_PROF): parsing every message and its handlers were
  * 4.7% of the masters' busy samples outside the socket writes.
  */

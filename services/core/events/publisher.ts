@@ -37,6 +37,7 @@ import {
   publishArgs,
   type RoutingKey,
 } from './bus.js';
+import { mastersHear } from './master-kinds.js';
 
 export const LIMIT = 20_000;
 // Events per pipeline: one round trip each, small enough that a failed batch costs little.
@@ -49,6 +50,8 @@ const RETRY_MAX_MS = 2000;
 interface Item {
   seq: number;
   payload: string;
+  /** Its key is a kind masters act on (master-kinds.ts). */
+  forMasters: boolean;
 }
 
 export interface PublisherOptions {
@@ -106,7 +109,7 @@ export class EventPublisher {
         this.dropped++;
         continue;
       }
-      this.queue.push({ seq: this.nextSeq++, payload });
+      this.queue.push({ seq: this.nextSeq++, payload, forMasters: mastersHear(e.key) });
     }
     const over = this.queue.length - this.limit;
     if (over > 0) {
@@ -207,8 +210,11 @@ export class EventPublisher {
     const marks = lost > 0 ? 1 : 0;
     const batch = this.sending;
     const pipe = this.redis.pipeline().script('LOAD', PUBLISH_SCRIPT);
-    if (marks) pipe.evalsha(PUBLISH_SHA, ...publishArgs(busPayload(EVENTS_LOST_KEY.split('/'), { lost })));
-    for (const item of batch) pipe.evalsha(PUBLISH_SHA, ...publishArgs(item.payload));
+    if (marks) {
+      const key = EVENTS_LOST_KEY.split('/');
+      pipe.evalsha(PUBLISH_SHA, ...publishArgs(busPayload(key, { lost }), mastersHear(key)));
+    }
+    for (const item of batch) pipe.evalsha(PUBLISH_SHA, ...publishArgs(item.payload, item.forMasters));
     let failure: Error | null = null;
     let replies: [Error | null, unknown][] = [];
     try {

@@ -24,6 +24,17 @@ export interface HeldLocks {
 
 const NOTHING: HeldLocks = { release: async () => {} };
 
+/**
+ * The lock a key says was released (`control/locks/<name>/released`), or null: the waiters'
+ * key filter, apart so that a test checks it against the kinds masters hear
+ * (core/events/master-kinds.ts).
+ */
+export function releasedLockOf(k: string): string | null {
+  const [a, b, name, c, ...rest] = k.split('/');
+  if (a !== 'control' || b !== 'locks' || c !== 'released' || name === undefined || rest.length) return null;
+  return name;
+}
+
 export class Locks {
   private readonly byName: Map<string, LockConfig>;
   /** Waiters by lock name: each is woken when a release of that lock is heard. */
@@ -39,9 +50,8 @@ export class Locks {
   ) {
     this.byName = new Map(config.map((l) => [l.name, l]));
     this.unsubscribe = events((msg) => {
-      const [a, b, name, c] = msg.k.split('/');
-      if (a !== 'control' || b !== 'locks' || c !== 'released' || name === undefined) return;
-      for (const wake of this.wakers.get(name) ?? []) wake();
+      const name = releasedLockOf(msg.k);
+      if (name !== null) for (const wake of this.wakers.get(name) ?? []) wake();
     });
   }
 

@@ -288,28 +288,44 @@ export class SchedulerManager {
   // The body (`msg.m`) is read only for the keys that use it: the bus parses it when asked
   // (events/bus.ts' HeardMessage).
   private dispatch(msg: BusMessage): void {
-    const { k } = msg;
+    const e = schedulerEventOf(msg.k);
     // Lost events may have announced changes: the schedulers that watch changes read the
     // table from where they are now, as an ownership round has them do.
-    if (k === EVENTS_LOST_KEY) {
-      for (const s of this.owned.values()) s?.tick?.();
-      return;
-    }
-    const parts = k.split('/');
-    if (parts.length !== 3) return;
-    const id = Number(parts[1]);
-    if (!Number.isSafeInteger(id)) return;
-    if (parts[0] === 'changes' && parts[2] === 'new') {
-      for (const s of this.owned.values()) s?.onChange?.(id);
-    } else if (parts[0] === 'buildsets' && (parts[2] === 'new' || parts[2] === 'complete')) {
+    if (e?.kind === 'lost') for (const s of this.owned.values()) s?.tick?.();
+    else if (e?.kind === 'change') for (const s of this.owned.values()) s?.onChange?.(e.id);
+    else if (e?.kind === 'buildset') {
       const scheduler = (msg.m as { scheduler?: unknown } | null)?.scheduler;
-      for (const s of this.owned.values()) s?.onBuildset?.(id, parts[2], scheduler);
-    } else if (parts[0] === 'schedulers' && parts[2] === 'updated') {
+      for (const s of this.owned.values()) s?.onBuildset?.(e.id, e.event, scheduler);
+    } else if (e?.kind === 'scheduler') {
       const enabled = (msg.m as { enabled?: unknown } | null)?.enabled;
-      const s = this.owned.get(`scheduler:${id}`);
+      const s = this.owned.get(`scheduler:${e.id}`);
       if (s && typeof enabled === 'boolean') s.setEnabled?.(enabled);
     }
   }
+}
+
+/** An event the schedulers act on. */
+export type SchedulerBusEvent =
+  | { kind: 'lost' }
+  | { kind: 'change'; id: number }
+  | { kind: 'buildset'; id: number; event: 'new' | 'complete' }
+  | { kind: 'scheduler'; id: number };
+
+/**
+ * The manager's key filter, apart so that a test checks it against the kinds masters hear
+ * (core/events/master-kinds.ts); null for a key no scheduler acts on.
+ */
+export function schedulerEventOf(k: string): SchedulerBusEvent | null {
+  if (k === EVENTS_LOST_KEY) return { kind: 'lost' };
+  const parts = k.split('/');
+  if (parts.length !== 3) return null;
+  const id = Number(parts[1]);
+  if (!Number.isSafeInteger(id)) return null;
+  if (parts[0] === 'changes' && parts[2] === 'new') return { kind: 'change', id };
+  if (parts[0] === 'buildsets' && (parts[2] === 'new' || parts[2] === 'complete'))
+    return { kind: 'buildset', id, event: parts[2] };
+  if (parts[0] === 'schedulers' && parts[2] === 'updated') return { kind: 'scheduler', id };
+  return null;
 }
 
 const key = (item: Item) => `${item.kind}:${item.id}`;

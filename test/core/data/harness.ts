@@ -18,7 +18,11 @@ import {
   type SQLQuery,
   sql,
 } from '../../../services/core/db/pool.js';
-import { type BusMessage, EVENTS_CHANNEL } from '../../../services/core/events/bus.js';
+import {
+  type BusMessage,
+  EVENTS_CHANNEL,
+  EVENTS_WITH_IDS_CHANNEL,
+} from '../../../services/core/events/bus.js';
 import { publisherFor } from '../../../services/core/events/publisher.js';
 import { createDatabase, type TEMPLATES, type TestDatabase } from '../../helpers/databases.js';
 import { testEnv } from '../../helpers/env.js';
@@ -78,13 +82,17 @@ export class EventTap {
     const sub = new Redis(testEnv().redisUrl);
     const pub = new Redis(testEnv().redisUrl);
     const tap = new EventTap(sub, pub, published);
-    sub.on('message', (_channel: string, text: string) => {
-      const msg = JSON.parse(text) as BusMessage;
+    // Events from the channel with every event (the masters' carries only the kinds they act
+    // on), each without its stream id, so that an event compares as {k, m}. The markers go on
+    // the masters' channel, which no API pod reads: one connection hears both channels in the
+    // order they were published on.
+    sub.on('message', (channel: string, text: string) => {
+      const { id: _id, ...msg } = JSON.parse(text) as BusMessage;
       const done = tap.waiters.get(msg.k);
       if (done) done();
-      else tap.seen.push(msg);
+      else if (channel === EVENTS_WITH_IDS_CHANNEL) tap.seen.push(msg);
     });
-    await sub.subscribe(EVENTS_CHANNEL);
+    await sub.subscribe(EVENTS_WITH_IDS_CHANNEL, EVENTS_CHANNEL);
     return tap;
   }
 

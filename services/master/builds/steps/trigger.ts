@@ -73,6 +73,12 @@ async function addBuildsets(c: StepContext<TriggerStep>): Promise<number[]> {
   return bsids;
 }
 
+/**
+ * The key a trigger step waits for, for each build set it triggered: the only one it acts on
+ * (a test checks masters hear it: core/events/master-kinds.ts).
+ */
+export const completionKey = (bsid: number): string => `buildsets/${bsid}/complete`;
+
 /** Hears build sets complete, and waits until all of a group have. */
 class Completions {
   private keys = new Set<string>();
@@ -89,7 +95,7 @@ class Completions {
   }
 
   watch(bsids: readonly number[]): void {
-    this.keys = new Set(bsids.map((id) => `buildsets/${id}/complete`));
+    this.keys = new Set(bsids.map(completionKey));
   }
 
   /** Their outcome once all are complete; null if the signal aborts first. */
