@@ -29,8 +29,8 @@ import { BuildRunner } from './builds/runner.js';
 import { Claims } from './claims.js';
 import { listenToCluster } from './cluster-events.js';
 import { Distributor } from './distributor.js';
-import { logCodec } from './jobs/compress-log.js';
-import { type Jobs, startJobs } from './jobs/index.js';
+import type { Jobs } from './jobs/index.js';
+import { logCodec } from './jobs/log-codec.js';
 import { JobMetrics } from './jobs/metrics.js';
 import { DEFAULT_PREFIX } from './jobs/queues.js';
 import { livenessOf, livenessProblems } from './liveness.js';
@@ -39,7 +39,7 @@ import { Membership } from './membership.js';
 import { MasterMetrics } from './metrics.js';
 import { OldBuildCancellers } from './old-build-canceller.js';
 import { type RunningConfig, reconfigurer, SECTIONS } from './reconfigure.js';
-import { startReporters } from './reporters/index.js';
+import type { Reporters } from './reporters/index.js';
 import { Restartable } from './restartable.js';
 import { SchedulerManager } from './schedulers/index.js';
 import { tryRequests } from './schedulers/try-requests.js';
@@ -109,6 +109,10 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
   const jobsStarting = parts.startBehind({
     name: 'jobs',
     start: async () => {
+      // Loaded here, not with the master's code (BullMQ and the jobs: 228 modules). service.js's
+      // import, with and without, three pairs: 462/356, 428/393, 469/377 ms of CPU (medians of
+      // seven, 2026-11-29, load 9-11: load/fleet/import-cpu.ts; test/master/reporters/packages.test.ts).
+      const { startJobs } = await import('./jobs/index.js');
       const j = await startJobs({
         ctx,
         redis: deps.jobsRedis,
@@ -130,20 +134,22 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
   });
   // What a build hands the jobs once they have started (a log or an artifact to move).
   const withJobs = (queue: (j: Jobs) => void) => void jobsStarting.then(queue, () => {});
-  // Reporters hear events from here on; none configured, nothing is started.
+  // Reporters hear events from here on; none configured, nothing is started, nor loaded.
   // A reload that changes their sections restarts them (reconfigure.ts).
-  const reportersOf = (c: MasterConfig) =>
-    startReporters({
-      db,
-      config: c,
-      env: deps.env,
-      redis: deps.jobsRedis,
-      prefix: deps.jobsPrefix ?? DEFAULT_PREFIX,
-      subscribe: deps.events,
-      jobMetrics,
-      log,
-      ...(deps.timing?.reportBackoffMs !== undefined ? { backoffMs: deps.timing.reportBackoffMs } : {}),
-    });
+  const reportersOf = async (c: MasterConfig): Promise<Reporters | null> =>
+    c.reporters.length === 0
+      ? null
+      : (await import('./reporters/index.js')).startReporters({
+          db,
+          config: c,
+          env: deps.env,
+          redis: deps.jobsRedis,
+          prefix: deps.jobsPrefix ?? DEFAULT_PREFIX,
+          subscribe: deps.events,
+          jobMetrics,
+          log,
+          ...(deps.timing?.reportBackoffMs !== undefined ? { backoffMs: deps.timing.reportBackoffMs } : {}),
+        });
   const reporters = await parts.start({
     name: 'reporters',
     start: () =>

@@ -16,7 +16,6 @@
 //   lost (a Redis failover) does nothing, and says so (flotilla_jobs_repeats_total).
 import type { Job, JobsOptions, Queue } from 'bullmq';
 import { UnrecoverableError } from 'bullmq';
-import type { MasterConfig } from '../../core/config/master-config.js';
 import {
   compressLog,
   type DataContext,
@@ -29,7 +28,7 @@ import type { Logger } from '../../core/telemetry/logger.js';
 import { queueOnce } from './queue-once.js';
 import { QUEUES } from './queues.js';
 
-export type LogCompression = MasterConfig['log_compression'];
+export { type LogCompression, logCodec } from './log-codec.js';
 
 export interface CompressLogData {
   logid: number;
@@ -41,18 +40,6 @@ export interface CompressLogRetry {
   attempts?: number;
   /** First backoff delay; each retry waits twice the previous one (default 2,000 ms). */
   backoffMs?: number;
-}
-
-/** The codec compressLog is given for a configuration value; null for `none`. */
-export function logCodec(setting: LogCompression): LogCodec | null {
-  switch (setting) {
-    case 'gzip':
-      return 'gz';
-    case 'zstd':
-      return 'zstd';
-    case 'none':
-      return null;
-  }
 }
 
 export const compressLogJobId = (logid: number): string => `log-${logid}`;

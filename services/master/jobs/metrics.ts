@@ -15,7 +15,7 @@
 // A queue whose counts cannot be read (Redis away) has no depth samples in that scrape rather
 // than stale ones; the other metrics are this process's own and always answer.
 import { SpanStatusCode, trace } from '@opentelemetry/api';
-import { DelayedError, type Job, type Queue } from 'bullmq';
+import type { Job, Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { QueueName } from './queues.js';
 
@@ -124,8 +124,10 @@ export class JobMetrics {
         end({ outcome: 'completed' });
         return result;
       } catch (err) {
-        // A job that put itself back to wait (a reporter's busy request) has not failed.
-        if (err instanceof DelayedError) {
+        // A job that put itself back to wait (a reporter's busy request) has not failed. Known
+        // by the name BullMQ's DelayedError gives itself, not by its class: this file is loaded
+        // at every master's start (master.ts), BullMQ only once the jobs start.
+        if (err instanceof Error && err.name === 'DelayedError') {
           end({ outcome: 'delayed' });
           throw err;
         }

@@ -1,6 +1,10 @@
 // A master whose configuration has no reporters loads neither nodemailer nor nunjucks
 // (services/master/reporters/packages.ts says why): a fresh process imports the master's code
-// and lists the packages it resolved. A reporter that needs one gets it.
+// and lists the packages it resolved. A reporter that needs one gets it. BullMQ neither: the
+// jobs and the reporters load it when they start (master.ts); every in-process master of the
+// suite starts the jobs (test/master/jobs/, reporters/ with reporters configured). Nor
+// @msgpack/msgpack: msgpack_experimental_v7's server loads when it is configured
+// (test/master/workers/listeners.test.ts starts it, and PB's, through the protocols' map).
 import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -8,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { loadNodemailer, loadNunjucks } from '../../../services/master/reporters/packages.js';
 import { SERVICES_BUILD_ENV } from '../../helpers/service-build.js';
 
-const LAZY = ['nodemailer', 'nunjucks'];
+const LAZY = ['nodemailer', 'nunjucks', 'bullmq', '@msgpack/msgpack'];
 
 describe("the reporters' packages", () => {
   it("are not loaded with a master's code", () => {

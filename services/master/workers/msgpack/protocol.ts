@@ -2,7 +2,6 @@
 // the configuration names it, at its port or MSGPACK_WORKER_PORT.
 import { builderDir, workerPassword } from '../../../core/config/master-config.js';
 import { configuredSite, type WorkerProtocol } from '../protocol.js';
-import { startMsgpackWorkerServer } from './server.js';
 
 export const msgpackProtocol: WorkerProtocol = {
   site: (config, d) =>
@@ -19,6 +18,8 @@ export const msgpackProtocol: WorkerProtocol = {
       for (const w of config.workers) passwords.set(w.name, workerPassword(w, ctx.env));
     };
     fill();
+    // Loaded when configured: ../protocols.ts says why.
+    const { startMsgpackWorkerServer } = await import('./server.js');
     const server = await startMsgpackWorkerServer({
       ...at,
       ...(ctx.tls ? { tls: ctx.tls } : {}),

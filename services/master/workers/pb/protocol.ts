@@ -4,15 +4,19 @@
 // sources' users (./change-source.ts) and the try_userpass schedulers' (./try-userpass.ts).
 import type { MasterConfig } from '../../../core/config/master-config.js';
 import { configuredSite, type WorkerProtocol } from '../protocol.js';
-import { registerPbChangeSources } from './change-source.js';
-import { startPbListener } from './listener.js';
-import { registerTryUsers } from './try-userpass.js';
-import { registerPbWorkers } from './workers.js';
 
 export const pbProtocol: WorkerProtocol = {
   site: (config, d) =>
     configuredSite('pb', config.protocols.pb, d, { port: d.pbPort, setting: 'PB_WORKER_PORT' }),
   start: async (at, ctx) => {
+    // Loaded when configured: ../protocols.ts says why.
+    const [{ registerPbChangeSources }, { startPbListener }, { registerTryUsers }, { registerPbWorkers }] =
+      await Promise.all([
+        import('./change-source.js'),
+        import('./listener.js'),
+        import('./try-userpass.js'),
+        import('./workers.js'),
+      ]);
     // The accounts first: a worker that logs in as soon as the port opens is known.
     const workers = registerPbWorkers(ctx.pbAccounts, ctx);
     // The other users of the port, registered anew from a reloaded configuration.
