@@ -7,7 +7,7 @@ import databasesPg, {
   type SQLQuery,
   sql,
 } from '@databases/pg';
-
+import { KeptTexts, keepTexts } from './kept-texts.js';
 import { PreparedStatements, type PrepareOptions, retryStalePlans } from './prepared-statements.js';
 
 // A CommonJS module: its default export is the `default` property of what Node hands over.
@@ -54,6 +54,7 @@ export function createPool(url: string, opts: PoolOptions = {}): ConnectionPool 
     ...prepared?.handlers(),
   });
   if (prepared) retryStalePlans(pool, prepared);
+  keepTexts(pool, new KeptTexts());
   return pool;
 }
 
