@@ -28,7 +28,7 @@ function driverOf(kept: KeptTexts | undefined): { tx: Tx; perStatement: () => nu
   const query = async (q: SQLQuery) => {
     const start = process.hrtime.bigint();
     kept?.keep(q);
-    for (const one of splitSqlQuery(q)) {
+    for (const one of splitSqlQuery.default(q)) {
       const f = one.format(pgFormat);
       prepared.nameFor(f.text, f.values);
       statements++;

@@ -34,7 +34,11 @@ interface Internals {
 }
 
 interface Node {
-  readonly next: Map<string | symbol, Node>;
+  /** The first key seen after this one, and its node: most shapes share no prefix. */
+  firstKey?: string | symbol;
+  first?: Node;
+  /** The others. */
+  next?: Map<string | symbol, Node>;
   text?: string;
   severalStatements?: boolean;
 }
@@ -53,7 +57,7 @@ hasSemicolonBeforeEnd({
 } as unknown as SQLQuery);
 
 export class KeptTexts {
-  private readonly root: Node = { next: new Map() };
+  private readonly root: Node = {};
   private parts = 0;
 
   constructor(private readonly maxParts = MAX_PARTS) {}
@@ -70,12 +74,16 @@ export class KeptTexts {
         key = VALUE;
         values.push(part.value);
       } else return;
-      let next = node.next.get(key);
+      // A template's strings are the same string objects at each run: `===` compares pointers.
+      let next = node.firstKey === key ? node.first : node.next?.get(key);
       if (!next) {
         if (this.parts >= this.maxParts) return;
         this.parts++;
-        next = { next: new Map() };
-        node.next.set(key, next);
+        next = {};
+        if (node.first === undefined) {
+          node.firstKey = key;
+          node.first = next;
+        } else (node.next ??= new Map()).set(key, next);
       }
       node = next;
     }
