@@ -9,11 +9,11 @@
 import { parseArgs } from 'node:util';
 import { pgFormat } from '@databases/pg';
 import splitSqlQuery from '@databases/split-sql-query';
+import { newStep, setStepStateString } from '../../services/core/data/steps.js';
+import { Outbox, type Tx } from '../../services/core/data/transaction.js';
 import { KeptTexts } from '../../services/core/db/kept-texts.js';
 import type { Queryable, SQLQuery } from '../../services/core/db/pool.js';
 import { PreparedStatements } from '../../services/core/db/prepared-statements.js';
-import { newStep, setStepStateString } from '../../services/core/data/steps.js';
-import { Outbox, type Tx } from '../../services/core/data/transaction.js';
 
 const { values: args } = parseArgs({
   options: { rounds: { type: 'string', default: '20000' }, turns: { type: 'string', default: '5' } },
@@ -52,5 +52,7 @@ async function run(kept: KeptTexts | undefined): Promise<number> {
 for (let turn = 0; turn < Number(args.turns); turn++) {
   const before = await run(undefined);
   const after = await run(new KeptTexts());
-  console.log(`turn ${turn + 1}: ${before.toFixed(2)} µs a statement formatted each time, ${after.toFixed(2)} µs kept`);
+  console.log(
+    `turn ${turn + 1}: ${before.toFixed(2)} µs a statement formatted each time, ${after.toFixed(2)} µs kept`,
+  );
 }

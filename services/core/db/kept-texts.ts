@@ -83,7 +83,10 @@ export class KeptTexts {
         if (node.first === undefined) {
           node.firstKey = key;
           node.first = next;
-        } else (node.next ??= new Map()).set(key, next);
+        } else {
+          node.next ??= new Map();
+          node.next.set(key, next);
+        }
       }
       node = next;
     }
