@@ -32,6 +32,11 @@ export interface PoolOptions {
    * its max_prepared_statements).
    */
   prepare?: PrepareOptions;
+  /**
+   * Each statement's formatted text kept by its shape (kept-texts.ts); on unless false, which
+   * only load/bench/statement-cpu.ts asks for, to measure what it saves.
+   */
+  keepTexts?: boolean;
 }
 
 export function createPool(url: string, opts: PoolOptions = {}): ConnectionPool {
@@ -54,7 +59,7 @@ export function createPool(url: string, opts: PoolOptions = {}): ConnectionPool 
     ...prepared?.handlers(),
   });
   if (prepared) retryStalePlans(pool, prepared);
-  keepTexts(pool, new KeptTexts());
+  if (opts.keepTexts !== false) keepTexts(pool, new KeptTexts());
   return pool;
 }
 
