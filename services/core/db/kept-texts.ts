@@ -6,7 +6,12 @@
 // out once per shape and handed to each later query of that shape as what its own per-
 // formatter memo (SQLQuery's `_cache`) would hold: the driver then reads them from there.
 // The text is also the same string each time, so the prepared name's lookup by text
-// (prepared-statements.ts) hashes it once. What it saves: KEPT_SAVES below.
+// (prepared-statements.ts) hashes it once. What it saves: a start's step writes (core/data's
+// own) formatted 2.7-5.7 µs a statement at load 11 (05:59) and 8.1-12.7 at load 21 (06:24),
+// kept 1.3-2.0 and 2.7-4.1 µs (`node --import tsx load/bench/kept-texts.ts --rounds 50000
+// --turns 5`); in phase S's profiles @databases/sql went from 4.5% to 1.6% of the masters'
+// busy samples outside the socket writes, core/db from 1.0% to 2.4% (this walk), 05:52 and
+// 06:00 (load/results/fleet.md, 2026-11-29 05:52-06:40).
 //
 // A shape is the sequence of the parts, each raw text by its content, each value as one
 // marker, kept as a trie of maps (the raw texts are a template's strings, whose hashes V8
@@ -106,8 +111,15 @@ export class KeptTexts {
   }
 }
 
-/** The pool's own queries and those of its transactions given their kept texts. */
-export function keepTexts(pool: ConnectionPool, kept: KeptTexts): void {
+/**
+ * The pool's own queries and those of its transactions given their kept texts; `onTransaction`
+ * told of each transaction first.
+ */
+export function keepTexts(
+  pool: ConnectionPool,
+  kept: KeptTexts,
+  onTransaction?: (t: Queryable) => void,
+): void {
   const keepAll = (q: SQLQuery | SQLQuery[]) => {
     if (Array.isArray(q)) for (const one of q) kept.keep(one);
     else kept.keep(q);
@@ -120,6 +132,7 @@ export function keepTexts(pool: ConnectionPool, kept: KeptTexts): void {
   const tx = pool.tx.bind(pool);
   pool.tx = ((fn: (t: Queryable) => Promise<unknown>, options?: Parameters<ConnectionPool['tx']>[1]) =>
     tx((t) => {
+      onTransaction?.(t);
       const run = t.query.bind(t) as (q: SQLQuery | SQLQuery[]) => Promise<unknown>;
       (t as { query: unknown }).query = (q: SQLQuery | SQLQuery[]) => {
         keepAll(q);

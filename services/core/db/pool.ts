@@ -9,6 +9,7 @@ import databasesPg, {
 } from '@databases/pg';
 import { KeptTexts, keepTexts } from './kept-texts.js';
 import { PreparedStatements, type PrepareOptions, retryStalePlans } from './prepared-statements.js';
+import { clientOf, sendUncopied } from './uncopied-queries.js';
 
 // A CommonJS module: its default export is the `default` property of what Node hands over.
 const createConnectionPool = databasesPg.default;
@@ -33,10 +34,12 @@ export interface PoolOptions {
    */
   prepare?: PrepareOptions;
   /**
-   * Each statement's formatted text kept by its shape (kept-texts.ts); on unless false, which
-   * only load/bench/statement-cpu.ts asks for, to measure what it saves.
+   * The driver's per-statement work cut short (on unless said): `kept`, each statement's
+   * formatted text kept by its shape (kept-texts.ts); `all`, and a transaction's connection
+   * given Queries it does not copy (uncopied-queries.ts). Only load/bench/statement-cpu.ts
+   * asks for less, to measure each.
    */
-  keepTexts?: boolean;
+  shortcuts?: 'none' | 'kept' | 'all';
 }
 
 export function createPool(url: string, opts: PoolOptions = {}): ConnectionPool {
@@ -59,7 +62,13 @@ export function createPool(url: string, opts: PoolOptions = {}): ConnectionPool 
     ...prepared?.handlers(),
   });
   if (prepared) retryStalePlans(pool, prepared);
-  if (opts.keepTexts !== false) keepTexts(pool, new KeptTexts());
+  const shortcuts = opts.shortcuts ?? 'all';
+  if (shortcuts !== 'none') {
+    keepTexts(pool, new KeptTexts(), (t) => {
+      const client = shortcuts === 'all' ? clientOf(t) : undefined;
+      if (client) sendUncopied(client);
+    });
+  }
   return pool;
 }
 
