@@ -4,8 +4,9 @@
 // before reading it (utils.normalizeQueryConfig: Object.create and defineProperties of its
 // property descriptors): 4.3-10 µs a statement against 0.16-0.49 µs for the same Query built
 // from the text (`node --import tsx load/bench/kept-texts.ts --rounds 50000 --turns 5`,
-// 2026-11-29 06:24, load 21), of a start's 24 statements the 18 with values; its frame alone
-// was 2.3-3.0% of the masters' busy samples outside the socket writes in phase S (05:52 and
+// 2026-11-29 06:24, load 21), for the 18 of a start's 24.2 statements that carry values (not its
+// 3 BEGIN and 3 COMMIT: pg_stat_statements, load/results/fleet.md 05:52); its frame alone
+// was 2.2-2.9% of the masters' busy samples outside the socket writes in phase S (05:52 and
 // 06:00). Given a Query (a "submittable", node-postgres' public way in for pg-cursor and the
 // like) it neither copies nor wraps it in a promise of its own; this wrapper makes the promise
 // the driver awaits, as node-postgres did: resolved with the result, rejected with the error.
