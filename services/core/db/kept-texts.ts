@@ -11,7 +11,7 @@
 // kept 1.3-2.0 and 2.7-4.1 µs (`node --import tsx load/bench/kept-texts.ts --rounds 50000
 // --turns 5`); in phase S's profiles the formatting went from 4.2% to 1.4% of the masters'
 // busy samples outside the socket writes, core/db's own frames from 1.0% to 2.4% (this
-// walk), 05:52 and 06:00, profile-window.ts (load/results/fleet.md, 2026-11-29 05:52-06:34).
+// walk), 05:52 and 06:00, profile-window.ts (load/results/fleet.md, 2026-11-29 05:52-06:42).
 //
 // A shape is the sequence of the parts, each raw text by its content, each value as one
 // marker, kept as a trie of maps (the raw texts are a template's strings, whose hashes V8
