@@ -23,6 +23,18 @@ const NAMED: [string, (stack: Frame[]) => boolean][] = [
   ],
   ['jsonOf', (s) => s.some((f) => f.functionName === 'jsonOf' || f.functionName === 'renderJson')],
   ['traceparent', (s) => s.some((f) => f.functionName === 'traceparent')],
+  // A statement's formatting in the driver and node-postgres' copy of it (2026-11-29 05:52).
+  [
+    'statement formatting (@databases/sql format, split-sql-query)',
+    (s) =>
+      s.some(
+        (f) =>
+          (/@databases\/sql\//.test(f.url) && /format/i.test(f.functionName)) ||
+          /split-sql-query/.test(f.url),
+      ),
+  ],
+  ['cloneQueryConfig', (s) => s.some((f) => f.functionName === 'cloneQueryConfig')],
+  ["core/db's own frames", (s) => /services\/core\/db\//.test(s[0]!.url)],
 ];
 const busy = (stack: Frame[]) => stack[0]!.functionName !== '(idle)';
 

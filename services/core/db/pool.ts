@@ -7,8 +7,9 @@ import databasesPg, {
   type SQLQuery,
   sql,
 } from '@databases/pg';
-
+import { KeptTexts, keepTexts } from './kept-texts.js';
 import { PreparedStatements, type PrepareOptions, retryStalePlans } from './prepared-statements.js';
+import { clientOf, sendUncopied } from './uncopied-queries.js';
 
 // A CommonJS module: its default export is the `default` property of what Node hands over.
 const createConnectionPool = databasesPg.default;
@@ -32,6 +33,13 @@ export interface PoolOptions {
    * its max_prepared_statements).
    */
   prepare?: PrepareOptions;
+  /**
+   * The driver's per-statement work cut short (on unless said): `kept`, each statement's
+   * formatted text kept by its shape (kept-texts.ts); `all`, and a transaction's connection
+   * given Queries it does not copy (uncopied-queries.ts). Only load/bench/statement-cpu.ts
+   * asks for less, to measure each.
+   */
+  shortcuts?: 'none' | 'kept' | 'all';
 }
 
 export function createPool(url: string, opts: PoolOptions = {}): ConnectionPool {
@@ -54,6 +62,13 @@ export function createPool(url: string, opts: PoolOptions = {}): ConnectionPool 
     ...prepared?.handlers(),
   });
   if (prepared) retryStalePlans(pool, prepared);
+  const shortcuts = opts.shortcuts ?? 'all';
+  if (shortcuts !== 'none') {
+    keepTexts(pool, new KeptTexts(), (t) => {
+      const client = shortcuts === 'all' ? clientOf(t) : undefined;
+      if (client) sendUncopied(client);
+    });
+  }
   return pool;
 }
 
