@@ -33,9 +33,10 @@
 //   once against the database. A listening pod hears every statement that writes a table of
 //   the cluster: a build's start is some 20 notices, each parsed by the pg client and recorded
 //   here, and PostgreSQL sends each to every listener. Measured in phase S of the fleet run,
-//   nobody reading from the APIs (load/results/fleet.md, 2026-11-29 "The APIs' CPU in phase
-//   S"): hearing and recording them was 18% of an API's busy samples; the figures of the
-//   change are there.
+//   nobody reading from the APIs (load/results/fleet.md, 2026-11-29 06:01 "the APIs' CPU in
+//   phase S"): recording them was 12% of the APIs' busy samples and pg-protocol's parsing
+//   most of another 6%; pausing took the two APIs' CPU a start from 1.3-1.7 ms to
+//   0.65-1.0 ms in turns (three of each, and a pair).
 //
 // With read replicas (../db-routing/replicas.ts), each fence also reads the primary's log position,
 // so that a page read from a replica can be judged: it reflects every notice it must once the

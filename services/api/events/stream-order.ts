@@ -2,7 +2,8 @@
 // of every event it hears (a repeat around a reconnection is dropped: hub.ts), and core's
 // isAfter parses both ids each time (a regular expression and two BigInts each): that was
 // 4.3% of the APIs' busy samples in phase S of the fleet run once the message bodies went
-// unparsed (load/results/fleet.md, 2026-11-29 "The APIs' CPU in phase S").
+// unparsed, profiled (load/results/fleet.md, 2026-11-29 06:01 "the APIs' CPU in phase S");
+// in plain turns the change is inside the runs' spread.
 //
 // Redis writes an id as `<ms>-<seq>`, both decimal without leading zeros: of two such numbers
 // the longer is the larger, and two of one length compare as strings. Any other text is left
