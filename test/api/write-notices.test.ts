@@ -202,7 +202,8 @@ describe('write notices on an idle pod', () => {
       await q(sql`UPDATE builds SET state_string = state_string WHERE id = 1`);
       await waitFor('a write heard once listening again', async () => n.stats().notices > heard);
       await waitFor('the write seen', async () => !n.unchanged(['builds'], fresh));
-      expect(n.unchanged(['changes'], fresh)).toBe(true);
+      // A table not written is vouched for (once a fence is in time: a loaded machine delays them).
+      await waitFor('changes still vouched for', async () => n.unchanged(['changes'], fresh));
     } finally {
       await n.close();
     }
