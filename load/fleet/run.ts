@@ -36,6 +36,7 @@
 // MASTER_CPU_PROF=DIR writes each master's CPU profile (node --cpu-prof) into DIR as it
 // stops: the masters are then stopped with SIGTERM at the end, not killed, so that phases
 // A-D's masters write theirs too (phase 0's are written when they stop before phase A).
+// API_CPU_PROF=DIR does the same for the two APIs (stopped with SIGTERM at the end).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,6 +73,7 @@ const shape: FleetShape = {
 const PENDING = Number(process.env.PENDING ?? 25_000);
 const DRAIN_SECONDS = Number(process.env.DRAIN_SECONDS ?? 60);
 const PROFILE_DIR = process.env.MASTER_CPU_PROF;
+const API_PROFILE_DIR = process.env.API_CPU_PROF;
 const LOG_DIR = process.env.MASTER_LOG;
 const LATENCY_SECONDS = Number(process.env.LATENCY_SECONDS ?? 30);
 const STOP_AFTER = process.env.STOP_AFTER;
@@ -188,8 +190,17 @@ const force = (api: ApiProcess, builder: string): Promise<number> =>
 
 try {
   for (let i = 0; i < 2; i++)
-    apis.push(await apiProcess({ databaseUrl: dbUrl, redisUrl, config, readyMs: 300_000 }));
+    apis.push(
+      await apiProcess({
+        databaseUrl: dbUrl,
+        redisUrl,
+        config,
+        readyMs: 300_000,
+        ...(API_PROFILE_DIR ? { env: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${API_PROFILE_DIR}` } } : {}),
+      }),
+    );
   running.push(...apis.map((a) => a.proc));
+  if (API_PROFILE_DIR) profiled.push(...apis.map((a) => a.proc));
   say(
     `Flotilla fleet: ${shape.masters} masters, 2 APIs, ${shape.builders} builders, ${shape.workers} generated workers, ${PENDING} pending; load average (1 min) at start ${load1()}\n`,
   );
@@ -235,6 +246,14 @@ try {
   const [{ ssid }] = await db.query(sql`
     SELECT sourcestampid AS ssid FROM buildset_sourcestamps bs JOIN buildrequests br ON br.buildsetid = bs.buildsetid
     WHERE br.id = ${checkBrid}`);
+
+  // The APIs' CPU with the fleet up and nothing happening (API_IDLE_SECONDS, 10): S's figures
+  // per start include it. A measured window, not a wait for a condition.
+  const idleSeconds = Number(process.env.API_IDLE_SECONDS ?? 10);
+  const idle0 = apis.map((a) => cpuSeconds(a.pid));
+  await new Promise((r) => setTimeout(r, idleSeconds * 1000));
+  const idleMs = apis.map((a, i) => (((cpuSeconds(a.pid) - idle0[i]!) * 1000) / idleSeconds).toFixed(1));
+  say(`the APIs idle, fleet up: ${idleMs.join(', ')} ms of CPU a second; load average ${load1()}\n`);
 
   // S. Builds started a second, every worker idle and the queue full: S_ROUNDS bursts on the
   // same masters, each printed. The first meets masters that have run one build since their

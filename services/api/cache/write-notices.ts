@@ -27,7 +27,16 @@
 //   is checked, as beyond the bound) and resumes them. Fencing every few milliseconds costs an
 //   idle pod and its backend about 60 queries a second; a cluster's API pods wait idle most of
 //   their lives, and the suite's some 50 of them 2,200 process-seconds in one run
-//   (load/results/test-suite.md). A notice is heard whether or not fences go out.
+//   (load/results/test-suite.md).
+// - Listening pauses with them (UNLISTEN), and the first use listens again, as after a lost
+//   connection: marks from before count for nothing, so each page kept from before is checked
+//   once against the database. A listening pod hears every statement that writes a table of
+//   the cluster: a build's start is some 20 notices, each parsed by the pg client and recorded
+//   here, and PostgreSQL sends each to every listener. Measured in phase S of the fleet run,
+//   nobody reading from the APIs (load/results/fleet.md, 2026-11-29 06:01 "the APIs' CPU in
+//   phase S"): recording them was 12% of the APIs' busy samples and pg-protocol's parsing
+//   most of another 6%; pausing took the two APIs' CPU a start from 1.3-1.7 ms to
+//   0.65-1.0 ms in turns (three of each, and a pair).
 //
 // With read replicas (../db-routing/replicas.ts), each fence also reads the primary's log position,
 // so that a page read from a replica can be judged: it reflects every notice it must once the
@@ -95,6 +104,12 @@ export class WriteNotices {
   private fenceInFlight = false;
   private fenceTimer: NodeJS.Timeout | null = null;
   private started = false;
+  /** Not listening on purpose: nothing used the notices for a while (UNLISTEN sent). */
+  private paused = false;
+  /** The client has connected (LISTEN may be sent on it). */
+  private connected = false;
+  /** Counts forget(): a fence sent before the last one answers for nothing. */
+  private epoch = 0;
   private lastUse = performance.now();
   private fencesSent = 0;
   private retryTimer: NodeJS.Timeout | null = null;
@@ -180,11 +195,48 @@ export class WriteNotices {
     await c?.end().catch(() => {});
   }
 
-  /** Marks the notices as used, and resumes paused fences with one at once. */
+  /** Marks the notices as used, and resumes paused fences with one at once (listening first if paused). */
   private use(): void {
     this.lastUse = performance.now();
     if (this.fenceTimer || !this.started || this.closed) return;
     this.startFences();
+    if (!this.paused) {
+      this.fence();
+      return;
+    }
+    this.paused = false;
+    // Not connected yet: connect() listens once it is.
+    if (this.client && this.connected)
+      this.listen(this.client).catch((err: Error) => this.opts.onError?.(err));
+  }
+
+  /** Stops listening while idle: what is written meanwhile is not sent to this pod at all. */
+  private pause(): void {
+    this.paused = true;
+    if (!this.listening) return;
+    this.forget();
+    this.client?.query(`UNLISTEN ${WRITES_CHANNEL}`).catch((err: Error) => this.opts.onError?.(err));
+  }
+
+  /** Marks and fences taken so far count for nothing (not listening any more). */
+  private forget(): void {
+    this.epoch++;
+    this.listening = false;
+    this.validFrom = Number.POSITIVE_INFINITY;
+    this.fenceInFlight = false;
+    this.fences = [];
+    this.lastFenceLsn = -1n;
+    this.noticed = -1n;
+  }
+
+  private async listen(client: pg.Client): Promise<void> {
+    await client.query(`LISTEN ${WRITES_CHANNEL}`);
+    if (this.client !== client) return;
+    // Paused while LISTEN was on its way: undone (a use meanwhile queues its LISTEN after this).
+    if (this.paused) return void (await client.query(`UNLISTEN ${WRITES_CHANNEL}`));
+    // Notices from now on are all delivered: marks taken from here count.
+    this.validFrom = ++this.seq;
+    this.listening = true;
     this.fence();
   }
 
@@ -194,7 +246,9 @@ export class WriteNotices {
     const timer = setInterval(() => {
       if (performance.now() - this.lastUse <= idleMs) return this.fence();
       clearInterval(timer);
-      if (this.fenceTimer === timer) this.fenceTimer = null;
+      if (this.fenceTimer !== timer) return;
+      this.fenceTimer = null;
+      this.pause();
     }, every);
     timer.unref();
     this.fenceTimer = timer;
@@ -222,12 +276,8 @@ export class WriteNotices {
     const lost = (err?: Error) => {
       if (this.client !== client) return;
       this.client = null;
-      this.listening = false;
-      this.validFrom = Number.POSITIVE_INFINITY;
-      this.fenceInFlight = false;
-      this.fences = [];
-      this.lastFenceLsn = -1n;
-      this.noticed = -1n;
+      this.connected = false;
+      this.forget();
       if (err) this.opts.onError?.(err);
       client.end().catch(() => {});
       if (this.closed) return;
@@ -239,14 +289,11 @@ export class WriteNotices {
     client.on('end', () => lost());
     client
       .connect()
-      .then(() => client.query(`LISTEN ${WRITES_CHANNEL}`))
       .then(() => {
         if (this.client !== client) return;
-        // Notices from now on are all delivered: marks taken from here count.
-        this.validFrom = ++this.seq;
-        this.listening = true;
+        this.connected = true;
         this.retryMs = RETRY_MIN_MS;
-        this.fence();
+        if (!this.paused) return this.listen(client);
       })
       .catch(lost);
   }
@@ -286,12 +333,13 @@ export class WriteNotices {
     const sentAt = performance.now();
     const seq = this.seq;
     const before = this.lastFenceLsn;
+    const epoch = this.epoch;
     const query: Promise<bigint | null> = this.opts.positions
       ? walInsertLsnOn(client)
       : client.query('SELECT 1').then(() => null);
     query.then(
       (lsn) => {
-        if (this.client !== client) return;
+        if (this.client !== client || this.epoch !== epoch) return;
         this.fenceInFlight = false;
         this.fencedAt = sentAt;
         if (lsn === null) return;
@@ -303,7 +351,7 @@ export class WriteNotices {
         if (before > this.noticed) this.noticed = before;
       },
       (err: Error) => {
-        if (this.client === client) this.fenceInFlight = false;
+        if (this.client === client && this.epoch === epoch) this.fenceInFlight = false;
         this.opts.onError?.(err);
       },
     );

@@ -9,15 +9,12 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
-import {
-  type BusMessage,
-  EVENTS_LOST_KEY,
-  EVENTS_WITH_IDS_CHANNEL,
-  parseBusMessage,
-} from '../../core/events/bus.js';
+import { type BusMessage, EVENTS_LOST_KEY, EVENTS_WITH_IDS_CHANNEL } from '../../core/events/bus.js';
 import { isAfter, lastEventId, readSince } from '../../core/events/stream.js';
+import { eventOf, heardEvent, sendable } from './heard.js';
 import { LogTailer } from './log-lines.js';
 import { logLinesOf, matches } from './paths.js';
+import { idAfter } from './stream-order.js';
 import type { Client, Hub, HubEvent, HubSettings, Subscription } from './types.js';
 
 /** Messages between API pods (SSE add/remove for a stream another pod holds). */
@@ -149,7 +146,7 @@ export class EventHub implements Hub {
   }
 
   toEvent(msg: BusMessage): HubEvent {
-    return { key: msg.k, parts: msg.k.split('/'), message: msg.m, id: msg.id, frames: {} };
+    return eventOf(msg);
   }
 
   /** The number of subscriptions held, log tails included. */
@@ -159,10 +156,10 @@ export class EventHub implements Hub {
     return n;
   }
 
+  /** Each message's key and id are read, its body parsed only for a client (heard.ts). */
   private onBusMessage(raw: string): void {
-    const msg = parseBusMessage(raw);
-    if (!msg) return;
-    const e = this.toEvent(msg);
+    const e = heardEvent(raw);
+    if (!e) return;
     if (this.held) this.held.push(e);
     else this.dispatch(e);
   }
@@ -174,7 +171,7 @@ export class EventHub implements Hub {
       // channel have both carried one event around a reconnection (events/resume, rarely,
       // in full runs on a loaded machine; the path that repeats it is not pinned down).
       // Dropping it here keeps clients exactly-once whichever path repeated it.
-      if (this.lastDispatched !== null && !isAfter(e.id, this.lastDispatched)) return;
+      if (this.lastDispatched !== null && !idAfter(e.id, this.lastDispatched)) return;
       this.lastDispatched = e.id;
       this.lastId = e.id;
     }
@@ -186,9 +183,10 @@ export class EventHub implements Hub {
       for (const c of this.consumers) c.reloadAll('events were lost while the event bus was away');
       return;
     }
+    if (this.byLength.size === 0) return;
     const subs = this.byLength.get(e.parts.length);
     if (!subs) return;
-    for (const sub of subs) if (matches(sub.pattern, e.parts)) sub.consumer.deliver(sub, e);
+    for (const sub of subs) if (matches(sub.pattern, e.parts) && sendable(e)) sub.consumer.deliver(sub, e);
   }
 
   private async catchUp(): Promise<void> {

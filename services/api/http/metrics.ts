@@ -117,11 +117,11 @@ export class ApiMetrics {
     });
     new Gauge({
       name: 'flotilla_write_notices_lag_seconds',
-      help: "How far this pod's write notices may be behind the database; -1 while not listening, 0 while idle (no page served for a while: its fences paused).",
+      help: "How far this pod's write notices may be behind the database; -1 while not listening, 0 while idle (no page served for a while: its fences and listening paused).",
       registers,
       collect() {
         const s = sources().writeNotices?.();
-        this.set(s?.lagMs == null ? -1 : s.idle ? 0 : s.lagMs / 1000);
+        this.set(!s ? -1 : s.idle ? 0 : s.lagMs == null ? -1 : s.lagMs / 1000);
       },
     });
     new Gauge({

@@ -1,8 +1,11 @@
 // The small pieces under the event endpoints: Buildbot's path matching, Python's JSON and
-// str() as the frames need them, and stream ids.
+// str() as the frames need them, stream ids, and an event read from the bus's text.
 import { describe, expect, it } from 'vitest';
+import { eventOf, heardEvent, sendable } from '../../../services/api/events/heard.js';
 import { logLinesOf, matches, parsePattern } from '../../../services/api/events/paths.js';
 import { pyDumpsOrdered, pyStr } from '../../../services/api/events/pyjson.js';
+import { idAfter } from '../../../services/api/events/stream-order.js';
+import { busPayload } from '../../../services/core/events/bus.js';
 import { compareStreamIds, isAfter, parseStreamId } from '../../../services/core/events/stream.js';
 
 describe('paths', () => {
@@ -62,5 +65,61 @@ describe('stream ids', () => {
     expect(isAfter('10-0', '9-99')).toBe(true);
     expect(isAfter('9-99', '9-99')).toBe(false);
     expect(isAfter('x', '1-0')).toBe(false);
+  });
+});
+
+describe('an event heard on the channel with ids', () => {
+  // The text as PUBLISH_SCRIPT makes it: busPayload's JSON with the stream id as its last member.
+  const withId = (key: string[], m: unknown, id: string) =>
+    `${busPayload(key, m).slice(0, -1)},"id":"${id}"}`;
+
+  it.each([
+    [['builds', '12', 'new'], { buildid: 12, state_string: 'starting' }],
+    [['steps', '3', 'finished'], { name: 'x","id":"9-9"}', nested: { id: '7-7' } }],
+    [['changes', '1', 'new'], { comments: 'ünïcödé \u2028 "quoted" \\ back' }],
+    [['builds', 'a\\b', 'new'], null],
+    [
+      ['builds', 'quote"d', 'new'],
+      [1, 2, { id: '5-5' }],
+    ],
+    [['workers', '4', 'connected'], 'a string ending "}'],
+  ])('%j reads as the whole text parsed', (key, m) => {
+    const text = withId(key, m, '1732862400000-3');
+    const e = heardEvent(text)!;
+    const whole = eventOf(JSON.parse(text));
+    expect({ key: e.key, parts: e.parts, id: e.id, message: e.message }).toEqual({
+      key: whole.key,
+      parts: whole.parts,
+      id: whole.id,
+      message: whole.message,
+    });
+    expect(e.id).toBe('1732862400000-3');
+    expect(sendable(e)).toBe(true);
+  });
+
+  it('reads a text without an id, and drops what is not an event', () => {
+    expect(heardEvent(busPayload(['builds', '1', 'new'], { a: 1 }))).toMatchObject({
+      key: 'builds/1/new',
+      id: undefined,
+    });
+    expect(heardEvent('not json')).toBeNull();
+    expect(heardEvent('{"m":1}')).toBeNull();
+    // Of the right shape at both ends but not JSON: its key and id are read, and it is never sent.
+    const broken = heardEvent('{"k":"builds/1/new","m":{,"id":"1-1"}')!;
+    expect(broken.id).toBe('1-1');
+    expect(sendable(broken)).toBe(false);
+  });
+});
+
+describe('stream ids compared as text', () => {
+  it('order as core parses and orders them, for ids of every shape', () => {
+    // Redis's shape of every length, then what is not quite it (core's isAfter judges those).
+    const ids = [
+      ...'0-0 0-1 1-0 9-9 10-0 10-10 99-1 100-0 1732862400000-0 1732862400000-3 1732862400000-12'.split(' '),
+      ...'1732862400001-0 17328624000000-0 18446744073709551615-18446744073709551615'.split(' '),
+      ...'5 05-1 1-01 x-1 1- -1'.split(' '),
+      '',
+    ];
+    for (const a of ids) for (const b of ids) expect([a, b, idAfter(a, b)]).toEqual([a, b, isAfter(a, b)]);
   });
 });
