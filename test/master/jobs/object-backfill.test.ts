@@ -91,7 +91,10 @@ describe('object-backfill', () => {
         logs: { queue: moveLogs, add: (id) => queueMoveLog(moveLogs, id) },
         artifacts: { queue: moveArtifacts, add: (id) => queueMoveArtifact(moveArtifacts, id) },
       }),
-      { settings: { batch: 2, inFlight: 3, budgetMs: 300 }, log: quiet },
+      // The run ends when its time is up, waiting for room the idle queues never give back;
+      // 300 ms was once too short for a loaded machine to queue the first three (a CI run
+      // of 2026-11-29 queued 2): the time must only end the wait, never the walk.
+      { settings: { batch: 2, inFlight: 3, budgetMs: 2000 }, log: quiet },
     );
     expect(run.finished).toBe(false);
     expect(run.queued.logs).toBe(3);
