@@ -6,8 +6,8 @@
 // liveness here, never a duty: nothing on a build's path waits for it.
 //
 // Order. One loop per Redis connection sends the queue from its head, a batch at a time, as
-// one pipeline: SCRIPT LOAD, then one EVALSHA per event. Redis runs a connection's commands in
-// order, so the script is known to each EVALSHA after the load, and no NOSCRIPT fallback
+// one pipeline: SCRIPT LOAD, then one EVALSHA of the batch (publish-batch.ts). Redis runs a
+// connection's commands in order, so the script is known to the EVALSHA after the load, and no NOSCRIPT fallback
 // (bus.ts's publish) can let a later event overtake an earlier one. A batch that fails is sent
 // again, after a backoff or as soon as the connection is ready, from the event after the last
 // one Redis confirmed; nothing behind it goes first. Consumers depend on this: the API's event
@@ -29,15 +29,9 @@
 // outage (load/results/faults.md).
 import type { Redis } from 'ioredis';
 import { settledWithin } from '../lifecycle/within.js';
-import {
-  busPayload,
-  EVENTS_LOST_KEY,
-  PUBLISH_SCRIPT,
-  PUBLISH_SHA,
-  publishArgs,
-  type RoutingKey,
-} from './bus.js';
+import { busPayload, EVENTS_LOST_KEY, type RoutingKey } from './bus.js';
 import { mastersHear } from './master-kinds.js';
+import { batchOutcomes, PUBLISH_BATCH_SCRIPT, PUBLISH_BATCH_SHA, publishBatchArgs } from './publish-batch.js';
 
 export const LIMIT = 20_000;
 // Events per pipeline: one round trip each, small enough that a failed batch costs little.
@@ -209,12 +203,14 @@ export class EventPublisher {
     const lost = this.unannounced;
     const marks = lost > 0 ? 1 : 0;
     const batch = this.sending;
-    const pipe = this.redis.pipeline().script('LOAD', PUBLISH_SCRIPT);
-    if (marks) {
-      const key = EVENTS_LOST_KEY.split('/');
-      pipe.evalsha(PUBLISH_SHA, ...publishArgs(busPayload(key, { lost }), mastersHear(key)));
-    }
-    for (const item of batch) pipe.evalsha(PUBLISH_SHA, ...publishArgs(item.payload, item.forMasters));
+    const key = EVENTS_LOST_KEY.split('/');
+    const events = marks
+      ? [{ payload: busPayload(key, { lost }), forMasters: mastersHear(key) }, ...batch]
+      : batch;
+    const pipe = this.redis
+      .pipeline()
+      .script('LOAD', PUBLISH_BATCH_SCRIPT)
+      .evalsha(PUBLISH_BATCH_SHA, ...publishBatchArgs(events));
     let failure: Error | null = null;
     let replies: [Error | null, unknown][] = [];
     try {
@@ -223,11 +219,13 @@ export class EventPublisher {
       failure = err as Error;
     }
     if (this.stopped) return false;
-    // Replies after the SCRIPT LOAD's: the lost mark (if sent), then one per event; a reply
-    // missing counts as a failure.
-    const results = Array.from(
-      { length: marks + batch.length },
-      (_, i) => replies[i + 1]?.[0] ?? (replies[i + 1] ? null : new Error('no reply')),
+    // The script's reply after the SCRIPT LOAD's: the lost mark (if sent), then each event's
+    // outcome, in order (publish-batch.ts); a reply missing counts as a failure of all.
+    const call = replies[1];
+    const results = batchOutcomes(
+      events.length,
+      call?.[1],
+      call ? call[0] : (failure ?? new Error('no reply')),
     );
     let last = -1;
     results.forEach((err, i) => {
