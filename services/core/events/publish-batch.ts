@@ -7,8 +7,17 @@
 // Why: a build start publishes 23 events, and a master sent each as its own command (ioredis
 // made, encoded and settled a command object a call; Redis set a script up a call). Phase S's
 // warm bursts had ioredis at 11.5% of the masters' busy samples outside the socket writes
-// (load/results/fleet.md, 2026-11-29 06:45-07:12); the figures of this change are in its own
-// section there (2026-11-29 07:15-07:45).
+// (load/results/fleet.md, 2026-11-29 06:45-07:12). Measured alone, a start's 23 events sent
+// each way in turns, three rounds (load/bench/publish-cost.ts, the command in its head, a
+// fresh redis-server, 2026-11-29 07:26, load 3-5), microseconds a start:
+//
+//   batches of 23 events    publisher 217-364 -> 119-155, Redis 188-204 -> 152-177
+//   batches of 256          publisher 133-326 ->  35-63,  Redis 163-188 -> 112-128
+//   batches of 4            publisher 735-846 -> 641-782, Redis 514-561 -> 547-660
+//
+// A publisher's batches are whatever queued since its last send: in phase S a master's claim
+// pass starts hundreds of builds at once. Phase S itself, four runs in turns at 07:21-07:26,
+// could not tell the two apart (its bursts moved by 20% run to run).
 //
 // A failure part way (a write refused by Redis) stops the batch there: the ids of the events
 // that went come back, then the error's text after ERROR_MARK, and the publisher sends the rest
