@@ -108,9 +108,16 @@ export class WorkerFleet {
     this.env = opts.env ?? {};
   }
 
-  /** Opens every connection at once (each retries until its master listens). */
-  start(): void {
-    for (const w of this.opts.workers) this.open(w, 0);
+  /** Workers whose connection start() has opened so far, in the order given. */
+  private opened = 0;
+
+  /**
+   * Opens the connections of the workers not opened yet, all at once (each retries until its
+   * master listens); `upTo`: only those before that index of the list.
+   */
+  start(upTo = this.opts.workers.length): void {
+    for (; this.opened < Math.min(upTo, this.opts.workers.length); this.opened++)
+      this.open(this.opts.workers[this.opened]!, 0);
   }
 
   private open(w: FleetWorker, attempt: number): void {
