@@ -14,7 +14,6 @@ import { isAfter, lastEventId, readSince } from '../../core/events/stream.js';
 import { eventOf, heardEvent, sendable } from './heard.js';
 import { LogTailer } from './log-lines.js';
 import { logLinesOf, matches } from './paths.js';
-import { idAfter } from './stream-order.js';
 import type { Client, Hub, HubEvent, HubSettings, Subscription } from './types.js';
 
 /** Messages between API pods (SSE add/remove for a stream another pod holds). */
@@ -171,7 +170,7 @@ export class EventHub implements Hub {
       // channel have both carried one event around a reconnection (events/resume, rarely,
       // in full runs on a loaded machine; the path that repeats it is not pinned down).
       // Dropping it here keeps clients exactly-once whichever path repeated it.
-      if (this.lastDispatched !== null && !idAfter(e.id, this.lastDispatched)) return;
+      if (this.lastDispatched !== null && !isAfter(e.id, this.lastDispatched)) return;
       this.lastDispatched = e.id;
       this.lastId = e.id;
     }
@@ -183,7 +182,6 @@ export class EventHub implements Hub {
       for (const c of this.consumers) c.reloadAll('events were lost while the event bus was away');
       return;
     }
-    if (this.byLength.size === 0) return;
     const subs = this.byLength.get(e.parts.length);
     if (!subs) return;
     for (const sub of subs) if (matches(sub.pattern, e.parts) && sendable(e)) sub.consumer.deliver(sub, e);

@@ -126,7 +126,7 @@ export function parseBusMessage(raw: string): BusMessage | null {
  * start without parsing the rest; null when the text is not of that form (a key with an
  * escape in it included): then it is parsed whole.
  */
-function leadingKey(raw: string): string | null {
+export function leadingKey(raw: string): string | null {
   if (!raw.startsWith('{"k":"')) return null;
   const end = raw.indexOf('"', 6);
   if (end < 0) return null;
