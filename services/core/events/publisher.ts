@@ -203,10 +203,7 @@ export class EventPublisher {
     const lost = this.unannounced;
     const marks = lost > 0 ? 1 : 0;
     const batch = this.sending;
-    const key = EVENTS_LOST_KEY.split('/');
-    const events = marks
-      ? [{ payload: busPayload(key, { lost }), forMasters: mastersHear(key) }, ...batch]
-      : batch;
+    const events = marks ? [lostMark(lost), ...batch] : batch;
     const pipe = this.redis
       .pipeline()
       .script('LOAD', PUBLISH_BATCH_SCRIPT)
@@ -275,6 +272,12 @@ export class EventPublisher {
       this.wake = done;
     });
   }
+}
+
+/** The EVENTS_LOST_KEY event that stands for `lost` dropped events, as a batch carries it. */
+function lostMark(lost: number): { payload: string; forMasters: boolean } {
+  const key = EVENTS_LOST_KEY.split('/');
+  return { payload: busPayload(key, { lost }), forMasters: mastersHear(key) };
 }
 
 const publishers = new WeakMap<Redis, EventPublisher>();
