@@ -139,9 +139,13 @@ describe('trigger-kept totals', () => {
     // Migration 0043: an update whose builder and completeness stay writes no delta and reads
     // no claim; a completion touches only the pending set it leaves and the complete set it
     // joins (a statement on a set, even of no row, is a write version of that set).
+    // Its own pending, unclaimed request: the random writes before it may have left none.
+    const [bs] = await db.pool.query(
+      sql`INSERT INTO buildsets (reason, submitted_at, complete, results) VALUES ('t', 1, 0, -1) RETURNING id`,
+    );
     const [r] = await db.pool.query(
-      sql`SELECT r.id FROM buildrequests r WHERE coalesce(r.complete, 0) = 0
-            AND NOT EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = r.id) ORDER BY id LIMIT 1`,
+      sql`INSERT INTO buildrequests (buildsetid, builderid, priority, complete, results, submitted_at)
+          VALUES (${bs.id}, 1, 0, 0, -1, 1) RETURNING id`,
     );
     // The deltas a write's own transaction appended.
     const deltasOf = async (write: ReturnType<typeof sql>) =>
