@@ -24,6 +24,11 @@
 //
 //   load/fleet/run.sh        (starts PostgreSQL and Redis for it; see there)
 //
+// FLEET_HEAP=1 starts each master with --inspect on a free port of 127.0.0.1 and adds to phase
+// 0 each master's heap after a full collection (memory.ts); FLEET_HEAP_SNAPSHOT=DIR (which implies
+// it) also writes a heap snapshot of each master at both readings into DIR, for
+// load/fleet/heap-classes.ts. STOP_AFTER=0 ends the run once phase 0 is printed.
+//
 // STOP_AFTER=A ends the run once phases A and A2 are printed (a start measured again, in a
 // minute); STOP_AFTER=S once phase S is (the start rate again). S_ROUNDS (2) is how many
 // bursts phase S runs on the same masters, each printed: the first on masters fresh from their
@@ -60,6 +65,7 @@ import {
 } from './config.js';
 import { claimPasses, postgresCpuSeconds, redisCpuSeconds } from './costs.js';
 import { fleetForces } from './forces.js';
+import { memoryTable, readMemory } from './memory.js';
 import { pgWindow } from './pg-window.js';
 import { cpuSeconds, rssKiB } from './procstat.js';
 import { cancelUnclaimed, unclaimed, writePending } from './queue.js';
@@ -78,6 +84,8 @@ const LOG_DIR = process.env.MASTER_LOG;
 const LATENCY_SECONDS = Number(process.env.LATENCY_SECONDS ?? 30);
 const STOP_AFTER = process.env.STOP_AFTER;
 const S_ROUNDS = Number(process.env.S_ROUNDS ?? 2);
+const HEAP_SNAPSHOTS = process.env.FLEET_HEAP_SNAPSHOT;
+const HEAP = process.env.FLEET_HEAP === '1' || HEAP_SNAPSHOTS !== undefined;
 /** Thrown once the phase STOP_AFTER names is printed: the rest is skipped, the clean-up runs. */
 const STOPPED = new Error(`stopped after phase ${STOP_AFTER}`);
 const dbUrl = process.env.DATABASE_URL;
@@ -96,6 +104,7 @@ interface MasterRun {
   spawnedAt: number;
   workerPort: number;
   probePort: number;
+  inspectPort?: number;
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'flotilla-fleet-'));
@@ -111,6 +120,11 @@ const workerPorts = await Promise.all(Array.from({ length: shape.masters }, () =
 
 async function startMaster(i: number): Promise<MasterRun> {
   const probePort = await freePort();
+  const inspectPort = HEAP ? await freePort() : undefined;
+  const nodeOptions = [
+    ...(PROFILE_DIR ? [`--cpu-prof --cpu-prof-dir=${PROFILE_DIR}`] : []),
+    ...(inspectPort ? [`--inspect=127.0.0.1:${inspectPort}`] : []),
+  ].join(' ');
   const spawnedAt = Date.now();
   const proc = startService('master', {
     DATABASE_URL: dbUrl!,
@@ -120,12 +134,19 @@ async function startMaster(i: number): Promise<MasterRun> {
     WORKER_PORT: String(workerPorts[i]),
     PROBE_PORT: String(probePort),
     LOG_LEVEL: LOG_DIR ? 'debug' : 'warn',
-    ...(PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${PROFILE_DIR}` } : {}),
+    ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
   });
   running.push(proc);
   if (PROFILE_DIR) profiled.push(proc);
   if (LOG_DIR) logged.push({ name: `fleet-${i + 1}`, proc });
-  return { index: i, proc, spawnedAt, workerPort: workerPorts[i]!, probePort };
+  return {
+    index: i,
+    proc,
+    spawnedAt,
+    workerPort: workerPorts[i]!,
+    probePort,
+    ...(inspectPort ? { inspectPort } : {}),
+  };
 }
 
 async function startMasters(): Promise<MasterRun[]> {
@@ -219,7 +240,9 @@ try {
   await waitFor('a tenth of the workers connected', () => workers.connected === first, {
     timeoutMs: 300_000,
   });
-  const rssBefore = masters.map((m) => rssKiB(m.proc.pid));
+  const measured = masters.map((m) => ({ index: m.index, pid: m.proc.pid, inspectPort: m.inspectPort }));
+  if (HEAP_SNAPSHOTS) mkdirSync(HEAP_SNAPSHOTS, { recursive: true });
+  const memBefore = await readMemory(measured, 'tenth', HEAP_SNAPSHOTS);
   workers.start();
   await waitFor('every worker connected', () => workers.connected === shape.workers, { timeoutMs: 300_000 });
   // Each master has written its workers' rows as connected: the API lists them so.
@@ -232,21 +255,12 @@ try {
     },
     { timeoutMs: 300_000, everyMs: 500 },
   );
-  const rssAfter = masters.map((m) => rssKiB(m.proc.pid));
+  const memAfter = await readMemory(measured, 'all', HEAP_SNAPSHOTS);
   say('## 0. Memory per connected worker (empty queue)\n');
-  say(
-    '| master | workers | RSS with the first tenth (MiB) | RSS with them all (MiB) | KiB per worker of the rest |',
-  );
-  say('|---|---|---|---|---|');
   // Worker w is master (w mod masters)'s (config.ts): its count among the first and in all.
   const on = (m: number, of: number) => Math.ceil((of - m) / shape.masters);
-  for (const m of masters) {
-    const [n, rest] = [on(m.index, shape.workers), on(m.index, shape.workers) - on(m.index, first)];
-    const [b, a] = [rssBefore[m.index]!, rssAfter[m.index]!];
-    say(
-      `| fleet-${m.index + 1} | ${n} | ${(b / 1024).toFixed(0)} | ${(a / 1024).toFixed(0)} | ${((a - b) / rest).toFixed(0)} |`,
-    );
-  }
+  const workersOf = (m: number) => ({ all: on(m, shape.workers), rest: on(m, shape.workers) - on(m, first) });
+  for (const line of memoryTable(measured, memBefore, memAfter, workersOf)) say(line);
   const checkBrid = await force(apis[0]!, builderName(0));
   await waitFor(
     'the check build',
@@ -256,6 +270,10 @@ try {
       )) === 1,
   );
   say(`\none forced build ran and succeeded (request ${checkBrid}); load average ${load1()}\n`);
+  if (STOP_AFTER === '0') {
+    await workers.close();
+    throw STOPPED;
+  }
   const [{ ssid }] = await db.query(sql`
     SELECT sourcestampid AS ssid FROM buildset_sourcestamps bs JOIN buildrequests br ON br.buildsetid = bs.buildsetid
     WHERE br.id = ${checkBrid}`);
