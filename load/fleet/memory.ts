@@ -4,8 +4,10 @@
 // heap-classes.ts to compare by constructor.
 //
 // RSS alone read 38-43 KiB a worker at 2026-11-29 07:37 and 10-14 at 04:44, on code whose
-// per-worker objects had not changed: it follows the heap's growth, which is not what the
-// workers hold (load/results/fleet.md, the 08:20 section, has both side by side).
+// per-worker objects had not changed: it follows the heap's growth and the garbage not yet
+// collected, which is not what the workers hold (load/results/fleet.md, 2026-11-29 08:23, has
+// both side by side). With snapshots, the RSS columns are not comparable: the first snapshot
+// grows the master's RSS by about 120 MiB before the second reading.
 import { join } from 'node:path';
 import { Inspector } from './inspector.js';
 import { rssKiB } from './procstat.js';

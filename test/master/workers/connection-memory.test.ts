@@ -1,7 +1,7 @@
 // What a connected worker keeps alive on the master (Flotilla's protocol): not its upgrade
 // request, nor its hello's timer once the hello came. A handler naming `req` kept the whole
 // request, headers and stream state, for the connection's life: 1.4 KiB of a worker's 6.5
-// in a master's heap snapshot (load/results/fleet.md, 2026-11-29 08:20-09:40).
+// in a master's heap snapshot (load/results/fleet.md, 2026-11-29 08:23-08:38).
 // Counted as the heap holds them after a full collection (v8.queryObjects collects first).
 import { IncomingMessage } from 'node:http';
 import { queryObjects } from 'node:v8';

@@ -72,7 +72,7 @@ export async function startWorkerServer(opts: {
     // What the handlers below keep for the connection's life is all they name: `req` named in
     // one of them kept the whole upgrade request (its headers, its stream's state) for as long
     // as the worker stayed, and the hello's timer once cleared: 1.4 KiB of a connected worker's
-    // 6.5 in a master's heap snapshot (load/results/fleet.md, 2026-11-29 08:20-09:40;
+    // 6.5 in a master's heap snapshot (load/results/fleet.md, 2026-11-29 08:23-08:38;
     // test/master/workers/connection-memory.test.ts).
     const address = req.socket.remoteAddress ?? '';
     const peer = `${req.socket.remoteAddress}:${req.socket.remotePort}`;
