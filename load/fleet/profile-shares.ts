@@ -3,18 +3,21 @@
 // loaded, `run: <services folder> [<package>]` otherwise, and V8's own (GC, idle, program).
 // The profiler samples wall time, so on a loaded machine these are shares, not seconds.
 //
-//   node --import tsx load/fleet/profile-shares.ts DIR/CPU.....cpuprofile [frame regex]
+//   node --import tsx load/fleet/profile-shares.ts DIR/CPU.....cpuprofile [frame regex] [from regex]
 //
 // The regex (default: the Flotilla worker connection's `run`) names the frame whose first
-// sample ends the reading.
+// sample ends the reading; `from`, when given, the frame whose first sample begins it (busy
+// samples only then: `master/distributor\.js` reads from claiming's first pass to the first command).
 import { type Frame, samples, shareLines } from './cpu-profile.js';
 
-const [file, cutAt = 'workers/flotilla/connection\\.js:run$'] = process.argv.slice(2);
-if (!file) throw new Error('usage: profile-shares.ts PROFILE [frame regex]');
+const [file, cutAt = 'workers/flotilla/connection\\.js:run$', fromAt] = process.argv.slice(2);
+if (!file) throw new Error('usage: profile-shares.ts PROFILE [frame regex] [from regex]');
 const name = (f: Frame) => `${f.url.replace(/.*\/(services|node_modules)\//, '$1/')}:${f.functionName}`;
 const packageOf = (stack: Frame[]) =>
   stack.map((f) => f.url.match(/node_modules\/((@[^/]+\/)?[^/]+)/)?.[1]).find(Boolean);
 const cut = new RegExp(cutAt);
+const from = fromAt ? new RegExp(fromAt) : null;
+let begun = from === null;
 const V8 = ['(idle)', '(garbage collector)', '(program)'];
 
 const shares = new Map<string, number>();
@@ -24,7 +27,10 @@ for (const { stack, at, us } of samples(file)) {
     endedAt = at;
     break;
   }
+  begun ||= stack.some((f) => from!.test(f.url));
+  if (!begun) continue;
   const leaf = stack[0]!.functionName;
+  if (from && leaf === '(idle)') continue;
   let key: string;
   if (V8.includes(leaf)) key = leaf;
   else if (stack.some((f) => /node:internal\/modules\/(esm|cjs)/.test(f.url)))

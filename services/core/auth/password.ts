@@ -4,56 +4,13 @@
 // bounded, so a hostile users file cannot make one login cost gigabytes.
 import { randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { dummyLike, htpasswdScheme, verifyHtpasswd } from './htpasswd-hashes.js';
+import { type ParsedHash, paramsAllowed, parseHash } from './scrypt-hash.js';
+
+export { type ParsedHash, paramsAllowed, parseHash };
 
 export const DEFAULT_PARAMS = { N: 2 ** 15, r: 8, p: 1 } as const;
 const SALT_BYTES = 16;
 const KEY_BYTES = 32;
-// 128 * N * r bytes of memory: 32 MiB for the defaults; at most 256 MiB for any hash.
-const MAX_MEMORY = 256 * 1024 * 1024;
-
-export interface ParsedHash {
-  N: number;
-  r: number;
-  p: number;
-  salt: Buffer;
-  hash: Buffer;
-}
-
-/** N a power of two above 1; the memory and the work bounded. */
-export function paramsAllowed(N: number, r: number, p: number): boolean {
-  return (
-    Number.isInteger(N) &&
-    N >= 2 &&
-    N <= 2 ** 24 &&
-    (N & (N - 1)) === 0 &&
-    Number.isInteger(r) &&
-    r >= 1 &&
-    r <= 64 &&
-    Number.isInteger(p) &&
-    p >= 1 &&
-    p <= 16 &&
-    128 * N * r <= MAX_MEMORY
-  );
-}
-
-const B64 = /^[A-Za-z0-9+/]+={0,2}$/;
-
-/** The parts of a hash string; null when it is not one we can check. */
-export function parseHash(s: string): ParsedHash | null {
-  const parts = s.split('$');
-  if (parts.length !== 6 || parts[0] !== 'scrypt') return null;
-  const [, n, r, p, salt, hash] = parts as [string, string, string, string, string, string];
-  if (![n, r, p].every((x) => /^[1-9]\d{0,9}$/.test(x))) return null;
-  const N = Number(n);
-  const R = Number(r);
-  const P = Number(p);
-  if (!paramsAllowed(N, R, P)) return null;
-  if (!B64.test(salt) || !B64.test(hash)) return null;
-  const h = Buffer.from(hash, 'base64');
-  const sb = Buffer.from(salt, 'base64');
-  if (h.length < 16 || h.length > 64 || sb.length < 8) return null;
-  return { N, r: R, p: P, salt: sb, hash: h };
-}
 
 function derive(password: string, salt: Buffer, keylen: number, N: number, r: number, p: number) {
   return new Promise<Buffer>((resolve, reject) =>

@@ -1,10 +1,11 @@
 // The small HTTP server of every process, on a port of its own (PROBE_PORT): /healthz says
 // the process is alive, /readyz whether it can do its work (and why not), /metrics what it
 // is doing. An API pod answers its public port with a cheap /healthz and /readyz only.
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Check, readiness } from '../health.js';
 import { listenAt } from './listen-error.js';
+import { http } from './node-http.js';
 
 export interface ProbeServer {
   server: Server;
@@ -22,7 +23,7 @@ export interface ProbeOptions {
 }
 
 export async function startProbeServer(opts: ProbeOptions): Promise<ProbeServer> {
-  const server = createServer(async (req, res) => {
+  const server = http.createServer(async (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     try {
       if (path === '/healthz') {

@@ -18,8 +18,9 @@
 // Complete of the same parts; but for a CreateMultipartUpload, whose second sending may leave
 // an empty upload nobody completes: the bucket's rule for incomplete uploads ends it, see
 // docs/object-store.md). Node's documented remedy (`request.reusedSocket`).
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import type { Agent as HttpAgent, IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { http } from '../http/node-http.js';
 
 export interface StoreRequest {
   method: 'GET' | 'PUT' | 'DELETE' | 'POST';
@@ -41,13 +42,13 @@ const MAX_FREE_SOCKETS = 16;
 
 export class StoreTransport {
   private readonly agent: HttpAgent;
-  private readonly send: typeof httpRequest;
+  private readonly send: typeof http.request;
 
   constructor(endpoint: URL) {
     const options = { keepAlive: true, maxFreeSockets: MAX_FREE_SOCKETS, scheduling: 'lifo' as const };
     const https = endpoint.protocol === 'https:';
-    this.agent = https ? new HttpsAgent(options) : new HttpAgent(options);
-    this.send = https ? httpsRequest : httpRequest;
+    this.agent = https ? new HttpsAgent(options) : new http.Agent(options);
+    this.send = https ? httpsRequest : http.request;
   }
 
   async request(r: StoreRequest): Promise<StoreAnswer> {

@@ -5,39 +5,21 @@
 // suite starts the jobs (test/master/jobs/, reporters/ with reporters configured). Nor
 // @msgpack/msgpack: msgpack_experimental_v7's server loads when it is configured
 // (test/master/workers/listeners.test.ts starts it, and PB's, through the protocols' map).
-import { execFileSync } from 'node:child_process';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadNodemailer, loadNunjucks } from '../../../services/master/reporters/packages.js';
-import { SERVICES_BUILD_ENV } from '../../helpers/service-build.js';
+import { afterMasterImport } from '../../helpers/master-import.js';
 
 const LAZY = ['nodemailer', 'nunjucks', 'bullmq', '@msgpack/msgpack'];
 
 describe("the reporters' packages", () => {
   it("are not loaded with a master's code", () => {
-    const root = resolve(import.meta.dirname, '../../..');
-    const built = process.env[SERVICES_BUILD_ENV];
-    const service = pathToFileURL(
-      built ? join(built, 'services/master/service.js') : join(root, 'services/master/service.ts'),
-    ).href;
-    const script = `
-      import { registerHooks } from 'node:module';
+    const loaded = afterMasterImport<string[]>(
+      `import { registerHooks } from 'node:module';
       const urls = new Set();
-      registerHooks({ resolve: (s, c, next) => { const r = next(s, c); urls.add(r.url); return r; } });
-      await import(${JSON.stringify(service)});
-      const packages = [...urls].map((u) => u.match(/\\/node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//)?.[1]);
-      console.log(JSON.stringify([...new Set(packages.filter(Boolean))]));`;
-    const loaded = JSON.parse(
-      execFileSync(
-        process.execPath,
-        [...(built ? [] : ['--import', 'tsx']), '--input-type=module', '-e', script],
-        {
-          cwd: root,
-          encoding: 'utf8',
-        },
-      ),
-    ) as string[];
+      registerHooks({ resolve: (s, c, next) => { const r = next(s, c); urls.add(r.url); return r; } });`,
+      `const packages = [...urls].map((u) => u.match(/\\/node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//)?.[1]);
+      console.log(JSON.stringify([...new Set(packages.filter(Boolean))]));`,
+    );
     // The check can fail: the master's own packages are seen (js-yaml, not yaml: the second
     // YAML parser is loaded only for a text js-yaml refuses, core/config/yaml-data.ts).
     expect(loaded).toEqual(expect.arrayContaining(['pg', 'ioredis', 'js-yaml']));

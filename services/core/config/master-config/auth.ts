@@ -1,6 +1,6 @@
 // Auth: users, role matchers, endpoint matchers and allow rules, OIDC, login throttling.
 import { z } from 'zod';
-import { parseHash } from '../../auth/password.js';
+import { parseHash } from '../../auth/scrypt-hash.js';
 import { oauth2 } from './oauth2.js';
 import { remoteUser } from './remote-user.js';
 import { credentialUrl } from './urls.js';

@@ -2,11 +2,12 @@
 // password of the master configuration, one connection per worker name, and refuses an
 // address that keeps guessing (login-throttle.ts).
 import { timingSafeEqual } from 'node:crypto';
-import { createServer, type RequestListener, type Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { type MasterConfig, workerPassword } from '../../../core/config/master-config.js';
+import { http as nodeHttp } from '../../../core/http/node-http.js';
 import {
   CloseCode,
   type MasterToWorker,
@@ -61,7 +62,7 @@ export async function startWorkerServer(opts: {
   const throttle = opts.throttle ?? new WorkerLoginThrottle();
   const workers = new Map<string, FlotillaConnection>();
   const refuse: RequestListener = (_req, res) => res.writeHead(426).end('websocket only');
-  const http: Server = opts.tls ? createTlsServer(opts.tls, refuse) : createServer(refuse);
+  const http: Server = opts.tls ? createTlsServer(opts.tls, refuse) : nodeHttp.createServer(refuse);
   const wss = new WebSocketServer({ server: http, path: WORKER_PATH, maxPayload: MAX_FRAME_BYTES });
   // ws passes the HTTP server's errors on to the WebSocketServer, where an 'error' without a
   // listener is thrown: a port in use killed the master with a stack trace before the listen
