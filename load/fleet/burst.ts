@@ -48,6 +48,20 @@ export interface BurstInput {
 
 const load1 = () => loadavg()[0]!.toFixed(1);
 
+/** The masters' pooled connections now (their probes' own apart), with when each opened. */
+async function masterConnections(db: ConnectionPool) {
+  const rows = await db.query(sql`
+    SELECT now() AS at, coalesce(array_agg(backend_start), '{}') AS starts FROM pg_stat_activity
+    WHERE datname = current_database() AND application_name LIKE 'flotilla-master %'
+      AND application_name NOT LIKE '% probes'`);
+  const { at, starts } = rows[0] as { at: Date; starts: Date[] };
+  return {
+    at,
+    open: starts.length,
+    openedSince: (t: Date) => starts.filter((s) => s > t).length,
+  };
+}
+
 /** The masters' CPU seconds so far by thread kind, summed over the masters. */
 function mastersThreads(masters: readonly { pid: number }[]): Map<string, number> {
   const sum = new Map<string, number>();
@@ -95,7 +109,13 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
     ),
   });
   const rows = async () => Number((await db.query(sql`SELECT count(*) AS n FROM builds`))[0].n);
-  const [rows0, s0, cpu0, l0] = [await rows(), await statements(db), await cpu(), load1()];
+  const [rows0, s0, cpu0, l0, conns0] = [
+    await rows(),
+    await statements(db),
+    await cpu(),
+    load1(),
+    await masterConnections(db),
+  ];
   // Each build's `new` event as it reaches this process: on the masters' channel, a kind they
   // act on (services/core/events/master-kinds.ts), so this listener costs Redis what a fourth
   // master would.
@@ -114,7 +134,12 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
     everyMs: 20,
   });
   const times = clock.end();
-  const [cpu1, s1, rows1] = [await cpu(), await statements(db), await rows()];
+  const [cpu1, s1, rows1, conns1] = [
+    await cpu(),
+    await statements(db),
+    await rows(),
+    await masterConnections(db),
+  ];
   sub.disconnect();
   bus.disconnect();
   const n = times.length;
@@ -142,6 +167,12 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
       .filter(([, s]) => s > 0)
       .map(([kind, s]) => `${kind} ${per(s)}`)
       .join(', ')}`,
+  );
+  // A connection the burst opens costs the master its authentication and PostgreSQL a new
+  // backend, whose catalog caches and plans start empty.
+  say(
+    `the masters' pooled connections: ${conns0.open} open before the wake, ${conns1.open} after, ` +
+      `${conns1.openedSince(conns0.at)} of them opened during the burst`,
   );
   const [tr0, tr1] = [cpu0.traffic, cpu1.traffic];
   const events = tr1.xadds - tr0.xadds;
