@@ -81,7 +81,7 @@ const STOP_AFTER = process.env.STOP_AFTER;
 const S_ROUNDS = Number(process.env.S_ROUNDS ?? 2);
 // S_GAP_SECONDS: a quiet time before each burst after the first, to see what a lull undoes
 // (a pool closes a connection idle 30 s; the masters' own periodic statements kept all thirty
-// of theirs open over 150 s: load/results/fleet.md, 2026-11-29 08:20-09:40).
+// of theirs open over 150 s: load/results/fleet.md, 2026-11-29 08:20-09:00).
 const S_GAP_SECONDS = Number(process.env.S_GAP_SECONDS ?? 0);
 /** Thrown once the phase STOP_AFTER names is printed: the rest is skipped, the clean-up runs. */
 const STOPPED = new Error(`stopped after phase ${STOP_AFTER}`);
