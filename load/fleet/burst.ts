@@ -24,7 +24,7 @@ import { EVENTS_CHANNEL } from '../../services/core/events/bus.js';
 import { waitFor } from '../../test/helpers/wait.js';
 import { claimPasses, postgresCpuSeconds, redisCpuSeconds, redisTraffic } from './costs.js';
 import { oneLine, statements, statementsBetween } from './pg-statements.js';
-import { cpuSeconds } from './procstat.js';
+import { cpuSeconds, threadCpuSeconds } from './procstat.js';
 import { cancelUnclaimed, writePending } from './queue.js';
 import type { WorkerFleet } from './workers.js';
 
@@ -47,6 +47,28 @@ export interface BurstInput {
 }
 
 const load1 = () => loadavg()[0]!.toFixed(1);
+
+/** The masters' pooled connections now (their probes' own apart), with when each opened. */
+async function masterConnections(db: ConnectionPool) {
+  const rows = await db.query(sql`
+    SELECT now() AS at, coalesce(array_agg(backend_start), '{}') AS starts FROM pg_stat_activity
+    WHERE datname = current_database() AND application_name LIKE 'flotilla-master %'
+      AND application_name NOT LIKE '% probes'`);
+  const { at, starts } = rows[0] as { at: Date; starts: Date[] };
+  return {
+    at,
+    open: starts.length,
+    openedSince: (t: Date) => starts.filter((s) => s > t).length,
+  };
+}
+
+/** The masters' CPU seconds so far by thread kind, summed over the masters. */
+function mastersThreads(masters: readonly { pid: number }[]): Map<string, number> {
+  const sum = new Map<string, number>();
+  for (const m of masters)
+    for (const [kind, s] of threadCpuSeconds(m.pid)) sum.set(kind, (sum.get(kind) ?? 0) + s);
+  return sum;
+}
 
 /** The command times the burst sees; run.ts's fleet calls `command` for every command. */
 export class BurstClock {
@@ -80,13 +102,20 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
     redis: await redisCpuSeconds(bus),
     traffic: await redisTraffic(bus),
     runner: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
+    threads: mastersThreads(masters),
     passes: (await Promise.all(masters.map((m) => claimPasses(m.probePort)))).reduce(
       (n, p) => n + p.count,
       0,
     ),
   });
   const rows = async () => Number((await db.query(sql`SELECT count(*) AS n FROM builds`))[0].n);
-  const [rows0, s0, cpu0, l0] = [await rows(), await statements(db), await cpu(), load1()];
+  const [rows0, s0, cpu0, l0, conns0] = [
+    await rows(),
+    await statements(db),
+    await cpu(),
+    load1(),
+    await masterConnections(db),
+  ];
   // Each build's `new` event as it reaches this process: on the masters' channel, a kind they
   // act on (services/core/events/master-kinds.ts), so this listener costs Redis what a fourth
   // master would.
@@ -105,7 +134,12 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
     everyMs: 20,
   });
   const times = clock.end();
-  const [cpu1, s1, rows1] = [await cpu(), await statements(db), await rows()];
+  const [cpu1, s1, rows1, conns1] = [
+    await cpu(),
+    await statements(db),
+    await rows(),
+    await masterConnections(db),
+  ];
   sub.disconnect();
   bus.disconnect();
   const n = times.length;
@@ -125,6 +159,21 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
       `the APIs' ${per(cpu1.apis - cpu0.apis)}, Redis ${per(cpu1.redis - cpu0.redis)}, the runner's (the generated workers and the listener timing the starts) ${per(cpu1.runner - cpu0.runner)}; ` +
       `claim passes ${cpu1.passes - cpu0.passes} (${(n / Math.max(1, cpu1.passes - cpu0.passes)).toFixed(1)} starts a pass)`,
   );
+  // The masters' CPU by thread: the main thread's JavaScript apart from V8's workers (its
+  // optimizing compiler and the collector's helpers), which a first burst keeps busier.
+  say(
+    `the masters' CPU a start by thread: ${[...cpu1.threads]
+      .map(([kind, s]) => [kind, s - (cpu0.threads.get(kind) ?? 0)] as const)
+      .filter(([, s]) => s > 0)
+      .map(([kind, s]) => `${kind} ${per(s)}`)
+      .join(', ')}`,
+  );
+  // A connection the burst opens costs the master its authentication and PostgreSQL a new
+  // backend, whose catalog caches and plans start empty.
+  say(
+    `the masters' pooled connections: ${conns0.open} open before the wake, ${conns1.open} after, ` +
+      `${conns1.openedSince(conns0.at)} of them opened during the burst`,
+  );
   const [tr0, tr1] = [cpu0.traffic, cpu1.traffic];
   const events = tr1.xadds - tr0.xadds;
   say(
@@ -136,13 +185,21 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
     const d = statementsBetween(s0, s1);
     const calls = d.reduce((a, s) => a + s.calls, 0);
     const ms = d.reduce((a, s) => a + s.ms, 0);
+    // Plans are counted only under pg_stat_statements.track_planning (a prepared statement's
+    // first five runs on a connection are planned each, then its generic plan once, or a
+    // custom plan each run if PostgreSQL keeps preferring them).
+    const plans = d.reduce((a, s) => a + s.plans, 0);
+    const planMs = d.reduce((a, s) => a + s.planMs, 0);
     say(
-      `statements: ${calls} (${(calls / n).toFixed(1)} a start), ${(ms / n).toFixed(2)} ms of execution a start\n`,
+      `statements: ${calls} (${(calls / n).toFixed(1)} a start), ${(ms / n).toFixed(2)} ms of execution a start; ` +
+        `plans ${plans} (${(plans / n).toFixed(2)} a start), ${(planMs / n).toFixed(3)} ms of planning a start\n`,
     );
-    say('| calls | a start | ms in all | statement |');
-    say('|---|---|---|---|');
+    say('| calls | a start | ms in all | plans | planning ms | statement |');
+    say('|---|---|---|---|---|---|');
     for (const s of d.slice(0, 16))
-      say(`| ${s.calls} | ${(s.calls / n).toFixed(2)} | ${s.ms.toFixed(0)} | ${oneLine(s.query, 140)} |`);
+      say(
+        `| ${s.calls} | ${(s.calls / n).toFixed(2)} | ${s.ms.toFixed(0)} | ${s.plans} | ${s.planMs.toFixed(0)} | ${oneLine(s.query, 140)} |`,
+      );
   }
   // The rest of the queue cancelled, the held builds let end: the phases after start on
   // their own queue.

@@ -8,6 +8,9 @@ import { type ConnectionPool, sql } from '../../services/core/db/pool.js';
 export interface Statement {
   calls: number;
   ms: number;
+  /** Plans made and their time: counted only under pg_stat_statements.track_planning (else 0). */
+  plans: number;
+  planMs: number;
   query: string;
 }
 
@@ -15,9 +18,21 @@ export interface Statement {
 export async function statements(db: ConnectionPool): Promise<Map<string, Statement> | null> {
   try {
     const rows = await db.query(sql`
-      SELECT queryid::text AS id, calls::float8 AS calls, total_exec_time AS ms, query FROM pg_stat_statements
+      SELECT queryid::text AS id, calls::float8 AS calls, total_exec_time AS ms,
+        plans::float8 AS plans, total_plan_time AS plan_ms, query FROM pg_stat_statements
       WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`);
-    return new Map(rows.map((r) => [r.id, { calls: Number(r.calls), ms: Number(r.ms), query: r.query }]));
+    return new Map(
+      rows.map((r) => [
+        r.id,
+        {
+          calls: Number(r.calls),
+          ms: Number(r.ms),
+          plans: Number(r.plans),
+          planMs: Number(r.plan_ms),
+          query: r.query,
+        },
+      ]),
+    );
   } catch {
     return null;
   }
@@ -32,7 +47,14 @@ export function statementsBetween(
   for (const [id, a] of after) {
     const b = before.get(id);
     const calls = a.calls - (b?.calls ?? 0);
-    if (calls > 0) out.push({ calls, ms: a.ms - (b?.ms ?? 0), query: a.query });
+    if (calls > 0)
+      out.push({
+        calls,
+        ms: a.ms - (b?.ms ?? 0),
+        plans: a.plans - (b?.plans ?? 0),
+        planMs: a.planMs - (b?.planMs ?? 0),
+        query: a.query,
+      });
   }
   return out.sort((x, y) => y.calls - x.calls);
 }

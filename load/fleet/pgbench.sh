@@ -17,6 +17,10 @@
 # transaction (the claim): a master's pass claims all it can start in one transaction (phase S:
 # 15 passes for 1,000 starts), where the script claims one request a start; the two figures
 # bracket PostgreSQL's limit for what phase S makes of a start.
+# CONNECT=new: every start on a new connection (pgbench -C), whose backend plans each statement
+# afresh and loads the catalog's entries it needs: what a backend costs to warm, against the
+# same run on kept connections (load/results/fleet.md, 2026-11-29 08:20). ONLY=connect: the
+# script is `SELECT 1` alone, so with CONNECT=new a connection's own cost.
 #
 #   BENCH_PG_PORT=28440 load/fleet/pgbench.sh            (CLIENTS="1 8", SECONDS_EACH=20)
 #   BENCH_PG_PORT=28440 CLIENTS=8 PROTOCOLS="extended prepared extended prepared" load/fleet/pgbench.sh
@@ -48,6 +52,17 @@ case "${CLAIMS:-}" in
     SEED_CLAIMS="INSERT INTO buildrequest_claims (brid, masterid, claimed_at) SELECT id, 1, 0 FROM buildrequests;"
     ;;
   *) die "CLAIMS: empty or seeded, not $CLAIMS" ;;
+esac
+CONNECT_ARG=
+case "${CONNECT:-}" in "") ;; new) CONNECT_ARG=-C ;; *) die "CONNECT: empty or new, not $CONNECT" ;; esac
+case "${ONLY:-}" in
+  "") ;;
+  connect)
+    SCRIPT="$(mktemp)"
+    trap 'rm -f "$SCRIPT"' EXIT
+    echo 'SELECT 1;' >"$SCRIPT"
+    ;;
+  *) die "ONLY: empty or connect, not $ONLY" ;;
 esac
 URL="$(load/bench/cluster.sh db fleet_pgbench)"
 psql "$URL" -qAt -v ON_ERROR_STOP=1 <<SQL
@@ -91,7 +106,7 @@ echo "$REQUESTS requests${CLAIMS:+, claims $CLAIMS}; load average (1 min) before
 for m in $PROTOCOLS; do
   for c in $CLIENTS; do
     t0="$(pg_ticks)"
-    out="$(pgbench -n -M "$m" -c "$c" -j "$c" -T "$SECONDS_EACH" -f "$SCRIPT" "$URL" 2>&1 || true)"
+    out="$(pgbench -n -M "$m" $CONNECT_ARG -c "$c" -j "$c" -T "$SECONDS_EACH" -f "$SCRIPT" "$URL" 2>&1 || true)"
     t1="$(pg_ticks)"
     n="$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")"
     echo "-M $m, clients $c: $(grep -E '^tps|error|aborted' <<<"$out" | head -2 | tr '\n' ' ' | sed 's/ *$//')" \

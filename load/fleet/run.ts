@@ -32,7 +32,8 @@
 // STOP_AFTER=A ends the run once phases A and A2 are printed (a start measured again, in a
 // minute); STOP_AFTER=S once phase S is (the start rate again). S_ROUNDS (2) is how many
 // bursts phase S runs on the same masters, each printed: the first on masters fresh from their
-// start, the next on masters whose code has run 1,000 starts already.
+// start, the next on masters whose code has run 1,000 starts already. S_GAP_SECONDS (0) is a
+// quiet time before each burst after the first, as between two pushes.
 //
 // MASTER_LOG=DIR runs the masters at LOG_LEVEL=debug and writes each one's output into
 // DIR/fleet-N.PID.log at the end: among it, the time each of its parts took to start
@@ -86,6 +87,10 @@ const STOP_AFTER = process.env.STOP_AFTER;
 const S_ROUNDS = Number(process.env.S_ROUNDS ?? 2);
 const HEAP_SNAPSHOTS = process.env.FLEET_HEAP_SNAPSHOT;
 const HEAP = process.env.FLEET_HEAP === '1' || HEAP_SNAPSHOTS !== undefined;
+// S_GAP_SECONDS: a quiet time before each burst after the first, to see what a lull undoes
+// (a pool closes a connection idle 30 s; the masters' own periodic statements kept all thirty
+// of theirs open over 150 s: load/results/fleet.md, 2026-11-29 08:20-08:58).
+const S_GAP_SECONDS = Number(process.env.S_GAP_SECONDS ?? 0);
 /** Thrown once the phase STOP_AFTER names is printed: the rest is skipped, the clean-up runs. */
 const STOPPED = new Error(`stopped after phase ${STOP_AFTER}`);
 const dbUrl = process.env.DATABASE_URL;
@@ -290,7 +295,11 @@ try {
   // same masters, each printed. The first meets masters that have run one build since their
   // start, so its JavaScript is still being compiled and optimized as it goes; the later ones
   // meet them as a master that has run for a while is (load/results/fleet.md, 2026-11-29 06:10).
-  for (let round = 1; round <= S_ROUNDS; round++)
+  for (let round = 1; round <= S_ROUNDS; round++) {
+    if (round > 1 && S_GAP_SECONDS > 0) {
+      say(`(${S_GAP_SECONDS} s with nothing to start)\n`);
+      await new Promise((resolve) => setTimeout(resolve, S_GAP_SECONDS * 1000));
+    }
     await startBurst(
       {
         round: `${round} of ${S_ROUNDS}`,
@@ -307,6 +316,7 @@ try {
       },
       clock,
     );
+  }
   if (STOP_AFTER === 'S') {
     await workers.close();
     throw STOPPED;
