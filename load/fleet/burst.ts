@@ -204,7 +204,11 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
   // The rest of the queue cancelled, the held builds let end: the phases after start on
   // their own queue.
   await cancelUnclaimed(db);
-  workers.release();
+  const released = workers.release();
+  say(
+    `released ${released.sent} held commands` +
+      (released.dropped ? `; ${released.dropped} dropped, their connection closed while held` : ''),
+  );
   await waitFor(
     'the held builds ended',
     async () =>

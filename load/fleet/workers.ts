@@ -99,7 +99,7 @@ export class WorkerFleet {
    * burst measures starts alone.
    */
   holding = false;
-  private readonly held: (() => void)[] = [];
+  private readonly held: (() => boolean)[] = [];
   private closing = false;
   private readonly sockets = new Set<WebSocket>();
   private readonly env: Record<string, string>;
@@ -148,7 +148,12 @@ export class WorkerFleet {
         this.opts.onCommand?.(w.name, m.request, performance.timeOrigin + performance.now());
         const answer = trueAnswer(m.cmd, m.request, this.opts.basedir, this.env);
         if (!this.holding) for (const out of answer) send(out);
-        else this.held.push(() => ws.readyState === WebSocket.OPEN && answer.forEach(send));
+        else
+          this.held.push(() => {
+            if (ws.readyState !== WebSocket.OPEN) return false;
+            for (const out of answer) send(out);
+            return true;
+          });
       } else if (m.type === 'transfer') {
         // No file is ever there: the agent's answer to an upload of a missing file.
         send({
@@ -169,10 +174,18 @@ export class WorkerFleet {
     ws.on('error', () => {});
   }
 
-  /** Ends every held command (as `true` ends) and holds no more. */
-  release(): void {
+  /**
+   * Ends every held command (as `true` ends) and holds no more. Returns how many answers went
+   * out and how many were dropped because their connection had closed since the command came
+   * (its master ends that build as a lost worker's): a wait for the held builds that never ends
+   * (seen once, 2026-11-29 08:55) then says which side kept them.
+   */
+  release(): { sent: number; dropped: number } {
     this.holding = false;
-    for (const end of this.held.splice(0)) end();
+    let sent = 0;
+    let dropped = 0;
+    for (const end of this.held.splice(0)) end() ? sent++ : dropped++;
+    return { sent, dropped };
   }
 
   async close(): Promise<void> {

@@ -99,7 +99,7 @@ describe('a generated worker', () => {
       const held = await c.buildOf(Object.values(brids)[0]!);
       await waitFor('the held command', () => commands.length === 2);
       expect((await c.get(`/builds/${held.buildid}`)).builds[0].results).toBeNull();
-      fleet.release();
+      expect(fleet.release()).toEqual({ sent: 1, dropped: 0 });
       expect((await c.finished(held.buildid)).results).toBe(0);
       expect(await stored(held.buildid, 'q2', basedir)).toEqual(real);
     } finally {
