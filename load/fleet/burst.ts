@@ -26,6 +26,7 @@ import { claimPasses, postgresCpuSeconds, redisCpuSeconds, redisTraffic } from '
 import { oneLine, statements, statementsBetween } from './pg-statements.js';
 import { cpuSeconds, threadCpuSeconds } from './procstat.js';
 import { cancelUnclaimed, writePending } from './queue.js';
+import { fleetState, stallGuard } from './stall.js';
 import type { WorkerFleet } from './workers.js';
 
 export interface BurstInput {
@@ -129,10 +130,21 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
   const t0 = performance.timeOrigin + performance.now();
   clock.begin();
   await input.wake();
-  await waitFor('every worker slot taken', () => clock.count >= input.slots, {
-    timeoutMs: 600_000,
-    everyMs: 20,
-  });
+  const state = () =>
+    fleetState(
+      db,
+      workers,
+      masters.map((m) => m.probePort),
+    );
+  const slots = stallGuard(() => clock.count, state);
+  await waitFor(
+    'every worker slot taken',
+    async () => {
+      await slots.moved();
+      return clock.count >= input.slots;
+    },
+    { timeoutMs: 600_000, everyMs: 20, gaveUp: slots.gaveUp },
+  );
   const times = clock.end();
   const [cpu1, s1, rows1, conns1] = [
     await cpu(),
@@ -209,10 +221,15 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
     `released ${released.sent} held commands` +
       (released.dropped ? `; ${released.dropped} dropped, their connection closed while held` : ''),
   );
+  let open = Number.NaN;
+  const held = stallGuard(() => open, state);
   await waitFor(
     'the held builds ended',
-    async () =>
-      Number((await db.query(sql`SELECT count(*) AS n FROM builds WHERE complete_at IS NULL`))[0].n) === 0,
-    { timeoutMs: 600_000, everyMs: 500 },
+    async () => {
+      open = Number((await db.query(sql`SELECT count(*) AS n FROM builds WHERE complete_at IS NULL`))[0].n);
+      await held.moved();
+      return open === 0;
+    },
+    { timeoutMs: 600_000, everyMs: 500, gaveUp: held.gaveUp },
   );
 }
