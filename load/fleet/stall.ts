@@ -45,6 +45,15 @@ export async function fleetState(db: Queryable, workers: WorkerFleet, probePorts
     lines.push(
       `master ${m.name}: active ${m.active}, last active ${m.last_active}, holds ${m.claimed} open claims`,
     );
+  // Sessions inside a transaction or waiting: a lock held by one that waits elsewhere stops all.
+  for (const a of await db.query(sql`SELECT pid, application_name AS app, state, wait_event_type AS wt,
+      wait_event AS w, round(extract(epoch FROM now() - xact_start)::numeric, 1) AS xact_s,
+      pg_blocking_pids(pid) AS blocked_by, left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 120) AS q
+      FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+        AND (state <> 'idle' OR xact_start IS NOT NULL) ORDER BY xact_start NULLS LAST LIMIT 40`))
+    lines.push(
+      `session ${a.pid} ${a.app || '-'}: ${a.state}${a.wt ? ` waiting ${a.wt}/${a.w}` : ''}, transaction ${a.xact_s ?? '-'} s, blocked by [${a.blocked_by}]: ${a.q}`,
+    );
   for (const port of probePorts) {
     const text = await fetch(`http://127.0.0.1:${port}/metrics`)
       .then((r) => r.text())
