@@ -33,7 +33,8 @@
 // minute); STOP_AFTER=S once phase S is (the start rate again). S_ROUNDS (2) is how many
 // bursts phase S runs on the same masters, each printed: the first on masters fresh from their
 // start, the next on masters whose code has run 1,000 starts already. S_GAP_SECONDS (0) is a
-// quiet time before each burst after the first, as between two pushes.
+// quiet time before each burst after the first, as between two pushes. STALL_SECONDS (120): a
+// burst's wait that has not moved for that long gives up, printing what it saw (stall.ts).
 //
 // MASTER_LOG=DIR runs the masters at LOG_LEVEL=debug and writes each one's output into
 // DIR/fleet-N.PID.log at the end: among it, the time each of its parts took to start
