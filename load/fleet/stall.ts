@@ -4,6 +4,7 @@
 // and printed only that they timed out.
 import type { Queryable } from '../../services/core/db/pool.js';
 import { sql } from '../../services/core/db/pool.js';
+import { unclaimed } from './queue.js';
 import type { WorkerFleet } from './workers.js';
 
 /** Gives up on a wait once `progress()` has not moved for `seconds`, with what `state()` read then. */
@@ -35,9 +36,7 @@ const METRICS =
 export async function fleetState(db: Queryable, workers: WorkerFleet, probePorts: number[]): Promise<string> {
   const lines = [`generated workers: ${workers.connected} connected, ${workers.commands} commands so far`];
   const [open] = await db.query(sql`SELECT count(*)::int AS n FROM builds WHERE complete_at IS NULL`);
-  const [pending] = await db.query(sql`SELECT count(*)::int AS n FROM buildrequests r WHERE complete = 0
-    AND NOT EXISTS (SELECT 1 FROM buildrequest_claims c WHERE c.brid = r.id)`);
-  lines.push(`builds open ${open.n}; requests pending and unclaimed ${pending.n}`);
+  lines.push(`builds open ${open.n}; requests pending and unclaimed ${await unclaimed(db)}`);
   for (const m of await db.query(sql`SELECT m.name, m.active, m.last_active,
       (SELECT count(*)::int FROM buildrequest_claims c JOIN buildrequests r ON r.id = c.brid
         WHERE c.masterid = m.id AND r.complete = 0) AS claimed
