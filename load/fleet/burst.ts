@@ -90,7 +90,8 @@ export class BurstClock {
   }
 }
 
-export async function startBurst(input: BurstInput, clock: BurstClock): Promise<void> {
+/** Resolves with the burst's builds started a second (printed among its lines). */
+export async function startBurst(input: BurstInput, clock: BurstClock): Promise<number> {
   const { db, masters, workers, say } = input;
   input.workers.holding = true;
   // Counted from the queue's first moment: a master's periodic pass (every 10 s) may find it
@@ -241,4 +242,5 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
     },
     { timeoutMs: 600_000, everyMs: 500, gaveUp: held.gaveUp },
   );
+  return n / window;
 }

@@ -21,6 +21,9 @@
 # afresh and loads the catalog's entries it needs: what a backend costs to warm, against the
 # same run on kept connections (load/results/fleet.md, 2026-11-29 08:20). ONLY=connect: the
 # script is `SELECT 1` alone, so with CONNECT=new a connection's own cost.
+# SEED=only: create and seed the database (REQUESTS requests) and stop; SEED=kept: run on the
+# database a SEED=only left, without seeding (its requests are used up in order, REQUESTS is
+# not read): what phase S's pairs do between its bursts (load/fleet/pairs.ts).
 #
 #   BENCH_PG_PORT=28440 load/fleet/pgbench.sh            (CLIENTS="1 8", SECONDS_EACH=20)
 #   BENCH_PG_PORT=28440 CLIENTS=8 PROTOCOLS="extended prepared extended prepared" load/fleet/pgbench.sh
@@ -64,6 +67,12 @@ case "${ONLY:-}" in
     ;;
   *) die "ONLY: empty or connect, not $ONLY" ;;
 esac
+case "${SEED:-}" in "" | only | kept) ;; *) die "SEED: empty, only or kept, not $SEED" ;; esac
+if [ "${SEED:-}" = kept ]; then
+  URL="$(load/bench/cluster.sh url fleet_pgbench)"
+  psql "$URL" -qAt -c "SELECT 1 FROM pg_class WHERE relname = 'fleet_next'" | grep -q 1 ||
+    die "SEED=kept: no database seeded by SEED=only"
+else
 URL="$(load/bench/cluster.sh db fleet_pgbench)"
 psql "$URL" -qAt -v ON_ERROR_STOP=1 <<SQL
 INSERT INTO masters (name, name_hash, active, last_active) VALUES ('bench', md5('bench'), 1, 0);
@@ -92,6 +101,11 @@ ALTER TABLE steps ALTER COLUMN id SET DEFAULT fleet_step_id();
 SET client_min_messages = error;
 VACUUM ANALYZE;
 SQL
+fi
+if [ "${SEED:-}" = only ]; then
+  echo "$REQUESTS requests seeded in fleet_pgbench"
+  exit 0
+fi
 # The cluster's CPU ticks so far: the postmaster's own and its ended children's (fields 14-17
 # of /proc/PID/stat), and its live children's own (14-15), once this database's backends
 # have ended (an ending backend's ticks reach the postmaster only once it is gone).

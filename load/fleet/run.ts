@@ -35,6 +35,10 @@
 // start, the next on masters whose code has run 1,000 starts already. S_GAP_SECONDS (0) is a
 // quiet time before each burst after the first, as between two pushes. STALL_SECONDS (120): a
 // burst's wait that has not moved for that long gives up, printing what it saw (stall.ts).
+// S_PGBENCH_SECONDS=N puts a round of pgbench.sh (PostgreSQL alone on a start's statements, N
+// seconds at each of S_PGBENCH_CLIENTS, "2 3") before the first burst and after each, the fleet
+// idle, and prints each warm burst against the better round beside it (pairs.ts): goal 2 taken
+// in the same minutes as its limit.
 //
 // MASTER_LOG=DIR runs the masters at LOG_LEVEL=debug and writes each one's output into
 // DIR/fleet-N.PID.log at the end: among it, the time each of its parts took to start
@@ -68,6 +72,7 @@ import {
 import { claimPasses, postgresCpuSeconds, redisCpuSeconds } from './costs.js';
 import { fleetForces } from './forces.js';
 import { memoryTable, readMemory } from './memory.js';
+import { best, pairLines, pairsConfig, pgbenchRound, quiet, seedPgbench } from './pairs.js';
 import { pgWindow } from './pg-window.js';
 import { cpuSeconds, rssKiB } from './procstat.js';
 import { cancelUnclaimed, unclaimed, writePending } from './queue.js';
@@ -296,12 +301,35 @@ try {
   // same masters, each printed. The first meets masters that have run one build since their
   // start, so its JavaScript is still being compiled and optimized as it goes; the later ones
   // meet them as a master that has run for a while is (load/results/fleet.md, 2026-11-29 06:10).
+  // With S_PGBENCH_SECONDS, each burst between two rounds of PostgreSQL alone (pairs.ts).
+  const pairs = pairsConfig(process.env);
+  const [rates, limits]: [number[], number[]] = [[], []];
+  const fleetPids = () => [...masters.map((m) => m.proc.pid), ...apis.map((a) => a.proc.pid)];
+  const quietly = async () => {
+    const took = await quiet(db, fleetPids());
+    return took === null ? 'not quiet within 180 s' : `quiet after ${took.toFixed(0)} s`;
+  };
+  const limitRound = async () => {
+    const waited = await quietly();
+    const r = await pgbenchRound(pairs!);
+    limits.push(best(r));
+    say(
+      `pgbench alone, the fleet idle (${waited}): ${r
+        .map((x) => `${x.clients} clients ${x.tps.toFixed(1)}/s (PostgreSQL ${x.pgMs ?? '?'} ms a start)`)
+        .join(', ')}; load average ${load1()}\n`,
+    );
+  };
+  if (pairs) {
+    await seedPgbench(pairs);
+    await limitRound();
+  }
   for (let round = 1; round <= S_ROUNDS; round++) {
     if (round > 1 && S_GAP_SECONDS > 0) {
       say(`(${S_GAP_SECONDS} s with nothing to start)\n`);
       await new Promise((resolve) => setTimeout(resolve, S_GAP_SECONDS * 1000));
     }
-    await startBurst(
+    if (pairs) say(`(before burst ${round}: ${await quietly()})`);
+    const rate = await startBurst(
       {
         round: `${round} of ${S_ROUNDS}`,
         db,
@@ -317,7 +345,10 @@ try {
       },
       clock,
     );
+    rates.push(rate);
+    if (pairs) await limitRound();
   }
+  if (pairs) for (const line of pairLines(rates, limits)) say(line);
   if (STOP_AFTER === 'S') {
     await workers.close();
     throw STOPPED;
