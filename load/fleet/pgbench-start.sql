@@ -43,18 +43,19 @@ SELECT
   '{"\"fleet-0000\"","1","\"\"","\"\"","\"\"","\"\"","\"\"","\"f0000\"","\"/scripted/f0000/fleet-0000\""}' AS c2,
   '{"Builder","Build","Build","Build","Build","Build","Build","Worker","Worker"}' AS c3,
   '1' AS c4,
-  '0' AS c5,
   'worker_preparation' AS t_worker_preparation,
+  '50' AS c5,
   'stepid' AS t_stepid,
   'name' AS t_name,
   'urls' AS t_urls,
   'hidden' AS t_hidden,
   'worker f0000 ready' AS c6,
+  '0' AS c7,
   2 * r.id AS step0,
   'ok' AS t_ok,
-  '{"stepid":7008,"number":1,"name":"ok"}' AS c7,
-  '2' AS c8,
-  '''true''' AS c9,
+  '{"stepid":7008,"number":1,"name":"ok"}' AS c8,
+  '2' AS c9,
+  '''true''' AS c10,
   2 * r.id + 1 AS step1,
   'stdio' AS t_stdio,
   's' AS t_s,
@@ -62,7 +63,7 @@ SELECT
   'slug' AS t_slug,
   'num_lines' AS t_num_lines,
   'type' AS t_type,
-  '8004' AS c10,
+  '8004' AS c11,
   set_config('fleet.brid', r.id::text, false) AS brid_setting,
   set_config('fleet.step', (2 * r.id - 1)::text, false) AS step_setting
 FROM (SELECT nextval('fleet_next')::int AS id) n JOIN buildrequests r ON r.id = n.id \gset
@@ -120,19 +121,35 @@ WITH f AS (SELECT b.id, w.seq, w.result,
   SELECT id, :c4, NULL FROM f WHERE held AND (seq IS NULL OR seq < :c4)
   ON CONFLICT (buildid) DO UPDATE SET seq = EXCLUDED.seq, result = EXCLUDED.result)
   SELECT seq, result, held FROM f;
-SELECT number, name FROM steps WHERE buildid = :buildid;
 WITH a AS (INSERT INTO steps (number, name, buildid, started_at, complete_at, state_string, results, urls_json, hidden)
-  VALUES (:c5, :t_worker_preparation, :buildid, :now, NULL, 'pending', NULL, '[]', 0)
+  SELECT (SELECT coalesce(max(number), -1) + 1 FROM steps WHERE buildid = :buildid),
+  CASE WHEN NOT EXISTS (SELECT 1 FROM steps WHERE buildid = :buildid AND name = :t_worker_preparation::text)
+  THEN :t_worker_preparation::text
+  ELSE (SELECT x.candidate
+  FROM generate_series(1, 1 + (SELECT count(*) FROM steps WHERE buildid = :buildid)::int) AS k(n)
+  CROSS JOIN LATERAL (SELECT left(:t_worker_preparation::text, :c5 - length('_' || k.n)) || '_' || k.n AS candidate) x
+  WHERE NOT EXISTS (SELECT 1 FROM steps s WHERE s.buildid = :buildid AND s.name = x.candidate)
+  ORDER BY k.n LIMIT 1)
+  END,
+  :buildid, :now, NULL, 'pending', NULL, '[]', 0
   RETURNING *) SELECT json_build_object(:t_stepid::text, a.id, :t_number::text, a.number, :t_name::text, a.name, :t_buildid::text, a.buildid, :t_started_at::text, a.started_at, :t_complete::text, (a.complete_at IS NOT NULL), :t_complete_at::text, a.complete_at, :t_results::text, a.results, :t_state_string::text, a.state_string, :t_urls::text, coalesce(flotilla.try_json(a.urls_json), '[]'::json), :t_hidden::text, (a.hidden <> 0)) AS e FROM a;
-WITH a AS (UPDATE steps SET state_string = :c6, complete_at = :now, results = :c5,
-  hidden = :c5
+WITH a AS (UPDATE steps SET state_string = :c6, complete_at = :now, results = :c7,
+  hidden = :c7
   WHERE id = :step0 AND complete_at IS NULL RETURNING *) SELECT json_build_object(:t_stepid::text, a.id, :t_number::text, a.number, :t_name::text, a.name, :t_buildid::text, a.buildid, :t_started_at::text, a.started_at, :t_complete::text, (a.complete_at IS NOT NULL), :t_complete_at::text, a.complete_at, :t_results::text, a.results, :t_state_string::text, a.state_string, :t_urls::text, coalesce(flotilla.try_json(a.urls_json), '[]'::json), :t_hidden::text, (a.hidden <> 0)) AS e FROM a;
-SELECT number, name FROM steps WHERE buildid = :buildid;
 WITH a AS (INSERT INTO steps (number, name, buildid, started_at, complete_at, state_string, results, urls_json, hidden)
-  VALUES (:c4, :t_ok, :buildid, :now, NULL, 'pending', NULL, '[]', 0)
+  SELECT (SELECT coalesce(max(number), -1) + 1 FROM steps WHERE buildid = :buildid),
+  CASE WHEN NOT EXISTS (SELECT 1 FROM steps WHERE buildid = :buildid AND name = :t_ok::text)
+  THEN :t_ok::text
+  ELSE (SELECT x.candidate
+  FROM generate_series(1, 1 + (SELECT count(*) FROM steps WHERE buildid = :buildid)::int) AS k(n)
+  CROSS JOIN LATERAL (SELECT left(:t_ok::text, :c5 - length('_' || k.n)) || '_' || k.n AS candidate) x
+  WHERE NOT EXISTS (SELECT 1 FROM steps s WHERE s.buildid = :buildid AND s.name = x.candidate)
+  ORDER BY k.n LIMIT 1)
+  END,
+  :buildid, :now, NULL, 'pending', NULL, '[]', 0
   RETURNING *) SELECT json_build_object(:t_stepid::text, a.id, :t_number::text, a.number, :t_name::text, a.name, :t_buildid::text, a.buildid, :t_started_at::text, a.started_at, :t_complete::text, (a.complete_at IS NOT NULL), :t_complete_at::text, a.complete_at, :t_results::text, a.results, :t_state_string::text, a.state_string, :t_urls::text, coalesce(flotilla.try_json(a.urls_json), '[]'::json), :t_hidden::text, (a.hidden <> 0)) AS e FROM a;
 INSERT INTO flotilla.build_writes (buildid, seq, result)
-  VALUES (:buildid, :c4, :c7::jsonb)
+  VALUES (:buildid, :c4, :c8::jsonb)
   ON CONFLICT (buildid) DO UPDATE SET seq = EXCLUDED.seq, result = EXCLUDED.result;
 COMMIT;
 BEGIN;
@@ -143,16 +160,16 @@ WITH f AS (SELECT b.id, w.seq, w.result,
   WHERE b.id = :buildid FOR NO KEY UPDATE OF b),
   recorded AS (
   INSERT INTO flotilla.build_writes (buildid, seq, result)
-  SELECT id, :c8, NULL FROM f WHERE held AND (seq IS NULL OR seq < :c8)
+  SELECT id, :c9, NULL FROM f WHERE held AND (seq IS NULL OR seq < :c9)
   ON CONFLICT (buildid) DO UPDATE SET seq = EXCLUDED.seq, result = EXCLUDED.result)
   SELECT seq, result, held FROM f;
-WITH a AS (UPDATE steps SET state_string = :c9 WHERE id = :step1 RETURNING *) SELECT json_build_object(:t_stepid::text, a.id, :t_number::text, a.number, :t_name::text, a.name, :t_buildid::text, a.buildid, :t_started_at::text, a.started_at, :t_complete::text, (a.complete_at IS NOT NULL), :t_complete_at::text, a.complete_at, :t_results::text, a.results, :t_state_string::text, a.state_string, :t_urls::text, coalesce(flotilla.try_json(a.urls_json), '[]'::json), :t_hidden::text, (a.hidden <> 0)) AS e FROM a;
+WITH a AS (UPDATE steps SET state_string = :c10 WHERE id = :step1 RETURNING *) SELECT json_build_object(:t_stepid::text, a.id, :t_number::text, a.number, :t_name::text, a.name, :t_buildid::text, a.buildid, :t_started_at::text, a.started_at, :t_complete::text, (a.complete_at IS NOT NULL), :t_complete_at::text, a.complete_at, :t_results::text, a.results, :t_state_string::text, a.state_string, :t_urls::text, coalesce(flotilla.try_json(a.urls_json), '[]'::json), :t_hidden::text, (a.hidden <> 0)) AS e FROM a;
 SELECT EXISTS (SELECT 1 FROM logs WHERE stepid = :step1 AND name = :t_stdio) AS dup
   FROM steps WHERE id = :step1 FOR NO KEY UPDATE;
 WITH a AS (INSERT INTO logs (name, slug, stepid, complete, num_lines, type)
   VALUES (:t_stdio, :t_stdio, :step1, 0, 0, :t_s)
   ON CONFLICT (stepid, slug) DO NOTHING RETURNING *) SELECT json_build_object(:t_logid::text, a.id, :t_name::text, a.name, :t_slug::text, a.slug, :t_stepid::text, a.stepid, :t_complete::text, (a.complete <> 0), :t_num_lines::text, a.num_lines, :t_type::text, a.type) AS e FROM a;
 INSERT INTO flotilla.build_writes (buildid, seq, result)
-  VALUES (:buildid, :c8, :c10::jsonb)
+  VALUES (:buildid, :c9, :c11::jsonb)
   ON CONFLICT (buildid) DO UPDATE SET seq = EXCLUDED.seq, result = EXCLUDED.result;
 COMMIT;

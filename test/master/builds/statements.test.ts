@@ -95,7 +95,8 @@ it('a build of one short step makes at most 59 statements from its claim to its 
   // carried by the first step's row's transaction; then, with the build's row not locked again
   // by newStep in a fenced transaction whose fence holds it (core/data/build-lock.ts), and a
   // write's number recorded by its fence's statement, no record after a write that answers
-  // nothing (buildWriteFence), 57. The margin is the one idle look for work that the
+  // nothing (buildWriteFence), 57; 55 with a step's number and name chosen by its INSERT
+  // (core/data/steps.ts' newStep). The margin is the one idle look for work that the
   // build's end may or may not come before.
   expect(sent).toBeLessThanOrEqual(59);
   expect(sent).toBeGreaterThan(30);
