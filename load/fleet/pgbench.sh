@@ -116,7 +116,8 @@ pg_ticks() {
   { cat /proc/[0-9]*/stat 2>/dev/null || true; } |
     awk -v pm="$PM" '$1 == pm { t += $14 + $15 + $16 + $17 } $4 == pm { t += $14 + $15 } END { print t + 0 }'
 }
-echo "$REQUESTS requests${CLAIMS:+, claims $CLAIMS}; load average (1 min) before: $(cut -d' ' -f1 /proc/loadavg)"
+if [ "${SEED:-}" = kept ]; then seeded="fleet_pgbench as seeded before"; else seeded="$REQUESTS requests"; fi
+echo "$seeded${CLAIMS:+, claims $CLAIMS}; load average (1 min) before: $(cut -d' ' -f1 /proc/loadavg)"
 for m in $PROTOCOLS; do
   for c in $CLIENTS; do
     t0="$(pg_ticks)"
