@@ -61,7 +61,7 @@ export async function newStep(
   // its statement sees them (after the build's row lock above): one round trip a step fewer
   // than a read of the build's steps first (a build start's statements 24 -> 22). PostgreSQL's
   // own work is the same: the start's statements alone ran 639-723 a second with it and
-  // 692-754 without, pgbench in turns (load/results/fleet.md, 2026-11-29 12:05). left() counts
+  // 692-754 without, pgbench in turns (load/results/fleet.md, 2026-11-29 12:00). left() counts
   // characters, as headCodePoints counts code points: the suffixed name stays within MAX_NAME.
   // At most one candidate per existing step can be taken, so count + 1 suffice.
   const row = await writtenEntity<StepEntity & { number: number; name: string }>(
