@@ -328,7 +328,10 @@ try {
       say(`(${S_GAP_SECONDS} s with nothing to start)\n`);
       await new Promise((resolve) => setTimeout(resolve, S_GAP_SECONDS * 1000));
     }
-    if (pairs) say(`(before burst ${round}: ${await quietly()})`);
+    // Every burst, paired or not, after the last one's aftermath: its builds' ends are waited
+    // for (burst.ts), but the masters compress their logs after (BullMQ's compress-log jobs,
+    // 7% of a master's busy samples in the next burst's window, profiled 2026-11-29 11:00).
+    say(`(before burst ${round}: ${await quietly()})`);
     const rate = await startBurst(
       {
         round: `${round} of ${S_ROUNDS}`,
