@@ -42,13 +42,14 @@ export interface PairsConfig {
   rounds: number;
 }
 
-export function pairsConfig(env: NodeJS.ProcessEnv): PairsConfig | null {
+/** From S_PGBENCH_SECONDS and S_PGBENCH_CLIENTS; `rounds`: phase S's bursts (run.ts' S_ROUNDS). */
+export function pairsConfig(env: NodeJS.ProcessEnv, rounds: number): PairsConfig | null {
   const seconds = Number(env.S_PGBENCH_SECONDS ?? 0);
   if (!(seconds > 0)) return null;
   const clients = (env.S_PGBENCH_CLIENTS ?? '2 3').split(/\s+/).filter(Boolean).map(Number);
   if (clients.some((c) => !Number.isInteger(c) || c < 1))
     throw new Error(`S_PGBENCH_CLIENTS: whole numbers of clients, not "${env.S_PGBENCH_CLIENTS}"`);
-  return { seconds, clients, rounds: Number(env.S_ROUNDS ?? 2) };
+  return { seconds, clients, rounds };
 }
 
 /**

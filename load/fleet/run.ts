@@ -302,7 +302,7 @@ try {
   // start, so its JavaScript is still being compiled and optimized as it goes; the later ones
   // meet them as a master that has run for a while is (load/results/fleet.md, 2026-11-29 06:10).
   // With S_PGBENCH_SECONDS, each burst between two rounds of PostgreSQL alone (pairs.ts).
-  const pairs = pairsConfig(process.env);
+  const pairs = pairsConfig(process.env, S_ROUNDS);
   const [rates, limits]: [number[], number[]] = [[], []];
   const fleetPids = () => [...masters.map((m) => m.proc.pid), ...apis.map((a) => a.proc.pid)];
   const quietly = async () => {
@@ -329,8 +329,8 @@ try {
       await new Promise((resolve) => setTimeout(resolve, S_GAP_SECONDS * 1000));
     }
     // Every burst, paired or not, after the last one's aftermath: its builds' ends are waited
-    // for (burst.ts), but the masters compress their logs after (BullMQ's compress-log jobs,
-    // 7% of a master's busy samples in the next burst's window, profiled 2026-11-29 11:00).
+    // for (burst.ts), but the masters compress their logs after, in BullMQ's compress-log jobs
+    // (7% of a master's busy samples in a window of phase S, profiled 2026-11-29 11:00).
     say(`(before burst ${round}: ${await quietly()})`);
     const rate = await startBurst(
       {

@@ -29,7 +29,7 @@ async function emit(tx: Tx, stepid: number, event: string): Promise<void> {
   tx.out.addAll(stepKeys(s), event, s);
 }
 
-type StepEntity = { stepid: number; buildid: number };
+type StepEntity = { stepid: number; buildid: number; number: number; name: string };
 
 /** A write of one step (RETURNING *) and its event: the step as written; undefined when no row was written. */
 async function written(tx: Tx, write: SQLQuery, event: string): Promise<StepEntity | undefined> {
@@ -64,7 +64,7 @@ export async function newStep(
   // 692-754 without, pgbench in turns (load/results/fleet.md, 2026-11-29 12:00). left() counts
   // characters, as headCodePoints counts code points: the suffixed name stays within MAX_NAME.
   // At most one candidate per existing step can be taken, so count + 1 suffice.
-  const row = await writtenEntity<StepEntity & { number: number; name: string }>(
+  const row = await writtenEntity<StepEntity>(
     tx.q,
     stepEntity,
     sql`INSERT INTO steps (number, name, buildid, started_at, complete_at, state_string, results, urls_json, hidden)
