@@ -9,7 +9,8 @@
 //      running, until every worker slot is taken, and their cost per start (burst.ts);
 //   A. start: the masters stopped, PENDING one-request build sets written straight into the
 //      database (as 25,000 forces would leave them), then all masters started at once while
-//      every worker connects: each master's time from its spawn to its first command;
+//      every worker connects: each master's time from its spawn to its first build started
+//      (its `new` event: running, as Buildbot counts a build) and to its first command;
 //  A2. then one master stopped and started again while the others drain the queue and its
 //      workers reconnect to it (a rolling update): the same two times for it;
 //   B. throughput: builds started and completed a second across the masters while the queue
@@ -70,6 +71,7 @@ import {
   workerName,
 } from './config.js';
 import { claimPasses, postgresCpuSeconds, redisCpuSeconds } from './costs.js';
+import { listenBuildsStarted } from './first-started.js';
 import { fleetForces } from './forces.js';
 import { memoryTable, readMemory } from './memory.js';
 import { best, pairLines, pairsConfig, pgbenchRound, quiet, seedPgbench } from './pairs.js';
@@ -121,7 +123,9 @@ interface MasterRun {
 const dir = mkdtempSync(join(tmpdir(), 'flotilla-fleet-'));
 const config = join(dir, 'master.yaml');
 writeFileSync(config, fleetYaml(shape));
-process.env[SERVICES_BUILD_ENV] = await buildServices();
+// The services as the image runs them: no source maps, no --enable-source-maps (the suite's
+// build carries both, for its stack traces, at 0.1 s more of a master's start CPU).
+process.env[SERVICES_BUILD_ENV] = await buildServices({ sourceMaps: false });
 const db = createPool(dbUrl, { poolSize: 2 });
 const running: Running[] = [];
 const profiled: Running[] = [];
@@ -158,6 +162,29 @@ async function startMaster(i: number): Promise<MasterRun> {
     probePort,
     ...(inspectPort ? { inspectPort } : {}),
   };
+}
+
+/** A process's CPU seconds, NaN once it has exited (a master stopped before A2). */
+function cpuIfRunning(pid: number): number {
+  try {
+    return cpuSeconds(pid);
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** firstStarted's entries by the fleet's index of their master (by its name, fleet-N), with its own CPU. */
+async function startedByIndex(
+  byId: ReadonlyMap<number, { at: number; cpu: number[] }>,
+): Promise<Record<number, { at: number; cpu: number }>> {
+  const names = await db.query(sql`SELECT id, name FROM masters`);
+  const out: Record<number, { at: number; cpu: number }> = {};
+  for (const { id, name } of names as { id: number; name: string }[]) {
+    const index = Number(/^fleet-(\d+)$/.exec(name)?.[1]) - 1;
+    const first = byId.get(id);
+    if (first && first.cpu[index] !== undefined) out[index] = { at: first.at, cpu: first.cpu[index]! };
+  }
+  return out;
 }
 
 async function startMasters(): Promise<MasterRun[]> {
@@ -368,6 +395,13 @@ try {
   // from the wait for a core that a busy machine adds to the wall time.
   let cpuAtFirst: Record<number, number> = {};
   const loadA = load1();
+  // Each master's first build started (its `new` event), with every master's CPU then: which
+  // master it was is known by id only once they have registered (masterIndexes).
+  const firstStarted = new Map<number, { at: number; cpu: number[] }>();
+  const stopListening = await listenBuildsStarted(redisUrl!, (masterid, at) => {
+    if (!firstStarted.has(masterid))
+      firstStarted.set(masterid, { at, cpu: masters.map((m) => cpuIfRunning(m.proc.pid)) });
+  });
   masters = await startMasters();
   workers = fleet((m, at) => {
     if (firstCommand[m] !== undefined) return;
@@ -387,13 +421,18 @@ try {
     timeoutMs: 600_000,
     everyMs: 20,
   });
+  await waitFor('a build started on every master', () => firstStarted.size >= shape.masters, {
+    timeoutMs: 60_000,
+    everyMs: 20,
+  });
+  const started = await startedByIndex(firstStarted);
   say(
-    '| master | spawn to ready (s) | its CPU by then (s) | spawn to first command on a worker (s) | its CPU by then (s) | load average (1 min) before, after |',
+    '| master | spawn to ready (s) | its CPU by then (s) | spawn to its first build started (s) | its CPU by then (s) | spawn to first command on a worker (s) | its CPU by then (s) | load average (1 min) before, after |',
   );
-  say('|---|---|---|---|---|---|');
+  say('|---|---|---|---|---|---|---|---|');
   for (const m of masters)
     say(
-      `| fleet-${m.index + 1} | ${readyAt[m.index] ? seconds(readyAt[m.index]! - m.spawnedAt) : 'not yet'} | ${cpuAtReady[m.index]?.toFixed(2) ?? '-'} | ${seconds(firstCommand[m.index]! - m.spawnedAt)} | ${cpuAtFirst[m.index]!.toFixed(2)} | ${loadA}, ${load1()} |`,
+      `| fleet-${m.index + 1} | ${readyAt[m.index] ? seconds(readyAt[m.index]! - m.spawnedAt) : 'not yet'} | ${cpuAtReady[m.index]?.toFixed(2) ?? '-'} | ${seconds(started[m.index]!.at - m.spawnedAt)} | ${started[m.index]!.cpu.toFixed(2)} | ${seconds(firstCommand[m.index]! - m.spawnedAt)} | ${cpuAtFirst[m.index]!.toFixed(2)} | ${loadA}, ${load1()} |`,
     );
 
   // A2. One master restarted while the others run, as a rolling update does (in production
@@ -410,6 +449,7 @@ try {
   // Only fleet-1's next first command is recorded: the others count as having had theirs.
   [firstCommand, cpuAtFirst] = [{}, {}];
   for (const other of masters.slice(1)) firstCommand[other.index] = 0;
+  firstStarted.clear();
   const othersCpu0 = masters.slice(1).map((m) => cpuSeconds(m.proc.pid));
   masters[0] = await startMaster(0);
   const restarted = masters[0];
@@ -422,16 +462,27 @@ try {
     timeoutMs: 600_000,
     everyMs: 20,
   });
+  // The others' builds go on starting: the restarted master's own first is the one wanted.
+  await waitFor(
+    'a build started on the restarted master',
+    async () => (await startedByIndex(firstStarted))[0] !== undefined,
+    {
+      timeoutMs: 60_000,
+      everyMs: 20,
+    },
+  );
+  const restartStarted = (await startedByIndex(firstStarted))[0]!;
+  stopListening();
   const othersCpu = masters.slice(1).map((m, i) => cpuSeconds(m.proc.pid) - othersCpu0[i]!);
   say(
     `\n## A2. fleet-1 restarted while the other ${shape.masters - 1} drain the queue (${await pending()} pending; its stop took ${stopSeconds} s)\n`,
   );
   say(
-    "| master | spawn to ready (s) | its CPU by then (s) | spawn to first command on a worker (s) | its CPU by then (s) | the others' CPU meanwhile (s) | load average (1 min) before, after |",
+    "| master | spawn to ready (s) | its CPU by then (s) | spawn to its first build started (s) | its CPU by then (s) | spawn to first command on a worker (s) | its CPU by then (s) | the others' CPU meanwhile (s) | load average (1 min) before, after |",
   );
-  say('|---|---|---|---|---|---|---|');
+  say('|---|---|---|---|---|---|---|---|---|');
   say(
-    `| fleet-1 | ${restartReady[0] ? seconds(restartReady[0] - restarted.spawnedAt) : 'not yet'} | ${restartCpuReady[0]?.toFixed(2) ?? '-'} | ${seconds(firstCommand[0]! - restarted.spawnedAt)} | ${cpuAtFirst[0]!.toFixed(2)} | ${othersCpu.map((c) => c.toFixed(2)).join(' + ')} | ${loadA2}, ${load1()} |`,
+    `| fleet-1 | ${restartReady[0] ? seconds(restartReady[0] - restarted.spawnedAt) : 'not yet'} | ${restartCpuReady[0]?.toFixed(2) ?? '-'} | ${seconds(restartStarted.at - restarted.spawnedAt)} | ${restartStarted.cpu.toFixed(2)} | ${seconds(firstCommand[0]! - restarted.spawnedAt)} | ${cpuAtFirst[0]!.toFixed(2)} | ${othersCpu.map((c) => c.toFixed(2)).join(' + ')} | ${loadA2}, ${load1()} |`,
   );
   if (STOP_AFTER === 'A') {
     await workers.close();
