@@ -144,14 +144,20 @@ export function storeJobsSuite(bucket: string, prefix: string): StoreJobsSuite {
   return o;
 }
 
-/** How long the master killed mid-move holds its job: its lock lapses a second after the kill. */
-const KILLED_LOCK_MS = 1000;
+/**
+ * How long the master killed mid-move holds its job: its lock lapses this long after the kill.
+ * Not less: with 1 s, the child (a tsx process) lost its own hold under the suite's load (load
+ * 13-20 on a slow machine, 2026-11-29), so its job was stalled once before the kill and failed
+ * for good at the second, and the handed master never got it (two CI runs in a row; alone the
+ * test passed in 5 s).
+ */
+const KILLED_LOCK_MS = 5000;
 // The master handed the job holds it longer, so that its own lock survives a busy machine's
 // pauses (with 1 s, a pause of a second under load lost it, BullMQ failed the job as stalled
 // twice, and the test waited for a move that never came); it still looks for lapsed locks every
-// KILLED_LOCK_MS, so the dead one's job comes to it about a second after its lock lapsed, where
-// a look every 10 s (the hold's period, BullMQ's default) cost the test up to 20 s.
-const HANDED_LOCK_MS = 10_000;
+// KILLED_LOCK_MS, so the dead one's job comes to it soon after its lock lapsed, where a look
+// every hold's period (BullMQ's default) cost the test up to two of them.
+const HANDED_LOCK_MS = 20_000;
 
 /**
  * A master in its own process (move-log-child.ts) that queues one move to the suite's store
