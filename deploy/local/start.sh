@@ -109,7 +109,11 @@ start_service worker WORKER_NAME=local-worker WORKER_PASSWORD_FILE="$DATA/worker
 for probe in "api http://127.0.0.1:$API_PORT/readyz" "master http://127.0.0.1:$MASTER_PROBE_PORT/readyz" \
              "worker http://127.0.0.1:$WORKER_PROBE_PORT/readyz" "reports http://127.0.0.1:$REPORTS_PORT/builds"; do
   set -- $probe
-  wait_http "$2" 40 "$(cat "$DATA/run/$1.pid")" ||
+  # A process still alive is waited for long: on a busy machine (a test suite beside it) the
+  # API, started through tsx, took over 40 s to answer (2026-11-29); one that dies ends the
+  # wait at once.
+  log "waiting for $1 to be ready"
+  wait_http "$2" 180 "$(cat "$DATA/run/$1.pid")" ||
     { tail -5 "$DATA/logs/$1.log" >&2; die "$1 did not become ready (see $REL/logs/$1.log)"; }
 done
 log "ready"

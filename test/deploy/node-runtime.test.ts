@@ -90,7 +90,7 @@ describe('npm start', () => {
       FLOTILLA_DATA: data,
       ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
     });
-    const started = spawnSync('bash', ['deploy/local/start.sh'], { env, encoding: 'utf8', timeout: 200_000 });
+    const started = spawnSync('bash', ['deploy/local/start.sh'], { env, encoding: 'utf8', timeout: 400_000 });
     expect(started.status, `${started.stdout}\n${started.stderr}`).toBe(0);
     expect(started.stdout).toContain(`http://127.0.0.1:${ports.PORT}/api/v2`);
     // The configuration it runs is the user's copy, made now, with its retention said.
@@ -155,6 +155,7 @@ describe('npm start', () => {
     const stopped = spawnSync('bash', ['deploy/local/stop.sh'], { env, encoding: 'utf8' });
     expect(stopped.status, stopped.stderr).toBe(0);
     expect(readdirSync(path.join(data, 'run'))).toEqual([]);
-    // start.sh creates a PostgreSQL cluster and waits for four processes (40 s each at most).
-  }, 240_000);
+    // start.sh creates a PostgreSQL cluster and waits for four processes (180 s each at most,
+    // side by side).
+  }, 480_000);
 });
