@@ -93,7 +93,7 @@ export async function runMasterProcess(
   // opened here; from ready to the first command 0.68-1.18 s and 0.33-0.62 s (one master,
   // 1,000 workers, 25,000 pending, phases A and A2 of five runs each way in turns, the first
   // three of a first form of this that held each connection 10 ms, load 1.7-4.6: `MASTERS=1
-  // STOP_AFTER=A load/fleet/run.sh`, load/results/fleet.md, 2026-11-29 13:40-14:05).
+  // STOP_AFTER=A load/fleet/run.sh`, load/results/fleet.md, 2026-11-29 13:37-13:47).
   // Not waited for: a connection that cannot open fails the statement that needs it.
   void openConnections(db, env.databasePoolSize).catch(() => undefined);
   await ensureMigratedOrExit(db, env.migrateOnStart, log);

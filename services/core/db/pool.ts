@@ -77,11 +77,11 @@ export function createPool(url: string, opts: PoolOptions = {}): ConnectionPool 
  * at once, so that none waits for another's connection), instead of one by one as statements
  * come to need them. Resolves once all answered; rejects with the first failure.
  *
- * Why: a connection's opening is a backend forked and a SCRAM exchange (PBKDF2 on both sides),
- * 27 ms a connection here, ten at once in 273 ms (a pool of 10 against the benchmark cluster,
- * 2026-11-29 13:50). A master opened its pool lazily, so its first builds, the start gate's ten
- * at once (master/builds/runner.ts), each waited for a connection to open on their way to
- * their first command.
+ * Why: a connection's opening is a backend forked and a SCRAM exchange (PBKDF2 on both sides):
+ * one alone took 120-122 ms of wall here, ten at once 250-277 ms (the benchmark cluster,
+ * 2026-11-29 14:40, load/fleet/open-cost.ts, the command in its head). A master opened its
+ * pool lazily, so its first builds, the start gate's ten at once (master/builds/runner.ts),
+ * each waited for a connection to open on their way to their first command.
  */
 export async function openConnections(pool: ConnectionPool, count: number): Promise<void> {
   await Promise.all(Array.from({ length: count }, () => pool.query(sql`SELECT 1`)));
