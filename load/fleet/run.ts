@@ -173,18 +173,15 @@ function cpuIfRunning(pid: number): number {
   }
 }
 
-/** firstStarted's entries by the fleet's index of their master (by its name, fleet-N), with its own CPU. */
-async function startedByIndex(
-  byId: ReadonlyMap<number, { at: number; cpu: number[] }>,
-): Promise<Record<number, { at: number; cpu: number }>> {
-  const names = await db.query(sql`SELECT id, name FROM masters`);
-  const out: Record<number, { at: number; cpu: number }> = {};
-  for (const { id, name } of names as { id: number; name: string }[]) {
-    const index = Number(/^fleet-(\d+)$/.exec(name)?.[1]) - 1;
-    const first = byId.get(id);
-    if (first && first.cpu[index] !== undefined) out[index] = { at: first.at, cpu: first.cpu[index]! };
+/** Each master's id by its index in the fleet (its name is fleet-N, index N - 1). */
+async function masterIds(): Promise<Map<number, number>> {
+  const rows = (await db.query(sql`SELECT id, name FROM masters`)) as { id: number; name: string }[];
+  const ids = new Map<number, number>();
+  for (const { id, name } of rows) {
+    const n = /^fleet-(\d+)$/.exec(name)?.[1];
+    if (n) ids.set(Number(n) - 1, id);
   }
-  return out;
+  return ids;
 }
 
 async function startMasters(): Promise<MasterRun[]> {
@@ -396,7 +393,7 @@ try {
   let cpuAtFirst: Record<number, number> = {};
   const loadA = load1();
   // Each master's first build started (its `new` event), with every master's CPU then: which
-  // master it was is known by id only once they have registered (masterIndexes).
+  // master it was is known by id only once they have registered (masterIds).
   const firstStarted = new Map<number, { at: number; cpu: number[] }>();
   const stopListening = await listenBuildsStarted(redisUrl!, (masterid, at) => {
     if (!firstStarted.has(masterid))
@@ -425,14 +422,18 @@ try {
     timeoutMs: 60_000,
     everyMs: 20,
   });
-  const started = await startedByIndex(firstStarted);
+  const ids = await masterIds();
+  const started = (index: number) => {
+    const first = firstStarted.get(ids.get(index)!)!;
+    return { at: first.at, cpu: first.cpu[index]! };
+  };
   say(
     '| master | spawn to ready (s) | its CPU by then (s) | spawn to its first build started (s) | its CPU by then (s) | spawn to first command on a worker (s) | its CPU by then (s) | load average (1 min) before, after |',
   );
   say('|---|---|---|---|---|---|---|---|');
   for (const m of masters)
     say(
-      `| fleet-${m.index + 1} | ${readyAt[m.index] ? seconds(readyAt[m.index]! - m.spawnedAt) : 'not yet'} | ${cpuAtReady[m.index]?.toFixed(2) ?? '-'} | ${seconds(started[m.index]!.at - m.spawnedAt)} | ${started[m.index]!.cpu.toFixed(2)} | ${seconds(firstCommand[m.index]! - m.spawnedAt)} | ${cpuAtFirst[m.index]!.toFixed(2)} | ${loadA}, ${load1()} |`,
+      `| fleet-${m.index + 1} | ${readyAt[m.index] ? seconds(readyAt[m.index]! - m.spawnedAt) : 'not yet'} | ${cpuAtReady[m.index]?.toFixed(2) ?? '-'} | ${seconds(started(m.index).at - m.spawnedAt)} | ${started(m.index).cpu.toFixed(2)} | ${seconds(firstCommand[m.index]! - m.spawnedAt)} | ${cpuAtFirst[m.index]!.toFixed(2)} | ${loadA}, ${load1()} |`,
     );
 
   // A2. One master restarted while the others run, as a rolling update does (in production
@@ -463,15 +464,15 @@ try {
     everyMs: 20,
   });
   // The others' builds go on starting: the restarted master's own first is the one wanted.
-  await waitFor(
-    'a build started on the restarted master',
-    async () => (await startedByIndex(firstStarted))[0] !== undefined,
-    {
-      timeoutMs: 60_000,
-      everyMs: 20,
-    },
-  );
-  const restartStarted = (await startedByIndex(firstStarted))[0]!;
+  const restartedId = (await masterIds()).get(0)!;
+  await waitFor('a build started on the restarted master', () => firstStarted.has(restartedId), {
+    timeoutMs: 60_000,
+    everyMs: 20,
+  });
+  const restartStarted = {
+    at: firstStarted.get(restartedId)!.at,
+    cpu: firstStarted.get(restartedId)!.cpu[0]!,
+  };
   stopListening();
   const othersCpu = masters.slice(1).map((m, i) => cpuSeconds(m.proc.pid) - othersCpu0[i]!);
   say(
