@@ -20,9 +20,9 @@ import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import type { ConnectionPool } from '../../services/core/db/pool.js';
 import { sql } from '../../services/core/db/pool.js';
-import { EVENTS_CHANNEL } from '../../services/core/events/bus.js';
 import { waitFor } from '../../test/helpers/wait.js';
 import { claimPasses, postgresCpuSeconds, redisCpuSeconds, redisTraffic } from './costs.js';
+import { listenBuildsStarted } from './first-started.js';
 import { oneLine, statements, statementsBetween } from './pg-statements.js';
 import { cpuSeconds, threadCpuSeconds } from './procstat.js';
 import { cancelUnclaimed, writePending } from './queue.js';
@@ -126,12 +126,7 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
   // act on (services/core/events/master-kinds.ts), so this listener costs Redis what a fourth
   // master would.
   const started: number[] = [];
-  const sub = new Redis(input.redisUrl);
-  sub.on('message', (_channel: string, text: string) => {
-    if (/^builds\/\d+\/new$/.test((JSON.parse(text) as { k: string }).k))
-      started.push(performance.timeOrigin + performance.now());
-  });
-  await sub.subscribe(EVENTS_CHANNEL);
+  const stopListening = await listenBuildsStarted(input.redisUrl, (_masterid, at) => started.push(at));
   const t0 = performance.timeOrigin + performance.now();
   await input.wake();
   const state = () =>
@@ -156,7 +151,7 @@ export async function startBurst(input: BurstInput, clock: BurstClock): Promise<
     await rows(),
     await masterConnections(db),
   ];
-  sub.disconnect();
+  stopListening();
   bus.disconnect();
   const n = times.length;
   const window = (times[n - 1]! - started[0]!) / 1000;

@@ -1,7 +1,8 @@
 // When each master's first build started: its build's `new` event as this process hears it on
 // the masters' channel, the moment Buildbot counts a build as running (its row written, its
 // worker being prepared) and what issue 35's goal 1 names ("its first build running"). Phase A
-// prints it beside the first command on a worker, which comes a few statements later.
+// prints it beside the first command on a worker, which comes a few statements later; phase S
+// (burst.ts) times every start by it.
 import { Redis } from 'ioredis';
 import { EVENTS_CHANNEL } from '../../services/core/events/bus.js';
 
