@@ -44,11 +44,14 @@ function frameText(data: RawData): string {
   return Buffer.from(data as ArrayBuffer).toString('utf8');
 }
 
+const MISSED_PINGS_TO_DROP = 2;
+
 export class WsConsumer extends Consumer {
   private mode: 'buildbot' | 'graphql' | null;
   /** /ws?last_event_id: the `since` of startConsuming frames until another command comes. */
   private openingSince: string | null;
-  private awaitingPong = false;
+  /** Pings sent since the last pong. */
+  private unanswered = 0;
 
   constructor(
     hub: EventHub,
@@ -61,19 +64,24 @@ export class WsConsumer extends Consumer {
     this.openingSince = lastEventId;
     ws.on('message', (data) => this.onFrame(frameText(data)));
     ws.on('pong', () => {
-      this.awaitingPong = false;
+      this.unanswered = 0;
     });
     ws.on('close', () => this.release());
   }
 
+  // Dropped once two pings in a row went unanswered, not one: after a pause of the pod's own
+  // (a long GC, a starved CPU), the timers run before the socket reads that waited, so a pong
+  // that had arrived in time was not yet seen, and a live client was dropped (CI at load 19,
+  // test/api/events/features.test.ts, 2026-11-29 16:10). A dead client goes after two to
+  // three intervals instead of one to two.
   heartbeat(): void {
-    if (this.awaitingPong) {
+    if (this.unanswered >= MISSED_PINGS_TO_DROP) {
       this.release();
       this.hub.log.info('events client dropped: no pong');
       this.ws.terminate();
       return;
     }
-    this.awaitingPong = true;
+    this.unanswered++;
     this.ws.ping();
   }
 
