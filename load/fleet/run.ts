@@ -49,6 +49,9 @@
 // stops: the masters are then stopped with SIGTERM at the end, not killed, so that phases
 // A-D's masters write theirs too (phase 0's are written when they stop before phase A).
 // API_CPU_PROF=DIR does the same for the two APIs (stopped with SIGTERM at the end).
+//
+// FLEET_BUILD=files runs the services from a file-by-file build (esbuild, no maps: what the
+// image ran before deploy/bundle.ts) instead of the image's bundles, to compare the two.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -123,9 +126,12 @@ interface MasterRun {
 const dir = mkdtempSync(join(tmpdir(), 'flotilla-fleet-'));
 const config = join(dir, 'master.yaml');
 writeFileSync(config, fleetYaml(shape));
-// The services as the image runs them: no source maps, no --enable-source-maps (the suite's
-// build carries both, for its stack traces, at 0.1 s more of a master's start CPU).
-process.env[SERVICES_BUILD_ENV] = await buildServices({ sourceMaps: false });
+// The services as the image runs them: its bundles (deploy/bundle.ts), no source maps, no
+// --enable-source-maps (the suite's build carries both, for its stack traces, at 0.1 s more of
+// a master's start CPU).
+process.env[SERVICES_BUILD_ENV] = await buildServices(
+  process.env.FLEET_BUILD === 'files' ? { sourceMaps: false } : { bundled: true },
+);
 const db = createPool(dbUrl, { poolSize: 2 });
 const running: Running[] = [];
 const profiled: Running[] = [];

@@ -1,17 +1,14 @@
 // The images' runtime layout, built without Docker and run: each stage gets a folder for
 // its root filesystem; the deps stage's `npm ci` runs as written (from npm's cache, no
-// network), the build stage's output comes from the same `tsc -p tsconfig.build.json`, and
-// every COPY of the server and worker targets is carried out as Docker would. Then migrate,
+// network), the build stage's output comes from the same deploy/bundle.ts, and every COPY of the server and worker targets is carried out as Docker would. Then migrate,
 // api, master and worker start through the image's entrypoint, with the image's ENV, as its
 // non-root user, and must become ready (the worker connected to the master).
 //
 // Cost (issue 14 §5; load/results/test-suite.md): this was the suite's longest file, 365 s in a
 // full run on a loaded machine, 190 s alone at load 16 (tsc 56 s, npm ci 48 s, copying
 // node_modules' 11,000 files into both images 49 s). A COPY --from between stages now links
-// the files (the same bytes, mode and owner as a copy, nothing written), and tsc emits
-// without type-checking: the typecheck step of `npm test` checks the same files under the
-// same options (tsconfig.build.json extends tsconfig.json and changes only where output
-// goes), and the emitted JavaScript is byte for byte the same.
+// the files (the same bytes, mode and owner as a copy, nothing written), and the build stage
+// bundles with esbuild where it compiled with tsc (seconds, not a minute).
 //
 // Why it stays, at this cost (issue 29 §5): dockerfile.test.ts checks the Dockerfile's text
 // (paths, stages, users, packages); only running the layout shows that the compiled output
@@ -19,7 +16,7 @@
 // user, through its entrypoint. It now costs 17 user+sys CPU seconds and 33 s (vitest's
 // Duration), harness included: `/usr/bin/time -f '%U %S' env FOCUS=1 npm test --
 // test/deploy/image-layout.test.ts` (10.4 + 6.4), on the shared 2-core machine at load 12-16.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
@@ -39,6 +36,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join, posix, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleServices } from '../../deploy/bundle.js';
 import { sql } from '../../services/core/db/pool.js';
 import { buildWebUi } from '../../services/web/build.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
@@ -57,21 +55,13 @@ const running: Running[] = [];
 let db: TestDatabase;
 let redis: Awaited<ReturnType<typeof startRedis>>;
 
-/** The build stage's product: /src/dist, compiled as its RUN line compiles it. */
+/** The build stage's product: /src/dist, bundled as its RUN line bundles it. */
 async function buildStage(): Promise<void> {
   const s = df.stage('build');
   const workdir = s.instructions.find((i) => i.op === 'WORKDIR')!.args;
   const runs = s.instructions.filter((i) => i.op === 'RUN').map((i) => i.args);
-  expect(runs.at(-2)).toMatch(/tsc -p tsconfig\.build\.json$/);
-  execFileSync(process.execPath, [
-    'node_modules/typescript/bin/tsc',
-    '-p',
-    'tsconfig.build.json',
-    // Type errors are the typecheck step's to find (see the header); the output is the same.
-    '--noCheck',
-    '--outDir',
-    inRoot('build', join(workdir, 'dist')),
-  ]);
+  expect(runs.at(-2)).toMatch(/deploy\/bundle\.ts$/);
+  await bundleServices(inRoot('build', join(workdir, 'dist')));
   expect(runs.at(-1)).toMatch(/services\/web\/build\.ts$/);
   await buildWebUi(inRoot('build', join(workdir, 'services/web/dist')));
 }
@@ -215,7 +205,7 @@ describe('the server image', () => {
       'autocannon',
     ])
       expect(existsSync(join(modules, name)), name).toBe(false);
-    // ...and no TypeScript sources, only what tsc made.
+    // ...and no TypeScript sources, only the bundles.
     expect(existsSync(inRoot('server', '/app/dist/services/api/main.js'))).toBe(true);
     expect(existsSync(inRoot('server', '/app/services'))).toBe(false);
   });
@@ -259,6 +249,8 @@ builders:
       { proc: master },
     );
     expect(await status(`http://127.0.0.1:${apiPort}/api/v2/builders`)).toBe(200);
+    // The web UI's build, found beside the API's code (dist/services/web/dist).
+    expect(await status(`http://127.0.0.1:${apiPort}/`)).toBe(200);
     for (const p of [api, master]) expect(uidOf(p.pid)).toBe(uid);
     expect(healthy('server', { PORT: apiPort, PROBE_PORT: String(await freePort()) })).toBe(0);
     expect(healthy('server', { ...ports, PORT: String(await freePort()) })).toBe(0);

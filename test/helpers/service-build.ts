@@ -25,6 +25,7 @@ import {
 } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { build } from 'esbuild';
+import { bundleServices } from '../../deploy/bundle.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 /** Set for every test process by the global setup: the folder holding services/. */
@@ -45,32 +46,36 @@ function sources(dir: string, out: string[] = []): string[] {
 
 /**
  * Transpiles services/ (but the web UI's) into a new folder under .data/; returns it. With
- * `sourceMaps: false` the files carry none and their processes start without
+ * `bundled: true` the folder holds the image's bundles instead (deploy/bundle.ts: the
+ * processes' entry points only, no maps), as a benchmark of the image's processes runs them.
+ * With `sourceMaps: false` the files carry none and their processes start without
  * --enable-source-maps, as the image runs its tsc build: what a benchmark measures (a master's
  * start to ready cost 1.27 s of CPU with the maps, median of 7, and 1.18 s as the image runs
  * it, load/results/fleet.md, 2026-11-29 13:20).
  */
-export async function buildServices(opts: { sourceMaps?: boolean } = {}): Promise<string> {
-  const maps = opts.sourceMaps ?? true;
+export async function buildServices(opts: { sourceMaps?: boolean; bundled?: boolean } = {}): Promise<string> {
+  const maps = !opts.bundled && (opts.sourceMaps ?? true);
   mkdirSync(join(ROOT, '.data'), { recursive: true });
   const dir = mkdtempSync(join(ROOT, '.data', 'test-services-'));
   try {
     // Readable as services/ is, by a process a test starts as another user.
     chmodSync(dir, 0o755);
-    await build({
-      entryPoints: sources(join(ROOT, 'services')),
-      outdir: dir,
-      outbase: ROOT,
-      bundle: false,
-      platform: 'node',
-      format: 'esm',
-      target: `node${process.versions.node.split('.')[0]}`,
-      tsconfig: join(ROOT, 'tsconfig.json'),
-      // A child's stack traces name the .ts lines, as under tsx (started with
-      // --enable-source-maps: serviceCommand).
-      sourcemap: maps ? 'inline' : false,
-      logLevel: 'error',
-    });
+    if (opts.bundled) await bundleServices(dir);
+    else
+      await build({
+        entryPoints: sources(join(ROOT, 'services')),
+        outdir: dir,
+        outbase: ROOT,
+        bundle: false,
+        platform: 'node',
+        format: 'esm',
+        target: `node${process.versions.node.split('.')[0]}`,
+        tsconfig: join(ROOT, 'tsconfig.json'),
+        // A child's stack traces name the .ts lines, as under tsx (started with
+        // --enable-source-maps: serviceCommand).
+        sourcemap: maps ? 'inline' : false,
+        logLevel: 'error',
+      });
     if (maps) writeFileSync(join(dir, MAPS_MARKER), '');
     for (const link of LINKED) symlinkSync(join(ROOT, link), join(dir, link));
   } catch (err) {

@@ -1,0 +1,102 @@
+// The image's bundles (deploy/bundle.ts): each process's main.js loads, before its service,
+// nothing that OpenTelemetry's instrumentation must patch as it loads, and the sources that
+// find files beside their own are given the URLs of a file-by-file build. That the bundles run
+// (migrate, api with its web UI, master, worker, through the image's entrypoint) is
+// image-layout.test.ts's.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleServices, ENTRY_POINTS } from '../../deploy/bundle.js';
+
+// As core/telemetry/tracing.ts's PATCHED: loaded before telemetry starts, they go unpatched.
+const PATCHED = ['pg', 'pg-pool', 'ioredis', 'http', 'https', 'node:http', 'node:https'];
+
+let out: string;
+beforeAll(async () => {
+  out = mkdtempSync(join(tmpdir(), 'flotilla-bundle-'));
+  await bundleServices(out);
+});
+afterAll(() => {
+  if (out) rmSync(out, { recursive: true, force: true });
+});
+
+/** The specifiers of a file's static imports (`import ... from "x"`, `import "x"`, re-exports). */
+function staticImports(text: string): string[] {
+  const found: string[] = [];
+  for (const m of text.matchAll(/(?:^|\n)(?:import|export)\s*(?:[^'"`;()]*?\sfrom\s*)?["']([^"']+)["'];/g))
+    found.push(m[1]!);
+  return found;
+}
+
+/** Every package a file loads by static imports, following the bundle's own files. */
+function loadedStatically(file: string, seen = new Set<string>(), packages = new Set<string>()): Set<string> {
+  if (seen.has(file)) return packages;
+  seen.add(file);
+  for (const spec of staticImports(readFileSync(file, 'utf8'))) {
+    if (spec.startsWith('.')) loadedStatically(resolve(dirname(file), spec), seen, packages);
+    else packages.add(spec);
+  }
+  return packages;
+}
+
+describe('deploy/bundle.ts', () => {
+  it('reads static imports as esbuild writes them', () => {
+    expect(
+      staticImports(
+        'import { a as b } from "../chunks/chunk-X.js";\nimport pg from "pg";\nimport {\n  c,\n  d\n} from "ioredis";\nimport "./side.js";\nconst x = await import("./lazy.js");\nexport { e } from "./e.js";\n',
+      ),
+    ).toEqual(['../chunks/chunk-X.js', 'pg', 'ioredis', './side.js', './e.js']);
+  });
+
+  it("loads each process's service after its telemetry, and nothing patched before it", () => {
+    for (const main of ENTRY_POINTS.filter((e) => e.endsWith('/main.ts'))) {
+      const file = join(out, main.replace(/\.ts$/, '.js'));
+      const text = readFileSync(file, 'utf8');
+      expect(text, main).toMatch(/await startTelemetry\(/);
+      expect(text, main).toMatch(/import\("\.\.?\/chunks\/service-[A-Z0-9]+\.js"\)/);
+      const early = loadedStatically(file);
+      expect(
+        [...early].filter((p) => PATCHED.includes(p)),
+        main,
+      ).toEqual([]);
+    }
+    // What the check would catch: the master's service does load them.
+    const master = readFileSync(join(out, 'services/master/main.js'), 'utf8');
+    const service = master.match(/import\("(\.\.\/chunks\/service-[A-Z0-9]+\.js)"\)/)![1]!;
+    const later = loadedStatically(resolve(out, 'services/master', service));
+    expect(later.has('pg')).toBe(true);
+    expect(later.has('ioredis')).toBe(true);
+  });
+
+  it("keeps the worker's code in its own folder, which the worker image copies alone", () => {
+    const reached = new Set<string>();
+    const visit = (file: string) => {
+      if (reached.has(file)) return;
+      reached.add(file);
+      const text = readFileSync(file, 'utf8');
+      const specs = [...staticImports(text), ...[...text.matchAll(/import\("([^"]+)"\)/g)].map((m) => m[1]!)];
+      for (const spec of specs) if (spec.startsWith('.')) visit(resolve(dirname(file), spec));
+    };
+    visit(join(out, 'services/worker/main.js'));
+    expect(reached.size).toBeGreaterThan(1);
+    for (const f of reached) expect(f.startsWith(join(out, 'services/worker/')), f).toBe(true);
+  });
+
+  it('gives a source that finds files beside it the URL of its file-by-file build', () => {
+    const texts = readdirSync(out, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.js'))
+      .map((f) => readFileSync(join(out, f), 'utf8'));
+    const all = texts.join('\n');
+    // core/db/migrate.ts finds its migrations beside it; the API finds the web UI's build.
+    const root = 'import.meta.url.slice(0, import.meta.url.lastIndexOf("/services/") + 1)';
+    expect(all).toContain(`new URL("services/core/db/migrate.js", ${root})`);
+    expect(all).toContain(`new URL("services/api/http/web-ui.js", ${root})`);
+    // No other use of the bundle's own URL than those and each file's require().
+    const uses = all.split('import.meta.url').length - 1;
+    const rewritten = all.split(root).length - 1;
+    const banners = all.split('__bundleRequire(import.meta.url)').length - 1;
+    expect(banners).toBe(texts.length);
+    expect(uses).toBe(banners + 2 * rewritten);
+  });
+});
