@@ -107,6 +107,8 @@ export async function bundleServices(outDir = 'dist'): Promise<string[]> {
 
 async function bundle(entryPoints: readonly string[], chunks: string, out: string): Promise<string[]> {
   const result = await build({
+    // The metafile's paths are relative to it.
+    absWorkingDir: ROOT,
     entryPoints: entryPoints.map((e) => join(ROOT, e)),
     outdir: out,
     outbase: ROOT,

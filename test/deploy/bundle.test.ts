@@ -3,7 +3,7 @@
 // find files beside their own are given the URLs of a file-by-file build. That the bundles run
 // (migrate, api with its web UI, master, worker, through the image's entrypoint) is
 // image-layout.test.ts's.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,9 +13,10 @@ import { bundleServices, ENTRY_POINTS } from '../../deploy/bundle.js';
 const PATCHED = ['pg', 'pg-pool', 'ioredis', 'http', 'https', 'node:http', 'node:https'];
 
 let out: string;
+let written: string[];
 beforeAll(async () => {
   out = mkdtempSync(join(tmpdir(), 'flotilla-bundle-'));
-  await bundleServices(out);
+  written = await bundleServices(out);
 });
 afterAll(() => {
   if (out) rmSync(out, { recursive: true, force: true });
@@ -41,6 +42,11 @@ function loadedStatically(file: string, seen = new Set<string>(), packages = new
 }
 
 describe('deploy/bundle.ts', () => {
+  it('names the files it wrote, each entry point among them', () => {
+    for (const f of written) expect(existsSync(f), f).toBe(true);
+    for (const e of ENTRY_POINTS) expect(written).toContain(join(out, e.replace(/\.ts$/, '.js')));
+  });
+
   it('reads static imports as esbuild writes them', () => {
     expect(
       staticImports(
