@@ -5,7 +5,8 @@
 // - a master started again under the same name cleans up after its previous life first;
 // - a database outage shorter than the limit costs nothing: the output waits, the build
 //   goes on; past the limit the build's command is killed and the build ends RETRY (never
-//   EXCEPTION) once the database is back, and its request runs again.
+//   EXCEPTION) once the database is back, its interrupted step and log with it, and its
+//   request runs again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseMasterConfig } from '../../services/core/config/master-config.js';
 import {
@@ -108,6 +109,31 @@ async function countLines(buildid: number): Promise<string[]> {
     .flatMap((r) => r.content.toString().split('\n'))
     .filter((l: string) => l.startsWith('o'))
     .map((l: string) => l.slice(1));
+}
+
+/** How many times a master's build writes were tried again while the database was away. */
+async function writeRetries(m: InProcessMaster): Promise<number> {
+  const text = (await m.master.metrics()).body;
+  return Number(/^flotilla_build_write_retries_total (\d+)/m.exec(text)?.[1] ?? 0);
+}
+
+/** A build's steps still running, and how many of its logs are still open. */
+async function openParts(buildid: number): Promise<{ steps: string[]; logs: number }> {
+  const steps = await stage.db.pool.query(
+    sql`SELECT name FROM steps WHERE buildid = ${buildid} AND (results IS NULL OR complete_at IS NULL) ORDER BY number`,
+  );
+  const [logs] = await stage.db.pool.query(sql`
+    SELECT count(*)::int AS n FROM logs l JOIN steps s ON s.id = l.stepid
+    WHERE s.buildid = ${buildid} AND l.complete = 0`);
+  return { steps: steps.map((s: { name: string }) => s.name), logs: logs.n };
+}
+
+/** A build's steps, each as [name, results]. */
+async function stepResults(buildid: number): Promise<[string, number | null][]> {
+  const rows = await stage.db.pool.query(
+    sql`SELECT name, results FROM steps WHERE buildid = ${buildid} ORDER BY number`,
+  );
+  return rows.map((r: { name: string; results: number | null }) => [r.name, r.results]);
 }
 
 const numbered = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`);
@@ -273,10 +299,7 @@ describe('the database away', () => {
     // The outage below lasts until the build's writes have been retried a few times, which
     // must not reach the outage limit (17 s).
     const m = await stage.master('outage-1', CONFIG, { db: pool });
-    const retries = async () => {
-      const text = (await m.master.metrics()).body;
-      return Number(/^flotilla_build_write_retries_total (\d+)/m.exec(text)?.[1] ?? 0);
-    };
+    const retries = () => writeRetries(m);
     try {
       const c = counter(60);
       m.workers.connect(new ScriptedWorker('w1', c.script));
@@ -312,11 +335,24 @@ describe('the database away', () => {
       proxy.cut();
       await waitFor('the command to be killed', () => first.seen.aborts.length === 1);
       expect((first.seen.aborts[0] as Interruption).immediate).toBe(true);
+      // The database stays away until the build's last write waits for it: the step's own end
+      // found the lease run out, as a master's does when an outage outlasts it.
+      const before = await writeRetries(m);
+      await waitFor(
+        'the build to wait for the database to end it',
+        async () => (await writeRetries(m)) >= before + 3,
+      );
       proxy.restore();
       await waitFor('the request to complete', async () => (await requestRow(brid)).complete === 1);
       const builds = await buildsOf(brid);
       expect(builds.map((b) => b.results)).toEqual([Results.RETRY, Results.SUCCESS]);
       expect(builds[0]!.state_string).toMatch(/^retry/);
+      // Its step and log the outage interrupted ended with it, as the build did.
+      expect(await openParts(builds[0]!.id)).toEqual({ steps: [], logs: 0 });
+      expect(await stepResults(builds[0]!.id)).toEqual([
+        ['worker_preparation', Results.SUCCESS],
+        ['count', Results.RETRY],
+      ]);
       // What was stored before the outage is a clean prefix.
       const lines = await countLines(builds[0]!.id);
       expect(lines).toEqual(numbered(lines.length));

@@ -31,10 +31,9 @@ import { updateBuilderList } from './builders.js';
 import { unclaimBuildRequests, unclaimMasterRequests } from './buildrequests.js';
 import { finishBuild, setBuildStateString } from './builds.js';
 import { releaseMasterLocks } from './locks.js';
-import { finishLog } from './logs.js';
 import { nameHash } from './names.js';
 import { releaseAll } from './ownership.js';
-import { finishStep } from './steps.js';
+import { endUnfinishedSteps } from './steps.js';
 import { now, type Tx } from './transaction.js';
 import { deconfigureAllWorkersForMaster, disconnectAllWorkersForMaster } from './workers.js';
 
@@ -180,21 +179,8 @@ async function retryBuild(
   stateString: string,
   finishedLogs?: number[],
 ): Promise<void> {
-  const steps = await many<{ id: number }>(
-    tx.q,
-    sql`SELECT id FROM steps WHERE buildid = ${buildid} AND results IS NULL ORDER BY number`,
-  );
-  for (const step of steps) {
-    const logs = await many<{ id: number }>(
-      tx.q,
-      sql`SELECT id FROM logs WHERE stepid = ${step.id} AND complete = 0 ORDER BY id`,
-    );
-    for (const log of logs) {
-      await finishLog(tx, log.id);
-      finishedLogs?.push(log.id);
-    }
-    await finishStep(tx, step.id, Results.RETRY, false);
-  }
+  const logs = await endUnfinishedSteps(tx, buildid, Results.RETRY);
+  finishedLogs?.push(...logs);
   await setBuildStateString(tx, buildid, stateString);
   await finishBuild(tx, buildid, Results.RETRY);
 }

@@ -1,4 +1,4 @@
-// Steps: newStep, startStep, setStepStateString, addStepURL, finishStep.
+// Steps: newStep, startStep, setStepStateString, addStepURL, finishStep, endUnfinishedSteps.
 //
 // Buildbot facts (buildbot/db/steps.py, buildbot/data/steps.py):
 // - a build's steps are numbered from 0 (max(number) + 1), state string `pending`;
@@ -12,13 +12,14 @@
 // newStep locks the build's row, so two callers adding steps to one build number and name
 // them one after the other (Buildbot relies on a single master per build instead).
 // finishStep finishes a step once, like finishBuild.
-import { maybeOne, type SQLQuery, sql } from '../db/pool.js';
+import { many, maybeOne, type SQLQuery, sql } from '../db/pool.js';
 import { step as stepEntity } from '../entities/step.js';
 import { invalid, noSuch } from '../errors.js';
 import { stepKeys } from '../events/keys.js';
 import { codePoints } from '../identifiers.js';
 import { lockBuild } from './build-lock.js';
 import { entity, writtenEntity } from './entities.js';
+import { finishLog } from './logs.js';
 import { now, type Tx } from './transaction.js';
 
 const MAX_NAME = 50;
@@ -163,4 +164,25 @@ export async function finishStep(tx: Tx, stepid: number, results: number, hidden
     return false;
   }
   return true;
+}
+
+/**
+ * End what a build left running when it ended otherwise than by its steps' own ends (its
+ * master lost, the database away past the lease, an internal error): its open logs finished,
+ * its unfinished steps finished with `results`, each with its events. Returns the logs it
+ * finished, whose compression is now due.
+ */
+export async function endUnfinishedSteps(tx: Tx, buildid: number, results: number): Promise<number[]> {
+  const logs = await many<{ id: number }>(
+    tx.q,
+    sql`SELECT l.id FROM logs l JOIN steps s ON s.id = l.stepid
+        WHERE s.buildid = ${buildid} AND l.complete = 0 ORDER BY s.number, l.id`,
+  );
+  for (const log of logs) await finishLog(tx, log.id);
+  const steps = await many<{ id: number }>(
+    tx.q,
+    sql`SELECT id FROM steps WHERE buildid = ${buildid} AND results IS NULL ORDER BY number`,
+  );
+  for (const step of steps) await finishStep(tx, step.id, results, false);
+  return logs.map((l) => l.id);
 }

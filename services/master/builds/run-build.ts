@@ -12,6 +12,7 @@ import {
   completeBuildRequests,
   endBuild,
   endStep,
+  endUnfinishedSteps,
   getBuildProperties,
   lastBuildOfRequest,
   newBuild,
@@ -218,7 +219,8 @@ async function startedBuild(
     const state = away
       ? 'retry: the database was out of reach'
       : redactor.cleanLabel(`exception ${(err as Error).message}`).slice(0, MAX_EXCEPTION_STATE);
-    await finish(deps, fence, req, interrupts, buildid, results, state).catch((e) => {
+    // The step the fault interrupted (and its log) ends with the build: nothing stays open.
+    await finish(deps, fence, req, interrupts, buildid, results, state, true).catch((e) => {
       if (e instanceof ClaimLost) log.warn({ buildid }, 'build ended: its claim is gone');
       else log.error({ buildid, err: e }, 'could not finish the build');
     });
@@ -232,7 +234,9 @@ async function startedBuild(
  * The build's last write: its state and results, and its request completed, or handed back
  * for a RETRY. A build whose worker was lost hands its request back only once that worker
  * must have stopped its commands (liveness.ts), so that the request never runs twice at
- * once. This write waits for a database that is away for as long as it takes.
+ * once. This write waits for a database that is away for as long as it takes. `interrupted`:
+ * a fault cut the build short, so a step of it (and its logs) may still be open; they end
+ * with the build's results in the same write.
  */
 async function finish(
   deps: BuildDeps,
@@ -242,6 +246,7 @@ async function finish(
   buildid: number,
   results: number,
   state: string,
+  interrupted = false,
 ): Promise<void> {
   const lostAt = interrupts.workerLostAt;
   if (results === Results.RETRY && lostAt !== null) {
@@ -249,12 +254,16 @@ async function finish(
     if (wait > 0) await sleep(wait);
   }
   const masterid = deps.masterid();
-  await transact(fence.finalCtx, async (tx) => {
+  const finishedLogs = await transact(fence.finalCtx, async (tx) => {
+    const logs = interrupted ? await endUnfinishedSteps(tx, buildid, results) : [];
     await endBuild(tx, buildid, state, results);
     // A RETRY goes back to the pool; anything else completes the request.
     if (results === Results.RETRY) await unclaimBuildRequests(tx, [req.brid], masterid);
     else await completeBuildRequests(tx, [req.brid], results, masterid);
+    // Recorded with the write (claims.ts), so that a retry that finds it committed knows them.
+    return logs.length ? logs : undefined;
   });
+  for (const logid of finishedLogs ?? []) deps.onLogFinished?.(logid);
 }
 
 /**
