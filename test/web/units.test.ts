@@ -152,6 +152,35 @@ describe('LogModel', () => {
       globalThis.fetch = real;
     }
   });
+
+  it('continues a page it read with the live lines that came meanwhile, past where the read ended', async () => {
+    const m = new LogModel(1, 0);
+    const asked: string[] = [];
+    const real = globalThis.fetch;
+    // The read answers what the log held when it was asked: three lines.
+    globalThis.fetch = (async (url: string) => {
+      asked.push(url);
+      return new Response(JSON.stringify({ logchunks: [{ firstline: 0, content: 'o1\no2\no3\n' }] }));
+    }) as unknown as typeof fetch;
+    try {
+      m.append({ logid: 1, firstline: 0, content: 'o1\n' });
+      // Lines 4 and 5 come live before the read of lines 2 and 3 lands (one was missed).
+      m.append({ logid: 1, firstline: 3, content: 'o4\no5\n' });
+      expect(m.line(3)).toBeNull();
+      const changed = new Promise<void>((resolve) => {
+        m.onChange = resolve;
+      });
+      m.want(0, 5);
+      await changed;
+      expect([0, 1, 2, 3, 4].map((i) => m.line(i))).toEqual(['o1', 'o2', 'o3', 'o4', 'o5']);
+      // The page is whole: nothing to read again, and the next live line continues it.
+      m.append({ logid: 1, firstline: 5, content: 'o6\n' });
+      expect(m.line(5)).toBe('o6');
+      expect(asked).toHaveLength(1);
+    } finally {
+      globalThis.fetch = real;
+    }
+  });
 });
 
 describe('mayEver', () => {

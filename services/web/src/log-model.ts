@@ -3,7 +3,11 @@
 // MAX_PAGES kept, the least recently used dropped. Live lines (`logs/<id>/lines` events)
 // extend the pages they continue; a page that does not hold every line the log is known to
 // have is read again, so a gap (lines missed while /ws was away, or written while a page
-// was being read) always closes and no line is lost.
+// was being read) always closes and no line is lost. Live lines that come ahead of their
+// page (a read of it in flight, whose answer ends before them) are kept, up to AHEAD_MAX, and
+// continue the page once the read lands: without them, a log written fast on a loaded machine
+// read its last page again and again, each answer older than the lines that came meanwhile,
+// and its newest lines showed '…' for as long as it ran (CI of 2026-11-29, test/web/ui.test.ts).
 //
 // Colours carry from line to line (ansi.ts): the state each line starts in is worked out
 // a page at a time from the state the page above ends in, and kept until that page or one
@@ -20,6 +24,8 @@ import { apiUrl } from './api.js';
 export const PAGE = 1000;
 const MAX_PAGES = 64;
 const MAX_IN_FLIGHT = 2;
+/** Live lines kept ahead of their page: two pages' worth. */
+const AHEAD_MAX = 2 * PAGE;
 
 /** The state open per stream ('o', 'e', 'h' in a stdio log; '' in any other). */
 type Streams = Readonly<Record<string, AnsiState>>;
@@ -35,6 +41,8 @@ export class LogModel {
   private readonly pages = new Map<number, string[]>();
   private readonly inFlight = new Set<number>();
   private wanted: number[] = [];
+  /** Live lines that came ahead of the text before them, by line index (see the header). */
+  private readonly ahead = new Map<number, string>();
   /** Per page: the states its lines start in, and the state it leaves (see the header). */
   private readonly carried = new Map<number, { n: number; starts: Streams[]; end: Streams }>();
   numLines: number;
@@ -129,6 +137,7 @@ export class LogModel {
       // Live lines may have arrived meanwhile: keep whichever holds more.
       if (!have || have.length < lines.length) this.store(page, lines);
       this.numLines = Math.max(this.numLines, page * PAGE + lines.length);
+      this.continueAhead();
       this.error = null;
     } catch (err) {
       this.error = `reading lines ${page * PAGE + 1}-${(page + 1) * PAGE}: ${(err as Error).message}`;
@@ -152,27 +161,51 @@ export class LogModel {
     }
   }
 
-  /** New lines from /ws: appended where they continue a page, else read later over REST. */
+  /** New lines from /ws: appended where they continue a page, else kept until they do. */
   append(m: LogLinesMessage): void {
     const lines = splitLines(m.content);
     for (let k = 0; k < lines.length; k++) {
       const i = m.firstline + k;
-      const page = Math.floor(i / PAGE);
-      const at = i % PAGE;
-      let p = this.pages.get(page);
-      if (!p && at === 0 && (page === 0 || this.complete(page - 1))) {
-        p = [];
-        this.pages.set(page, p);
-      }
-      if (p && at === p.length) {
-        p.push(lines[k]!);
-        this.uncarry(page);
-      }
+      if (!this.extend(i, lines[k]!) && this.line(i) === null) this.keepAhead(i, lines[k]!);
     }
+    this.continueAhead();
     this.numLines = Math.max(this.numLines, m.firstline + lines.length);
     this.version++;
     this.onChange();
     this.pump();
+  }
+
+  /** Line i appended to its page, if it continues that page (a new page: if the one above is whole). */
+  private extend(i: number, text: string): boolean {
+    const page = Math.floor(i / PAGE);
+    const at = i % PAGE;
+    let p = this.pages.get(page);
+    if (!p && at === 0 && (page === 0 || this.complete(page - 1))) {
+      p = [];
+      this.pages.set(page, p);
+    }
+    if (!p || at !== p.length) return false;
+    p.push(text);
+    this.uncarry(page);
+    return true;
+  }
+
+  private keepAhead(i: number, text: string): void {
+    this.ahead.set(i, text);
+    // The oldest kept go first: a gap that long is read over REST anyway.
+    for (const old of this.ahead.keys()) {
+      if (this.ahead.size <= AHEAD_MAX) break;
+      this.ahead.delete(old);
+    }
+  }
+
+  /** The kept lines that now continue their pages, in order; those already held, dropped. */
+  private continueAhead(): void {
+    if (!this.ahead.size) return;
+    for (const i of [...this.ahead.keys()].sort((a, b) => a - b)) {
+      const text = this.ahead.get(i)!;
+      if (this.line(i) !== null || this.extend(i, text)) this.ahead.delete(i);
+    }
   }
 
   /** What REST says now (after a reconnect, or a log event): the gap is read on demand. */
