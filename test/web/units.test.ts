@@ -128,15 +128,24 @@ describe('LogModel', () => {
     }
   });
 
-  it('leaves a gap to be read, never fills it with later lines', async () => {
-    const m = new LogModel(1, 0);
+  /** Runs `fn` where every read over REST answers the first lines `content`; the URLs asked. */
+  const reading = async (content: string, fn: (asked: string[]) => Promise<void>) => {
     const asked: string[] = [];
     const real = globalThis.fetch;
     globalThis.fetch = (async (url: string) => {
       asked.push(url);
-      return new Response(JSON.stringify({ logchunks: [{ firstline: 0, content: 'o1\no2\no3\no4\n' }] }));
+      return new Response(JSON.stringify({ logchunks: [{ firstline: 0, content }] }));
     }) as unknown as typeof fetch;
     try {
+      await fn(asked);
+    } finally {
+      globalThis.fetch = real;
+    }
+  };
+
+  it('leaves a gap to be read, never fills it with later lines', async () => {
+    const m = new LogModel(1, 0);
+    await reading('o1\no2\no3\no4\n', async (asked) => {
       m.append({ logid: 1, firstline: 0, content: 'o1\n' });
       m.append({ logid: 1, firstline: 3, content: 'o4\n' });
       expect(m.line(3)).toBeNull();
@@ -148,21 +157,13 @@ describe('LogModel', () => {
       await changed;
       expect(asked).toEqual([`api/v2/logs/1/contents?offset=0&limit=${PAGE}`]);
       expect([0, 1, 2, 3].map((i) => m.line(i))).toEqual(['o1', 'o2', 'o3', 'o4']);
-    } finally {
-      globalThis.fetch = real;
-    }
+    });
   });
 
   it('continues a page it read with the live lines that came meanwhile, past where the read ended', async () => {
     const m = new LogModel(1, 0);
-    const asked: string[] = [];
-    const real = globalThis.fetch;
     // The read answers what the log held when it was asked: three lines.
-    globalThis.fetch = (async (url: string) => {
-      asked.push(url);
-      return new Response(JSON.stringify({ logchunks: [{ firstline: 0, content: 'o1\no2\no3\n' }] }));
-    }) as unknown as typeof fetch;
-    try {
+    await reading('o1\no2\no3\n', async (asked) => {
       m.append({ logid: 1, firstline: 0, content: 'o1\n' });
       // Lines 4 and 5 come live before the read of lines 2 and 3 lands (one was missed).
       m.append({ logid: 1, firstline: 3, content: 'o4\no5\n' });
@@ -177,9 +178,7 @@ describe('LogModel', () => {
       m.append({ logid: 1, firstline: 5, content: 'o6\n' });
       expect(m.line(5)).toBe('o6');
       expect(asked).toHaveLength(1);
-    } finally {
-      globalThis.fetch = real;
-    }
+    });
   });
 });
 
