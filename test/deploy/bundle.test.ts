@@ -30,16 +30,29 @@ function staticImports(text: string): string[] {
   return found;
 }
 
-/** Every package a file loads by static imports, following the bundle's own files. */
-function loadedStatically(file: string, seen = new Set<string>(), packages = new Set<string>()): Set<string> {
-  if (seen.has(file)) return packages;
-  seen.add(file);
-  for (const spec of staticImports(readFileSync(file, 'utf8'))) {
-    if (spec.startsWith('.')) loadedStatically(resolve(dirname(file), spec), seen, packages);
-    else packages.add(spec);
-  }
-  return packages;
+/**
+ * What a file loads, following the bundle's own files: by its static imports only, or with
+ * `dynamic`, by its `import("...")`s too. The files reached (itself among them) and the packages.
+ */
+function reached(file: string, dynamic = false): { files: Set<string>; packages: Set<string> } {
+  const files = new Set<string>();
+  const packages = new Set<string>();
+  const visit = (f: string) => {
+    if (files.has(f)) return;
+    files.add(f);
+    const text = readFileSync(f, 'utf8');
+    const lazy = dynamic ? [...text.matchAll(/import\("([^"]+)"\)/g)].map((m) => m[1]!) : [];
+    for (const spec of [...staticImports(text), ...lazy]) {
+      if (spec.startsWith('.')) visit(resolve(dirname(f), spec));
+      else packages.add(spec);
+    }
+  };
+  visit(file);
+  return { files, packages };
 }
+
+/** Every package a file loads by static imports, following the bundle's own files. */
+const loadedStatically = (file: string): Set<string> => reached(file).packages;
 
 describe('deploy/bundle.ts', () => {
   it('names the files it wrote, each entry point among them', () => {
@@ -76,17 +89,9 @@ describe('deploy/bundle.ts', () => {
   });
 
   it("keeps the worker's code in its own folder, which the worker image copies alone", () => {
-    const reached = new Set<string>();
-    const visit = (file: string) => {
-      if (reached.has(file)) return;
-      reached.add(file);
-      const text = readFileSync(file, 'utf8');
-      const specs = [...staticImports(text), ...[...text.matchAll(/import\("([^"]+)"\)/g)].map((m) => m[1]!)];
-      for (const spec of specs) if (spec.startsWith('.')) visit(resolve(dirname(file), spec));
-    };
-    visit(join(out, 'services/worker/main.js'));
-    expect(reached.size).toBeGreaterThan(1);
-    for (const f of reached) expect(f.startsWith(join(out, 'services/worker/')), f).toBe(true);
+    const { files } = reached(join(out, 'services/worker/main.js'), true);
+    expect(files.size).toBeGreaterThan(1);
+    for (const f of files) expect(f.startsWith(join(out, 'services/worker/')), f).toBe(true);
   });
 
   it('gives a source that finds files beside it the URL of its file-by-file build', () => {

@@ -49,7 +49,7 @@ function sources(dir: string, out: string[] = []): string[] {
  * `bundled: true` the folder holds the image's bundles instead (deploy/bundle.ts: the
  * processes' entry points only, no maps), as a benchmark of the image's processes runs them.
  * With `sourceMaps: false` the files carry none and their processes start without
- * --enable-source-maps, as the image runs its tsc build: what a benchmark measures (a master's
+ * --enable-source-maps, as the image runs its processes: what a benchmark measures (a master's
  * start to ready cost 1.27 s of CPU with the maps, median of 7, and 1.18 s as the image runs
  * it, load/results/fleet.md, 2026-11-29 13:20).
  */

@@ -1,6 +1,6 @@
-// The fleet benchmark runs the services as the image does, from its bundles without source maps
-// (load/fleet/run.ts, deploy/bundle.ts), while the suite's own build keeps them for its stack traces: each build's processes
-// are started the way its files want.
+// The fleet benchmark runs the services as the image does, from its bundles without source
+// maps (load/fleet/run.ts, deploy/bundle.ts), while the suite's own build keeps them for its
+// stack traces: each build's processes are started the way its files want.
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
