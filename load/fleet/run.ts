@@ -50,6 +50,8 @@
 // A-D's masters write theirs too (phase 0's are written when they stop before phase A).
 // API_CPU_PROF=DIR does the same for the two APIs (stopped with SIGTERM at the end).
 //
+// MASTER_NODE_OPTIONS=... adds node options to the masters' (a V8 flag under trial, say).
+//
 // FLEET_BUILD=files runs the services from a file-by-file build (esbuild, no maps: what the
 // image ran before deploy/bundle.ts) instead of the image's bundles, to compare the two.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -93,6 +95,7 @@ const DRAIN_SECONDS = Number(process.env.DRAIN_SECONDS ?? 60);
 const PROFILE_DIR = process.env.MASTER_CPU_PROF;
 const API_PROFILE_DIR = process.env.API_CPU_PROF;
 const LOG_DIR = process.env.MASTER_LOG;
+const MASTER_NODE_OPTIONS = process.env.MASTER_NODE_OPTIONS;
 const LATENCY_SECONDS = Number(process.env.LATENCY_SECONDS ?? 30);
 const STOP_AFTER = process.env.STOP_AFTER;
 const S_ROUNDS = Number(process.env.S_ROUNDS ?? 2);
@@ -143,6 +146,7 @@ async function startMaster(i: number): Promise<MasterRun> {
   const probePort = await freePort();
   const inspectPort = HEAP ? await freePort() : undefined;
   const nodeOptions = [
+    ...(MASTER_NODE_OPTIONS ? [MASTER_NODE_OPTIONS] : []),
     ...(PROFILE_DIR ? [`--cpu-prof --cpu-prof-dir=${PROFILE_DIR}`] : []),
     ...(inspectPort ? [`--inspect=127.0.0.1:${inspectPort}`] : []),
   ].join(' ');
