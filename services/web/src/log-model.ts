@@ -24,8 +24,8 @@ import { apiUrl } from './api.js';
 export const PAGE = 1000;
 const MAX_PAGES = 64;
 const MAX_IN_FLIGHT = 2;
-/** Live lines kept ahead of their page: two pages' worth. */
-const AHEAD_MAX = 2 * PAGE;
+/** Live lines kept ahead of their page: a page's worth (a longer gap is read over REST). */
+const AHEAD_MAX = PAGE;
 
 /** The state open per stream ('o', 'e', 'h' in a stdio log; '' in any other). */
 type Streams = Readonly<Record<string, AnsiState>>;
