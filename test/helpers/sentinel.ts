@@ -10,6 +10,11 @@
 // published before its failover. A loaded machine can keep a sentinel or the primary off the
 // CPU for half a second, and a failover nobody asked for leaves a subscriber on a demoted
 // server; the test now reports where its clients and the sentinels stand when that happens.
+// With a cuttable replica link, down-after is 6 s: the sentinels promote a replica only while
+// its link has been down less than ten times down-after beyond the primary's failure, and the
+// redelivery test's jobs run between the cut and the kill; with 1.5 s (15 s of room) a CI run
+// at load 15 timed the test out at 180 s (its jobs slow to start and run, the replica too stale
+// to promote, the failover never came).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,7 +39,7 @@ export interface SentinelDeployment {
    * primary takes meanwhile is lost when the primary dies: a replication lag made to order.
    * (A stopped replica would not do: what the primary sent waits in the replica's socket and
    * arrives when it goes on.) The sentinels promote a replica only if its link has been down
-   * less than ten times down-after (15 s) beyond the primary's failure: kill the primary soon.
+   * less than ten times down-after (60 s here) beyond the primary's failure: kill the primary soon.
    */
   cutReplicaLink(): Promise<void>;
   /** Resolves once the sentinels have promoted another server; its port. */
@@ -98,6 +103,7 @@ export async function startSentinelDeployment(
   } = {},
 ): Promise<SentinelDeployment> {
   const dir = mkdtempSync(join(tmpdir(), 'flotilla-sentinel-'));
+  const downAfterMs = opts.cuttableLink ? 6000 : 1500;
   const procs: Running[] = [];
   const stop = async () => {
     await Promise.all(procs.map((p) => p.stop('SIGKILL', 5000)));
@@ -140,7 +146,7 @@ export async function startSentinelDeployment(
           'bind 127.0.0.1',
           `dir ${dir}`,
           `sentinel monitor ${MASTER_NAME} 127.0.0.1 ${primaryPort} 2`,
-          `sentinel down-after-milliseconds ${MASTER_NAME} 1500`,
+          `sentinel down-after-milliseconds ${MASTER_NAME} ${downAfterMs}`,
           `sentinel failover-timeout ${MASTER_NAME} 3000`,
           `sentinel parallel-syncs ${MASTER_NAME} 1`,
           '',
