@@ -3,6 +3,7 @@
 import type { Redis } from 'ioredis';
 import { loadMigrations, pendingMessage, pendingMigrations } from './db/migrate.js';
 import { type ConnectionPool, createPool, type Queryable, sql } from './db/pool.js';
+import { withinDeadline } from './lifecycle/within.js';
 
 export interface Check {
   name: string;
@@ -17,11 +18,7 @@ export interface Readiness {
 const DEADLINE_MS = 2000;
 
 function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+  return withinDeadline(p, ms, () => new Error(`no answer within ${ms} ms`));
 }
 
 /**

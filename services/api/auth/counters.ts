@@ -4,6 +4,7 @@
 // does not answer within `timeoutMs` is an error the caller decides about (open or closed).
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { withinDeadline } from '../../core/lifecycle/within.js';
 
 const HIT = `
 local c = redis.call('INCRBY', KEYS[1], ARGV[2])
@@ -31,17 +32,11 @@ export class RedisUnavailable extends Error {
 
 /** A Redis answer within `timeoutMs`; RedisUnavailable otherwise, or for any Redis error. */
 export async function redisInTime<T>(p: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new RedisUnavailable('redis did not answer in time')), timeoutMs);
-  });
   try {
-    return await Promise.race([p, timeout]);
+    return await withinDeadline(p, timeoutMs, () => new RedisUnavailable('redis did not answer in time'));
   } catch (err) {
     if (err instanceof RedisUnavailable) throw err;
     throw new RedisUnavailable((err as Error).message);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -15,6 +15,7 @@
 // against Buildbot), else the old link is closed and the new one is attached. A name being
 // attached, or attached by another protocol, is refused the same way.
 import { builderDir, workerPassword } from '../../../core/config/master-config.js';
+import { withinDeadline } from '../../../core/lifecycle/within.js';
 import type { ConnectedWorkers } from '../connection.js';
 import { HANDSHAKE_TIMEOUT_MS, KEEPALIVE_MS } from '../msgpack/server.js';
 import type { ProtocolContext } from '../protocol.js';
@@ -39,11 +40,7 @@ export interface PbWorkers extends ConnectedWorkers {
 }
 
 function within<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
-  });
-  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+  return withinDeadline(p, ms, () => new Error(`${what} took longer than ${ms} ms`));
 }
 
 /** Whether an attached link still answers (Buildbot's arbitration of a duplicate login). */
