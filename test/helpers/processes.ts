@@ -27,6 +27,23 @@ export interface StartOptions {
   input?: string;
 }
 
+// Every child still running when the test process ends is killed by its pid. A test that
+// timed out can leave its afterAll waiting on a client before the stop of what it started
+// (a redelivery run at load 15 left a sentinel deployment's redis-server running so). The
+// runner ends its worker processes with SIGTERM, whose default leaves no 'exit' event: the
+// children are killed first, and the signal then has its default effect.
+const running = new Set<ChildProcess>();
+const killRunning = () => {
+  for (const child of running) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+};
+const onTerm = () => {
+  killRunning();
+  process.removeListener('SIGTERM', onTerm);
+  if (process.listenerCount('SIGTERM') === 0) process.kill(process.pid, 'SIGTERM');
+};
+process.once('exit', killRunning);
+process.on('SIGTERM', onTerm);
+
 export function start(
   command: string,
   args: string[],
@@ -48,8 +65,12 @@ export function start(
   child.stderr!.on('data', (d) => {
     out += d;
   });
+  running.add(child);
   const exited = new Promise<number | string>((resolve) =>
-    child.once('exit', (code, sig) => resolve(code ?? sig ?? -1)),
+    child.once('exit', (code, sig) => {
+      running.delete(child);
+      resolve(code ?? sig ?? -1);
+    }),
   );
   return {
     child,

@@ -9,6 +9,7 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../../services/core/db/pool.js';
+import { settledWithin } from '../../../services/core/lifecycle/within.js';
 import { redisConnectionOptions } from '../../../services/core/redis.js';
 import { compressLogJobId } from '../../../services/master/jobs/compress-log.js';
 import { QUEUES } from '../../../services/master/jobs/index.js';
@@ -28,10 +29,13 @@ beforeAll(async () => {
   suite = new JobsUnderTest(h);
 });
 afterAll(async () => {
-  await producer?.close();
-  await suite?.closeAll();
-  await deployment?.stop();
-  await h?.close();
+  try {
+    // Bounded: after a failover that never came, the clients would wait for a primary for good.
+    await settledWithin(Promise.all([producer?.close(), suite?.closeAll()]), 30_000);
+  } finally {
+    await deployment?.stop();
+    await h?.close();
+  }
 });
 
 const LOGS = 3;
