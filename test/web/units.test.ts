@@ -101,6 +101,13 @@ describe('LogModel', () => {
     });
   });
 
+  /** Asks the model for lines `from` to `to` and waits for the change their read brings. */
+  const readLines = (m: LogModel, from: number, to: number) =>
+    new Promise<void>((resolve) => {
+      m.onChange = resolve;
+      m.want(from, to);
+    });
+
   it('carries colours across pages, and works a page out again once the page above arrives', async () => {
     const page0 = Array.from({ length: PAGE }, (_, i) => (i === PAGE - 1 ? '\x1b[35mlast' : `l${i}`));
     const m = new LogModel(1, PAGE + 1, false);
@@ -110,11 +117,7 @@ describe('LogModel', () => {
       const content = first === 0 ? `${page0.join('\n')}\n` : 'next\n';
       return new Response(JSON.stringify({ logchunks: [{ firstline: first, content }] }));
     }) as unknown as typeof fetch;
-    const read = (from: number) =>
-      new Promise<void>((resolve) => {
-        m.onChange = resolve;
-        m.want(from, from + 1);
-      });
+    const read = (from: number) => readLines(m, from, from + 1);
     try {
       // The end opened first: the page above is not held, so its line starts plain...
       await read(PAGE);
@@ -150,11 +153,7 @@ describe('LogModel', () => {
       m.append({ logid: 1, firstline: 3, content: 'o4\n' });
       expect(m.line(3)).toBeNull();
       expect(m.numLines).toBe(4);
-      const changed = new Promise<void>((resolve) => {
-        m.onChange = resolve;
-      });
-      m.want(0, 4);
-      await changed;
+      await readLines(m, 0, 4);
       expect(asked).toEqual([`api/v2/logs/1/contents?offset=0&limit=${PAGE}`]);
       expect([0, 1, 2, 3].map((i) => m.line(i))).toEqual(['o1', 'o2', 'o3', 'o4']);
     });
@@ -168,11 +167,7 @@ describe('LogModel', () => {
       // Lines 4 and 5 come live before the read of lines 2 and 3 lands (one was missed).
       m.append({ logid: 1, firstline: 3, content: 'o4\no5\n' });
       expect(m.line(3)).toBeNull();
-      const changed = new Promise<void>((resolve) => {
-        m.onChange = resolve;
-      });
-      m.want(0, 5);
-      await changed;
+      await readLines(m, 0, 5);
       expect([0, 1, 2, 3, 4].map((i) => m.line(i))).toEqual(['o1', 'o2', 'o3', 'o4', 'o5']);
       // The page is whole: nothing to read again, and the next live line continues it.
       m.append({ logid: 1, firstline: 5, content: 'o6\n' });
