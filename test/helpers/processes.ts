@@ -34,7 +34,8 @@ export interface StartOptions {
 // children are killed first, and the signal then has its default effect.
 const running = new Set<ChildProcess>();
 const killRunning = () => {
-  for (const child of running) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of running)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 };
 const onTerm = () => {
   killRunning();
