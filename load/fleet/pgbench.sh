@@ -21,6 +21,9 @@
 # afresh and loads the catalog's entries it needs: what a backend costs to warm, against the
 # same run on kept connections (load/results/fleet.md, 2026-11-29 08:20). ONLY=connect: the
 # script is `SELECT 1` alone, so with CONNECT=new a connection's own cost.
+# RATE=N: the starts held to N a second in all (pgbench -R), so that rounds at different CLIENTS
+# do the same work a second: what PostgreSQL spends a start with many backends writing at once
+# against few, at the masters' own rate (load/results/fleet.md, 2026-11-29 22:50).
 # SEED=only: create and seed the database (REQUESTS requests) and stop; SEED=kept: run on the
 # database a SEED=only left, without seeding (its requests are used up in order, REQUESTS is
 # not read): what phase S's pairs do between its bursts (load/fleet/pairs.ts).
@@ -56,6 +59,8 @@ case "${CLAIMS:-}" in
     ;;
   *) die "CLAIMS: empty or seeded, not $CLAIMS" ;;
 esac
+RATE_ARG=
+case "${RATE:-}" in "") ;; *[!0-9]* | 0) die "RATE: a number of starts a second, not $RATE" ;; *) RATE_ARG="-R $RATE" ;; esac
 CONNECT_ARG=
 case "${CONNECT:-}" in "") ;; new) CONNECT_ARG=-C ;; *) die "CONNECT: empty or new, not $CONNECT" ;; esac
 case "${ONLY:-}" in
@@ -121,7 +126,7 @@ echo "$seeded${CLAIMS:+, claims $CLAIMS}; load average (1 min) before: $(cut -d'
 for m in $PROTOCOLS; do
   for c in $CLIENTS; do
     t0="$(pg_ticks)"
-    out="$(pgbench -n -M "$m" $CONNECT_ARG -c "$c" -j "$c" -T "$SECONDS_EACH" -f "$SCRIPT" "$URL" 2>&1 || true)"
+    out="$(pgbench -n -M "$m" $CONNECT_ARG $RATE_ARG -c "$c" -j "$c" -T "$SECONDS_EACH" -f "$SCRIPT" "$URL" 2>&1 || true)"
     t1="$(pg_ticks)"
     n="$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")"
     echo "-M $m, clients $c: $(grep -E '^tps|error|aborted' <<<"$out" | head -2 | tr '\n' ' ' | sed 's/ *$//')" \
