@@ -5,8 +5,8 @@
 // start costs; pgbench (pgbench.sh) measures a start's writes alone.
 //
 // Here every worker is connected and idle, the masters run on an empty queue; PENDING
-// requests are written into the database, then a force through the API wakes the masters
-// (its `new` event). Every build's command is held by the generated workers (workers.ts'
+// requests are written into the database without their events, then the mark of events lost
+// wakes the masters to a pass over every builder (run.ts says why). Every build's command is held by the generated workers (workers.ts'
 // `holding`: a step running longer than the window), so each worker slot, once taken, stays
 // taken. A build has started when its `builds/N/new` event is on the bus (its row and
 // properties committed, as phase C counts it); the window runs from the first such event to

@@ -59,6 +59,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { createPool, sql } from '../../services/core/db/pool.js';
+import { EVENTS_LOST_KEY, publish } from '../../services/core/events/bus.js';
 import { type ApiProcess, apiProcess } from '../../test/helpers/api.js';
 import { freePort, type Running, startService, status } from '../../test/helpers/processes.js';
 import { buildServices, SERVICES_BUILD_ENV } from '../../test/helpers/service-build.js';
@@ -357,6 +358,7 @@ try {
     await seedPgbench(pairs);
     await limitRound();
   }
+  const wakeRedis = new Redis(redisUrl);
   for (let round = 1; round <= S_ROUNDS; round++) {
     if (round > 1 && S_GAP_SECONDS > 0) {
       say(`(${S_GAP_SECONDS} s with nothing to start)\n`);
@@ -377,7 +379,11 @@ try {
         slots: shape.workers, // one slot each (config.ts)
         sourcestampId: ssid,
         pending: PENDING,
-        wake: () => force(apis[1]!, builderName(1)),
+        // The requests were written without their events (queue.ts), as when events are
+        // lost: the mark of events lost wakes each master to a pass over every builder, as its
+        // start or a worker's connection does. Until 2026-11-29 23:30 a force's event woke them
+        // so; since, a request's event wakes a pass over its own builder alone (distributor.ts).
+        wake: () => publish(wakeRedis, EVENTS_LOST_KEY.split('/'), { lost: PENDING }),
         say,
       },
       clock,
@@ -385,6 +391,7 @@ try {
     rates.push(rate);
     if (pairs) await limitRound();
   }
+  wakeRedis.disconnect();
   if (pairs) for (const line of pairLines(rates, limits)) say(line);
   if (STOP_AFTER === 'S') {
     await workers.close();
@@ -532,7 +539,7 @@ try {
   const [others1, passes1] = [await others(), await passes()];
   redis.disconnect();
   const window = (t1 - t0) / 1000;
-  const endStatements = statements && (() => statements(c1 - c0, say));
+  const endStatements = statements && (async () => (await statements())(c1 - c0, say));
   const startRate = (s1 - s0) / window;
   say(
     `\n## B. Throughput over ${window.toFixed(1)} s of the drain (load average ${l0} before, ${load1()} after)\n`,
@@ -572,11 +579,17 @@ try {
     `\n## C. Request submitted (force POST) to build started (its builds/N/new event on the API's /ws), ${LATENCY_SECONDS} s each\n`,
   );
   say(
-    '| rate (forces/s) | requests | p50 (ms) | p99 (ms) | max (ms) | API CPU per force (ms) | load average (1 min) |',
+    "| rate (forces/s) | requests | p50 (ms) | p99 (ms) | max (ms) | API CPU per force (ms) | masters' CPU per force (ms) | PostgreSQL CPU per force (ms) | load average (1 min) |",
   );
-  say('|---|---|---|---|---|---|---|');
+  say('|---|---|---|---|---|---|---|---|---|');
+  // PostgreSQL's statements at the steady 10 a second, printed after the table (pg-window.ts).
+  let steadyStatements: (() => Promise<void>) | undefined;
   for (const rate of [10, Math.max(10, Math.round(startRate * 0.8))]) {
     const apiCpu0 = apis.map((a) => cpuSeconds(a.pid));
+    const statementsWindow = rate === 10 && !steadyStatements ? await pgWindow(db) : null;
+    // At a steady rate, what the masters and PostgreSQL spend on a build (forced, run, ended):
+    // the pool's order of connections shows here, where few statements run at once.
+    const [masterCpu0, pgCpu0] = [masters.map((m) => cpuSeconds(m.proc.pid)), await postgresCpuSeconds(db)];
     const sc = {
       ...forcesSpec.scenarios.fleet_forces!,
       rate,
@@ -593,13 +606,25 @@ try {
     if (failed.kind !== 'rate' || failed.passes > 0 || (dropped.kind === 'counter' && dropped.count > 0))
       throw new Error(`at ${rate} forces/s: ${JSON.stringify({ failed, dropped })}`);
     const apiCpu = apis.reduce((sum, a, i) => sum + cpuSeconds(a.pid) - apiCpu0[i]!, 0);
+    const masterCpu = masters.reduce((sum, m, i) => sum + cpuSeconds(m.proc.pid) - masterCpu0[i]!, 0);
+    const pgCpu = (await postgresCpuSeconds(db)) - pgCpu0;
+    const perForce = (seconds: number) => ((seconds * 1000) / failed.total).toFixed(1);
+    if (statementsWindow) {
+      const print = await statementsWindow();
+      steadyStatements = async () => print(failed.total, say);
+    }
     const lat = m.build_start!.kind === 'trend' ? [...m.build_start!.samples].sort((a, b) => a - b) : [];
     say(
-      `| ${rate} | ${failed.total} | ${pct(lat, 50)} | ${pct(lat, 99)} | ${lat.at(-1)} | ${((apiCpu * 1000) / failed.total).toFixed(1)} | ${load1()} |`,
+      `| ${rate} | ${failed.total} | ${pct(lat, 50)} | ${pct(lat, 99)} | ${lat.at(-1)} | ${perForce(apiCpu)} | ${perForce(masterCpu)} | ${perForce(pgCpu)} | ${load1()} |`,
     );
     await waitFor('no build running', async () => (await builds()) === (await completed()), {
       timeoutMs: 300_000,
     });
+  }
+
+  if (steadyStatements) {
+    say('\nPostgreSQL at 10 forces a second, per forced build:');
+    await steadyStatements();
   }
 
   // D. API CPU per read, by route class.

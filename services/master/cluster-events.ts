@@ -13,8 +13,11 @@ export interface ClusterEventsDeps {
   subscribe: Subscribe & { ready: Promise<void> };
   ctx: DataContext;
   runner: BuildRunner;
-  /** Work may be waiting: the distributor (started after this) looks for it. */
-  wake: () => void;
+  /**
+   * Work may be waiting: the distributor (started after this) looks for it, at the builders
+   * named (a request's), or at every builder.
+   */
+  wake: (builderids?: number[]) => void;
   workers: ConnectedWorkers;
   /** Worker names by id, for the workers this master knows. */
   workerName: (id: number) => string | undefined;
@@ -68,7 +71,7 @@ export function clusterActionOf(k: string): ClusterAction | null {
 async function handle(deps: ClusterEventsDeps, msg: BusMessage): Promise<void> {
   const action = clusterActionOf(msg.k);
   if (!action) return;
-  const body = () => (msg.m ?? {}) as { reason?: unknown; results?: unknown };
+  const body = () => (msg.m ?? {}) as { reason?: unknown; results?: unknown; builderid?: unknown };
   const reasonOf = () => {
     const { reason } = body();
     return typeof reason === 'string' ? reason : 'no reason';
@@ -76,7 +79,10 @@ async function handle(deps: ClusterEventsDeps, msg: BusMessage): Promise<void> {
   if (action.do === 'wake') {
     const tp = action.request?.traced ? msg.tp : undefined;
     if (action.request && typeof tp === 'string') deps.traces?.remember(action.request.brid, tp);
-    deps.wake();
+    // A request's event names its builder: only that builder can have new work (the body is
+    // the request's row; a body without one wakes every builder).
+    const { builderid } = action.request ? body() : {};
+    deps.wake(typeof builderid === 'number' ? [builderid] : undefined);
   } else if (action.do === 'stop-build') {
     const { results } = body();
     deps.runner.stop(action.buildid, reasonOf(), typeof results === 'number' ? results : undefined);

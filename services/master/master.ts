@@ -84,9 +84,10 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
   const running: RunningConfig = { config, version: configVersion(config), secrets };
   configMetrics(metrics.registry, () => running.version);
   const traces = new RequestTraces();
-  const wakers = new Set<() => void>();
-  const wake = () => {
-    for (const w of wakers) w();
+  const wakers = new Set<(builderids?: number[]) => void>();
+  /** The distributor looks for work: at the builders named, or at every builder. */
+  const wake = (builderids?: number[]) => {
+    for (const w of wakers) w(builderids);
   };
   const parts = new Parts({ log, failAt: deps.failAt });
 
@@ -222,7 +223,7 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
         };
         const w = await deps.listenForWorkers({
           connected: (c) =>
-            void record('connection', c.name, membership.workerConnected(c.name, c.info)).then(wake),
+            void record('connection', c.name, membership.workerConnected(c.name, c.info)).then(() => wake()),
           disconnected: (c) => void record('disconnection', c.name, membership.workerDisconnected(c.name)),
           // A change sent to the PB port (Buildbot's PBChangeSource), added as the hooks add theirs.
           addChange: (c) => transact(ctx, (tx) => addChange(tx, c)),
@@ -327,7 +328,7 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
           pollMs: deps.timing?.distributorPollMs,
           mayClaim: () => membership.active && membership.valid(),
         });
-        const kick = () => d.kick();
+        const kick = (builderids?: number[]) => d.kick(builderids);
         wakers.add(kick);
         d.start();
         return { distributor: d, kick };

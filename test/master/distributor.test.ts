@@ -3,7 +3,8 @@
 // the same source stamps into one build; and requests added all at once, raced for by
 // several masters, are each claimed and built exactly once, no worker ever running more
 // than its slots. (The same race across real processes: test/e2e/masters.test.ts; at
-// 1,000 requests: load/claims.)
+// 1,000 requests: load/claims.) And a pass woken by a request's event looks at that request's
+// builder alone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addBuildset, findBuilderId, transact } from '../../services/core/data/index.js';
 import { sql } from '../../services/core/db/pool.js';
@@ -244,4 +245,38 @@ describe('four masters racing', () => {
       await Promise.all(masters.map((m) => m.stop()));
     }
   }, 240_000);
+});
+
+describe('a pass woken by a request', () => {
+  // Two builders on one worker of one slot, the one listed first with the older request,
+  // whose event the master never hears: a pass over every builder would build it first.
+  const TARGETED = `
+log_compression: none
+workers:
+  - { name: tw, password: x, max_builds: 1 }
+builders:
+  - { name: t-first, workers: [tw], steps: [{ type: shell, command: "echo first" }] }
+  - { name: t-second, workers: [tw], steps: [{ type: shell, command: "echo second" }] }
+`;
+
+  it("looks at the request's builder alone; the freed worker's builders come next", async () => {
+    let deafUpTo = Number.POSITIVE_INFINITY;
+    const m = await stage.quietMaster(
+      'targeted',
+      TARGETED,
+      'tw',
+      (k) => k.startsWith('buildrequests/') && Number(k.split('/')[1]) <= deafUpTo,
+    );
+    try {
+      const [unheard] = await requests('t-first', [{}]);
+      deafUpTo = unheard!;
+      const [heard] = await requests('t-second', [{}]);
+      await completed([unheard!, heard!]);
+      // The heard request's pass looked at t-second alone; its build's end freed the worker,
+      // whose builders (t-first among them) the next pass looked at.
+      expect(await buildOrder([unheard!, heard!])).toEqual([heard, unheard]);
+    } finally {
+      await m.stop();
+    }
+  });
 });

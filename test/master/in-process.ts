@@ -27,6 +27,7 @@ import type {
 } from '../../services/master/workers/connection.js';
 import { createDatabase, type TestDatabase } from '../helpers/databases.js';
 import { type Running, startRedis } from '../helpers/processes.js';
+import { eventually } from '../helpers/wait.js';
 
 const INFO: WorkerInfo = { admin: 'test', host: 'scripted', access_uri: '', version: 'scripted' };
 
@@ -205,6 +206,14 @@ export interface InProcessMaster {
   stop(): Promise<void>;
 }
 
+/** How many claim passes the master has made (its flotilla_claim_pass_seconds count). */
+export async function claimPasses(m: InProcessMaster): Promise<number> {
+  const line = (await m.master.metrics()).body
+    .split('\n')
+    .find((l) => l.startsWith('flotilla_claim_pass_seconds_count'));
+  return Number(line?.split(' ')[1] ?? 0);
+}
+
 /** A database and a private Redis, on which masters start in-process. */
 export class Stage {
   private readonly started: InProcessMaster[] = [];
@@ -263,6 +272,26 @@ export class Stage {
     let stopped: Promise<void> | null = null;
     const m: InProcessMaster = { master, workers, stop: () => (stopped ??= master.stop()) };
     this.started.push(m);
+    return m;
+  }
+
+  /**
+   * A master that never polls, `worker` connected, its start's pass and the connection's (each
+   * over every builder) done: from here only what it hears asks for a pass.
+   */
+  async quietMaster(
+    name: string,
+    yaml: string,
+    worker: string,
+    deafTo: (key: string) => boolean,
+  ): Promise<InProcessMaster> {
+    const m = await this.master(name, yaml, { deafTo, timing: { distributorPollMs: 3_600_000 } });
+    m.workers.connect(new ScriptedWorker(worker));
+    await eventually(
+      () => claimPasses(m),
+      (n) => n >= 2,
+      { timeoutMs: 60_000 },
+    );
     return m;
   }
 
