@@ -74,7 +74,7 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
   const liveness = livenessOf(config);
   // What the parts share and that starts nothing: the metrics' registry (its gauges read the
   // parts once the last has started), the traces of new requests, and the distributor's wake-up
-  // (work may be waiting), which parts started before the distributor call.
+  // (work may be waiting; for the builders named, or all), which parts started before it.
   const metrics = new MasterMetrics();
   // The jobs' metrics, which the reporters' queues join (jobs/metrics.ts), made here since
   // the reporters start while the jobs are still starting.
@@ -85,7 +85,6 @@ export async function startMaster(deps: MasterDeps): Promise<Master> {
   configMetrics(metrics.registry, () => running.version);
   const traces = new RequestTraces();
   const wakers = new Set<(builderids?: number[]) => void>();
-  /** The distributor looks for work: at the builders named, or at every builder. */
   const wake = (builderids?: number[]) => {
     for (const w of wakers) w(builderids);
   };
