@@ -121,7 +121,11 @@ export class Distributor {
     this.wanted = new Set();
     this.pass(wanted)
       .then(() => this.deps.onPass?.((performance.now() - started) / 1000))
-      .catch((err) => this.deps.log.warn({ err: (err as Error).message }, 'distribution pass failed'))
+      .catch((err) => {
+        // The builders it was to look at are not forgotten: the next pass looks at every one.
+        this.wanted = 'all';
+        this.deps.log.warn({ err: (err as Error).message }, 'distribution pass failed');
+      })
       .finally(() => {
         this.passing = false;
         if (this.again) {
