@@ -20,10 +20,19 @@ const E2E = [
 // put it back: each gets a fresh process, as every file did before the unit project shared
 // them. telemetry.test starts OpenTelemetry's SDK, which registers the process-wide tracer
 // provider and loader hooks that patch http, pg and ioredis for good.
-const ISOLATED = ['test/core/telemetry.test.ts'];
+// connection-memory.test counts objects in the heap (v8.queryObjects, a full collection and a
+// walk of the whole heap, four times): in a shared process, whose heap holds every module of
+// the files before it, that cost 25.5 CPU s of a full run, 1.5% of the suite's files (SUITE_FILE_CPU,
+// load/results/test-suite.md, 2026-11-30); in a process of its own, a few.
+const ISOLATED = ['test/core/telemetry.test.ts', 'test/master/workers/connection-memory.test.ts'];
+
+// SUITE_FILE_CPU=FILE appends each test file's CPU seconds to FILE (test/helpers/file-cpu.ts;
+// load/suite-files.ts sorts them).
+const setupFiles = process.env.SUITE_FILE_CPU ? ['test/helpers/file-cpu.ts'] : [];
 
 const common = {
   pool: 'forks' as const,
+  setupFiles,
   // Suites create their own databases from templates, so files can run side by side.
   fileParallelism: true,
   // Generous for a loaded machine: only a test that fails waits these out.
