@@ -161,7 +161,11 @@ export class Distributor {
       for (const builder of config.builders) {
         const builderid = this.deps.builderIds.get(builder.name);
         if (builderid === undefined) continue;
-        for (const name of builder.workers) byWorker.set(name, [...(byWorker.get(name) ?? []), builderid]);
+        for (const name of builder.workers) {
+          const ids = byWorker.get(name);
+          if (ids) ids.push(builderid);
+          else byWorker.set(name, [builderid]);
+        }
       }
       this.served = { config, byWorker };
     }
