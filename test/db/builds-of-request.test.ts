@@ -10,6 +10,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabaseWithClient } from '../helpers/databases.js';
+import { pendingRequestsSql } from '../helpers/pending-requests.js';
 
 const BUILDS = 3000;
 let db: Awaited<ReturnType<typeof createDatabaseWithClient>>;
@@ -21,13 +22,7 @@ beforeAll(async () => {
   // first hours, or pgbench's seeded database, look like to the planner.
   await client.query(`
     ANALYZE builds;
-    INSERT INTO masters (name, name_hash, active, last_active) VALUES ('m', md5('m'), 1, 0);
-    INSERT INTO builders (name, name_hash) VALUES ('b', md5('b'));
-    WITH bs AS (
-      INSERT INTO buildsets (reason, submitted_at, complete, results)
-      SELECT 'x', 0, 0, -1 FROM generate_series(1, ${BUILDS + 1}) RETURNING id)
-    INSERT INTO buildrequests (buildsetid, builderid, priority, complete, results, submitted_at, waited_for)
-    SELECT id, (SELECT id FROM builders), 0, 0, -1, 0, 0 FROM bs;
+    ${pendingRequestsSql(BUILDS + 1, ['b'])}
     INSERT INTO builds (number, builderid, buildrequestid, masterid, started_at, state_string)
     SELECT row_number() OVER (ORDER BY r.id), r.builderid, r.id, (SELECT id FROM masters), 0, 'x'
     FROM buildrequests r ORDER BY r.id LIMIT ${BUILDS};`);

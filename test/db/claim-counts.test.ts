@@ -6,6 +6,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabaseWithClient } from '../helpers/databases.js';
+import { pendingRequestsSql } from '../helpers/pending-requests.js';
 
 const PENDING = 3000;
 const BATCH = 300;
@@ -15,13 +16,7 @@ beforeAll(async () => {
   db = await createDatabaseWithClient();
   client = db.client;
   await client.query(`
-    INSERT INTO masters (name, name_hash, active, last_active) VALUES ('m', md5('m'), 1, 0);
-    INSERT INTO builders (name, name_hash) VALUES ('b1', md5('b1')), ('b2', md5('b2'));
-    WITH bs AS (
-      INSERT INTO buildsets (reason, submitted_at, complete, results)
-      SELECT 'x', 0, 0, -1 FROM generate_series(1, ${PENDING}) RETURNING id)
-    INSERT INTO buildrequests (buildsetid, builderid, priority, complete, results, submitted_at, waited_for)
-    SELECT id, (SELECT min(id) FROM builders) + id % 2, 0, 0, -1, 0, 0 FROM bs;
+    ${pendingRequestsSql(PENDING, ['b1', 'b2'])}
     ANALYZE buildrequests;
     ANALYZE flotilla.unclaimed_buildrequests;`);
 });
