@@ -22,8 +22,7 @@
 // - what OpenTelemetry's instrumentation patches as it loads (pg, pg-pool, ioredis; bundled,
 //   a traced process would make no spans for its queries), and OpenTelemetry itself;
 // - what reads its own files at run time or loads by a computed name: bullmq (its Lua
-//   scripts), pino (its transports' worker thread), cosmiconfig (a configuration file's
-//   loaders), nunjucks and nodemailer (loaded through createRequire when a reporter needs
+//   scripts), pino (its transports' worker thread), nunjucks and nodemailer (loaded through createRequire when a reporter needs
 //   them: master/reporters/packages.ts), and pg's optional native driver.
 //
 // Each main.ts starts telemetry before it imports its service (core/telemetry/tracing.ts: the
@@ -73,7 +72,6 @@ export const EXTERNAL = [
   '@opentelemetry/*',
   'bullmq',
   'pino',
-  'cosmiconfig',
   'nunjucks',
   'nodemailer',
 ];
@@ -94,6 +92,19 @@ const ownUrls: Plugin = {
         loader: 'ts',
       };
     });
+  },
+};
+
+/**
+ * @databases/pg-config replaced by its default (deploy/pg-config-defaults.ts says why): with
+ * it, cosmiconfig is no longer loaded by any bundle.
+ */
+const pgConfigDefaults: Plugin = {
+  name: 'pg-config-defaults',
+  setup(b) {
+    b.onResolve({ filter: /^@databases\/pg-config$/ }, () => ({
+      path: join(ROOT, 'deploy/pg-config-defaults.ts'),
+    }));
   },
 };
 
@@ -126,7 +137,7 @@ async function bundle(entryPoints: readonly string[], chunks: string, out: strin
     banner: {
       js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);",
     },
-    plugins: [ownUrls],
+    plugins: [ownUrls, pgConfigDefaults],
     metafile: true,
     logLevel: 'warning',
   });

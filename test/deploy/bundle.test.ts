@@ -88,6 +88,17 @@ describe('deploy/bundle.ts', () => {
     expect(later.has('ioredis')).toBe(true);
   });
 
+  it('gives @databases/pg its default setting, without cosmiconfig or a search for a file', () => {
+    const all = readdirSync(out, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.js'))
+      .map((f) => readFileSync(join(out, f), 'utf8'))
+      .join('\n');
+    // Bundled CommonJS loads it by require("cosmiconfig"), not by an import the checks above read.
+    expect(all).not.toContain('"cosmiconfig"');
+    // @databases/pg still asks, and deploy/pg-config-defaults.ts answers.
+    expect(all).toContain('connectionStringEnvironmentVariable: "DATABASE_URL"');
+  });
+
   it("keeps the worker's code in its own folder, which the worker image copies alone", () => {
     const { files } = reached(join(out, 'services/worker/main.js'), true);
     expect(files.size).toBeGreaterThan(1);
