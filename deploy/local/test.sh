@@ -56,9 +56,14 @@ export NODE_COMPILE_CACHE="$DATA/compile-cache"
 # 3 s before each (five times a run).
 BIN="$ROOT/node_modules/.bin"
 # A full run's two vitest processes (below): how many end-to-end files run at once, and how
-# many processes run the in-process files.
-E2E_WORKERS="${E2E_WORKERS:-4}"
-UNIT_WORKERS="${UNIT_WORKERS:-3}"
+# many processes run the in-process files. Three and two, not four and three: on the two
+# cores the suite is bound by CPU, and seven test processes with their clusters cost more CPU
+# for the same work (a file took 1.3-2.3 times its CPU alone). `.ci/run` on a fresh clone,
+# /usr/bin/time -v: twelve runs at four and three (2026-11-29 18:16 to 2026-11-30 03:33) took
+# 18:12-21:35 of wall (median 19:21) and 1,538-1,819 CPU s of user and system time; at three
+# and two (04:37), 17:04 and 1,414 (load/results/test-suite.md, 2026-11-30).
+E2E_WORKERS="${E2E_WORKERS:-3}"
+UNIT_WORKERS="${UNIT_WORKERS:-2}"
 cd "$ROOT"
 
 # The web UI's bundle: the API processes the tests start serve it (and the build checks its
