@@ -22,6 +22,18 @@ import { livenessOf } from './liveness.js';
 import { type Master, startMaster } from './master.js';
 import { listenForWorkers, type WorkerListeners, workerPortProblems } from './workers/listen.js';
 
+/**
+ * Connections a master opens as it starts (with migrate's check, 5 of its pool's 10); the rest
+ * open as statements need them. A connection costs PostgreSQL 26-30 ms of CPU on the
+ * benchmark's machine, and the whole pool was opened in the seconds the master registers and
+ * its workers log in, on cores they share. Spawn to first build started, one master, 1,000
+ * builders and workers, 25,000 pending, ten starts each way in turns (2026-11-30 05:06-05:15,
+ * load 1.1-3.7): 4 opened at the start 1.50-2.02 s (median 1.64, 9 of 10 under 2 s), the whole
+ * pool 1.69-2.81 s (1.89, 7 of 10); 1,000 builds then started at 135-175 a second against
+ * 117-167 (`MASTERS=1 STOP_AFTER=A load/fleet/run.sh`, load/results/fleet.md).
+ */
+const START_CONNECTIONS = 4;
+
 // Beyond the drain, the steps after it (jobs, schedulers, closing connections) get this long.
 const SHUTDOWN_MARGIN_MS = 30_000;
 
@@ -87,15 +99,16 @@ export async function runMasterProcess(
     // half of PostgreSQL's time on a build start's statements was their planning.
     prepare: {},
   });
-  // The whole pool opened while the master starts, not by its first builds on their way to
+  // Connections opened while the master starts, not by its first builds on their way to
   // their first commands. From a master's first build started to its first command took
   // 0.29-0.63 s with the pool opened as statements came to need it and 0.17-0.33 s with it
   // opened here; from ready to the first command 0.68-1.18 s and 0.33-0.62 s (one master,
   // 1,000 workers, 25,000 pending, phases A and A2 of five runs each way in turns, the first
   // three of a first form of this that held each connection 10 ms, load 1.7-4.6: `MASTERS=1
   // STOP_AFTER=A load/fleet/run.sh`, load/results/fleet.md, 2026-11-29 13:37-13:47).
-  // Not waited for: a connection that cannot open fails the statement that needs it.
-  void openConnections(db, env.databasePoolSize).catch(() => undefined);
+  // Not waited for: a connection that cannot open fails the statement that needs it. Not the
+  // whole pool: START_CONNECTIONS says why.
+  void openConnections(db, Math.min(START_CONNECTIONS, env.databasePoolSize)).catch(() => undefined);
   await ensureMigratedOrExit(db, env.migrateOnStart, log);
   // The readiness checks' own connection (core/health.ts): a master busy on every connection
   // of its pool is busy, not unready.
