@@ -60,8 +60,10 @@ BIN="$ROOT/node_modules/.bin"
 # cores the suite is bound by CPU, and seven test processes with their clusters cost more CPU
 # for the same work (a file took 1.3-2.3 times its CPU alone). `.ci/run` on a fresh clone,
 # /usr/bin/time -v: twelve runs at four and three (2026-11-29 18:16 to 2026-11-30 03:33) took
-# 18:12-21:35 of wall (median 19:21) and 1,538-1,819 CPU s of user and system time; at three
-# and two (04:37), 17:04 and 1,414 (load/results/test-suite.md, 2026-11-30).
+# 18:12-21:35 of wall and 1,538-1,819 CPU s of user and system time, one at three and two
+# 17:04 and 1,414; back to back on one commit (2026-11-30 05:17-05:53), three and two 16:24 and
+# 1,388, four and three 16:56 and 1,452. Most of the first gap was the machine's drift; the
+# pair's 4% of CPU is what fewer processes save (load/results/test-suite.md).
 E2E_WORKERS="${E2E_WORKERS:-3}"
 UNIT_WORKERS="${UNIT_WORKERS:-2}"
 cd "$ROOT"
