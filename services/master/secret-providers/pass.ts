@@ -63,5 +63,17 @@ export function passProvider(cfg: PassConfig, env: Env, log?: Logger): Prefetche
       );
       child.stdin?.end(passphrase ?? '');
     });
-  return prefetched('pass', read, log);
+  // One `pass show` at a time: each gpg asks the one gpg-agent for the key with the passphrase
+  // it was given (loopback), and reads at once against one agent come back empty. A build's
+  // two read at once did on a loaded machine (CI, 2026-11-30, test/master/secret-providers.test.ts);
+  // 90 started three at a time, half a second apart, gave 46 empty answers, 20 one after another
+  // none (the test's store and key, by hand). A build names a few secrets, each read in
+  // milliseconds.
+  let previous: Promise<unknown> = Promise.resolve();
+  const oneAtATime = (name: string) => {
+    const next = previous.then(() => read(name));
+    previous = next.catch(() => undefined);
+    return next;
+  };
+  return prefetched('pass', oneAtATime, log);
 }
