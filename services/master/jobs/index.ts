@@ -18,6 +18,7 @@ import type { RetentionConfig } from '../../core/config/master-config.js';
 import type { DataContext } from '../../core/data/index.js';
 import type { ObjectStore } from '../../core/objstore/client.js';
 import type { Logger } from '../../core/telemetry/logger.js';
+import { closeQueues } from './close-queues.js';
 import {
   type CompressLogData,
   type CompressLogRetry,
@@ -46,7 +47,6 @@ import {
   unscheduleBackfill,
 } from './object-backfill.js';
 import {
-  closeQueues,
   consumerConnection,
   DEFAULT_PREFIX,
   producerConnection,
@@ -216,7 +216,7 @@ export async function startJobs(opts: JobsOptions): Promise<Jobs> {
     clearInterval(confirm);
     clearInterval(confirmRetention);
     clearInterval(confirmBackfill);
-    await closeQueues(workers, queues);
+    await closeQueues(workers, queues, log);
   };
   let stopping: Promise<void> | undefined;
   // Schedule a cluster-wide job, then confirm it each period for the reason the expire-masters

@@ -48,30 +48,3 @@ export function producerConnection(target: RedisTarget, name: string): Connectio
 export function consumerConnection(target: RedisTarget, name: string): ConnectionOptions {
   return redisConnectionOptions(target, { connectionName: name, maxRetriesPerRequest: null, retryStrategy });
 }
-
-// How long a stop waits for a queue's connections to finish opening before closing them.
-const SETTLE_MS = 2000;
-
-/**
- * Close workers (each after its running jobs), then queues. Each first gets up to SETTLE_MS to
- * finish opening its connections: BullMQ closes a connection that is still opening with
- * ioredis's disconnect, which fails the opening commands it sent without awaiting them
- * (CLIENT SETNAME, INFO) as unhandled rejections ("Connection is closed"), as a master
- * stopped right after it started did in test/master/reporters. Redis being away costs a
- * stop at most SETTLE_MS more.
- */
-export async function closeQueues(
-  workers: readonly { waitUntilReady(): Promise<unknown>; close(): Promise<void> }[],
-  queues: readonly { waitUntilReady(): Promise<unknown>; close(): Promise<void> }[],
-): Promise<void> {
-  const settled = (x: { waitUntilReady(): Promise<unknown> }) => {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, SETTLE_MS);
-    });
-    return Promise.race([x.waitUntilReady().catch(() => {}), late]).finally(() => clearTimeout(timer));
-  };
-  await Promise.allSettled([...workers, ...queues].map(settled));
-  await Promise.allSettled(workers.map((w) => w.close()));
-  await Promise.allSettled(queues.map((q) => q.close()));
-}
