@@ -2,7 +2,8 @@
 // build starts (`load`) and answered from what was read (`get`):
 // - pass: Debian's `pass` and gpg on a store this test makes in a GNUPGHOME of its own, with a
 //   throwaway key that has a passphrase (test/fixtures/gpg): the first line of an entry, none
-//   for an unknown entry or a wrong passphrase, refused at start without `pass` or the store;
+//   for an unknown entry or a wrong passphrase (the latter logged), refused at start without
+//   `pass` or the store;
 // - Vault: a server on 127.0.0.1 that answers as Vault's KV engines v1 and v2 document and
 //   refuses (422) any request not shaped as documented or without the token header.
 import { execFileSync } from 'node:child_process';
@@ -12,8 +13,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { secretsProvider } from '../../services/core/config/master-config/secrets.js';
 import type { SecretsProviderConfig } from '../../services/core/config/master-config.js';
+import type { Logger } from '../../services/core/telemetry/logger.js';
 import { secretsProviders } from '../../services/master/secrets.js';
 import { Forge } from '../helpers/forge.js';
+import { capturedLog } from '../helpers/log-lines.js';
 
 const root = mkdtempSync(join(tmpdir(), 'flotilla-secret-providers-'));
 const KEY = new URL('../fixtures/gpg/throwaway-test-key.asc', import.meta.url).pathname;
@@ -22,8 +25,8 @@ const gnupghome = join(root, 'gnupg');
 const store = join(root, 'store');
 const baseEnv = { PATH: process.env.PATH, GNUPGHOME: gnupghome, HOME: root };
 
-const provider = (config: unknown, env: Record<string, string | undefined> = baseEnv) =>
-  secretsProviders([secretsProvider.parse(config) as SecretsProviderConfig], env);
+const provider = (config: unknown, env: Record<string, string | undefined> = baseEnv, log?: Logger) =>
+  secretsProviders([secretsProvider.parse(config) as SecretsProviderConfig], env, log);
 
 describe('pass', () => {
   beforeAll(() => {
@@ -51,7 +54,8 @@ describe('pass', () => {
   const env = { ...baseEnv, PASS_PHRASE: 'pp' };
 
   it("reads an entry's first line as a build starts, with the key's passphrase", async () => {
-    const p = provider({ type: 'pass', dirname: store, gpgPassphrase_env: 'PASS_PHRASE' }, env);
+    const { log, lines } = capturedLog();
+    const p = provider({ type: 'pass', dirname: store, gpgPassphrase_env: 'PASS_PHRASE' }, env, log);
     expect(p.get('deploy/token')).toBeUndefined();
     await p.load!(['deploy/token', 'plain', 'no/such/entry']);
     expect([p.get('deploy/token'), p.get('plain'), p.get('no/such/entry')]).toEqual([
@@ -59,12 +63,16 @@ describe('pass', () => {
       'just one',
       undefined,
     ]);
+    // An entry the store does not have is no secret, not a failure to log.
+    expect(lines).toEqual([]);
   });
 
-  it('a wrong passphrase, or a name that climbs out of the store: no secret', async () => {
+  it('a wrong passphrase, or a name that climbs out of the store: no secret; the passphrase logged as a failed read', async () => {
+    const { log, lines } = capturedLog();
     const p = provider(
       { type: 'pass', dirname: store, gpgPassphrase_env: 'PASS_PHRASE' },
       { ...env, PASS_PHRASE: 'wrong' },
+      log,
     );
     await p.load!(['deploy/token', '../store/plain', '--help']);
     expect([p.get('deploy/token'), p.get('../store/plain'), p.get('--help')]).toEqual([
@@ -72,6 +80,9 @@ describe('pass', () => {
       undefined,
       undefined,
     ]);
+    expect(lines.map((l) => [l.msg, l.secret])).toEqual([['a secret could not be read', 'deploy/token']]);
+    expect(String(lines[0]!.err)).toMatch(/^pass show failed: gpg: /);
+    expect(JSON.stringify(lines)).not.toContain('wrong');
   });
 
   it('is refused at start without pass on PATH or without its directory', () => {

@@ -33,6 +33,9 @@ const onPath = (env: Env) =>
 
 const SAFE_ENTRY = /^(?![-/])(?!.*(^|\/)\.\.?(\/|$))[^\0]+$/;
 const PASS_TIMEOUT_MS = 30_000;
+// pass's answer for an entry it does not have (`die "Error: $path is not in the password store."`).
+const NOT_IN_STORE = /is not in the password store\./;
+const lastLine = (text: string) => text.trim().split(/\r?\n/).pop() ?? '';
 
 export function passProvider(cfg: PassConfig, env: Env, log?: Logger): PrefetchedProvider {
   if (!onPath(env)) throw new ConfigError('CONFIG_REFERENCE', 'secrets: pass does not exist in PATH');
@@ -52,14 +55,24 @@ export function passProvider(cfg: PassConfig, env: Env, log?: Logger): Prefetche
   if (cfg.dirname !== undefined) childEnv.PASSWORD_STORE_DIR = cfg.dirname;
   if (passphrase !== null)
     childEnv.PASSWORD_STORE_GPG_OPTS = '--batch --pinentry-mode loopback --passphrase-fd 0';
+  // Only pass's own "not in the password store" is no such secret; any other failure (gpg's,
+  // a timeout) is thrown, so that prefetched.ts logs it: the build sees a missing secret either
+  // way, as Buildbot's does, but an operator can tell a wrong passphrase from a typo.
   const read = (name: string) =>
-    new Promise<string | undefined>((resolve) => {
+    new Promise<string | undefined>((resolve, reject) => {
       if (!SAFE_ENTRY.test(name)) return resolve(undefined);
       const child = execFile(
         'pass',
         ['show', name],
         { env: childEnv, timeout: PASS_TIMEOUT_MS, encoding: 'utf8' },
-        (err, stdout) => resolve(err ? undefined : (stdout.split(/\r?\n/)[0] ?? '')),
+        (err, stdout, stderr) => {
+          if (!err) return resolve(stdout.split(/\r?\n/)[0] ?? '');
+          if (NOT_IN_STORE.test(stderr)) return resolve(undefined);
+          const why = err.killed
+            ? `no answer within ${PASS_TIMEOUT_MS / 1000} s`
+            : lastLine(stderr) || err.message;
+          reject(new Error(`pass show failed: ${why}`));
+        },
       );
       child.stdin?.end(passphrase ?? '');
     });
