@@ -22,8 +22,9 @@
 // - what OpenTelemetry's instrumentation patches as it loads (pg, pg-pool, ioredis; bundled,
 //   a traced process would make no spans for its queries), and OpenTelemetry itself;
 // - what reads its own files at run time or loads by a computed name: bullmq (its Lua
-//   scripts), pino (its transports' worker thread), nunjucks and nodemailer (loaded through createRequire when a reporter needs
-//   them: master/reporters/packages.ts), and pg's optional native driver.
+//   scripts), pino (its transports' worker thread), nunjucks and nodemailer (loaded through
+//   createRequire when a reporter needs them: master/reporters/packages.ts), and pg's optional
+//   native driver.
 //
 // Each main.ts starts telemetry before it imports its service (core/telemetry/tracing.ts: the
 // instrumentation patches pg, ioredis and http only as they load): so the bundles are split at
