@@ -28,6 +28,8 @@ const baseEnv = { PATH: process.env.PATH, GNUPGHOME: gnupghome, HOME: root };
 const provider = (config: unknown, env: Record<string, string | undefined> = baseEnv, log?: Logger) =>
   secretsProviders([secretsProvider.parse(config) as SecretsProviderConfig], env, log);
 
+const MANY = Array.from({ length: 12 }, (_, i) => i);
+
 describe('pass', () => {
   beforeAll(() => {
     mkdirSync(gnupghome, { mode: 0o700 });
@@ -46,6 +48,7 @@ describe('pass', () => {
     execFileSync('pass', ['init', FINGERPRINT], { env, stdio: 'ignore' });
     execFileSync('pass', ['insert', '-m', 'deploy/token'], { env, input: 's3cr3t-Tok\nsecond line\n' });
     execFileSync('pass', ['insert', '-m', 'plain'], { env, input: 'just one' });
+    for (const i of MANY) execFileSync('pass', ['insert', '-m', `many/${i}`], { env, input: `value ${i}\n` });
   });
   afterAll(() => {
     execFileSync('gpgconf', ['--kill', 'gpg-agent'], { env: baseEnv });
@@ -65,6 +68,15 @@ describe('pass', () => {
     ]);
     // An entry the store does not have is no secret, not a failure to log.
     expect(lines).toEqual([]);
+  });
+
+  it('reads many entries a build names at once, every one of them', async () => {
+    // Reads at once against the one gpg-agent came back empty (pass.ts reads them in turn). With
+    // the reads at once, this failed 1 of 3 runs beside `stress-ng --cpu 2` (2026-11-30): a
+    // race, so not every run before the fix fails; every run after it must pass.
+    const p = provider({ type: 'pass', dirname: store, gpgPassphrase_env: 'PASS_PHRASE' }, env);
+    await p.load!(MANY.map((i) => `many/${i}`));
+    expect(MANY.map((i) => p.get(`many/${i}`))).toEqual(MANY.map((i) => `value ${i}`));
   });
 
   it('a wrong passphrase, or a name that climbs out of the store: no secret; the passphrase logged as a failed read', async () => {
