@@ -122,15 +122,19 @@ describe('expire-masters after Redis forgot everything', () => {
     // BullMQ's graceful close waits for a reconnecting connection's 'end', which never comes
     // (jobs/close-queues.ts): this stop never returned before.
     const redis = await startRedis();
-    const id = await h.run((tx) => masterActive(tx, uniq('master')));
-    const master = await jobs.start({ masterid: () => id, expirePeriodMs: 300, redis: redis.url });
-    await waitFor('a first run', async () => (await jobs.completed(QUEUES.expireMasters)) >= 1);
-    await redis.proc.stop('SIGKILL');
-    let stopped = false;
-    void master.stop().then(() => {
-      stopped = true;
-    });
-    await waitFor('the stop to return', () => stopped);
+    try {
+      const id = await h.run((tx) => masterActive(tx, uniq('master')));
+      const master = await jobs.start({ masterid: () => id, expirePeriodMs: 300, redis: redis.url });
+      await waitFor('a first run', async () => (await jobs.completed(QUEUES.expireMasters)) >= 1);
+      await redis.proc.stop('SIGKILL');
+      let stopped = false;
+      void master.stop().then(() => {
+        stopped = true;
+      });
+      await waitFor('the stop to return', () => stopped);
+    } finally {
+      await redis.proc.stop('SIGKILL');
+    }
   });
 });
 
